@@ -1,0 +1,156 @@
+/**
+ * The one error base class of provkit.
+ *
+ * Contract: every failure the library reports is a {@link ProvkitError} with a
+ * stable `code` from {@link ErrorCode}. Callers branch on `code`, never on the
+ * message text. Codes are never renamed or reused (as yarn's MessageName): users
+ * search for them, and `-json` output carries them.
+ *
+ * Context fields (`file`, `entry`, `provider`, `version`, `platform`, `url`,
+ * `expected`, `found`) are set where known so that a UI can write a precise
+ * message without parsing the text.
+ */
+
+export const ErrorCode = {
+  // --- addresses (provider source strings, versions, constraints, platforms)
+  INVALID_PROVIDER_SOURCE: 'INVALID_PROVIDER_SOURCE',
+  INVALID_VERSION: 'INVALID_VERSION',
+  INVALID_CONSTRAINT: 'INVALID_CONSTRAINT',
+  INVALID_PLATFORM: 'INVALID_PLATFORM',
+  INVALID_FLAVOR: 'INVALID_FLAVOR',
+  INVALID_HASH: 'INVALID_HASH',
+
+  // --- hashing: the archive as a file
+  /** Not a zip archive the reference can open (no end record, bad headers, wrong entry count). */
+  ZIP_FORMAT: 'ZIP_FORMAT',
+  /** An entry's data does not match the CRC-32 recorded for it. */
+  ZIP_CHECKSUM: 'ZIP_CHECKSUM',
+  /** An entry's data is shorter or longer than the size recorded for it, or the archive ends early. */
+  ZIP_SIZE: 'ZIP_SIZE',
+  /** An entry uses a compression method other than store (0) or deflate (8). */
+  ZIP_UNSUPPORTED_METHOD: 'ZIP_UNSUPPORTED_METHOD',
+  /** Deflate data that does not decode. */
+  ZIP_CORRUPT_DATA: 'ZIP_CORRUPT_DATA',
+  /** The archive has no entries at all (the reference refuses to extract it). */
+  ZIP_EMPTY: 'ZIP_EMPTY',
+
+  // --- hashing: hostile or unusable names
+  /** A name with a `..` segment (split on `/` and `\`). */
+  ZIP_PATH_TRAVERSAL: 'ZIP_PATH_TRAVERSAL',
+  /** An absolute name (`/x`, `\x`, `C:x`): refused on purpose, see hashes.json `absolute`. */
+  ZIP_ABSOLUTE_PATH: 'ZIP_ABSOLUTE_PATH',
+  /** Two entries that cannot both be extracted (a file where a directory must go, or the reverse). */
+  ZIP_EXTRACT_CONFLICT: 'ZIP_EXTRACT_CONFLICT',
+  /** dirhash refuses names that contain a newline. */
+  HASH_NEWLINE_IN_NAME: 'HASH_NEWLINE_IN_NAME',
+  /** An archive exceeds a configured limit (entries, total size, ratio). */
+  ZIP_LIMIT_EXCEEDED: 'ZIP_LIMIT_EXCEEDED',
+
+  // --- hashing: directories
+  NOT_A_DIRECTORY: 'NOT_A_DIRECTORY',
+  /** A symlink inside a package directory points at a directory (dirhash reads it as a file). */
+  DIR_SYMLINK_TO_DIRECTORY: 'DIR_SYMLINK_TO_DIRECTORY',
+  /** A symlink inside a package directory points nowhere. */
+  DIR_DANGLING_SYMLINK: 'DIR_DANGLING_SYMLINK',
+
+  // --- generic I/O and usage
+  IO: 'IO',
+  NOT_FOUND: 'NOT_FOUND',
+  USAGE: 'USAGE',
+  WORKER_FAILED: 'WORKER_FAILED',
+  ABORTED: 'ABORTED',
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Context that locates a failure. All optional; set what is known. */
+export interface ErrorContext {
+  /** Diagnostic-style short summary (as the reference's `Summary`), where the error mirrors one. */
+  summary?: string;
+  /** Diagnostic-style detail text (as the reference's `Detail`). */
+  detail?: string;
+  file?: string;
+  /** 1-based line and column in `file`, for parse errors. */
+  line?: number;
+  column?: number;
+  /** A zip entry name, for display (raw bytes rendered with escapes where not UTF-8). */
+  entry?: string;
+  provider?: string;
+  version?: string;
+  platform?: string;
+  url?: string;
+  expected?: string;
+  found?: string;
+  /** A hint for the user: what to do about it. */
+  hint?: string;
+}
+
+const brand = Symbol.for('provkit.error');
+
+export class ProvkitError extends Error implements ErrorContext {
+  readonly code: ErrorCode;
+  summary?: string;
+  detail?: string;
+  file?: string;
+  line?: number;
+  column?: number;
+  entry?: string;
+  provider?: string;
+  version?: string;
+  platform?: string;
+  url?: string;
+  expected?: string;
+  found?: string;
+  hint?: string;
+
+  constructor(code: ErrorCode, message: string, context: ErrorContext & { cause?: unknown } = {}) {
+    const { cause, ...fields } = context;
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'ProvkitError';
+    this.code = code;
+    Object.assign(this, fields);
+  }
+
+  /** Branded check: works across two copies of the library (as undici's errors). */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+  }
+
+  /** Plain data for `-json` output and for crossing a worker-thread boundary. */
+  toJSON(): SerializedError {
+    const out: SerializedError = { code: this.code, message: this.message };
+    for (const key of CONTEXT_KEYS) {
+      const v = this[key];
+      if (v !== undefined) out[key] = v;
+    }
+    return out;
+  }
+
+  /** Rebuilds an error from {@link toJSON} output (the worker pool uses it). */
+  static fromJSON(data: SerializedError): ProvkitError {
+    const { code, message, ...rest } = data;
+    return new ProvkitError(code, message, rest);
+  }
+}
+Object.defineProperty(ProvkitError.prototype, brand, { value: true });
+
+const CONTEXT_KEYS = ['summary', 'detail', 'file', 'line', 'column', 'entry', 'provider', 'version', 'platform', 'url', 'expected', 'found', 'hint'] as const;
+
+export interface SerializedError extends ErrorContext {
+  code: ErrorCode;
+  message: string;
+}
+
+/** True when `err` is a provkit error with the given code. */
+export function isProvkitError(err: unknown, code?: ErrorCode): err is ProvkitError {
+  return err instanceof ProvkitError && (code === undefined || err.code === code);
+}
+
+/** Node's system errors carry a string `code` such as `ENOENT`. */
+export function systemErrorCode(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err) {
+    const code = (err as { code: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  }
+  return undefined;
+}

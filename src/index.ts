@@ -1,0 +1,5 @@
+/**
+ * provkit's public library API: re-exports only. The library never prints; it
+ * returns values and emits typed events that the CLI's renderers display.
+ */
+export * from './errors.js';
