@@ -87,41 +87,47 @@ export interface ErrorContext {
 
 const brand = Symbol.for('provkit.error');
 
+const CONTEXT_KEYS = ['summary', 'detail', 'file', 'line', 'column', 'entry', 'provider', 'version', 'platform', 'url', 'expected', 'found', 'hint'] as const;
+
 export class ProvkitError extends Error implements ErrorContext {
   readonly code: ErrorCode;
-  summary?: string;
-  detail?: string;
-  file?: string;
-  line?: number;
-  column?: number;
-  entry?: string;
-  provider?: string;
-  version?: string;
-  platform?: string;
-  url?: string;
-  expected?: string;
-  found?: string;
-  hint?: string;
+  declare summary?: string;
+  declare detail?: string;
+  declare file?: string;
+  declare line?: number;
+  declare column?: number;
+  declare entry?: string;
+  declare provider?: string;
+  declare version?: string;
+  declare platform?: string;
+  declare url?: string;
+  declare expected?: string;
+  declare found?: string;
+  declare hint?: string;
 
   constructor(code: ErrorCode, message: string, context: ErrorContext & { cause?: unknown } = {}) {
-    const { cause, ...fields } = context;
-    super(message, cause === undefined ? undefined : { cause });
+    super(message, context.cause === undefined ? undefined : { cause: context.cause });
     this.name = 'ProvkitError';
     this.code = code;
-    Object.assign(this, fields);
+    const record = this as unknown as Record<string, unknown>;
+    for (const key of CONTEXT_KEYS) {
+      const v = context[key];
+      if (v !== undefined) record[key] = v;
+    }
   }
 
   /** Branded check: works across two copies of the library (as undici's errors). */
-  static [Symbol.hasInstance](value: unknown): boolean {
+  static override [Symbol.hasInstance](value: unknown): boolean {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
   }
 
   /** Plain data for `-json` output and for crossing a worker-thread boundary. */
   toJSON(): SerializedError {
     const out: SerializedError = { code: this.code, message: this.message };
+    const record = out as unknown as Record<string, unknown>;
     for (const key of CONTEXT_KEYS) {
       const v = this[key];
-      if (v !== undefined) out[key] = v;
+      if (v !== undefined) record[key] = v;
     }
     return out;
   }
@@ -134,7 +140,6 @@ export class ProvkitError extends Error implements ErrorContext {
 }
 Object.defineProperty(ProvkitError.prototype, brand, { value: true });
 
-const CONTEXT_KEYS = ['summary', 'detail', 'file', 'line', 'column', 'entry', 'provider', 'version', 'platform', 'url', 'expected', 'found', 'hint'] as const;
 
 export interface SerializedError extends ErrorContext {
   code: ErrorCode;

@@ -3,3 +3,4 @@
  * returns values and emits typed events that the CLI's renderers display.
  */
 export * from './errors.js';
+export * from './hashing/index.js';

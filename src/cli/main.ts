@@ -1,0 +1,72 @@
+/**
+ * provkit's command line: global flags, then one subcommand. Each command
+ * parses its flags, calls the library, renders, and returns the exit code
+ * (0 success, 1 error).
+ */
+import { resolve } from 'node:path';
+
+import { resolveFlavor } from '../addresses/index.js';
+import { ProvkitError } from '../errors.js';
+import { HASH_HELP, hashCommand } from './commands/hash.js';
+import { parseFlags } from './flags.js';
+import type { CliIO, GlobalOptions } from './io.js';
+
+export type { CliIO } from './io.js';
+
+const VERSION = '0.1.0';
+
+const HELP = `Usage: provkit [global options] <command> [options] [args]
+
+Mirrors OpenTofu/Terraform provider packages and computes and verifies their
+lock-file hashes (zh: and h1:), byte for byte like the reference tools.
+
+Commands:
+  hash       Print the zh:/h1: hashes of provider packages (zips or directories)
+  version    Print the provkit version
+
+Global options (before or after the command):
+  -flavor=tofu|terraform   Default registry host, lock-file header and messages
+                           (default: tofu, or $PROVKIT_FLAVOR)
+  -chdir=DIR               Work in DIR
+  -help                    Show this help
+`;
+
+type Command = (args: readonly string[], io: CliIO, globals: GlobalOptions) => Promise<number>;
+
+const COMMANDS: Readonly<Record<string, { run: Command; help: string }>> = {
+  hash: { run: hashCommand, help: HASH_HELP },
+};
+
+export async function main(argv: readonly string[], io: CliIO): Promise<number> {
+  try {
+    // Global flags may appear before or after the subcommand (issue #2); the
+    // subcommand's own flags pass through untouched.
+    const global = parseFlags(argv, { flavor: 'string', chdir: 'string', help: 'bool', h: 'bool', version: 'bool' }, true);
+    const [name, ...rest] = global.positionals;
+    if (global.bools.get('version') || name === 'version') {
+      io.stdout.write(`provkit v${VERSION}\n`);
+      return 0;
+    }
+    const command = name === undefined ? undefined : COMMANDS[name];
+    if (global.bools.get('help') || global.bools.get('h') || name === undefined || name === 'help') {
+      const topic = name === 'help' ? rest[0] : name;
+      const cmd = topic === undefined ? undefined : COMMANDS[topic];
+      io.stdout.write(cmd ? cmd.help : HELP);
+      return name === undefined && !global.bools.get('help') && !global.bools.get('h') ? 1 : 0;
+    }
+    if (!command) {
+      io.stderr.write(`Error: unknown command ${JSON.stringify(name)}\n\n${HELP}`);
+      return 1;
+    }
+    const flavor = resolveFlavor(global.strings.get('flavor'), io.env);
+    const chdir = global.strings.get('chdir');
+    const globals: GlobalOptions = { flavor, cwd: chdir === undefined ? io.cwd : resolve(io.cwd, chdir) };
+    return await command.run(rest, io, globals);
+  } catch (err) {
+    if (err instanceof ProvkitError) {
+      io.stderr.write(`Error: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}

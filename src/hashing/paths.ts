@@ -1,0 +1,41 @@
+/**
+ * Hashing of paths given by a user: a regular file is a packed package (zip),
+ * a directory an unpacked one. All paths are hashed concurrently through the
+ * pool (which bounds the parallelism); results keep the input order.
+ */
+import { stat } from 'node:fs/promises';
+
+import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import type { Hash } from './hash.js';
+import type { HashPool } from './pool.js';
+import type { ZipPackageHashes } from './zip-package.js';
+
+export type PathHashResult =
+  | { readonly path: string; readonly kind: 'zip'; readonly zip: ZipPackageHashes }
+  | { readonly path: string; readonly kind: 'dir'; readonly h1: Hash }
+  | { readonly path: string; readonly kind: 'error'; readonly error: ProvkitError };
+
+export async function hashPath(pool: HashPool, path: string): Promise<PathHashResult> {
+  try {
+    let st;
+    try {
+      st = await stat(path);
+    } catch (err) {
+      const sys = systemErrorCode(err);
+      throw new ProvkitError(sys === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${path}: ${sys === 'ENOENT' ? 'no such file or directory' : String(err)}`, {
+        file: path,
+        cause: err,
+      });
+    }
+    if (st.isDirectory()) return { path, kind: 'dir', h1: await pool.hashDir(path) };
+    if (!st.isFile()) throw new ProvkitError(ErrorCode.IO, `${path}: not a regular file or directory`, { file: path });
+    return { path, kind: 'zip', zip: await pool.hashZip(path) };
+  } catch (err) {
+    if (err instanceof ProvkitError) return { path, kind: 'error', error: err };
+    throw err;
+  }
+}
+
+export function hashPaths(pool: HashPool, paths: readonly string[]): Promise<PathHashResult[]> {
+  return Promise.all(paths.map((p) => hashPath(pool, p)));
+}

@@ -1,0 +1,51 @@
+// Streaming: hashing a package of 1 GiB uncompressed stays under 200 MB RSS
+// (issue #2). Measured in a child process (a fresh heap, its own maxRSS).
+// This is a memory bound, not a timing: speed is measured by `npm run bench`.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { writeZip } from '../support/zip-writer.js';
+
+const GiB = 1024 * 1024 * 1024;
+let dir: string;
+let zip: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'provkit-mem-'));
+  zip = join(dir, 'big.zip');
+  // Compressible data (a repeating 64 KiB pattern), written at level 1 so the
+  // fixture is quick to make; the hashing still inflates and digests 1 GiB.
+  const block = Buffer.alloc(64 * 1024);
+  for (let i = 0; i < block.length; i++) block[i] = (i * 31 + (i >> 9)) & 0xff;
+  await writeZip(zip, [
+    {
+      name: 'terraform-provider-big_v1.0.0',
+      level: 1,
+      data: function* () {
+        for (let i = 0; i < GiB / block.length; i++) yield Buffer.from(block);
+      },
+    },
+    { name: 'LICENSE', data: 'MIT\n' },
+  ]);
+}, 120_000);
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe('memory', () => {
+  it('hashes 1 GiB uncompressed in under 200 MB RSS', async () => {
+    const script = `
+      const { hashZipPackage } = await import(${JSON.stringify(new URL('../../dist/hashing/index.js', import.meta.url).href)});
+      const r = await hashZipPackage(${JSON.stringify(zip)});
+      process.stdout.write(JSON.stringify({ ok: r.h1.ok, bytes: r.uncompressedBytes, rss: process.resourceUsage().maxRSS * 1024 }));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { maxBuffer: 1 << 20 });
+    const r = JSON.parse(stdout) as { ok: boolean; bytes: number; rss: number };
+    expect(r.ok).toBe(true);
+    expect(r.bytes).toBeGreaterThan(GiB);
+    expect(r.rss).toBeLessThan(200 * 1024 * 1024);
+  }, 120_000);
+});
