@@ -42,7 +42,11 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     // Global flags may appear before or after the subcommand (issue #2); the
     // subcommand's own flags pass through untouched.
     const global = parseFlags(argv, { flavor: 'string', chdir: 'string', help: 'bool', h: 'bool', version: 'bool' }, true);
-    const [name, ...rest] = global.positionals;
+    // The command is the first argument that is not a flag; command flags
+    // given before it (`provkit -json hash x.zip`) are passed on to it.
+    const at = global.positionals.findIndex((a) => !a.startsWith('-'));
+    const name = at < 0 ? undefined : global.positionals[at];
+    const rest = global.positionals.filter((_, i) => i !== at);
     if (global.bools.get('version') || name === 'version') {
       io.stdout.write(`provkit v${VERSION}\n`);
       return 0;

@@ -462,11 +462,10 @@ async function inflateStream(
 ): Promise<void> {
   // Generous buffers on both sides let the inflater (on libuv's thread pool)
   // run ahead of the hashing (on this thread) instead of taking turns.
-  const inflater = zlib.createInflateRaw({
-    chunkSize: INFLATE_CHUNK,
-    readableHighWaterMark: PIPE_BUFFER,
-    writableHighWaterMark: PIPE_BUFFER,
-  });
+  // (Node passes zlib options on to the Transform constructor; the type
+  // ZlibOptions does not list the stream options.)
+  const streamOptions: object = { readableHighWaterMark: PIPE_BUFFER, writableHighWaterMark: PIPE_BUFFER };
+  const inflater = zlib.createInflateRaw({ chunkSize: INFLATE_CHUNK, ...streamOptions });
   // Errors reach us through the async iterator; this listener keeps a late
   // error (a write racing a destroy) from becoming an uncaught 'error' event.
   inflater.on('error', () => undefined);
