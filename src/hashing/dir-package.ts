@@ -34,7 +34,7 @@ export async function listPackageFiles(root: string): Promise<Buffer[]> {
     const names = await readdir(abs, { encoding: 'buffer' });
     // filepath.Walk visits names in lexical (byte) order; the order of the
     // list does not change the hash (Hash1 sorts) but keeps errors stable.
-    names.sort(Buffer.compare);
+    names.sort((a, b) => Buffer.compare(a, b));
     for (const name of names) {
       const childRel = rel ? Buffer.concat([rel, SEP, name]) : name;
       // eslint-disable-next-line no-await-in-loop -- a walk in order, like filepath.Walk

@@ -134,7 +134,7 @@ function asProvkitError(err: unknown, file: string): ProvkitError {
  */
 export async function hashZipPackage(path: string, options: ZipHashOptions = {}): Promise<ZipPackageHashes> {
   const zhPromise = zhOfFile(path).catch((err: unknown) => {
-    const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined;
+    const code = typeof err === 'object' && err !== null && 'code' in err ? (err).code : undefined;
     throw new ProvkitError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${path}: ${err instanceof Error ? err.message : String(err)}`, {
       file: path,
       cause: err,

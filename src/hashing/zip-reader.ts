@@ -442,7 +442,7 @@ export async function digestEntry(fh: FileHandle, file: string, e: ZipEntry, fil
 
 function inflateError(file: string, e: ZipEntry, err: unknown): ProvkitError {
   if (err instanceof ProvkitError) return err;
-  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err).code) : '';
   if (code === 'ERR_BUFFER_TOO_LARGE') {
     return entryError(ErrorCode.ZIP_SIZE, file, e, `content is larger than the recorded ${e.uncompressedSize} bytes`);
   }

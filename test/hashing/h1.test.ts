@@ -49,7 +49,7 @@ describe('hash1', () => {
     const got = (await hash1(names, open)).text;
     expect(got).toBe('h1:tzvP8SSMKLUe8Uy/hj+ap9+UWqyYmNuAgGSmIMseGUM=');
     // Independent derivation with a byte sort; the UTF-16 sort gives the wrong value.
-    const byBytes = files.map(([n]) => Buffer.from(n)).sort(Buffer.compare);
+    const byBytes = files.map(([n]) => Buffer.from(n)).sort((a, b) => Buffer.compare(a, b));
     expect(got).toBe(htop(byBytes.map((n) => h(n, files.find(([f]) => Buffer.from(f).equals(n))![1]))));
     const byUtf16 = files.map(([n]) => n).sort();
     expect(htop(byUtf16.map((n) => h(Buffer.from(n), files.find(([f]) => f === n)![1])))).toBe('h1:qVM/mrzzRCRA2DBK7kvppn4sFHsklHe3RqPaJwGzEj8=');
@@ -86,6 +86,7 @@ describe('hash1', () => {
   it('reads streamed content', async () => {
     async function* chunks(): AsyncIterable<Uint8Array> {
       yield Buffer.from('hel');
+      await Promise.resolve();
       yield Buffer.from('lo\n');
     }
     expect((await hash1([Buffer.from('f')], () => chunks())).text).toBe(htop([h(Buffer.from('f'), 'hello\n')]));

@@ -1,0 +1,53 @@
+/**
+ * The only file-system code of the lock file: load and atomic save.
+ *
+ * Save is atomic (fs/atomic.ts): a failed run never leaves a half-written
+ * lock file; the old file is either untouched or fully replaced (spec §3.2
+ * item 38, `replacefile.AtomicWriteFile`).
+ */
+import { readFile } from 'node:fs/promises';
+
+import type { Flavor } from '../addresses/index.js';
+import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { writeFileAtomic } from '../fs/atomic.js';
+import { type LockParseResult, parseLockFile } from './parse.js';
+import { Locks } from './model.js';
+import { serializeLocks } from './serialize.js';
+
+export const LOCK_FILE_NAME = '.terraform.lock.hcl';
+
+/** Loads a lock file; a missing file is an empty set of locks with no diagnostics (item 30). */
+export async function loadLockFile(path: string, flavor: Flavor): Promise<LockParseResult> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (err) {
+    if (systemErrorCode(err) === 'ENOENT') return { locks: new Locks(), diagnostics: [] };
+    const pos = { line: 0, column: 0, byte: 0 };
+    return {
+      locks: new Locks(),
+      diagnostics: [
+        {
+          severity: 'error',
+          summary: 'Failed to read file',
+          detail: `The configuration file ${JSON.stringify(path)} could not be read.`,
+          range: { filename: path, start: pos, end: pos },
+        },
+      ],
+    };
+  }
+  return parseLockFile(bytes, path, flavor);
+}
+
+/** Saves locks atomically; failures name the file, as the reference's message does. */
+export async function saveLockFile(path: string, locks: Locks, flavor: Flavor): Promise<void> {
+  try {
+    await writeFileAtomic(path, serializeLocks(locks, flavor));
+  } catch (err) {
+    throw new ProvkitError(ErrorCode.IO, `Error while writing new dependency lock information to ${path}: ${err instanceof Error ? err.message : String(err)}.`, {
+      summary: 'Failed to update dependency lock file',
+      file: path,
+      cause: err,
+    });
+  }
+}

@@ -1,0 +1,287 @@
+/**
+ * Reads `.terraform.lock.hcl` with every rule of the reference's loader
+ * (`internal/depsfile/locks_file.go`, spec §3.1 items 30–37).
+ *
+ * Contract: pure over bytes; never throws for bad content. Every problem is a
+ * diagnostic with the file, line and column, worded as the reference words it
+ * (per flavor where the text names the product). Locks are returned even when
+ * there are errors (the valid blocks), but a caller must not act on a file
+ * with errors. Hashes keep the file's order and duplicates (item 37).
+ */
+import {
+  type Flavor,
+  flavorInfo,
+  goQuote,
+  tryParseConstraints,
+  tryParseProviderSource,
+  tryParseVersion,
+  UNSPECIFIED_VERSION,
+  type Version,
+  VersionConstraints,
+  type ProviderAddress,
+} from '../addresses/index.js';
+import { parseHash, type Hash } from '../hashing/index.js';
+import {
+  type Attribute,
+  type Block,
+  type Diagnostic,
+  type Expression,
+  parseHCL,
+  type Range,
+  rangeString,
+  staticList,
+  staticString,
+} from '../hcl/index.js';
+import { Locks, ProviderLock } from './model.js';
+
+export type { Diagnostic } from '../hcl/index.js';
+
+export interface LockParseResult {
+  readonly locks: Locks;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+function diag(severity: Diagnostic['severity'], summary: string, detail: string, range: Range): Diagnostic {
+  return { severity, summary, detail, range };
+}
+
+/** Whether any diagnostic is an error. */
+export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
+  return diagnostics.some((d) => d.severity === 'error');
+}
+
+/** `Static` decode of a string-or-null attribute, as gohcl does into a `*string`. */
+function decodeOptionalString(expr: Expression): { value: string | null | undefined; diagnostics: Diagnostic[] } {
+  const inner = expr.kind === 'Parentheses' ? expr.expression : expr;
+  if (inner.kind === 'Literal' && inner.valueType === 'null') return { value: null, diagnostics: [] };
+  const r = staticString(expr);
+  return { value: r.value, diagnostics: r.diagnostics };
+}
+
+export function parseLockFile(source: Uint8Array | string, filename: string, flavor: Flavor): LockParseResult {
+  const parsed = parseHCL(source, filename);
+  const diagnostics: Diagnostic[] = [...parsed.diagnostics];
+  if (hasErrors(parsed.diagnostics)) return { locks: new Locks(), diagnostics };
+  const info = flavorInfo(flavor);
+
+  for (const attr of parsed.body.attributes) {
+    diagnostics.push(diag('error', 'Unsupported argument', `An argument named ${goQuote(attr.name)} is not expected here.`, attr.nameRange));
+  }
+
+  const locks: ProviderLock[] = [];
+  const declared = new Map<string, Range>();
+  let warnedModules = false;
+  for (const block of parsed.body.blocks) {
+    if (block.type === 'module') {
+      if (!labelCountOk(block, diagnostics)) continue;
+      if (!warnedModules) {
+        warnedModules = true;
+        diagnostics.push(
+          diag(
+            'warning',
+            'Dependency locks for modules are not yet supported',
+            `${info.productName} only supports dependency locks for providers, not for modules. This configuration may be intended for a later version of ${info.productName} that also supports dependency locks for modules.`,
+            block.typeRange,
+          ),
+        );
+      }
+      continue;
+    }
+    if (block.type !== 'provider') {
+      diagnostics.push(diag('error', 'Unsupported block type', `Blocks of type ${goQuote(block.type)} are not expected here.`, block.typeRange));
+      continue;
+    }
+    if (!labelCountOk(block, diagnostics)) continue;
+    const lock = decodeProviderBlock(block, flavor, diagnostics);
+    if (!lock) continue;
+    const key = lock.provider.toComparisonString();
+    const prior = declared.get(key);
+    if (prior) {
+      diagnostics.push(
+        diag('error', 'Duplicate provider lock', `This lockfile already declared a lock for provider ${lock.provider.toString()} at ${rangeString(prior)}.`, block.typeRange),
+      );
+      continue;
+    }
+    declared.set(key, defRange(block));
+    locks.push(lock);
+  }
+  return { locks: new Locks(locks), diagnostics };
+}
+
+/** A block's `DefRange`: from its type to the end of its last label. */
+function defRange(block: Block): Range {
+  const last = block.labelRanges[block.labelRanges.length - 1];
+  return { filename: block.typeRange.filename, start: block.typeRange.start, end: (last ?? block.typeRange).end };
+}
+
+function labelCountOk(block: Block, diagnostics: Diagnostic[]): boolean {
+  const name = block.type === 'module' ? 'path' : 'source_addr';
+  if (block.labels.length === 0) {
+    diagnostics.push(diag('error', `Missing ${name} for ${block.type}`, `All ${block.type} blocks must have 1 labels (${name}).`, block.openBraceRange));
+    return false;
+  }
+  if (block.labels.length > 1) {
+    diagnostics.push(
+      diag('error', `Extraneous label for ${block.type}`, `Only 1 labels (${name}) are expected for ${block.type} blocks.`, block.labelRanges[1]!),
+    );
+    return false;
+  }
+  return true;
+}
+
+function decodeProviderBlock(block: Block, flavor: Flavor, diagnostics: Diagnostic[]): ProviderLock | undefined {
+  const label = block.labels[0]!;
+  const labelRange = block.labelRanges[0]!;
+  const info = flavorInfo(flavor);
+  const parsed = tryParseProviderSource(label, flavor);
+  if (!parsed.ok) {
+    diagnostics.push(
+      diag(
+        'error',
+        'Invalid provider source address',
+        'The provider source address for a provider lock must be a valid, fully-qualified address of the form "hostname/namespace/type".',
+        labelRange,
+      ),
+    );
+    return undefined;
+  }
+  const addr = parsed.address;
+  if (addr.isBuiltIn(flavor)) {
+    diagnostics.push(
+      diag(
+        'error',
+        'Invalid provider source address',
+        `Cannot lock a version for built-in provider ${addr.toString()}. Built-in providers are bundled inside ${info.productName} itself, so you can't select a version for them independently of the ${info.productName} release you are currently running.`,
+        labelRange,
+      ),
+    );
+    return undefined;
+  }
+  if (addr.isLegacy(flavor)) {
+    diagnostics.push(
+      diag(
+        'error',
+        'Invalid provider source address',
+        `Provider source address ${addr.toString()} is a special provider that is not eligible for dependency locking.`,
+        labelRange,
+      ),
+    );
+    return undefined;
+  }
+  if (addr.toString() !== label) {
+    diagnostics.push(
+      diag(
+        'error',
+        'Non-normalized provider source address',
+        `The provider source address for this provider lock must be written as ${goQuote(addr.toString())}, the fully-qualified and normalized form.`,
+        labelRange,
+      ),
+    );
+    return undefined;
+  }
+
+  const attrs = new Map<string, Attribute>();
+  for (const attr of block.body.attributes) {
+    if (attr.name === 'version' || attr.name === 'constraints' || attr.name === 'hashes') attrs.set(attr.name, attr);
+    else diagnostics.push(diag('error', 'Unsupported argument', `An argument named ${goQuote(attr.name)} is not expected here.`, attr.nameRange));
+  }
+  for (const nested of block.body.blocks) {
+    diagnostics.push(diag('error', 'Unsupported block type', `Blocks of type ${goQuote(nested.type)} are not expected here.`, nested.typeRange));
+  }
+  const before = diagnostics.length;
+  const versionAttr = attrs.get('version');
+  if (!versionAttr) {
+    diagnostics.push(diag('error', 'Missing required argument', 'The argument "version" is required, but no definition was found.', block.body.endRange));
+  }
+  const version = versionAttr ? decodeVersion(addr, versionAttr, diagnostics) : UNSPECIFIED_VERSION;
+  const constraintsAttr = attrs.get('constraints');
+  const constraints = constraintsAttr ? decodeConstraints(addr, constraintsAttr, diagnostics) : new VersionConstraints();
+  const hashesAttr = attrs.get('hashes');
+  const hashes = hashesAttr ? decodeHashes(hashesAttr, diagnostics) : [];
+  if (hasErrors(diagnostics.slice(before))) return undefined;
+  return new ProviderLock(addr, version, constraints, hashes);
+}
+
+function decodeVersion(addr: ProviderAddress, attr: Attribute, diagnostics: Diagnostic[]): Version {
+  const { value, diagnostics: d } = decodeOptionalString(attr.expr);
+  diagnostics.push(...d);
+  if (value === undefined) return UNSPECIFIED_VERSION;
+  if (value === null) {
+    diagnostics.push(diag('error', 'Missing required argument', 'A provider lock block must contain a "version" argument.', attr.expr.range));
+    return UNSPECIFIED_VERSION;
+  }
+  const parsed = tryParseVersion(value);
+  const version = parsed.ok ? parsed.version : UNSPECIFIED_VERSION;
+  if (!parsed.ok) {
+    diagnostics.push(
+      diag('error', 'Invalid provider version number', `The selected version number for provider ${addr.toString()} is invalid: ${parsed.error.message}.`, attr.expr.range),
+    );
+  }
+  // Checked even after a parse error, against 0.0.0, as the reference does (item 34).
+  if (version.toString() !== value) {
+    diagnostics.push(
+      diag(
+        'error',
+        'Invalid provider version number',
+        `The selected version number for provider ${addr.toString()} must be written in normalized form: ${goQuote(version.toString())}.`,
+        attr.expr.range,
+      ),
+    );
+  }
+  return version;
+}
+
+function decodeConstraints(addr: ProviderAddress, attr: Attribute, diagnostics: Diagnostic[]): VersionConstraints {
+  const { value, diagnostics: d } = decodeOptionalString(attr.expr);
+  diagnostics.push(...d);
+  if (value === undefined || value === null) return new VersionConstraints();
+  const parsed = tryParseConstraints(value);
+  const constraints = parsed.ok ? parsed.constraints : new VersionConstraints();
+  if (!parsed.ok) {
+    diagnostics.push(
+      diag(
+        'error',
+        'Invalid provider version constraints',
+        `The recorded version constraints for provider ${addr.toString()} are invalid: ${parsed.error.message}.`,
+        attr.expr.range,
+      ),
+    );
+  }
+  if (constraints.toString() !== value) {
+    diagnostics.push(
+      diag(
+        'error',
+        'Invalid provider version constraints',
+        `The recorded version constraints for provider ${addr.toString()} must be written in normalized form: ${goQuote(constraints.toString())}.`,
+        attr.expr.range,
+      ),
+    );
+  }
+  return constraints;
+}
+
+function decodeHashes(attr: Attribute, diagnostics: Diagnostic[]): Hash[] {
+  const list = staticList(attr.expr);
+  diagnostics.push(...list.diagnostics);
+  if (!list.items) return [];
+  if (list.items.length === 0) {
+    diagnostics.push(
+      diag('error', 'Invalid provider hash set', 'The "hashes" argument must either be omitted or contain at least one hash value.', attr.expr.range),
+    );
+    return [];
+  }
+  const out: Hash[] = [];
+  for (const item of list.items) {
+    const r = staticString(item);
+    diagnostics.push(...r.diagnostics);
+    if (r.value === undefined) continue;
+    try {
+      out.push(parseHash(r.value));
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      // The reference reports the whole list's range (item 36).
+      diagnostics.push(diag('error', 'Invalid provider hash string', `Cannot interpret ${goQuote(r.value)} as a provider hash: ${why}.`, attr.expr.range));
+    }
+  }
+  return out;
+}
