@@ -36,7 +36,7 @@ LAYERS.forEach((group, i) => {
 zones.push({ target: './src/index.ts', from: ['./src/cli', './src/ui'], message: 'the library API never exports cli/ui' });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/.work/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'bench/.work/**', 'coverage/**', 'scratch/**', '**/*.tmp.ts'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
@@ -72,6 +72,8 @@ export default tseslint.config(
     files: ['test/**', 'bench/**', 'scripts/**', 'mirror-fixtures/**'],
     rules: {
       'no-restricted-imports': 'off',
+      // Scripts and tests run steps in order on purpose.
+      'no-await-in-loop': 'off',
       '@typescript-eslint/explicit-module-boundary-types': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

@@ -154,7 +154,7 @@ export function isProvkitError(err: unknown, code?: ErrorCode): err is ProvkitEr
 /** Node's system errors carry a string `code` such as `ENOENT`. */
 export function systemErrorCode(err: unknown): string | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err) {
-    const code = (err as { code: unknown }).code;
+    const code = (err).code;
     return typeof code === 'string' ? code : undefined;
   }
   return undefined;
