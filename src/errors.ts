@@ -14,6 +14,7 @@
 export const ErrorCode = {
   // --- addresses (provider source strings, versions, constraints, platforms)
   INVALID_PROVIDER_SOURCE: 'INVALID_PROVIDER_SOURCE',
+  INVALID_HOSTNAME: 'INVALID_HOSTNAME',
   INVALID_VERSION: 'INVALID_VERSION',
   INVALID_CONSTRAINT: 'INVALID_CONSTRAINT',
   INVALID_PLATFORM: 'INVALID_PLATFORM',
