@@ -10,10 +10,11 @@ import { ProvkitError } from '../errors.js';
 import { HASH_HELP, hashCommand } from './commands/hash.js';
 import { parseFlags } from './flags.js';
 import type { CliIO, GlobalOptions } from './io.js';
+import { VERSION } from './version.js';
+import { LOCK_HELP, lockCommand } from './commands/lock.js';
 
 export type { CliIO } from './io.js';
 
-const VERSION = '0.1.0';
 
 const HELP = `Usage: provkit [global options] <command> [options] [args]
 
@@ -21,6 +22,7 @@ Mirrors OpenTofu/Terraform provider packages and computes and verifies their
 lock-file hashes (zh: and h1:), byte for byte like the reference tools.
 
 Commands:
+  lock       Write the providers' hashes for each platform into .terraform.lock.hcl
   hash       Print the zh:/h1: hashes of provider packages (zips or directories)
   version    Print the provkit version
 
@@ -35,6 +37,7 @@ type Command = (args: readonly string[], io: CliIO, globals: GlobalOptions) => P
 
 const COMMANDS: Readonly<Record<string, { run: Command; help: string }>> = {
   hash: { run: hashCommand, help: HASH_HELP },
+  lock: { run: lockCommand, help: LOCK_HELP },
 };
 
 export async function main(argv: readonly string[], io: CliIO): Promise<number> {

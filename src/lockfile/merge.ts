@@ -2,25 +2,13 @@
  * How the reference updates locks, and its trust-on-first-use check, as pure
  * functions (spec §3.3–3.4).
  *
- * Trust is data: each computed hash carries why it is believed
- * ({@link HashTrust}), and the new lock entry is assembled from those lists
- * exactly as the reference's installer does.
+ * Which hashes deserve recording is decided by the caller from the sources'
+ * trust data (src/sources `Trust`); these functions assemble the new lock
+ * entries from those lists exactly as the reference does.
  */
 import { type Flavor, flavorInfo, type ProviderAddress, type Version, type VersionConstraints } from '../addresses/index.js';
 import { type Hash, H1, ZH } from '../hashing/index.js';
 import { type Locks, newProviderLock, type ProviderLock } from './model.js';
-
-/** Why a hash is believed (OpenTofu's `HashDisposition`). */
-export type HashTrust =
-  | { readonly kind: 'verified-locally' }
-  | { readonly kind: 'reported-by-registry' }
-  | { readonly kind: 'reported-by-mirror'; readonly mirror: string }
-  | { readonly kind: 'signed'; readonly keyIds: readonly string[] };
-
-export interface TrustedHash {
-  readonly hash: Hash;
-  readonly trust: HashTrust;
-}
 
 /** One provider's outcome for one platform in `providers lock`. */
 export interface PlatformLockResult {
@@ -59,8 +47,8 @@ export interface InstalledProvider {
   readonly constraints: VersionConstraints;
   /** The `h1:` of the installed directory (always recorded). */
   readonly localHash: Hash;
-  /** Hashes of other packages that authentication vouched for (e.g. every zh: of a signed SHA256SUMS). */
-  readonly signedHashes: readonly TrustedHash[];
+  /** Hashes that authentication vouched for (e.g. every zh: of a signed SHA256SUMS). */
+  readonly signedHashes: readonly Hash[];
 }
 
 /**
@@ -74,7 +62,7 @@ export function mergeInit(old: Locks, installed: readonly InstalledProvider[], r
   for (const p of installed) {
     const prior = old.provider(p.provider);
     const kept = prior && prior.version.equals(p.version) ? prior.preferredHashes() : [];
-    locks = locks.with(newProviderLock(p.provider, p.version, p.constraints, [...kept, p.localHash, ...p.signedHashes.map((s) => s.hash)]));
+    locks = locks.with(newProviderLock(p.provider, p.version, p.constraints, [...kept, p.localHash, ...p.signedHashes]));
   }
   const keep = new Set(required.map((r) => r.toComparisonString()));
   for (const l of locks.all()) if (!keep.has(l.provider.toComparisonString())) locks = locks.without(l.provider);

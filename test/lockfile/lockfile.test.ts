@@ -150,7 +150,7 @@ describe('merge rules', () => {
           version: parseVersion('1.0.0'),
           constraints: parseConstraints('~> 1.0'),
           localHash: parseHash('h1:new'),
-          signedHashes: [{ hash: parseHash('zh:abc'), trust: { kind: 'signed', keyIds: ['ABCD'] } }],
+          signedHashes: [parseHash('zh:abc')],
         },
       ],
       [a],

@@ -1,0 +1,43 @@
+/**
+ * What the installer reports while it works. The library never prints: it
+ * calls an {@link EventSink} with these typed events, and `ui/human` and
+ * `ui/json` render them. Events of concurrent work interleave; each carries
+ * the provider (and version and platform) it is about.
+ */
+import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+
+export type AuthLabel = 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated';
+
+/** How a platform's hashes changed the lock (`providers lock` item 90). */
+export type LockChange = 'new-provider' | 'added' | 'unchanged';
+
+export type InstallerEvent =
+  | { readonly type: 'provider_selected'; readonly provider: ProviderAddress; readonly version: Version; readonly reason: 'lock' | 'constraints' | 'unconstrained'; readonly constraints: string }
+  | { readonly type: 'fetch_start'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly location: string }
+  | {
+      readonly type: 'fetch_progress';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+      readonly bytes: number;
+      readonly total: number | undefined;
+    }
+  | {
+      readonly type: 'fetch_complete';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+      readonly auth: AuthLabel;
+      readonly keyId: string | undefined;
+      /** True when the package was already there and verified, so nothing was downloaded. */
+      readonly reused: boolean;
+    }
+  | { readonly type: 'hashes_obtained'; readonly provider: ProviderAddress; readonly platform: Platform; readonly change: LockChange }
+  | { readonly type: 'warning'; readonly summary: string; readonly detail: string; readonly provider?: ProviderAddress }
+  | { readonly type: 'mirror_package'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly path: string; readonly action: 'written' | 'kept' }
+  | { readonly type: 'mirror_index'; readonly provider: ProviderAddress; readonly path: string };
+
+export type EventSink = (event: InstallerEvent) => void;
+
+/** A sink that drops everything. */
+export const ignoreEvents: EventSink = () => undefined;

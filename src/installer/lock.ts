@@ -1,0 +1,221 @@
+/**
+ * `providers lock`: fetch every requested provider for every platform,
+ * compute its hashes, and merge them into the locks (spec §6.1 items 88–91,
+ * §3.3 item 43).
+ *
+ * Beyond the reference: all (provider, platform) pairs are fetched and hashed
+ * concurrently (network and CPU bounded separately: `networkConcurrency` and
+ * the hash pool), and no package is fetched twice in one run (in-flight work
+ * is shared by key).
+ *
+ * Which hashes are recorded (item 91, terraform-observed.md "What each source
+ * records"): the `h1:` of each platform's package as extracted, plus every
+ * hash a verified signature covers (all `zh:` lines of a signed SHA256SUMS).
+ * The OpenTofu flavor also records mirror hashes that matched the archive and,
+ * for its default registry without enforced signatures, registry-reported
+ * hashes (item 79).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import pLimit from 'p-limit';
+
+import {
+  defaultRegistryHost,
+  type Flavor,
+  flavorInfo,
+  type Platform,
+  type ProviderAddress,
+  type Version,
+  type VersionConstraints,
+} from '../addresses/index.js';
+import { ErrorCode, ProvkitError } from '../errors.js';
+import type { Hash, HashPool } from '../hashing/index.js';
+import { type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult } from '../lockfile/index.js';
+import type { HttpClient } from '../net/index.js';
+import { fetchPackage, type FetchedPackage, type Source, type TrustedHash } from '../sources/index.js';
+import { type EventSink, ignoreEvents, type LockChange } from './events.js';
+
+/** One provider the configuration requires. */
+export interface Requirement {
+  readonly provider: ProviderAddress;
+  readonly constraints: VersionConstraints;
+}
+
+export interface LockOptions {
+  readonly requirements: readonly Requirement[];
+  readonly oldLocks: Locks;
+  readonly platforms: readonly Platform[];
+  readonly source: Source;
+  readonly pool: HashPool;
+  /** Needed when a source returns http locations. */
+  readonly http?: HttpClient;
+  readonly flavor: Flavor;
+  readonly events?: EventSink;
+  readonly signal?: AbortSignal;
+  /** Parallel downloads (default 8). */
+  readonly networkConcurrency?: number;
+  /** `OPENTOFU_ENFORCE_GPG_VALIDATION` in effect. */
+  readonly enforceSignatures?: boolean;
+}
+
+export interface ProviderFailure {
+  readonly provider: ProviderAddress;
+  readonly platform?: Platform;
+  readonly error: ProvkitError;
+}
+
+export interface LockOutcome {
+  /** The merged locks; only meaningful when `failures` is empty. */
+  readonly locks: Locks;
+  readonly failures: readonly ProviderFailure[];
+  /** True when the merged locks hold hashes the old ones did not. */
+  readonly changed: boolean;
+}
+
+/**
+ * The version `providers lock` and `init` use (item 46): the locked one when
+ * it still meets the constraints (and is still available), else the newest
+ * acceptable one.
+ */
+export function selectVersion(
+  provider: ProviderAddress,
+  available: readonly Version[],
+  constraints: VersionConstraints,
+  locked: Version | undefined,
+  flavor: Flavor,
+): { version: Version; reason: 'lock' | 'constraints' | 'unconstrained' } {
+  if (locked) {
+    if (!constraints.matches(locked)) {
+      throw new ProvkitError(
+        ErrorCode.USAGE,
+        `locked provider ${provider.toString()} ${locked.toString()} does not match configured version constraint ${constraints.toString()}; must use ${flavorInfo(flavor).command} init -upgrade to allow selection of new versions`,
+        { provider: provider.toString(), version: locked.toString() },
+      );
+    }
+    if (!available.some((v) => v.equals(locked))) {
+      throw new ProvkitError(ErrorCode.NOT_FOUND, `the previously-selected version ${locked.toString()} is no longer available`, {
+        provider: provider.toString(),
+        version: locked.toString(),
+      });
+    }
+    return { version: locked, reason: 'lock' };
+  }
+  let best: Version | undefined;
+  for (const v of available) if (constraints.matches(v) && (!best || v.greaterThan(best))) best = v;
+  if (!best) {
+    throw new ProvkitError(ErrorCode.NOT_FOUND, `no available releases match the given constraints ${constraints.toString()}`, {
+      provider: provider.toString(),
+    });
+  }
+  return { version: best, reason: constraints.isEmpty ? 'unconstrained' : 'constraints' };
+}
+
+/** The hashes of one fetched package that a lock records, beside its `h1:` (see the module comment). */
+export function recordedHashes(provider: ProviderAddress, hashes: readonly TrustedHash[], flavor: Flavor, enforceSignatures: boolean): Hash[] {
+  const out: Hash[] = [];
+  const tofuRegistryTrusted = flavor === 'tofu' && provider.hostname === defaultRegistryHost('tofu') && !enforceSignatures;
+  for (const h of hashes) {
+    if (h.trust.kind === 'signed') out.push(h.hash);
+    else if (flavor === 'tofu' && h.trust.kind === 'verified-locally' && h.hash.scheme !== 'zh:') out.push(h.hash);
+    else if (tofuRegistryTrusted && (h.trust.kind === 'reported-by-registry' || h.trust.kind === 'reported-by-mirror')) out.push(h.hash);
+  }
+  return out;
+}
+
+function asProvkitError(err: unknown): ProvkitError {
+  if (err instanceof ProvkitError) return err;
+  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
+}
+
+export async function runLock(options: LockOptions): Promise<LockOutcome> {
+  const events = options.events ?? ignoreEvents;
+  const network = pLimit(options.networkConcurrency ?? 8);
+  const work = await mkdtemp(join(tmpdir(), 'provkit-lock-'));
+  const fetches = new Map<string, Promise<FetchedPackage>>();
+  const failures: ProviderFailure[] = [];
+  const results: PlatformLockResult[] = [];
+  const changes: Array<{ provider: ProviderAddress; platform: Platform; change: LockChange }> = [];
+
+  const fetchOnce = (provider: ProviderAddress, version: Version, platform: Platform): Promise<FetchedPackage> => {
+    const key = `${provider.toComparisonString()} ${version.toString()} ${platform.toString()}`;
+    let p = fetches.get(key);
+    if (!p) {
+      p = network(async () => {
+        const meta = await options.source.packageMeta(provider, version, platform, options.signal);
+        events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
+        for (const w of meta.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+        return fetchPackage(meta, {
+          destPath: join(work, `${fetches.size}-${meta.filename}`),
+          ...(options.http ? { http: options.http } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+          hashZip: (path) => options.pool.hashZip(path),
+          events: {
+            onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }),
+          },
+        });
+      });
+      fetches.set(key, p);
+    }
+    return p;
+  };
+
+  const lockOne = async (req: Requirement): Promise<void> => {
+    const { provider } = req;
+    const prior = options.oldLocks.provider(provider);
+    let version: Version;
+    try {
+      const available = await options.source.availableVersions(provider, options.signal);
+      for (const w of available.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+      const chosen = selectVersion(provider, available.versions, req.constraints, prior?.version, options.flavor);
+      version = chosen.version;
+      events({ type: 'provider_selected', provider, version, reason: chosen.reason, constraints: req.constraints.toString() });
+    } catch (err) {
+      failures.push({ provider, error: asProvkitError(err) });
+      return;
+    }
+    await Promise.all(
+      options.platforms.map(async (platform) => {
+        try {
+          const fetched = await fetchOnce(provider, version, platform);
+          events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined, reused: false });
+          let h1: Hash;
+          if (fetched.kind === 'dir') {
+            h1 = await options.pool.hashDir(fetched.path);
+          } else {
+            const zip = fetched.zipHashes ?? (await options.pool.hashZip(fetched.path));
+            if (!zip.h1.ok) throw zip.h1.error;
+            for (const w of zip.warnings) events({ type: 'warning', summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
+            h1 = zip.h1.hash;
+          }
+          const hashes = [h1, ...recordedHashes(provider, fetched.hashes, options.flavor, options.enforceSignatures ?? false)];
+          results.push({ provider, version, constraints: req.constraints, hashes });
+          // "No change" is judged per platform against the old entry (item 90, `ContainsAll`).
+          const change: LockChange = !prior
+            ? 'new-provider'
+            : prior.containsAll(newProviderLock(provider, version, req.constraints, hashes))
+              ? 'unchanged'
+              : 'added';
+          changes.push({ provider, platform, change });
+        } catch (err) {
+          failures.push({ provider, platform, error: asProvkitError(err) });
+        }
+      }),
+    );
+  };
+
+  try {
+    await Promise.all(options.requirements.map(lockOne));
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  // Report in a stable order: providers as the lock sorts them, then platforms as given.
+  const order = (p: ProviderAddress): number => options.requirements.findIndex((r) => r.provider.equals(p));
+  changes.sort((a, b) => order(a.provider) - order(b.provider) || options.platforms.indexOf(a.platform) - options.platforms.indexOf(b.platform));
+  for (const c of changes) events({ type: 'hashes_obtained', ...c });
+  // Results in a fixed order, so the merge's "last platform wins" is deterministic.
+  results.sort((a, b) => order(a.provider) - order(b.provider));
+  const locks = mergeProvidersLock(options.oldLocks, results);
+  return { locks, failures, changed: changes.some((c) => c.change !== 'unchanged') };
+}

@@ -1,0 +1,84 @@
+/**
+ * Human rendering of installer events and diagnostics, in the reference's
+ * words (spec §6.1 item 90): one line per event, diagnostics in the boxed
+ * form terraform and tofu print. Colour and progress only on a TTY.
+ */
+import { type Flavor, flavorInfo } from '../addresses/index.js';
+import type { InstallerEvent } from '../installer/events.js';
+
+export interface TextSink {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
+export interface Diagnostic {
+  readonly severity: 'error' | 'warning';
+  readonly summary: string;
+  readonly detail: string;
+  /** `file:line,col` where the problem is, when known. */
+  readonly location?: string;
+}
+
+const bold = (tty: boolean, s: string): string => (tty ? `\u001b[1m${s}\u001b[0m` : s);
+
+/** The boxed diagnostic block (`╷ │ Error: … ╵`). */
+export function renderDiagnostic(d: Diagnostic, out: TextSink): void {
+  const tty = out.isTTY === true;
+  const label = d.severity === 'error' ? (tty ? '\u001b[1m\u001b[31mError: \u001b[0m' : 'Error: ') : tty ? '\u001b[1m\u001b[33mWarning: \u001b[0m' : 'Warning: ';
+  const lines = [`${label}${bold(tty, d.summary)}`];
+  if (d.location) lines.push('', `  on ${d.location}:`);
+  if (d.detail) lines.push('', ...d.detail.split('\n'));
+  out.write(`╷\n${lines.map((l) => (l === '' ? '│ ' : `│ ${l}`)).join('\n')}\n╵\n`);
+}
+
+const CHANGE_TEXT = {
+  'new-provider': 'This was a new provider and the checksums for this platform are now tracked in the lock file',
+  added: 'Additional checksums for this platform are now tracked in the lock file',
+  unchanged: 'All checksums for this platform were already tracked in the lock file',
+} as const;
+
+/** One line per installer event (progress events are left to a TTY progress display). */
+export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink): void {
+  switch (e.type) {
+    case 'fetch_start':
+      out.write(`- Fetching ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()}...\n`);
+      return;
+    case 'fetch_complete':
+      out.write(
+        e.reused
+          ? `- Using ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} already in the mirror (${e.auth})\n`
+          : `- Retrieved ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} (${e.auth}${e.keyId ? `, key ID ${e.keyId}` : ''})\n`,
+      );
+      return;
+    case 'hashes_obtained':
+      out.write(`- Obtained ${e.provider.toString()} checksums for ${e.platform.toString()}; ${CHANGE_TEXT[e.change]}\n`);
+      return;
+    case 'warning':
+      renderDiagnostic({ severity: 'warning', summary: e.summary, detail: e.detail }, err);
+      return;
+    case 'provider_selected':
+      return;
+    case 'mirror_package':
+      out.write(`  - ${e.action === 'kept' ? 'Kept' : 'Wrote'} ${e.path}\n`);
+      return;
+    case 'mirror_index':
+      out.write(`  - Updated ${e.path}\n`);
+      return;
+    case 'fetch_progress':
+      return;
+  }
+}
+
+/** The closing lines of `providers lock` (item 90). */
+export function renderLockSuccess(changed: boolean, flavor: Flavor, out: TextSink): void {
+  const product = flavorInfo(flavor).productName;
+  const tty = out.isTTY === true;
+  const success = tty ? '\u001b[1m\u001b[32mSuccess!\u001b[0m' : 'Success!';
+  if (changed) {
+    out.write(
+      `\n${success} ${bold(tty, `${product} has updated the lock file.`)}\n\nReview the changes in .terraform.lock.hcl and then commit to your\nversion control system to retain the new checksums.\n\n`,
+    );
+  } else {
+    out.write(`\n${success} ${bold(tty, `${product} has validated the lock file and found no need for changes.`)}\n`);
+  }
+}

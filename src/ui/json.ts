@@ -1,0 +1,94 @@
+/**
+ * `-json` output: JSON lines following the OpenTofu machine-readable UI
+ * conventions (seed document 000): the first message is `version` with
+ * `"ui": "1.0"`; every line has `@level`, `@message`, `@module`
+ * (`provkit.ui`), `@timestamp` (RFC 3339 with fractional seconds and the
+ * local offset) and `type`. Message types are listed in docs/json-ui.md;
+ * consumers should show `@message` for types they do not know.
+ */
+import type { InstallerEvent } from '../installer/events.js';
+import type { Diagnostic, TextSink } from './human.js';
+
+export const UI_VERSION = '1.0';
+export const JSON_MODULE = 'provkit.ui';
+
+/** RFC 3339 with microseconds and the local offset, like Go's `time.RFC3339Nano` output in the seed's examples. */
+export function rfc3339(date: Date): string {
+  const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+  const off = -date.getTimezoneOffset();
+  const sign = off >= 0 ? '+' : '-';
+  const zone = off === 0 ? 'Z' : `${sign}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
+  return (
+    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}` +
+    `.${pad(date.getMilliseconds(), 3)}000${zone}`
+  );
+}
+
+export class JsonUI {
+  constructor(
+    private readonly out: TextSink,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  private emit(level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown> = {}): void {
+    const line = { '@level': level, '@message': message, '@module': JSON_MODULE, '@timestamp': rfc3339(this.now()), type, ...fields };
+    this.out.write(`${JSON.stringify(line)}\n`);
+  }
+
+  version(toolVersion: string): void {
+    this.emit('info', `provkit ${toolVersion}`, 'version', { provkit: toolVersion, ui: UI_VERSION });
+  }
+
+  diagnostic(d: Diagnostic): void {
+    this.emit(d.severity === 'error' ? 'error' : 'warn', `${d.severity === 'error' ? 'Error' : 'Warning'}: ${d.summary}`, 'diagnostic', {
+      diagnostic: { severity: d.severity, summary: d.summary, detail: d.detail, ...(d.location ? { location: d.location } : {}) },
+    });
+  }
+
+  summary(message: string, fields: Record<string, unknown>): void {
+    this.emit('info', message, 'summary', fields);
+  }
+
+  event(e: InstallerEvent): void {
+    const ref = (x: { provider: { toString(): string }; version?: { toString(): string }; platform?: { toString(): string } }): Record<string, string> => ({
+      provider: x.provider.toString(),
+      ...(x.version ? { version: x.version.toString() } : {}),
+      ...(x.platform ? { platform: x.platform.toString() } : {}),
+    });
+    switch (e.type) {
+      case 'provider_selected':
+        this.emit('info', `${e.provider.toString()}: selected ${e.version.toString()}`, 'provider_selected', { ...ref(e), reason: e.reason, constraints: e.constraints });
+        return;
+      case 'fetch_start':
+        this.emit('info', `Fetching ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()}...`, 'package_fetch_start', { ...ref(e), location: e.location });
+        return;
+      case 'fetch_progress':
+        this.emit('info', `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: ${e.bytes} bytes`, 'package_fetch_progress', {
+          ...ref(e),
+          bytes: e.bytes,
+          total: e.total ?? null,
+        });
+        return;
+      case 'fetch_complete':
+        this.emit('info', `Retrieved ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} (${e.auth})`, 'package_fetch_complete', {
+          ...ref(e),
+          authentication: e.auth,
+          key_id: e.keyId ?? null,
+          reused: e.reused,
+        });
+        return;
+      case 'hashes_obtained':
+        this.emit('info', `Obtained ${e.provider.toString()} checksums for ${e.platform.toString()}`, 'lock_hashes', { ...ref(e), change: e.change.replace('-', '_') });
+        return;
+      case 'warning':
+        this.diagnostic({ severity: 'warning', summary: e.summary, detail: e.detail });
+        return;
+      case 'mirror_package':
+        this.emit('info', `${e.action === 'kept' ? 'Kept' : 'Wrote'} ${e.path}`, 'mirror_package', { ...ref(e), path: e.path, action: e.action });
+        return;
+      case 'mirror_index':
+        this.emit('info', `Updated ${e.path}`, 'mirror_index', { provider: e.provider.toString(), path: e.path });
+        return;
+    }
+  }
+}
