@@ -1,0 +1,1 @@
+x = var.list. # ERROR: Invalid attribute name

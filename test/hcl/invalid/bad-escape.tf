@@ -1,0 +1,3 @@
+locals {
+  path = "C:\Program Files" # ERROR@13: Invalid escape sequence
+}

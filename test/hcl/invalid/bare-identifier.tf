@@ -1,0 +1,1 @@
+terraform # ERROR@1: Argument or block definition required

@@ -1,0 +1,1 @@
+x = true & false # ERROR@10: Unsupported operator

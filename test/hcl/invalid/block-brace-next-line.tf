@@ -1,0 +1,4 @@
+resource "aws_vpc" "main" # ERROR: Invalid block definition
+{
+  cidr_block = "10.0.0.0/16"
+}

@@ -1,0 +1,1 @@
+x = concat(a..., b) # ERROR@13: Missing closing parenthesis

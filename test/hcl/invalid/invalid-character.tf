@@ -1,0 +1,3 @@
+locals {
+  at = "a" @ "b" # ERROR@12: Invalid character
+}

@@ -1,0 +1,3 @@
+locals {
+  city = "München" # ERROR@12: Invalid character encoding
+}

@@ -1,0 +1,3 @@
+x = {
+  a # ERROR: Missing attribute value
+}

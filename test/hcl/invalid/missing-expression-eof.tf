@@ -1,0 +1,3 @@
+# The file ends where an expression is expected.
+# ERROR-BELOW@5: Missing expression
+a = 

@@ -1,0 +1,4 @@
+locals {
+  a = # ERROR: Invalid expression
+  b = 2
+}

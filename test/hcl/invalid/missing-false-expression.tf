@@ -1,0 +1,1 @@
+x = var.a ? "yes" # ERROR: Missing false expression in conditional

@@ -1,0 +1,1 @@
+x = [1 2] # ERROR@8: Missing item separator

@@ -1,0 +1,1 @@
+x = var.list.*.* # ERROR@16: Nested splat expression not allowed

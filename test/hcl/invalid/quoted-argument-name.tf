@@ -1,0 +1,3 @@
+locals {
+  "name" = "x" # ERROR@3: Invalid argument name
+}

@@ -1,0 +1,1 @@
+a = 1; # ERROR@6: Invalid character

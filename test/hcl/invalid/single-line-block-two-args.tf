@@ -1,0 +1,1 @@
+variable "x" { type = string, default = "a" } # ERROR@29: Invalid single-argument block definition

@@ -1,0 +1,3 @@
+locals {
+  s = 'single' # ERROR@7: Invalid character
+}

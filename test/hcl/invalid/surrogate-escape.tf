@@ -1,0 +1,1 @@
+s = "\ud800" # ERROR@6: Invalid escape sequence

@@ -1,0 +1,1 @@
+x = "%{ iff var.a }yes" # ERROR@9: Invalid template control keyword

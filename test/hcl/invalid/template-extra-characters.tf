@@ -1,0 +1,1 @@
+x = "echo ${HOME var}" # ERROR@18: Extra characters after interpolation expression

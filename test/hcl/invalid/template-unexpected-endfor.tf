@@ -1,0 +1,1 @@
+x = "a%{ endfor }b" # ERROR@7: Unexpected endfor directive

@@ -1,0 +1,1 @@
+x = (1 + 2] # ERROR@11: Unbalanced parentheses

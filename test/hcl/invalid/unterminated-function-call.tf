@@ -1,0 +1,2 @@
+# ERROR-BELOW@5: Unterminated function call
+x = max(1, 2

@@ -1,0 +1,2 @@
+# ERROR-BELOW@8: Unterminated object constructor expression
+tags = { Name = "x"

@@ -1,0 +1,2 @@
+# ERROR-BELOW@18: Unterminated tuple constructor expression
+azs = ["a", "b", [1, 2
