@@ -12,6 +12,7 @@ import { parseFlags } from './flags.js';
 import type { CliIO, GlobalOptions } from './io.js';
 import { VERSION } from './version.js';
 import { LOCK_HELP, lockCommand } from './commands/lock.js';
+import { MIRROR_HELP, mirrorCommand } from './commands/mirror.js';
 
 export type { CliIO } from './io.js';
 
@@ -23,6 +24,7 @@ lock-file hashes (zh: and h1:), byte for byte like the reference tools.
 
 Commands:
   lock       Write the providers' hashes for each platform into .terraform.lock.hcl
+  mirror     Copy the providers into a mirror directory with its index files
   hash       Print the zh:/h1: hashes of provider packages (zips or directories)
   version    Print the provkit version
 
@@ -38,6 +40,7 @@ type Command = (args: readonly string[], io: CliIO, globals: GlobalOptions) => P
 const COMMANDS: Readonly<Record<string, { run: Command; help: string }>> = {
   hash: { run: hashCommand, help: HASH_HELP },
   lock: { run: lockCommand, help: LOCK_HELP },
+  mirror: { run: mirrorCommand, help: MIRROR_HELP },
 };
 
 export async function main(argv: readonly string[], io: CliIO): Promise<number> {

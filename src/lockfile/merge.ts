@@ -118,3 +118,27 @@ export function verifyPackage(
     message: `the local package for ${provider.toString()} ${version.toString()} doesn't match any of the checksums previously recorded in the dependency lock file (this might be because the available checksums are for packages targeting different platforms); for more information: ${url}`,
   };
 }
+
+/**
+ * `VerifyDependencySelections` (item 51): whether the lock covers the
+ * configuration. Returns the reference's messages, sorted.
+ */
+export function verifyDependencySelections(
+  locks: Locks,
+  requirements: ReadonlyArray<{ readonly provider: ProviderAddress; readonly constraints: VersionConstraints }>,
+): string[] {
+  const errors: string[] = [];
+  for (const { provider, constraints } of requirements) {
+    const lock = locks.provider(provider);
+    if (!lock) {
+      errors.push(`provider ${provider.toString()}: required by this configuration but no version is selected`);
+      continue;
+    }
+    if (lock.constraints.toString() !== constraints.toString()) {
+      errors.push(`provider ${provider.toString()}: locked version selection ${lock.version.toString()} doesn't match the updated version constraints ${JSON.stringify(constraints.toString())}`);
+    } else if (!constraints.matches(lock.version)) {
+      errors.push(`provider ${provider.toString()}: version constraints ${JSON.stringify(constraints.toString())} don't match the locked version selection ${lock.version.toString()}`);
+    }
+  }
+  return errors.sort();
+}
