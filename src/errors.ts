@@ -54,6 +54,33 @@ export const ErrorCode = {
   /** A symlink inside a package directory points nowhere. */
   DIR_DANGLING_SYMLINK: 'DIR_DANGLING_SYMLINK',
 
+  // --- network (src/net)
+  /** A response status the caller cannot use (after retries, where retries apply). */
+  NET_HTTP_STATUS: 'NET_HTTP_STATUS',
+  /** Connecting, TLS, or reading the response failed (reset, refused, DNS, dropped mid-body). */
+  NET_CONNECTION: 'NET_CONNECTION',
+  /** No response headers within the connect timeout, or no body bytes within the idle timeout. */
+  NET_TIMEOUT: 'NET_TIMEOUT',
+  /** The body was shorter or longer than `Content-Length` or than the size expected. */
+  NET_SIZE_MISMATCH: 'NET_SIZE_MISMATCH',
+  NET_TOO_MANY_REDIRECTS: 'NET_TOO_MANY_REDIRECTS',
+  /** A body larger than the caller's limit. */
+  NET_RESPONSE_TOO_LARGE: 'NET_RESPONSE_TOO_LARGE',
+
+  // --- sources (src/sources); the multi-source treats the first three as "try the next source"
+  PROVIDER_NOT_FOUND: 'PROVIDER_NOT_FOUND',
+  REGISTRY_PROVIDER_UNKNOWN: 'REGISTRY_PROVIDER_UNKNOWN',
+  PLATFORM_NOT_SUPPORTED: 'PLATFORM_NOT_SUPPORTED',
+  PROTOCOL_NOT_SUPPORTED: 'PROTOCOL_NOT_SUPPORTED',
+  SERVICE_DISCOVERY: 'SERVICE_DISCOVERY',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  INVALID_RESPONSE: 'INVALID_RESPONSE',
+  /** An archive or checksum list does not match what it must. */
+  CHECKSUM_MISMATCH: 'CHECKSUM_MISMATCH',
+  /** The SHA256SUMS signature is missing, invalid, or by no listed key. */
+  SIGNATURE_INVALID: 'SIGNATURE_INVALID',
+  INVALID_SOURCE_CONFIG: 'INVALID_SOURCE_CONFIG',
+
   // --- generic I/O and usage
   IO: 'IO',
   NOT_FOUND: 'NOT_FOUND',

@@ -4,3 +4,7 @@
  */
 export * from './errors.js';
 export * from './hashing/index.js';
+export * from './addresses/index.js';
+export * from './lockfile/index.js';
+export * as net from './net/index.js';
+export * as sources from './sources/index.js';

@@ -1,0 +1,609 @@
+/**
+ * The one HTTP client of provkit: policy over an injected {@link FetchLike}.
+ *
+ * What it does, for every request:
+ * - follows redirects itself (at most `maxRedirects`, default 10 as Go's
+ *   client), and drops the bearer credential for good as soon as a redirect
+ *   leaves the credential's host or downgrades https to http;
+ * - applies a **connect timeout** (until the response headers arrive) and an
+ *   **idle timeout** (between two body chunks) per attempt;
+ * - retries connection errors, timeouts, short bodies, 429 and 5xx (not 501)
+ *   with exponential backoff, honouring `Retry-After` (see `retry.ts`); a
+ *   retry restarts the whole exchange;
+ * - checks the body length against `Content-Length` (unless the body was
+ *   content-decoded) and against a caller's size limit;
+ * - reports progress, redirects and retries through typed callbacks, and
+ *   never prints.
+ *
+ * {@link HttpClient.download} streams a body to a temporary file beside the
+ * destination (opened `wx`), runs caller-supplied pass-through streams (for
+ * example a `zh:` hasher) and a verification hook, and renames into place only
+ * when everything passed; on any failure the temporary file is removed, so a
+ * destination is either absent, untouched or complete (house style §4.3 item 3).
+ *
+ * What it does not do: decide which hosts get credentials (callers pass a
+ * {@link BearerCredential} bound to a host), parse JSON, or know about
+ * providers. Errors are {@link ProvkitError}s with `NET_*` codes (see
+ * `codes.ts`) or `ABORTED`, with `url` set.
+ */
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { Readable, type Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+import { ErrorCode, ProvkitError } from '../errors.js';
+import { NetErrorCode } from './codes.js';
+import { DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, retryDelay, type BackoffOptions } from './retry.js';
+import { systemClock, type BearerCredential, type Clock, type FetchLike, type FetchResponse, type NetEvents } from './types.js';
+
+/** Client-wide settings; every field has a default. */
+export interface HttpClientOptions {
+  readonly fetch: FetchLike;
+  /** `User-Agent` of every request (default `provkit`). */
+  readonly userAgent?: string;
+  /** Per attempt and redirect hop: time until the response headers arrive (default 10 s, the reference's registry timeout; 0 = none). */
+  readonly connectTimeoutMs?: number;
+  /** Per attempt: longest gap between two body chunks (default 60 s; 0 = none). */
+  readonly idleTimeoutMs?: number;
+  /** Retries after the first attempt for {@link HttpClient.get} (default 1, OpenTofu's `TF_REGISTRY_DISCOVERY_RETRY` default). */
+  readonly retries?: number;
+  /** Retries for {@link HttpClient.download} (default 2, OpenTofu's `TF_PROVIDER_DOWNLOAD_RETRY` default). */
+  readonly downloadRetries?: number;
+  readonly backoff?: BackoffOptions;
+  /** Upper bound for a server's `Retry-After` (default 60 s); a longer one is shortened to it. */
+  readonly maxRetryAfterMs?: number;
+  /** Default 10 (Go's client). */
+  readonly maxRedirects?: number;
+  readonly clock?: Clock;
+  readonly events?: NetEvents;
+  /** Least time between two progress events of one body (default 250 ms). */
+  readonly progressIntervalMs?: number;
+}
+
+/** Per-request settings; unset fields fall back to the client's. */
+export interface RequestOptions {
+  /** Extra request headers (names are lower-cased). `user-agent` overrides the client's. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Sent as `Authorization: Bearer …` only to its host (see {@link BearerCredential}). */
+  readonly credential?: BearerCredential;
+  readonly retries?: number;
+  readonly maxRedirects?: number;
+  readonly connectTimeoutMs?: number;
+  readonly idleTimeoutMs?: number;
+  /** Refuse a body larger than this (`NET_RESPONSE_TOO_LARGE`, not retried). */
+  readonly maxBytes?: number;
+  readonly signal?: AbortSignal;
+  /** Per-request callbacks, called after the client's own. */
+  readonly events?: NetEvents;
+}
+
+/** A complete response of {@link HttpClient.get}. */
+export interface HttpResponse {
+  readonly status: number;
+  readonly statusText: string;
+  /** The URL that answered, after redirects (relative references resolve against it). */
+  readonly url: string;
+  readonly headers: { get(name: string): string | null };
+  readonly body: Buffer;
+  /** Attempts made, retries included. */
+  readonly attempts: number;
+}
+
+export interface DownloadOptions extends RequestOptions {
+  /** The body must be exactly this long (`NET_SIZE_MISMATCH`, not retried). */
+  readonly expectedSize?: number;
+  /**
+   * Pass-through streams the body flows through before the file, created
+   * afresh for each attempt (for example `() => [new ZhStream()]`).
+   */
+  readonly transforms?: () => Transform[];
+  /**
+   * Runs on the complete temporary file before it is renamed into place; a
+   * throw aborts the download (not retried) and the temporary file is removed.
+   */
+  readonly verify?: (tempPath: string, info: { readonly size: number; readonly url: string }) => Promise<void>;
+  /** File mode of the result (default 0o644). */
+  readonly mode?: number;
+}
+
+export interface DownloadResult {
+  readonly path: string;
+  /** The URL that answered, after redirects. */
+  readonly url: string;
+  readonly size: number;
+  readonly attempts: number;
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** TLS failures that another attempt cannot fix (retryablehttp does not retry unknown authorities either). */
+const TLS_CERT_CODES = new Set([
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+]);
+
+/** Errors created by the exchange itself that another attempt may cure. */
+const retryable = new WeakSet<ProvkitError>();
+
+/** Errors that came out of the response body (network side of a download pipeline). */
+const fromBody = new WeakSet<object>();
+
+/**
+ * Wraps an error that must reach the caller unchanged and unretried: a
+ * `verify` hook's verdict, a file-system failure.
+ */
+class FinalError extends Error {
+  constructor(readonly error: unknown) {
+    super('final');
+  }
+}
+
+function ioError(err: unknown, file: string): unknown {
+  if (err instanceof ProvkitError) return err;
+  const code = errCode(err);
+  if (code === undefined || !/^E[A-Z]+$/.test(code)) return err;
+  return new ProvkitError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${file}: ${describe(err)}`, { file, cause: err });
+}
+
+function markRetryable(e: ProvkitError): ProvkitError {
+  retryable.add(e);
+  return e;
+}
+
+function lowerHeaders(h: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (h) for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
+  return out;
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return typeof code === 'string' && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
+  }
+  return String(err);
+}
+
+function errCode(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  const cause = (err as { cause?: unknown }).cause;
+  return cause === undefined ? undefined : errCode(cause);
+}
+
+/** Parses an absolute http(s) URL or throws `USAGE`. */
+export function parseHttpURL(url: string): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch (err) {
+    throw new ProvkitError(ErrorCode.USAGE, `invalid URL ${JSON.stringify(url)}`, { url, cause: err });
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new ProvkitError(ErrorCode.USAGE, `unsupported URL scheme ${JSON.stringify(u.protocol.slice(0, -1))} in ${url}: only http and https`, { url });
+  }
+  return u;
+}
+
+/** The temporary file {@link HttpClient.download} writes beside `dest`: `.<name>.<random>.partial`. */
+export function tempPathFor(dest: string): string {
+  return join(dirname(dest), `.${basename(dest)}.${randomBytes(6).toString('hex')}.partial`);
+}
+
+/** One HTTP exchange (one redirect hop): its abort controller and timers. */
+class Hop {
+  readonly controller = new AbortController();
+  timedOut: string | undefined;
+  private timer: { cancel(): void } | undefined;
+  private readonly unlink: () => void;
+
+  constructor(
+    private readonly clock: Clock,
+    readonly url: string,
+    userSignal: AbortSignal | undefined,
+  ) {
+    const onAbort = (): void => this.controller.abort(userSignal?.reason);
+    if (userSignal?.aborted) onAbort();
+    userSignal?.addEventListener('abort', onAbort, { once: true });
+    this.unlink = () => userSignal?.removeEventListener('abort', onAbort);
+  }
+
+  /** (Re)arms the timeout; when it fires the exchange is aborted and `timedOut` says why. */
+  arm(ms: number, why: string): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    if (ms <= 0) return;
+    this.timer = this.clock.setTimer(() => {
+      this.timedOut = why;
+      this.controller.abort(new Error(why));
+    }, ms);
+  }
+
+  disarm(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  abort(): void {
+    this.disarm();
+    this.controller.abort(new Error('response discarded'));
+  }
+
+  dispose(): void {
+    this.disarm();
+    this.unlink();
+  }
+}
+
+interface Resolved {
+  headers: Record<string, string>;
+  credential: BearerCredential | undefined;
+  retries: number;
+  maxRedirects: number;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxBytes: number | undefined;
+  signal: AbortSignal | undefined;
+  events: NetEvents[];
+}
+
+/** See the module comment. Stateless apart from its options: share one per run. */
+export class HttpClient {
+  private readonly fetchImpl: FetchLike;
+  private readonly clock: Clock;
+  private readonly opts: HttpClientOptions;
+
+  constructor(options: HttpClientOptions) {
+    this.fetchImpl = options.fetch;
+    this.clock = options.clock ?? systemClock;
+    this.opts = options;
+  }
+
+  /**
+   * GET `url` and read the whole body. Any final status is returned (the
+   * caller maps 404, 401, … to its own errors); retryable statuses are
+   * retried first, and the last such response is returned when retries run
+   * out (`attempts` tells how many were made).
+   *
+   * @throws {ProvkitError} `NET_CONNECTION`, `NET_TIMEOUT`, `NET_SIZE_MISMATCH`
+   *   (after retries), `NET_TOO_MANY_REDIRECTS`, `NET_RESPONSE_TOO_LARGE`,
+   *   `ABORTED`, `USAGE` (not an http(s) URL).
+   */
+  async get(url: string, options: RequestOptions = {}): Promise<HttpResponse> {
+    const o = this.resolve(options, options.retries ?? this.opts.retries ?? 1);
+    return this.run(url, o, async (res, hop, attempts) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of this.body(res, hop, o)) chunks.push(chunk);
+      return {
+        status: res.status,
+        statusText: res.statusText,
+        url: hop.url,
+        headers: res.headers,
+        body: Buffer.concat(chunks),
+        attempts,
+      };
+    });
+  }
+
+  /**
+   * GET `url` into `destPath`, verify-then-commit (see the module comment).
+   * The destination's directory is created if needed. Any status other than
+   * 200 (after retries) fails with `unsuccessful request to URL: STATUS`.
+   *
+   * @throws {ProvkitError} as {@link get}, plus `NET_HTTP_STATUS`, `IO`, and
+   *   whatever `verify` throws. The destination is never left partial.
+   */
+  async download(url: string, destPath: string, options: DownloadOptions = {}): Promise<DownloadResult> {
+    const o = this.resolve(options, options.retries ?? this.opts.downloadRetries ?? 2);
+    try {
+      await mkdir(dirname(destPath), { recursive: true });
+    } catch (err) {
+      throw ioError(err, dirname(destPath));
+    }
+    return this.run(url, o, async (res, hop, attempts) => {
+      if (res.status !== 200) {
+        hop.abort();
+        throw new ProvkitError(NetErrorCode.HTTP_STATUS, `unsuccessful request to ${hop.url}: ${statusLine(res)}${attemptsSuffix(attempts)}`, {
+          url: hop.url,
+          found: String(res.status),
+        });
+      }
+      const tmp = tempPathFor(destPath);
+      let size = 0;
+      try {
+        const source = Readable.from(this.body(res, hop, o, (n) => (size = n), true));
+        const file = createWriteStream(tmp, { flags: 'wx', mode: options.mode ?? 0o644 });
+        try {
+          await pipeline([source, ...(options.transforms?.() ?? []), file]);
+        } catch (err) {
+          // A body error is the network's (mapped and maybe retried by run);
+          // anything else (the file, a transform) is final.
+          if (typeof err === 'object' && err !== null && fromBody.has(err)) throw err;
+          throw new FinalError(ioError(err, tmp));
+        }
+        if (options.expectedSize !== undefined && size !== options.expectedSize) {
+          throw new FinalError(
+            new ProvkitError(
+              NetErrorCode.SIZE_MISMATCH,
+              `incorrect response size: expected ${options.expectedSize} bytes, but got ${size} bytes from ${hop.url}`,
+              { url: hop.url, expected: String(options.expectedSize), found: String(size) },
+            ),
+          );
+        }
+        try {
+          await options.verify?.(tmp, { size, url: hop.url });
+          await rename(tmp, destPath);
+        } catch (err) {
+          throw new FinalError(ioError(err, destPath));
+        }
+      } catch (err) {
+        await rm(tmp, { force: true });
+        throw err;
+      }
+      return { path: destPath, url: hop.url, size, attempts };
+    });
+  }
+
+  private resolve(options: RequestOptions, retries: number): Resolved {
+    const headers: Record<string, string> = { 'user-agent': this.opts.userAgent ?? 'provkit', ...lowerHeaders(options.headers) };
+    return {
+      headers,
+      credential: options.credential,
+      retries: Math.max(0, retries),
+      maxRedirects: options.maxRedirects ?? this.opts.maxRedirects ?? 10,
+      connectTimeoutMs: options.connectTimeoutMs ?? this.opts.connectTimeoutMs ?? 10_000,
+      idleTimeoutMs: options.idleTimeoutMs ?? this.opts.idleTimeoutMs ?? 60_000,
+      maxBytes: options.maxBytes,
+      signal: options.signal,
+      events: [this.opts.events, options.events].filter((e): e is NetEvents => e !== undefined),
+    };
+  }
+
+  /**
+   * The retry loop around {@link open} + `consume`: a retryable status is
+   * retried while attempts remain, then handed to `consume` like any other.
+   */
+  private async run<T>(url: string, o: Resolved, consume: (res: FetchResponse, hop: Hop, attempts: number) => Promise<T>): Promise<T> {
+    parseHttpURL(url);
+    const backoff = this.opts.backoff ?? DEFAULT_BACKOFF;
+    for (let attempt = 1; ; attempt++) {
+      this.checkAborted(o, url);
+      for (const e of o.events) e.onRequest?.({ url, attempt });
+      let hop: Hop | undefined;
+      let delay: number;
+      let reason: string;
+      let status: number | undefined;
+      try {
+        // eslint-disable-next-line no-await-in-loop -- attempts are sequential by definition
+        const opened = await this.open(url, o);
+        hop = opened.hop;
+        const res = opened.res;
+        // eslint-disable-next-line no-await-in-loop -- attempts are sequential by definition
+        if (!isRetryableStatus(res.status) || attempt > o.retries) return await consume(res, hop, attempt);
+        hop.abort();
+        status = res.status;
+        reason = `HTTP ${statusLine(res)}`;
+        const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), this.clock.now());
+        delay = retryDelay(attempt, backoff, { status: res.status, retryAfterMs }, this.opts.maxRetryAfterMs);
+      } catch (err) {
+        if (err instanceof FinalError) throw err.error;
+        const e = this.mapError(err, hop, url, o, attempt);
+        if (!retryable.has(e) || attempt > o.retries) throw e;
+        reason = `${e.code}: ${e.message}`;
+        delay = retryDelay(attempt, backoff);
+      } finally {
+        hop?.dispose();
+      }
+      for (const e of o.events) e.onRetry?.({ url, attempt, delayMs: delay, reason, ...(status === undefined ? {} : { status }) });
+      try {
+        // eslint-disable-next-line no-await-in-loop -- the backoff between attempts
+        await this.clock.sleep(delay, o.signal);
+      } catch {
+        this.checkAborted(o, url);
+      }
+    }
+  }
+
+  private checkAborted(o: Resolved, url: string): void {
+    if (o.signal?.aborted) {
+      throw new ProvkitError(ErrorCode.ABORTED, `request to ${url} was interrupted`, { url, cause: o.signal.reason });
+    }
+  }
+
+  /** Sends the request and follows redirects; resolves with the final response and its hop. */
+  private async open(url: string, o: Resolved): Promise<{ res: FetchResponse; hop: Hop }> {
+    let current = parseHttpURL(url);
+    let credential = o.credential;
+    for (let redirects = 0; ; redirects++) {
+      const hop = new Hop(this.clock, current.href, o.signal);
+      try {
+        const headers = { ...o.headers };
+        if (credential !== undefined && current.host === credential.host) headers['authorization'] = `Bearer ${credential.token}`;
+        hop.arm(o.connectTimeoutMs, `no response from ${current.href} within ${o.connectTimeoutMs} ms`);
+        // eslint-disable-next-line no-await-in-loop -- each redirect hop depends on the previous one
+        const res = await this.fetchImpl(current.href, { method: 'GET', headers, redirect: 'manual', signal: hop.controller.signal });
+        hop.disarm();
+        const location = res.headers.get('location');
+        if (!REDIRECT_STATUSES.has(res.status) || location === null) return { res, hop };
+        hop.abort();
+        if (redirects >= o.maxRedirects) {
+          throw new ProvkitError(NetErrorCode.TOO_MANY_REDIRECTS, `GET ${url}: stopped after ${o.maxRedirects} redirects`, { url });
+        }
+        let next: URL;
+        try {
+          next = parseHttpURL(new URL(location, current).href);
+        } catch (err) {
+          throw new ProvkitError(NetErrorCode.CONNECTION, `GET ${current.href}: invalid redirect to ${JSON.stringify(location)}`, {
+            url: current.href,
+            cause: err,
+          });
+        }
+        const dropped = credential !== undefined && (next.host !== credential.host || (current.protocol === 'https:' && next.protocol === 'http:'));
+        if (dropped) credential = undefined;
+        for (const e of o.events) e.onRedirect?.({ from: current.href, to: next.href, status: res.status, credentialsDropped: dropped });
+        hop.dispose();
+        current = next;
+      } catch (err) {
+        // The hop keeps its timeout state for mapError.
+        hop.dispose();
+        throw new HopError(err, hop);
+      }
+    }
+  }
+
+  /** The body of `res` as chunks, with the idle timeout, size checks and progress events. */
+  private async *body(res: FetchResponse, hop: Hop, o: Resolved, onSize?: (n: number) => void, tag = false): AsyncGenerator<Buffer> {
+    try {
+      yield* this.bodyChunks(res, hop, o, onSize);
+    } catch (err) {
+      if (tag && typeof err === 'object' && err !== null) fromBody.add(err);
+      throw err;
+    }
+  }
+
+  private async *bodyChunks(res: FetchResponse, hop: Hop, o: Resolved, onSize?: (n: number) => void): AsyncGenerator<Buffer> {
+    const header = res.headers.get('content-length');
+    const declared = header !== null && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined;
+    const encoded = (res.headers.get('content-encoding') ?? 'identity').trim().toLowerCase() !== 'identity';
+    const total = encoded ? undefined : declared;
+    if (o.maxBytes !== undefined && total !== undefined && total > o.maxBytes) {
+      hop.abort();
+      throw new ProvkitError(NetErrorCode.RESPONSE_TOO_LARGE, `response from ${hop.url} is ${total} bytes, more than the limit of ${o.maxBytes}`, {
+        url: hop.url,
+        expected: String(o.maxBytes),
+        found: String(total),
+      });
+    }
+    const interval = this.opts.progressIntervalMs ?? 250;
+    const progress = o.events.filter((e) => e.onProgress !== undefined);
+    let received = 0;
+    let lastEvent = this.clock.now();
+    const idleMessage = `no data from ${hop.url} for ${o.idleTimeoutMs} ms`;
+    hop.arm(o.idleTimeoutMs, idleMessage);
+    try {
+      if (res.body !== null) {
+        // The loop body is inside a try so that a connection lost mid-body
+        // with a declared length becomes the reference's size error.
+        for await (const raw of guardShortBody(res.body, () => received, total, hop)) {
+          const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+          hop.arm(o.idleTimeoutMs, idleMessage);
+          received += chunk.length;
+          onSize?.(received);
+          if (o.maxBytes !== undefined && received > o.maxBytes) {
+            hop.abort();
+            throw new ProvkitError(NetErrorCode.RESPONSE_TOO_LARGE, `response from ${hop.url} is larger than the limit of ${o.maxBytes} bytes`, {
+              url: hop.url,
+              expected: String(o.maxBytes),
+            });
+          }
+          if (progress.length > 0 && this.clock.now() - lastEvent >= interval) {
+            lastEvent = this.clock.now();
+            for (const e of progress) e.onProgress?.({ url: hop.url, received, total });
+          }
+          yield chunk;
+        }
+      }
+    } finally {
+      hop.disarm();
+    }
+    if (total !== undefined && received !== total) {
+      throw markRetryable(
+        new ProvkitError(NetErrorCode.SIZE_MISMATCH, `incorrect response size: expected ${total} bytes, but got ${received} bytes from ${hop.url}`, {
+          url: hop.url,
+          expected: String(total),
+          found: String(received),
+        }),
+      );
+    }
+    for (const e of progress) e.onProgress?.({ url: hop.url, received, total });
+  }
+
+  /** Turns whatever an attempt threw into a ProvkitError, marking the retryable ones. */
+  private mapError(err: unknown, hop: Hop | undefined, url: string, o: Resolved, attempt: number): ProvkitError {
+    if (err instanceof HopError) {
+      hop = err.hop;
+      err = err.cause;
+    }
+    const at = hop?.url ?? url;
+    if (o.signal?.aborted) {
+      return new ProvkitError(ErrorCode.ABORTED, `request to ${at} was interrupted`, { url: at, cause: o.signal.reason });
+    }
+    if (hop?.timedOut !== undefined) {
+      return markRetryable(new ProvkitError(NetErrorCode.TIMEOUT, `GET ${at}: ${hop.timedOut}${attemptsSuffix(attempt)}`, { url: at, cause: err }));
+    }
+    if (err instanceof ProvkitError) {
+      if (retryable.has(err) && attempt > 1) {
+        return markRetryable(new ProvkitError(err.code, `${err.message}${attemptsSuffix(attempt)}`, { ...err.toJSON(), cause: err }));
+      }
+      return err;
+    }
+    const code = errCode(err);
+    const e = new ProvkitError(NetErrorCode.CONNECTION, `GET ${at}: ${describe(err)}${attemptsSuffix(attempt)}`, { url: at, cause: err });
+    return code !== undefined && TLS_CERT_CODES.has(code) ? e : markRetryable(e);
+  }
+}
+
+/**
+ * Re-throws a body error as `NET_SIZE_MISMATCH` (retryable, with the original
+ * as `cause`) when a length was declared and not reached: a dropped connection
+ * reads as "incorrect response size" as in the reference. Timeouts and
+ * aborts keep their own meaning (the hop records them).
+ */
+async function* guardShortBody(
+  body: AsyncIterable<Uint8Array>,
+  received: () => number,
+  total: number | undefined,
+  hop: Hop,
+): AsyncGenerator<Uint8Array> {
+  try {
+    yield* body;
+  } catch (err) {
+    const got = received();
+    if (total !== undefined && got < total && hop.timedOut === undefined && !hop.controller.signal.aborted) {
+      throw markRetryable(
+        new ProvkitError(NetErrorCode.SIZE_MISMATCH, `incorrect response size: expected ${total} bytes, but got ${got} bytes from ${hop.url}`, {
+          url: hop.url,
+          expected: String(total),
+          found: String(got),
+          cause: err,
+        }),
+      );
+    }
+    throw err;
+  }
+}
+
+/** Carries the hop that failed out of {@link HttpClient.open}. */
+class HopError extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly hop: Hop,
+  ) {
+    super('hop failed');
+  }
+}
+
+function attemptsSuffix(attempt: number): string {
+  return attempt > 1 ? ` (after ${attempt} attempts)` : '';
+}
+
+function statusLine(res: { status: number; statusText: string }): string {
+  return res.statusText ? `${res.status} ${res.statusText}` : String(res.status);
+}
+
+/** `200 OK`-style status text for messages. */
+export function formatStatus(res: { status: number; statusText: string }): string {
+  return statusLine(res);
+}

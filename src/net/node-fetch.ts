@@ -1,0 +1,166 @@
+/**
+ * The node-fetch adapter: a {@link FetchLike} over node-fetch with provkit's
+ * connection settings. The only module of provkit that imports node-fetch
+ * (enforced by lint).
+ *
+ * - Proxies from the environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`,
+ *   Go semantics; see `proxy.ts`), through https-proxy-agent (`CONNECT`).
+ * - Trusted CAs: Node's bundled roots, plus the certificates in
+ *   `SSL_CERT_FILE` and `NODE_EXTRA_CA_CERTS`, plus `extraCaPems`. Unlike Go,
+ *   `SSL_CERT_FILE` adds to the bundled roots instead of replacing them (a
+ *   bundle given there usually contains them anyway; replacing would break
+ *   proxies that re-sign traffic when the variable names only their CA).
+ *   Node itself applies `NODE_EXTRA_CA_CERTS` only to its default contexts,
+ *   which an explicit `ca` list replaces, so it is read here again.
+ * - Keep-alive agents, one per proxy; {@link NodeFetch.close} destroys them.
+ * - No automatic redirects (the client follows them) and no size limits (the
+ *   client checks them).
+ *
+ * The environment is a parameter; CA files are read once, when the adapter
+ * is created.
+ */
+import { readFileSync } from 'node:fs';
+import { Agent as HttpAgent, type ClientRequest } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { LookupFunction, Socket } from 'node:net';
+import { rootCertificates } from 'node:tls';
+
+import { HttpsProxyAgent } from 'https-proxy-agent';
+import fetch from 'node-fetch';
+
+import { ErrorCode, ProvkitError } from '../errors.js';
+import { ProxyConfig, type Env } from './proxy.js';
+import type { FetchLike, FetchResponse } from './types.js';
+
+export interface NodeFetchOptions {
+  /** Proxy and CA variables are read from here (pass `process.env` in the CLI). */
+  readonly env: Env;
+  /** More PEM certificates (each string may hold several) to trust. */
+  readonly extraCaPems?: readonly string[];
+  /**
+   * Host name resolution for direct connections (Node's `lookup` option), for
+   * tests that map names such as `registry.example.test` to 127.0.0.1 without
+   * DNS, as curl's `--resolve`.
+   */
+  readonly lookup?: LookupFunction;
+  /** Reuse connections (default true). */
+  readonly keepAlive?: boolean;
+}
+
+/** A {@link FetchLike} that owns connection pools. */
+export interface NodeFetch {
+  readonly fetch: FetchLike;
+  /** How many CA entries are trusted (bundled roots plus extra files), for diagnostics. */
+  readonly caCount: number;
+  /** Closes pooled connections. The adapter stays usable (new connections are made). */
+  close(): void;
+}
+
+type ProxyConnectOpts = Parameters<HttpsProxyAgent<string>['connect']>[1];
+
+/**
+ * https-proxy-agent applies its constructor's TLS options to the proxy
+ * connection only; the tunnelled TLS connection to the target gets the
+ * request's options, which node-fetch does not give a `ca`. This subclass adds
+ * the trusted CAs there.
+ */
+class CaProxyAgent extends HttpsProxyAgent<string> {
+  constructor(
+    proxy: string,
+    private readonly targetCa: readonly string[],
+    keepAlive: boolean,
+  ) {
+    super(proxy, { keepAlive, ca: [...targetCa] });
+  }
+
+  override connect(req: ClientRequest, opts: ProxyConnectOpts): Promise<Socket> {
+    return super.connect(req, opts.secureEndpoint ? { ...opts, ca: [...this.targetCa] } : opts);
+  }
+}
+
+function readCaFile(path: string, variable: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ProvkitError(ErrorCode.IO, `cannot read the CA certificates named by ${variable}: ${path}: ${(err as Error).message}`, {
+      file: path,
+      cause: err,
+    });
+  }
+}
+
+/**
+ * The trusted CAs: Node's roots plus `SSL_CERT_FILE`, `NODE_EXTRA_CA_CERTS`
+ * and `extra`.
+ *
+ * @throws {ProvkitError} `IO` when a named file cannot be read.
+ */
+export function trustedCAs(env: Env, extra: readonly string[] = []): string[] {
+  const out = [...rootCertificates];
+  for (const variable of ['SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS']) {
+    const path = env[variable];
+    if (path !== undefined && path !== '') out.push(readCaFile(path, variable));
+  }
+  out.push(...extra);
+  return out;
+}
+
+/**
+ * Creates the adapter.
+ *
+ * @throws {ProvkitError} `USAGE` for an unusable proxy variable, `IO` for an
+ *   unreadable CA file.
+ */
+export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
+  const ca = trustedCAs(options.env, options.extraCaPems);
+  const proxies = new ProxyConfig(options.env);
+  const keepAlive = options.keepAlive ?? true;
+  const lookup = options.lookup === undefined ? {} : { lookup: options.lookup };
+  const httpAgent = new HttpAgent({ keepAlive, ...lookup });
+  const httpsAgent = new HttpsAgent({ keepAlive, ca, ...lookup });
+  const proxyAgents = new Map<string, CaProxyAgent>();
+
+  const agentFor = (url: URL): HttpAgent => {
+    const proxy = proxies.proxyFor(url);
+    if (proxy === undefined) return url.protocol === 'https:' ? httpsAgent : httpAgent;
+    let agent = proxyAgents.get(proxy.href);
+    if (agent === undefined) {
+      agent = new CaProxyAgent(proxy.href, ca, keepAlive);
+      proxyAgents.set(proxy.href, agent);
+    }
+    return agent;
+  };
+
+  const fetchLike: FetchLike = async (url, init) => {
+    const res = await fetch(url, {
+      method: init.method,
+      headers: init.headers,
+      redirect: 'manual',
+      signal: init.signal,
+      agent: agentFor,
+      compress: true,
+    });
+    const body = res.body;
+    // node-fetch emits 'error' on the body when the request is aborted; with
+    // nobody reading (a discarded redirect body) that would be an uncaught
+    // error event. Readers still get the error through their iterator.
+    body?.on('error', () => undefined);
+    const out: FetchResponse = {
+      status: res.status,
+      statusText: res.statusText,
+      headers: res.headers,
+      body: body as (NodeJS.ReadableStream & AsyncIterable<Uint8Array>) | null,
+    };
+    return out;
+  };
+
+  return {
+    fetch: fetchLike,
+    caCount: ca.length,
+    close() {
+      httpAgent.destroy();
+      httpsAgent.destroy();
+      for (const a of proxyAgents.values()) a.destroy();
+    },
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * The narrow HTTP interface the rest of provkit is written against.
+ *
+ * {@link FetchLike} is a subset of WHATWG `fetch` that node-fetch, undici's
+ * `fetch` and a ten-line test double all satisfy. Everything above `src/net`
+ * receives an {@link HttpClient} (or a `FetchLike`) as a parameter; nothing
+ * creates connections on its own (house style §4.3 item 7).
+ */
+
+/** What the client passes to a {@link FetchLike}. */
+export interface FetchInit {
+  readonly method: 'GET' | 'HEAD';
+  /** Header names are lower case. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Always `manual`: the client follows redirects itself, to drop credentials across hosts. */
+  readonly redirect: 'manual';
+  readonly signal: AbortSignal;
+}
+
+/** Response headers, looked up case-insensitively. */
+export interface FetchHeaders {
+  get(name: string): string | null;
+}
+
+/** What a {@link FetchLike} resolves to once the response headers have arrived. */
+export interface FetchResponse {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: FetchHeaders;
+  /**
+   * The body as chunks. Must stop with an error when the request's signal is
+   * aborted. `null` for a response without a body.
+   */
+  readonly body: AsyncIterable<Uint8Array> | null;
+}
+
+/**
+ * One HTTP exchange without redirect following: resolves when the response
+ * headers arrive, rejects on connection or TLS failure or when `init.signal`
+ * aborts.
+ */
+export type FetchLike = (url: string, init: FetchInit) => Promise<FetchResponse>;
+
+/**
+ * Time, injectable so that tests run retries and timeouts in milliseconds or
+ * with no real waiting at all.
+ */
+export interface Clock {
+  /** Milliseconds since an arbitrary epoch (only differences are used). */
+  now(): number;
+  /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Runs `fn` after `ms` unless cancelled; used for the connect and idle timeouts. */
+  setTimer(fn: () => void, ms: number): { cancel(): void };
+}
+
+/** The real clock (`Date.now`, `setTimeout`); timers are unref'd so they never keep the process alive. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason as Error);
+        return;
+      }
+      const onAbort = (): void => {
+        clearTimeout(t);
+        reject(signal?.reason as Error);
+      };
+      const t = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      t.unref();
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+  setTimer: (fn, ms) => {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return { cancel: () => clearTimeout(t) };
+  },
+};
+
+/**
+ * A bearer token and the one host it belongs to. The client sends it only
+ * while the request URL's host equals {@link host} and never over plain http
+ * after an https start, so a redirect to another host (or a downgrade) drops it.
+ */
+export interface BearerCredential {
+  /** `hostname[:port]` as in a URL's `host` (lower case, punycode, default port omitted). */
+  readonly host: string;
+  readonly token: string;
+}
+
+/** Progress and retry notifications. All optional: an absent callback costs nothing. */
+export interface NetEvents {
+  /** Before each attempt (after redirects are resolved the URL may differ; see `onRedirect`). */
+  onRequest?(e: { readonly url: string; readonly attempt: number }): void;
+  onRedirect?(e: { readonly from: string; readonly to: string; readonly status: number; readonly credentialsDropped: boolean }): void;
+  /** Before waiting to retry. `reason` is a short text (`HTTP 503`, `NET_TIMEOUT: ...`). */
+  onRetry?(e: {
+    readonly url: string;
+    readonly attempt: number;
+    readonly delayMs: number;
+    readonly reason: string;
+    readonly status?: number;
+  }): void;
+  /** Body bytes received so far, throttled (see `progressIntervalMs`); always once at the end. */
+  onProgress?(e: { readonly url: string; readonly received: number; readonly total: number | undefined }): void;
+}

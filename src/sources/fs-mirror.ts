@@ -1,0 +1,321 @@
+/**
+ * The filesystem mirror source (spec §4.2 items 59–63; OpenTofu
+ * `filesystem_search.go` `SearchLocalDirectory`, `filesystem_mirror_source.go`).
+ *
+ * Two layouts, freely mixed under one base directory, with `HOST` in display
+ * form (Unicode, `:port` kept):
+ * - unpacked: `HOST/NS/TYPE/VERSION/OS_ARCH/` (a directory);
+ * - packed: `HOST/NS/TYPE/terraform-provider-TYPE_VERSION_OS_ARCH.zip` (a file),
+ *   the name matched case-insensitively (terraform-observed).
+ *
+ * Scan rules, as the reference's `filepath.Walk`:
+ * - the base directory may be a symlink (resolved first); below it nothing is
+ *   followed while walking, except that a symlink at depth 4 to a file is a
+ *   packed package and a symlink at depth 5 to a directory is an unpacked one;
+ *   a symlink at depth 1–2 is ignored with a warning;
+ * - HOST must pass `svchost.ForComparison` (so punycode directory names are
+ *   rejected), NS and TYPE `ParseProviderPart` (upper case accepted and
+ *   normalised), `-` as NS only on the flavor's default host;
+ * - VERSION by `ParseVersion` (lenient: `2.0` is 2.0.0), OS_ARCH by
+ *   `ParsePlatform` (case-sensitive for unpacked directories; packed names are
+ *   lower-cased first, and parts after the third `_` are ignored);
+ * - anything else (other files, `index.json`, `.lock` files) is skipped,
+ *   invalid names with a warning event, never an error; but **any** I/O error
+ *   during the walk fails the whole source (`cannot search PATH: …`), as in
+ *   the reference.
+ *
+ * The directory is scanned once per source object, on first use, then
+ * cached. Packages carry no authentication: they are checked only against the
+ * lock file (spec item 62).
+ */
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import {
+  compareVersions,
+  defaultRegistryHost,
+  LEGACY_NAMESPACE,
+  parsePlatform,
+  ProviderAddress,
+  tryHostnameForComparison,
+  tryParseProviderPart,
+  tryParseVersion,
+  type Flavor,
+  type Platform,
+  type Version,
+} from '../addresses/index.js';
+import { ErrorCode, systemErrorCode } from '../errors.js';
+import { SourceErrorCode } from './codes.js';
+import { sourceError, type AvailableVersions, type PackageMeta, type Source } from './source.js';
+
+/** A skipped entry of the scan (the reference logs these at WARN). */
+export interface ScanWarning {
+  readonly path: string;
+  readonly message: string;
+}
+
+export interface FilesystemMirrorOptions {
+  /** The mirror's base directory (may be a symlink). */
+  readonly baseDir: string;
+  /** Decides the default registry host, where the legacy `-` namespace is allowed. */
+  readonly flavor: Flavor;
+  /** Called for every skipped entry worth reporting. */
+  readonly onWarning?: (w: ScanWarning) => void;
+}
+
+interface Found {
+  provider: ProviderAddress;
+  version: Version;
+  platform: Platform;
+  meta: PackageMeta;
+}
+
+function goQuoted(s: string): string {
+  return JSON.stringify(s);
+}
+
+/** Sorts like Go's `sort.Strings` (byte order of UTF-8). */
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/** See the module comment. */
+export class FilesystemMirrorSource implements Source {
+  private scanned: Promise<Map<string, Found[]>> | undefined;
+
+  constructor(private readonly options: FilesystemMirrorOptions) {}
+
+  forDisplay(): string {
+    return this.options.baseDir;
+  }
+
+  /**
+   * The distinct versions found for `provider`, sorted; an empty list (not an
+   * error) when there are none, as the reference. A 0.0.0 package adds the
+   * reference's warning.
+   *
+   * @throws {ProvkitError} `IO`/`NOT_FOUND` when the scan fails.
+   */
+  async availableVersions(provider: ProviderAddress): Promise<AvailableVersions> {
+    const all = await this.scan();
+    const found = all.get(provider.toComparisonString()) ?? [];
+    const distinct = new Map<string, Version>();
+    for (const f of found) distinct.set(f.version.toString(), f.version);
+    const versions = [...distinct.values()].sort(compareVersions);
+    const warnings: string[] = [];
+    if (versions.some((v) => v.toString() === '0.0.0')) {
+      warnings.push(
+        `Provider ${provider.toString()} has an unspecified (0.0.0) version available in the filesystem mirror, source at ${this.options.baseDir}. It will not be used. \n` +
+          'If the version 0.0.0 is intended to represent a non-published provider, consider using dev_overrides - https://opentofu.org/docs/cli/config/config-file/#development-overrides-for-provider-developers',
+      );
+    }
+    return { versions, warnings };
+  }
+
+  /**
+   * The first package for exactly (provider, version, platform) in scan order
+   * (an unpacked directory wins over a packed file of the same package,
+   * because `VERSION/` sorts before `terraform-provider-…`).
+   *
+   * @throws {ProvkitError} `PLATFORM_NOT_SUPPORTED` when there is none; scan errors.
+   */
+  async packageMeta(provider: ProviderAddress, version: Version, platform: Platform): Promise<PackageMeta> {
+    const all = await this.scan();
+    const match = (all.get(provider.toComparisonString()) ?? []).find((f) => f.version.equals(version) && f.platform.equals(platform));
+    if (match === undefined) {
+      throw sourceError(
+        SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+        `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()} in the filesystem mirror at ${this.options.baseDir}`,
+        { provider, version, platform, file: this.options.baseDir },
+      );
+    }
+    return match.meta;
+  }
+
+  private scan(): Promise<Map<string, Found[]>> {
+    this.scanned ??= this.walkAll();
+    return this.scanned;
+  }
+
+  private warn(path: string, message: string): void {
+    this.options.onWarning?.({ path, message });
+  }
+
+  private async walkAll(): Promise<Map<string, Found[]>> {
+    let base = this.options.baseDir;
+    try {
+      base = await realpath(base);
+    } catch {
+      // As the reference: keep the given path; the walk reports the problem.
+    }
+    const found = new Map<string, Found[]>();
+    try {
+      await lstat(base);
+    } catch (err) {
+      throw this.walkError(base, err);
+    }
+    await this.walkDir(base, [], found);
+    for (const list of found.values()) {
+      // Go sort.Stable by (version, platform) within a provider.
+      list.sort((a, b) => compareVersions(a.version, b.version) || comparePlatformsOf(a, b));
+    }
+    return found;
+  }
+
+  private walkError(path: string, err: unknown): Error {
+    return sourceError(systemErrorCode(err) === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `cannot search ${path}: ${err instanceof Error ? err.message : String(err)}`, {
+      file: path,
+      cause: err,
+    });
+  }
+
+  /** `filepath.Walk` below `dir` (whose path relative to the base is `rel`), in byte order. */
+  private async walkDir(dir: string, rel: readonly string[], found: Map<string, Found[]>): Promise<void> {
+    let names: string[];
+    try {
+      names = (await readdir(dir)).sort(byteOrder);
+    } catch (err) {
+      throw this.walkError(dir, err);
+    }
+    for (const name of names) {
+      const full = join(dir, name);
+      const parts = [...rel, name];
+      let isSymlink: boolean;
+      let isDir: boolean;
+      try {
+        // eslint-disable-next-line no-await-in-loop -- a walk in order, like filepath.Walk
+        const st = await lstat(full);
+        isSymlink = st.isSymbolicLink();
+        isDir = st.isDirectory();
+      } catch (err) {
+        throw this.walkError(full, err);
+      }
+      // eslint-disable-next-line no-await-in-loop -- a walk in order, like filepath.Walk
+      await this.visit(full, parts, isSymlink, found);
+      if (isDir && !isSymlink) {
+        // eslint-disable-next-line no-await-in-loop -- a walk in order, like filepath.Walk
+        await this.walkDir(full, parts, found);
+      }
+    }
+  }
+
+  /** The body of the reference's walk callback for one entry. */
+  private async visit(full: string, parts: readonly string[], isSymlink: boolean, found: Map<string, Found[]>): Promise<void> {
+    if (parts.length < 3) {
+      if (isSymlink) this.warn(full, `Provider plugin search ignored symlink ${full}: only the base directory ${this.options.baseDir} may be a symlink`);
+      return;
+    }
+    const [hostGiven = '', namespace = '', typeName = ''] = parts;
+    if (namespace !== LEGACY_NAMESPACE && !tryParseProviderPart(namespace).ok) {
+      if (parts.length === 3) this.warn(full, `local provider path ${goQuoted(full)} contains invalid namespace ${goQuoted(namespace)}; ignoring`);
+      return;
+    }
+    const type = tryParseProviderPart(typeName);
+    if (!type.ok) {
+      if (parts.length === 3) this.warn(full, `local provider path ${goQuoted(full)} contains invalid type ${goQuoted(typeName)}; ignoring`);
+      return;
+    }
+    const host = tryHostnameForComparison(hostGiven);
+    if (!host.ok) {
+      if (parts.length === 3) this.warn(full, `local provider path ${goQuoted(full)} contains invalid hostname ${goQuoted(hostGiven)}; ignoring`);
+      return;
+    }
+    let provider: ProviderAddress;
+    if (namespace === LEGACY_NAMESPACE) {
+      if (host.hostname !== defaultRegistryHost(this.options.flavor)) {
+        if (parts.length === 3) this.warn(full, `local provider path ${goQuoted(full)} indicates a legacy provider not on the default registry host; ignoring`);
+        return;
+      }
+      provider = new ProviderAddress(host.hostname, LEGACY_NAMESPACE, type.value);
+    } else {
+      const ns = tryParseProviderPart(namespace);
+      provider = new ProviderAddress(host.hostname, ns.ok ? ns.value : namespace, type.value);
+    }
+    if (parts.length !== 4 && parts.length !== 5) return;
+
+    let isDir: boolean;
+    try {
+      isDir = (await stat(full)).isDirectory();
+    } catch (err) {
+      this.warn(full, `failed to read metadata about ${full}: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+
+    if (parts.length === 5) {
+      if (!isDir) return;
+      const versionStr = parts[3] ?? '';
+      const version = tryParseVersion(versionStr);
+      if (!version.ok) {
+        this.warn(full, `ignoring local provider path ${goQuoted(full)} with invalid version ${goQuoted(versionStr)}: ${version.error.message}`);
+        return;
+      }
+      const platformStr = parts[4] ?? '';
+      let platform: Platform;
+      try {
+        platform = parsePlatform(platformStr);
+      } catch (err) {
+        this.warn(full, `ignoring local provider path ${goQuoted(full)} with invalid platform ${goQuoted(platformStr)}: ${(err as Error).message}`);
+        return;
+      }
+      this.add(found, provider, version.version, platform, {
+        filename: `terraform-provider-${provider.type}_${version.version.toString()}_${platform.toString()}.zip`,
+        location: { kind: 'local-dir', path: full },
+      });
+      return;
+    }
+
+    // Depth 4: a packed archive.
+    if (isDir) return;
+    const filename = parts[3] ?? '';
+    const norm = filename.toLowerCase();
+    const prefix = `terraform-provider-${provider.type}_`;
+    const rel = parts.join('/');
+    if (!norm.startsWith(prefix)) {
+      this.warn(full, `ignoring file ${goQuoted(rel)} as possible package for ${provider.toString()}: filename lacks expected prefix ${goQuoted(prefix)}`);
+      return;
+    }
+    if (!norm.endsWith('.zip')) {
+      this.warn(full, `ignoring file ${goQuoted(rel)} as possible package for ${provider.toString()}: filename lacks expected suffix ".zip"`);
+      return;
+    }
+    const info = norm.slice(prefix.length, norm.length - '.zip'.length).split('_');
+    if (info.length < 3) {
+      this.warn(full, `ignoring file ${goQuoted(rel)} as possible package for ${provider.toString()}: filename does not include version number and target platform`);
+      return;
+    }
+    const versionStr = info[0] ?? '';
+    const version = tryParseVersion(versionStr);
+    if (!version.ok) {
+      this.warn(full, `ignoring local provider path ${goQuoted(full)} with invalid version ${goQuoted(versionStr)}: ${version.error.message}`);
+      return;
+    }
+    const platformStr = `${info[1] ?? ''}_${info[2] ?? ''}`;
+    let platform: Platform;
+    try {
+      platform = parsePlatform(platformStr);
+    } catch (err) {
+      this.warn(full, `ignoring local provider path ${goQuoted(full)} with invalid platform ${goQuoted(platformStr)}: ${(err as Error).message}`);
+      return;
+    }
+    this.add(found, provider, version.version, platform, { filename: norm, location: { kind: 'local-archive', path: full } });
+  }
+
+  private add(found: Map<string, Found[]>, provider: ProviderAddress, version: Version, platform: Platform, where: Pick<PackageMeta, 'filename' | 'location'>): void {
+    const key = provider.toComparisonString();
+    let list = found.get(key);
+    if (!list) {
+      list = [];
+      found.set(key, list);
+    }
+    list.push({
+      provider,
+      version,
+      platform,
+      meta: { provider, version, platform, ...where, reportedHashes: [], warnings: [], source: this.options.baseDir },
+    });
+  }
+}
+
+function comparePlatformsOf(a: Found, b: Found): number {
+  return byteOrder(a.platform.os, b.platform.os) || byteOrder(a.platform.arch, b.platform.arch);
+}

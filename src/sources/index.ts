@@ -1,0 +1,43 @@
+/**
+ * `src/sources`: where provider packages come from (spec §4).
+ *
+ * One {@link Source} interface (versions of a provider; metadata of one
+ * package, with typed trust for every reported hash and the authentication to
+ * run after the fetch), its implementations (registry protocol v1, filesystem
+ * mirror, network mirror), decorators (multi-source with include/exclude
+ * patterns, memoising), test doubles, and {@link fetchPackage}, which
+ * downloads or copies any location verify-then-commit.
+ *
+ * What it does not do: choose versions, extract packages, decide which hashes
+ * go into a lock file (that policy reads the {@link Trust} of each hash), or
+ * print. Network access goes through an injected `HttpClient` (`src/net`).
+ */
+export { SourceErrorCode } from './codes.js';
+export { authenticationLabel, sourceError, withContext } from './source.js';
+export type {
+  AvailableVersions,
+  MirrorHashAuthentication,
+  PackageAuthentication,
+  PackageLocation,
+  PackageMeta,
+  RegistryAuthentication,
+  SignatureOutcome,
+  Source,
+  SourceErrorContext,
+  Trust,
+  TrustedHash,
+} from './source.js';
+export { authenticateArchive, fetchPackage } from './fetch.js';
+export type { FetchedArchive, FetchedDirectory, FetchedPackage, FetchOptions } from './fetch.js';
+export { FilesystemMirrorSource } from './fs-mirror.js';
+export type { FilesystemMirrorOptions, ScanWarning } from './fs-mirror.js';
+export { chainCredentials, credentialsFromEnv, staticCredentials } from './credentials.js';
+export type { CredentialsLookup } from './credentials.js';
+export { NetworkMirrorSource } from './net-mirror.js';
+export type { NetworkMirrorOptions } from './net-mirror.js';
+export * from './registry/index.js';
+export { canHandleProvider, MultiSource, parseProviderPatterns, patternMatches } from './multi.js';
+export type { MultiSourceSelector, ProviderPattern } from './multi.js';
+export { MemoizeSource } from './memoize.js';
+export { HangingSource, MockSource } from './testing.js';
+export type { MockPackage, MockSourceOptions, SourceCall } from './testing.js';

@@ -1,0 +1,462 @@
+/**
+ * The provider registry source, protocol v1 (spec §4.1 items 52–58, §8.5;
+ * OpenTofu `registry_source.go`, `registry_client.go`).
+ *
+ * - Discovery gives the `providers.v1` base URL of the provider's host
+ *   (see `discovery.ts`); `NS/TYPE/versions` and
+ *   `NS/TYPE/VERSION/download/OS/ARCH` resolve against it as URLs (keep its
+ *   trailing `/`).
+ * - API requests carry `X-Terraform-Version` and, when the host has a token,
+ *   `Authorization: Bearer` — bound to the API's host (the reference sends the
+ *   token of the provider's host to wherever its discovery document points
+ *   the API). They are retried (`retries`, default 1, as
+ *   `TF_REGISTRY_DISCOVERY_RETRY`).
+ * - The download response is validated (protocols `>= 5, < 7` when given,
+ *   `os`/`arch` echoed, URLs http(s) resolved against the response URL,
+ *   `shasum` 64 hex digits, OpenTofu 1.12 `packages` parsed), then the
+ *   SHA256SUMS document and its signature are fetched **without** token and
+ *   without `X-Terraform-Version`, the document must list `filename` with
+ *   `shasum`, and the signature is checked (see `signature.ts`) — all before
+ *   any download, so a bad signature costs no archive transfer.
+ * - Reported hashes: `shasum` (registry-reported), every SHA256SUMS line as
+ *   `signed` (or registry-reported when OpenTofu skipped the check), every
+ *   `packages` hash of every platform (registry-reported, with its platform).
+ *   A SHA256SUMS that is not a checksum list contributes none, as in the
+ *   reference (only the archive's own zh: is then recorded after the fetch).
+ * - What `fetchPackage` checks after the download: the `packages` size and
+ *   the archive's SHA-256 (see `RegistryAuthentication`).
+ *
+ * Not memoised: wrap it in `MemoizeSource` (OpenTofu memoises `direct`;
+ * `providers lock` uses it bare and repeats the versions call per platform).
+ */
+import {
+  compareVersions,
+  flavorInfo,
+  parseConstraints,
+  parsePlatform,
+  tryParseVersion,
+  versionMatches,
+  type Flavor,
+  type Platform,
+  type ProviderAddress,
+  type Version,
+} from '../../addresses/index.js';
+import { isProvkitError, type ProvkitError } from '../../errors.js';
+import { makeHash, parseHash, type Hash } from '../../hashing/index.js';
+import { formatStatus, isRetryableStatus, NetErrorCode, type HttpClient, type HttpResponse } from '../../net/index.js';
+import { SourceErrorCode } from '../codes.js';
+import type { CredentialsLookup } from '../credentials.js';
+import { encodePath, jsonObject } from '../http-util.js';
+import { sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type TrustedHash } from '../source.js';
+import { acceptableHashes, findChecksum } from './checksums.js';
+import type { ServiceDiscovery } from './discovery.js';
+import { checkChecksumsSignature, signaturePolicy, type SignaturePolicy, type SigningKey } from './signature.js';
+
+/** Plugin protocol versions the reference supports (`SupportedPluginProtocols`). */
+const SUPPORTED_PROTOCOLS = parseConstraints('>= 5, < 7');
+
+export interface RegistrySourceOptions {
+  readonly http: HttpClient;
+  /** Shared per run, so each host is discovered once. */
+  readonly discovery: ServiceDiscovery;
+  readonly flavor: Flavor;
+  readonly credentials?: CredentialsLookup;
+  /** `X-Terraform-Version` of API requests (omitted when undefined). */
+  readonly terraformVersion?: string;
+  /** Retries of API, SHA256SUMS and signature requests (default 1). */
+  readonly retries?: number;
+  /** Default: {@link signaturePolicy}(flavor) without environment switches. */
+  readonly signaturePolicy?: SignaturePolicy;
+}
+
+/** OpenTofu 1.12 `packages` entry of one platform. */
+interface PackageEntry {
+  hashes: Hash[];
+  size: number;
+}
+
+interface VersionsEntry {
+  version: Version;
+  protocols: Version[];
+}
+
+function isHex64(s: unknown): s is string {
+  return typeof s === 'string' && /^[0-9a-fA-F]{64}$/.test(s);
+}
+
+/** See the module comment. */
+export class RegistrySource implements Source {
+  private readonly policy: SignaturePolicy;
+  /** Versions with their protocols, for protocol suggestions. */
+  private readonly versionsSeen = new Map<string, VersionsEntry[]>();
+
+  constructor(private readonly options: RegistrySourceOptions) {
+    this.policy = options.signaturePolicy ?? signaturePolicy(options.flavor);
+  }
+
+  forDisplay(provider?: ProviderAddress): string {
+    return provider === undefined ? 'provider registries' : `registry ${provider.displayHostname}`;
+  }
+
+  /**
+   * @throws {ProvkitError} `REGISTRY_PROVIDER_UNKNOWN` (404),
+   *   `UNAUTHORIZED`, `SERVICE_DISCOVERY`, `INVALID_RESPONSE` (including any
+   *   unparsable version), `NET_*`.
+   */
+  async availableVersions(provider: ProviderAddress, signal?: AbortSignal): Promise<AvailableVersions> {
+    const { entries, warnings } = await this.fetchVersions(provider, signal);
+    const distinct = new Map<string, Version>();
+    for (const e of entries) distinct.set(e.version.toString(), e.version);
+    return { versions: [...distinct.values()].sort(compareVersions), warnings };
+  }
+
+  /**
+   * @throws {ProvkitError} `PLATFORM_NOT_SUPPORTED` (404),
+   *   `PROTOCOL_NOT_SUPPORTED`, `INVALID_RESPONSE`, `CHECKSUM_MISMATCH`
+   *   (SHA256SUMS does not list the archive with its `shasum`),
+   *   `SIGNATURE_INVALID`, `UNAUTHORIZED`, `SERVICE_DISCOVERY`, `NET_*`.
+   */
+  async packageMeta(provider: ProviderAddress, version: Version, platform: Platform, signal?: AbortSignal): Promise<PackageMeta> {
+    const ctx = { provider, version, platform };
+    const base = await this.baseURL(provider, signal);
+    const url = new URL(`./${encodePath(provider.namespace, provider.type, version.toString(), 'download', platform.os, platform.arch)}`, base);
+    const res = await this.api(url, provider, signal, ctx);
+    if (res.status === 404) {
+      throw sourceError(SourceErrorCode.PLATFORM_NOT_SUPPORTED, `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}`, {
+        ...ctx,
+        url: res.url,
+      });
+    }
+    const body = this.expectJson(res, provider, ctx);
+    const invalid = (message: string): ProvkitError => sourceError(SourceErrorCode.INVALID_RESPONSE, message, { ...ctx, url: res.url });
+
+    // protocols
+    const protocols = Array.isArray(body['protocols']) ? body['protocols'] : [];
+    const protoVersions: Version[] = [];
+    for (const p of protocols) {
+      const v = typeof p === 'string' ? tryParseVersion(p) : undefined;
+      if (v === undefined || !v.ok) throw invalid(`registry response includes invalid version string ${JSON.stringify(p)}${v && !v.ok ? `: ${v.error.message}` : ''}`);
+      protoVersions.push(v.version);
+    }
+    if (protoVersions.length > 0 && !protoVersions.some((v) => versionMatches(v, SUPPORTED_PROTOCOLS))) {
+      const suggestion = await this.protocolSuggestion(provider, version, signal).catch(() => undefined);
+      throw sourceError(
+        SourceErrorCode.PROTOCOL_NOT_SUPPORTED,
+        `provider ${provider.toString()} ${version.toString()} is not supported by this version of ${flavorInfo(this.options.flavor).productName}`,
+        {
+          ...ctx,
+          url: res.url,
+          found: protocols.join(', '),
+          ...(suggestion === undefined ? {} : { hint: `the newest version compatible with this ${flavorInfo(this.options.flavor).command} is ${suggestion.toString()}` }),
+        },
+      );
+    }
+
+    // target echo
+    const os = body['os'];
+    const arch = body['arch'];
+    if (os !== platform.os || arch !== platform.arch) {
+      throw invalid(`registry response to request for ${platform.toString()} archive has incorrect target ${String(os)}_${String(arch)}`);
+    }
+
+    // URLs, resolved against the response URL; plain http is accepted (spec item 112).
+    const link = (field: string, what: string): URL => {
+      const raw = body[field];
+      let u: URL | undefined;
+      try {
+        u = typeof raw === 'string' && raw !== '' ? new URL(raw, res.url) : undefined;
+      } catch {
+        u = undefined;
+      }
+      if (u === undefined) throw invalid(`registry response includes invalid ${what} URL ${JSON.stringify(raw ?? null)}`);
+      if (u.protocol !== 'https:' && u.protocol !== 'http:') throw invalid(`registry response includes ${what} URL with unsupported scheme ${JSON.stringify(u.protocol.slice(0, -1))}`);
+      return u;
+    };
+    const downloadURL = link('download_url', 'download');
+    const shasumsURL = link('shasums_url', 'SHA256SUMS');
+    const signatureURL = link('shasums_signature_url', 'SHA256SUMS signature');
+
+    const shasum = body['shasum'];
+    if (!isHex64(shasum)) throw invalid(`registry response includes invalid SHA256 hash ${JSON.stringify(shasum ?? null)}: must be 64 hexadecimal digits`);
+    const sha256 = shasum.toLowerCase();
+    const filename = typeof body['filename'] === 'string' ? body['filename'] : '';
+
+    const keys = this.signingKeys(body, invalid);
+    const packages = this.packages(body, invalid);
+
+    // The documents, fetched at once without credentials or X-Terraform-Version.
+    const document = await this.file(shasumsURL, 'failed to retrieve authentication checksums for provider', ctx, signal);
+    const signature = await this.file(signatureURL, 'failed to retrieve cryptographic signature for provider', ctx, signal);
+
+    // Step 1 (OpenTofu 1.12 `packages`), the parts that need no archive.
+    let packageSize: number | undefined;
+    if (packages !== undefined) {
+      const entry = packages.get(platform.toString());
+      if (entry === undefined) throw invalid(`registry response missing package with platform ${JSON.stringify(platform.toString())}`);
+      if (!(entry.size > 0)) throw invalid(`registry response has invalid package size ${entry.size}`);
+      const zhs = entry.hashes.filter((h) => h.scheme === 'zh:');
+      for (const zh of zhs) {
+        if (zh.value !== sha256) {
+          throw invalid(`registry response expected sha256sum is ${JSON.stringify(sha256)}, which does not match the platform's value of ${JSON.stringify(zh.value)}`);
+        }
+      }
+      if (zhs.length === 0) throw invalid('registry response does not contain matching sha256sum package entry and is invalid');
+      packageSize = entry.size;
+    }
+
+    // Step 2: the document lists the archive with that checksum.
+    const docText = document.toString('utf8');
+    const line = findChecksum(docText, filename, sha256);
+    if (!line.ok) {
+      throw sourceError(SourceErrorCode.CHECKSUM_MISMATCH, line.error, { ...ctx, url: shasumsURL.href, expected: `zh:${sha256}` });
+    }
+
+    // Step 4: the signature.
+    const check = await checkChecksumsSignature({ document, signature, keys, provider, policy: this.policy, signatureUrl: signatureURL.href }).catch(
+      (err: unknown) => {
+        throw withContext(err, { ...ctx, url: signatureURL.href });
+      },
+    );
+
+    const warnings: string[] = [...check.warnings];
+    const reported: TrustedHash[] = [{ hash: makeHash('zh:', sha256), trust: { kind: 'reported-by-registry' }, platform }];
+    const lines = acceptableHashes(docText);
+    if (lines.blankLines.length > 0) {
+      warnings.push(
+        `the SHA256SUMS of ${provider.toString()} ${version.toString()} has blank lines (line ${lines.blankLines.join(', ')}); they were skipped (Terraform 1.11 crashes on them)`,
+      );
+    }
+    if (lines.malformed !== undefined) {
+      warnings.push(
+        `the SHA256SUMS of ${provider.toString()} ${version.toString()} is not a checksum list (${lines.malformed}); only the downloaded archive's checksum will be recorded`,
+      );
+    }
+    const lineTrust = check.kind === 'signed' ? ({ kind: 'signed', keyIds: [check.keyId] } as const) : ({ kind: 'reported-by-registry' } as const);
+    for (const hash of lines.hashes) reported.push({ hash, trust: lineTrust });
+    if (packages !== undefined) {
+      for (const [p, entry] of packages) {
+        const plat = parsePlatform(p);
+        for (const hash of entry.hashes) reported.push({ hash, trust: { kind: 'reported-by-registry' }, platform: plat });
+      }
+    }
+
+    return {
+      provider,
+      version,
+      platform,
+      filename,
+      protocols: protocols.map(String),
+      location: { kind: 'http', url: downloadURL.href },
+      reportedHashes: reported,
+      authentication: {
+        kind: 'registry',
+        sha256,
+        checksumsUrl: shasumsURL.href,
+        signatureUrl: signatureURL.href,
+        signature: check.kind === 'signed' ? { kind: 'signed', keyId: check.keyId, expired: check.expired } : { kind: 'skipped', reason: check.reason },
+        ...(packageSize === undefined ? {} : { packageSize }),
+      },
+      warnings,
+      source: this.forDisplay(provider),
+    };
+  }
+
+  // -------------------------------------------------------------------------
+
+  private async fetchVersions(provider: ProviderAddress, signal: AbortSignal | undefined): Promise<{ entries: VersionsEntry[]; warnings: string[] }> {
+    const base = await this.baseURL(provider, signal);
+    const url = new URL(`./${encodePath(provider.namespace, provider.type, 'versions')}`, base);
+    const res = await this.api(url, provider, signal, { provider });
+    if (res.status === 404) {
+      throw sourceError(
+        SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN,
+        `provider registry ${provider.displayHostname} does not have a provider named ${provider.toString()}`,
+        { provider, url: res.url },
+      );
+    }
+    const body = this.expectJson(res, provider, { provider });
+    const list = body['versions'];
+    if (!Array.isArray(list)) {
+      throw sourceError(SourceErrorCode.INVALID_RESPONSE, `invalid response from provider registry ${provider.displayHostname} for ${provider.toString()}: "versions" must be a list`, {
+        provider,
+        url: res.url,
+      });
+    }
+    const entries: VersionsEntry[] = [];
+    for (const item of list) {
+      const raw = typeof item === 'object' && item !== null ? (item as Record<string, unknown>)['version'] : undefined;
+      const v = typeof raw === 'string' ? tryParseVersion(raw) : undefined;
+      if (v === undefined || !v.ok) {
+        throw sourceError(
+          SourceErrorCode.INVALID_RESPONSE,
+          `registry response includes invalid version string ${JSON.stringify(raw ?? null)}${v && !v.ok ? `: ${v.error.message}` : ''}`,
+          { provider, url: res.url },
+        );
+      }
+      const protos = (item as Record<string, unknown>)['protocols'];
+      const protocols = (Array.isArray(protos) ? protos : []).flatMap((p) => {
+        const pv = typeof p === 'string' ? tryParseVersion(p) : undefined;
+        return pv?.ok ? [pv.version] : [];
+      });
+      entries.push({ version: v.version, protocols });
+    }
+    this.versionsSeen.set(provider.toComparisonString(), entries);
+    const warnings = Array.isArray(body['warnings']) ? body['warnings'].filter((w): w is string => typeof w === 'string') : [];
+    return { entries, warnings };
+  }
+
+  /** The newest release other than `version` whose protocols this tool supports (the reference's suggestion). */
+  private async protocolSuggestion(provider: ProviderAddress, version: Version, signal: AbortSignal | undefined): Promise<Version | undefined> {
+    const entries = this.versionsSeen.get(provider.toComparisonString()) ?? (await this.fetchVersions(provider, signal)).entries;
+    const fitting = entries
+      .filter((e) => !e.version.equals(version) && !e.version.isPrerelease && e.protocols.some((p) => versionMatches(p, SUPPORTED_PROTOCOLS)))
+      .map((e) => e.version)
+      .sort(compareVersions);
+    return fitting.at(-1);
+  }
+
+  private async baseURL(provider: ProviderAddress, signal: AbortSignal | undefined): Promise<URL> {
+    const product = flavorInfo(this.options.flavor).productName;
+    const host = await this.options.discovery.discover(provider.hostname, signal).catch((err: unknown) => {
+      throw withContext(err, { provider });
+    });
+    let svc;
+    try {
+      svc = host.serviceURL('providers.v1');
+    } catch (err) {
+      throw withContext(err, { provider });
+    }
+    if (svc.kind === 'found') return svc.url;
+    const message =
+      svc.kind === 'other-version'
+        ? `host ${provider.displayHostname} does not support the provider registry protocol required by this ${product} version, but may be compatible with a different ${product} version`
+        : `host ${provider.displayHostname} does not offer a ${product} provider registry`;
+    throw sourceError(SourceErrorCode.SERVICE_DISCOVERY, message, { provider });
+  }
+
+  /** An API request with the token and headers, with status handling common to both endpoints. */
+  private async api(
+    url: URL,
+    provider: ProviderAddress,
+    signal: AbortSignal | undefined,
+    ctx: { provider: ProviderAddress; version?: Version; platform?: Platform },
+  ): Promise<HttpResponse> {
+    const token = this.options.credentials?.(provider.hostname);
+    let res: HttpResponse;
+    try {
+      res = await this.options.http.get(url.href, {
+        headers: {
+          accept: 'application/json',
+          ...(this.options.terraformVersion === undefined ? {} : { 'x-terraform-version': this.options.terraformVersion }),
+        },
+        ...(token === undefined ? {} : { credential: { host: url.host, token } }),
+        ...(this.options.retries === undefined ? {} : { retries: this.options.retries }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch (err) {
+      if (isProvkitError(err, 'ABORTED')) throw withContext(err, ctx);
+      throw withContext(err, { ...ctx, url: url.href }, `could not query provider registry for ${provider.toString()}`);
+    }
+    if (res.status === 401 || res.status === 403) {
+      throw sourceError(
+        SourceErrorCode.UNAUTHORIZED,
+        token === undefined
+          ? `host ${provider.displayHostname} requires authentication credentials`
+          : `host ${provider.displayHostname} rejected the given authentication credentials`,
+        { ...ctx, url: res.url, found: String(res.status) },
+      );
+    }
+    if (res.status !== 200 && res.status !== 404) {
+      const detail = isRetryableStatus(res.status)
+        ? `the request failed${res.attempts > 1 ? ` after ${res.attempts} attempts` : ''}, please try again later: ${formatStatus(res)} returned from ${res.url}`
+        : formatStatus(res);
+      throw sourceError(NetErrorCode.HTTP_STATUS, `could not query provider registry for ${provider.toString()}: ${detail}`, {
+        ...ctx,
+        url: res.url,
+        found: String(res.status),
+      });
+    }
+    return res;
+  }
+
+  private expectJson(res: HttpResponse, provider: ProviderAddress, ctx: { provider: ProviderAddress; version?: Version; platform?: Platform }): Record<string, unknown> {
+    const body = jsonObject(res.body);
+    if (body === undefined) {
+      throw sourceError(SourceErrorCode.INVALID_RESPONSE, `could not query provider registry for ${provider.toString()}: the response is not a JSON object`, {
+        ...ctx,
+        url: res.url,
+      });
+    }
+    return body;
+  }
+
+  /** SHA256SUMS or its signature: no token, no X-Terraform-Version, the registry client's retries. */
+  private async file(
+    url: URL,
+    what: string,
+    ctx: { provider: ProviderAddress; version: Version; platform: Platform },
+    signal: AbortSignal | undefined,
+  ): Promise<Buffer> {
+    let res: HttpResponse;
+    try {
+      res = await this.options.http.get(url.href, {
+        ...(this.options.retries === undefined ? {} : { retries: this.options.retries }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch (err) {
+      if (isProvkitError(err, 'ABORTED')) throw withContext(err, ctx);
+      throw withContext(err, { ...ctx, url: url.href }, `could not query provider registry for ${ctx.provider.toString()}: ${what}`);
+    }
+    if (res.status !== 200) {
+      throw sourceError(
+        NetErrorCode.HTTP_STATUS,
+        `could not query provider registry for ${ctx.provider.toString()}: ${what}: ${formatStatus(res)} returned from ${new URL(res.url).host}`,
+        { ...ctx, url: res.url, found: String(res.status) },
+      );
+    }
+    return res.body;
+  }
+
+  private signingKeys(body: Record<string, unknown>, invalid: (m: string) => ProvkitError): SigningKey[] {
+    const sk = body['signing_keys'];
+    if (sk === undefined || sk === null) return [];
+    const list = typeof sk === 'object' ? (sk as Record<string, unknown>)['gpg_public_keys'] : undefined;
+    if (list === undefined || list === null) return [];
+    if (!Array.isArray(list)) throw invalid('registry response includes invalid signing_keys: "gpg_public_keys" must be a list');
+    return list.map((k) => {
+      const o = typeof k === 'object' && k !== null ? (k as Record<string, unknown>) : {};
+      const armor = o['ascii_armor'];
+      if (typeof armor !== 'string') throw invalid('registry response includes a signing key without "ascii_armor"');
+      const trust = o['trust_signature'];
+      return { asciiArmor: armor, ...(typeof trust === 'string' && trust !== '' ? { trustSignature: trust } : {}) };
+    });
+  }
+
+  /** OpenTofu 1.12 `packages`: every key a platform, every hash parsable, or the whole response is refused. */
+  private packages(body: Record<string, unknown>, invalid: (m: string) => ProvkitError): Map<string, PackageEntry> | undefined {
+    const raw = body['packages'];
+    if (raw === undefined || raw === null) return undefined;
+    if (typeof raw !== 'object' || Array.isArray(raw)) throw invalid('registry response includes invalid "packages": must be an object');
+    const out = new Map<string, PackageEntry>();
+    for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+      try {
+        parsePlatform(key);
+      } catch (err) {
+        throw invalid(`registry response includes invalid platform ${JSON.stringify(key)} in "packages": ${(err as Error).message}`);
+      }
+      const o = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+      const hashes: Hash[] = [];
+      for (const h of Array.isArray(o['hashes']) ? o['hashes'] : []) {
+        try {
+          if (typeof h !== 'string') throw new Error('not a string');
+          hashes.push(parseHash(h));
+        } catch (err) {
+          throw invalid(`registry response includes invalid hash ${JSON.stringify(h)} for ${key} in "packages": ${(err as Error).message}`);
+        }
+      }
+      const size = typeof o['package_size'] === 'number' ? o['package_size'] : 0;
+      out.set(key, { hashes, size });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * Checking the detached OpenPGP signature of a registry's SHA256SUMS (spec
+ * §8.5 items 116–119, §9 item 124; OpenTofu `package_authentication.go`
+ * `signatureAuthentication`), with openpgp.js in place of ProtonMail go-crypto.
+ *
+ * - Each listed key (`signing_keys.gpg_public_keys[].ascii_armor`) is tried in
+ *   turn: an armor that does not parse fails at once (`error decoding signing
+ *   key: …`); a signature by another key ("unknown issuer") moves on to the
+ *   next key; any other failure is final (`error checking signature: …`).
+ * - Keys are not pinned: the registry decides which keys count.
+ * - The signature must be a binary detached signature.
+ * - Expiry is judged at the current time, as go-crypto does (openpgp.js
+ *   alone judges a key at the signature's creation time): an expired key or
+ *   signature is tolerated with a warning by OpenTofu unless
+ *   `OPENTOFU_ENFORCE_GPG_EXPIRATION=true`, and refused by Terraform.
+ * - When the check applies (spec item 117): Terraform always; OpenTofu when
+ *   the registry listed at least one key, or the provider is not on
+ *   `registry.opentofu.org`, or `OPENTOFU_ENFORCE_GPG_VALIDATION=true`.
+ *   Otherwise OpenTofu skips it (spec item 118) and the caller records the
+ *   SHA256SUMS hashes as registry-reported.
+ * - Error texts: Terraform's are the bare reason (`authentication signature
+ *   from unknown issuer`); OpenTofu wraps it as `the provider is not signed
+ *   with a valid signing key; please contact the provider author (REASON)`.
+ *   The reasons from openpgp.js differ from go-crypto's (`Signature
+ *   verification failed` where Go says `openpgp: invalid signature: RSA
+ *   verification failure`).
+ */
+import * as openpgp from 'openpgp';
+
+import { defaultRegistryHost, flavorInfo, type Flavor, type ProviderAddress } from '../../addresses/index.js';
+import { ProvkitError } from '../../errors.js';
+import { SourceErrorCode } from '../codes.js';
+
+/** One entry of a registry's `signing_keys.gpg_public_keys`. */
+export interface SigningKey {
+  readonly asciiArmor: string;
+  readonly trustSignature?: string;
+}
+
+/** How strictly signatures are judged; see {@link signaturePolicy}. */
+export interface SignaturePolicy {
+  readonly flavor: Flavor;
+  /** `OPENTOFU_ENFORCE_GPG_VALIDATION=true`: never skip (OpenTofu; Terraform never skips anyway). */
+  readonly enforceValidation: boolean;
+  /** Refuse expired keys and signatures (Terraform always; OpenTofu with `OPENTOFU_ENFORCE_GPG_EXPIRATION=true`). */
+  readonly enforceExpiration: boolean;
+  /** The current time (injectable for tests). */
+  readonly now?: () => Date;
+}
+
+/** The policy of `flavor` with the OpenTofu switches read from `env` (exactly the string `true` counts). */
+export function signaturePolicy(flavor: Flavor, env: Readonly<Record<string, string | undefined>> = {}): SignaturePolicy {
+  return {
+    flavor,
+    enforceValidation: flavor === 'terraform' || env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+    enforceExpiration: flavor === 'terraform' || env['OPENTOFU_ENFORCE_GPG_EXPIRATION'] === 'true',
+  };
+}
+
+/** The outcome: signed by a key (its primary key ID, 16 upper-case hex digits), or skipped. */
+export type SignatureCheck =
+  | { readonly kind: 'signed'; readonly keyId: string; readonly expired: boolean; readonly warnings: readonly string[] }
+  | { readonly kind: 'skipped'; readonly reason: string; readonly warnings: readonly string[] };
+
+const UNKNOWN_ISSUER = 'authentication signature from unknown issuer';
+
+class Reason extends Error {}
+
+function keyIdOf(key: openpgp.Key): string {
+  return key.getKeyID().toHex().toUpperCase();
+}
+
+function expiredAt(t: Date | number | null, now: Date): boolean {
+  return t instanceof Date && t.getTime() <= now.getTime();
+}
+
+/** Whether the (verified) signature's key or the signature itself has expired at `now`, as go-crypto judges it. */
+async function expiry(key: openpgp.Key, signature: openpgp.Signature, issuer: openpgp.KeyID, now: Date): Promise<string | undefined> {
+  if (expiredAt(await key.getExpirationTime(), now)) return 'openpgp: key expired';
+  if (!key.getKeyID().equals(issuer)) {
+    const times = await Promise.all(key.getSubkeys(issuer).map((sub) => sub.getExpirationTime()));
+    if (times.some((t) => expiredAt(t, now))) return 'openpgp: key expired';
+  }
+  for (const pkt of signature.packets) {
+    if (!pkt.signatureNeverExpires && pkt.created !== null && pkt.signatureExpirationTime !== null) {
+      if (pkt.created.getTime() + pkt.signatureExpirationTime * 1000 <= now.getTime()) return 'openpgp: signature expired';
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Checks `signature` over `document` with the registry's keys under `policy`.
+ *
+ * @throws {ProvkitError} `SIGNATURE_INVALID`, with the flavor's text, naming
+ *   the provider.
+ */
+export async function checkChecksumsSignature(args: {
+  readonly document: Uint8Array;
+  readonly signature: Uint8Array;
+  readonly keys: readonly SigningKey[];
+  readonly provider: ProviderAddress;
+  readonly policy: SignaturePolicy;
+  readonly signatureUrl?: string;
+}): Promise<SignatureCheck> {
+  const { provider, policy } = args;
+  const enforce = policy.flavor === 'terraform' || args.keys.length > 0 || provider.hostname !== defaultRegistryHost('tofu') || policy.enforceValidation;
+  if (!enforce) {
+    return {
+      kind: 'skipped',
+      reason: 'no keys were provided by the registry',
+      warnings: [
+        `Signature validation was skipped for ${provider.toString()} because the registry provided no GPG keys for it (see https://github.com/opentofu/opentofu/pull/309)`,
+      ],
+    };
+  }
+  try {
+    return await findSigningKey(args);
+  } catch (err) {
+    if (!(err instanceof Reason)) throw err;
+    const message =
+      policy.flavor === 'tofu' ? `the provider is not signed with a valid signing key; please contact the provider author (${err.message})` : err.message;
+    throw new ProvkitError(SourceErrorCode.SIGNATURE_INVALID, message, {
+      provider: provider.toString(),
+      ...(args.signatureUrl === undefined ? {} : { url: args.signatureUrl }),
+      cause: err,
+    });
+  }
+}
+
+async function findSigningKey(args: {
+  readonly document: Uint8Array;
+  readonly signature: Uint8Array;
+  readonly keys: readonly SigningKey[];
+  readonly provider: ProviderAddress;
+  readonly policy: SignaturePolicy;
+}): Promise<SignatureCheck> {
+  const now = args.policy.now?.() ?? new Date();
+  let signature: openpgp.Signature | undefined;
+  for (const k of args.keys) {
+    let ring: openpgp.Key[];
+    try {
+      // eslint-disable-next-line no-await-in-loop -- keys are tried in order; the first that verifies wins
+      ring = await openpgp.readKeys({ armoredKeys: k.asciiArmor });
+    } catch (err) {
+      throw new Reason(`error decoding signing key: ${(err as Error).message}`);
+    }
+    try {
+      // eslint-disable-next-line no-await-in-loop -- parsed once, on the first key
+      signature ??= await openpgp.readSignature({ binarySignature: args.signature });
+    } catch (err) {
+      throw new Reason(`error checking signature: ${(err as Error).message}`);
+    }
+    const issuers = signature.getSigningKeyIDs();
+    const key = ring.find((candidate) => candidate.getKeyIDs().some((id) => issuers.some((issuer) => issuer.equals(id))));
+    if (key === undefined) continue;
+    const issuer = issuers.find((i) => key.getKeyIDs().some((id) => id.equals(i))) ?? issuers[0];
+    try {
+      // eslint-disable-next-line no-await-in-loop -- see above
+      const message = await openpgp.createMessage({ binary: args.document });
+      // eslint-disable-next-line no-await-in-loop -- see above
+      const result = await openpgp.verify({
+        message,
+        signature,
+        verificationKeys: key,
+        expectSigned: true,
+        format: 'binary',
+      });
+      // eslint-disable-next-line no-await-in-loop -- see above
+      await result.signatures[0]?.verified;
+    } catch (err) {
+      throw new Reason(`error checking signature: ${(err as Error).message}`);
+    }
+    // eslint-disable-next-line no-await-in-loop -- see above
+    const expired = issuer === undefined ? undefined : await expiry(key, signature, issuer, now);
+    const keyId = keyIdOf(key);
+    if (expired === undefined) return { kind: 'signed', keyId, expired: false, warnings: [] };
+    if (args.policy.enforceExpiration) throw new Reason(`error checking signature: ${expired}`);
+    return {
+      kind: 'signed',
+      keyId,
+      expired: true,
+      warnings: [
+        `Provider ${args.provider.namespace}/${args.provider.type} (${args.provider.displayHostname}) gpg key expired, this will fail in future versions of ${flavorInfo(args.policy.flavor).productName}`,
+      ],
+    };
+  }
+  throw new Reason(UNKNOWN_ISSUER);
+}

@@ -1,0 +1,176 @@
+/**
+ * The one `Source` interface and the data it returns (spec §4, OpenTofu
+ * `internal/getproviders` `Source`, `PackageMeta`, `PackageAuthentication`).
+ *
+ * A source answers two questions: which versions of a provider exist, and
+ * where the package of one (provider, version, platform) is and how it must be
+ * authenticated. It does not download: {@link PackageMeta} is data, and
+ * `fetchPackage` (fetch.ts) downloads or copies any location and performs the
+ * authentication it describes.
+ *
+ * Trust is data: every hash a source reports carries a {@link Trust} saying
+ * why it is believed, so the lock-file policy (which hashes to record, spec
+ * §5.2 item 79) is a pure function elsewhere.
+ */
+import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+import { ProvkitError, type ErrorCode } from '../errors.js';
+import type { Hash } from '../hashing/index.js';
+
+/** Why a hash is believed (OpenTofu `HashDisposition`, one reason per entry). */
+export type Trust =
+  /** Computed here from the package bytes (the archive's zh:, a mirror hash that matched). */
+  | { readonly kind: 'verified-locally' }
+  /** The registry said so, without a signature covering it (OpenTofu default registry without keys, `packages`). */
+  | { readonly kind: 'reported-by-registry' }
+  /** A network mirror's `hashes` entry, not (yet) checked against the bytes. */
+  | { readonly kind: 'reported-by-mirror'; readonly mirror: string }
+  /** A line of a SHA256SUMS document whose signature verified with these keys. */
+  | { readonly kind: 'signed'; readonly keyIds: readonly string[] };
+
+/**
+ * A hash with the reason to believe it. The same hash may appear several
+ * times with different reasons; consumers group by `hash.text`.
+ */
+export interface TrustedHash {
+  readonly hash: Hash;
+  readonly trust: Trust;
+  /**
+   * The platform whose package this is a hash of, when known (registry
+   * `packages`, mirror entries, the fetched archive). Absent for SHA256SUMS
+   * lines, which may describe any file.
+   */
+  readonly platform?: Platform;
+}
+
+/** Where a package is. */
+export type PackageLocation =
+  | { readonly kind: 'local-archive'; readonly path: string }
+  | { readonly kind: 'local-dir'; readonly path: string }
+  | { readonly kind: 'http'; readonly url: string };
+
+/** The outcome of the SHA256SUMS signature check, done when the metadata was fetched. */
+export type SignatureOutcome =
+  /** Verified with the key `keyId` (16 upper-case hex). `expired`: tolerated with a warning (OpenTofu, spec item 119). */
+  | { readonly kind: 'signed'; readonly keyId: string; readonly expired: boolean }
+  /** OpenTofu's default registry without keys and without enforcement (spec item 118). */
+  | { readonly kind: 'skipped'; readonly reason: string };
+
+/** What a registry package must pass after download (spec §4.1 item 56, steps 1 and 3). */
+export interface RegistryAuthentication {
+  readonly kind: 'registry';
+  /** Lower-case hex SHA-256 the archive must have (`shasum`; already found in SHA256SUMS). */
+  readonly sha256: string;
+  readonly checksumsUrl: string;
+  readonly signatureUrl: string;
+  readonly signature: SignatureOutcome;
+  /** The `packages` size of the target platform (OpenTofu 1.12 extension), when given. */
+  readonly packageSize?: number;
+}
+
+/** A network mirror package: at least one of `hashes` must match the archive (spec §4.3 item 69). */
+export interface MirrorHashAuthentication {
+  readonly kind: 'mirror-hashes';
+  readonly mirror: string;
+  /** The `h1:` and `zh:` hashes for the target platform (other schemes dropped); never empty. */
+  readonly hashes: readonly Hash[];
+}
+
+export type PackageAuthentication = RegistryAuthentication | MirrorHashAuthentication;
+
+/** Everything known about one package before it is fetched. */
+export interface PackageMeta {
+  readonly provider: ProviderAddress;
+  readonly version: Version;
+  readonly platform: Platform;
+  /** The archive's file name (synthesised for unpacked directories, lower case for packed mirror files). */
+  readonly filename: string;
+  /** Plugin protocol versions, when the source knows them (registry only). */
+  readonly protocols?: readonly string[];
+  readonly location: PackageLocation;
+  /** Hashes believed before the download, each with its reason. */
+  readonly reportedHashes: readonly TrustedHash[];
+  /** What must be checked after the fetch; absent: nothing (filesystem mirrors, mirrors without hashes). */
+  readonly authentication?: PackageAuthentication;
+  /** Things a user should hear about (skipped signature, expired key, unverified mirror package). */
+  readonly warnings: readonly string[];
+  /** The source's {@link Source.forDisplay}, for messages. */
+  readonly source: string;
+}
+
+export interface AvailableVersions {
+  /** Distinct, sorted lowest first. */
+  readonly versions: readonly Version[];
+  readonly warnings: readonly string[];
+}
+
+/**
+ * A place providers come from. Implementations: `RegistrySource`,
+ * `FilesystemMirrorSource`, `NetworkMirrorSource`; decorators `MultiSource`,
+ * `MemoizeSource`; test doubles `MockSource`, `HangingSource`.
+ *
+ * Errors are {@link ProvkitError}s naming the provider (and version, platform,
+ * URL where known). The multi-source treats `PROVIDER_NOT_FOUND`,
+ * `REGISTRY_PROVIDER_UNKNOWN` and `PLATFORM_NOT_SUPPORTED` as "ask the next
+ * source"; see `codes.ts`.
+ */
+export interface Source {
+  /** A short description for messages (a directory, a URL, "registry HOST"); `provider` narrows it where it matters. */
+  forDisplay(provider?: ProviderAddress): string;
+  availableVersions(provider: ProviderAddress, signal?: AbortSignal): Promise<AvailableVersions>;
+  packageMeta(provider: ProviderAddress, version: Version, platform: Platform, signal?: AbortSignal): Promise<PackageMeta>;
+}
+
+/** Context for {@link sourceError}. */
+export interface SourceErrorContext {
+  provider?: ProviderAddress;
+  version?: Version;
+  platform?: Platform;
+  url?: string;
+  file?: string;
+  expected?: string;
+  found?: string;
+  hint?: string;
+  cause?: unknown;
+}
+
+/** A ProvkitError with the provider, version and platform rendered into its context fields. */
+export function sourceError(code: ErrorCode, message: string, ctx: SourceErrorContext = {}): ProvkitError {
+  const { provider, version, platform, ...rest } = ctx;
+  return new ProvkitError(code, message, {
+    ...rest,
+    ...(provider === undefined ? {} : { provider: provider.toString() }),
+    ...(version === undefined ? {} : { version: version.toString() }),
+    ...(platform === undefined ? {} : { platform: platform.toString() }),
+  });
+}
+
+/**
+ * A copy of `err` with context added where it is missing and, optionally, a
+ * message prefix. Keeps the code; the original becomes `cause`.
+ */
+export function withContext(err: unknown, ctx: SourceErrorContext, prefix?: string): unknown {
+  if (!(err instanceof ProvkitError)) return err;
+  const data = err.toJSON();
+  const { code, message, ...fields } = data;
+  const merged = {
+    ...fields,
+    ...(fields.provider === undefined && ctx.provider !== undefined ? { provider: ctx.provider.toString() } : {}),
+    ...(fields.version === undefined && ctx.version !== undefined ? { version: ctx.version.toString() } : {}),
+    ...(fields.platform === undefined && ctx.platform !== undefined ? { platform: ctx.platform.toString() } : {}),
+    ...(fields.url === undefined && ctx.url !== undefined ? { url: ctx.url } : {}),
+  };
+  return new ProvkitError(code, prefix === undefined ? message : `${prefix}: ${message}`, { ...merged, cause: err });
+}
+
+/**
+ * The reference's one-word summary of how a fetched package was
+ * authenticated (`PackageAuthenticationResult.String`, spec item 120), in
+ * priority order: `signed`, `signing skipped` (registry-reported hashes),
+ * `verified checksum`, `unauthenticated`.
+ */
+export function authenticationLabel(hashes: readonly TrustedHash[]): 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated' {
+  if (hashes.some((h) => h.trust.kind === 'signed')) return 'signed';
+  if (hashes.some((h) => h.trust.kind === 'reported-by-registry')) return 'signing skipped';
+  if (hashes.some((h) => h.trust.kind === 'verified-locally')) return 'verified checksum';
+  return 'unauthenticated';
+}

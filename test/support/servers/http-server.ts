@@ -1,0 +1,269 @@
+/**
+ * The base of the fake registry and network mirror: a real HTTP or HTTPS
+ * server on 127.0.0.1 (ephemeral port, nothing else is ever bound), a request
+ * log, and fault switches per request path.
+ *
+ * Contract:
+ * - `handler` maps a request to a response (or undefined → 404). The server
+ *   then applies the first armed fault for the request's path (exact
+ *   pathname, or a RegExp), which counts down its `times` (default: every
+ *   request).
+ * - Every request is logged *before* it is answered (method, path, lower-case
+ *   headers, the fault applied, the status sent).
+ * - `close()` ends the server and destroys every open socket (stalled ones
+ *   too). Servers are unref'd and close themselves after `lifetimeMs`
+ *   (default 5 min) and at process exit, so a forgotten server cannot hang a
+ *   test run.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+
+import { testTls } from './tls.js';
+
+/** What a handler answers. `body` strings are UTF-8. */
+export interface RouteResponse {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: Buffer | string;
+}
+
+export type Handler = (req: IncomingMessage, url: URL) => RouteResponse | undefined | Promise<RouteResponse | undefined>;
+
+/**
+ * A fault switch. `times` limits how many matching requests it affects
+ * (default: all), so a test can show a retry succeeding after `times` failures.
+ */
+export type Fault = (
+  | { kind: 'status'; status: number; headers?: Record<string, string>; body?: string }
+  /** Send the headers (with the right Content-Length) and `after` bytes (default half), then destroy the socket. */
+  | { kind: 'drop'; after?: number }
+  /** An HTTP/1.0-style close-delimited body without Content-Length, cut after `after` bytes: undetectable by size. */
+  | { kind: 'truncate'; after?: number }
+  /** Declare Content-Length = real length + `delta`, send the body, then close. */
+  | { kind: 'wrong-length'; delta: number }
+  /** `headers`: never answer; `body`: send headers and half the body, then nothing. */
+  | { kind: 'stall'; phase: 'headers' | 'body' }
+  /** Flip one byte in the middle of the body (same length). */
+  | { kind: 'tamper' }
+  | { kind: 'content-type'; value: string }
+  | { kind: 'redirect'; location: string; status?: number }
+  /** Replace the body; a function gets the normal body. */
+  | { kind: 'replace'; body: Buffer | string | ((original: Buffer) => Buffer | Promise<Buffer>); headers?: Record<string, string> }
+) & { times?: number };
+
+/** One logged request. */
+export interface LoggedRequest {
+  readonly method: string;
+  /** Path and query as sent (percent-encoded). */
+  readonly path: string;
+  /** The decoded pathname. */
+  readonly pathname: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  fault?: Fault['kind'];
+  status?: number;
+}
+
+export interface ServerOptions {
+  /** HTTPS with the test CA (default true). */
+  tls?: boolean;
+  handler: Handler;
+  /** Faults keyed by decoded pathname, armed at start. */
+  faults?: Record<string, Fault | Fault[]>;
+  lifetimeMs?: number;
+}
+
+export interface TestServer {
+  /** `https://127.0.0.1:PORT` (no trailing slash). */
+  readonly origin: string;
+  /** `ORIGIN/` (the network mirror overrides it with its base URL). */
+  readonly url: string;
+  /** `127.0.0.1:PORT`: the URL host, also the provider hostname form of this server. */
+  readonly host: string;
+  readonly port: number;
+  /** The CA (PEM and file) that signed the server certificate (HTTPS only, else empty). */
+  readonly caPem: string;
+  readonly caPath: string;
+  readonly log: LoggedRequest[];
+  /** Arms a fault for a decoded pathname (exact) or pattern; later faults for the same key queue behind earlier ones. */
+  setFault(path: string | RegExp, fault: Fault): void;
+  clearFaults(): void;
+  /** Requests whose decoded pathname equals `pathname` (or matches a RegExp). */
+  requests(pathname: string | RegExp): LoggedRequest[];
+  close(): Promise<void>;
+}
+
+interface Armed {
+  match: string | RegExp;
+  fault: Fault;
+  left: number;
+}
+
+const open = new Set<TestServer>();
+process.once('exit', () => {
+  for (const s of open) void s.close();
+});
+
+function flip(body: Buffer): Buffer {
+  const out = Buffer.from(body);
+  if (out.length > 0) {
+    const i = Math.floor(out.length / 2);
+    out[i] = (out[i] ?? 0) ^ 0xff;
+  }
+  return out;
+}
+
+function decodePath(pathname: string): string {
+  try {
+    return decodeURIComponent(pathname);
+  } catch {
+    return pathname;
+  }
+}
+
+/** Starts a server; see the module comment. */
+export async function startServer(options: ServerOptions): Promise<TestServer> {
+  const useTls = options.tls ?? true;
+  const tls = useTls ? await testTls() : undefined;
+  const log: LoggedRequest[] = [];
+  let armed: Armed[] = [];
+  const sockets = new Set<Socket>();
+
+  const takeFault = (pathname: string): Fault | undefined => {
+    const i = armed.findIndex((a) => a.left > 0 && (typeof a.match === 'string' ? a.match === pathname : a.match.test(pathname)));
+    if (i === -1) return undefined;
+    const a = armed[i]!;
+    a.left -= 1;
+    return a.fault;
+  };
+
+  const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const pathname = decodePath(url.pathname);
+    const entry: LoggedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', pathname, headers: { ...req.headers } };
+    log.push(entry);
+    const fault = takeFault(pathname);
+    if (fault) entry.fault = fault.kind;
+
+    if (fault?.kind === 'stall' && fault.phase === 'headers') return;
+    if (fault?.kind === 'status') {
+      entry.status = fault.status;
+      res.writeHead(fault.status, { 'content-type': 'text/plain', ...fault.headers });
+      res.end(fault.body ?? `fault: ${fault.status}\n`);
+      return;
+    }
+    if (fault?.kind === 'redirect') {
+      entry.status = fault.status ?? 302;
+      res.writeHead(entry.status, { location: fault.location });
+      res.end();
+      return;
+    }
+
+    let answer: RouteResponse | undefined;
+    try {
+      answer = await options.handler(req, url);
+    } catch (err) {
+      answer = { status: 500, body: `handler failed: ${String(err)}\n` };
+    }
+    answer ??= { status: 404, headers: { 'content-type': 'text/plain' }, body: 'not found\n' };
+    let body = typeof answer.body === 'string' ? Buffer.from(answer.body) : (answer.body ?? Buffer.alloc(0));
+    const headers: Record<string, string> = { ...answer.headers };
+    const status = answer.status ?? 200;
+    entry.status = status;
+
+    if (fault?.kind === 'tamper') body = flip(body);
+    if (fault?.kind === 'content-type') headers['content-type'] = fault.value;
+    if (fault?.kind === 'replace') {
+      body = typeof fault.body === 'function' ? await fault.body(body) : typeof fault.body === 'string' ? Buffer.from(fault.body) : fault.body;
+      Object.assign(headers, fault.headers);
+    }
+
+    const socket = req.socket;
+    switch (fault?.kind) {
+      case 'drop': {
+        res.writeHead(status, { ...headers, 'content-length': String(body.length) });
+        res.write(body.subarray(0, fault.after ?? Math.floor(body.length / 2)));
+        setTimeout(() => socket.destroy(), 20);
+        return;
+      }
+      case 'truncate': {
+        const head = [`HTTP/1.1 ${status} OK`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'connection: close', '', ''].join('\r\n');
+        socket.write(head);
+        socket.end(body.subarray(0, fault.after ?? Math.floor(body.length / 2)));
+        return;
+      }
+      case 'wrong-length': {
+        res.writeHead(status, { ...headers, 'content-length': String(body.length + fault.delta), connection: 'close' });
+        // Write around the response object so that Node does not police the length.
+        res.flushHeaders();
+        socket.end(body);
+        return;
+      }
+      case 'stall': {
+        res.writeHead(status, { ...headers, 'content-length': String(body.length) });
+        res.write(body.subarray(0, Math.floor(body.length / 2)));
+        return;
+      }
+      default:
+        res.writeHead(status, { ...headers, 'content-length': String(body.length) });
+        res.end(body);
+    }
+  };
+
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    void onRequest(req, res);
+  };
+  const server: Server = tls ? createHttpsServer({ cert: tls.certPem, key: tls.keyPem }, listener) : createHttpServer(listener);
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  server.on('secureConnection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  server.unref();
+  const port = (server.address() as AddressInfo).port;
+
+  for (const [path, f] of Object.entries(options.faults ?? {})) {
+    for (const fault of Array.isArray(f) ? f : [f]) armed.push({ match: path, fault, left: fault.times ?? Infinity });
+  }
+
+  let closed: Promise<void> | undefined;
+  const self: TestServer = {
+    origin: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}/`,
+    host: `127.0.0.1:${port}`,
+    port,
+    caPem: tls?.caPem ?? '',
+    caPath: tls?.caPath ?? '',
+    log,
+    setFault(match, fault) {
+      armed.push({ match, fault, left: fault.times ?? Infinity });
+    },
+    clearFaults() {
+      armed = [];
+    },
+    requests(pathname) {
+      return log.filter((r) => (typeof pathname === 'string' ? r.pathname === pathname : pathname.test(r.pathname)));
+    },
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        open.delete(self);
+        clearTimeout(lifetime);
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+        server.closeAllConnections?.();
+      });
+      return closed;
+    },
+  };
+  const lifetime = setTimeout(() => void self.close(), options.lifetimeMs ?? 300_000);
+  lifetime.unref();
+  open.add(self);
+  return self;
+}
