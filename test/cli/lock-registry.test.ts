@@ -1,0 +1,105 @@
+// `provkit lock` against the in-repo fake registry (HTTPS on loopback, signed
+// SHA256SUMS): the lock records the h1: of each requested platform and every
+// zh: of the signed checksum list (terraform-observed.md "What each source
+// records"); faults end in a clear error and an untouched lock file.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { fixtureProviders } from '../support/servers/packages.js';
+import { startFakeRegistry, type FakeRegistry } from '../support/servers/registry.js';
+
+const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
+const HASHES = JSON.parse(await readFile(fileURLToPath(new URL('../../mirror-fixtures/hashes.json', import.meta.url)), 'utf8')) as {
+  packages: Record<string, { zh: string; h1: string }>;
+};
+const PLATFORMS = ['darwin_amd64', 'darwin_arm64', 'linux_amd64', 'linux_arm64', 'windows_amd64'];
+
+let reg: FakeRegistry;
+let dir: string;
+beforeAll(async () => {
+  reg = await startFakeRegistry({ providers: await fixtureProviders() });
+  dir = await mkdtemp(join(tmpdir(), 'provkit-lock-reg-'));
+});
+afterAll(async () => {
+  await reg.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '' } }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+async function project(name: string): Promise<string> {
+  const p = join(dir, name);
+  await rm(p, { recursive: true, force: true });
+  await import('node:fs/promises').then((fs) => fs.mkdir(p));
+  await writeFile(
+    join(p, 'main.tf'),
+    `terraform {\n  required_providers {\n    demo = {\n      source  = "${reg.host}/acme/demo"\n      version = "~> 1.0"\n    }\n  }\n}\n`,
+  );
+  return p;
+}
+
+const key = (v: string, p: string): string => `registry.example.test/acme/demo/terraform-provider-demo_${v}_${p}.zip`;
+
+describe('provkit lock from a registry', () => {
+  it('records each platform’s h1: and every signed zh:', async () => {
+    const p = await project('ok');
+    const r = await run(['-flavor=terraform', 'lock', '-platform=linux_amd64', '-platform=darwin_arm64'], p);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/- Retrieved .*\/acme\/demo 1\.1\.0 for linux_amd64 \(signed, key ID [0-9A-F]{16}\)/);
+    const expected = [
+      HASHES.packages[key('1.1.0', 'darwin_arm64')]!.h1,
+      HASHES.packages[key('1.1.0', 'linux_amd64')]!.h1,
+      ...PLATFORMS.map((pl) => HASHES.packages[key('1.1.0', pl)]!.zh),
+    ].sort();
+    const lock = await readFile(join(p, '.terraform.lock.hcl'), 'utf8');
+    expect(lock).toBe(
+      `# This file is maintained automatically by "terraform init".\n# Manual edits may be lost in future updates.\n\nprovider "${reg.host}/acme/demo" {\n  version     = "1.1.0"\n  constraints = "~> 1.0"\n  hashes = [\n${expected.map((h) => `    "${h}",\n`).join('')}  ]\n}\n`,
+    );
+  });
+
+  it('refuses a tampered archive, naming provider, version and platform, and writes nothing', async () => {
+    const p = await project('tampered');
+    await writeFile(join(p, '.terraform.lock.hcl'), '# keep me\n');
+    reg.tamperArchive('acme', 'demo', '1.1.0', 'linux_amd64');
+    try {
+      const r = await run(['lock', '-platform=linux_amd64'], p);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('Could not retrieve providers for locking');
+      expect(r.stderr).toMatch(/acme\/demo/);
+      expect(await readFile(join(p, '.terraform.lock.hcl'), 'utf8')).toBe('# keep me\n');
+      expect((await readdir(p)).sort()).toEqual(['.terraform.lock.hcl', 'main.tf']);
+    } finally {
+      reg.clearFaults();
+      reg.archives.clearFaults();
+    }
+  });
+
+  it.each([
+    ['a bad signature', (): void => reg.badSignature('acme', 'demo', '1.1.0')],
+    ['a signature by an unlisted key', (): void => reg.unlistedKey('acme', 'demo', '1.1.0')],
+  ])('refuses %s', async (what, arm) => {
+    const p = await project(what.replace(/ /g, '-'));
+    arm();
+    try {
+      const r = await run(['lock', '-platform=linux_amd64'], p);
+      expect(r.code).toBe(1);
+      expect(r.stderr.toLowerCase()).toContain('signature');
+      expect(await readdir(p)).toEqual(['main.tf']);
+    } finally {
+      reg.clearFaults();
+      reg.archives.clearFaults();
+    }
+  });
+});
