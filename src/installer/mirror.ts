@@ -15,16 +15,17 @@
  * - incremental: a package already in the target whose bytes verify against
  *   the source's metadata is not fetched again (`fetch_complete` with
  *   `reused`), and counts as verified in this run;
- * - a fingerprint cache (`.provkit-mirror-cache.json`: size, mtime, ctime,
- *   inode per archive) lets a re-run skip re-hashing unchanged archives; a
- *   file whose fingerprint changed is hashed again;
+ * - a fingerprint cache (size, mtime, ctime, inode per archive, kept outside
+ *   the mirror in `cacheFile`, so the mirror holds only what the reference
+ *   writes) lets a re-run skip re-hashing unchanged archives; a file whose
+ *   fingerprint changed is hashed again;
  * - `hashes: 'all'` writes `zh:` and both `h1:` forms for every archive;
  * - every file is written atomically (temp file + rename): an interrupted run
  *   leaves no half-written package or index;
  * - everything runs in parallel (network and CPU budgets apart).
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 
 import pLimit from 'p-limit';
 
@@ -63,6 +64,8 @@ export interface MirrorOptions {
   readonly events?: EventSink;
   readonly signal?: AbortSignal;
   readonly networkConcurrency?: number;
+  /** Where the fingerprint cache of this target lives (none when absent). */
+  readonly cacheFile?: string;
 }
 
 export interface MirrorFailure {
@@ -78,8 +81,6 @@ export interface MirrorOutcome {
   readonly written: number;
   readonly reused: number;
 }
-
-const CACHE_FILE = '.provkit-mirror-cache.json';
 
 /** What we know of one archive in the target. */
 interface ArchiveState {
@@ -108,10 +109,13 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
   const events = options.events ?? ignoreEvents;
   const network = pLimit(options.networkConcurrency ?? 8);
   const failures: MirrorFailure[] = [];
-  const cachePath = join(options.targetDir, CACHE_FILE);
-  const cache: CacheFile = await readFile(cachePath, 'utf8')
-    .then((t) => JSON.parse(t) as CacheFile)
-    .catch(() => ({}));
+  const cachePath = options.cacheFile;
+  const cache: CacheFile =
+    cachePath === undefined
+      ? {}
+      : await readFile(cachePath, 'utf8')
+          .then((t) => JSON.parse(t) as CacheFile)
+          .catch(() => ({}));
   /** Hashes of archives verified or fetched in this run, by relative path, with their trust. */
   const thisRun = new Map<string, readonly TrustedHash[]>();
   const states = new Map<string, ArchiveState>();
@@ -260,7 +264,10 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
         events({ type: 'mirror_index', provider, path: `${dir}/index.json` });
       }),
     );
-    await writeFileAtomic(cachePath, Buffer.from(JSON.stringify(cache)));
+    if (cachePath !== undefined) {
+      await mkdir(dirname(cachePath), { recursive: true });
+      await writeFileAtomic(cachePath, Buffer.from(JSON.stringify(cache)));
+    }
   } catch (err) {
     failures.push({ summary: 'Failed to update indexes', error: asError(err) });
   }

@@ -7,16 +7,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { hashZipPackage } from '../../src/hashing/index.js';
 
 const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
 const mirror = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 
+let cacheDir: string;
+beforeAll(async () => {
+  cacheDir = await mkdtemp(join(tmpdir(), 'provkit-mirror-cache-'));
+});
+afterAll(() => rm(cacheDir, { recursive: true, force: true }));
+
 function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, PROVKIT_FLAVOR: '', PROVKIT_CACHE_DIR: cacheDir } }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
     });
   });

@@ -2,6 +2,8 @@
  * `provkit mirror [options] TARGET_DIR`: `providers mirror` (spec §6.2).
  * Thin: flags → requirements, lock selections, a source → `runMirror` → render.
  */
+import { createHash } from 'node:crypto';
+import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { currentPlatform, parsePlatform, type Platform } from '../../addresses/index.js';
@@ -96,6 +98,7 @@ export async function mirrorCommand(args: readonly string[], io: CliIO, globals:
   else if (netMirror !== undefined) source = new NetworkMirrorSource({ baseUrl: netMirror, http, flavor: globals.flavor });
   else source = registrySourceFor(io, globals, http);
 
+  const targetDir = resolve(globals.cwd, flags.positionals[0]!);
   const pool = createHashPool();
   try {
     const outcome = await runMirror({
@@ -105,7 +108,8 @@ export async function mirrorCommand(args: readonly string[], io: CliIO, globals:
       source,
       pool,
       http,
-      targetDir: resolve(globals.cwd, flags.positionals[0]!),
+      targetDir,
+      cacheFile: mirrorCacheFile(io.env, targetDir),
       flavor: globals.flavor,
       hashes,
       events: (e) => ui.event(e),
@@ -119,4 +123,14 @@ export async function mirrorCommand(args: readonly string[], io: CliIO, globals:
     await pool.close();
     nodeFetch.close();
   }
+}
+
+/**
+ * The fingerprint cache of one mirror target, kept out of the mirror
+ * (`$XDG_CACHE_HOME/provkit/mirror/<sha256 of the target path>.json`,
+ * `~/.cache` by default; `PROVKIT_CACHE_DIR` overrides the base).
+ */
+function mirrorCacheFile(env: CliIO['env'], targetDir: string): string {
+  const base = env['PROVKIT_CACHE_DIR'] ?? join(env['XDG_CACHE_HOME'] ?? join(env['HOME'] ?? homedir(), '.cache'), 'provkit');
+  return join(base, 'mirror', `${createHash('sha256').update(targetDir).digest('hex').slice(0, 32)}.json`);
 }
