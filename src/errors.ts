@@ -20,6 +20,12 @@ export const ErrorCode = {
   INVALID_PLATFORM: 'INVALID_PLATFORM',
   INVALID_FLAVOR: 'INVALID_FLAVOR',
   INVALID_HASH: 'INVALID_HASH',
+  /** An include/exclude provider pattern of a CLI configuration. */
+  INVALID_PROVIDER_PATTERN: 'INVALID_PROVIDER_PATTERN',
+  /** Module configuration that cannot be loaded (diagnostics carry the details). */
+  INVALID_CONFIGURATION: 'INVALID_CONFIGURATION',
+  /** A CLI configuration file that cannot be used. */
+  INVALID_CLI_CONFIGURATION: 'INVALID_CLI_CONFIGURATION',
 
   // --- hashing: the archive as a file
   /** Not a zip archive the reference can open (no end record, bad headers, wrong entry count). */

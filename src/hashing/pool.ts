@@ -24,7 +24,8 @@ export interface HashPoolOptions extends ZipHashOptions {
 }
 
 export interface HashPool {
-  hashZip(path: string): Promise<ZipPackageHashes>;
+  /** `knownZh`: the archive's zh: when already computed from these bytes (not computed again). */
+  hashZip(path: string, knownZh?: Hash): Promise<ZipPackageHashes>;
   hashDir(path: string): Promise<Hash>;
   /** Stops the workers; pending jobs fail with ABORTED. */
   close(): Promise<void>;
@@ -74,7 +75,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const zipOptions: ZipHashOptions = options.limits ? { limits: options.limits } : {};
   if (concurrency === 0) {
     return {
-      hashZip: (path) => hashZipPackage(path, zipOptions),
+      hashZip: (path, knownZh) => hashZipPackage(path, knownZh ? { ...zipOptions, knownZh } : zipOptions),
       hashDir: (path) => hashPackageDir(path),
       close: () => Promise.resolve(),
     };
@@ -128,19 +129,19 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     }
   };
 
-  const submit = (kind: 'zip' | 'dir', path: string): Promise<WorkerResponse> =>
+  const submit = (kind: 'zip' | 'dir', path: string, options: ZipHashOptions = zipOptions): Promise<WorkerResponse> =>
     new Promise((resolve, reject) => {
       if (closed) {
         reject(new ProvkitError(ErrorCode.ABORTED, 'hash pool is closed'));
         return;
       }
-      queue.push({ request: { id: nextId++, kind, path, options: zipOptions }, resolve, reject });
+      queue.push({ request: { id: nextId++, kind, path, options }, resolve, reject });
       pump();
     });
 
   return {
-    async hashZip(path) {
-      const r = await submit('zip', path);
+    async hashZip(path, knownZh) {
+      const r = await submit('zip', path, knownZh ? { ...zipOptions, knownZh } : zipOptions);
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return deserializeZipHashes(r.zip!);
     },

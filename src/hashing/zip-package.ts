@@ -67,6 +67,11 @@ export interface ZipPackageHashes {
 
 export interface ZipHashOptions {
   limits?: ZipLimits;
+  /**
+   * The archive's `zh:` when the caller already computed it from these bytes
+   * (a download hashes as it writes): it is not computed again.
+   */
+  knownZh?: Hash;
 }
 
 const SLASH = 0x2f;
@@ -133,7 +138,7 @@ function asProvkitError(err: unknown, file: string): ProvkitError {
  * itself cannot be read (IO, NOT_FOUND).
  */
 export async function hashZipPackage(path: string, options: ZipHashOptions = {}): Promise<ZipPackageHashes> {
-  const zhPromise = zhOfFile(path).catch((err: unknown) => {
+  const zhPromise = (options.knownZh ? Promise.resolve(options.knownZh) : zhOfFile(path)).catch((err: unknown) => {
     const code = typeof err === 'object' && err !== null && 'code' in err ? (err).code : undefined;
     throw new ProvkitError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${path}: ${err instanceof Error ? err.message : String(err)}`, {
       file: path,

@@ -184,7 +184,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
           if (fetched.kind === 'dir') {
             h1 = await options.pool.hashDir(fetched.path);
           } else {
-            const zip = fetched.zipHashes ?? (await options.pool.hashZip(fetched.path));
+            const zip = fetched.zipHashes ?? (await options.pool.hashZip(fetched.path, fetched.zh));
             if (!zip.h1.ok) throw zip.h1.error;
             for (const w of zip.warnings) events({ type: 'warning', summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
             h1 = zip.h1.hash;

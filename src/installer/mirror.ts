@@ -40,7 +40,7 @@ import {
 } from '../addresses/index.js';
 import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
-import { type HashPool, normalizeHashes, zhOfFile } from '../hashing/index.js';
+import { type Hash, type HashPool, normalizeHashes, zhOfFile } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../layout/index.js';
 import type { HttpClient } from '../net/index.js';
@@ -123,7 +123,7 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
   let reused = 0;
 
   /** zh and both h1 forms of an archive, from the cache when its fingerprint is unchanged. */
-  const archiveState = async (rel: string): Promise<ArchiveState> => {
+  const archiveState = async (rel: string, knownZh?: Hash): Promise<ArchiveState> => {
     const have = states.get(rel);
     if (have) return have;
     const abs = join(options.targetDir, rel);
@@ -133,7 +133,7 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
     if (cached && sameFingerprint(cached, fp)) {
       state = { zh: cached.zh, h1: cached.h1, h1Zip: cached.h1Zip };
     } else {
-      const z = await options.pool.hashZip(abs);
+      const z = await options.pool.hashZip(abs, knownZh);
       state = { zh: z.zh.text, h1: z.h1.ok ? z.h1.hash.text : null, h1Zip: z.h1Zip.ok ? z.h1Zip.hash.text : null };
     }
     cache[rel] = { ...fp, ...state };
@@ -186,6 +186,9 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
       if (fetched.zipHashes) {
         const z = fetched.zipHashes;
         states.set(rel, { zh: z.zh.text, h1: z.h1.ok ? z.h1.hash.text : null, h1Zip: z.h1Zip.ok ? z.h1Zip.hash.text : null });
+      } else {
+        // Hash now, while other packages are still downloading.
+        await archiveState(rel, fetched.zh);
       }
       written += 1;
       events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.keyId, reused: false });
