@@ -54,7 +54,7 @@ interface Contender {
 }
 
 /** One timed run. CPU and RSS are absent when no rusage tool was found. */
-interface Measurement {
+export interface Measurement {
   wallS: number;
   cpuS?: number;
   peakRssBytes?: number;
@@ -139,7 +139,7 @@ function parseHashBlocks(stdout: string, paths: readonly string[]): Map<string, 
 // RSS summed, which rusage cannot do). Wall time is taken here, around the
 // spawn, with performance.now().
 
-type RusageTool = { kind: 'gnu-time'; path: string } | { kind: 'python' } | { kind: 'none' };
+export type RusageTool = { kind: 'gnu-time'; path: string } | { kind: 'python' } | { kind: 'none' };
 
 const PY_RUSAGE = `
 import resource, subprocess, sys
@@ -150,7 +150,7 @@ with open(sys.argv[1], 'w') as f:
 sys.exit(rc if rc >= 0 else 128 - rc)
 `;
 
-function findRusageTool(): RusageTool {
+export function findRusageTool(): RusageTool {
   if (existsSync('/usr/bin/time')) return { kind: 'gnu-time', path: '/usr/bin/time' };
   try {
     execFileSync('python3', ['-c', 'import resource'], { stdio: 'ignore' });
@@ -160,14 +160,14 @@ function findRusageTool(): RusageTool {
   }
 }
 
-interface RawRun {
+export interface RawRun {
   code: number | null;
   stdout: string;
   stderr: string;
   measurement: Measurement;
 }
 
-async function measure(argv: readonly string[], tool: RusageTool, scratch: string): Promise<RawRun> {
+export async function measure(argv: readonly string[], tool: RusageTool, scratch: string): Promise<RawRun> {
   const report = join(scratch, 'rusage.txt');
   await rm(report, { force: true });
   const [cmd, ...args] =

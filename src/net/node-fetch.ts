@@ -22,6 +22,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent, type ClientRequest } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { LookupFunction, Socket } from 'node:net';
 import { rootCertificates } from 'node:tls';
 
@@ -67,14 +68,14 @@ type ProxyConnectOpts = Parameters<HttpsProxyAgent<string>['connect']>[1];
 class CaProxyAgent extends HttpsProxyAgent<string> {
   constructor(
     proxy: string,
-    private readonly targetCa: readonly string[],
+    private readonly secureContext: SecureContext,
     keepAlive: boolean,
   ) {
-    super(proxy, { keepAlive, ca: [...targetCa] });
+    super(proxy, { keepAlive, secureContext });
   }
 
   override connect(req: ClientRequest, opts: ProxyConnectOpts): Promise<Socket> {
-    return super.connect(req, opts.secureEndpoint ? { ...opts, ca: [...this.targetCa] } : opts);
+    return super.connect(req, opts.secureEndpoint ? { ...opts, secureContext: this.secureContext } : opts);
   }
 }
 
@@ -117,7 +118,10 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
   const keepAlive = options.keepAlive ?? true;
   const lookup = options.lookup === undefined ? {} : { lookup: options.lookup };
   const httpAgent = new HttpAgent({ keepAlive, ...lookup });
-  const httpsAgent = new HttpsAgent({ keepAlive, ca, ...lookup });
+  // One secure context for every connection: given only \`ca\`, Node parses the
+  // whole CA list again for each TLS connection (~30 ms with the bundled roots).
+  const secureContext = createSecureContext({ ca });
+  const httpsAgent = new HttpsAgent({ keepAlive, secureContext, ...lookup });
   const proxyAgents = new Map<string, CaProxyAgent>();
 
   const agentFor = (url: URL): HttpAgent => {
@@ -125,7 +129,7 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
     if (proxy === undefined) return url.protocol === 'https:' ? httpsAgent : httpAgent;
     let agent = proxyAgents.get(proxy.href);
     if (agent === undefined) {
-      agent = new CaProxyAgent(proxy.href, ca, keepAlive);
+      agent = new CaProxyAgent(proxy.href, secureContext, keepAlive);
       proxyAgents.set(proxy.href, agent);
     }
     return agent;

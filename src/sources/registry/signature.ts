@@ -25,7 +25,11 @@
  *   verification failed` where Go says `openpgp: invalid signature: RSA
  *   verification failure`).
  */
-import * as openpgp from 'openpgp';
+import type * as openpgp from 'openpgp';
+
+/** openpgp.js is large (~60 ms to load): loaded on the first signature check only. */
+let openpgpModule: Promise<typeof openpgp> | undefined;
+const loadOpenpgp = (): Promise<typeof openpgp> => (openpgpModule ??= import('openpgp'));
 
 import { defaultRegistryHost, flavorInfo, type Flavor, type ProviderAddress } from '../../addresses/index.js';
 import { ProvkitError } from '../../errors.js';
@@ -136,6 +140,7 @@ async function findSigningKey(args: {
   readonly policy: SignaturePolicy;
 }): Promise<SignatureCheck> {
   const now = args.policy.now?.() ?? new Date();
+  const openpgp = await loadOpenpgp();
   let signature: openpgp.Signature | undefined;
   for (const k of args.keys) {
     let ring: openpgp.Key[];
