@@ -2,20 +2,107 @@
  * Builds the concrete sources from settings: the one place that names them
  * (house style: a single factory maps configuration to sources).
  */
+import { readdir } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { tryHostnameForComparison } from '../addresses/index.js';
+import { type CliConfig, hostOSFromNode, type InstallationMethod, loadCliConfig, tokenForHost } from '../cliconfig/index.js';
 import type { HttpClient } from '../net/index.js';
-import { credentialsFromEnv, MemoizeSource, RegistrySource, ServiceDiscovery, signaturePolicy, type Source } from '../sources/index.js';
+import {
+  FilesystemMirrorSource,
+  MemoizeSource,
+  MultiSource,
+  type MultiSourceSelector,
+  NetworkMirrorSource,
+  type ProviderPattern,
+  RegistrySource,
+  ServiceDiscovery,
+  signaturePolicy,
+  type Source,
+} from '../sources/index.js';
 import type { CliIO, GlobalOptions } from './io.js';
+
+/** The CLI configuration (`TF_CLI_CONFIG_FILE`, `~/.terraformrc`, …) for this run. */
+export function loadCliConfigFor(io: CliIO, globals: GlobalOptions): Promise<CliConfig> {
+  return loadCliConfig({
+    flavor: globals.flavor,
+    env: io.env,
+    homeDir: io.env['HOME'] ?? homedir(),
+    os: hostOSFromNode(process.platform),
+    cwd: globals.cwd,
+  });
+}
 
 /**
  * The origin-registry source (provider registry protocol v1), memoised so a
- * run asks each question once. Credentials come from `TF_TOKEN_<host>`
- * variables; the signature policy from the flavor and its environment
- * switches (`OPENTOFU_ENFORCE_GPG_VALIDATION`, `OPENTOFU_ENFORCE_GPG_EXPIRATION`).
+ * run asks each question once. Credentials: `TF_TOKEN_<host>` variables, then
+ * `credentials` blocks; service discovery honours `host` blocks; the
+ * signature policy follows the flavor and its environment switches
+ * (`OPENTOFU_ENFORCE_GPG_VALIDATION`, `OPENTOFU_ENFORCE_GPG_EXPIRATION`).
  */
-export function registrySourceFor(io: CliIO, globals: GlobalOptions, http: HttpClient): Source {
-  const credentials = credentialsFromEnv(io.env);
-  const discovery = new ServiceDiscovery({ http, credentials });
+export function registrySourceFor(io: CliIO, globals: GlobalOptions, http: HttpClient, cli?: CliConfig): Source {
+  const credentials = (host: string): string | undefined => (cli ? tokenForHost(cli, host) : undefined) ?? envToken(io.env, host);
+  const overrides = new Map<string, Readonly<Record<string, unknown>>>();
+  for (const [host, h] of cli?.hosts ?? []) overrides.set(host, h.services);
+  const discovery = new ServiceDiscovery({ http, credentials, overrides });
   return new MemoizeSource(
     new RegistrySource({ http, discovery, flavor: globals.flavor, credentials, signaturePolicy: signaturePolicy(globals.flavor, io.env) }),
   );
+}
+
+/** `TF_TOKEN_<host>` without a CLI configuration (dots as `_`, dashes as `__`). */
+function envToken(env: CliIO['env'], host: string): string | undefined {
+  return env[`TF_TOKEN_${host.replace(/-/g, '__').replace(/\./g, '_')}`];
+}
+
+/**
+ * The sources the CLI configuration's `provider_installation` names (or the
+ * implied local mirrors plus the registries), composed in order with their
+ * include/exclude patterns, first match as the reference (spec §4.4, §7).
+ */
+export async function installationSourceFor(io: CliIO, globals: GlobalOptions, http: HttpClient, cli: CliConfig): Promise<Source> {
+  const selectors: MultiSourceSelector[] = [];
+  const impliedMirrors = cli.providerInstallation.methods.filter((m) => m.kind === 'filesystem_mirror' && m.implied);
+  for (const m of cli.providerInstallation.methods) {
+    const exclude: ProviderPattern[] = [...m.exclude];
+    if (m.kind === 'direct' && m.excludeProvidersInLocalMirrors) {
+      // The implied direct method leaves alone every provider an implied local mirror has (spec §7 item 100).
+      for (const mirror of impliedMirrors) exclude.push(...(await providersIn(resolve(globals.cwd, (mirror as { path: string }).path))));
+    }
+    selectors.push({ source: sourceFor(m, io, globals, http, cli), include: m.include, exclude });
+  }
+  return new MultiSource(selectors);
+}
+
+function sourceFor(m: InstallationMethod, io: CliIO, globals: GlobalOptions, http: HttpClient, cli: CliConfig): Source {
+  switch (m.kind) {
+    case 'filesystem_mirror':
+      return new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, m.path), flavor: globals.flavor });
+    case 'network_mirror':
+      return new NetworkMirrorSource({
+        baseUrl: m.url,
+        http,
+        flavor: globals.flavor,
+        credentials: (host: string) => tokenForHost(cli, host),
+        ...(m.trustAllHashes === undefined ? {} : { trustAllHashes: m.trustAllHashes }),
+      });
+    case 'direct':
+      return registrySourceFor(io, globals, http, cli);
+  }
+}
+
+/** Exact patterns for every `HOST/NS/TYPE` directory of a mirror (missing mirror: none). */
+async function providersIn(dir: string): Promise<ProviderPattern[]> {
+  const names = async (d: string): Promise<string[]> =>
+    (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
+  const out: ProviderPattern[] = [];
+  for (const host of await names(dir)) {
+    for (const namespace of await names(join(dir, host))) {
+      const hn = tryHostnameForComparison(host);
+      if (!hn.ok) continue;
+      for (const type of await names(join(dir, host, namespace))) out.push({ hostname: hn.hostname, namespace, type });
+    }
+  }
+  return out;
 }

@@ -21,30 +21,34 @@ const PLATFORMS = ['darwin_amd64', 'darwin_arm64', 'linux_amd64', 'linux_arm64',
 
 let reg: FakeRegistry;
 let dir: string;
+let emptyRc: string;
 beforeAll(async () => {
   reg = await startFakeRegistry({ providers: await fixtureProviders() });
   dir = await mkdtemp(join(tmpdir(), 'provkit-lock-reg-'));
+  // Hermetic: no CLI configuration of the machine running the tests.
+  emptyRc = join(dir, 'empty.tfrc');
+  await writeFile(emptyRc, '');
 });
 afterAll(async () => {
   await reg.close();
   await rm(dir, { recursive: true, force: true });
 });
 
-function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '' } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '', TF_CLI_CONFIG_FILE: emptyRc, ...env } }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
     });
   });
 }
 
-async function project(name: string): Promise<string> {
+async function project(name: string, host = reg.host): Promise<string> {
   const p = join(dir, name);
   await rm(p, { recursive: true, force: true });
   await import('node:fs/promises').then((fs) => fs.mkdir(p));
   await writeFile(
     join(p, 'main.tf'),
-    `terraform {\n  required_providers {\n    demo = {\n      source  = "${reg.host}/acme/demo"\n      version = "~> 1.0"\n    }\n  }\n}\n`,
+    `terraform {\n  required_providers {\n    demo = {\n      source  = "${host}/acme/demo"\n      version = "~> 1.0"\n    }\n  }\n}\n`,
   );
   return p;
 }
@@ -100,6 +104,36 @@ describe('provkit lock from a registry', () => {
     } finally {
       reg.clearFaults();
       reg.archives.clearFaults();
+    }
+  });
+});
+
+describe('provkit lock with a CLI configuration', () => {
+  it('discovers a registry through a host block and sends credentials from a credentials block', async () => {
+    const authReg = await startFakeRegistry({ providers: await fixtureProviders(), requireToken: 's3cret' });
+    try {
+      const p = await project('host-block', 'private.example.test');
+      const rc = join(p, 'cli.tfrc');
+      await writeFile(
+        rc,
+        `host "private.example.test" {\n  services = {\n    "providers.v1" = "${authReg.providersUrl}"\n  }\n}\ncredentials "private.example.test" {\n  token = "s3cret"\n}\n`,
+      );
+      const r = await run(['lock', '-platform=linux_amd64'], p, { TF_CLI_CONFIG_FILE: rc, SSL_CERT_FILE: authReg.caPath });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(await readFile(join(p, '.terraform.lock.hcl'), 'utf8')).toContain('provider "private.example.test/acme/demo"');
+      // The token went to the registry API only, never to archives or checksum files.
+      const files = authReg.archives.log.filter((l) => /\.zip$|SHA256SUMS/.test(l.pathname));
+      expect(files.length).toBeGreaterThan(0);
+      expect(files.some((l) => JSON.stringify(l.headers).includes('s3cret'))).toBe(false);
+      // Without the token the registry refuses, and the error says so.
+      await rm(join(p, '.terraform.lock.hcl'));
+      await writeFile(rc, `host "private.example.test" {\n  services = {\n    "providers.v1" = "${authReg.providersUrl}"\n  }\n}\n`);
+      const denied = await run(['lock', '-platform=linux_amd64'], p, { TF_CLI_CONFIG_FILE: rc, SSL_CERT_FILE: authReg.caPath });
+      expect(denied.code).toBe(1);
+      expect(denied.stderr).toMatch(/unauthori[sz]ed|401|credentials/i);
+    } finally {
+      await authReg.close();
     }
   });
 });

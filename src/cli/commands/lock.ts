@@ -15,7 +15,7 @@ import type { Diagnostic } from '../../ui/human.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
-import { registrySourceFor } from '../wiring.js';
+import { loadCliConfigFor, registrySourceFor } from '../wiring.js';
 
 export const LOCK_HELP = `Usage: provkit [global options] lock [options] [PROVIDER...]
 
@@ -93,7 +93,13 @@ export async function lockCommand(args: readonly string[], io: CliIO, globals: G
   let source: Source;
   if (fsMirror !== undefined) source = new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, fsMirror), flavor: globals.flavor });
   else if (netMirror !== undefined) source = new NetworkMirrorSource({ baseUrl: netMirror, http, flavor: globals.flavor });
-  else source = registrySourceFor(io, globals, http);
+  else {
+    // Host blocks and credentials apply; provider_installation does not (the reference's lock and mirror ignore it).
+    const cli = await loadCliConfigFor(io, globals);
+    for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+    if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+    source = registrySourceFor(io, globals, http, cli);
+  }
 
   const pool = createHashPool();
   try {
