@@ -64,12 +64,13 @@ function envToken(env: CliIO['env'], host: string): string | undefined {
 export async function installationSourceFor(io: CliIO, globals: GlobalOptions, http: HttpClient, cli: CliConfig): Promise<Source> {
   const selectors: MultiSourceSelector[] = [];
   const impliedMirrors = cli.providerInstallation.methods.filter((m) => m.kind === 'filesystem_mirror' && m.implied);
+  // The implied direct method leaves alone every provider an implied local mirror has (spec §7 item 100).
+  const inLocalMirrors = (
+    await Promise.all(impliedMirrors.map((mirror) => providersIn(resolve(globals.cwd, (mirror as { path: string }).path))))
+  ).flat();
   for (const m of cli.providerInstallation.methods) {
     const exclude: ProviderPattern[] = [...m.exclude];
-    if (m.kind === 'direct' && m.excludeProvidersInLocalMirrors) {
-      // The implied direct method leaves alone every provider an implied local mirror has (spec §7 item 100).
-      for (const mirror of impliedMirrors) exclude.push(...(await providersIn(resolve(globals.cwd, (mirror as { path: string }).path))));
-    }
+    if (m.kind === 'direct' && m.excludeProvidersInLocalMirrors) exclude.push(...inLocalMirrors);
     selectors.push({ source: sourceFor(m, io, globals, http, cli), include: m.include, exclude });
   }
   return new MultiSource(selectors);
@@ -97,10 +98,13 @@ async function providersIn(dir: string): Promise<ProviderPattern[]> {
   const names = async (d: string): Promise<string[]> =>
     (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
   const out: ProviderPattern[] = [];
+  // A three-level walk, in order (the mirrors are small; order keeps the pattern list stable).
   for (const host of await names(dir)) {
+    const hn = tryHostnameForComparison(host);
+    if (!hn.ok) continue;
+    // eslint-disable-next-line no-await-in-loop
     for (const namespace of await names(join(dir, host))) {
-      const hn = tryHostnameForComparison(host);
-      if (!hn.ok) continue;
+      // eslint-disable-next-line no-await-in-loop
       for (const type of await names(join(dir, host, namespace))) out.push({ hostname: hn.hostname, namespace, type });
     }
   }
