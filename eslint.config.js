@@ -1,7 +1,9 @@
 // Lint configuration. Besides the usual strictness it enforces the layering of
 // src/ (house style §4.2): a layer may import only from layers below it, and
-// errors.ts is shared by all. Layers, bottom to top:
-import importX from 'eslint-plugin-import-x';
+// errors.ts is shared by all. ESLint's own no-restricted-imports does it (no
+// plugin: eslint-plugin-import-x pulls a native resolver whose per-platform
+// optional packages npm leaves out of the lock file, which breaks `npm ci`).
+// Layers, bottom to top:
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
@@ -18,22 +20,40 @@ const LAYERS = [
   ['cli'],
 ];
 
-const zones = [];
-LAYERS.forEach((group, i) => {
+/** Imports a layer may not make: every layer above it (and, for the upper layers, its peers). */
+function forbiddenFor(layer, i) {
   const above = LAYERS.slice(i + 1).flat();
-  const peers = group;
-  for (const layer of group) {
-    const forbidden = [...above, ...peers.filter((p) => p !== layer && !(i === 0))];
-    if (forbidden.length === 0) continue;
-    zones.push({
-      target: `./src/${layer}`,
-      from: forbidden.map((f) => `./src/${f}`),
-      message: `layering: src/${layer} may import only from layers below it (see eslint.config.js)`,
-    });
-  }
-});
-// The public index re-exports library layers but never the CLI or the UI.
-zones.push({ target: './src/index.ts', from: ['./src/cli', './src/ui'], message: 'the library API never exports cli/ui' });
+  const peers = i === 0 ? [] : LAYERS[i].filter((p) => p !== layer);
+  return [...above, ...peers];
+}
+
+const LIBRARY_PATHS = [
+  { name: 'node-fetch', message: 'only src/net may import node-fetch' },
+  { name: 'yauzl', message: 'src/ reads zips with hashing/zip-reader.ts; yauzl is the benchmark baseline only' },
+];
+
+// One block per layer: relative imports that climb into a forbidden layer are
+// refused (`../cli/x.js`, `../../ui/y.js`, …).
+const layerBlocks = LAYERS.flatMap((group, i) =>
+  group.map((layer) => {
+    const forbidden = forbiddenFor(layer, i);
+    const patterns =
+      forbidden.length === 0
+        ? []
+        : [
+            {
+              regex: `^(\\.\\./)+(${forbidden.join('|')})(/|$)`,
+              message: `layering: src/${layer} may import only from layers below it (see eslint.config.js)`,
+            },
+          ];
+    return {
+      files: [`src/${layer}/**/*.ts`],
+      rules: {
+        'no-restricted-imports': ['error', { paths: layer === 'net' ? [] : LIBRARY_PATHS, patterns }],
+      },
+    };
+  }),
+);
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'bench/.work/**', 'coverage/**', 'scratch/**', '**/*.tmp.ts'] },
@@ -43,7 +63,6 @@ export default tseslint.config(
       globals: globals.node,
       parserOptions: { projectService: { allowDefaultProject: ['*.js'] }, tsconfigRootDir: import.meta.dirname },
     },
-    plugins: { 'import-x': importX },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       'no-await-in-loop': 'error',
@@ -51,22 +70,15 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'import-x/no-restricted-paths': ['error', { zones }],
-      'import-x/no-default-export': 'error',
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [
-            { name: 'node-fetch', message: 'only src/net may import node-fetch' },
-            { name: 'yauzl', message: 'src/ reads zips with hashing/zip-reader.ts; yauzl is the benchmark baseline only' },
-          ],
-        },
-      ],
+      'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'use named exports' }],
+      'no-restricted-imports': ['error', { paths: LIBRARY_PATHS }],
     },
   },
+  ...layerBlocks,
   {
-    files: ['src/net/**'],
-    rules: { 'no-restricted-imports': 'off' },
+    // The public index re-exports library layers but never the CLI or the UI.
+    files: ['src/index.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: LIBRARY_PATHS, patterns: [{ regex: '^\\./(cli|ui)/', message: 'the library API never exports cli/ui' }] }] },
   },
   {
     files: ['test/**', 'bench/**', 'scripts/**', 'mirror-fixtures/**'],
@@ -81,7 +93,7 @@ export default tseslint.config(
   },
   {
     files: ['*.config.ts', '*.config.js', 'test/support/totals-reporter.ts'],
-    rules: { 'import-x/no-default-export': 'off' },
+    rules: { 'no-restricted-syntax': 'off' },
   },
   {
     files: ['**/*.js'],

@@ -87,6 +87,16 @@ export const ErrorCode = {
   SIGNATURE_INVALID: 'SIGNATURE_INVALID',
   INVALID_SOURCE_CONFIG: 'INVALID_SOURCE_CONFIG',
 
+  // --- installer (src/installer)
+  /** The package does not match any checksum of the lock file. */
+  LOCKFILE_CHECKSUM_MISMATCH: 'LOCKFILE_CHECKSUM_MISMATCH',
+  /** The installed package has no `terraform-provider-TYPE` executable. */
+  PROVIDER_BINARY_NOT_FOUND: 'PROVIDER_BINARY_NOT_FOUND',
+  /** The locked version no longer meets the constraints, none matches, or 0.0.0 was requested. */
+  VERSION_SELECTION: 'VERSION_SELECTION',
+  /** The lock of a package directory could not be taken (timed out waiting). */
+  PACKAGE_LOCK_TIMEOUT: 'PACKAGE_LOCK_TIMEOUT',
+
   // --- generic I/O and usage
   IO: 'IO',
   NOT_FOUND: 'NOT_FOUND',

@@ -47,7 +47,7 @@ const INFO: Readonly<Record<Flavor, FlavorInfo>> = {
     productName: 'Terraform',
     command: 'terraform',
     defaultHost: 'registry.terraform.io',
-    docsChecksumURL: 'https://www.terraform.io/language/provider-checksum-verification',
+    docsChecksumURL: 'https://developer.hashicorp.com/terraform/language/files/dependency-lock#checksum-verification',
   }),
 };
 

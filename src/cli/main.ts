@@ -12,6 +12,8 @@ import { parseFlags } from './flags.js';
 import type { CliIO, GlobalOptions } from './io.js';
 import { VERSION } from './version.js';
 import { LOCK_HELP, lockCommand } from './commands/lock.js';
+import { INSTALL_HELP, installCommand } from './commands/install.js';
+import { VERIFY_HELP, verifyCommand } from './commands/verify.js';
 import { MIRROR_HELP, mirrorCommand } from './commands/mirror.js';
 
 export type { CliIO } from './io.js';
@@ -26,6 +28,8 @@ Commands:
   lock       Write the providers' hashes for each platform into .terraform.lock.hcl
   mirror     Copy the providers into a mirror directory with its index files
   hash       Print the zh:/h1: hashes of provider packages (zips or directories)
+  install    Install the providers into .terraform/providers and update the lock file (init)
+  verify     Check the lock file against a mirror offline (for CI)
   version    Print the provkit version
 
 Global options (before or after the command):
@@ -40,6 +44,8 @@ type Command = (args: readonly string[], io: CliIO, globals: GlobalOptions) => P
 const COMMANDS: Readonly<Record<string, { run: Command; help: string }>> = {
   hash: { run: hashCommand, help: HASH_HELP },
   lock: { run: lockCommand, help: LOCK_HELP },
+  install: { run: installCommand, help: INSTALL_HELP },
+  verify: { run: verifyCommand, help: VERIFY_HELP },
   mirror: { run: mirrorCommand, help: MIRROR_HELP },
 };
 

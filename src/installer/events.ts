@@ -35,7 +35,38 @@ export type InstallerEvent =
   | { readonly type: 'hashes_obtained'; readonly provider: ProviderAddress; readonly platform: Platform; readonly change: LockChange }
   | { readonly type: 'warning'; readonly summary: string; readonly detail: string; readonly provider?: ProviderAddress }
   | { readonly type: 'mirror_package'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly path: string; readonly action: 'written' | 'kept' }
-  | { readonly type: 'mirror_index'; readonly provider: ProviderAddress; readonly path: string };
+  | { readonly type: 'mirror_index'; readonly provider: ProviderAddress; readonly path: string }
+  /** `install`: about to choose a version (the locked one, or the newest meeting `constraints`). */
+  | { readonly type: 'install_resolving'; readonly provider: ProviderAddress; readonly constraints: string; readonly locked: Version | undefined }
+  /** `install`: fetching and installing a package (not emitted when an installed or cached package is reused). */
+  | { readonly type: 'install_start'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly location: string }
+  /**
+   * `install`: the package is in place at `dir`: `installed` (fetched now),
+   * `previously-installed` (the target already matched the lock, item 78.1) or
+   * `cache` (linked from the plugin cache without fetching, item 78.3).
+   */
+  | {
+      readonly type: 'install_complete';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+      readonly mode: 'installed' | 'previously-installed' | 'cache';
+      /** How the fetched package was authenticated; undefined when nothing was fetched. */
+      readonly auth: AuthLabel | undefined;
+      readonly keyId: string | undefined;
+      readonly dir: string;
+    }
+  /** `install`: another process holds a package's lock (reported after a few seconds, item 86). */
+  | { readonly type: 'package_lock_wait'; readonly provider: ProviderAddress; readonly path: string; readonly holder: string | undefined; readonly waitedMs: number }
+  /** `verify`: one problem found (`code` is stable; see src/installer/verify.ts). */
+  | {
+      readonly type: 'verify_problem';
+      readonly provider: ProviderAddress;
+      readonly version: Version | undefined;
+      readonly platform: Platform | undefined;
+      readonly code: string;
+      readonly message: string;
+    };
 
 export type EventSink = (event: InstallerEvent) => void;
 

@@ -256,11 +256,14 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
       [...byProvider.values()].map(async ({ provider, byVersion }) => {
         const dir = providerDirPath(provider);
         for (const { version, archives } of byVersion.values()) {
+          // Versions one after another; their archives are hashed in parallel.
+          // eslint-disable-next-line no-await-in-loop
           const docs = await Promise.all(
             archives.map((a) =>
               cpu(async () => ({ platform: a.platform, hashes: await indexHashes(a.rel, a.platform), url: a.rel.slice(dir.length + 1) })),
             ),
           );
+          // eslint-disable-next-line no-await-in-loop
           await writeFileAtomic(join(options.targetDir, dir, `${version.toString()}.json`), Buffer.from(mirrorVersionJSON(docs)));
         }
         await writeFileAtomic(join(options.targetDir, dir, 'index.json'), Buffer.from(mirrorIndexJSON([...byVersion.values()].map((v) => v.version))));
@@ -315,6 +318,8 @@ async function scanPacked(base: string): Promise<Array<{ provider: ProviderAddre
       throw err;
     }
   };
+  // A walk in order over three directory levels: the result order stays stable.
+  /* eslint-disable no-await-in-loop */
   for (const host of await list(base)) {
     for (const ns of await list(join(base, host))) {
       for (const type of await list(join(base, host, ns))) {
@@ -342,6 +347,7 @@ async function scanPacked(base: string): Promise<Array<{ provider: ProviderAddre
       }
     }
   }
+  /* eslint-enable no-await-in-loop */
   out.sort((a, b) => ProviderAddress.compare(a.provider, b.provider) || a.rel.localeCompare(b.rel));
   return out;
 }

@@ -66,6 +66,33 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
       return;
     case 'fetch_progress':
       return;
+    case 'install_resolving':
+      out.write(
+        e.locked
+          ? `- Reusing previous version of ${e.provider.toString()} from the dependency lock file\n`
+          : e.constraints === ''
+            ? `- Finding latest version of ${e.provider.toString()}...\n`
+            : `- Finding ${e.provider.toString()} versions matching "${e.constraints}"...\n`,
+      );
+      return;
+    case 'install_start':
+      out.write(`- Installing ${e.provider.toString()} v${e.version.toString()}...\n`);
+      return;
+    case 'install_complete':
+      out.write(
+        e.mode === 'previously-installed'
+          ? `- Using previously-installed ${e.provider.toString()} v${e.version.toString()}\n`
+          : e.mode === 'cache'
+            ? `- Using ${e.provider.toString()} v${e.version.toString()} from the shared cache directory\n`
+            : `- Installed ${e.provider.toString()} v${e.version.toString()} (${e.auth ?? 'unauthenticated'}${e.keyId ? `, key ID ${e.keyId}` : ''})\n`,
+      );
+      return;
+    case 'package_lock_wait':
+      out.write(`- Waiting for another process to finish installing ${e.provider.toString()} (lock ${e.path}${e.holder ? `, held by ${e.holder}` : ''})...\n`);
+      return;
+    case 'verify_problem':
+      out.write(`${[e.provider.toString(), e.version?.toString(), e.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${e.message}\n`);
+      return;
   }
 }
 

@@ -89,6 +89,40 @@ export class JsonUI {
       case 'mirror_index':
         this.emit('info', `Updated ${e.path}`, 'mirror_index', { provider: e.provider.toString(), path: e.path });
         return;
+      case 'install_resolving':
+        this.emit('info', `${e.provider.toString()}: ${e.locked ? `reusing ${e.locked.toString()} from the lock file` : `finding versions matching "${e.constraints}"`}`, 'install_resolving', {
+          provider: e.provider.toString(),
+          constraints: e.constraints,
+          locked: e.locked?.toString() ?? null,
+        });
+        return;
+      case 'install_start':
+        this.emit('info', `Installing ${e.provider.toString()} v${e.version.toString()}...`, 'install_start', { ...ref(e), location: e.location });
+        return;
+      case 'install_complete':
+        this.emit(
+          'info',
+          e.mode === 'installed'
+            ? `Installed ${e.provider.toString()} v${e.version.toString()} (${e.auth ?? 'unauthenticated'})`
+            : e.mode === 'cache'
+              ? `Using ${e.provider.toString()} v${e.version.toString()} from the shared cache directory`
+              : `Using previously-installed ${e.provider.toString()} v${e.version.toString()}`,
+          'install_complete',
+          { ...ref(e), mode: e.mode.replace('-', '_'), authentication: e.auth ?? null, key_id: e.keyId ?? null, dir: e.dir },
+        );
+        return;
+      case 'package_lock_wait':
+        this.emit('info', `Waiting for the lock ${e.path}`, 'package_lock_wait', { provider: e.provider.toString(), path: e.path, holder: e.holder ?? null, waited_ms: e.waitedMs });
+        return;
+      case 'verify_problem':
+        this.emit('error', `${[e.provider.toString(), e.version?.toString(), e.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${e.message}`, 'verify_problem', {
+          provider: e.provider.toString(),
+          version: e.version?.toString() ?? null,
+          platform: e.platform?.toString() ?? null,
+          code: e.code,
+          problem: e.message,
+        });
+        return;
     }
   }
 }

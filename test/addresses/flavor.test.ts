@@ -7,7 +7,7 @@ import type { Flavor } from '../../src/addresses/index.js';
 describe('flavor', () => {
   it.each<[Flavor, string, string, string, string]>([
     ['tofu', 'OpenTofu', 'tofu', 'registry.opentofu.org', 'https://opentofu.org/docs/language/files/dependency-lock/#checksum-verification'],
-    ['terraform', 'Terraform', 'terraform', 'registry.terraform.io', 'https://www.terraform.io/language/provider-checksum-verification'],
+    ['terraform', 'Terraform', 'terraform', 'registry.terraform.io', 'https://developer.hashicorp.com/terraform/language/files/dependency-lock#checksum-verification'],
   ])('%s', (flavor, productName, command, defaultHost, docsChecksumURL) => {
     expect(parseFlavor(flavor)).toBe(flavor);
     expect(isFlavor(flavor)).toBe(true);

@@ -42,7 +42,7 @@ const REFERENCE_H1_ZIP: Record<string, string> = {
 describe('zip fixtures', () => {
   it('are what generate.ts produces, byte for byte', async () => {
     for (const f of FIXTURES) {
-      // eslint-disable-next-line no-await-in-loop
+       
       expect((await buildFixture(f)).equals(readFileSync(join(FIXTURE_DIR, f.file))), f.file).toBe(true);
     }
   });

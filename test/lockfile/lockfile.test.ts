@@ -185,7 +185,7 @@ describe('trust on first use', () => {
     expect(r).toEqual({
       kind: 'mismatch',
       message:
-        "the current package for example.com/acme/a 1.0.0 doesn't match any of the checksums previously recorded in the dependency lock file; for more information: https://www.terraform.io/language/provider-checksum-verification",
+        "the current package for example.com/acme/a 1.0.0 doesn't match any of the checksums previously recorded in the dependency lock file; for more information: https://developer.hashicorp.com/terraform/language/files/dependency-lock#checksum-verification",
     });
   });
 

@@ -1,0 +1,177 @@
+/**
+ * `provkit install [options]`: the provider step of `init` (spec §5, §3.3
+ * item 42). Thin: flags → requirements, old locks, a source, a cache →
+ * `runInstall` → render → lock file → exit code.
+ */
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+
+import { currentPlatform, flavorInfo, parsePlatform, type Platform } from '../../addresses/index.js';
+import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
+import { createHashPool } from '../../hashing/index.js';
+import { formatInstallFailures, lockFileAction, runInstall } from '../../installer/install.js';
+import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
+import { createNodeFetch, HttpClient } from '../../net/index.js';
+import { FilesystemMirrorSource, NetworkMirrorSource, type Source } from '../../sources/index.js';
+import type { Diagnostic } from '../../ui/human.js';
+import { parseFlags } from '../flags.js';
+import type { CliIO, GlobalOptions } from '../io.js';
+import { createRenderer } from '../render.js';
+import { registrySourceFor } from '../wiring.js';
+
+export const INSTALL_HELP = `Usage: provkit [global options] install [options]
+
+  Installs the configuration's providers into .terraform/providers for this
+  platform, as "init" does: the locked versions (or the newest allowed ones),
+  each checked against .terraform.lock.hcl, which is then updated. An
+  installed package that still matches the lock file is reused.
+
+Options:
+  -platform=OS_ARCH       Install for another platform (default: this machine's).
+  -fs-mirror=DIR          Use a filesystem mirror instead of the origin registries.
+  -net-mirror=URL         Use a network mirror (https) instead of the origin registries.
+  -upgrade                Ignore the locked versions; choose the newest allowed ones.
+  -lockfile=readonly      Do not change .terraform.lock.hcl: warn if it would
+                          change, fail if the set of providers would.
+  -plugin-cache-dir=DIR   A shared plugin cache (default: $TF_PLUGIN_CACHE_DIR).
+                          Packages are installed there and linked into
+                          .terraform/providers; several installs may share it.
+  -json                   Machine-readable output (JSON lines; see docs/json-ui.md).
+
+Environment: TF_DATA_DIR (default .terraform), TF_PLUGIN_CACHE_DIR,
+TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE.
+`;
+
+export async function installCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+  const flags = parseFlags(args, {
+    platform: 'string',
+    'fs-mirror': 'string',
+    'net-mirror': 'string',
+    upgrade: 'bool',
+    lockfile: 'string',
+    'plugin-cache-dir': 'string',
+    json: 'bool',
+  });
+  const ui = createRenderer(io, globals, flags.bools.get('json') === true);
+  const errors: Diagnostic[] = [];
+  const info = flavorInfo(globals.flavor);
+
+  let platform: Platform = currentPlatform();
+  const platformFlag = flags.strings.get('platform');
+  if (platformFlag !== undefined) {
+    try {
+      platform = parsePlatform(platformFlag);
+    } catch (err) {
+      errors.push({
+        severity: 'error',
+        summary: 'Invalid target platform',
+        detail: `The string ${JSON.stringify(platformFlag)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
+      });
+    }
+  }
+  const fsMirror = flags.strings.get('fs-mirror');
+  const netMirror = flags.strings.get('net-mirror');
+  if (fsMirror !== undefined && netMirror !== undefined) {
+    errors.push({ severity: 'error', summary: 'Invalid installation method options', detail: 'The -fs-mirror and -net-mirror command line options are mutually-exclusive.' });
+  }
+  if (netMirror !== undefined && !/^https:\/\/[^/]/.test(netMirror)) {
+    errors.push({ severity: 'error', summary: 'Invalid network mirror URL', detail: 'The -net-mirror option requires a valid https: URL as the mirror base URL.' });
+  }
+  const lockfileMode = flags.strings.get('lockfile');
+  if (lockfileMode !== undefined && lockfileMode !== 'readonly') {
+    errors.push({ severity: 'error', summary: 'Invalid -lockfile option', detail: `The only valid value of -lockfile is "readonly", not ${JSON.stringify(lockfileMode)}.` });
+  }
+  const readonly = lockfileMode === 'readonly';
+  const upgrade = flags.bools.get('upgrade') === true;
+  if (readonly && upgrade) errors.push({ severity: 'error', summary: 'The -upgrade flag conflicts with -lockfile=readonly.', detail: '' });
+
+  const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
+  const targetDir = resolve(globals.cwd, dataDir, 'providers');
+  const cacheFlag = flags.strings.get('plugin-cache-dir') ?? (io.env['TF_PLUGIN_CACHE_DIR'] || undefined);
+  const cacheDir = cacheFlag === undefined ? undefined : resolve(globals.cwd, cacheFlag);
+  if (cacheDir !== undefined) {
+    try {
+      if (!(await stat(cacheDir)).isDirectory()) throw new Error('not a directory');
+      if (cacheDir === targetDir) throw new Error(`it is the providers directory ${targetDir}`);
+    } catch (err) {
+      errors.push({
+        severity: 'error',
+        summary: 'Invalid plugin cache directory',
+        detail: `The specified plugin cache dir ${cacheDir} cannot be opened: ${err instanceof Error ? err.message : String(err)}`,
+      });
+    }
+  }
+  if (errors.length > 0) return ui.fail(errors);
+
+  const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor, dataDir });
+  for (const d of config.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
+  if (config.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+
+  const lockPath = join(globals.cwd, LOCK_FILE_NAME);
+  const old = await loadLockFile(lockPath, globals.flavor);
+  for (const d of old.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
+  if (lockHasErrors(old.diagnostics)) return ui.fail([]);
+
+  const nodeFetch = createNodeFetch({ env: io.env });
+  const http = new HttpClient({ fetch: nodeFetch.fetch });
+  const pool = createHashPool();
+  try {
+    let source: Source;
+    if (fsMirror !== undefined) source = new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, fsMirror), flavor: globals.flavor });
+    else if (netMirror !== undefined) source = new NetworkMirrorSource({ baseUrl: netMirror, http, flavor: globals.flavor });
+    else source = registrySourceFor(io, globals, http);
+
+    const mayBreak = io.env['TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE'];
+    const outcome = await runInstall({
+      requirements: [...config.requirements.values()],
+      oldLocks: old.locks,
+      platform,
+      source,
+      pool,
+      http,
+      flavor: globals.flavor,
+      targetDir,
+      ...(cacheDir === undefined ? {} : { cacheDir }),
+      cacheMayBreakLockFile: mayBreak !== undefined && mayBreak !== '' && mayBreak !== '0',
+      upgrade,
+      events: (e) => ui.event(e),
+      enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+    });
+    if (outcome.failures.length > 0) {
+      return ui.fail([{ severity: 'error', summary: 'Failed to install providers', detail: formatInstallFailures(outcome.failures) }]);
+    }
+
+    const action = lockFileAction(old.locks, outcome.locks, locksEqual(old.locks, outcome.locks), readonly);
+    const fields = { platform: platform.toString(), installed: outcome.installed.length, lock_file: action };
+    if (action === 'readonly-providers-changed') {
+      return ui.fail([
+        {
+          severity: 'error',
+          summary: 'Provider dependency changes detected',
+          detail: `Changes to the required provider dependencies were detected, but the lock file is read-only. To use and record these requirements, run "${info.command} init" without the "-lockfile=readonly" flag.`,
+        },
+      ]);
+    }
+    if (action === 'readonly-changed') {
+      ui.diagnostic({
+        severity: 'warning',
+        summary: 'Provider lock file not updated',
+        detail: `Changes to the provider selections were detected, but not saved in the ${LOCK_FILE_NAME} file. To record these selections, run "${info.command} init" without the "-lockfile=readonly" flag.`,
+      });
+    }
+    if (action === 'write') {
+      await saveLockFile(lockPath, outcome.locks, globals.flavor);
+      ui.summary(
+        old.locks.size === 0
+          ? `${info.productName} has created a lock file ${LOCK_FILE_NAME} to record the provider selections it made above. Include this file in your version control repository so that ${info.productName} can guarantee to make the same selections by default when you run "${info.command} init" in the future.`
+          : `${info.productName} has made some changes to the provider dependency selections recorded in the ${LOCK_FILE_NAME} file. Review those changes and commit them to your version control system if they represent changes you intended to make.`,
+        { ...fields, event: 'lock_file_written' },
+      );
+    }
+    ui.summary(`Success! ${outcome.installed.length} provider${outcome.installed.length === 1 ? '' : 's'} installed for ${platform.toString()} in ${targetDir}.`, fields);
+    return 0;
+  } finally {
+    await pool.close();
+    nodeFetch.close();
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * `provkit verify [options]`: offline checks of .terraform.lock.hcl for CI
+ * (src/installer/verify.ts). Thin: flags → locks, requirements, mirror →
+ * `runVerify` → one line per problem → exit 1 if any, else a summary and 0.
+ */
+import { join, resolve } from 'node:path';
+
+import { parsePlatform, type Platform } from '../../addresses/index.js';
+import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
+import { createHashPool } from '../../hashing/index.js';
+import { runVerify } from '../../installer/verify.js';
+import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME } from '../../lockfile/index.js';
+import type { Diagnostic } from '../../ui/human.js';
+import { parseFlags } from '../flags.js';
+import type { CliIO, GlobalOptions } from '../io.js';
+import { createRenderer } from '../render.js';
+
+export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
+
+  Checks .terraform.lock.hcl offline, for CI; fetches and writes nothing.
+  Prints one line per problem ("PROVIDER VERSION PLATFORM: problem") and
+  exits 1 if there is any, else prints a summary and exits 0.
+
+  - The lock file selects a version, meeting the constraints, of every
+    provider the configuration requires.
+  - With -mirror: the lock file covers every platform (its h1: of each
+    package is recorded, and its zh: when the lock has registry zh: hashes);
+    every package in the mirror matches the mirror's index.json/VERSION.json
+    and can be installed; archives whose zip-form and extracted-form h1:
+    differ are flagged (H1_FORMS_DIFFER).
+
+Options:
+  -mirror=DIR           A filesystem mirror holding the packages (packed or unpacked).
+  -platform=OS_ARCH     A platform the lock must cover (repeatable; needs -mirror;
+                        default: every platform the mirror has).
+  -json                 Machine-readable output (JSON lines; see docs/json-ui.md).
+`;
+
+export async function verifyCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+  const flags = parseFlags(args, { platform: 'strings', mirror: 'string', json: 'bool' });
+  const ui = createRenderer(io, globals, flags.bools.get('json') === true);
+  const errors: Diagnostic[] = [];
+
+  const platforms: Platform[] = [];
+  for (const s of flags.lists.get('platform') ?? []) {
+    try {
+      const p = parsePlatform(s);
+      if (!platforms.some((x) => x.equals(p))) platforms.push(p);
+    } catch (err) {
+      errors.push({
+        severity: 'error',
+        summary: 'Invalid target platform',
+        detail: `The string ${JSON.stringify(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
+      });
+    }
+  }
+  const mirror = flags.strings.get('mirror');
+  if (platforms.length > 0 && mirror === undefined) {
+    errors.push({ severity: 'error', summary: 'A mirror is needed', detail: 'Checking that the lock file covers a platform needs the packages: give -mirror=DIR.' });
+  }
+  if (flags.positionals.length > 0) errors.push({ severity: 'error', summary: 'Unexpected arguments', detail: `verify takes no arguments, not ${flags.positionals.join(' ')}.` });
+  if (errors.length > 0) return ui.fail(errors);
+
+  const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
+  const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor, dataDir });
+  for (const d of config.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
+  if (config.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+
+  const lockPath = join(globals.cwd, LOCK_FILE_NAME);
+  const lock = await loadLockFile(lockPath, globals.flavor);
+  for (const d of lock.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
+  if (lockHasErrors(lock.diagnostics)) return ui.fail([]);
+
+  const pool = createHashPool();
+  try {
+    const outcome = await runVerify({
+      locks: lock.locks,
+      requirements: [...config.requirements.values()],
+      ...(mirror === undefined ? {} : { mirrorDir: resolve(globals.cwd, mirror) }),
+      ...(platforms.length > 0 ? { platforms } : {}),
+      pool,
+      flavor: globals.flavor,
+    });
+    for (const p of outcome.problems) ui.event({ type: 'verify_problem', ...p });
+    const fields = {
+      problems: outcome.problems.length,
+      providers: outcome.providers,
+      packages: outcome.packages,
+      platforms: outcome.platforms.map(String),
+    };
+    if (outcome.problems.length > 0) {
+      ui.summary(`${outcome.problems.length} problem${outcome.problems.length === 1 ? '' : 's'} found.`, fields);
+      return 1;
+    }
+    const scope = mirror === undefined ? 'against the configuration' : `against ${outcome.packages} package${outcome.packages === 1 ? '' : 's'} for ${outcome.platforms.map(String).join(', ') || 'no platform'}`;
+    ui.summary(`${LOCK_FILE_NAME} verified: ${outcome.providers} provider${outcome.providers === 1 ? '' : 's'} checked ${scope}; no problems.`, fields);
+    return 0;
+  } finally {
+    await pool.close();
+  }
+}

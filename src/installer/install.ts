@@ -1,0 +1,435 @@
+/**
+ * The provider step of `init` (`provkit install`): every provider the
+ * configuration requires, for one platform, into
+ * `TARGET/HOST/NS/TYPE/VERSION/OS_ARCH` (spec §5, items 74–87), verified
+ * against the lock file (§3.4 items 46–49), and the lock updated as `init`
+ * updates it (§3.3 items 41–42).
+ *
+ * Per provider (providers run concurrently; downloads are bounded by
+ * `networkConcurrency`, hashing by the pool):
+ *
+ * 1. Selection (item 46): the locked version unless `upgrade`; it must still
+ *    meet the constraints. Otherwise the newest acceptable version.
+ * 2. Reuse without fetching:
+ *    - the target already holds the version and matches one of the lock's
+ *      `h1:` (HashDir): "Using previously-installed" (item 78.1); the lock
+ *      entry is kept as it is;
+ *    - the plugin cache holds it and matches (or, with
+ *      `cacheMayBreakLockFile`, the lock has no hashes): linked into the
+ *      target, "from the shared cache directory" (item 78.3).
+ *    For a locked version both checks run before the source is asked
+ *    anything, so a warm cache or an installed target installs offline
+ *    (OpenTofu 1.12 does this for the cache, item 77; terraform 1.11.4 asks
+ *    the source first and fails when it is unreachable, confirmed with
+ *    terraform). The cost: a locked version withdrawn from its source is
+ *    not noticed while it is installed.
+ * 3. Otherwise fetch (`PackageMeta`, then `fetchPackage`, which runs the
+ *    source's authentication), check it against the lock (items 47–49: an
+ *    archive by `zh:` or zip-form `h1:`; a directory only when a non-`zh:`
+ *    hash exists), and install into the cache if one is configured, else the
+ *    target: an archive is extracted (extract.ts: streamed into a temporary
+ *    directory, renamed into place when complete), a directory is linked
+ *    (item 83). The executable must be there (item 75), before anything is
+ *    committed. With a cache, the result is then linked into the target.
+ * 4. The new lock entry (item 79, `mergeInit`): prior hashes when the version
+ *    is unchanged, the installed directory's `h1:`, and the hashes the
+ *    flavor trusts (signed SHA256SUMS lines; OpenTofu also locally verified
+ *    hashes and, on its default registry without enforcement, registry- and
+ *    mirror-reported ones).
+ *
+ * Every install into a package directory (cache or target) holds that
+ * package's lock file (cache.ts), so concurrent installs sharing a cache are
+ * safe: the second waits, then finds the package in place.
+ *
+ * Beyond the reference: an existing package directory that does not match is
+ * replaced atomically by the verified package (terraform 1.11 extracts over
+ * it, keeping stale files; OpenTofu 1.12 refuses), unless its content already
+ * equals the archive's extracted form, when it is kept as is.
+ *
+ * Errors are collected per provider ({@link InstallOutcome.failures}); a
+ * failed provider keeps its old lock entry. The library never prints: it
+ * reports {@link InstallerEvent}s.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import pLimit from 'p-limit';
+
+import { defaultRegistryHost, type Flavor, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
+import { ErrorCode, ProvkitError } from '../errors.js';
+import type { Hash, HashPool } from '../hashing/index.js';
+import { allowedHashes, type InstalledProvider, type Locks, mergeInit, verifyPackage } from '../lockfile/index.js';
+import type { HttpClient } from '../net/index.js';
+import { fetchPackage, type FetchedPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
+import {
+  findExecutable,
+  inspectPackageDir,
+  InstallErrorCode,
+  linkPackageDir,
+  packageDir,
+  packageLockPath,
+  type PackageLockOptions,
+  withPackageLock,
+} from './cache.js';
+import { type AuthLabel, type EventSink, ignoreEvents } from './events.js';
+import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
+import { type ProviderFailure, type Requirement, selectVersion } from './lock.js';
+
+export { InstallErrorCode } from './cache.js';
+
+export interface InstallOptions {
+  readonly requirements: readonly Requirement[];
+  readonly oldLocks: Locks;
+  /** The platform to install for (the current one, or `-platform` in tests). */
+  readonly platform: Platform;
+  readonly source: Source;
+  readonly pool: HashPool;
+  /** Needed when the source returns http locations. */
+  readonly http?: HttpClient;
+  readonly flavor: Flavor;
+  /** The `.terraform/providers` directory. */
+  readonly targetDir: string;
+  /** The global plugin cache (item 85); must exist. */
+  readonly cacheDir?: string;
+  /** `plugin_cache_may_break_dependency_lock_file` (item 78.4). */
+  readonly cacheMayBreakLockFile?: boolean;
+  /** `-upgrade`: ignore the locked versions (item 46). */
+  readonly upgrade?: boolean;
+  readonly events?: EventSink;
+  readonly signal?: AbortSignal;
+  /** Parallel downloads (default 8). */
+  readonly networkConcurrency?: number;
+  /** `OPENTOFU_ENFORCE_GPG_VALIDATION` in effect. */
+  readonly enforceSignatures?: boolean;
+  /** Tuning of the package lock files (stale timeout, heartbeat). */
+  readonly packageLocks?: Omit<PackageLockOptions, 'signal' | 'onWait' | 'onBreak'>;
+  readonly extractLimits?: Partial<ExtractLimits>;
+}
+
+/** One provider in place. */
+export interface InstalledPackage {
+  readonly provider: ProviderAddress;
+  readonly version: Version;
+  readonly platform: Platform;
+  /** The package directory in the target (a symlink when it came from a cache or an unpacked mirror). */
+  readonly dir: string;
+  readonly executable: string;
+  readonly mode: 'installed' | 'previously-installed' | 'cache';
+  /** `h1:` of the installed directory. */
+  readonly h1: Hash;
+}
+
+export interface InstallOutcome {
+  /** The locks after the install; providers that failed keep their old entry, providers no longer required are gone. */
+  readonly locks: Locks;
+  readonly installed: readonly InstalledPackage[];
+  readonly failures: readonly ProviderFailure[];
+}
+
+/**
+ * What `init` does with the lock file after a successful install (item 42):
+ * nothing when the locks are equal (`Locks.Equal` ignores constraints); write
+ * them otherwise, or, read-only, a warning (`readonly-changed`) or an error
+ * when the set of providers changed (`readonly-providers-changed`).
+ */
+export type LockFileAction = 'unchanged' | 'write' | 'readonly-changed' | 'readonly-providers-changed';
+
+/** See {@link LockFileAction}. `equal` is `locksEqual(old, next)`. */
+export function lockFileAction(old: Locks, next: Locks, equal: boolean, readonly: boolean): LockFileAction {
+  if (equal) return 'unchanged';
+  if (!readonly) return 'write';
+  const keys = (l: Locks): string =>
+    l
+      .all()
+      .map((x) => x.provider.toComparisonString())
+      .join('\n');
+  return keys(old) === keys(next) ? 'readonly-changed' : 'readonly-providers-changed';
+}
+
+/**
+ * The hashes `init` records beside the installed directory's `h1:` (item 79,
+ * item 125): Terraform records what a verified signature covers; OpenTofu
+ * also what was verified locally and, for its default registry without
+ * enforced signatures, what the registry or a trusted mirror reported.
+ */
+export function initRecordedHashes(provider: ProviderAddress, hashes: readonly TrustedHash[], flavor: Flavor, enforceSignatures: boolean): Hash[] {
+  const trustReported = flavor === 'tofu' && provider.hostname === defaultRegistryHost('tofu') && !enforceSignatures;
+  return hashes
+    .filter(
+      (h) =>
+        h.trust.kind === 'signed' ||
+        (flavor === 'tofu' && h.trust.kind === 'verified-locally') ||
+        (trustReported && (h.trust.kind === 'reported-by-registry' || h.trust.kind === 'reported-by-mirror')),
+    )
+    .map((h) => h.hash);
+}
+
+/** Why an archive whose extracted form the lock records is still refused (spec item 27). */
+function formsHint(entries: readonly string[]): string {
+  return (
+    `the lock file holds this package's h1: as extracted, but an archive is checked with the h1: of its entries as stored, ` +
+    `which differs for this archive (${entries.map((e) => JSON.stringify(e)).join(', ') || 'directory entries, duplicates or rewritten names'}); ` +
+    'the reference refuses it the same way. Recording the archive\'s zh: (a lock from the origin registry) lets it install.'
+  );
+}
+
+function asProvkitError(err: unknown): ProvkitError {
+  if (err instanceof ProvkitError) return err;
+  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
+}
+
+/** What one provider's install produced. */
+interface ProviderResult {
+  readonly installed: InstalledPackage;
+  /** The lock entry to set; undefined keeps the old entry untouched (previously installed). */
+  readonly lock: InstalledProvider | undefined;
+}
+
+/**
+ * Installs every requirement for `options.platform`; see the module comment.
+ * Never throws for a provider's failure: those are in `failures`.
+ */
+export async function runInstall(options: InstallOptions): Promise<InstallOutcome> {
+  const events = options.events ?? ignoreEvents;
+  const network = pLimit(options.networkConcurrency ?? 8);
+  const { platform, flavor, pool } = options;
+  const work = await mkdtemp(join(tmpdir(), 'provkit-install-'));
+  let downloads = 0;
+
+  const lockOptions = (provider: ProviderAddress): PackageLockOptions => ({
+    ...options.packageLocks,
+    ...(options.signal ? { signal: options.signal } : {}),
+    onWait: (w) =>
+      events({
+        type: 'package_lock_wait',
+        provider,
+        path: w.path,
+        holder: w.holder ? `process ${w.holder.pid} on ${w.holder.hostname}` : undefined,
+        waitedMs: w.waitedMs,
+      }),
+    onBreak: (b) =>
+      events({
+        type: 'warning',
+        summary: `Broke a stale package lock`,
+        detail: `${b.path} was ${b.reason === 'dead-process' ? `held by process ${b.holder?.pid ?? '?'}, which no longer runs` : 'not refreshed for too long'}; it was removed.`,
+        provider,
+      }),
+  });
+
+  /** HashDir of `dir`, or undefined when it cannot be hashed (the reference ignores that error, item 78.1). */
+  const hashDirOrUndefined = async (dir: string): Promise<Hash | undefined> => {
+    try {
+      return await pool.hashDir(dir);
+    } catch {
+      return undefined;
+    }
+  };
+  const matchesH1 = (allowed: readonly Hash[], h1: Hash | undefined): boolean => h1 !== undefined && allowed.some((h) => h.text === h1.text);
+
+  const installOne = async (req: Requirement): Promise<ProviderResult> => {
+    const { provider, constraints } = req;
+    const lock = options.oldLocks.provider(provider);
+    const locked = options.upgrade ? undefined : lock?.version;
+    events({ type: 'install_resolving', provider, constraints: constraints.toString(), locked });
+
+    // Step 1: selection (items 46, 87).
+    const zeroOnly = constraints.terms.length === 1 && constraints.terms[0]?.operator === '=' && constraints.terms[0].boundary.toString() === '0.0.0';
+    if (flavor === 'tofu' && (locked?.toString() === '0.0.0' || (!locked && zeroOnly))) {
+      throw new ProvkitError(
+        InstallErrorCode.VERSION_SELECTION,
+        '0.0.0 is not a valid provider version. \nIf the version 0.0.0 is intended to represent a non-published provider, consider using dev_overrides - https://opentofu.org/docs/cli/config/config-file/#development-overrides-for-provider-developers',
+        { provider: provider.toString(), version: '0.0.0' },
+      );
+    }
+    let version: Version;
+    let queried = false;
+    if (locked) {
+      // Checks the constraints only; availability is checked when the source is asked.
+      version = selectVersion(provider, [locked], constraints, locked, flavor).version;
+    } else {
+      const available = await options.source.availableVersions(provider, options.signal);
+      queried = true;
+      for (const w of available.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+      const chosen = selectVersion(provider, available.versions, constraints, undefined, flavor);
+      version = chosen.version;
+      events({ type: 'provider_selected', provider, version, reason: chosen.reason, constraints: constraints.toString() });
+    }
+    const allowed = allowedHashes(lock, version);
+    const targetPath = packageDir(options.targetDir, provider, version, platform);
+    const cachePath = options.cacheDir === undefined ? undefined : packageDir(options.cacheDir, provider, version, platform);
+    const installBase = options.cacheDir ?? options.targetDir;
+    const installPath = cachePath ?? targetPath;
+
+    const linkIntoTarget = async (from: string): Promise<void> => {
+      await withPackageLock(packageLockPath(options.targetDir, provider, version, platform), lockOptions(provider), () => linkPackageDir(from, targetPath));
+    };
+
+    const done = (mode: InstalledPackage['mode'], executable: string, h1: Hash, auth: AuthLabel | undefined, keyId: string | undefined, lockEntry: InstalledProvider | undefined): ProviderResult => {
+      events({ type: 'install_complete', provider, version, platform, mode, auth, keyId, dir: targetPath });
+      return { installed: { provider, version, platform, dir: targetPath, executable, mode, h1 }, lock: lockEntry };
+    };
+
+    return withPackageLock(packageLockPath(installBase, provider, version, platform), lockOptions(provider), async () => {
+      // Step 2a: the target already holds a matching package (item 78.1).
+      if (allowed.length > 0) {
+        const t = await inspectPackageDir(targetPath);
+        const h1 = t.kind === 'dir' ? await hashDirOrUndefined(targetPath) : undefined;
+        if (h1 !== undefined && matchesH1(allowed, h1)) {
+          const executable = await findExecutable(targetPath, provider, version, platform);
+          return done('previously-installed', executable, h1, undefined, undefined, undefined);
+        }
+      }
+      // Step 2b: the cache holds an acceptable package (item 78.3).
+      if (cachePath !== undefined) {
+        const c = await inspectPackageDir(cachePath);
+        if (c.kind === 'dir') {
+          const h1 = await hashDirOrUndefined(cachePath);
+          const acceptable = allowed.length > 0 ? matchesH1(allowed, h1) : options.cacheMayBreakLockFile === true;
+          if (acceptable && h1 !== undefined) {
+            await findExecutable(cachePath, provider, version, platform);
+            await linkIntoTarget(cachePath);
+            const executable = await findExecutable(targetPath, provider, version, platform);
+            return done('cache', executable, h1, undefined, undefined, { provider, version, constraints, localHash: h1, signedHashes: [] });
+          }
+        }
+      }
+
+      // Step 3: fetch, verify, install.
+      if (!queried) {
+        const available = await options.source.availableVersions(provider, options.signal);
+        for (const w of available.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+        selectVersion(provider, available.versions, constraints, version, flavor);
+      }
+      const meta = await options.source.packageMeta(provider, version, platform, options.signal);
+      for (const w of meta.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+      events({ type: 'install_start', provider, version, platform, location: options.source.forDisplay(provider) });
+      await removeStaleTemps(installPath);
+      const fetched = await network(() => fetchOne(meta));
+      try {
+        const h1 = await installFetched(meta, fetched, allowed, installPath);
+        // Item 78.5: the executable must be there (also checked before committing).
+        await findExecutable(installPath, provider, version, platform);
+        if (cachePath !== undefined) await linkIntoTarget(cachePath);
+        const executable = await findExecutable(targetPath, provider, version, platform);
+        const signedHashes = initRecordedHashes(provider, fetched.hashes, flavor, options.enforceSignatures ?? false);
+        const keyId = fetched.kind === 'archive' ? fetched.keyId : undefined;
+        return done('installed', executable, h1, fetched.label, keyId, { provider, version, constraints, localHash: h1, signedHashes });
+      } finally {
+        // A downloaded archive is not kept (a local one is never copied).
+        if (fetched.kind === 'archive' && fetched.path.startsWith(work)) await rm(fetched.path, { force: true });
+      }
+    });
+  };
+
+  const fetchOne = (meta: PackageMeta): Promise<FetchedPackage> => {
+    const { provider, version } = meta;
+    downloads += 1;
+    return fetchPackage(meta, {
+      ...(meta.location.kind === 'http' ? { destPath: join(work, `${downloads}-${meta.filename}`) } : {}),
+      ...(options.http ? { http: options.http } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      hashZip: (path) => pool.hashZip(path),
+      events: { onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }) },
+    });
+  };
+
+  /**
+   * Checks a fetched package against the lock (items 48–49) and puts it at
+   * `installPath`; returns the installed directory's `h1:`.
+   */
+  const installFetched = async (meta: PackageMeta, fetched: FetchedPackage, allowed: readonly Hash[], installPath: string): Promise<Hash> => {
+    const { provider, version } = meta;
+    const where = `${provider.toString()} ${version.toString()} ${platform.toString()}`;
+    if (fetched.kind === 'dir') {
+      const h1 = await pool.hashDir(fetched.path);
+      const verdict = verifyPackage(allowed, { kind: 'dir', h1 }, provider, version, flavor);
+      if (verdict.kind === 'mismatch') throw mismatch(verdict.message, meta, h1, allowed);
+      if (verdict.kind === 'unverified' && verdict.reason === 'only-zh-for-directory') {
+        events({
+          type: 'warning',
+          summary: `${where}: installed without verification`,
+          detail: `The lock file holds only zh: hashes for this version, which cannot verify an unpacked package directory (${fetched.path}); it was installed unverified, as the reference does. Run "provkit lock" to record h1: hashes.`,
+          provider,
+        });
+      }
+      await findExecutable(fetched.path, provider, version, platform);
+      await linkPackageDir(fetched.path, installPath);
+      return h1;
+    }
+    const zip = fetched.zipHashes ?? (await pool.hashZip(fetched.path));
+    const verdict = verifyPackage(allowed, { kind: 'archive', zh: fetched.zh, h1Zip: zip.h1Zip.ok ? zip.h1Zip.hash : null }, provider, version, flavor);
+    if (verdict.kind === 'mismatch') {
+      // Item 27: the lock may hold this very package's extracted-form h1:, which the
+      // reference cannot match against an archive whose zip form differs.
+      const extracted = zip.h1.ok ? zip.h1.hash.text : undefined;
+      const forms = extracted !== undefined && allowed.some((h) => h.text === extracted);
+      throw mismatch(verdict.message, meta, fetched.zh, allowed, forms ? formsHint(zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER')?.entries ?? []) : undefined);
+    }
+    for (const w of zip.warnings) events({ type: 'warning', summary: `${where}: ${w.message}`, detail: w.entries.join(', '), provider });
+    if (!zip.h1.ok) throw zip.h1.error;
+    const expected = zip.h1.hash;
+    // An existing directory whose content already equals the archive is kept (tofu 1.12, item 82.3).
+    const existing = await inspectPackageDir(installPath);
+    if (existing.kind === 'dir' && (await hashDirOrUndefined(installPath))?.text === expected.text) return expected;
+    const result = await extractPackage(fetched.path, installPath, {
+      existing: 'replace',
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.extractLimits ? { limits: options.extractLimits } : {}),
+      beforeCommit: async (temp) => {
+        await findExecutable(temp, provider, version, platform);
+      },
+    });
+    return result.h1;
+  };
+
+  const mismatch = (message: string, meta: PackageMeta, found: Hash, allowed: readonly Hash[], hint?: string): ProvkitError =>
+    new ProvkitError(InstallErrorCode.LOCKFILE_CHECKSUM_MISMATCH, message, {
+      ...(hint === undefined ? {} : { hint }),
+      provider: meta.provider.toString(),
+      version: meta.version.toString(),
+      platform: meta.platform.toString(),
+      ...(meta.location.kind === 'http' ? { url: meta.location.url } : { file: meta.location.path }),
+      expected: allowed.map((h) => h.text).join(', '),
+      found: found.text,
+    });
+
+  const installed: InstalledPackage[] = [];
+  const entries: InstalledProvider[] = [];
+  const failures: ProviderFailure[] = [];
+  try {
+    await Promise.all(
+      options.requirements.map(async (req) => {
+        try {
+          const r = await installOne(req);
+          installed.push(r.installed);
+          if (r.lock) entries.push(r.lock);
+        } catch (err) {
+          failures.push({ provider: req.provider, platform, error: asProvkitError(err) });
+        }
+      }),
+    );
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  const order = (p: ProviderAddress): number => options.requirements.findIndex((r) => r.provider.equals(p));
+  installed.sort((a, b) => order(a.provider) - order(b.provider));
+  entries.sort((a, b) => order(a.provider) - order(b.provider));
+  failures.sort((a, b) => order(a.provider) - order(b.provider));
+  const locks = mergeInit(
+    options.oldLocks,
+    entries,
+    options.requirements.map((r) => r.provider),
+  );
+  return { locks, installed, failures };
+}
+
+/**
+ * The reference's report of failed providers (item 81):
+ * `some providers could not be installed:\n- ADDR: ERR` (sorted, trimmed),
+ * with an error's hint, if any, on an indented line after it.
+ */
+export function formatInstallFailures(failures: readonly ProviderFailure[]): string {
+  const lines = [...new Set(failures.map((f) => `- ${f.provider.toString()}: ${f.error.message.trim()}${f.error.hint ? `\n  (${f.error.hint})` : ''}`))].sort();
+  return `some providers could not be installed:\n${lines.join('\n')}`;
+}

@@ -1,0 +1,439 @@
+/**
+ * Offline checks of a lock file for CI (`provkit verify`): does the lock file
+ * let `init` install every provider on every platform the team uses, and is
+ * the mirror it is checked against intact? Nothing is fetched and nothing is
+ * written.
+ *
+ * Checks, each reported as one {@link VerifyProblem} with a stable code:
+ *
+ * - configuration against lock (spec §3.4 item 51, the reference's texts):
+ *   `CONFIG_NOT_LOCKED`, `CONFIG_CONSTRAINTS_CHANGED`, `CONFIG_LOCK_MISMATCH`;
+ * - with a mirror (a filesystem mirror directory, packed or unpacked):
+ *   - `VERSION_NOT_IN_MIRROR`: the mirror has no package at all of a locked
+ *     provider version;
+ *   - `PLATFORM_NOT_IN_MIRROR`: a platform asked for has no package, so the
+ *     lock's coverage of it cannot be checked;
+ *   - `LOCK_MISSING_H1`: the package's `h1:` (extracted form, what `init`
+ *     records and checks an installed directory with, item 28) is not in the
+ *     lock: the lock does not cover that platform, or the package changed;
+ *   - `LOCK_MISSING_ZH`: the lock holds `zh:` hashes for the provider (it was
+ *     locked from a registry, whose signed SHA256SUMS covers every platform)
+ *     but not this archive's;
+ *   - `INDEX_MISMATCH`: a hash `VERSION.json` lists does not match the
+ *     archive (`zh:` by SHA-256, `h1:` by the zip or the extracted form);
+ *     such a package is reported once, without the lock checks;
+ *   - `INDEX_MISSING_VERSION`, `INDEX_MISSING_PACKAGE`,
+ *     `INDEX_MISSING_ARCHIVE`, `INDEX_INVALID`: `index.json` /
+ *     `VERSION.json` (when the provider has an `index.json`) do not describe
+ *     the archives present;
+ *   - `H1_FORMS_DIFFER`: the archive's zip-form and extracted-form `h1:`
+ *     differ (item 27), naming the entries: a lock holding only the extracted
+ *     `h1:` does not verify this archive when `init` installs from it;
+ *   - `PACKAGE_REFUSED`: the archive or directory cannot be hashed or would
+ *     not be extracted (`..`, absolute names, bad CRC, …).
+ *
+ * Which platforms are checked for coverage: those given, else every platform
+ * the mirror has a package of for some locked provider version. Packages of
+ * other platforms get only the mirror-integrity checks.
+ */
+import { readdir, readFile, realpath } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+
+import {
+  type Flavor,
+  newProviderAddress,
+  parsePlatform,
+  type Platform,
+  ProviderAddress,
+  sortPlatforms,
+  tryParseVersion,
+  type Version,
+} from '../addresses/index.js';
+import { systemErrorCode } from '../errors.js';
+import type { Hash, HashPool, ZipPackageHashes } from '../hashing/index.js';
+import type { Locks } from '../lockfile/index.js';
+import { FilesystemMirrorSource } from '../sources/index.js';
+import type { Requirement } from './lock.js';
+
+export type VerifyProblemCode =
+  | 'CONFIG_NOT_LOCKED'
+  | 'CONFIG_CONSTRAINTS_CHANGED'
+  | 'CONFIG_LOCK_MISMATCH'
+  | 'VERSION_NOT_IN_MIRROR'
+  | 'PLATFORM_NOT_IN_MIRROR'
+  | 'LOCK_MISSING_H1'
+  | 'LOCK_MISSING_ZH'
+  | 'INDEX_MISMATCH'
+  | 'INDEX_MISSING_VERSION'
+  | 'INDEX_MISSING_PACKAGE'
+  | 'INDEX_MISSING_ARCHIVE'
+  | 'INDEX_INVALID'
+  | 'H1_FORMS_DIFFER'
+  | 'PACKAGE_REFUSED';
+
+/** One problem; rendered as `PROVIDER [VERSION [PLATFORM]]: MESSAGE`. */
+export interface VerifyProblem {
+  readonly provider: ProviderAddress;
+  readonly version: Version | undefined;
+  readonly platform: Platform | undefined;
+  readonly code: VerifyProblemCode;
+  readonly message: string;
+}
+
+export interface VerifyOptions {
+  readonly locks: Locks;
+  /** The configuration's requirements (item 51); omit to skip that check. */
+  readonly requirements?: readonly Requirement[];
+  /** A filesystem mirror holding the packages (packed and/or unpacked). */
+  readonly mirrorDir?: string;
+  /** Platforms the lock must cover (needs `mirrorDir`); default: every platform the mirror has for a locked version. */
+  readonly platforms?: readonly Platform[];
+  readonly pool: HashPool;
+  readonly flavor: Flavor;
+}
+
+export interface VerifyOutcome {
+  /** Sorted by provider, version, platform, code. */
+  readonly problems: readonly VerifyProblem[];
+  /** Packages hashed. */
+  readonly packages: number;
+  /** Locked providers checked. */
+  readonly providers: number;
+  /** The platforms whose coverage was checked. */
+  readonly platforms: readonly Platform[];
+}
+
+/** A package found in the mirror. */
+interface MirrorPackage {
+  readonly provider: ProviderAddress;
+  readonly version: Version;
+  readonly platform: Platform;
+  readonly kind: 'archive' | 'dir';
+  readonly path: string;
+}
+
+/** A provider directory of the mirror (`HOST/NS/TYPE`). */
+interface MirrorProvider {
+  readonly provider: ProviderAddress;
+  readonly dir: string;
+  readonly packages: MirrorPackage[];
+}
+
+/** The `VERSION.json` entry of one platform. */
+interface IndexedArchive {
+  readonly url: string;
+  readonly hashes: readonly string[];
+}
+
+async function listDir(path: string): Promise<Array<{ name: string; dir: boolean; file: boolean }>> {
+  try {
+    const entries = await readdir(path, { withFileTypes: true });
+    return entries.map((e) => ({ name: e.name, dir: e.isDirectory() || e.isSymbolicLink(), file: e.isFile() || e.isSymbolicLink() }));
+  } catch (err) {
+    if (systemErrorCode(err) === 'ENOENT' || systemErrorCode(err) === 'ENOTDIR') return [];
+    throw err;
+  }
+}
+
+/**
+ * Finds every provider directory and package in a filesystem mirror. The
+ * candidates come from the directory names; each is then looked up through
+ * {@link FilesystemMirrorSource}, so exactly the packages `init` would use
+ * are checked (an unpacked directory wins over a zip of the same package,
+ * invalid names are skipped, as in the reference's scan).
+ */
+async function scanMirror(mirrorDir: string, flavor: Flavor): Promise<MirrorProvider[]> {
+  const source = new FilesystemMirrorSource({ baseDir: mirrorDir, flavor });
+  const out: MirrorProvider[] = [];
+  for (const host of await listDir(mirrorDir)) {
+    if (!host.dir) continue;
+    // eslint-disable-next-line no-await-in-loop -- a small directory walk, in order
+    for (const ns of await listDir(join(mirrorDir, host.name))) {
+      if (!ns.dir) continue;
+      // eslint-disable-next-line no-await-in-loop
+      for (const type of await listDir(join(mirrorDir, host.name, ns.name))) {
+        if (!type.dir) continue;
+        let provider: ProviderAddress;
+        try {
+          provider = newProviderAddress(host.name, ns.name, type.name);
+        } catch {
+          continue;
+        }
+        const dir = join(mirrorDir, host.name, ns.name, type.name);
+        const candidates = new Map<string, { version: Version; platform: Platform }>();
+        const add = (v: string, p: string): void => {
+          const version = tryParseVersion(v);
+          if (!version.ok) return;
+          let platform: Platform;
+          try {
+            platform = parsePlatform(p);
+          } catch {
+            return;
+          }
+          candidates.set(`${version.version.toString()} ${platform.toString()}`, { version: version.version, platform });
+        };
+        const prefix = `terraform-provider-${provider.type}_`;
+        // eslint-disable-next-line no-await-in-loop
+        for (const e of await listDir(dir)) {
+          const lower = e.name.toLowerCase();
+          if (e.file && lower.startsWith(prefix) && lower.endsWith('.zip')) {
+            const parts = lower.slice(prefix.length, -4).split('_');
+            if (parts.length >= 3) add(parts[0]!, `${parts[1]!}_${parts[2]!}`);
+          } else if (e.dir) {
+            // eslint-disable-next-line no-await-in-loop
+            for (const p of await listDir(join(dir, e.name))) if (p.dir) add(e.name, p.name);
+          }
+        }
+        const packages: MirrorPackage[] = [];
+        for (const c of candidates.values()) {
+          try {
+            // eslint-disable-next-line no-await-in-loop -- the source scans once, then answers from memory
+            const meta = await source.packageMeta(provider, c.version, c.platform);
+            if (meta.location.kind === 'local-archive' || meta.location.kind === 'local-dir') {
+              packages.push({ provider, version: c.version, platform: c.platform, kind: meta.location.kind === 'local-dir' ? 'dir' : 'archive', path: meta.location.path });
+            }
+          } catch {
+            // Not a package the reference would use (invalid name, case mismatch): not checked.
+          }
+        }
+        if (packages.length > 0) out.push({ provider, dir, packages });
+      }
+    }
+  }
+  return out;
+}
+
+type Hashed =
+  | { readonly ok: true; readonly kind: 'archive'; readonly zip: ZipPackageHashes; readonly h1: Hash }
+  | { readonly ok: true; readonly kind: 'dir'; readonly h1: Hash }
+  | { readonly ok: false; readonly message: string };
+
+async function hashPackage(pool: HashPool, pkg: MirrorPackage): Promise<Hashed> {
+  try {
+    if (pkg.kind === 'dir') return { ok: true, kind: 'dir', h1: await pool.hashDir(pkg.path) };
+    const zip = await pool.hashZip(pkg.path);
+    if (!zip.h1.ok) return { ok: false, message: `the package is refused: ${zip.h1.error.message}` };
+    return { ok: true, kind: 'archive', zip, h1: zip.h1.hash };
+  } catch (err) {
+    return { ok: false, message: `the package cannot be read: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+async function readJSON(path: string): Promise<{ ok: true; value: unknown } | { ok: false; missing: boolean; error: string }> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    return { ok: false, missing: systemErrorCode(err) === 'ENOENT', error: err instanceof Error ? err.message : String(err) };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { ok: false, missing: false, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `archives` of a VERSION.json, or an error text. */
+function parseVersionJSON(value: unknown): Map<string, IndexedArchive> | string {
+  if (!isRecord(value) || !isRecord(value['archives'])) return 'no "archives" object';
+  const out = new Map<string, IndexedArchive>();
+  for (const [plat, a] of Object.entries(value['archives'])) {
+    if (!isRecord(a) || typeof a['url'] !== 'string') return `archive ${JSON.stringify(plat)} has no "url"`;
+    const hashes = Array.isArray(a['hashes']) ? a['hashes'].filter((h): h is string => typeof h === 'string') : [];
+    out.set(plat, { url: a['url'], hashes });
+  }
+  return out;
+}
+
+/** Where a VERSION.json `url` points on disk, or undefined for a remote URL. */
+function localArchivePath(providerDir: string, url: string): string | undefined {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(url)) return undefined;
+  try {
+    return resolve(providerDir, decodeURIComponent(url.split(/[?#]/)[0] ?? url));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs the checks; see the module comment. Throws only when the mirror
+ * directory itself cannot be read.
+ */
+export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> {
+  const problems: VerifyProblem[] = [];
+  const problem = (provider: ProviderAddress, version: Version | undefined, platform: Platform | undefined, code: VerifyProblemCode, message: string): void => {
+    problems.push({ provider, version, platform, code, message });
+  };
+
+  // Item 51: the configuration against the lock (the reference's texts, without the "provider X:" prefix).
+  for (const req of options.requirements ?? []) {
+    const lock = options.locks.provider(req.provider);
+    if (!lock) {
+      problem(req.provider, undefined, undefined, 'CONFIG_NOT_LOCKED', 'required by this configuration but no version is selected');
+      continue;
+    }
+    if (!req.constraints.matches(lock.version)) {
+      const current = req.constraints.toString();
+      if (current !== lock.constraints.toString()) {
+        problem(req.provider, lock.version, undefined, 'CONFIG_CONSTRAINTS_CHANGED', `locked version selection ${lock.version.toString()} doesn't match the updated version constraints ${JSON.stringify(current)}`);
+      } else {
+        problem(req.provider, lock.version, undefined, 'CONFIG_LOCK_MISMATCH', `version constraints ${JSON.stringify(current)} don't match the locked version selection ${lock.version.toString()}`);
+      }
+    }
+  }
+
+  let packagesHashed = 0;
+  let scope: Platform[] = sortPlatforms(options.platforms ?? []);
+  if (options.mirrorDir !== undefined) {
+    // The source resolves the base directory's symlinks; so do the paths compared here.
+    const mirrorDir = await realpath(resolve(options.mirrorDir)).catch(() => resolve(options.mirrorDir ?? '.'));
+    const mirror = await scanMirror(mirrorDir, options.flavor);
+    const byProvider = new Map(mirror.map((m) => [m.provider.toComparisonString(), m]));
+    const lockedPackages = (l: { provider: ProviderAddress; version: Version }): MirrorPackage[] =>
+      byProvider.get(l.provider.toComparisonString())?.packages.filter((p) => p.version.equals(l.version)) ?? [];
+    if (options.platforms === undefined) {
+      scope = sortPlatforms(options.locks.all().flatMap((l) => lockedPackages(l).map((p) => p.platform)));
+    }
+    const inScope = (p: Platform): boolean => scope.some((s) => s.equals(p));
+
+    // Every package is hashed once, concurrently (the pool bounds the work).
+    const all = mirror.flatMap((m) => m.packages);
+    const hashed = await Promise.all(all.map((p) => hashPackage(options.pool, p)));
+    packagesHashed = all.length;
+    const hashOf = new Map(all.map((p, i) => [p, hashed[i]!]));
+
+    for (const m of mirror) {
+      // eslint-disable-next-line no-await-in-loop -- one provider's index files at a time
+      const corrupt = await checkIndexes(m, hashOf, problem);
+      const lock = options.locks.provider(m.provider);
+      for (const pkg of m.packages) {
+        const h = hashOf.get(pkg)!;
+        if (!h.ok) {
+          problem(pkg.provider, pkg.version, pkg.platform, 'PACKAGE_REFUSED', h.message);
+          continue;
+        }
+        if (h.kind === 'archive') {
+          const differ = h.zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER');
+          if (differ) {
+            problem(pkg.provider, pkg.version, pkg.platform, 'H1_FORMS_DIFFER', `${differ.message} Entries: ${differ.entries.map((e) => JSON.stringify(e)).join(', ')}.`);
+          }
+        }
+        if (!lock || !lock.version.equals(pkg.version) || !inScope(pkg.platform) || corrupt.has(pkg)) continue;
+        const locked = new Set(lock.hashes.map((x) => x.text));
+        if (!locked.has(h.h1.text)) {
+          problem(
+            pkg.provider,
+            pkg.version,
+            pkg.platform,
+            'LOCK_MISSING_H1',
+            `its h1: (${h.h1.text}) is not in the lock file: the lock does not cover ${pkg.platform.toString()}, or the package differs from the one locked (provkit lock -platform=${pkg.platform.toString()} records it)`,
+          );
+        }
+        if (h.kind === 'archive' && lock.hashes.some((x) => x.scheme === 'zh:') && !locked.has(h.zip.zh.text)) {
+          problem(
+            pkg.provider,
+            pkg.version,
+            pkg.platform,
+            'LOCK_MISSING_ZH',
+            `the lock file records zh: hashes for this provider, but not this archive's (${h.zip.zh.text}): it is not the archive the registry signed`,
+          );
+        }
+      }
+    }
+
+    // Coverage: every locked version in the mirror, on every platform in scope.
+    for (const lock of options.locks.all()) {
+      const pkgs = lockedPackages(lock);
+      if (pkgs.length === 0) {
+        problem(lock.provider, lock.version, undefined, 'VERSION_NOT_IN_MIRROR', `the mirror ${options.mirrorDir} has no package of this version, so the lock file cannot be checked against it`);
+        continue;
+      }
+      for (const platform of scope) {
+        if (!pkgs.some((p) => p.platform.equals(platform))) {
+          problem(lock.provider, lock.version, platform, 'PLATFORM_NOT_IN_MIRROR', 'no package in the mirror for this platform, so the lock file\'s coverage of it cannot be checked');
+        }
+      }
+    }
+  }
+
+  problems.sort(
+    (a, b) =>
+      ProviderAddress.compare(a.provider, b.provider) ||
+      (a.version?.toString() ?? '').localeCompare(b.version?.toString() ?? '') ||
+      (a.platform?.toString() ?? '').localeCompare(b.platform?.toString() ?? '') ||
+      a.code.localeCompare(b.code),
+  );
+  return { problems, packages: packagesHashed, providers: options.locks.size, platforms: scope };
+}
+
+/**
+ * The index files of one provider directory (only when it has an
+ * `index.json`: a plain filesystem mirror needs none). Returns the packages
+ * whose archive contradicts `VERSION.json`.
+ */
+async function checkIndexes(
+  m: MirrorProvider,
+  hashOf: ReadonlyMap<MirrorPackage, Hashed>,
+  problem: (provider: ProviderAddress, version: Version | undefined, platform: Platform | undefined, code: VerifyProblemCode, message: string) => void,
+): Promise<Set<MirrorPackage>> {
+  const corrupt = new Set<MirrorPackage>();
+  const index = await readJSON(join(m.dir, 'index.json'));
+  if (!index.ok && index.missing) return corrupt;
+  const archives = m.packages.filter((p) => p.kind === 'archive');
+  if (!index.ok || !isRecord(index.value) || !isRecord(index.value['versions'])) {
+    problem(m.provider, undefined, undefined, 'INDEX_INVALID', `index.json is not a provider mirror index: ${index.ok ? 'no "versions" object' : index.error}`);
+    return corrupt;
+  }
+  const listed = new Set(Object.keys(index.value['versions']));
+  const versions = new Map<string, Version>();
+  for (const p of archives) versions.set(p.version.toString(), p.version);
+  for (const [v, version] of versions) {
+    if (!listed.has(v)) problem(m.provider, version, undefined, 'INDEX_MISSING_VERSION', `index.json does not list version ${v}, whose archives are in ${m.dir}`);
+    // eslint-disable-next-line no-await-in-loop -- one small file per version
+    const doc = await readJSON(join(m.dir, `${v}.json`));
+    const parsed = doc.ok ? parseVersionJSON(doc.value) : doc.missing ? `${v}.json is missing` : doc.error;
+    if (typeof parsed === 'string') {
+      problem(m.provider, version, undefined, 'INDEX_INVALID', `${v}.json: ${parsed}`);
+      continue;
+    }
+    const mine = archives.filter((p) => p.version.equals(version));
+    for (const pkg of mine) {
+      const entry = parsed.get(pkg.platform.toString());
+      if (!entry) {
+        problem(pkg.provider, pkg.version, pkg.platform, 'INDEX_MISSING_PACKAGE', `${v}.json does not list this platform, whose archive ${pkg.path} is in the mirror`);
+        continue;
+      }
+      if (localArchivePath(m.dir, entry.url) !== resolve(pkg.path)) continue; // describes another file
+      const h = hashOf.get(pkg);
+      if (!h?.ok || h.kind !== 'archive') continue;
+      const forms = new Set([h.zip.zh.text, h.h1.text, ...(h.zip.h1Zip.ok ? [h.zip.h1Zip.hash.text] : [])]);
+      const wrong = entry.hashes.filter((x) => (x.startsWith('h1:') || x.startsWith('zh:')) && !forms.has(x));
+      if (wrong.length > 0) {
+        corrupt.add(pkg);
+        problem(
+          pkg.provider,
+          pkg.version,
+          pkg.platform,
+          'INDEX_MISMATCH',
+          `the archive does not match ${v}.json (listed ${wrong.join(', ')}; the archive has ${h.zip.zh.text}, ${h.zip.h1Zip.ok ? `${h.zip.h1Zip.hash.text} (zip form), ` : ''}${h.h1.text} (extracted form))`,
+        );
+      }
+    }
+    for (const [plat, entry] of parsed) {
+      const path = localArchivePath(m.dir, entry.url);
+      if (path === undefined || mine.some((p) => resolve(p.path) === path)) continue;
+      let platform: Platform | undefined;
+      try {
+        platform = parsePlatform(plat);
+      } catch {
+        platform = undefined;
+      }
+      problem(m.provider, version, platform, 'INDEX_MISSING_ARCHIVE', `${v}.json lists ${entry.url}, which is not in the mirror`);
+    }
+  }
+  return corrupt;
+}
