@@ -7,7 +7,7 @@
 // byte, the .terraform/providers trees (names, modes, symlinks), messages.
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { copyFile, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,12 +34,18 @@ interface Run {
   stderr: string;
 }
 
+// Hermetic: no CLI configuration or home-directory mirrors of the machine running the tests.
+const isolated = mkdtempSync(join(tmpdir(), 'provkit-install-home-'));
+const EMPTY_RC = join(isolated, 'empty.tfrc');
+writeFileSync(EMPTY_RC, '');
+afterAll(() => rmSync(isolated, { recursive: true, force: true }));
+
 function run(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [bin, ...args],
-      { cwd, env: { ...process.env, PROVKIT_FLAVOR: '', TF_PLUGIN_CACHE_DIR: '', TF_DATA_DIR: '', ...env } },
+      { cwd, env: { ...process.env, PROVKIT_FLAVOR: '', TF_PLUGIN_CACHE_DIR: '', TF_DATA_DIR: '', TF_CLI_CONFIG_FILE: EMPTY_RC, HOME: isolated, ...env } },
       (err, stdout, stderr) => {
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
       },
@@ -313,6 +319,29 @@ provider "registry.example.test/acme/tools" {
     expect(done).toHaveLength(2);
     expect(done[0]).toMatchObject({ mode: 'installed', authentication: 'unauthenticated', platform: 'linux_amd64' });
     expect(lines.at(-1)).toMatchObject({ type: 'summary', installed: 2, lock_file: 'write' });
+  });
+});
+
+describe('provkit install with a CLI configuration', () => {
+  it('installs from the provider_installation filesystem_mirror, as terraform init does', async () => {
+    const rc = join(scratch, 'cli.tfrc');
+    await writeFile(rc, `provider_installation {\n  filesystem_mirror {\n    path    = ${JSON.stringify(mirror)}\n    include = ["registry.example.test/*/*"]\n  }\n  direct {\n    exclude = ["registry.example.test/*/*"]\n  }\n}\n`);
+    const r = await run(['-flavor=terraform', 'install', '-platform=linux_amd64'], dir, { TF_CLI_CONFIG_FILE: rc });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(await readFile(lockPath(), 'utf8')).toBe(TF_LOCK);
+  });
+
+  it('finds packages in the implied local mirror (terraform.d/plugins in the working directory)', async () => {
+    const plugins = join(dir, 'terraform.d/plugins/registry.example.test/acme');
+    for (const [type, version] of [['demo', '1.1.0'], ['tools', '0.3.0']] as const) {
+      await mkdir(join(plugins, type), { recursive: true });
+      await copyFile(join(mirror, `registry.example.test/acme/${type}/terraform-provider-${type}_${version}_linux_amd64.zip`), join(plugins, type, `terraform-provider-${type}_${version}_linux_amd64.zip`));
+    }
+    const r = await run(['-flavor=terraform', 'install', '-platform=linux_amd64'], dir);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(await readFile(lockPath(), 'utf8')).toBe(TF_LOCK);
   });
 });
 

@@ -15,9 +15,10 @@ import { createNodeFetch, HttpClient } from '../../net/index.js';
 import { FilesystemMirrorSource, NetworkMirrorSource, type Source } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { parseFlags } from '../flags.js';
+import { runInterruptible, zipLimitsFromEnv } from './lock.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
-import { registrySourceFor } from '../wiring.js';
+import { installationSourceFor, loadCliConfigFor } from '../wiring.js';
 
 export const INSTALL_HELP = `Usage: provkit [global options] install [options]
 
@@ -42,7 +43,11 @@ Environment: TF_DATA_DIR (default .terraform), TF_PLUGIN_CACHE_DIR,
 TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE.
 `;
 
-export async function installCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+export function installCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+  return runInterruptible(io, 'provkit install', (signal) => installRun(args, io, globals, signal));
+}
+
+async function installRun(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
   const flags = parseFlags(args, {
     platform: 'string',
     'fs-mirror': 'string',
@@ -114,15 +119,25 @@ export async function installCommand(args: readonly string[], io: CliIO, globals
 
   const nodeFetch = createNodeFetch({ env: io.env });
   const http = new HttpClient({ fetch: nodeFetch.fetch });
-  const pool = createHashPool();
+  const zipLimits = zipLimitsFromEnv(io.env);
+  const pool = createHashPool({ limits: zipLimits });
   try {
     let source: Source;
     if (fsMirror !== undefined) source = new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, fsMirror), flavor: globals.flavor });
     else if (netMirror !== undefined) source = new NetworkMirrorSource({ baseUrl: netMirror, http, flavor: globals.flavor });
-    else source = registrySourceFor(io, globals, http);
+    else {
+      // The CLI configuration's provider_installation (or the implied local mirrors and the registries), as init.
+      const cli = await loadCliConfigFor(io, globals);
+      for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+      if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+      source = await installationSourceFor(io, globals, http, cli);
+    }
 
     const mayBreak = io.env['TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE'];
     const outcome = await runInstall({
+      signal,
+      zipLimits,
+      extractLimits: { maxEntries: zipLimits.maxEntries, maxTotalBytes: zipLimits.maxTotalBytes },
       requirements: [...config.requirements.values()],
       oldLocks: old.locks,
       platform,
@@ -160,6 +175,8 @@ export async function installCommand(args: readonly string[], io: CliIO, globals
       });
     }
     if (action === 'write') {
+      // Not after an interrupt: the lock file stays as it was.
+      if (signal.aborted) return 1;
       await saveLockFile(lockPath, outcome.locks, globals.flavor);
       ui.summary(
         old.locks.size === 0
