@@ -6,7 +6,7 @@
 //
 // Exit 0 when every case is identical, 1 otherwise (or when terraform is missing).
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +33,7 @@ function exec(cmd: string, args: string[], cwd: string, env: Record<string, stri
   });
 }
 
-/** Every file under `dir` (relative paths, sorted) with its bytes. */
+/** Every file under `dir` (relative paths) with its permission bits and bytes. */
 async function tree(dir: string, skip: (rel: string) => boolean = () => false): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
   const walk = async (d: string): Promise<void> => {
@@ -42,7 +42,7 @@ async function tree(dir: string, skip: (rel: string) => boolean = () => false): 
       const rel = relative(dir, abs);
       if (skip(rel)) continue;
       if (e.isDirectory()) await walk(abs);
-      else out.set(rel, await readFile(abs));
+      else out.set(rel, Buffer.concat([Buffer.from(`mode ${((await stat(abs)).mode & 0o7777).toString(8)}\n`), await readFile(abs)]));
     }
   };
   await walk(dir);
@@ -126,6 +126,10 @@ async function main(): Promise<number> {
         `${lock}\nprovider "${reg.host}/acme/tools" {\n  version     = "0.3.0"\n  constraints = ">= 0.3.0"\n}\n`,
       );
     });
+    const fsMirrorRc = join(work, 'fs-mirror.tfrc');
+    await writeFile(fsMirrorRc, `provider_installation {\n  filesystem_mirror {\n    path = ${JSON.stringify(MIRROR)}\n  }\n}\n`);
+    await compare('init / install from a filesystem mirror', ['init', '-backend=false', '-input=false'], ['install'], config('registry.example.test'), { ...env, TF_CLI_CONFIG_FILE: fsMirrorRc });
+    await compare('init / install from the registry', ['init', '-backend=false', '-input=false'], ['install'], config(reg.host), env);
     await compare('lock: unknown provider', ['providers', 'lock', '-platform=linux_amd64'], ['lock', '-platform=linux_amd64'], config(reg.host).replace('acme/tools', 'acme/nope'), env);
   } finally {
     await reg.close();
