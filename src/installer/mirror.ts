@@ -22,9 +22,20 @@
  * - `hashes: 'all'` writes `zh:` and both `h1:` forms for every archive;
  * - every file is written atomically (temp file + rename): an interrupted run
  *   leaves no half-written package or index;
+ * - all or nothing: packages fetched in this run land in a staging directory
+ *   inside the target (`.provkit-staging-*`) and are renamed into place, and
+ *   the indexes rewritten, only when every package succeeded and the run was
+ *   not aborted; otherwise the staging directory is removed and the target is
+ *   as it was (a target this run created is removed again when empty);
+ * - one run per target: the run holds `TARGET/.provkit-mirror.lock` (PID,
+ *   host, heartbeat; a lock left by a dead process or not touched for
+ *   `staleMs` is broken, see `cache.ts`), so two runs into one target
+ *   serialize, and the second finds the first's packages and keeps them;
+ *   staging directories left by a killed run are removed under the lock;
  * - everything runs in parallel (network and CPU budgets apart).
  */
-import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 import pLimit from 'p-limit';
@@ -45,8 +56,9 @@ import type { Locks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../layout/index.js';
 import type { HttpClient } from '../net/index.js';
 import { authenticateArchive, fetchPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
+import { acquirePackageLock, type PackageLock, type PackageLockOptions } from './cache.js';
 import { type EventSink, ignoreEvents } from './events.js';
-import { type Requirement, selectVersion } from './lock.js';
+import { defaultNetworkConcurrency, type Requirement, selectVersion } from './lock.js';
 
 export type MirrorHashes = 'reference' | 'all';
 
@@ -66,7 +78,18 @@ export interface MirrorOptions {
   readonly networkConcurrency?: number;
   /** Where the fingerprint cache of this target lives (none when absent). */
   readonly cacheFile?: string;
+  /**
+   * The target lock (see the module comment): its tuning, or `false` to take
+   * none (only when the caller serializes runs itself). `onWait` is called
+   * when another run holds the target for more than `noticeAfterMs`.
+   */
+  readonly targetLock?: false | Omit<PackageLockOptions, 'signal'>;
 }
+
+/** The lock file a mirror run holds in its target. */
+export const MIRROR_LOCK_NAME = '.provkit-mirror.lock';
+/** The prefix of the staging directories inside a target. */
+export const MIRROR_STAGING_PREFIX = '.provkit-staging-';
 
 export interface MirrorFailure {
   /** Absent for failures that concern the whole mirror (the indexes). */
@@ -105,9 +128,41 @@ async function fingerprint(path: string): Promise<Fingerprint> {
 
 const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean => a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
 
+/**
+ * Mirrors (see the module comment).
+ *
+ * @returns the failures (when there are any, nothing in the target changed)
+ *   and the counts.
+ * @throws ProvkitError ABORTED when `signal` fired (the target is as it was,
+ *   no temporary file remains), PACKAGE_LOCK_TIMEOUT, IO (the target lock)
+ */
 export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> {
+  const targetExisted = (await stat(options.targetDir).catch(() => undefined)) !== undefined;
+  let lock: PackageLock | undefined;
+  if (options.targetLock !== false) {
+    lock = await acquirePackageLock(join(options.targetDir, MIRROR_LOCK_NAME), { ...options.targetLock, ...(options.signal ? { signal: options.signal } : {}) });
+  }
+  const staging = join(options.targetDir, `${MIRROR_STAGING_PREFIX}${randomBytes(6).toString('hex')}`);
+  let committed = false;
+  try {
+    // Under the lock, any staging directory is a killed run's leftover.
+    const leftovers = (await readdir(options.targetDir).catch(() => [])).filter((n) => n.startsWith(MIRROR_STAGING_PREFIX));
+    await Promise.all(leftovers.map((n) => rm(join(options.targetDir, n), { recursive: true, force: true })));
+    const outcome = await mirrorLocked(options, staging);
+    committed = outcome.failures.length === 0;
+    return outcome;
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+    await lock?.release();
+    if (!committed && !targetExisted) await rmdir(options.targetDir).catch(() => undefined);
+  }
+}
+
+async function mirrorLocked(options: MirrorOptions, staging: string): Promise<MirrorOutcome> {
   const events = options.events ?? ignoreEvents;
-  const network = pLimit(options.networkConcurrency ?? 8);
+  /** Archives fetched in this run: relative path → staged absolute path, until committed. */
+  const staged = new Map<string, string>();
+  const network = pLimit(options.networkConcurrency ?? defaultNetworkConcurrency());
   const failures: MirrorFailure[] = [];
   const cachePath = options.cacheFile;
   const cache: CacheFile =
@@ -126,7 +181,7 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
   const archiveState = async (rel: string, knownZh?: Hash): Promise<ArchiveState> => {
     const have = states.get(rel);
     if (have) return have;
-    const abs = join(options.targetDir, rel);
+    const abs = staged.get(rel) ?? join(options.targetDir, rel);
     const fp = await fingerprint(abs);
     const cached = cache[rel];
     let state: ArchiveState;
@@ -144,6 +199,7 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
   const mirrorPackage = async (provider: ProviderAddress, version: Version, platform: Platform): Promise<void> => {
     const rel = `${providerDirPath(provider)}/${packedFileName(provider, version, platform)}`;
     const dest = join(options.targetDir, rel);
+    const stagedDest = join(staging, rel);
     let meta: PackageMeta;
     try {
       meta = await options.source.packageMeta(provider, version, platform, options.signal);
@@ -167,7 +223,7 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
     try {
       const fetched = await network(() =>
         fetchPackage(meta, {
-          destPath: dest,
+          destPath: stagedDest,
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           hashZip: (p) => options.pool.hashZip(p),
@@ -181,7 +237,8 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
         });
       }
       thisRun.set(rel, fetched.hashes);
-      // The file was replaced: forget what was computed for the old bytes.
+      staged.set(rel, stagedDest);
+      // The file will be replaced: forget what was computed for the old bytes.
       states.delete(rel);
       if (fetched.zipHashes) {
         const z = fetched.zipHashes;
@@ -239,8 +296,26 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
     }),
   );
 
+  // All or nothing: a failure or an abort leaves the target as it was.
+  if (options.signal?.aborted) {
+    throw new ProvkitError(ErrorCode.ABORTED, `mirroring into ${options.targetDir} was interrupted; the target is unchanged`, { file: options.targetDir, cause: options.signal.reason });
+  }
+  if (failures.length > 0) return { failures, written: 0, reused };
+
   // Index generation over every packed archive in the target (item 94).
   try {
+    // Commit: the staged archives move into place (renames within one file system).
+    for (const [rel, from] of staged) {
+      // eslint-disable-next-line no-await-in-loop -- a handful of renames, in order
+      await mkdir(dirname(join(options.targetDir, rel)), { recursive: true });
+      // eslint-disable-next-line no-await-in-loop
+      await rename(from, join(options.targetDir, rel));
+      staged.delete(rel);
+      // A rename changes the ctime: record the fingerprint of the file in place.
+      const state = states.get(rel);
+      // eslint-disable-next-line no-await-in-loop
+      if (state) cache[rel] = { ...(await fingerprint(join(options.targetDir, rel))), ...state };
+    }
     const found = await scanPacked(options.targetDir);
     const cpu = pLimit(4);
     const byProvider = new Map<string, { provider: ProviderAddress; byVersion: Map<string, { version: Version; archives: Array<{ platform: Platform; rel: string }> }> }>();
