@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { startFakeNetMirror } from '../test/support/servers/net-mirror.js';
 import { fixtureProviders } from '../test/support/servers/packages.js';
 import { startFakeRegistry } from '../test/support/servers/registry.js';
+import { testTls } from '../test/support/servers/tls.js';
+import { startServe } from '../test/serve/child.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BIN = join(ROOT, 'bin/provkit.js');
@@ -131,6 +133,36 @@ async function main(): Promise<number> {
     await compare('init / install from a filesystem mirror', ['init', '-backend=false', '-input=false'], ['install'], config('registry.example.test'), { ...env, TF_CLI_CONFIG_FILE: fsMirrorRc });
     await compare('init / install from the registry', ['init', '-backend=false', '-input=false'], ['install'], config(reg.host), env);
     await compare('lock: unknown provider', ['providers', 'lock', '-platform=linux_amd64'], ['lock', '-platform=linux_amd64'], config(reg.host).replace('acme/tools', 'acme/nope'), env);
+    // terraform init through a network_mirror block pointing at `provkit serve`
+    // (HTTPS on 127.0.0.1, indexes generated from the packed fixture mirror):
+    // init must succeed and leave provkit's lock file byte-identical.
+    await (async () => {
+      const name = 'init from provkit serve';
+      const tls = await testTls();
+      const d = join(work, name);
+      await mkdir(d, { recursive: true });
+      await writeFile(join(d, 'cert.pem'), tls.certPem);
+      await writeFile(join(d, 'key.pem'), tls.keyPem);
+      await writeFile(join(d, 'main.tf'), config('registry.example.test'));
+      const serve = await startServe([`-tls-cert=${join(d, 'cert.pem')}`, `-tls-key=${join(d, 'key.pem')}`, '-listen=127.0.0.1:0', MIRROR], d);
+      const detail: string[] = [];
+      try {
+        const rc = join(d, 'mirror.tfrc');
+        await writeFile(rc, `provider_installation {\n  network_mirror {\n    url = "${serve.url}"\n  }\n}\n`);
+        const runEnv = { ...env, TF_CLI_CONFIG_FILE: rc, SSL_CERT_FILE: tls.caPath };
+        const p = await exec(process.execPath, [BIN, '-flavor=terraform', 'lock', `-net-mirror=${serve.url}`, '-platform=linux_amd64', '-platform=darwin_arm64'], d, runEnv);
+        if (p.code !== 0) detail.push(`provkit lock failed:\n${p.stderr}`);
+        const before = await readFile(join(d, '.terraform.lock.hcl')).catch(() => Buffer.alloc(0));
+        const t = await exec('terraform', ['init', '-backend=false', '-input=false', '-no-color'], d, runEnv);
+        if (t.code !== 0) detail.push(`terraform init failed (exit ${t.code}):\n${t.stderr}`);
+        const after = await readFile(join(d, '.terraform.lock.hcl')).catch(() => Buffer.alloc(0));
+        if (!before.equals(after)) detail.push(`terraform changed the lock file:\n--- provkit\n${before.toString()}\n--- after terraform init\n${after.toString()}`);
+      } finally {
+        await serve.stop();
+      }
+      results.push({ name, ok: detail.length === 0, detail });
+      console.log(`${detail.length === 0 ? 'SAME' : 'DIFF'}  ${name}`);
+    })();
   } finally {
     await reg.close();
     await netMirror.close();

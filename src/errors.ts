@@ -97,6 +97,16 @@ export const ErrorCode = {
   /** The lock of a package directory could not be taken (timed out waiting). */
   PACKAGE_LOCK_TIMEOUT: 'PACKAGE_LOCK_TIMEOUT',
 
+  // --- air-gap bundles and the mirror server
+  /** A bundle whose manifest is missing, malformed or not the first member. */
+  BUNDLE_INVALID: 'BUNDLE_INVALID',
+  /** A bundle member refused on import (name, type, size, checksum, duplicate or unlisted). */
+  BUNDLE_MEMBER_REFUSED: 'BUNDLE_MEMBER_REFUSED',
+  /** The import target already holds something different under the same name. */
+  BUNDLE_TARGET_CONFLICT: 'BUNDLE_TARGET_CONFLICT',
+  /** `provkit serve` asked to listen without TLS on a non-loopback address. */
+  SERVE_INSECURE_LISTEN: 'SERVE_INSECURE_LISTEN',
+
   // --- generic I/O and usage
   IO: 'IO',
   NOT_FOUND: 'NOT_FOUND',

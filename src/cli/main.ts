@@ -15,6 +15,8 @@ import { LOCK_HELP, lockCommand } from './commands/lock.js';
 import { INSTALL_HELP, installCommand } from './commands/install.js';
 import { VERIFY_HELP, verifyCommand } from './commands/verify.js';
 import { MIRROR_HELP, mirrorCommand } from './commands/mirror.js';
+import { BUNDLE_HELP, bundleCommand } from './commands/bundle.js';
+import { SERVE_HELP, serveCommand } from './commands/serve.js';
 
 export type { CliIO } from './io.js';
 
@@ -30,6 +32,8 @@ Commands:
   hash       Print the zh:/h1: hashes of provider packages (zips or directories)
   install    Install the providers into .terraform/providers and update the lock file (init)
   verify     Check the lock file against a mirror offline (for CI)
+  bundle     Create or import an air-gap bundle (bundle create | bundle import)
+  serve      Serve a mirror directory as a network mirror (HTTPS)
   version    Print the provkit version
 
 Global options (before or after the command):
@@ -47,6 +51,8 @@ const COMMANDS: Readonly<Record<string, { run: Command; help: string }>> = {
   install: { run: installCommand, help: INSTALL_HELP },
   verify: { run: verifyCommand, help: VERIFY_HELP },
   mirror: { run: mirrorCommand, help: MIRROR_HELP },
+  bundle: { run: bundleCommand, help: BUNDLE_HELP },
+  serve: { run: serveCommand, help: SERVE_HELP },
 };
 
 export async function main(argv: readonly string[], io: CliIO): Promise<number> {

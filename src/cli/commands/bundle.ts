@@ -1,0 +1,242 @@
+/**
+ * `provkit bundle create|import`: air-gap bundles (docs/bundles.md).
+ * Thin: flags → requirements, locks, a source → `createBundle` /
+ * `importBundle` → render.
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+
+import { currentPlatform, parseConstraints, parsePlatform, type Platform, tryParseProviderSource, VersionConstraints } from '../../addresses/index.js';
+import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
+import { ProvkitError } from '../../errors.js';
+import { createHashPool } from '../../hashing/index.js';
+import { createBundle } from '../../installer/bundle/create.js';
+import { importBundle, readBundleManifest } from '../../installer/bundle/import.js';
+import { bundleCreationTime } from '../../installer/bundle/manifest.js';
+import type { Requirement } from '../../installer/lock.js';
+import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
+import { createNodeFetch, HttpClient } from '../../net/index.js';
+import { FilesystemMirrorSource, NetworkMirrorSource, type Source } from '../../sources/index.js';
+import type { Diagnostic } from '../../ui/human.js';
+import { parseFlags } from '../flags.js';
+import type { CliIO, GlobalOptions } from '../io.js';
+import { createRenderer, type Renderer } from '../render.js';
+import { VERSION } from '../version.js';
+import { loadCliConfigFor, registrySourceFor } from '../wiring.js';
+
+export const BUNDLE_HELP = `Usage: provkit [global options] bundle create [options] [PROVIDER[@CONSTRAINT]...] OUT.tar
+       provkit [global options] bundle import [options] BUNDLE.tar TARGET_DIR
+
+  create: writes an air-gap bundle: a tar holding a packed mirror of the
+  providers (index.json and VERSION.json with zh: and both h1: forms), their
+  lock-file entries and a manifest with the size and SHA-256 of every member.
+  Without PROVIDER arguments it takes the configuration's providers; versions
+  follow the lock file, whose hashes the packages must match. The same inputs
+  give the same bytes; the creation time is $SOURCE_DATE_EPOCH, else the Unix
+  epoch (see docs/bundles.md).
+
+  import: checks every member against the manifest and every package against
+  its hashes, then merges the mirror into TARGET_DIR (indexes are unions,
+  written atomically). A bundle that fails any check changes nothing.
+
+Options of create:
+  -platform=OS_ARCH     A target platform (repeatable; default: this machine's).
+  -since=OLD.tar        Leave out the packages OLD.tar already holds (a delta bundle).
+  -fs-mirror=DIR        Take packages from a filesystem mirror, not the origin registries.
+  -net-mirror=URL       Take packages from a network mirror, not the origin registries.
+  -json                 Machine-readable output (JSON lines).
+
+Options of import:
+  -trusted-lock=FILE    Also require every package to match this lock file.
+  -lock-out=FILE        Write the bundle's lock-file entries to FILE.
+  -max-member-size=N    Refuse members larger than N bytes (default 2 GiB).
+  -json                 Machine-readable output (JSON lines).
+`;
+
+export async function bundleCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+  const sub = args.find((a) => !a.startsWith('-'));
+  const rest = args.filter((a) => a !== sub);
+  if (sub === 'create') return bundleCreate(rest, io, globals);
+  if (sub === 'import') return bundleImport(rest, io, globals);
+  const ui = createRenderer(io, globals, args.includes('-json') || args.includes('--json'));
+  return ui.fail([{ severity: 'error', summary: 'Missing or unknown bundle subcommand', detail: `Use "bundle create" or "bundle import" (got ${JSON.stringify(sub ?? '')}).\n\n${BUNDLE_HELP}` }]);
+}
+
+function errorDiagnostic(summary: string, err: unknown): Diagnostic {
+  return { severity: 'error', summary, detail: err instanceof Error ? err.message : String(err) };
+}
+
+async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+  const flags = parseFlags(args, { platform: 'strings', since: 'string', 'fs-mirror': 'string', 'net-mirror': 'string', json: 'bool' });
+  const ui = createRenderer(io, globals, flags.bools.get('json') === true);
+  const errors: Diagnostic[] = [];
+  if (flags.positionals.length < 1) errors.push({ severity: 'error', summary: 'Wrong number of arguments', detail: 'bundle create requires the output file (OUT.tar) as its last argument.' });
+  const platforms: Platform[] = [];
+  for (const s of flags.lists.get('platform') ?? []) {
+    try {
+      const p = parsePlatform(s);
+      if (!platforms.some((x) => x.equals(p))) platforms.push(p);
+    } catch (err) {
+      errors.push({ severity: 'error', summary: 'Invalid target platform', detail: `The string ${JSON.stringify(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.` });
+    }
+  }
+  if (platforms.length === 0) platforms.push(currentPlatform());
+  const fsMirror = flags.strings.get('fs-mirror');
+  const netMirror = flags.strings.get('net-mirror');
+  if (fsMirror !== undefined && netMirror !== undefined) {
+    errors.push({ severity: 'error', summary: 'Invalid installation method options', detail: 'The -fs-mirror and -net-mirror command line options are mutually-exclusive.' });
+  }
+  if (netMirror !== undefined && !/^https:\/\/[^/]/.test(netMirror)) {
+    errors.push({ severity: 'error', summary: 'Invalid network mirror URL', detail: 'The -net-mirror option requires a valid https: URL as the mirror base URL.' });
+  }
+  let createdEpoch = 0;
+  try {
+    createdEpoch = bundleCreationTime(io.env);
+  } catch (err) {
+    errors.push(errorDiagnostic('Invalid SOURCE_DATE_EPOCH', err));
+  }
+  if (errors.length > 0) return ui.fail(errors);
+
+  const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
+  for (const d of config.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
+  if (config.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+  let requirements: Requirement[] = [...config.requirements.values()];
+  const providerArgs = flags.positionals.slice(0, -1);
+  if (providerArgs.length > 0) {
+    const wanted: Requirement[] = [];
+    for (const arg of providerArgs) {
+      const at = arg.indexOf('@');
+      const parsed = tryParseProviderSource(at < 0 ? arg : arg.slice(0, at), globals.flavor);
+      if (!parsed.ok) {
+        errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: parsed.error.detail ?? parsed.error.message });
+        continue;
+      }
+      let constraints: VersionConstraints = requirements.find((r) => r.provider.equals(parsed.address))?.constraints ?? new VersionConstraints();
+      if (at >= 0) {
+        try {
+          constraints = parseConstraints(arg.slice(at + 1), globals.flavor);
+        } catch (err) {
+          errors.push(errorDiagnostic('Invalid version constraint', err));
+          continue;
+        }
+      }
+      if (!wanted.some((w) => w.provider.equals(parsed.address))) wanted.push({ provider: parsed.address, constraints });
+    }
+    requirements = wanted;
+  }
+  if (requirements.length === 0) errors.push({ severity: 'error', summary: 'No providers to bundle', detail: 'Name providers as arguments, or run in a directory whose configuration requires some.' });
+  if (errors.length > 0) return ui.fail(errors);
+
+  const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor);
+  for (const d of lock.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
+  if (lockHasErrors(lock.diagnostics)) return ui.fail([]);
+
+  let since: Awaited<ReturnType<typeof readBundleManifest>> | undefined;
+  const sinceFlag = flags.strings.get('since');
+  if (sinceFlag !== undefined) {
+    try {
+      since = await readBundleManifest(resolve(globals.cwd, sinceFlag));
+    } catch (err) {
+      return ui.fail([errorDiagnostic('Cannot read the -since bundle', err)]);
+    }
+  }
+
+  const nodeFetch = createNodeFetch({ env: io.env });
+  const http = new HttpClient({ fetch: nodeFetch.fetch });
+  let source: Source;
+  if (fsMirror !== undefined) source = new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, fsMirror), flavor: globals.flavor });
+  else if (netMirror !== undefined) source = new NetworkMirrorSource({ baseUrl: netMirror, http, flavor: globals.flavor });
+  else {
+    const cli = await loadCliConfigFor(io, globals);
+    for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+    if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+    source = registrySourceFor(io, globals, http, cli);
+  }
+
+  const out = resolve(globals.cwd, flags.positionals[flags.positionals.length - 1]!);
+  await mkdir(dirname(out), { recursive: true });
+  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.tmp`);
+  const pool = createHashPool();
+  let stream: ReturnType<typeof createWriteStream> | undefined;
+  try {
+    stream = createWriteStream(tmp, { flags: 'w', mode: 0o644 });
+    const outcome = await createBundle({
+      requirements,
+      locks: lock.locks,
+      platforms,
+      source,
+      pool,
+      http,
+      flavor: globals.flavor,
+      provkitVersion: VERSION,
+      createdEpoch,
+      out: stream,
+      ...(since ? { since } : {}),
+      events: (e) => ui.event(e),
+    });
+    if (outcome.failures.length > 0) {
+      stream.destroy();
+      return ui.fail(outcome.failures.map((f) => ({ severity: 'error' as const, summary: f.summary, detail: `${f.provider.toString()}${f.platform ? ` (${f.platform.toString()})` : ''}: ${f.error.message}` })));
+    }
+    await rename(tmp, out);
+    ui.summary(`Bundle written to ${out}: ${outcome.packages} packages${since ? ` (${outcome.skipped} left out, already in the -since bundle)` : ''}, ${outcome.bytes} bytes.`, {
+      path: out,
+      packages: outcome.packages,
+      skipped: outcome.skipped,
+      bytes: outcome.bytes,
+    });
+    return 0;
+  } catch (err) {
+    if (err instanceof ProvkitError) return ui.fail([errorDiagnostic('Cannot write the bundle', err)]);
+    throw err;
+  } finally {
+    stream?.destroy();
+    await rm(tmp, { force: true });
+    await pool.close();
+    nodeFetch.close();
+  }
+}
+
+async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+  const flags = parseFlags(args, { 'trusted-lock': 'string', 'lock-out': 'string', 'max-member-size': 'int', json: 'bool' });
+  const ui: Renderer = createRenderer(io, globals, flags.bools.get('json') === true);
+  if (flags.positionals.length !== 2) {
+    return ui.fail([{ severity: 'error', summary: 'Wrong number of arguments', detail: 'bundle import requires the bundle file and the target mirror directory.' }]);
+  }
+  const trusted = flags.strings.get('trusted-lock');
+  let trustedLocks;
+  if (trusted !== undefined) {
+    const path = resolve(globals.cwd, trusted);
+    const parsed = parseLockFile(await readFile(path), path, globals.flavor);
+    if (lockHasErrors(parsed.diagnostics)) return ui.fail(parsed.diagnostics.map((d) => ({ severity: d.severity, summary: d.summary, detail: d.detail })));
+    trustedLocks = parsed.locks;
+  }
+  const maxMemberSize = flags.ints.get('max-member-size');
+  const target = resolve(globals.cwd, flags.positionals[1]!);
+  const pool = createHashPool();
+  try {
+    const outcome = await importBundle({
+      bundlePath: resolve(globals.cwd, flags.positionals[0]!),
+      targetDir: target,
+      pool,
+      flavor: globals.flavor,
+      ...(maxMemberSize === undefined ? {} : { maxMemberSize }),
+      ...(trustedLocks ? { trustedLocks } : {}),
+    });
+    const lockOut = flags.strings.get('lock-out');
+    if (lockOut !== undefined) await writeFile(resolve(globals.cwd, lockOut), outcome.lockFile);
+    ui.summary(`Imported into ${target}: ${outcome.added.length} packages added, ${outcome.present.length} already present, ${outcome.indexes.length} index files written.`, {
+      path: target,
+      added: outcome.added.length,
+      present: outcome.present.length,
+      indexes: outcome.indexes.length,
+    });
+    return 0;
+  } catch (err) {
+    if (err instanceof ProvkitError) return ui.fail([errorDiagnostic('Bundle refused', err)]);
+    throw err;
+  } finally {
+    await pool.close();
+  }
+}

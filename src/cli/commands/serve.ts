@@ -1,0 +1,116 @@
+/**
+ * `provkit serve DIR`: a read-only network mirror over a mirror directory.
+ * Thin: flags → `startMirrorServer` → log lines → stop on SIGINT/SIGTERM.
+ * The first stdout line names the URL (`Listening on URL`; with -json a
+ * `listening` message with `url`).
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+
+import { ProvkitError } from '../../errors.js';
+import { createHashPool } from '../../hashing/index.js';
+import { type AccessLogEntry, isLoopbackHost, parseListen, startMirrorServer } from '../../installer/serve/server.js';
+import { renderDiagnostic } from '../../ui/human.js';
+import { JSON_MODULE, rfc3339 } from '../../ui/json.js';
+import { parseFlags } from '../flags.js';
+import type { CliIO, GlobalOptions } from '../io.js';
+
+export const SERVE_HELP = `Usage: provkit [global options] serve [options] DIR
+
+  Serves the mirror directory DIR (packed or unpacked layout) with the
+  provider network mirror protocol. index.json and VERSION.json files in DIR
+  are served as they are; where absent they are generated (with zh: and both
+  h1: forms) and refreshed when DIR changes. Read-only. Stops on SIGINT or
+  SIGTERM after the requests in flight.
+
+Options:
+  -listen=HOST:PORT   Address to listen on (default 127.0.0.1:8443; port 0: any free port).
+  -tls-cert=FILE      PEM certificate (chain) for HTTPS.
+  -tls-key=FILE       PEM private key for HTTPS.
+                      Without them, plain HTTP on a loopback address only
+                      (tofu and terraform require https for network mirrors).
+  -refresh=MS         Rescan DIR at most this often (default 2000).
+  -json               Access log and messages as JSON lines.
+`;
+
+export async function serveCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+  const flags = parseFlags(args, { listen: 'string', 'tls-cert': 'string', 'tls-key': 'string', refresh: 'int', json: 'bool' });
+  const json = flags.bools.get('json') === true;
+  const line = (level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown> = {}): void => {
+    io.stdout.write(`${JSON.stringify({ '@level': level, '@message': message, '@module': JSON_MODULE, '@timestamp': rfc3339(new Date()), type, ...fields })}\n`);
+  };
+  const fail = (summary: string, detail: string): number => {
+    if (json) line('error', `Error: ${summary}`, 'diagnostic', { diagnostic: { severity: 'error', summary, detail } });
+    else renderDiagnostic({ severity: 'error', summary, detail }, io.stderr);
+    return 1;
+  };
+  if (flags.positionals.length !== 1) return fail('Wrong number of arguments', 'serve requires the mirror directory as its argument.');
+  const certFile = flags.strings.get('tls-cert');
+  const keyFile = flags.strings.get('tls-key');
+  if ((certFile === undefined) !== (keyFile === undefined)) return fail('Incomplete TLS options', '-tls-cert and -tls-key must be given together.');
+  let listen: { host: string; port: number };
+  try {
+    listen = parseListen(flags.strings.get('listen') ?? '127.0.0.1:8443');
+  } catch (err) {
+    return fail('Invalid -listen address', (err as Error).message);
+  }
+  const dir = resolve(globals.cwd, flags.positionals[0]!);
+  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) return fail('Not a directory', `The mirror directory ${dir} does not exist or is not a directory.`);
+  let tls: { cert: Buffer; key: Buffer } | undefined;
+  if (certFile !== undefined && keyFile !== undefined) {
+    try {
+      tls = { cert: await readFile(resolve(globals.cwd, certFile)), key: await readFile(resolve(globals.cwd, keyFile)) };
+    } catch (err) {
+      return fail('Cannot read the TLS files', (err as Error).message);
+    }
+  }
+  if (!tls && !isLoopbackHost(listen.host)) {
+    return fail('Plain HTTP refused', `Without -tls-cert and -tls-key, provkit serve listens on a loopback address only (not ${listen.host}).`);
+  }
+  const accessLog = (e: AccessLogEntry): void => {
+    if (json) line('info', `${e.method} ${e.path} ${e.status}`, 'access', { ...e });
+    else io.stdout.write(`${e.remote} - - [${e.time}] "${e.method} ${e.path}" ${e.status} ${e.bytes} ${e.durationMs}ms ${JSON.stringify(e.userAgent)}\n`);
+  };
+  const pool = createHashPool();
+  try {
+    const server = await startMirrorServer({
+      dir,
+      flavor: globals.flavor,
+      pool,
+      host: listen.host,
+      port: listen.port,
+      ...(tls ? { tls } : {}),
+      ...(flags.ints.get('refresh') === undefined ? {} : { refreshMs: flags.ints.get('refresh')! }),
+      onRequest: accessLog,
+      onWarning: (w) => (json ? line('warn', w.message, 'scan_warning', { path: w.path }) : io.stderr.write(`Warning: ${w.message}\n`)),
+      onError: (err, path) => (json ? line('error', `${path}: ${String(err)}`, 'serve_error', { path }) : io.stderr.write(`Error serving ${path}: ${err instanceof Error ? err.message : String(err)}\n`)),
+    });
+    if (json) line('info', `Listening on ${server.url}`, 'listening', { url: server.url, dir });
+    else io.stdout.write(`Listening on ${server.url}\n`);
+    if (!server.tls) {
+      const detail = 'tofu and terraform accept network mirrors over https only; use -tls-cert and -tls-key for them.';
+      if (json) line('warn', `Warning: serving plain HTTP on ${server.url}`, 'diagnostic', { diagnostic: { severity: 'warning', summary: 'Serving plain HTTP', detail } });
+      else renderDiagnostic({ severity: 'warning', summary: `Serving plain HTTP on ${server.url}`, detail }, io.stderr);
+    }
+    const signal = await new Promise<string>((done) => {
+      const stop = (s: string): void => {
+        process.off('SIGINT', onInt);
+        process.off('SIGTERM', onTerm);
+        done(s);
+      };
+      const onInt = (): void => stop('SIGINT');
+      const onTerm = (): void => stop('SIGTERM');
+      process.on('SIGINT', onInt);
+      process.on('SIGTERM', onTerm);
+    });
+    await server.close();
+    if (json) line('info', `Stopped (${signal})`, 'stopped', { signal });
+    else io.stdout.write(`Stopped (${signal}).\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof ProvkitError) return fail('Cannot serve', err.message);
+    throw err;
+  } finally {
+    await pool.close();
+  }
+}

@@ -1,0 +1,288 @@
+/**
+ * `bundle create`: resolve the providers, fetch and hash every package, then
+ * stream a deterministic tar (see manifest.ts for the format) to a writable.
+ *
+ * - No second copy on disk: packages of a local (filesystem mirror) source
+ *   are read in place; remote ones are downloaded to `workDir` (temporary,
+ *   removed afterwards) and streamed from there into the tar.
+ * - Everything is fetched and hashed before the first byte is written, so
+ *   the manifest can come first (the importer checks every later member
+ *   against it while streaming) and a failure writes nothing.
+ * - Packages are checked against the lock file: when the lock holds hashes
+ *   for the selected version, the package must match one of them.
+ * - Deterministic: members sorted by name, fixed mtime (`createdEpoch`),
+ *   mode 0644, uid/gid 0, no user names; `manifest.json` has a fixed key order.
+ * - `since`: packages listed by an older bundle's manifest are left out (but
+ *   still listed, with their hashes, in this manifest and the lock entries).
+ */
+/* eslint-disable no-await-in-loop -- tar members are written and read one after another, in order; moves and index writes are ordered on purpose */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transform, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+import pLimit from 'p-limit';
+import tar from 'tar-stream';
+
+import { type Flavor, parsePlatform, type Platform, type ProviderAddress, type Version } from '../../addresses/index.js';
+import { ErrorCode, ProvkitError } from '../../errors.js';
+import { type HashPool, normalizeHashes, parseHash } from '../../hashing/index.js';
+import { Locks, newProviderLock, serializeLocks } from '../../lockfile/index.js';
+import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../../layout/index.js';
+import type { HttpClient } from '../../net/index.js';
+import { fetchPackage, type Source } from '../../sources/index.js';
+import { type EventSink, ignoreEvents } from '../events.js';
+import { type Requirement, selectVersion } from '../lock.js';
+import {
+  BUNDLE_FORMAT,
+  BUNDLE_LOCK_NAME,
+  type BundleManifest,
+  type BundleMember,
+  type BundlePackage,
+  type BundleProvider,
+  createdFromEpoch,
+  MANIFEST_NAME,
+  serializeManifest,
+} from './manifest.js';
+
+export interface BundleCreateOptions {
+  readonly requirements: readonly Requirement[];
+  /** The lock file's selections: versions follow it, and packages must match its hashes. */
+  readonly locks: Locks;
+  readonly platforms: readonly Platform[];
+  readonly source: Source;
+  readonly pool: HashPool;
+  readonly http?: HttpClient;
+  readonly flavor: Flavor;
+  readonly provkitVersion: string;
+  /** Unix seconds: the manifest's `created` and every member's mtime. */
+  readonly createdEpoch: number;
+  /** Where the tar goes; ended when the bundle is complete. Not written to at all when there are failures. */
+  readonly out: Writable;
+  /** An older bundle's manifest and its SHA-256: what it holds is left out. */
+  readonly since?: { readonly manifest: BundleManifest; readonly sha256: string };
+  readonly events?: EventSink;
+  readonly signal?: AbortSignal;
+  /** Parent of the temporary download directory (default: the OS temp dir). */
+  readonly workDir?: string;
+  readonly networkConcurrency?: number;
+}
+
+export interface BundleFailure {
+  readonly provider: ProviderAddress;
+  readonly platform?: Platform;
+  readonly summary: string;
+  readonly error: ProvkitError;
+}
+
+export interface BundleCreateOutcome {
+  readonly failures: readonly BundleFailure[];
+  /** Set when the bundle was written. */
+  readonly manifest?: BundleManifest;
+  /** Bytes of the tar. */
+  readonly bytes: number;
+  /** Packages in this bundle, and packages left out because the `since` bundle has them. */
+  readonly packages: number;
+  readonly skipped: number;
+}
+
+interface Picked {
+  readonly req: Requirement;
+  readonly version: Version;
+  readonly packages: Array<BundlePackage & { readonly file?: string; readonly size?: number }>;
+}
+
+function asError(err: unknown): ProvkitError {
+  if (err instanceof ProvkitError) return err;
+  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
+}
+
+const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** See the module comment. */
+export async function createBundle(options: BundleCreateOptions): Promise<BundleCreateOutcome> {
+  const events = options.events ?? ignoreEvents;
+  const network = pLimit(options.networkConcurrency ?? 8);
+  const failures: BundleFailure[] = [];
+  const work = await mkdtemp(join(options.workDir ?? tmpdir(), 'provkit-bundle-'));
+  const oldPackages = new Map<string, BundlePackage>();
+  for (const p of options.since?.manifest.providers ?? []) {
+    for (const k of p.packages) oldPackages.set(`${p.source}|${p.version}|${k.platform}`, k);
+  }
+  let skipped = 0;
+  try {
+    const picked: Picked[] = [];
+    await Promise.all(
+      options.requirements.map(async (req) => {
+        const { provider } = req;
+        const locked = options.locks.provider(provider);
+        let version: Version;
+        try {
+          const available = await options.source.availableVersions(provider, options.signal);
+          const sel = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor);
+          version = sel.version;
+          events({ type: 'provider_selected', provider, version, reason: sel.reason, constraints: req.constraints.toString() });
+        } catch (err) {
+          failures.push({ provider, summary: 'Provider not available', error: asError(err) });
+          return;
+        }
+        const entry: Picked = { req, version, packages: [] };
+        picked.push(entry);
+        const lockHashes = locked && locked.version.equals(version) ? new Set(locked.preferredHashes().map((h) => h.text)) : new Set<string>();
+        await Promise.all(
+          options.platforms.map(async (platform, i) => {
+            const old = oldPackages.get(`${provider.toString()}|${version.toString()}|${platform.toString()}`);
+            if (old) {
+              skipped += 1;
+              entry.packages[i] = old;
+              return;
+            }
+            try {
+              const meta = await options.source.packageMeta(provider, version, platform, options.signal);
+              events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
+              const fetched = await network(() =>
+                fetchPackage(meta, {
+                  ...(meta.location.kind === 'http' ? { destPath: join(work, `${i}-${packedFileName(provider, version, platform)}`) } : {}),
+                  ...(options.http ? { http: options.http } : {}),
+                  ...(options.signal ? { signal: options.signal } : {}),
+                  hashZip: (p) => options.pool.hashZip(p),
+                }),
+              );
+              if (fetched.kind !== 'archive') {
+                throw new ProvkitError(ErrorCode.USAGE, `${provider.toString()} ${version.toString()} for ${platform.toString()} is an unpacked directory in the source; a bundle needs its zip`, {
+                  provider: provider.toString(),
+                  version: version.toString(),
+                  platform: platform.toString(),
+                });
+              }
+              const z = fetched.zipHashes ?? (await options.pool.hashZip(fetched.path, fetched.zh));
+              if (!z.h1.ok) throw z.h1.error;
+              if (!z.h1Zip.ok) throw z.h1Zip.error;
+              const hashes = { zh: z.zh.text, h1: z.h1.hash.text, h1Zip: z.h1Zip.hash.text };
+              if (lockHashes.size > 0 && !lockHashes.has(hashes.zh) && !lockHashes.has(hashes.h1)) {
+                throw new ProvkitError(
+                  ErrorCode.LOCKFILE_CHECKSUM_MISMATCH,
+                  `the package of ${provider.toString()} ${version.toString()} for ${platform.toString()} does not match any of the checksums recorded in the dependency lock file`,
+                  { provider: provider.toString(), version: version.toString(), platform: platform.toString(), found: hashes.h1 },
+                );
+              }
+              events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.keyId, reused: false });
+              entry.packages[i] = {
+                platform: platform.toString(),
+                path: `${providerDirPath(provider)}/${packedFileName(provider, version, platform)}`,
+                ...hashes,
+                file: fetched.path,
+                size: fetched.size,
+              };
+            } catch (err) {
+              failures.push({ provider, platform, summary: 'Cannot fetch provider package', error: asError(err) });
+            }
+          }),
+        );
+      }),
+    );
+    if (failures.length > 0) return { failures, bytes: 0, packages: 0, skipped };
+
+    // Members other than the manifest, with their bytes or their file.
+    picked.sort((a, b) => byteOrder(a.req.provider.toString(), b.req.provider.toString()));
+    const members: Array<BundleMember & { readonly data?: Buffer; readonly file?: string }> = [];
+    const providers: BundleProvider[] = [];
+    const locks = [];
+    for (const p of picked) {
+      const packages = p.packages.filter((k) => k !== undefined).sort((a, b) => byteOrder(a.platform, b.platform));
+      const fresh = packages.filter((k) => k.file !== undefined);
+      const dir = providerDirPath(p.req.provider);
+      if (fresh.length > 0) {
+        for (const k of fresh) members.push({ name: k.path, size: k.size!, sha256: k.zh.slice(3), file: k.file! });
+        const doc = mirrorVersionJSON(
+          fresh.map((k) => ({
+            platform: parsePlatform(k.platform),
+            hashes: normalizeHashes([k.zh, k.h1, k.h1Zip].map(parseHash)).map((h) => h.text),
+            url: k.path.slice(dir.length + 1),
+          })),
+        );
+        members.push(memberOf(`${dir}/${p.version.toString()}.json`, Buffer.from(doc)));
+        members.push(memberOf(`${dir}/index.json`, Buffer.from(mirrorIndexJSON([p.version]))));
+      }
+      providers.push({
+        source: p.req.provider.toString(),
+        version: p.version.toString(),
+        constraints: p.req.constraints.toString(),
+        packages: packages.map((k) => ({ platform: k.platform, path: k.path, zh: k.zh, h1: k.h1, h1Zip: k.h1Zip })),
+      });
+      const locked = options.locks.provider(p.req.provider);
+      const kept = locked && locked.version.equals(p.version) ? locked.hashes : [];
+      locks.push(newProviderLock(p.req.provider, p.version, p.req.constraints, [...kept, ...packages.flatMap((k) => [parseHash(k.zh), parseHash(k.h1)])]));
+    }
+    members.push(memberOf(BUNDLE_LOCK_NAME, serializeLocks(new Locks(locks), options.flavor)));
+    members.sort((a, b) => byteOrder(a.name, b.name));
+    const manifest: BundleManifest = {
+      format: BUNDLE_FORMAT,
+      provkitVersion: options.provkitVersion,
+      flavor: options.flavor,
+      created: createdFromEpoch(options.createdEpoch),
+      ...(options.since ? { since: options.since.sha256 } : {}),
+      platforms: options.platforms.map(String).sort(byteOrder),
+      providers,
+      members: members.map((m) => ({ name: m.name, size: m.size, sha256: m.sha256 })),
+    };
+    const bytes = await writeTar(options.out, options.createdEpoch, [memberOf(MANIFEST_NAME, serializeManifest(manifest)), ...members]);
+    return { failures, manifest, bytes, packages: members.filter((m) => m.file !== undefined).length, skipped };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+function memberOf(name: string, data: Buffer): BundleMember & { data: Buffer } {
+  return { name, size: data.length, sha256: createHash('sha256').update(data).digest('hex'), data };
+}
+
+/** Streams the members into a tar on `out`; returns the byte count. Files are checked against their SHA-256 as they stream. */
+async function writeTar(out: Writable, epoch: number, members: ReadonlyArray<BundleMember & { readonly data?: Buffer; readonly file?: string }>): Promise<number> {
+  const pack = tar.pack();
+  let bytes = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      bytes += chunk.length;
+      cb(null, chunk);
+    },
+  });
+  const done = pipeline(pack, counter, out);
+  const header = (m: BundleMember): Partial<tar.Header> & { name: string } => ({ name: m.name, size: m.size, mode: 0o644, mtime: new Date(epoch * 1000), uid: 0, gid: 0, uname: '', gname: '', type: 'file' });
+  try {
+    for (const m of members) {
+      if (m.data !== undefined) {
+        const data = m.data;
+        await new Promise<void>((resolve, reject) => pack.entry(header(m), data, (err) => (err ? reject(err) : resolve())));
+        continue;
+      }
+      const file = m.file!;
+      const st = await stat(file);
+      if (st.size !== m.size) throw new ProvkitError(ErrorCode.IO, `${file} changed while the bundle was written (size ${st.size}, expected ${m.size})`, { file });
+      const sha = createHash('sha256');
+      const entry = pack.entry(header(m));
+      await pipeline(
+        createReadStream(file),
+        new Transform({
+          transform(chunk: Buffer, _enc, cb) {
+            sha.update(chunk);
+            cb(null, chunk);
+          },
+        }),
+        entry,
+      );
+      const got = sha.digest('hex');
+      if (got !== m.sha256) throw new ProvkitError(ErrorCode.CHECKSUM_MISMATCH, `${file} changed while the bundle was written`, { file, expected: m.sha256, found: got });
+    }
+    pack.finalize();
+  } catch (err) {
+    pack.destroy(err instanceof Error ? err : new Error(String(err)));
+    await done.catch(() => undefined);
+    throw err;
+  }
+  await done;
+  return bytes;
+}

@@ -1,0 +1,51 @@
+// Starts `provkit serve` as a child process and reads the URL from its first
+// stdout line; `stop()` sends SIGTERM and waits for the exit.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
+
+export interface ServeChild {
+  readonly url: string;
+  readonly firstLine: string;
+  stdout(): string;
+  stderr(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function startServe(args: string[], cwd: string, env: Record<string, string> = {}): Promise<ServeChild> {
+  const child = spawn(process.execPath, [bin, 'serve', ...args], { cwd, env: { ...process.env, PROVKIT_FLAVOR: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`provkit serve did not start: ${err}`));
+    }, 10_000);
+    child.stdout.on('data', (c: Buffer) => {
+      const had = out.includes('\n');
+      out += c.toString();
+      if (!had && out.includes('\n')) {
+        clearTimeout(timer);
+        const firstLine = out.slice(0, out.indexOf('\n'));
+        const url = /(https?:\/\/[^\s"]+\/)/.exec(firstLine)?.[1] ?? '';
+        resolve({
+          url,
+          firstLine,
+          stdout: () => out,
+          stderr: () => err,
+          stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
+            child.kill(signal);
+            return exited;
+          },
+        });
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      if (!out.includes('\n')) reject(new Error(`provkit serve exited with ${String(code)}: ${err}`));
+    });
+  });
+}
