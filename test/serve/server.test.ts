@@ -160,7 +160,7 @@ describe('serve: the network mirror protocol', () => {
 
 describe('serve: addresses', () => {
   it('refuses plain HTTP on a non-loopback address without binding', async () => {
-    await expect(startMirrorServer({ dir: work, flavor: 'tofu', pool, host: '0.0.0.0', port: 0 })).rejects.toMatchObject({ code: 'USAGE' });
+    await expect(startMirrorServer({ dir: work, flavor: 'tofu', pool, host: '0.0.0.0', port: 0 })).rejects.toMatchObject({ code: 'SERVE_INSECURE_LISTEN' });
   });
 
   it('serves plain HTTP on loopback', async () => {

@@ -63,7 +63,7 @@ export interface BundleImportOutcome {
   readonly lockFile: Buffer;
 }
 
-function refuse(member: string, message: string, code: ErrorCode = ErrorCode.INVALID_RESPONSE, extra: { expected?: string; found?: string } = {}): ProvkitError {
+function refuse(member: string, message: string, code: ErrorCode = ErrorCode.BUNDLE_MEMBER_REFUSED, extra: { expected?: string; found?: string } = {}): ProvkitError {
   return new ProvkitError(code, `bundle member ${JSON.stringify(member)}: ${message}`, { entry: member, ...extra });
 }
 
@@ -133,7 +133,7 @@ async function unpackVerified(bundlePath: string, staging: string, maxSize: numb
       const name = h.name;
       const size = h.size ?? 0;
       if (h.type !== 'file' && h.type !== 'contiguous-file') {
-        throw refuse(name, `is a ${h.type ?? 'special entry'}${h.linkname ? ` to ${JSON.stringify(h.linkname)}` : ''}; a bundle holds only regular files`, ErrorCode.ZIP_EXTRACT_CONFLICT);
+        throw refuse(name, `is a ${h.type ?? 'special entry'}${h.linkname ? ` to ${JSON.stringify(h.linkname)}` : ''}; a bundle holds only regular files`, ErrorCode.BUNDLE_TARGET_CONFLICT);
       }
       if (manifest === undefined) {
         if (name !== MANIFEST_NAME) throw refuse(name, `the first member must be ${MANIFEST_NAME}`);
@@ -325,13 +325,13 @@ async function planMerge(manifest: BundleManifest, staging: string, target: stri
       const kind = await existing(rel);
       if (kind === 'other') {
         const st = await lstat(join(target, rel));
-        if (!st.isDirectory()) throw new ProvkitError(ErrorCode.ZIP_EXTRACT_CONFLICT, `${join(target, rel)} is not a directory (a symlink or special file); bundle member ${JSON.stringify(m.name)} cannot go there`, { file: join(target, rel), entry: m.name });
+        if (!st.isDirectory()) throw new ProvkitError(ErrorCode.BUNDLE_TARGET_CONFLICT, `${join(target, rel)} is not a directory (a symlink or special file); bundle member ${JSON.stringify(m.name)} cannot go there`, { file: join(target, rel), entry: m.name });
       } else if (kind === 'file') {
-        throw new ProvkitError(ErrorCode.ZIP_EXTRACT_CONFLICT, `${join(target, rel)} is a file where bundle member ${JSON.stringify(m.name)} needs a directory`, { file: join(target, rel), entry: m.name });
+        throw new ProvkitError(ErrorCode.BUNDLE_TARGET_CONFLICT, `${join(target, rel)} is a file where bundle member ${JSON.stringify(m.name)} needs a directory`, { file: join(target, rel), entry: m.name });
       }
     }
     const kind = await existing(m.name);
-    if (kind === 'other') throw new ProvkitError(ErrorCode.ZIP_EXTRACT_CONFLICT, `${join(target, m.name)} exists and is not a regular file`, { file: join(target, m.name), entry: m.name });
+    if (kind === 'other') throw new ProvkitError(ErrorCode.BUNDLE_TARGET_CONFLICT, `${join(target, m.name)} exists and is not a regular file`, { file: join(target, m.name), entry: m.name });
     const file = basename(m.name);
     if (!file.endsWith('.json')) {
       if (kind === 'none') added.push(m.name);

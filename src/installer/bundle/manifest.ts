@@ -82,7 +82,7 @@ export function serializeManifest(m: BundleManifest): Buffer {
 }
 
 function bad(message: string): ProvkitError {
-  return new ProvkitError(ErrorCode.INVALID_RESPONSE, `invalid bundle manifest: ${message}`, { file: MANIFEST_NAME });
+  return new ProvkitError(ErrorCode.BUNDLE_INVALID, `invalid bundle manifest: ${message}`, { file: MANIFEST_NAME });
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -137,7 +137,7 @@ function etagMatches(header: string | undefined, etag: string): boolean {
  */
 export async function startMirrorServer(options: ServeOptions): Promise<MirrorServer> {
   if (!options.tls && !isLoopbackHost(options.host)) {
-    throw new ProvkitError(ErrorCode.USAGE, `refusing to serve plain HTTP on ${options.host}: give -tls-cert and -tls-key, or listen on a loopback address`, {
+    throw new ProvkitError(ErrorCode.SERVE_INSECURE_LISTEN, `refusing to serve plain HTTP on ${options.host}: give -tls-cert and -tls-key, or listen on a loopback address`, {
       hint: 'network mirror clients require https; plain HTTP is for local testing only',
     });
   }
