@@ -22,8 +22,8 @@
  */
 import type { Flavor } from '../addresses/index.js';
 import { flavorInfo, goQuote, tryParseProviderSource } from '../addresses/index.js';
-import { parseJSON } from './json.js';
-import type { JsonValue } from './json.js';
+import { parseJSON } from '../hcl/index.js';
+import type { JsonValue } from '../hcl/index.js';
 
 import type { Body, Expression, Range, SourceText } from '../hcl/index.js';
 import { parseHCL, sourceText } from '../hcl/index.js';
@@ -521,7 +521,7 @@ class FileReader {
   // --- JSON ------------------------------------------------------------------
 
   readJSON(bytes: Uint8Array): void {
-    const parsed = parseJSON(bytes, this.file.filename);
+    const parsed = parseJSON(bytes, this.file.filename, { hcl1: true });
     this.diags.push(...parsed.diagnostics.map((d) => err(d.summary, d.detail, d.range)));
     const root = parsed.value;
     if (!root) return;

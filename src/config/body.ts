@@ -15,8 +15,8 @@
  */
 import type { Block, Body, Diagnostic, Expression, Range } from '../hcl/index.js';
 import { between, errorDiag, formatRange, nameSuggestion } from './diagnostics.js';
-import type { JsonProperty, JsonValue } from './json.js';
-import { jsonToExpression } from './json.js';
+import type { JsonProperty, JsonValue } from '../hcl/index.js';
+import { jsonToExpression } from '../hcl/index.js';
 
 /** One attribute of a body schema. */
 export interface AttributeSchema {

@@ -28,7 +28,7 @@ import type { AttributeView, BlockView, BodySchema, BodyView } from './body.js';
 import { jsonBody, nativeBody } from './body.js';
 import { errorDiag, hasErrors, warningDiag } from './diagnostics.js';
 import { isGoVersionConstraint } from './goversion.js';
-import { parseJSON, parseTraversalString } from './json.js';
+import { parseJSON, parseTraversalString } from '../hcl/index.js';
 import type { ModuleSource } from './module-source.js';
 import { isModuleSourceError, parseModuleSource } from './module-source.js';
 import type {

@@ -17,8 +17,8 @@ import type { Diagnostic } from '../hcl/index.js';
 import { errorDiag, fileRange } from './diagnostics.js';
 import type { GoVersion } from './goversion.js';
 import { parseGoVersion } from './goversion.js';
-import type { JsonValue } from './json.js';
-import { parseJSON } from './json.js';
+import type { JsonValue } from '../hcl/index.js';
+import { parseJSON } from '../hcl/index.js';
 
 /** One installed module. */
 export interface ManifestRecord {

@@ -64,3 +64,4 @@ export function parseHCL(source: Uint8Array | string, filename: string, options:
   }
   return { body, diagnostics, source: lexed.source, comments: lexed.comments };
 }
+export * from './json.js';

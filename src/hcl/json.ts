@@ -14,12 +14,18 @@
  *    an evaluation context, which static analysis never has.
  *
  * The schema-directed interpretation of objects as bodies (which keys are
- * attributes, which are blocks with labels) lives in `body.ts`.
+ * attributes, which are blocks with labels) lives in `src/config/body.ts`.
+ *
+ * With `{ hcl1: true }` it reads as HCL 1's JSON parser does, which the
+ * reference uses for CLI configuration files: a trailing comma in an object
+ * or an array, and a missing comma between two members, are accepted
+ * (confirmed with terraform 1.11.4). Everything else stays strict.
  *
  * Pure: no I/O, never throws for bad input.
  */
-import type { Diagnostic, Expression, ObjectKeyExpr, Range, Traverser } from '../hcl/index.js';
-import { parseHCL, SourceText } from '../hcl/index.js';
+import type { Diagnostic, Expression, ObjectKeyExpr, Range, Traverser } from './ast.js';
+import { SourceText } from './lexer.js';
+import { parseHCL } from './index.js';
 
 /** A JSON value with its source range. */
 export type JsonValue = JsonObject | JsonArray | JsonString | JsonNumber | JsonBool | JsonNull;
@@ -90,7 +96,7 @@ class JsonSyntaxError extends Error {
  * mark is skipped. Bytes that are not UTF-8 are an "Invalid character
  * encoding" error.
  */
-export function parseJSON(source: Uint8Array | string, filename: string): JsonParseResult {
+export function parseJSON(source: Uint8Array | string, filename: string, options: { hcl1?: boolean } = {}): JsonParseResult {
   const bytes = typeof source === 'string' ? new TextEncoder().encode(source) : source;
   const src = new SourceText(bytes, filename);
   const bad = firstInvalidUtf8(bytes);
@@ -107,7 +113,7 @@ export function parseJSON(source: Uint8Array | string, filename: string): JsonPa
       ],
     };
   }
-  const p = new JsonParser(bytes, src);
+  const p = new JsonParser(bytes, src, options.hcl1 === true);
   try {
     p.skipSpace();
     const value = p.value(0);
@@ -147,6 +153,8 @@ class JsonParser {
   constructor(
     private readonly b: Uint8Array,
     private readonly src: SourceText,
+    /** HCL 1's lenient separators (see the module comment). */
+    private readonly hcl1 = false,
   ) {
     this.i = src.contentStart;
   }
@@ -202,6 +210,10 @@ class JsonParser {
       const c = this.b[this.i];
       if (c === undefined) throw new JsonSyntaxError('Unclosed object', 'No closing brace was found for this JSON object.', start, start + 1);
       if (c !== 0x22) {
+        if (c === 0x7d && this.hcl1) {
+          this.i++;
+          return { kind: 'object', props, range: this.range(start, this.i), openRange: this.range(start, start + 1), closeRange: this.range(this.i - 1, this.i) };
+        }
         if (c === 0x7d) {
           throw new JsonSyntaxError('Trailing comma in object', 'JSON does not permit a trailing comma after the final property in an object.', this.i, this.i + 1);
         }
@@ -233,6 +245,7 @@ class JsonParser {
         };
       }
       if (sep === undefined) throw new JsonSyntaxError('Unclosed object', 'No closing brace was found for this JSON object.', start, start + 1);
+      if (sep === 0x22 && this.hcl1) continue;
       throw new JsonSyntaxError('Missing property separator comma', 'A comma must appear between each property definition in an object.', this.i, this.i + 1);
     }
   }
@@ -248,6 +261,10 @@ class JsonParser {
     }
     for (;;) {
       this.skipSpace();
+      if (this.b[this.i] === 0x5d && this.hcl1) {
+        this.i++;
+        return { kind: 'array', items, range: this.range(start, this.i), openRange: this.range(start, start + 1) };
+      }
       if (this.b[this.i] === 0x5d) {
         throw new JsonSyntaxError('Trailing comma in array', 'JSON does not permit a trailing comma after the final value in an array.', this.i, this.i + 1);
       }
@@ -264,6 +281,7 @@ class JsonParser {
         return { kind: 'array', items, range: this.range(start, this.i), openRange: this.range(start, start + 1) };
       }
       if (sep === undefined) throw new JsonSyntaxError('Unclosed array', 'No closing bracket was found for this JSON array.', start, start + 1);
+      if ((sep === 0x7b || sep === 0x5b || sep === 0x22) && this.hcl1) continue;
       throw new JsonSyntaxError('Missing array element separator comma', 'A comma must appear between each value in an array.', this.i, this.i + 1);
     }
   }
