@@ -66,13 +66,68 @@ export interface ZipDirectory {
   readonly size: number;
 }
 
-/** Options that bound what a hostile archive can make us do. */
+/**
+ * Options that bound what a hostile archive can make us do. All are checked
+ * on the central directory, before a single byte is inflated; since every
+ * entry must inflate to exactly its recorded size (see {@link digestEntry}),
+ * the recorded sizes bound the real work, and a zip bomb (a lying or
+ * overlapping directory) is stopped at the directory or at its first
+ * oversized entry.
+ */
 export interface ZipLimits {
   /** Most central-directory entries accepted. */
   maxEntries: number;
+  /** Most bytes of content, as the sum of the recorded uncompressed sizes (default 8 GiB; the largest real providers unpack to about 1 GB). */
+  maxTotalBytes?: number;
+  /**
+   * Highest ratio of the summed uncompressed sizes to the archive's size
+   * (default 200; real provider packages are below 10, deflate alone cannot
+   * exceed about 1032, overlapping-entry bombs reach 10^4 to 10^7). Only
+   * checked once the content exceeds {@link RATIO_FLOOR_BYTES}, so a small
+   * archive of zeros stays acceptable.
+   */
+  maxRatio?: number;
 }
 
-export const DEFAULT_ZIP_LIMITS: ZipLimits = { maxEntries: 250_000 };
+/** Content below this size is never refused for its compression ratio (64 MiB). */
+export const RATIO_FLOOR_BYTES = 64 * 1024 * 1024;
+
+export const DEFAULT_ZIP_LIMITS: Required<ZipLimits> = { maxEntries: 250_000, maxTotalBytes: 8 * 1024 ** 3, maxRatio: 200 };
+
+const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
+
+/**
+ * Parses a limits override such as `entries=500000,bytes=16GiB,ratio=1000`
+ * (the `PROVKIT_ZIP_LIMITS` environment variable of the CLI): keys
+ * `entries`, `bytes` (with an optional `K`/`M`/`G`/`KiB`/`MiB`/`GiB` unit,
+ * powers of 1024) and `ratio`; unset keys keep their defaults. An empty text
+ * gives the defaults.
+ *
+ * @throws ProvkitError USAGE naming the bad item
+ */
+export function parseZipLimits(text: string, base: Required<ZipLimits> = DEFAULT_ZIP_LIMITS): Required<ZipLimits> {
+  const out = { ...base };
+  for (const item of text.split(',').map((x) => x.trim()).filter((x) => x !== '')) {
+    const m = /^(entries|bytes|ratio)\s*=\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)$/.exec(item);
+    const unit = SIZE_UNITS[(m?.[3] ?? '').toLowerCase()];
+    if (!m || unit === undefined || (m[1] !== 'bytes' && m[3] !== '')) {
+      throw new ProvkitError(ErrorCode.USAGE, `invalid zip limit ${JSON.stringify(item)}: expected entries=N, bytes=N[K|M|G] or ratio=N`, { found: item });
+    }
+    const value = Number(m[2]) * unit;
+    if (m[1] === 'entries') out.maxEntries = Math.floor(value);
+    else if (m[1] === 'bytes') out.maxTotalBytes = Math.floor(value);
+    else out.maxRatio = value;
+  }
+  return out;
+}
+
+function limitError(file: string, what: string, limit: string, found: string): ProvkitError {
+  return new ProvkitError(ErrorCode.ZIP_LIMIT_EXCEEDED, `${file}: ${what} (limit ${limit}; set PROVKIT_ZIP_LIMITS to raise it)`, {
+    file,
+    expected: limit,
+    found,
+  });
+}
 
 function formatError(file: string, why: string): ProvkitError {
   return new ProvkitError(ErrorCode.ZIP_FORMAT, `${file}: zip: not a valid zip file (${why})`, { file });
@@ -286,13 +341,17 @@ class BlockReader {
  * Reads the central directory of the zip open on `fh`.
  *
  * @throws ProvkitError ZIP_FORMAT (not an archive the reference can open),
- *   ZIP_LIMIT_EXCEEDED (more entries than `limits.maxEntries`)
+ *   ZIP_LIMIT_EXCEEDED (more entries than `limits.maxEntries`, more content
+ *   than `limits.maxTotalBytes`, or a ratio above `limits.maxRatio`)
  */
 export async function readZipDirectory(fh: FileHandle, file: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Promise<ZipDirectory> {
   const { size } = await fh.stat();
   const { end, baseOffset } = await readDirectoryEnd(fh, size, file);
   const reader = new BlockReader(fh, baseOffset + end.dirOffset, size);
   const entries: ZipEntry[] = [];
+  const maxTotal = limits.maxTotalBytes ?? DEFAULT_ZIP_LIMITS.maxTotalBytes;
+  const maxRatio = limits.maxRatio ?? DEFAULT_ZIP_LIMITS.maxRatio;
+  let total = 0;
   for (;;) {
     // eslint-disable-next-line no-await-in-loop -- headers are read in order
     const header = await reader.take(LEN_CENTRAL);
@@ -306,10 +365,11 @@ export async function readZipDirectory(fh: FileHandle, file: string, limits: Zip
     const z = parseZip64Extra(header, rest.subarray(nameLen, nameLen + extraLen));
     if (!z) break;
     if (entries.length >= limits.maxEntries) {
-      throw new ProvkitError(ErrorCode.ZIP_LIMIT_EXCEEDED, `${file}: more than ${limits.maxEntries} entries`, {
-        file,
-        expected: `at most ${limits.maxEntries} entries`,
-      });
+      throw limitError(file, `more than ${limits.maxEntries} entries`, `at most ${limits.maxEntries} entries`, `more than ${limits.maxEntries}`);
+    }
+    total += z.usize;
+    if (total > maxTotal) {
+      throw limitError(file, `the entries would unpack to more than ${maxTotal} bytes`, `at most ${maxTotal} bytes`, `${total} bytes or more`);
     }
     entries.push({
       index: entries.length,
@@ -323,6 +383,10 @@ export async function readZipDirectory(fh: FileHandle, file: string, limits: Zip
       externalAttrs: header.readUInt32LE(38),
       headerOffset: z.offset + baseOffset,
     });
+  }
+  if (total > RATIO_FLOOR_BYTES && total / Math.max(1, size) > maxRatio) {
+    const ratio = Math.round(total / Math.max(1, size));
+    throw limitError(file, `the entries would unpack to ${total} bytes from ${size}, a compression ratio of ${ratio}`, `a ratio of at most ${maxRatio}`, `${ratio}`);
   }
   // Go compares only 16 bits: the count in the end record is truncated in zip32.
   if ((entries.length & 0xffff) !== (end.records % 0x10000)) {

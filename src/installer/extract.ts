@@ -61,6 +61,7 @@ import {
   hash1FromDigests,
   isAbsoluteName,
   type NamedDigest,
+  type ZipLimits,
 } from '../hashing/index.js';
 import { crc32 } from '../hashing/crc32.js';
 import { entryDataOffset, entryIsDir, readZipDirectory, type ZipEntry } from '../hashing/zip-reader.js';
@@ -81,6 +82,8 @@ export const DEFAULT_EXTRACT_LIMITS: ExtractLimits = { maxEntries: DEFAULT_ZIP_L
 
 export interface ExtractOptions {
   readonly limits?: Partial<ExtractLimits>;
+  /** The archive limits of the hashing core (the ratio); entries and total bytes come from `limits`. */
+  readonly zipLimits?: ZipLimits;
   readonly signal?: AbortSignal;
   /**
    * What to do when the target already exists and is not an empty directory:
@@ -384,7 +387,7 @@ export async function extractPackage(zipPath: string, target: string, options: E
   }
   let temp: string | undefined;
   try {
-    const { entries, size } = await readZipDirectory(fh, zipPath, { maxEntries: limits.maxEntries });
+    const { entries, size } = await readZipDirectory(fh, zipPath, { ...(options.zipLimits ?? DEFAULT_ZIP_LIMITS), maxEntries: limits.maxEntries, maxTotalBytes: limits.maxTotalBytes });
     const steps = planExtraction(zipPath, entries, limits);
 
     await mkdir(dirname(target), { recursive: true, mode: 0o755 });

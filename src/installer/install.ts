@@ -58,7 +58,7 @@ import pLimit from 'p-limit';
 
 import { defaultRegistryHost, type Flavor, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
-import type { Hash, HashPool } from '../hashing/index.js';
+import type { Hash, HashPool, ZipLimits } from '../hashing/index.js';
 import { allowedHashes, type InstalledProvider, type Locks, mergeInit, verifyPackage } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
 import { fetchPackage, type FetchedPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
@@ -105,6 +105,8 @@ export interface InstallOptions {
   /** Tuning of the package lock files (stale timeout, heartbeat). */
   readonly packageLocks?: Omit<PackageLockOptions, 'signal' | 'onWait' | 'onBreak'>;
   readonly extractLimits?: Partial<ExtractLimits>;
+  /** Archive limits for extraction (the compression ratio; see `ZipLimits`). */
+  readonly zipLimits?: ZipLimits;
 }
 
 /** One provider in place. */
@@ -376,6 +378,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       existing: 'replace',
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.extractLimits ? { limits: options.extractLimits } : {}),
+      ...(options.zipLimits ? { zipLimits: options.zipLimits } : {}),
       beforeCommit: async (temp) => {
         await findExecutable(temp, provider, version, platform);
       },

@@ -21,16 +21,24 @@
  * when everything passed; on any failure the temporary file is removed, so a
  * destination is either absent, untouched or complete (house style §4.3 item 3).
  *
+ * A download whose body drops after N bytes resumes with `Range: bytes=N-`
+ * (and `If-Range`: the strong ETag, else Last-Modified) when the 200 said
+ * `Accept-Ranges: bytes` and had a `Content-Length`. Only a 206 whose
+ * `Content-Range` continues exactly at N with the same total is used; a 200
+ * or any other range starts over. The transforms of a resumed attempt are
+ * fed the kept prefix (read back from the temporary file) before the new
+ * bytes, so a hasher sees every byte once and in order.
+ *
  * What it does not do: decide which hosts get credentials (callers pass a
  * {@link BearerCredential} bound to a host), parse JSON, or know about
  * providers. Errors are {@link ProvkitError}s with `NET_*` codes (see
  * `codes.ts`) or `ABORTED`, with `url` set.
  */
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { Readable, type Transform } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import { ErrorCode, ProvkitError } from '../errors.js';
@@ -114,6 +122,23 @@ export interface DownloadResult {
   readonly url: string;
   readonly size: number;
   readonly attempts: number;
+  /** How many attempts continued a partial body with `Range` instead of starting over. */
+  readonly resumes?: number;
+}
+
+/** What a download keeps between attempts (see {@link HttpClient.download}). */
+interface ResumeState {
+  /** The temporary file of the body so far, if any. */
+  tmp: string | undefined;
+  /** Bytes of the body in `tmp` (a prefix, in order). */
+  kept: number;
+  /** `If-Range` value: a strong ETag, else Last-Modified. */
+  validator: string | undefined;
+  /** The full body length, from the 200's Content-Length. */
+  total: number | undefined;
+  /** The 200 said `Accept-Ranges: bytes` and had a length. */
+  resumable: boolean;
+  resumes: number;
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -300,7 +325,9 @@ export class HttpClient {
   /**
    * GET `url` into `destPath`, verify-then-commit (see the module comment).
    * The destination's directory is created if needed. Any status other than
-   * 200 (after retries) fails with `unsuccessful request to URL: STATUS`.
+   * 200 (or a 206 to a resume, see the module comment) fails, after retries,
+   * with `unsuccessful request to URL: STATUS`. The temporary file survives
+   * between attempts only while a resume is possible, and never this call.
    *
    * @throws {ProvkitError} as {@link get}, plus `NET_HTTP_STATUS`, `IO`, and
    *   whatever `verify` throws. The destination is never left partial.
@@ -312,48 +339,124 @@ export class HttpClient {
     } catch (err) {
       throw ioError(err, dirname(destPath));
     }
-    return this.run(url, o, async (res, hop, attempts) => {
-      if (res.status !== 200) {
-        hop.abort();
-        throw new ProvkitError(NetErrorCode.HTTP_STATUS, `unsuccessful request to ${hop.url}: ${statusLine(res)}${attemptsSuffix(attempts)}`, {
-          url: hop.url,
-          found: String(res.status),
-        });
-      }
-      const tmp = tempPathFor(destPath);
-      let size = 0;
-      try {
-        const source = Readable.from(this.body(res, hop, o, (n) => (size = n), true));
-        const file = createWriteStream(tmp, { flags: 'wx', mode: options.mode ?? 0o644 });
-        try {
-          await pipeline([source, ...(options.transforms?.() ?? []), file]);
-        } catch (err) {
-          // A body error is the network's (mapped and maybe retried by run);
-          // anything else (the file, a transform) is final.
-          if (typeof err === 'object' && err !== null && fromBody.has(err)) throw err;
-          throw new FinalError(ioError(err, tmp));
-        }
-        if (options.expectedSize !== undefined && size !== options.expectedSize) {
-          throw new FinalError(
-            new ProvkitError(
-              NetErrorCode.SIZE_MISMATCH,
-              `incorrect response size: expected ${options.expectedSize} bytes, but got ${size} bytes from ${hop.url}`,
-              { url: hop.url, expected: String(options.expectedSize), found: String(size) },
-            ),
-          );
-        }
-        try {
-          await options.verify?.(tmp, { size, url: hop.url });
-          await rename(tmp, destPath);
-        } catch (err) {
-          throw new FinalError(ioError(err, destPath));
-        }
-      } catch (err) {
-        await rm(tmp, { force: true });
-        throw err;
-      }
-      return { path: destPath, url: hop.url, size, attempts };
-    });
+    /** State carried across attempts, for a resume with `Range`. */
+    const st: ResumeState = { tmp: undefined, kept: 0, validator: undefined, total: undefined, resumable: false, resumes: 0 };
+    const rangeHeaders = (): Record<string, string> | undefined =>
+      st.tmp !== undefined && st.resumable && st.kept > 0
+        ? { range: `bytes=${st.kept}-`, ...(st.validator === undefined ? {} : { 'if-range': st.validator }) }
+        : undefined;
+    try {
+      return await this.run(
+        url,
+        o,
+        async (res, hop, attempts) => {
+          const resuming = st.tmp !== undefined && st.kept > 0 && res.status === 206;
+          if (res.status === 206 && !resuming) {
+            hop.abort();
+            throw markRetryable(new ProvkitError(NetErrorCode.CONNECTION, `GET ${hop.url}: unexpected 206 Partial Content to a request without Range`, { url: hop.url }));
+          }
+          if (res.status !== 200 && !resuming) {
+            hop.abort();
+            throw new ProvkitError(NetErrorCode.HTTP_STATUS, `unsuccessful request to ${hop.url}: ${statusLine(res)}${attemptsSuffix(attempts)}`, {
+              url: hop.url,
+              found: String(res.status),
+            });
+          }
+          let offset = 0;
+          if (resuming) {
+            // The server must send exactly the rest of the same representation.
+            const cr = parseContentRange(res.headers.get('content-range'));
+            if (cr === undefined || cr.start !== st.kept || (st.total !== undefined && cr.total !== st.total) || cr.end !== cr.total - 1) {
+              hop.abort();
+              await this.discardPartial(st);
+              throw markRetryable(
+                new ProvkitError(NetErrorCode.CONNECTION, `GET ${hop.url}: the resumed response's Content-Range ${JSON.stringify(res.headers.get('content-range'))} does not continue byte ${st.kept}`, {
+                  url: hop.url,
+                }),
+              );
+            }
+            offset = st.kept;
+            st.resumes += 1;
+            for (const e of o.events) e.onResume?.({ url: hop.url, offset, total: cr.total });
+          } else {
+            // A full body: whatever a previous attempt kept is worthless now.
+            await this.discardPartial(st);
+            const declared = res.headers.get('content-length');
+            const encoded = (res.headers.get('content-encoding') ?? 'identity').trim().toLowerCase() !== 'identity';
+            st.total = declared !== null && /^\d+$/.test(declared.trim()) && !encoded ? Number(declared.trim()) : undefined;
+            st.validator = strongValidator(res.headers.get('etag')) ?? res.headers.get('last-modified') ?? undefined;
+            st.resumable = st.total !== undefined && /(^|,)\s*bytes\s*(,|$)/i.test(res.headers.get('accept-ranges') ?? '');
+            st.tmp = tempPathFor(destPath);
+          }
+          const tmp = st.tmp!;
+          let size = offset;
+          let file: WriteStream | undefined;
+          try {
+            const body = this.body(res, hop, o, (n) => (size = offset + n), true, offset);
+            // On a resume the transforms (a zh: hasher) are fed the kept prefix
+            // first, so that they see every byte exactly once and in order; the
+            // prefix is dropped again before the file, which is appended to.
+            const source = Readable.from(offset > 0 ? prefixThen(createReadStream(tmp, { start: 0, end: offset - 1 }), body) : body);
+            file = createWriteStream(tmp, offset > 0 ? { flags: 'r+', start: offset } : { flags: 'wx', mode: options.mode ?? 0o644 });
+            const stages: Array<NodeJS.ReadableStream | NodeJS.WritableStream | NodeJS.ReadWriteStream> = [source, ...(options.transforms?.() ?? [])];
+            if (offset > 0) stages.push(skipBytes(offset));
+            stages.push(file);
+            try {
+              await pipeline(stages);
+            } catch (err) {
+              // A body error is the network's (mapped and maybe retried by run);
+              // anything else (the file, a transform) is final.
+              if (typeof err === 'object' && err !== null && fromBody.has(err)) {
+                await this.keepPartial(st, file);
+                throw err;
+              }
+              throw new FinalError(ioError(err, tmp));
+            }
+            if (options.expectedSize !== undefined && size !== options.expectedSize) {
+              throw new FinalError(
+                new ProvkitError(
+                  NetErrorCode.SIZE_MISMATCH,
+                  `incorrect response size: expected ${options.expectedSize} bytes, but got ${size} bytes from ${hop.url}`,
+                  { url: hop.url, expected: String(options.expectedSize), found: String(size) },
+                ),
+              );
+            }
+            try {
+              await options.verify?.(tmp, { size, url: hop.url });
+              await rename(tmp, destPath);
+              st.tmp = undefined;
+            } catch (err) {
+              throw new FinalError(ioError(err, destPath));
+            }
+          } catch (err) {
+            if (!(typeof err === 'object' && err !== null && fromBody.has(err))) await this.discardPartial(st);
+            throw err;
+          }
+          return { path: destPath, url: hop.url, size, attempts, resumes: st.resumes };
+        },
+        rangeHeaders,
+      );
+    } finally {
+      // Retries exhausted, aborted, or a final error: no temporary file survives.
+      await this.discardPartial(st);
+    }
+  }
+
+  /** After a body failure: remember how many bytes reached the temporary file (all of them, in order). */
+  private async keepPartial(st: ResumeState, file: WriteStream): Promise<void> {
+    if (!file.closed) await new Promise<void>((resolveClose) => file.once('close', () => resolveClose()));
+    if (!st.resumable || st.tmp === undefined) {
+      await this.discardPartial(st);
+      return;
+    }
+    st.kept = await stat(st.tmp).then((s) => s.size).catch(() => 0);
+  }
+
+  private async discardPartial(st: ResumeState): Promise<void> {
+    const tmp = st.tmp;
+    st.tmp = undefined;
+    st.kept = 0;
+    if (tmp !== undefined) await rm(tmp, { force: true });
   }
 
   private resolve(options: RequestOptions, retries: number): Resolved {
@@ -375,7 +478,12 @@ export class HttpClient {
    * The retry loop around {@link open} + `consume`: a retryable status is
    * retried while attempts remain, then handed to `consume` like any other.
    */
-  private async run<T>(url: string, o: Resolved, consume: (res: FetchResponse, hop: Hop, attempts: number) => Promise<T>): Promise<T> {
+  private async run<T>(
+    url: string,
+    o: Resolved,
+    consume: (res: FetchResponse, hop: Hop, attempts: number) => Promise<T>,
+    extraHeaders?: () => Record<string, string> | undefined,
+  ): Promise<T> {
     parseHttpURL(url);
     const backoff = this.opts.backoff ?? DEFAULT_BACKOFF;
     for (let attempt = 1; ; attempt++) {
@@ -387,7 +495,7 @@ export class HttpClient {
       let status: number | undefined;
       try {
         // eslint-disable-next-line no-await-in-loop -- attempts are sequential by definition
-        const opened = await this.open(url, o);
+        const opened = await this.open(url, o, extraHeaders?.());
         hop = opened.hop;
         const res = opened.res;
         // eslint-disable-next-line no-await-in-loop -- attempts are sequential by definition
@@ -423,13 +531,13 @@ export class HttpClient {
   }
 
   /** Sends the request and follows redirects; resolves with the final response and its hop. */
-  private async open(url: string, o: Resolved): Promise<{ res: FetchResponse; hop: Hop }> {
+  private async open(url: string, o: Resolved, extra?: Record<string, string>): Promise<{ res: FetchResponse; hop: Hop }> {
     let current = parseHttpURL(url);
     let credential = o.credential;
     for (let redirects = 0; ; redirects++) {
       const hop = new Hop(this.clock, current.href, o.signal);
       try {
-        const headers = { ...o.headers };
+        const headers = { ...o.headers, ...extra };
         if (credential !== undefined && current.host === credential.host) headers['authorization'] = `Bearer ${credential.token}`;
         hop.arm(o.connectTimeoutMs, `no response from ${current.href} within ${o.connectTimeoutMs} ms`);
         // eslint-disable-next-line no-await-in-loop -- each redirect hop depends on the previous one
@@ -464,26 +572,27 @@ export class HttpClient {
   }
 
   /** The body of `res` as chunks, with the idle timeout, size checks and progress events. */
-  private async *body(res: FetchResponse, hop: Hop, o: Resolved, onSize?: (n: number) => void, tag = false): AsyncGenerator<Buffer> {
+  private async *body(res: FetchResponse, hop: Hop, o: Resolved, onSize?: (n: number) => void, tag = false, offset = 0): AsyncGenerator<Buffer> {
     try {
-      yield* this.bodyChunks(res, hop, o, onSize);
+      yield* this.bodyChunks(res, hop, o, onSize, offset);
     } catch (err) {
       if (tag && typeof err === 'object' && err !== null) fromBody.add(err);
       throw err;
     }
   }
 
-  private async *bodyChunks(res: FetchResponse, hop: Hop, o: Resolved, onSize?: (n: number) => void): AsyncGenerator<Buffer> {
+  /** `offset`: bytes of this body a previous attempt already delivered (a resumed download); counts for `maxBytes` and progress. */
+  private async *bodyChunks(res: FetchResponse, hop: Hop, o: Resolved, onSize?: (n: number) => void, offset = 0): AsyncGenerator<Buffer> {
     const header = res.headers.get('content-length');
     const declared = header !== null && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined;
     const encoded = (res.headers.get('content-encoding') ?? 'identity').trim().toLowerCase() !== 'identity';
     const total = encoded ? undefined : declared;
-    if (o.maxBytes !== undefined && total !== undefined && total > o.maxBytes) {
+    if (o.maxBytes !== undefined && total !== undefined && offset + total > o.maxBytes) {
       hop.abort();
-      throw new ProvkitError(NetErrorCode.RESPONSE_TOO_LARGE, `response from ${hop.url} is ${total} bytes, more than the limit of ${o.maxBytes}`, {
+      throw new ProvkitError(NetErrorCode.RESPONSE_TOO_LARGE, `response from ${hop.url} is ${offset + total} bytes, more than the limit of ${o.maxBytes}`, {
         url: hop.url,
         expected: String(o.maxBytes),
-        found: String(total),
+        found: String(offset + total),
       });
     }
     const interval = this.opts.progressIntervalMs ?? 250;
@@ -501,7 +610,7 @@ export class HttpClient {
           hop.arm(o.idleTimeoutMs, idleMessage);
           received += chunk.length;
           onSize?.(received);
-          if (o.maxBytes !== undefined && received > o.maxBytes) {
+          if (o.maxBytes !== undefined && offset + received > o.maxBytes) {
             hop.abort();
             throw new ProvkitError(NetErrorCode.RESPONSE_TOO_LARGE, `response from ${hop.url} is larger than the limit of ${o.maxBytes} bytes`, {
               url: hop.url,
@@ -510,7 +619,7 @@ export class HttpClient {
           }
           if (progress.length > 0 && this.clock.now() - lastEvent >= interval) {
             lastEvent = this.clock.now();
-            for (const e of progress) e.onProgress?.({ url: hop.url, received, total });
+            for (const e of progress) e.onProgress?.({ url: hop.url, received: offset + received, total: total === undefined ? undefined : offset + total });
           }
           yield chunk;
         }
@@ -527,7 +636,7 @@ export class HttpClient {
         }),
       );
     }
-    for (const e of progress) e.onProgress?.({ url: hop.url, received, total });
+    for (const e of progress) e.onProgress?.({ url: hop.url, received: offset + received, total: total === undefined ? undefined : offset + total });
   }
 
   /** Turns whatever an attempt threw into a ProvkitError, marking the retryable ones. */
@@ -583,6 +692,44 @@ async function* guardShortBody(
     }
     throw err;
   }
+}
+
+/** `bytes START-END/TOTAL` of a 206, or undefined when absent or malformed. */
+function parseContentRange(value: string | null): { start: number; end: number; total: number } | undefined {
+  const m = value === null ? null : /^\s*bytes\s+(\d+)-(\d+)\/(\d+)\s*$/i.exec(value);
+  if (!m) return undefined;
+  const [start, end, total] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return start <= end && end < total ? { start, end, total } : undefined;
+}
+
+/** A strong ETag (weak ones, `W/"…"`, must not be used with If-Range, RFC 9110 §13.1.5). */
+function strongValidator(etag: string | null): string | undefined {
+  if (etag === null) return undefined;
+  const t = etag.trim();
+  return t.startsWith('"') ? t : undefined;
+}
+
+/** The kept prefix of a partial download, then the rest of the body. */
+async function* prefixThen(prefix: AsyncIterable<Buffer | string>, rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  for await (const chunk of prefix) yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+  yield* rest;
+}
+
+/** Drops the first `n` bytes of a stream (the prefix a resumed download re-fed to its transforms). */
+function skipBytes(n: number): Transform {
+  let left = n;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      if (left >= chunk.length) {
+        left -= chunk.length;
+        done();
+        return;
+      }
+      const out = left > 0 ? chunk.subarray(left) : chunk;
+      left = 0;
+      done(null, out);
+    },
+  });
 }
 
 /** Carries the hop that failed out of {@link HttpClient.open}. */

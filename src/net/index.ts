@@ -24,4 +24,5 @@ export type { Env } from './proxy.js';
 export { DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, retryDelay } from './retry.js';
 export type { BackoffOptions } from './retry.js';
 export { systemClock } from './types.js';
+export { httpTuningFromEnv } from './tuning.js';
 export type { BearerCredential, Clock, FetchHeaders, FetchInit, FetchLike, FetchResponse, NetEvents } from './types.js';

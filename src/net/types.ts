@@ -105,6 +105,8 @@ export interface NetEvents {
     readonly reason: string;
     readonly status?: number;
   }): void;
+  /** A download continues a partial body with `Range: bytes=OFFSET-` (the server answered 206). */
+  onResume?(e: { readonly url: string; readonly offset: number; readonly total: number }): void;
   /** Body bytes received so far, throttled (see `progressIntervalMs`); always once at the end. */
   onProgress?(e: { readonly url: string; readonly received: number; readonly total: number | undefined }): void;
 }

@@ -7,7 +7,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 
-import { currentPlatform, parseConstraints, parsePlatform, type Platform, tryParseProviderSource, VersionConstraints } from '../../addresses/index.js';
+import { parseConstraints, tryParseProviderSource, VersionConstraints } from '../../addresses/index.js';
 import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
 import { ProvkitError } from '../../errors.js';
 import { createHashPool } from '../../hashing/index.js';
@@ -16,14 +16,12 @@ import { importBundle, readBundleManifest } from '../../installer/bundle/import.
 import { bundleCreationTime } from '../../installer/bundle/manifest.js';
 import type { Requirement } from '../../installer/lock.js';
 import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
-import { createNodeFetch, HttpClient } from '../../net/index.js';
-import { FilesystemMirrorSource, NetworkMirrorSource, type Source } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
+import { checkMirrorFlags, httpFor, parsePlatformFlags, sourceFor } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { VERSION } from '../version.js';
-import { loadCliConfigFor, registrySourceFor } from '../wiring.js';
 
 export const BUNDLE_HELP = `Usage: provkit [global options] bundle create [options] [PROVIDER[@CONSTRAINT]...] OUT.tar
        provkit [global options] bundle import [options] BUNDLE.tar TARGET_DIR
@@ -72,24 +70,10 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
   if (flags.positionals.length < 1) errors.push({ severity: 'error', summary: 'Wrong number of arguments', detail: 'bundle create requires the output file (OUT.tar) as its last argument.' });
-  const platforms: Platform[] = [];
-  for (const s of flags.lists.get('platform') ?? []) {
-    try {
-      const p = parsePlatform(s);
-      if (!platforms.some((x) => x.equals(p))) platforms.push(p);
-    } catch (err) {
-      errors.push({ severity: 'error', summary: 'Invalid target platform', detail: `The string ${JSON.stringify(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.` });
-    }
-  }
-  if (platforms.length === 0) platforms.push(currentPlatform());
+  const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors);
   const fsMirror = flags.strings.get('fs-mirror');
   const netMirror = flags.strings.get('net-mirror');
-  if (fsMirror !== undefined && netMirror !== undefined) {
-    errors.push({ severity: 'error', summary: 'Invalid installation method options', detail: 'The -fs-mirror and -net-mirror command line options are mutually-exclusive.' });
-  }
-  if (netMirror !== undefined && !/^https:\/\/[^/]/.test(netMirror)) {
-    errors.push({ severity: 'error', summary: 'Invalid network mirror URL', detail: 'The -net-mirror option requires a valid https: URL as the mirror base URL.' });
-  }
+  checkMirrorFlags({ fsMirror, netMirror }, errors);
   let createdEpoch = 0;
   try {
     createdEpoch = bundleCreationTime(io.env);
@@ -142,16 +126,11 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
     }
   }
 
-  const nodeFetch = createNodeFetch({ env: io.env });
-  const http = new HttpClient({ fetch: nodeFetch.fetch });
-  let source: Source;
-  if (fsMirror !== undefined) source = new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, fsMirror), flavor: globals.flavor });
-  else if (netMirror !== undefined) source = new NetworkMirrorSource({ baseUrl: netMirror, http, flavor: globals.flavor });
-  else {
-    const cli = await loadCliConfigFor(io, globals);
-    for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
-    if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
-    source = registrySourceFor(io, globals, http, cli);
+  const { http, close } = httpFor(io);
+  const source = await sourceFor(io, globals, http, { fsMirror, netMirror }, 'registry', ui);
+  if (!source) {
+    close();
+    return ui.fail([]);
   }
 
   const out = resolve(globals.cwd, flags.positionals[flags.positionals.length - 1]!);
@@ -194,7 +173,7 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
     stream?.destroy();
     await rm(tmp, { force: true });
     await pool.close();
-    nodeFetch.close();
+    close();
   }
 }
 

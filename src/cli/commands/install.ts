@@ -6,19 +6,16 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
-import { currentPlatform, flavorInfo, parsePlatform, type Platform } from '../../addresses/index.js';
+import { currentPlatform, flavorInfo } from '../../addresses/index.js';
 import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
 import { formatInstallFailures, lockFileAction, runInstall } from '../../installer/install.js';
 import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
-import { createNodeFetch, HttpClient } from '../../net/index.js';
-import { FilesystemMirrorSource, NetworkMirrorSource, type Source } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
+import { checkMirrorFlags, httpFor, parsePlatformFlags, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
-import { runInterruptible, zipLimitsFromEnv } from './lock.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
-import { installationSourceFor, loadCliConfigFor } from '../wiring.js';
 
 export const INSTALL_HELP = `Usage: provkit [global options] install [options]
 
@@ -61,27 +58,11 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
   const errors: Diagnostic[] = [];
   const info = flavorInfo(globals.flavor);
 
-  let platform: Platform = currentPlatform();
   const platformFlag = flags.strings.get('platform');
-  if (platformFlag !== undefined) {
-    try {
-      platform = parsePlatform(platformFlag);
-    } catch (err) {
-      errors.push({
-        severity: 'error',
-        summary: 'Invalid target platform',
-        detail: `The string ${JSON.stringify(platformFlag)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
-      });
-    }
-  }
+  const [platform = currentPlatform()] = parsePlatformFlags(platformFlag === undefined ? [] : [platformFlag], errors);
   const fsMirror = flags.strings.get('fs-mirror');
   const netMirror = flags.strings.get('net-mirror');
-  if (fsMirror !== undefined && netMirror !== undefined) {
-    errors.push({ severity: 'error', summary: 'Invalid installation method options', detail: 'The -fs-mirror and -net-mirror command line options are mutually-exclusive.' });
-  }
-  if (netMirror !== undefined && !/^https:\/\/[^/]/.test(netMirror)) {
-    errors.push({ severity: 'error', summary: 'Invalid network mirror URL', detail: 'The -net-mirror option requires a valid https: URL as the mirror base URL.' });
-  }
+  checkMirrorFlags({ fsMirror, netMirror }, errors);
   const lockfileMode = flags.strings.get('lockfile');
   if (lockfileMode !== undefined && lockfileMode !== 'readonly') {
     errors.push({ severity: 'error', summary: 'Invalid -lockfile option', detail: `The only valid value of -lockfile is "readonly", not ${JSON.stringify(lockfileMode)}.` });
@@ -117,21 +98,13 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
   for (const d of old.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
   if (lockHasErrors(old.diagnostics)) return ui.fail([]);
 
-  const nodeFetch = createNodeFetch({ env: io.env });
-  const http = new HttpClient({ fetch: nodeFetch.fetch });
+  const { http, close } = httpFor(io);
   const zipLimits = zipLimitsFromEnv(io.env);
   const pool = createHashPool({ limits: zipLimits });
   try {
-    let source: Source;
-    if (fsMirror !== undefined) source = new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, fsMirror), flavor: globals.flavor });
-    else if (netMirror !== undefined) source = new NetworkMirrorSource({ baseUrl: netMirror, http, flavor: globals.flavor });
-    else {
-      // The CLI configuration's provider_installation (or the implied local mirrors and the registries), as init.
-      const cli = await loadCliConfigFor(io, globals);
-      for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
-      if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
-      source = await installationSourceFor(io, globals, http, cli);
-    }
+    // Without mirror flags: the CLI configuration's provider_installation (or the implied local mirrors and the registries), as init.
+    const source = await sourceFor(io, globals, http, { fsMirror, netMirror }, 'installation', ui);
+    if (!source) return ui.fail([]);
 
     const mayBreak = io.env['TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE'];
     const outcome = await runInstall({
@@ -189,6 +162,6 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
     return 0;
   } finally {
     await pool.close();
-    nodeFetch.close();
+    close();
   }
 }

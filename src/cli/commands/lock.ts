@@ -2,20 +2,18 @@
  * `provkit lock [options] [PROVIDER...]`: `providers lock` (spec §6.1).
  * Thin: flags → requirements, old locks, a source → `runLock` → render → save.
  */
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 
-import { parsePlatform, currentPlatform, type Platform, tryParseProviderSource } from '../../addresses/index.js';
+import { tryParseProviderSource } from '../../addresses/index.js';
 import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
 import { runLock, type Requirement } from '../../installer/lock.js';
 import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
-import { createNodeFetch, HttpClient } from '../../net/index.js';
-import { FilesystemMirrorSource, NetworkMirrorSource, type Source } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
+import { checkMirrorFlags, httpFor, parsePlatformFlags, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
-import { loadCliConfigFor, registrySourceFor } from '../wiring.js';
 
 export const LOCK_HELP = `Usage: provkit [global options] lock [options] [PROVIDER...]
 
@@ -31,34 +29,19 @@ Options:
   -json                 Machine-readable output (JSON lines; see docs/json-ui.md).
 `;
 
-export async function lockCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+export function lockCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+  return runInterruptible(io, 'provkit lock', (signal) => lockRun(args, io, globals, signal));
+}
+
+async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
   const flags = parseFlags(args, { platform: 'strings', 'fs-mirror': 'string', 'net-mirror': 'string', 'enable-plugin-cache': 'bool', json: 'bool' });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
 
-  const platforms: Platform[] = [];
-  for (const s of flags.lists.get('platform') ?? []) {
-    try {
-      const p = parsePlatform(s);
-      if (!platforms.some((x) => x.equals(p))) platforms.push(p);
-    } catch (err) {
-      errors.push({
-        severity: 'error',
-        summary: 'Invalid target platform',
-        detail: `The string ${JSON.stringify(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
-      });
-    }
-  }
-  if (platforms.length === 0 && errors.length === 0) platforms.push(currentPlatform());
-
+  const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors);
   const fsMirror = flags.strings.get('fs-mirror');
   const netMirror = flags.strings.get('net-mirror');
-  if (fsMirror !== undefined && netMirror !== undefined) {
-    errors.push({ severity: 'error', summary: 'Invalid installation method options', detail: 'The -fs-mirror and -net-mirror command line options are mutually-exclusive.' });
-  }
-  if (netMirror !== undefined && !/^https:\/\/[^/]/.test(netMirror)) {
-    errors.push({ severity: 'error', summary: 'Invalid network mirror URL', detail: 'The -net-mirror option requires a valid https: URL as the mirror base URL.' });
-  }
+  checkMirrorFlags({ fsMirror, netMirror }, errors);
   if (errors.length > 0) return ui.fail(errors);
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
@@ -88,22 +71,16 @@ export async function lockCommand(args: readonly string[], io: CliIO, globals: G
   for (const d of old.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
   if (lockHasErrors(old.diagnostics)) return ui.fail([]);
 
-  const nodeFetch = createNodeFetch({ env: io.env });
-  const http = new HttpClient({ fetch: nodeFetch.fetch });
-  let source: Source;
-  if (fsMirror !== undefined) source = new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, fsMirror), flavor: globals.flavor });
-  else if (netMirror !== undefined) source = new NetworkMirrorSource({ baseUrl: netMirror, http, flavor: globals.flavor });
-  else {
-    // Host blocks and credentials apply; provider_installation does not (the reference's lock and mirror ignore it).
-    const cli = await loadCliConfigFor(io, globals);
-    for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
-    if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
-    source = registrySourceFor(io, globals, http, cli);
+  const { http, close } = httpFor(io);
+  const source = await sourceFor(io, globals, http, { fsMirror, netMirror }, 'registry', ui);
+  if (!source) {
+    close();
+    return ui.fail([]);
   }
-
-  const pool = createHashPool();
+  const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
   try {
     const outcome = await runLock({
+      signal,
       requirements,
       oldLocks: old.locks,
       platforms,
@@ -129,12 +106,13 @@ export async function lockCommand(args: readonly string[], io: CliIO, globals: G
         })),
       );
     }
-    // The reference always rewrites the file (item 43), atomically.
+    // The reference always rewrites the file (item 43), atomically; not after an interrupt.
+    if (signal.aborted) return 1;
     await saveLockFile(lockPath, outcome.locks, globals.flavor);
     ui.lockSuccess(!locksEqual(old.locks, outcome.locks));
     return 0;
   } finally {
     await pool.close();
-    nodeFetch.close();
+    close();
   }
 }

@@ -6,18 +6,15 @@ import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { currentPlatform, parsePlatform, type Platform } from '../../addresses/index.js';
 import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
 import { runMirror } from '../../installer/mirror.js';
 import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME, verifyDependencySelections } from '../../lockfile/index.js';
-import { createNodeFetch, HttpClient } from '../../net/index.js';
-import { FilesystemMirrorSource, NetworkMirrorSource, type Source } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
+import { checkMirrorFlags, httpFor, parsePlatformFlags, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
-import { loadCliConfigFor, registrySourceFor } from '../wiring.js';
 
 export const MIRROR_HELP = `Usage: provkit [global options] mirror [options] TARGET_DIR
 
@@ -36,27 +33,18 @@ Options:
   -json               Machine-readable output (JSON lines; see docs/json-ui.md).
 `;
 
-export async function mirrorCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+export function mirrorCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+  return runInterruptible(io, 'provkit mirror', (signal) => mirrorRun(args, io, globals, signal));
+}
+
+async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
   const flags = parseFlags(args, { platform: 'strings', hashes: 'string', 'fs-mirror': 'string', 'net-mirror': 'string', json: 'bool' });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
   if (flags.positionals.length !== 1) {
     errors.push({ severity: 'error', summary: 'Wrong number of arguments', detail: 'The providers mirror command requires an output directory as a command-line argument.' });
   }
-  const platforms: Platform[] = [];
-  for (const s of flags.lists.get('platform') ?? []) {
-    try {
-      const p = parsePlatform(s);
-      if (!platforms.some((x) => x.equals(p))) platforms.push(p);
-    } catch (err) {
-      errors.push({
-        severity: 'error',
-        summary: 'Invalid target platform',
-        detail: `The string ${JSON.stringify(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
-      });
-    }
-  }
-  if (platforms.length === 0) platforms.push(currentPlatform());
+  const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors);
   const hashesFlag = flags.strings.get('hashes') ?? 'reference';
   const hashes = hashesFlag === 'all' ? 'all' : 'reference';
   if (hashesFlag !== 'reference' && hashesFlag !== 'all') {
@@ -64,9 +52,7 @@ export async function mirrorCommand(args: readonly string[], io: CliIO, globals:
   }
   const fsMirror = flags.strings.get('fs-mirror');
   const netMirror = flags.strings.get('net-mirror');
-  if (fsMirror !== undefined && netMirror !== undefined) {
-    errors.push({ severity: 'error', summary: 'Invalid installation method options', detail: 'The -fs-mirror and -net-mirror command line options are mutually-exclusive.' });
-  }
+  checkMirrorFlags({ fsMirror, netMirror }, errors);
   if (errors.length > 0) return ui.fail(errors);
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
@@ -91,23 +77,27 @@ export async function mirrorCommand(args: readonly string[], io: CliIO, globals:
     }
   }
 
-  const nodeFetch = createNodeFetch({ env: io.env });
-  const http = new HttpClient({ fetch: nodeFetch.fetch });
-  let source: Source;
-  if (fsMirror !== undefined) source = new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, fsMirror), flavor: globals.flavor });
-  else if (netMirror !== undefined) source = new NetworkMirrorSource({ baseUrl: netMirror, http, flavor: globals.flavor });
-  else {
-    // Host blocks and credentials apply; provider_installation does not (the reference's lock and mirror ignore it).
-    const cli = await loadCliConfigFor(io, globals);
-    for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
-    if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
-    source = registrySourceFor(io, globals, http, cli);
+  const { http, close } = httpFor(io);
+  const source = await sourceFor(io, globals, http, { fsMirror, netMirror }, 'registry', ui);
+  if (!source) {
+    close();
+    return ui.fail([]);
   }
 
   const targetDir = resolve(globals.cwd, flags.positionals[0]!);
-  const pool = createHashPool();
+  const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
   try {
     const outcome = await runMirror({
+      signal,
+      targetLock: {
+        onWait: (w) =>
+          ui.diagnostic({
+            severity: 'warning',
+            summary: 'Waiting for another mirror run',
+            detail: `${targetDir} is locked${w.holder ? ` by process ${w.holder.pid} on ${w.holder.hostname}` : ''}; waiting for it to finish.`,
+          }),
+        onBreak: (b) => ui.diagnostic({ severity: 'warning', summary: 'Stale mirror lock removed', detail: `${b.path} (${b.reason})` }),
+      },
       requirements,
       locks: lock.locks,
       platforms,
@@ -127,7 +117,7 @@ export async function mirrorCommand(args: readonly string[], io: CliIO, globals:
     return outcome.failures.length > 0 ? 1 : exit;
   } finally {
     await pool.close();
-    nodeFetch.close();
+    close();
   }
 }
 

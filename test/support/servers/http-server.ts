@@ -15,6 +15,7 @@
  *   (default 5 min) and at process exit, so a forgotten server cannot hang a
  *   test run.
  */
+import { createHash } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -62,6 +63,8 @@ export interface LoggedRequest {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   fault?: Fault['kind'];
   status?: number;
+  /** The `Range` start answered with a 206, when ranges are on. */
+  rangeStart?: number;
 }
 
 export interface ServerOptions {
@@ -88,6 +91,14 @@ export interface TestServer {
   /** Arms a fault for a decoded pathname (exact) or pattern; later faults for the same key queue behind earlier ones. */
   setFault(path: string | RegExp, fault: Fault): void;
   clearFaults(): void;
+  /**
+   * Serve byte ranges (off by default, so existing tests see exactly what
+   * they always saw): a 200 then carries `Accept-Ranges: bytes` and a strong
+   * `ETag` (SHA-256 of the body), and a `Range: bytes=N-` request (with a
+   * matching or absent `If-Range`) gets `206` with `Content-Range`. Faults
+   * apply to the body actually sent (the slice).
+   */
+  setRanges(on: boolean): void;
   /** Requests whose decoded pathname equals `pathname` (or matches a RegExp). */
   requests(pathname: string | RegExp): LoggedRequest[];
   close(): Promise<void>;
@@ -127,6 +138,7 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
   const tls = useTls ? await testTls() : undefined;
   const log: LoggedRequest[] = [];
   let armed: Armed[] = [];
+  let ranges = false;
   const sockets = new Set<Socket>();
 
   const takeFault = (pathname: string): Fault | undefined => {
@@ -168,7 +180,7 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
     answer ??= { status: 404, headers: { 'content-type': 'text/plain' }, body: 'not found\n' };
     let body = typeof answer.body === 'string' ? Buffer.from(answer.body) : (answer.body ?? Buffer.alloc(0));
     const headers: Record<string, string> = { ...answer.headers };
-    const status = answer.status ?? 200;
+    let status = answer.status ?? 200;
     entry.status = status;
 
     if (fault?.kind === 'tamper') body = flip(body);
@@ -176,6 +188,22 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
     if (fault?.kind === 'replace') {
       body = typeof fault.body === 'function' ? await fault.body(body) : typeof fault.body === 'string' ? Buffer.from(fault.body) : fault.body;
       Object.assign(headers, fault.headers);
+    }
+
+    if (ranges && status === 200) {
+      const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`;
+      headers['accept-ranges'] = 'bytes';
+      headers['etag'] = etag;
+      const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+      const ifRange = req.headers['if-range'];
+      if (m && (ifRange === undefined || ifRange === etag) && Number(m[1]) < body.length) {
+        const from = Number(m[1]);
+        entry.status = 206;
+        entry.rangeStart = from;
+        headers['content-range'] ??= `bytes ${from}-${body.length - 1}/${body.length}`;
+        status = 206;
+        body = body.subarray(from);
+      }
     }
 
     const socket = req.socket;
@@ -247,6 +275,9 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
     },
     clearFaults() {
       armed = [];
+    },
+    setRanges(on) {
+      ranges = on;
     },
     requests(pathname) {
       return log.filter((r) => (typeof pathname === 'string' ? r.pathname === pathname : pathname.test(r.pathname)));

@@ -1,0 +1,151 @@
+/**
+ * What the commands share: the -platform and mirror flags with the
+ * reference's diagnostics, the HTTP client, the source the flags or the CLI
+ * configuration select, signal handling, and the archive limits.
+ */
+import { resolve } from 'node:path';
+
+import { currentPlatform, parsePlatform, type Platform } from '../addresses/index.js';
+import { ErrorCode, ProvkitError } from '../errors.js';
+import type { ZipLimits } from '../hashing/index.js';
+import { parseZipLimits } from '../hashing/zip-reader.js';
+import { createNodeFetch, HttpClient, httpTuningFromEnv } from '../net/index.js';
+import { FilesystemMirrorSource, NetworkMirrorSource, type Source } from '../sources/index.js';
+import type { Diagnostic } from '../ui/human.js';
+import type { CliIO, GlobalOptions } from './io.js';
+import type { Renderer } from './render.js';
+import { installationSourceFor, loadCliConfigFor, registrySourceFor } from './wiring.js';
+
+/**
+ * The `-platform` values, de-duplicated in order; a bad one adds the
+ * reference's "Invalid target platform" diagnostic. None given: this machine's.
+ */
+export function parsePlatformFlags(values: readonly string[], errors: Diagnostic[]): Platform[] {
+  const platforms: Platform[] = [];
+  for (const s of values) {
+    try {
+      const p = parsePlatform(s);
+      if (!platforms.some((x) => x.equals(p))) platforms.push(p);
+    } catch (err) {
+      errors.push({
+        severity: 'error',
+        summary: 'Invalid target platform',
+        detail: `The string ${JSON.stringify(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
+      });
+    }
+  }
+  if (platforms.length === 0) platforms.push(currentPlatform());
+  return platforms;
+}
+
+export interface MirrorFlags {
+  readonly fsMirror: string | undefined;
+  readonly netMirror: string | undefined;
+}
+
+/** `-fs-mirror` and `-net-mirror`: mutually exclusive, and the URL must be https (the reference's messages). */
+export function checkMirrorFlags(flags: MirrorFlags, errors: Diagnostic[]): void {
+  if (flags.fsMirror !== undefined && flags.netMirror !== undefined) {
+    errors.push({ severity: 'error', summary: 'Invalid installation method options', detail: 'The -fs-mirror and -net-mirror command line options are mutually-exclusive.' });
+  }
+  if (flags.netMirror !== undefined && !/^https:\/\/[^/]/.test(flags.netMirror)) {
+    errors.push({ severity: 'error', summary: 'Invalid network mirror URL', detail: 'The -net-mirror option requires a valid https: URL as the mirror base URL.' });
+  }
+}
+
+/** An HTTP client for one run (proxies, CAs and tuning from the environment); `close` frees its connections. */
+export function httpFor(io: CliIO): { http: HttpClient; close: () => void } {
+  const nodeFetch = createNodeFetch({ env: io.env });
+  return { http: new HttpClient({ fetch: nodeFetch.fetch, ...httpTuningFromEnv(io.env) }), close: () => nodeFetch.close() };
+}
+
+/**
+ * The source of a run: `-fs-mirror` or `-net-mirror` when given; otherwise,
+ * with the CLI configuration, the origin registries (`lock`, `mirror`,
+ * `bundle`: the reference ignores provider_installation there) or the
+ * configured installation methods (`install`, as init). Undefined when the
+ * CLI configuration has errors (already rendered).
+ */
+export async function sourceFor(
+  io: CliIO,
+  globals: GlobalOptions,
+  http: HttpClient,
+  flags: MirrorFlags,
+  otherwise: 'registry' | 'installation',
+  ui: Renderer,
+): Promise<Source | undefined> {
+  if (flags.fsMirror !== undefined) return new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, flags.fsMirror), flavor: globals.flavor });
+  if (flags.netMirror !== undefined) return new NetworkMirrorSource({ baseUrl: flags.netMirror, http, flavor: globals.flavor });
+  const cli = await loadCliConfigFor(io, globals);
+  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+  if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
+  return otherwise === 'registry' ? registrySourceFor(io, globals, http, cli) : installationSourceFor(io, globals, http, cli);
+}
+
+/** A run that SIGINT or SIGTERM interrupts (see {@link interruptOnSignals}). */
+export interface Interrupt {
+  readonly signal: AbortSignal;
+  /** 130 after SIGINT, 143 after SIGTERM, undefined while no signal came. */
+  readonly exitCode: number | undefined;
+  /** Removes the handlers (the process's default behaviour returns). */
+  dispose(): void;
+}
+
+/**
+ * Turns SIGINT and SIGTERM into an abort of the running command: the first
+ * signal aborts `signal` (downloads stop, temporary files are removed, the
+ * lock file and a mirror stay as they were) and the command then exits 130 or
+ * 143; a second signal exits at once with that code. Shared by `lock`,
+ * `mirror` and `install`.
+ */
+export function interruptOnSignals(): Interrupt {
+  const controller = new AbortController();
+  let exitCode: number | undefined;
+  const handlers = (['SIGINT', 'SIGTERM'] as const).map((name) => {
+    const handler = (): void => {
+      if (exitCode !== undefined) process.exit(exitCode);
+      exitCode = name === 'SIGINT' ? 130 : 143;
+      controller.abort(new ProvkitError(ErrorCode.ABORTED, `interrupted by ${name}`));
+    };
+    process.on(name, handler);
+    return [name, handler] as const;
+  });
+  return {
+    signal: controller.signal,
+    get exitCode() {
+      return exitCode;
+    },
+    dispose() {
+      for (const [name, handler] of handlers) process.off(name, handler);
+    },
+  };
+}
+
+/**
+ * Runs a command body under {@link interruptOnSignals}: an interrupted run
+ * reports it and returns 130/143 whatever the body returned or threw.
+ */
+export async function runInterruptible(io: CliIO, what: string, body: (signal: AbortSignal) => Promise<number>): Promise<number> {
+  const interrupt = interruptOnSignals();
+  try {
+    const code = await body(interrupt.signal);
+    if (interrupt.exitCode === undefined) return code;
+  } catch (err) {
+    if (interrupt.exitCode === undefined) throw err;
+  } finally {
+    interrupt.dispose();
+  }
+  io.stderr.write(`Error: ${what} was interrupted (${interrupt.signal.reason instanceof Error ? interrupt.signal.reason.message : 'signal'}); nothing was changed.\n`);
+  return interrupt.exitCode;
+}
+
+/**
+ * The archive limits of `PROVKIT_ZIP_LIMITS` (`entries=N,bytes=N[K|M|G],ratio=N`;
+ * see docs/reliability.md), or the defaults.
+ *
+ * @throws ProvkitError USAGE
+ */
+export function zipLimitsFromEnv(env: CliIO['env']): Required<ZipLimits> {
+  return parseZipLimits(env['PROVKIT_ZIP_LIMITS'] ?? '');
+}
+
