@@ -7,19 +7,11 @@ import { resolve } from 'node:path';
 
 import { resolveFlavor } from '../addresses/index.js';
 import { ProvkitError } from '../errors.js';
-import { HASH_HELP, hashCommand } from './commands/hash.js';
 import { parseFlags } from './flags.js';
 import type { CliIO, GlobalOptions } from './io.js';
 import { VERSION } from './version.js';
-import { LOCK_HELP, lockCommand } from './commands/lock.js';
-import { INSTALL_HELP, installCommand } from './commands/install.js';
-import { VERIFY_HELP, verifyCommand } from './commands/verify.js';
-import { MIRROR_HELP, mirrorCommand } from './commands/mirror.js';
-import { BUNDLE_HELP, bundleCommand } from './commands/bundle.js';
-import { SERVE_HELP, serveCommand } from './commands/serve.js';
 
 export type { CliIO } from './io.js';
-
 
 const HELP = `Usage: provkit [global options] <command> [options] [args]
 
@@ -45,14 +37,19 @@ Global options (before or after the command):
 
 type Command = (args: readonly string[], io: CliIO, globals: GlobalOptions) => Promise<number>;
 
-const COMMANDS: Readonly<Record<string, { run: Command; help: string }>> = {
-  hash: { run: hashCommand, help: HASH_HELP },
-  lock: { run: lockCommand, help: LOCK_HELP },
-  install: { run: installCommand, help: INSTALL_HELP },
-  verify: { run: verifyCommand, help: VERIFY_HELP },
-  mirror: { run: mirrorCommand, help: MIRROR_HELP },
-  bundle: { run: bundleCommand, help: BUNDLE_HELP },
-  serve: { run: serveCommand, help: SERVE_HELP },
+/**
+ * Commands are loaded when run: a run imports only its own command's modules
+ * (openpgp, the HCL parser, the HTTP stack…), which keeps start-up short for
+ * quick runs such as an incremental mirror or `version`.
+ */
+const COMMANDS: Readonly<Record<string, () => Promise<{ run: Command; help: string }>>> = {
+  hash: async () => import('./commands/hash.js').then((m) => ({ run: m.hashCommand, help: m.HASH_HELP })),
+  lock: async () => import('./commands/lock.js').then((m) => ({ run: m.lockCommand, help: m.LOCK_HELP })),
+  install: async () => import('./commands/install.js').then((m) => ({ run: m.installCommand, help: m.INSTALL_HELP })),
+  verify: async () => import('./commands/verify.js').then((m) => ({ run: m.verifyCommand, help: m.VERIFY_HELP })),
+  mirror: async () => import('./commands/mirror.js').then((m) => ({ run: m.mirrorCommand, help: m.MIRROR_HELP })),
+  bundle: async () => import('./commands/bundle.js').then((m) => ({ run: m.bundleCommand, help: m.BUNDLE_HELP })),
+  serve: async () => import('./commands/serve.js').then((m) => ({ run: m.serveCommand, help: m.SERVE_HELP })),
 };
 
 export async function main(argv: readonly string[], io: CliIO): Promise<number> {
@@ -69,17 +66,18 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
       io.stdout.write(`provkit v${VERSION}\n`);
       return 0;
     }
-    const command = name === undefined ? undefined : COMMANDS[name];
+    const load = name === undefined ? undefined : COMMANDS[name];
     if (global.bools.get('help') || global.bools.get('h') || name === undefined || name === 'help') {
       const topic = name === 'help' ? rest[0] : name;
-      const cmd = topic === undefined ? undefined : COMMANDS[topic];
-      io.stdout.write(cmd ? cmd.help : HELP);
+      const loadTopic = topic === undefined ? undefined : COMMANDS[topic];
+      io.stdout.write(loadTopic ? (await loadTopic()).help : HELP);
       return name === undefined && !global.bools.get('help') && !global.bools.get('h') ? 1 : 0;
     }
-    if (!command) {
+    if (!load) {
       io.stderr.write(`Error: unknown command ${JSON.stringify(name)}\n\n${HELP}`);
       return 1;
     }
+    const command = await load();
     const flavor = resolveFlavor(global.strings.get('flavor'), io.env);
     const chdir = global.strings.get('chdir');
     const globals: GlobalOptions = { flavor, cwd: chdir === undefined ? io.cwd : resolve(io.cwd, chdir) };
