@@ -18,9 +18,10 @@ import { installationSourceFor, loadCliConfigFor, registrySourceFor } from './wi
 
 /**
  * The `-platform` values, de-duplicated in order; a bad one adds the
- * reference's "Invalid target platform" diagnostic. None given: this machine's.
+ * reference's "Invalid target platform" diagnostic. None given: this
+ * machine's, unless `orCurrent` is false.
  */
-export function parsePlatformFlags(values: readonly string[], errors: Diagnostic[]): Platform[] {
+export function parsePlatformFlags(values: readonly string[], errors: Diagnostic[], orCurrent = true): Platform[] {
   const platforms: Platform[] = [];
   for (const s of values) {
     try {
@@ -34,7 +35,7 @@ export function parsePlatformFlags(values: readonly string[], errors: Diagnostic
       });
     }
   }
-  if (platforms.length === 0) platforms.push(currentPlatform());
+  if (platforms.length === 0 && orCurrent) platforms.push(currentPlatform());
   return platforms;
 }
 

@@ -133,7 +133,8 @@ function formatError(file: string, why: string): ProvkitError {
   return new ProvkitError(ErrorCode.ZIP_FORMAT, `${file}: zip: not a valid zip file (${why})`, { file });
 }
 
-async function readAt(fh: FileHandle, position: number, length: number): Promise<Buffer> {
+/** Reads `length` bytes at `position` (fewer only at the end of the file). */
+export async function readAt(fh: FileHandle, position: number, length: number): Promise<Buffer> {
   const buf = Buffer.allocUnsafe(length);
   let done = 0;
   while (done < length) {

@@ -64,7 +64,7 @@ import {
   type ZipLimits,
 } from '../hashing/index.js';
 import { crc32 } from '../hashing/crc32.js';
-import { entryDataOffset, entryIsDir, readZipDirectory, type ZipEntry } from '../hashing/zip-reader.js';
+import { entryDataOffset, entryIsDir, readAt, readZipDirectory, type ZipEntry } from '../hashing/zip-reader.js';
 
 /** Bounds on what a hostile archive can make extraction do (spec item 105: the reference has none). */
 export interface ExtractLimits {
@@ -280,18 +280,6 @@ class EntryCheck extends Transform {
     this.crc = crc32(chunk, this.crc);
     cb(null, chunk);
   }
-}
-
-async function readAt(fh: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buf = Buffer.allocUnsafe(length);
-  let done = 0;
-  while (done < length) {
-    // eslint-disable-next-line no-await-in-loop -- sequential fill of one buffer
-    const { bytesRead } = await fh.read(buf, done, length - done, position + done);
-    if (bytesRead === 0) break;
-    done += bytesRead;
-  }
-  return done === length ? buf : buf.subarray(0, done);
 }
 
 async function* readRange(fh: FileHandle, start: number, end: number): AsyncGenerator<Buffer> {

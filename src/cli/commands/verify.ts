@@ -5,12 +5,12 @@
  */
 import { join, resolve } from 'node:path';
 
-import { parsePlatform, type Platform } from '../../addresses/index.js';
 import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
 import { runVerify } from '../../installer/verify.js';
 import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
+import { parsePlatformFlags } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -41,19 +41,8 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
 
-  const platforms: Platform[] = [];
-  for (const s of flags.lists.get('platform') ?? []) {
-    try {
-      const p = parsePlatform(s);
-      if (!platforms.some((x) => x.equals(p))) platforms.push(p);
-    } catch (err) {
-      errors.push({
-        severity: 'error',
-        summary: 'Invalid target platform',
-        detail: `The string ${JSON.stringify(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
-      });
-    }
-  }
+  // None given: every platform the mirror has.
+  const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors, false);
   const mirror = flags.strings.get('mirror');
   if (platforms.length > 0 && mirror === undefined) {
     errors.push({ severity: 'error', summary: 'A mirror is needed', detail: 'Checking that the lock file covers a platform needs the packages: give -mirror=DIR.' });
