@@ -54,11 +54,12 @@ export interface Requirement {
   readonly constraints: VersionConstraints;
 }
 
-export interface LockOptions {
+/** What every run that fetches packages for platforms (lock, mirror, bundle) is given. */
+export interface FetchRunOptions {
   readonly requirements: readonly Requirement[];
-  readonly oldLocks: Locks;
   readonly platforms: readonly Platform[];
   readonly source: Source;
+  /** Hashing, bounded by its own (CPU) limit. */
   readonly pool: HashPool;
   /** Needed when a source returns http locations. */
   readonly http?: HttpClient;
@@ -67,6 +68,10 @@ export interface LockOptions {
   readonly signal?: AbortSignal;
   /** Parallel downloads (default {@link defaultNetworkConcurrency}). */
   readonly networkConcurrency?: number;
+}
+
+export interface LockOptions extends FetchRunOptions {
+  readonly oldLocks: Locks;
   /** `OPENTOFU_ENFORCE_GPG_VALIDATION` in effect. */
   readonly enforceSignatures?: boolean;
 }

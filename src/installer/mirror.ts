@@ -41,7 +41,6 @@ import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 
 import {
-  type Flavor,
   newProviderAddress,
   parsePlatform,
   parseVersion,
@@ -51,31 +50,21 @@ import {
 } from '../addresses/index.js';
 import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
-import { type Hash, type HashPool, normalizeHashes, zhOfFile } from '../hashing/index.js';
+import { type Hash, normalizeHashes, zhOfFile } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../layout/index.js';
-import type { HttpClient } from '../net/index.js';
-import { authenticateArchive, fetchPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
+import { authenticateArchive, fetchPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
 import { acquirePackageLock, type PackageLock, type PackageLockOptions } from './cache.js';
-import { type EventSink, ignoreEvents } from './events.js';
-import { defaultNetworkConcurrency, type Requirement, selectVersion } from './lock.js';
+import { ignoreEvents } from './events.js';
+import { defaultNetworkConcurrency, type FetchRunOptions, selectVersion } from './lock.js';
 
 export type MirrorHashes = 'reference' | 'all';
 
-export interface MirrorOptions {
-  readonly requirements: readonly Requirement[];
+export interface MirrorOptions extends FetchRunOptions {
   /** The lock file's selections; when non-empty, versions follow it (item 93.2). */
   readonly locks: Locks;
-  readonly platforms: readonly Platform[];
-  readonly source: Source;
-  readonly pool: HashPool;
-  readonly http?: HttpClient;
   readonly targetDir: string;
-  readonly flavor: Flavor;
   readonly hashes?: MirrorHashes;
-  readonly events?: EventSink;
-  readonly signal?: AbortSignal;
-  readonly networkConcurrency?: number;
   /** Where the fingerprint cache of this target lives (none when absent). */
   readonly cacheFile?: string;
   /**

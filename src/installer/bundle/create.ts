@@ -27,15 +27,14 @@ import { pipeline } from 'node:stream/promises';
 import pLimit from 'p-limit';
 import tar from 'tar-stream';
 
-import { type Flavor, parsePlatform, type Platform, type ProviderAddress, type Version } from '../../addresses/index.js';
+import { parsePlatform, type Platform, type ProviderAddress, type Version } from '../../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../../errors.js';
-import { type HashPool, normalizeHashes, parseHash } from '../../hashing/index.js';
+import { normalizeHashes, parseHash } from '../../hashing/index.js';
 import { Locks, newProviderLock, serializeLocks } from '../../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../../layout/index.js';
-import type { HttpClient } from '../../net/index.js';
-import { fetchPackage, type Source } from '../../sources/index.js';
-import { type EventSink, ignoreEvents } from '../events.js';
-import { type Requirement, selectVersion } from '../lock.js';
+import { fetchPackage } from '../../sources/index.js';
+import { ignoreEvents } from '../events.js';
+import { type FetchRunOptions, type Requirement, selectVersion } from '../lock.js';
 import {
   BUNDLE_FORMAT,
   BUNDLE_LOCK_NAME,
@@ -48,15 +47,9 @@ import {
   serializeManifest,
 } from './manifest.js';
 
-export interface BundleCreateOptions {
-  readonly requirements: readonly Requirement[];
+export interface BundleCreateOptions extends FetchRunOptions {
   /** The lock file's selections: versions follow it, and packages must match its hashes. */
   readonly locks: Locks;
-  readonly platforms: readonly Platform[];
-  readonly source: Source;
-  readonly pool: HashPool;
-  readonly http?: HttpClient;
-  readonly flavor: Flavor;
   readonly provkitVersion: string;
   /** Unix seconds: the manifest's `created` and every member's mtime. */
   readonly createdEpoch: number;
@@ -64,11 +57,8 @@ export interface BundleCreateOptions {
   readonly out: Writable;
   /** An older bundle's manifest and its SHA-256: what it holds is left out. */
   readonly since?: { readonly manifest: BundleManifest; readonly sha256: string };
-  readonly events?: EventSink;
-  readonly signal?: AbortSignal;
   /** Parent of the temporary download directory (default: the OS temp dir). */
   readonly workDir?: string;
-  readonly networkConcurrency?: number;
 }
 
 export interface BundleFailure {
