@@ -22,6 +22,7 @@
  */
 import type { Flavor } from '../addresses/index.js';
 import { flavorInfo, goQuote, tryParseProviderSource } from '../addresses/index.js';
+import { goPathClean } from '../fs/paths.js';
 import { parseJSON } from '../hcl/index.js';
 import type { JsonValue } from '../hcl/index.js';
 
@@ -427,7 +428,7 @@ class FileReader {
               );
               continue;
             }
-            pi.devOverrides.push({ provider: addr.address, dir: cleanPath(rawPath) });
+            pi.devOverrides.push({ provider: addr.address, dir: goPathClean(rawPath) });
           }
           continue;
         }
@@ -570,23 +571,4 @@ class FileReader {
       this.setting(p.name, plainFromJSON(p.value), p.nameRange);
     }
   }
-}
-
-/** Go `filepath.Clean` for `/`-separated paths (the `dev_overrides` directories). */
-export function cleanPath(p: string): string {
-  if (p === '') return '.';
-  const rooted = p.startsWith('/');
-  const out: string[] = [];
-  for (const seg of p.split('/')) {
-    if (seg === '' || seg === '.') continue;
-    if (seg === '..') {
-      if (out.length > 0 && out[out.length - 1] !== '..') out.pop();
-      else if (!rooted) out.push('..');
-      continue;
-    }
-    out.push(seg);
-  }
-  const joined = out.join('/');
-  if (rooted) return `/${joined}`;
-  return joined === '' ? '.' : joined;
 }

@@ -23,6 +23,7 @@
  */
 import type { Flavor } from '../addresses/index.js';
 import { defaultRegistryHost, tryHostnameForComparison } from '../addresses/index.js';
+import { goPathClean } from '../fs/paths.js';
 
 /** A parsed module source address. */
 export type ModuleSource =
@@ -42,25 +43,6 @@ export interface ModuleSourceError {
 /** Whether `raw` is a local path (`./`, `../`, `.\`, `..\`). */
 export function isLocalModuleSource(raw: string): boolean {
   return raw.startsWith('./') || raw.startsWith('../') || raw.startsWith('.\\') || raw.startsWith('..\\');
-}
-
-/** Go `path.Clean` for `/`-separated paths. */
-export function goPathClean(p: string): string {
-  if (p === '') return '.';
-  const rooted = p.startsWith('/');
-  const out: string[] = [];
-  for (const seg of p.split('/')) {
-    if (seg === '' || seg === '.') continue;
-    if (seg === '..') {
-      if (out.length > 0 && out[out.length - 1] !== '..') out.pop();
-      else if (!rooted) out.push('..');
-      continue;
-    }
-    out.push(seg);
-  }
-  const joined = out.join('/');
-  if (rooted) return `/${joined}`;
-  return joined === '' ? '.' : joined;
 }
 
 function parseLocal(raw: string): ModuleSource {
