@@ -123,14 +123,21 @@ export function interruptOnSignals(): Interrupt {
 }
 
 /**
- * Runs a command body under {@link interruptOnSignals}: an interrupted run
- * reports it and returns 130/143 whatever the body returned or threw.
+ * Runs a command body under {@link interruptOnSignals}. An interrupted run
+ * reports it and returns 130/143 (nothing was changed); a body that still
+ * finished successfully had committed everything before the signal took
+ * effect, so its 0 stands (the state is "fully updated", never mixed).
  */
 export async function runInterruptible(io: CliIO, what: string, body: (signal: AbortSignal) => Promise<number>): Promise<number> {
   const interrupt = interruptOnSignals();
   try {
     const code = await body(interrupt.signal);
     if (interrupt.exitCode === undefined) return code;
+    if (code === 0) {
+      // The signal came after the last commit: everything was done, and is kept.
+      io.stderr.write(`Warning: ${what} was already complete when the interrupt arrived; all changes are in place.\n`);
+      return 0;
+    }
   } catch (err) {
     if (interrupt.exitCode === undefined) throw err;
   } finally {

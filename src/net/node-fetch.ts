@@ -5,13 +5,12 @@
  *
  * - Proxies from the environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`,
  *   Go semantics; see `proxy.ts`), through https-proxy-agent (`CONNECT`).
- * - Trusted CAs: Node's bundled roots, plus the certificates in
- *   `SSL_CERT_FILE` and `NODE_EXTRA_CA_CERTS`, plus `extraCaPems`. Unlike Go,
- *   `SSL_CERT_FILE` adds to the bundled roots instead of replacing them (a
- *   bundle given there usually contains them anyway; replacing would break
- *   proxies that re-sign traffic when the variable names only their CA).
- *   Node itself applies `NODE_EXTRA_CA_CERTS` only to its default contexts,
- *   which an explicit `ca` list replaces, so it is read here again.
+ * - Trusted CAs, as the reference (Go's crypto/x509 on Unix): `SSL_CERT_FILE`,
+ *   when set, *replaces* the bundled roots (terraform and tofu users already
+ *   point it at a full bundle); otherwise Node's bundled roots, plus
+ *   `NODE_EXTRA_CA_CERTS`. `extraCaPems` add to either. Only a non-default list gets a secure
+ *   context of its own, built once: building one from the ~140 bundled roots
+ *   costs ~80 ms, which the default context does not pay.
  * - Keep-alive agents, one per proxy; {@link NodeFetch.close} destroys them.
  * - No automatic redirects (the client follows them) and no size limits (the
  *   client checks them).
@@ -68,14 +67,14 @@ type ProxyConnectOpts = Parameters<HttpsProxyAgent<string>['connect']>[1];
 class CaProxyAgent extends HttpsProxyAgent<string> {
   constructor(
     proxy: string,
-    private readonly secureContext: SecureContext,
+    private readonly secureContext: SecureContext | undefined,
     keepAlive: boolean,
   ) {
-    super(proxy, { keepAlive, secureContext });
+    super(proxy, { keepAlive, ...(secureContext ? { secureContext } : {}) });
   }
 
   override connect(req: ClientRequest, opts: ProxyConnectOpts): Promise<Socket> {
-    return super.connect(req, opts.secureEndpoint ? { ...opts, secureContext: this.secureContext } : opts);
+    return super.connect(req, opts.secureEndpoint && this.secureContext ? { ...opts, secureContext: this.secureContext } : opts);
   }
 }
 
@@ -91,19 +90,20 @@ function readCaFile(path: string, variable: string): string {
 }
 
 /**
- * The trusted CAs: Node's roots plus `SSL_CERT_FILE`, `NODE_EXTRA_CA_CERTS`
- * and `extra`.
+ * The trusted CAs (see the module comment), or undefined for Node's default
+ * context (bundled roots plus `NODE_EXTRA_CA_CERTS`).
  *
  * @throws {ProvkitError} `IO` when a named file cannot be read.
  */
-export function trustedCAs(env: Env, extra: readonly string[] = []): string[] {
-  const out = [...rootCertificates];
-  for (const variable of ['SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS']) {
-    const path = env[variable];
-    if (path !== undefined && path !== '') out.push(readCaFile(path, variable));
-  }
-  out.push(...extra);
-  return out;
+export function trustedCAs(env: Env, extra: readonly string[] = []): string[] | undefined {
+  const file = env['SSL_CERT_FILE'];
+  if (file !== undefined && file !== '') return [readCaFile(file, 'SSL_CERT_FILE'), ...extra];
+  // The environment is a parameter, so NODE_EXTRA_CA_CERTS is read here too
+  // (Node applies only its own process's variable, at start-up).
+  const nodeExtra = env['NODE_EXTRA_CA_CERTS'];
+  const withNodeExtra = nodeExtra !== undefined && nodeExtra !== '';
+  if (!withNodeExtra && extra.length === 0) return undefined;
+  return [...rootCertificates, ...(withNodeExtra ? [readCaFile(nodeExtra, 'NODE_EXTRA_CA_CERTS')] : []), ...extra];
 }
 
 /**
@@ -119,9 +119,9 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
   const lookup = options.lookup === undefined ? {} : { lookup: options.lookup };
   const httpAgent = new HttpAgent({ keepAlive, ...lookup });
   // One secure context for every connection: given only \`ca\`, Node parses the
-  // whole CA list again for each TLS connection (~30 ms with the bundled roots).
-  const secureContext = createSecureContext({ ca });
-  const httpsAgent = new HttpsAgent({ keepAlive, secureContext, ...lookup });
+  // whole CA list again for each TLS connection. None for the default roots.
+  const secureContext = ca === undefined ? undefined : createSecureContext({ ca });
+  const httpsAgent = new HttpsAgent({ keepAlive, ...(secureContext ? { secureContext } : {}), ...lookup });
   const proxyAgents = new Map<string, CaProxyAgent>();
 
   const agentFor = (url: URL): HttpAgent => {
@@ -160,7 +160,7 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
 
   return {
     fetch: fetchLike,
-    caCount: ca.length,
+    caCount: ca?.length ?? rootCertificates.length,
     close() {
       httpAgent.destroy();
       httpsAgent.destroy();
