@@ -88,7 +88,7 @@ export interface Interrupt {
   readonly signal: AbortSignal;
   /** 130 after SIGINT, 143 after SIGTERM, undefined while no signal came. */
   readonly exitCode: number | undefined;
-  /** Removes the handlers (the process's default behaviour returns). */
+  /** Removes the handlers (bin/provkit.js keeps a process-wide one; see there). */
   dispose(): void;
 }
 
