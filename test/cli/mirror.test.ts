@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { hashZipPackage } from '../../src/hashing/index.js';
+import { hashPackageDir, hashZipPackage } from '../../src/hashing/index.js';
+
+const hashPackageDirOf = async (d: string): Promise<string> => (await hashPackageDir(d)).text;
 
 const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
 const mirror = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
@@ -95,7 +97,29 @@ describe('provkit mirror', () => {
     expect(hashes.some((h) => h.startsWith('h1:'))).toBe(true);
   });
 
+  it('-layout=unpacked extracts each package as the reference does, incrementally, and locks from it like the packed mirror', async () => {
+    const first = await run(['mirror', '-layout=unpacked', `-fs-mirror=${mirror}`, '-platform=linux_amd64', target], dir);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    const hashes = JSON.parse(await readFile(join(mirror, 'hashes.json'), 'utf8')) as { packages: Record<string, { h1: string }> };
+    for (const [type, version] of [['demo', '1.1.0'], ['tools', '0.3.0']] as const) {
+      const got = await hashPackageDirOf(join(target, `registry.example.test/acme/${type}/${version}/linux_amd64`));
+      expect(got).toBe(hashes.packages[`registry.example.test/acme/${type}/terraform-provider-${type}_${version}_linux_amd64.zip`]!.h1);
+    }
+    expect(await readdir(demoDir())).toEqual(['1.1.0']); // no zips, no index files
+    const again = await run(['mirror', '-layout=unpacked', `-fs-mirror=${mirror}`, '-platform=linux_amd64', target], dir);
+    expect(again.stdout).toContain('0 fetched, 2 already present and verified');
+    // The unpacked mirror locks to the same bytes as the packed one.
+    const fromUnpacked = await run(['lock', `-fs-mirror=${target}`, '-platform=linux_amd64'], dir);
+    expect(fromUnpacked.code).toBe(0);
+    const lockA = await readFile(join(dir, '.terraform.lock.hcl'), 'utf8');
+    await rm(join(dir, '.terraform.lock.hcl'));
+    expect((await run(['lock', `-fs-mirror=${mirror}`, '-platform=linux_amd64'], dir)).code).toBe(0);
+    expect(await readFile(join(dir, '.terraform.lock.hcl'), 'utf8')).toBe(lockA);
+  });
+
   it.each([
+    [['-layout=flat', 'out'], 'Invalid -layout option'],
     [[], 'Wrong number of arguments'],
     [['-platform=bad', 'out'], 'Invalid target platform'],
     [['-hashes=some', 'out'], 'Invalid -hashes option'],

@@ -8,7 +8,9 @@ import { join, resolve } from 'node:path';
 
 import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
-import { runMirror } from '../../installer/mirror.js';
+import type { InstallerEvent } from '../../installer/events.js';
+import { type MirrorOptions, runMirror } from '../../installer/mirror.js';
+import { runUnpackedMirror } from '../../installer/mirror-unpacked.js';
 import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME, verifyDependencySelections } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { checkMirrorFlags, httpFor, parsePlatformFlags, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
@@ -28,6 +30,10 @@ Options:
   -platform=OS_ARCH   A target platform (repeatable; default: this machine's).
   -hashes=all         List zh: and both h1: forms in VERSION.json (default:
                       what the reference writes for the flavor).
+  -layout=unpacked    Write HOST/NS/TYPE/VERSION/OS_ARCH/ directories (each package
+                      extracted as the reference extracts it) instead of zips with
+                      index files; packed copies are kept in provkit's cache
+                      directory so re-runs stay incremental.
   -fs-mirror=DIR      Take packages from a filesystem mirror, not the origin registries.
   -net-mirror=URL     Take packages from a network mirror, not the origin registries.
   -json               Machine-readable output (JSON lines; see docs/json-ui.md).
@@ -38,7 +44,7 @@ export function mirrorCommand(args: readonly string[], io: CliIO, globals: Globa
 }
 
 async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
-  const flags = parseFlags(args, { platform: 'strings', hashes: 'string', 'fs-mirror': 'string', 'net-mirror': 'string', json: 'bool' });
+  const flags = parseFlags(args, { platform: 'strings', hashes: 'string', layout: 'string', 'fs-mirror': 'string', 'net-mirror': 'string', json: 'bool' });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
   if (flags.positionals.length !== 1) {
@@ -49,6 +55,10 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
   const hashes = hashesFlag === 'all' ? 'all' : 'reference';
   if (hashesFlag !== 'reference' && hashesFlag !== 'all') {
     errors.push({ severity: 'error', summary: 'Invalid -hashes option', detail: `The -hashes option must be "reference" or "all", not ${JSON.stringify(hashesFlag)}.` });
+  }
+  const layout = flags.strings.get('layout') ?? 'packed';
+  if (layout !== 'packed' && layout !== 'unpacked') {
+    errors.push({ severity: 'error', summary: 'Invalid -layout option', detail: `The -layout option must be "packed" or "unpacked", not ${JSON.stringify(layout)}.` });
   }
   const fsMirror = flags.strings.get('fs-mirror');
   const netMirror = flags.strings.get('net-mirror');
@@ -87,7 +97,7 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
   const targetDir = resolve(globals.cwd, flags.positionals[0]!);
   const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
   try {
-    const outcome = await runMirror({
+    const options = {
       signal,
       targetLock: {
         onWait: (w) =>
@@ -108,8 +118,12 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
       cacheFile: mirrorCacheFile(io.env, targetDir),
       flavor: globals.flavor,
       hashes,
-      events: (e) => ui.event(e),
-    });
+      events: (e: InstallerEvent) => ui.event(e),
+    } satisfies MirrorOptions;
+    const outcome =
+      layout === 'unpacked'
+        ? await runUnpackedMirror({ ...options, packedDir: mirrorPackedCacheDir(io.env, targetDir) })
+        : await runMirror(options);
     for (const f of outcome.failures) {
       ui.diagnostic({ severity: 'error', summary: f.summary, detail: f.provider ? `${f.provider.toString()}: ${f.error.message}` : f.error.message });
     }
@@ -127,6 +141,16 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
  * `~/.cache` by default; `PROVKIT_CACHE_DIR` overrides the base).
  */
 function mirrorCacheFile(env: CliIO['env'], targetDir: string): string {
-  const base = env['PROVKIT_CACHE_DIR'] ?? join(env['XDG_CACHE_HOME'] ?? join(env['HOME'] ?? homedir(), '.cache'), 'provkit');
+  const base = cacheBase(env);
   return join(base, 'mirror', `${createHash('sha256').update(targetDir).digest('hex').slice(0, 32)}.json`);
+}
+
+/** provkit's cache directory: `PROVKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/provkit`, else `~/.cache/provkit`. */
+function cacheBase(env: CliIO['env']): string {
+  return env['PROVKIT_CACHE_DIR'] ?? join(env['XDG_CACHE_HOME'] ?? join(env['HOME'] ?? homedir(), '.cache'), 'provkit');
+}
+
+/** The packed copies behind an unpacked mirror target (`-layout=unpacked`). */
+function mirrorPackedCacheDir(env: CliIO['env'], targetDir: string): string {
+  return join(cacheBase(env), 'mirror-packed', createHash('sha256').update(targetDir).digest('hex').slice(0, 32));
 }
