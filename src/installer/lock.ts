@@ -25,7 +25,7 @@ import {
   defaultRegistryHost,
   type Flavor,
   flavorInfo,
-  type Platform,
+  Platform,
   type ProviderAddress,
   type Version,
   type VersionConstraints,
@@ -72,6 +72,11 @@ export interface FetchRunOptions {
 
 export interface LockOptions extends FetchRunOptions {
   readonly oldLocks: Locks;
+  /**
+   * `-all-platforms`: also lock every platform the source publishes for the
+   * selected version (registries list them), each fetched and hashed.
+   */
+  readonly allPlatforms?: boolean;
   /** `OPENTOFU_ENFORCE_GPG_VALIDATION` in effect. */
   readonly enforceSignatures?: boolean;
 }
@@ -191,8 +196,13 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
       failures.push({ provider, error: asProvkitError(err) });
       return;
     }
+    let platforms = options.platforms;
+    if (options.allPlatforms && options.source.publishedPlatforms) {
+      const published = (await options.source.publishedPlatforms(provider, version, options.signal).catch(() => undefined)) ?? [];
+      platforms = [...platforms, ...published.filter((p) => !platforms.some((q) => q.equals(p)))];
+    }
     await Promise.all(
-      options.platforms.map(async (platform) => {
+      platforms.map(async (platform) => {
         try {
           const fetched = await fetchOnce(provider, version, platform);
           events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined, reused: false });
@@ -228,7 +238,14 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
   }
   // Report in a stable order: providers as the lock sorts them, then platforms as given.
   const order = (p: ProviderAddress): number => options.requirements.findIndex((r) => r.provider.equals(p));
-  changes.sort((a, b) => order(a.provider) - order(b.provider) || options.platforms.indexOf(a.platform) - options.platforms.indexOf(b.platform));
+  // Platforms as requested, then any others (-all-platforms) in platform order.
+  const rank = (p: Platform): number => {
+    const i = options.platforms.findIndex((q) => q.equals(p));
+    return i >= 0 ? i : options.platforms.length;
+  };
+  changes.sort(
+    (a, b) => order(a.provider) - order(b.provider) || rank(a.platform) - rank(b.platform) || Platform.compare(a.platform, b.platform),
+  );
   for (const c of changes) events({ type: 'hashes_obtained', ...c });
   // Results in a fixed order, so the merge's "last platform wins" is deterministic.
   results.sort((a, b) => order(a.provider) - order(b.provider));

@@ -34,6 +34,10 @@ export class MemoizeSource implements Source {
     const key = `${provider.toComparisonString()} ${version.toString()} ${platform.toString()}`;
     return memo(this.metas, key, signal, (s) => this.underlying.packageMeta(provider, version, platform, s));
   }
+
+  publishedPlatforms(provider: ProviderAddress, version: Version, signal?: AbortSignal): Promise<Platform[] | undefined> {
+    return this.underlying.publishedPlatforms ? this.underlying.publishedPlatforms(provider, version, signal) : Promise.resolve(undefined);
+  }
 }
 
 async function memo<T>(cache: Map<string, Promise<T>>, key: string, signal: AbortSignal | undefined, call: (s: AbortSignal | undefined) => Promise<T>): Promise<T> {

@@ -118,6 +118,11 @@ export interface Source {
   forDisplay(provider?: ProviderAddress): string;
   availableVersions(provider: ProviderAddress, signal?: AbortSignal): Promise<AvailableVersions>;
   packageMeta(provider: ProviderAddress, version: Version, platform: Platform, signal?: AbortSignal): Promise<PackageMeta>;
+  /**
+   * The platforms a version is published for, where the source knows (the
+   * registry's versions list); undefined otherwise. `lock -all-platforms` uses it.
+   */
+  publishedPlatforms?(provider: ProviderAddress, version: Version, signal?: AbortSignal): Promise<Platform[] | undefined>;
 }
 
 /** Context for {@link sourceError}. */

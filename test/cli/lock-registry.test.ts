@@ -73,6 +73,21 @@ describe('provkit lock from a registry', () => {
     );
   });
 
+  it('-all-platforms adds the h1: of every platform the registry publishes', async () => {
+    const p = await project('all-platforms');
+    const r = await run(['-flavor=terraform', 'lock', '-platform=linux_amd64', '-all-platforms'], p);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lock = await readFile(join(p, '.terraform.lock.hcl'), 'utf8');
+    for (const pl of PLATFORMS) {
+      expect(lock).toContain(HASHES.packages[key('1.1.0', pl)]!.h1);
+      expect(lock).toContain(HASHES.packages[key('1.1.0', pl)]!.zh);
+    }
+    // Requested platforms are reported first, then the others in platform order.
+    const order = [...r.stdout.matchAll(/checksums for (\w+);/g)].map((m) => m[1]);
+    expect(order).toEqual(['linux_amd64', 'darwin_amd64', 'darwin_arm64', 'linux_arm64', 'windows_amd64']);
+  });
+
   it('refuses a tampered archive, naming provider, version and platform, and writes nothing', async () => {
     const p = await project('tampered');
     await writeFile(join(p, '.terraform.lock.hcl'), '# keep me\n');

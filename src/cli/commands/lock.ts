@@ -26,6 +26,8 @@ Options:
   -fs-mirror=DIR        Use a filesystem mirror instead of the origin registries.
   -net-mirror=URL       Use a network mirror (https) instead of the origin registries.
   -enable-plugin-cache  Accepted for compatibility (the cache is not needed to lock).
+  -all-platforms        Also lock every platform the registry publishes for the
+                        selected version (each fetched and hashed).
   -json                 Machine-readable output (JSON lines; see docs/json-ui.md).
 `;
 
@@ -34,7 +36,14 @@ export function lockCommand(args: readonly string[], io: CliIO, globals: GlobalO
 }
 
 async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
-  const flags = parseFlags(args, { platform: 'strings', 'fs-mirror': 'string', 'net-mirror': 'string', 'enable-plugin-cache': 'bool', json: 'bool' });
+  const flags = parseFlags(args, {
+    platform: 'strings',
+    'fs-mirror': 'string',
+    'net-mirror': 'string',
+    'enable-plugin-cache': 'bool',
+    'all-platforms': 'bool',
+    json: 'bool',
+  });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
 
@@ -90,6 +99,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
       flavor: globals.flavor,
       events: (e) => ui.event(e),
       enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+      allPlatforms: flags.bools.get('all-platforms') === true,
     });
     if (outcome.failures.length > 0) {
       const product = globals.flavor === 'terraform' ? 'Terraform' : 'OpenTofu';

@@ -37,7 +37,7 @@ import {
   tryParseVersion,
   versionMatches,
   type Flavor,
-  type Platform,
+  Platform,
   type ProviderAddress,
   type Version,
 } from '../../addresses/index.js';
@@ -78,6 +78,8 @@ interface PackageEntry {
 interface VersionsEntry {
   version: Version;
   protocols: Version[];
+  /** The `platforms` the versions list names (entries that do not parse are left out). */
+  platforms: Platform[];
 }
 
 function isHex64(s: unknown): s is string {
@@ -108,6 +110,13 @@ export class RegistrySource implements Source {
     const distinct = new Map<string, Version>();
     for (const e of entries) distinct.set(e.version.toString(), e.version);
     return { versions: [...distinct.values()].sort(compareVersions), warnings };
+  }
+
+  /** The platforms the registry's versions list names for `version` (sorted). */
+  async publishedPlatforms(provider: ProviderAddress, version: Version, signal?: AbortSignal): Promise<Platform[] | undefined> {
+    const entries = this.versionsSeen.get(provider.toComparisonString()) ?? (await this.fetchVersions(provider, signal)).entries;
+    const entry = entries.find((e) => e.version.equals(version));
+    return entry ? [...entry.platforms].sort((a, b) => Platform.compare(a, b)) : undefined;
   }
 
   /**
@@ -298,7 +307,19 @@ export class RegistrySource implements Source {
         const pv = typeof p === 'string' ? tryParseVersion(p) : undefined;
         return pv?.ok ? [pv.version] : [];
       });
-      entries.push({ version: v.version, protocols });
+      const plats = (item as Record<string, unknown>)['platforms'];
+      const platforms = (Array.isArray(plats) ? plats : []).flatMap((p) => {
+        const rec = typeof p === 'object' && p !== null ? (p as Record<string, unknown>) : {};
+        const os = rec['os'];
+        const arch = rec['arch'];
+        if (typeof os !== 'string' || typeof arch !== 'string') return [];
+        try {
+          return [parsePlatform(`${os}_${arch}`)];
+        } catch {
+          return [];
+        }
+      });
+      entries.push({ version: v.version, protocols, platforms });
     }
     this.versionsSeen.set(provider.toComparisonString(), entries);
     const warnings = Array.isArray(body['warnings']) ? body['warnings'].filter((w): w is string => typeof w === 'string') : [];
