@@ -11,7 +11,7 @@
 import './reflect-shim.js';
 
 import { webcrypto } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -88,10 +88,28 @@ async function make(): Promise<TestTls> {
     ],
   });
   const keyDer = await webcrypto.subtle.exportKey('pkcs8', serverKeys.privateKey);
-  const dir = mkdtempSync(join(tmpdir(), 'provkit-test-tls-'));
+  // Workers killed by the test runner skip their 'exit' handlers, so each new
+  // directory also sweeps those of processes that are gone (the pid is in the name).
+  removeOrphanedTlsDirs();
+  const dir = mkdtempSync(join(tmpdir(), `provkit-test-tls-${process.pid}-`));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const caPem = ca.toString('pem') + '\n';
   const caPath = join(dir, 'ca.pem');
   writeFileSync(caPath, caPem);
   return { caPem, caPath, certPem: cert.toString('pem') + '\n', keyPem: pem('PRIVATE KEY', keyDer) };
+}
+
+function removeOrphanedTlsDirs(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const m = /^provkit-test-tls-(\d+)-/.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    let alive = true;
+    try {
+      process.kill(pid, 0);
+    } catch (err) {
+      alive = (err as NodeJS.ErrnoException).code === 'EPERM';
+    }
+    if (!alive) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
 }
