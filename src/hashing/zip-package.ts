@@ -258,33 +258,63 @@ function hashOrError(path: string, files: NamedDigest[]): FormResult {
   }
 }
 
-/** go-getter's zip extraction, simulated over a virtual tree, then HashDir of that tree. */
-function extractedForm(path: string, entries: readonly ZipEntry[], reads: Map<number, EntryRead>): FormResult {
-  if (entries.length === 0) {
-    return { ok: false, error: new ProvkitError(ErrorCode.ZIP_EMPTY, `${path}: empty archive`, { file: path }) };
-  }
+/** One step of an extraction, in archive order. */
+export type ExtractionStep = { readonly kind: 'dir'; readonly rel: Buffer } | { readonly kind: 'file'; readonly rel: Buffer; readonly entry: ZipEntry };
+
+export interface ExtractionPlanOptions {
+  /** Most bytes the files may add up to (recorded sizes, duplicates included). Default: unbounded. */
+  readonly maxTotalBytes?: number;
+  /**
+   * Refuse a name with a newline as soon as it is met. The reference extracts
+   * such a name and only its HashDir refuses it afterwards, so the extracted
+   * form leaves this off (an earlier data error is then reported first, as
+   * the reference does); the installer turns it on, since the package could
+   * never be locked.
+   */
+  readonly refuseNewlines?: boolean;
+}
+
+/**
+ * go-getter's zip extraction, simulated over a virtual tree: the steps it
+ * would take, in archive order, up to the first refusal (`..` segments, an
+ * empty archive, a file where a directory must go or the reverse; and, by
+ * provkit's choice, absolute names). Pure: nothing is read or written. Both
+ * the extracted-form `h1:` here and the installer's extraction
+ * (src/installer/extract.ts) follow it, so they accept and refuse alike.
+ */
+export function planExtraction(
+  path: string,
+  entries: readonly ZipEntry[],
+  options: ExtractionPlanOptions = {},
+): { readonly steps: readonly ExtractionStep[]; readonly error?: ProvkitError } {
+  const steps: ExtractionStep[] = [];
+  const fail = (code: ErrorCode, e: ZipEntry | undefined, why: string, extra: { expected?: string } = {}): { steps: ExtractionStep[]; error: ProvkitError } => ({
+    steps,
+    error: new ProvkitError(code, `${path}: ${why}`, { file: path, ...(e ? { entry: displayName(e.name) } : {}), ...extra }),
+  });
+  if (entries.length === 0) return fail(ErrorCode.ZIP_EMPTY, undefined, 'empty archive');
   const kinds = new Map<string, 'dir' | 'file'>();
-  const files = new Map<string, NamedDigest>();
-  const fail = (code: ErrorCode, e: ZipEntry, why: string): FormResult => {
-    const entry = displayName(e.name);
-    return { ok: false, error: new ProvkitError(code, `${path}: ${why}`, { file: path, entry }) };
-  };
-  /** MkdirAll of `p` (a cleaned path, possibly empty for the root). */
-  const mkdirAll = (p: Buffer, e: ZipEntry): FormResult | undefined => {
+  /** MkdirAll of `p` (a cleaned path, possibly empty for the root): the first prefix that is a file, if any. */
+  const fileInTheWay = (p: Buffer): Buffer | undefined => {
     let at = 0;
     while (at < p.length) {
       let next = p.indexOf(SLASH, at);
       if (next < 0) next = p.length;
       const key = p.subarray(0, next).toString('latin1');
-      if (kinds.get(key) === 'file') {
-        return fail(ErrorCode.ZIP_EXTRACT_CONFLICT, e, `entry ${JSON.stringify(displayName(e.name))} needs ${JSON.stringify(displayName(p.subarray(0, next)))} to be a directory, but an earlier entry made it a file`);
-      }
+      if (kinds.get(key) === 'file') return p.subarray(0, next);
       kinds.set(key, 'dir');
       at = next + 1;
     }
     return undefined;
   };
-
+  const conflict = (e: ZipEntry, prefix: Buffer): { steps: ExtractionStep[]; error: ProvkitError } =>
+    fail(
+      ErrorCode.ZIP_EXTRACT_CONFLICT,
+      e,
+      `entry ${JSON.stringify(displayName(e.name))} needs ${JSON.stringify(displayName(prefix))} to be a directory, but an earlier entry made it a file`,
+    );
+  const maxTotal = options.maxTotalBytes ?? Number.POSITIVE_INFINITY;
+  let total = 0;
   for (const e of entries) {
     if (containsDotDot(e.name)) return fail(ErrorCode.ZIP_PATH_TRAVERSAL, e, `entry contains '..': ${displayName(e.name)}`);
     if (isAbsoluteName(e.name)) {
@@ -292,22 +322,47 @@ function extractedForm(path: string, entries: readonly ZipEntry[], reads: Map<nu
     }
     const rel = cleanEntryPath(e.name);
     if (entryIsDir(e)) {
-      const failed = mkdirAll(rel, e);
-      if (failed) return failed;
+      const inTheWay = fileInTheWay(rel);
+      if (inTheWay) return conflict(e, inTheWay);
+      steps.push({ kind: 'dir', rel });
       continue;
     }
     const slash = rel.lastIndexOf(SLASH);
-    const failed = mkdirAll(slash < 0 ? Buffer.alloc(0) : rel.subarray(0, slash), e);
-    if (failed) return failed;
+    const inTheWay = fileInTheWay(slash < 0 ? Buffer.alloc(0) : rel.subarray(0, slash));
+    if (inTheWay) return conflict(e, inTheWay);
     const key = rel.toString('latin1');
     if (rel.length === 0 || kinds.get(key) === 'dir') {
       return fail(ErrorCode.ZIP_EXTRACT_CONFLICT, e, `entry ${JSON.stringify(displayName(e.name))} is a file where the package has a directory`);
     }
-    const read = reads.get(e.index)!;
-    if (!read.ok) return read;
+    if (options.refuseNewlines && rel.includes(0x0a)) {
+      return fail(ErrorCode.HASH_NEWLINE_IN_NAME, e, `entry ${JSON.stringify(displayName(e.name))}: dirhash: filenames with newlines are not supported`);
+    }
+    total += e.uncompressedSize;
+    if (total > maxTotal) {
+      return fail(ErrorCode.ZIP_LIMIT_EXCEEDED, undefined, `the package would extract to more than ${maxTotal} bytes`, { expected: `at most ${maxTotal} bytes` });
+    }
     kinds.set(key, 'file');
-    files.set(key, { name: rel, sha256: read.digest });
+    steps.push({ kind: 'file', rel, entry: e });
   }
+  return { steps };
+}
+
+/**
+ * The extracted form: the files {@link planExtraction} leaves, each with the
+ * content of the last entry written there, then HashDir of that tree. A data
+ * error of an entry extracted before a refused name is reported first, as
+ * the reference (which extracts in archive order) reports it.
+ */
+function extractedForm(path: string, entries: readonly ZipEntry[], reads: Map<number, EntryRead>): FormResult {
+  const plan = planExtraction(path, entries);
+  const files = new Map<string, NamedDigest>();
+  for (const step of plan.steps) {
+    if (step.kind !== 'file') continue;
+    const read = reads.get(step.entry.index)!;
+    if (!read.ok) return read;
+    files.set(step.rel.toString('latin1'), { name: step.rel, sha256: read.digest });
+  }
+  if (plan.error) return { ok: false, error: plan.error };
   return hashOrError(path, [...files.values()]);
 }
 

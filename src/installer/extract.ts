@@ -52,19 +52,10 @@ import { pipeline } from 'node:stream/promises';
 import * as zlib from 'node:zlib';
 
 import { ErrorCode, isProvkitError, ProvkitError, systemErrorCode } from '../errors.js';
-import {
-  cleanEntryPath,
-  containsDotDot,
-  DEFAULT_ZIP_LIMITS,
-  displayName,
-  type Hash,
-  hash1FromDigests,
-  isAbsoluteName,
-  type NamedDigest,
-  type ZipLimits,
-} from '../hashing/index.js';
+import { DEFAULT_ZIP_LIMITS, displayName, type Hash, hash1FromDigests, type NamedDigest, type ZipLimits } from '../hashing/index.js';
 import { crc32 } from '../hashing/crc32.js';
-import { entryDataOffset, entryIsDir, readAt, readZipDirectory, type ZipEntry } from '../hashing/zip-reader.js';
+import { planExtraction } from '../hashing/zip-package.js';
+import { entryDataOffset, readAt, readZipDirectory, type ZipEntry } from '../hashing/zip-reader.js';
 
 /** Bounds on what a hostile archive can make extraction do (spec item 105: the reference has none). */
 export interface ExtractLimits {
@@ -117,7 +108,6 @@ export interface ExtractResult {
 export type ExtractionStep = { readonly kind: 'dir'; readonly rel: Buffer } | { readonly kind: 'file'; readonly rel: Buffer; readonly entry: ZipEntry; readonly mode: number };
 
 const SLASH = 0x2f;
-const NEWLINE = 0x0a;
 const READ_BLOCK = 1024 * 1024;
 
 function zipError(code: ErrorCode, zipPath: string, e: ZipEntry | undefined, why: string): ProvkitError {
@@ -146,67 +136,18 @@ export function entryFileMode(e: ZipEntry): number {
 
 /**
  * Checks every name and returns the steps, or throws the first refusal in
- * archive order; nothing is written. The rules are those of the extracted
- * form in `src/hashing/zip-package.ts`, so both refuse the same archives with
- * the same codes.
+ * archive order; nothing is written. The rules are the extracted form's
+ * ({@link planExtraction} in src/hashing/zip-package.ts), so install and the
+ * lock-file `h1:` refuse the same archives with the same codes; here names
+ * with newlines are refused up front, and the total size is bounded.
  *
  * @throws ProvkitError ZIP_EMPTY, ZIP_PATH_TRAVERSAL, ZIP_ABSOLUTE_PATH,
  *   ZIP_EXTRACT_CONFLICT, HASH_NEWLINE_IN_NAME, ZIP_LIMIT_EXCEEDED
  */
-export function planExtraction(zipPath: string, entries: readonly ZipEntry[], limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS): ExtractionStep[] {
-  if (entries.length === 0) throw zipError(ErrorCode.ZIP_EMPTY, zipPath, undefined, 'empty archive');
-  const kinds = new Map<string, 'dir' | 'file'>();
-  const steps: ExtractionStep[] = [];
-  let total = 0;
-  const mkdirAll = (p: Buffer, e: ZipEntry): void => {
-    let at = 0;
-    while (at < p.length) {
-      let next = p.indexOf(SLASH, at);
-      if (next < 0) next = p.length;
-      const key = p.subarray(0, next).toString('latin1');
-      if (kinds.get(key) === 'file') {
-        throw zipError(
-          ErrorCode.ZIP_EXTRACT_CONFLICT,
-          zipPath,
-          e,
-          `entry ${JSON.stringify(displayName(e.name))} needs ${JSON.stringify(displayName(p.subarray(0, next)))} to be a directory, but an earlier entry made it a file`,
-        );
-      }
-      kinds.set(key, 'dir');
-      at = next + 1;
-    }
-  };
-  for (const e of entries) {
-    if (containsDotDot(e.name)) throw zipError(ErrorCode.ZIP_PATH_TRAVERSAL, zipPath, e, `entry contains '..': ${displayName(e.name)}`);
-    if (isAbsoluteName(e.name)) {
-      throw zipError(ErrorCode.ZIP_ABSOLUTE_PATH, zipPath, e, `entry has an absolute name: ${displayName(e.name)} (refused: it would escape the package directory)`);
-    }
-    const rel = cleanEntryPath(e.name);
-    if (entryIsDir(e)) {
-      mkdirAll(rel, e);
-      steps.push({ kind: 'dir', rel });
-      continue;
-    }
-    const slash = rel.lastIndexOf(SLASH);
-    mkdirAll(slash < 0 ? Buffer.alloc(0) : rel.subarray(0, slash), e);
-    const key = rel.toString('latin1');
-    if (rel.length === 0 || kinds.get(key) === 'dir') {
-      throw zipError(ErrorCode.ZIP_EXTRACT_CONFLICT, zipPath, e, `entry ${JSON.stringify(displayName(e.name))} is a file where the package has a directory`);
-    }
-    if (rel.includes(NEWLINE)) {
-      throw zipError(ErrorCode.HASH_NEWLINE_IN_NAME, zipPath, e, `entry ${JSON.stringify(displayName(e.name))}: dirhash: filenames with newlines are not supported`);
-    }
-    total += e.uncompressedSize;
-    if (total > limits.maxTotalBytes) {
-      throw new ProvkitError(ErrorCode.ZIP_LIMIT_EXCEEDED, `${zipPath}: the package would extract to more than ${limits.maxTotalBytes} bytes`, {
-        file: zipPath,
-        expected: `at most ${limits.maxTotalBytes} bytes`,
-      });
-    }
-    kinds.set(key, 'file');
-    steps.push({ kind: 'file', rel, entry: e, mode: entryFileMode(e) });
-  }
-  return steps;
+export function planPackageExtraction(zipPath: string, entries: readonly ZipEntry[], limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS): ExtractionStep[] {
+  const plan = planExtraction(zipPath, entries, { maxTotalBytes: limits.maxTotalBytes, refuseNewlines: true });
+  if (plan.error) throw plan.error;
+  return plan.steps.map((step) => (step.kind === 'file' ? { ...step, mode: entryFileMode(step.entry) } : step));
 }
 
 /** A unique name for a temporary sibling of `target` (same directory, so a rename is atomic). */
@@ -359,7 +300,7 @@ async function writeEntry(fh: FileHandle, zipPath: string, e: ZipEntry, fileSize
  * @returns the directory, its `h1:` (extracted form) and counts.
  * @throws ProvkitError with the zip reader's codes (ZIP_FORMAT, ZIP_CHECKSUM,
  *   ZIP_SIZE, ZIP_UNSUPPORTED_METHOD, ZIP_CORRUPT_DATA), the refusals of
- *   {@link planExtraction}, ABORTED, NOT_FOUND (no such zip) or IO; `file`
+ *   {@link planPackageExtraction}, ABORTED, NOT_FOUND (no such zip) or IO; `file`
  *   names the zip (or the target), `entry` the offending entry. Nothing is
  *   left behind at the target or beside it.
  */
@@ -376,7 +317,7 @@ export async function extractPackage(zipPath: string, target: string, options: E
   let temp: string | undefined;
   try {
     const { entries, size } = await readZipDirectory(fh, zipPath, { ...(options.zipLimits ?? DEFAULT_ZIP_LIMITS), maxEntries: limits.maxEntries, maxTotalBytes: limits.maxTotalBytes });
-    const steps = planExtraction(zipPath, entries, limits);
+    const steps = planPackageExtraction(zipPath, entries, limits);
 
     await mkdir(dirname(target), { recursive: true, mode: 0o755 });
     temp = siblingTempPath(target, 'extract');

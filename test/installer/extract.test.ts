@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { hashPackageDir, hashZipPackage } from '../../src/hashing/index.js';
-import { extractPackage, planExtraction, removeStaleTemps } from '../../src/installer/extract.js';
+import { extractPackage, planPackageExtraction, removeStaleTemps } from '../../src/installer/extract.js';
 import { isProvkitError, type ProvkitError } from '../../src/errors.js';
 import { writeZip } from '../support/zip-writer.js';
 
@@ -331,7 +331,7 @@ describe('planExtraction', () => {
     const fh = await open(zip, 'r');
     try {
       const { entries } = await readZipDirectory(fh, zip);
-      const steps = planExtraction(zip, entries);
+      const steps = planPackageExtraction(zip, entries);
       expect(steps.map((s) => `${s.kind} ${s.rel.toString()}`)).toEqual(['dir docs', 'file docs/a.txt']);
     } finally {
       await fh.close();
