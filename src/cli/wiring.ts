@@ -41,19 +41,15 @@ export function loadCliConfigFor(io: CliIO, globals: GlobalOptions): Promise<Cli
  * signature policy follows the flavor and its environment switches
  * (`OPENTOFU_ENFORCE_GPG_VALIDATION`, `OPENTOFU_ENFORCE_GPG_EXPIRATION`).
  */
-export function registrySourceFor(io: CliIO, globals: GlobalOptions, http: HttpClient, cli?: CliConfig): Source {
-  const credentials = (host: string): string | undefined => (cli ? tokenForHost(cli, host) : undefined) ?? envToken(io.env, host);
+export function registrySourceFor(io: CliIO, globals: GlobalOptions, http: HttpClient, cli: CliConfig): Source {
+  // The CLI configuration already holds the TF_TOKEN_* variables (cli.envTokens), which win over credentials blocks.
+  const credentials = (host: string): string | undefined => tokenForHost(cli, host);
   const overrides = new Map<string, Readonly<Record<string, unknown>>>();
-  for (const [host, h] of cli?.hosts ?? []) overrides.set(host, h.services);
+  for (const [host, h] of cli.hosts) overrides.set(host, h.services);
   const discovery = new ServiceDiscovery({ http, credentials, overrides });
   return new MemoizeSource(
     new RegistrySource({ http, discovery, flavor: globals.flavor, credentials, signaturePolicy: signaturePolicy(globals.flavor, io.env) }),
   );
-}
-
-/** `TF_TOKEN_<host>` without a CLI configuration (dots as `_`, dashes as `__`). */
-function envToken(env: CliIO['env'], host: string): string | undefined {
-  return env[`TF_TOKEN_${host.replace(/-/g, '__').replace(/\./g, '_')}`];
 }
 
 /**

@@ -41,7 +41,7 @@ export {
   selectorMatches,
   WILDCARD,
 } from './patterns.js';
-export type { ProviderPattern, ProviderSelector } from './patterns.js';
+export type { PatternSegments, ProviderPattern, ProviderSelector } from './patterns.js';
 export { hostnameFromTokenEnvName, TOKEN_ENV_PREFIX, tokenEnvVarName, tokensFromEnv } from './credentials.js';
 export {
   cliConfigFileOverride,

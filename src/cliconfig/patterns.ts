@@ -34,6 +34,9 @@ export interface ProviderPattern {
   readonly text: string;
 }
 
+/** The segments a pattern matches with (a {@link ProviderPattern} without its text). */
+export type PatternSegments = Pick<ProviderPattern, 'hostname' | 'namespace' | 'type'>;
+
 /** Include and exclude patterns of an installation method. */
 export interface ProviderSelector {
   readonly include: readonly ProviderPattern[];
@@ -49,12 +52,12 @@ function normalizePart(s: string): { ok: true; value: string } | { ok: false } {
 /**
  * Parses one pattern.
  *
- * @throws {ProvkitError} `INVALID_PROVIDER_SOURCE` with the reference's text,
+ * @throws {ProvkitError} `INVALID_PROVIDER_PATTERN` with the reference's text,
  *   e.g. `invalid provider matching pattern "*\/foo": namespace can be a wildcard only if the provider type is also a wildcard`.
  */
 export function parseProviderPattern(text: string, flavor: Flavor): ProviderPattern {
   const fail = (message: string): never => {
-    throw new ProvkitError(ErrorCode.INVALID_PROVIDER_SOURCE, message, { found: text });
+    throw new ProvkitError(ErrorCode.INVALID_PROVIDER_PATTERN, message, { found: text });
   };
   let parts = text.split('/');
   if (parts.length < 2 || parts.length > 3) {
@@ -97,14 +100,14 @@ export function parseProviderPattern(text: string, flavor: Flavor): ProviderPatt
 /**
  * Parses a list of patterns; the first bad one is the error.
  *
- * @throws {ProvkitError} `INVALID_PROVIDER_SOURCE`, see {@link parseProviderPattern}.
+ * @throws {ProvkitError} `INVALID_PROVIDER_PATTERN`, see {@link parseProviderPattern}.
  */
 export function parseProviderPatterns(texts: readonly string[], flavor: Flavor): ProviderPattern[] {
   return texts.map((t) => parseProviderPattern(t, flavor));
 }
 
 /** Whether one pattern matches `provider` (`MultiSourceMatchingPatterns.MatchesProvider`). */
-export function patternMatches(pattern: ProviderPattern, provider: ProviderAddress): boolean {
+export function patternMatches(pattern: PatternSegments, provider: ProviderAddress): boolean {
   return (
     (pattern.hostname === WILDCARD || pattern.hostname === provider.hostname) &&
     (pattern.namespace === WILDCARD || pattern.namespace === provider.namespace) &&
@@ -113,7 +116,7 @@ export function patternMatches(pattern: ProviderPattern, provider: ProviderAddre
 }
 
 /** Whether any of `patterns` matches `provider`. */
-export function anyPatternMatches(patterns: readonly ProviderPattern[], provider: ProviderAddress): boolean {
+export function anyPatternMatches(patterns: readonly PatternSegments[], provider: ProviderAddress): boolean {
   return patterns.some((p) => patternMatches(p, provider));
 }
 

@@ -19,85 +19,30 @@
  */
 import {
   compareVersions,
-  defaultRegistryHost,
-  tryHostnameForComparison,
-  tryParseProviderPart,
   type Flavor,
   type Platform,
   type ProviderAddress,
   type Version,
 } from '../addresses/index.js';
+import { anyPatternMatches, type PatternSegments, parseProviderPatterns as parseCliPatterns, patternMatches } from '../cliconfig/index.js';
 import { isProvkitError } from '../errors.js';
 import { SourceErrorCode } from './codes.js';
 import { sourceError, type AvailableVersions, type PackageMeta, type Source } from './source.js';
 
-const WILDCARD = '*';
-
 /** A parsed include/exclude pattern; `*` matches anything in its position. */
-export interface ProviderPattern {
-  readonly hostname: string;
-  readonly namespace: string;
-  readonly type: string;
-}
+export type ProviderPattern = PatternSegments;
 
 /**
- * Parses patterns (Go `ParseMultiSourceMatchingPatterns`), with the
- * reference's error texts, including its quirk of printing the *type*
- * segment in the bad-namespace error.
+ * Parses patterns (Go `ParseMultiSourceMatchingPatterns`) with the CLI
+ * configuration's parser, the reference's error texts included.
  *
- * @throws {ProvkitError} `INVALID_SOURCE_CONFIG`.
+ * @throws {ProvkitError} `INVALID_PROVIDER_PATTERN`.
  */
 export function parseProviderPatterns(patterns: readonly string[], flavor: Flavor): ProviderPattern[] {
-  return patterns.map((str) => {
-    const fail = (message: string) => sourceError(SourceErrorCode.INVALID_SOURCE_CONFIG, message, { found: str });
-    let parts = str.split('/');
-    if (parts.length < 2 || parts.length > 3) {
-      throw fail(`invalid provider matching pattern ${JSON.stringify(str)}: must have either two or three slash-separated segments`);
-    }
-    let hostname = defaultRegistryHost(flavor);
-    if (parts.length === 3) {
-      const given = parts[0] ?? '';
-      if (given === WILDCARD) {
-        hostname = WILDCARD;
-      } else {
-        const h = tryHostnameForComparison(given);
-        if (!h.ok) throw fail(`invalid hostname in provider matching pattern ${JSON.stringify(str)}: ${h.error}`);
-        hostname = h.hostname;
-      }
-      parts = parts.slice(1);
-    }
-    const [nsGiven = '', typeGiven = ''] = parts;
-    const norm = (s: string): string | undefined => {
-      if (s === WILDCARD) return s;
-      const r = tryParseProviderPart(s);
-      return r.ok ? r.value : undefined;
-    };
-    const type = norm(typeGiven);
-    if (type === undefined) {
-      throw fail(`invalid provider type ${JSON.stringify(typeGiven)} in provider matching pattern ${JSON.stringify(str)}: must either be the wildcard * or a provider type name`);
-    }
-    const namespace = norm(nsGiven);
-    if (namespace === undefined) {
-      throw fail(`invalid registry namespace ${JSON.stringify(typeGiven)} in provider matching pattern ${JSON.stringify(str)}: must either be the wildcard * or a literal namespace`);
-    }
-    if (hostname === WILDCARD && !(namespace === WILDCARD && type === WILDCARD)) {
-      throw fail(`invalid provider matching pattern ${JSON.stringify(str)}: hostname can be a wildcard only if both namespace and provider type are also wildcards`);
-    }
-    if (namespace === WILDCARD && type !== WILDCARD) {
-      throw fail(`invalid provider matching pattern ${JSON.stringify(str)}: namespace can be a wildcard only if the provider type is also a wildcard`);
-    }
-    return { hostname, namespace, type };
-  });
+  return parseCliPatterns(patterns, flavor).map(({ hostname, namespace, type }) => ({ hostname, namespace, type }));
 }
 
-/** Whether `pattern` matches `provider`. */
-export function patternMatches(pattern: ProviderPattern, provider: ProviderAddress): boolean {
-  return (
-    (pattern.hostname === WILDCARD || pattern.hostname === provider.hostname) &&
-    (pattern.namespace === WILDCARD || pattern.namespace === provider.namespace) &&
-    (pattern.type === WILDCARD || pattern.type === provider.type)
-  );
-}
+export { patternMatches };
 
 /** One installation method of a multi-source. */
 export interface MultiSourceSelector {
@@ -109,9 +54,9 @@ export interface MultiSourceSelector {
 
 /** Whether `selector` handles `provider` (exclusion first). */
 export function canHandleProvider(selector: MultiSourceSelector, provider: ProviderAddress): boolean {
-  if (selector.exclude?.some((p) => patternMatches(p, provider))) return false;
+  if (anyPatternMatches(selector.exclude ?? [], provider)) return false;
   if (selector.include === undefined || selector.include.length === 0) return true;
-  return selector.include.some((p) => patternMatches(p, provider));
+  return anyPatternMatches(selector.include, provider);
 }
 
 function isSkippable(err: unknown, ...codes: readonly string[]): boolean {
