@@ -11,6 +11,8 @@ import type { ZipLimits } from '../hashing/index.js';
 import { parseZipLimits } from '../hashing/zip-reader.js';
 import { createNodeFetch, HttpClient, httpTuningFromEnv } from '../net/index.js';
 import { FilesystemMirrorSource, NetworkMirrorSource, type Source } from '../sources/index.js';
+import { diagnosticLocation } from '../config/index.js';
+import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import type { Diagnostic } from '../ui/human.js';
 import type { CliIO, GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
@@ -52,6 +54,12 @@ export function checkMirrorFlags(flags: MirrorFlags, errors: Diagnostic[]): void
   if (flags.netMirror !== undefined && !/^https:\/\/[^/]/.test(flags.netMirror)) {
     errors.push({ severity: 'error', summary: 'Invalid network mirror URL', detail: 'The -net-mirror option requires a valid https: URL as the mirror base URL.' });
   }
+}
+
+/** Renders configuration or lock-file diagnostics (with their file:line:col); true when one is an error. */
+export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnostic[]): boolean {
+  for (const d of diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
+  return diagnostics.some((d) => d.severity === 'error');
 }
 
 /** An HTTP client for one run (proxies, CAs and tuning from the environment); `close` frees its connections. */

@@ -8,16 +8,16 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 
 import { parseConstraints, tryParseProviderSource, VersionConstraints } from '../../addresses/index.js';
-import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
+import { loadModuleRequirements } from '../../config/index.js';
 import { ProvkitError } from '../../errors.js';
 import { createHashPool } from '../../hashing/index.js';
 import { createBundle } from '../../installer/bundle/create.js';
 import { importBundle, readBundleManifest } from '../../installer/bundle/import.js';
 import { bundleCreationTime } from '../../installer/bundle/manifest.js';
 import type { Requirement } from '../../installer/lock.js';
-import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
+import { loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, httpFor, parsePlatformFlags, sourceFor } from '../common.js';
+import { checkMirrorFlags, httpFor, parsePlatformFlags, reportDiagnostics, sourceFor } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -83,8 +83,7 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
   if (errors.length > 0) return ui.fail(errors);
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
-  for (const d of config.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
-  if (config.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+  if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
   let requirements: Requirement[] = [...config.requirements.values()];
   const providerArgs = flags.positionals.slice(0, -1);
   if (providerArgs.length > 0) {
@@ -113,8 +112,7 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
   if (errors.length > 0) return ui.fail(errors);
 
   const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor);
-  for (const d of lock.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
-  if (lockHasErrors(lock.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, lock.diagnostics)) return ui.fail([]);
 
   let since: Awaited<ReturnType<typeof readBundleManifest>> | undefined;
   const sinceFlag = flags.strings.get('since');
@@ -188,7 +186,7 @@ async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalO
   if (trusted !== undefined) {
     const path = resolve(globals.cwd, trusted);
     const parsed = parseLockFile(await readFile(path), path, globals.flavor);
-    if (lockHasErrors(parsed.diagnostics)) return ui.fail(parsed.diagnostics.map((d) => ({ severity: d.severity, summary: d.summary, detail: d.detail })));
+    if (reportDiagnostics(ui, parsed.diagnostics)) return ui.fail([]);
     trustedLocks = parsed.locks;
   }
   const maxMemberSize = flags.ints.get('max-member-size');

@@ -5,12 +5,12 @@
 import { join } from 'node:path';
 
 import { tryParseProviderSource } from '../../addresses/index.js';
-import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
+import { loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
 import { runLock, type Requirement } from '../../installer/lock.js';
-import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
+import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, httpFor, parsePlatformFlags, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { checkMirrorFlags, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -54,8 +54,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
   if (errors.length > 0) return ui.fail(errors);
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
-  for (const d of config.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
-  if (config.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+  if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
 
   let requirements: Requirement[] = [...config.requirements.values()];
   if (flags.positionals.length > 0) {
@@ -77,8 +76,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
   const old = await loadLockFile(lockPath, globals.flavor);
-  for (const d of old.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
-  if (lockHasErrors(old.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, old.diagnostics)) return ui.fail([]);
 
   const { http, close } = httpFor(io);
   const source = await sourceFor(io, globals, http, { fsMirror, netMirror }, 'registry', ui);

@@ -6,14 +6,14 @@ import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
+import { loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
 import type { InstallerEvent } from '../../installer/events.js';
 import { type MirrorOptions, runMirror } from '../../installer/mirror.js';
 import { runUnpackedMirror } from '../../installer/mirror-unpacked.js';
-import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME, verifyDependencySelections } from '../../lockfile/index.js';
+import { loadLockFile, LOCK_FILE_NAME, verifyDependencySelections } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, httpFor, parsePlatformFlags, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { checkMirrorFlags, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -66,13 +66,11 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
   if (errors.length > 0) return ui.fail(errors);
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
-  for (const d of config.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
-  if (config.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+  if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
   const requirements = [...config.requirements.values()];
 
   const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor);
-  for (const d of lock.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
-  if (lockHasErrors(lock.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, lock.diagnostics)) return ui.fail([]);
   // A lock that does not cover the configuration is reported, but mirroring goes on (item 93.2).
   let exit = 0;
   if (lock.locks.size > 0) {

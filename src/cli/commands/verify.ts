@@ -5,12 +5,12 @@
  */
 import { join, resolve } from 'node:path';
 
-import { diagnosticLocation, loadModuleRequirements } from '../../config/index.js';
+import { loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
 import { runVerify } from '../../installer/verify.js';
-import { hasErrors as lockHasErrors, loadLockFile, LOCK_FILE_NAME } from '../../lockfile/index.js';
+import { loadLockFile, LOCK_FILE_NAME } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { parsePlatformFlags } from '../common.js';
+import { parsePlatformFlags, reportDiagnostics } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -52,13 +52,11 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
 
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor, dataDir });
-  for (const d of config.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
-  if (config.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+  if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
   const lock = await loadLockFile(lockPath, globals.flavor);
-  for (const d of lock.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
-  if (lockHasErrors(lock.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, lock.diagnostics)) return ui.fail([]);
 
   const pool = createHashPool();
   try {
