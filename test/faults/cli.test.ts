@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeRegistry } from '../support/servers/registry.js';
 import type { Fault } from '../support/servers/http-server.js';
 import { recordFault } from './report.js';
-import { leftovers, mainTf, PLAT, runInProcess, snapshot, startBigRegistry, V } from './support.js';
+import { hermeticEnv, leftovers, mainTf, PLAT, runInProcess, snapshot, startBigRegistry, V } from './support.js';
 
 
 let reg: FakeRegistry;
@@ -25,15 +25,7 @@ const OLD_LOCK = '# This file is maintained automatically by "tofu init".\n# Man
 beforeAll(async () => {
   reg = await startBigRegistry();
   base = await mkdtemp(join(tmpdir(), 'provkit-faults-cli-'));
-  await writeFile(join(base, 'empty.tfrc'), '');
-  env = {
-    SSL_CERT_FILE: reg.caPath,
-    TF_CLI_CONFIG_FILE: join(base, 'empty.tfrc'),
-    PROVKIT_CACHE_DIR: join(base, 'cache'),
-    PROVKIT_FLAVOR: '',
-    HOME: base,
-    PROVKIT_HTTP_TUNING: 'connect=2000,idle=300,backoff=5,retry-after-max=50',
-  };
+  env = await hermeticEnv(base, reg.caPath, 'connect=2000,idle=300,backoff=5,retry-after-max=50');
   const p = await project('clean');
   expect((await runInProcess(['lock', `-platform=${PLAT}`], p, env)).code).toBe(0);
   fullLock = await readFile(join(p, '.terraform.lock.hcl'), 'utf8');

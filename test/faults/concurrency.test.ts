@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIRROR_LOCK_NAME } from '../../src/installer/mirror.js';
 import type { FakeRegistry } from '../support/servers/registry.js';
 import { recordFault } from './report.js';
-import { leftovers, mainTf, PLAT, runInProcess, snapshot, spawnCli } from './support.js';
+import { hermeticEnv, leftovers, mainTf, PLAT, runInProcess, snapshot, spawnCli } from './support.js';
 import { startBigRegistry } from './support.js';
 
 let reg: FakeRegistry;
@@ -20,17 +20,7 @@ let env: Record<string, string>;
 beforeAll(async () => {
   reg = await startBigRegistry();
   base = await mkdtemp(join(tmpdir(), 'provkit-faults-conc-'));
-  await writeFile(join(base, 'empty.tfrc'), '');
-  env = {
-    SSL_CERT_FILE: reg.caPath,
-    TF_CLI_CONFIG_FILE: join(base, 'empty.tfrc'),
-    PROVKIT_CACHE_DIR: join(base, 'cache'),
-    PROVKIT_FLAVOR: '',
-    HOME: base,
-    TF_DATA_DIR: '',
-    TF_PLUGIN_CACHE_DIR: '',
-    PROVKIT_HTTP_TUNING: 'connect=5000,idle=5000,backoff=5',
-  };
+  env = await hermeticEnv(base, reg.caPath, 'connect=5000,idle=5000,backoff=5');
 });
 afterAll(async () => {
   await reg.close();

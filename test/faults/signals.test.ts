@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Fault } from '../support/servers/http-server.js';
 import type { FakeRegistry } from '../support/servers/registry.js';
 import { recordFault } from './report.js';
-import { leftovers, mainTf, PLAT, runInProcess, snapshot, spawnCli, startBigRegistry, V, waitFor } from './support.js';
+import { hermeticEnv, leftovers, mainTf, PLAT, runInProcess, snapshot, spawnCli, startBigRegistry, V, waitFor } from './support.js';
 
 let reg: FakeRegistry;
 let base: string;
@@ -45,17 +45,7 @@ beforeAll(async () => {
   reg = await startBigRegistry();
   reg.setRanges(true);
   base = await mkdtemp(join(tmpdir(), 'provkit-faults-sig-'));
-  await writeFile(join(base, 'empty.tfrc'), '');
-  env = {
-    SSL_CERT_FILE: reg.caPath,
-    TF_CLI_CONFIG_FILE: join(base, 'empty.tfrc'),
-    PROVKIT_CACHE_DIR: join(base, 'cache'),
-    PROVKIT_FLAVOR: '',
-    HOME: base,
-    TF_PLUGIN_CACHE_DIR: '',
-    TF_DATA_DIR: '',
-    PROVKIT_HTTP_TUNING: 'connect=20000,idle=20000,backoff=5',
-  };
+  env = await hermeticEnv(base, reg.caPath, 'connect=20000,idle=20000,backoff=5');
   for (const command of ['lock', 'mirror', 'install'] as const) {
     const p = await project();
     const r = await runInProcess(argsFor(command, p), p, env);

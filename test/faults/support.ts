@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
+import { lstat, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -133,4 +133,23 @@ export async function startBigRegistry(): Promise<FakeRegistry> {
 /** A module requiring `HOST/acme/demo ~> 1.0`. */
 export function mainTf(host: string): string {
   return `terraform {\n  required_providers {\n    demo = {\n      source  = "${host}/acme/demo"\n      version = "~> 1.0"\n    }\n  }\n}\n`;
+}
+
+/**
+ * A hermetic environment for provkit children: an empty CLI configuration, a
+ * home and cache inside `base`, no plugin cache or data dir from the machine,
+ * the registry's CA trusted, and the given HTTP tuning.
+ */
+export async function hermeticEnv(base: string, caPath: string, tuning: string): Promise<Record<string, string>> {
+  await writeFile(join(base, 'empty.tfrc'), '');
+  return {
+    SSL_CERT_FILE: caPath,
+    TF_CLI_CONFIG_FILE: join(base, 'empty.tfrc'),
+    PROVKIT_CACHE_DIR: join(base, 'cache'),
+    PROVKIT_FLAVOR: '',
+    HOME: base,
+    TF_DATA_DIR: '',
+    TF_PLUGIN_CACHE_DIR: '',
+    PROVKIT_HTTP_TUNING: tuning,
+  };
 }
