@@ -11,5 +11,5 @@ export { hashZipPackage, containsDotDot, isAbsoluteName, cleanEntryPath } from '
 export type { FormResult, HashWarning, ZipPackageHashes, ZipHashOptions } from './zip-package.js';
 export { hashPackageDir, listPackageFiles } from './dir-package.js';
 export { DEFAULT_ZIP_LIMITS, type ZipLimits } from './zip-reader.js';
-export { createHashPool, type HashPool, type HashPoolOptions } from './pool.js';
+export { createHashPool, type HashPool, type HashPoolOptions, type ZipStream } from './pool.js';
 export { hashPath, hashPaths, type PathHashResult } from './paths.js';

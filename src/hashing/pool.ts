@@ -11,12 +11,14 @@
  * the process alive while idle. `concurrency: 0` hashes in this thread.
  */
 import { availableParallelism } from 'node:os';
+import { Transform, type TransformCallback } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 
 import { ErrorCode, ProvkitError, type SerializedError } from '../errors.js';
 import { hashPackageDir } from './dir-package.js';
 import type { Hash } from './hash.js';
 import { hashZipPackage, type FormResult, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
+import { ZipStreamDigester } from './zip-stream.js';
 
 export interface HashPoolOptions extends ZipHashOptions {
   /** Packages hashed at once; default `os.availableParallelism()`. 0 = no workers. */
@@ -27,15 +29,43 @@ export interface HashPool {
   /** `knownZh`: the archive's zh: when already computed from these bytes (not computed again). */
   hashZip(path: string, knownZh?: Hash): Promise<ZipPackageHashes>;
   hashDir(path: string): Promise<Hash>;
+  /**
+   * Hashes a zip while its bytes arrive (zip-stream.ts): put
+   * {@link ZipStream.transform} in the download's pipeline, then call
+   * {@link ZipStream.finish} with the written file. When no worker is free the
+   * stream is a plain pass-through and `finish` hashes the file as `hashZip`.
+   */
+  streamZip(): ZipStream;
   /** Stops the workers; pending jobs fail with ABORTED. */
   close(): Promise<void>;
 }
 
+/** One archive hashed as it streams; see {@link HashPool.streamZip}. */
+export interface ZipStream {
+  /** A pass-through for the archive's bytes, in order from the first. */
+  readonly transform: Transform;
+  /**
+   * The hashes of the complete file those bytes were written to (call once,
+   * after the pipeline finished). The same result as `hashZip(path, knownZh)`.
+   */
+  finish(path: string, knownZh?: Hash): Promise<ZipPackageHashes>;
+  /** Abandons the job (a failed or restarted download); frees its worker. */
+  abort(): void;
+}
+
 /** Messages between the pool and its workers (plain data only). */
-export type WorkerRequest = { id: number; kind: 'zip' | 'dir'; path: string; options: ZipHashOptions };
+export type WorkerRequest =
+  | { id: number; kind: 'zip' | 'dir'; path: string; options: ZipHashOptions }
+  /** A streamed archive: `stream-start`, `stream-chunk`…, then `stream-finish` or `stream-abort`. */
+  | { id: number; kind: 'stream-start'; options: ZipHashOptions }
+  | { id: number; kind: 'stream-chunk'; chunk: ArrayBuffer }
+  | { id: number; kind: 'stream-finish'; path: string; options: ZipHashOptions }
+  | { id: number; kind: 'stream-abort' };
 export type WorkerResponse =
   | { id: number; ok: true; zip?: SerializedZipHashes; dir?: Hash }
-  | { id: number; ok: false; error: SerializedError };
+  | { id: number; ok: false; error: SerializedError }
+  /** A `stream-chunk` of this many bytes was taken in (not a final answer). */
+  | { id: number; ack: number };
 
 type SerializedForm = { ok: true; hash: Hash } | { ok: false; error: SerializedError };
 export type SerializedZipHashes = Omit<ZipPackageHashes, 'h1' | 'h1Zip'> & { h1: SerializedForm; h1Zip: SerializedForm };
@@ -59,6 +89,83 @@ interface Job {
   request: WorkerRequest;
   resolve: (r: WorkerResponse) => void;
   reject: (e: ProvkitError) => void;
+  /** Stream jobs: chunk acknowledgements. */
+  onAck?: (bytes: number) => void;
+}
+
+/** Bytes of a stream job sent to its worker and not yet taken in, before the download waits. */
+const STREAM_IN_FLIGHT = 4 * 1024 * 1024;
+/** Stream chunks are gathered to this size before they are posted (fewer messages). */
+const STREAM_BATCH = 1024 * 1024;
+
+/**
+ * The pass-through of a stream job: copies the bytes into batches handed to
+ * `post`, and holds the pipeline while more than {@link STREAM_IN_FLIGHT}
+ * bytes wait for the hasher (backpressure reaches the network).
+ */
+class BatchingTap extends Transform {
+  private batch: Buffer | undefined;
+  private used = 0;
+  private inFlight = 0;
+  private waiting: (() => void) | undefined;
+  private detached = false;
+
+  constructor(private readonly post: (chunk: ArrayBuffer) => void) {
+    super();
+  }
+
+  /** The hasher took `n` bytes in. */
+  ack(n: number): void {
+    this.inFlight -= n;
+    if (this.inFlight <= STREAM_IN_FLIGHT) this.wakeWriter();
+  }
+
+  /** Stop copying (the job was abandoned); bytes still pass through. */
+  detach(): void {
+    this.detached = true;
+    this.batch = undefined;
+    this.wakeWriter();
+  }
+
+  private wakeWriter(): void {
+    const w = this.waiting;
+    this.waiting = undefined;
+    w?.();
+  }
+
+  private flushBatch(): void {
+    if (!this.batch || this.used === 0) return;
+    const b = this.batch;
+    // A full batch owns its whole ArrayBuffer (allocUnsafeSlow): moved, not copied.
+    const ab = (this.used === b.buffer.byteLength && b.byteOffset === 0 ? b.buffer : b.buffer.slice(b.byteOffset, b.byteOffset + this.used)) as ArrayBuffer;
+    this.batch = undefined;
+    this.used = 0;
+    this.inFlight += ab.byteLength;
+    this.post(ab);
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    if (!this.detached) {
+      let at = 0;
+      while (at < chunk.length) {
+        this.batch ??= Buffer.allocUnsafeSlow(STREAM_BATCH);
+        const n = chunk.copy(this.batch, this.used, at);
+        this.used += n;
+        at += n;
+        if (this.used === this.batch.length) this.flushBatch();
+      }
+    }
+    if (this.detached || this.inFlight <= STREAM_IN_FLIGHT) {
+      cb(null, chunk);
+      return;
+    }
+    this.waiting = () => cb(null, chunk);
+  }
+
+  override _flush(cb: TransformCallback): void {
+    if (!this.detached) this.flushBatch();
+    cb();
+  }
 }
 
 /**
@@ -73,10 +180,12 @@ function workerURL(): URL {
 export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const concurrency = options.concurrency ?? availableParallelism();
   const zipOptions: ZipHashOptions = options.limits ? { limits: options.limits } : {};
+  const withZh = (knownZh: Hash | undefined): ZipHashOptions => (knownZh ? { ...zipOptions, knownZh } : zipOptions);
   if (concurrency === 0) {
     return {
-      hashZip: (path, knownZh) => hashZipPackage(path, knownZh ? { ...zipOptions, knownZh } : zipOptions),
+      hashZip: (path, knownZh) => hashZipPackage(path, withZh(knownZh)),
       hashDir: (path) => hashPackageDir(path),
+      streamZip: () => inProcessStream(zipOptions),
       close: () => Promise.resolve(),
     };
   }
@@ -93,6 +202,10 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     started += 1;
     w.on('message', (msg: WorkerResponse) => {
       const job = busy.get(w);
+      if ('ack' in msg) {
+        job?.onAck?.(msg.ack);
+        return;
+      }
       busy.delete(w);
       w.unref();
       idle.push(w);
@@ -129,6 +242,47 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     }
   };
 
+  /**
+   * A stream job holds one worker from its first byte to `finish`; it only
+   * starts when a worker is free now (queueing would buffer the download).
+   */
+  const streamZip = (): ZipStream => {
+    let w = closed ? undefined : idle.pop();
+    if (!w && !closed && started < concurrency) w = spawn();
+    if (!w) return passThroughStream((path, knownZh) => api.hashZip(path, knownZh));
+    const worker = w;
+    const id = nextId++;
+    let settle: { resolve: (r: WorkerResponse) => void; reject: (e: ProvkitError) => void } | undefined;
+    const answer = new Promise<WorkerResponse>((resolve, reject) => (settle = { resolve, reject }));
+    // A rejection nobody awaits (an abandoned job) must not become unhandled.
+    answer.catch(() => undefined);
+    const tap = new BatchingTap((chunk) => worker.postMessage({ id, kind: 'stream-chunk', chunk } satisfies WorkerRequest, [chunk]));
+    const job: Job = { request: { id, kind: 'stream-start', options: zipOptions }, resolve: (r) => settle!.resolve(r), reject: (e) => settle!.reject(e), onAck: (n) => tap.ack(n) };
+    busy.set(worker, job);
+    worker.ref();
+    worker.postMessage(job.request);
+    let done = false;
+    return {
+      transform: tap,
+      finish: async (path, knownZh) => {
+        if (done) throw new ProvkitError(ErrorCode.IO, 'internal: a zip stream was finished twice');
+        done = true;
+        tap.detach();
+        worker.postMessage({ id, kind: 'stream-finish', path, options: withZh(knownZh) } satisfies WorkerRequest);
+        const r = await answer;
+        if ('ack' in r) throw new ProvkitError(ErrorCode.IO, 'internal: unexpected stream acknowledgement');
+        if (!r.ok) throw ProvkitError.fromJSON(r.error);
+        return deserializeZipHashes(r.zip!);
+      },
+      abort: () => {
+        if (done) return;
+        done = true;
+        tap.detach();
+        if (busy.get(worker) === job) worker.postMessage({ id, kind: 'stream-abort' } satisfies WorkerRequest);
+      },
+    };
+  };
+
   const submit = (kind: 'zip' | 'dir', path: string, options: ZipHashOptions = zipOptions): Promise<WorkerResponse> =>
     new Promise((resolve, reject) => {
       if (closed) {
@@ -139,17 +293,20 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       pump();
     });
 
-  return {
+  const api: HashPool = {
     async hashZip(path, knownZh) {
-      const r = await submit('zip', path, knownZh ? { ...zipOptions, knownZh } : zipOptions);
+      const r = await submit('zip', path, withZh(knownZh));
+      if ('ack' in r) throw new ProvkitError(ErrorCode.IO, 'internal: unexpected stream acknowledgement');
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return deserializeZipHashes(r.zip!);
     },
     async hashDir(path) {
       const r = await submit('dir', path);
+      if ('ack' in r) throw new ProvkitError(ErrorCode.IO, 'internal: unexpected stream acknowledgement');
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return r.dir!;
     },
+    streamZip,
     async close() {
       closed = true;
       for (const job of queue.splice(0)) job.reject(new ProvkitError(ErrorCode.ABORTED, 'hash pool closed'));
@@ -159,5 +316,34 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       busy.clear();
       await Promise.all(all.map((w) => w.terminate()));
     },
+  };
+  return api;
+}
+
+/** No worker to spare: bytes pass, and the file is hashed at the end. */
+function passThroughStream(hashZip: (path: string, knownZh?: Hash) => Promise<ZipPackageHashes>): ZipStream {
+  return {
+    transform: new Transform({ transform: (chunk: Buffer, _enc, cb) => cb(null, chunk) }),
+    finish: (path, knownZh) => hashZip(path, knownZh),
+    abort: () => undefined,
+  };
+}
+
+/** `concurrency: 0`: the streaming pass runs in this thread. */
+function inProcessStream(zipOptions: ZipHashOptions): ZipStream {
+  const digester = new ZipStreamDigester(zipOptions.limits);
+  const transform = new Transform({
+    transform: (chunk: Buffer, _enc, cb) => {
+      // The chunk is kept by the digester: hand it a copy the pipeline cannot reuse.
+      void digester.write(Buffer.from(chunk)).then(() => cb(null, chunk));
+    },
+  });
+  return {
+    transform,
+    finish: async (path, knownZh) => {
+      const streamed = await digester.end();
+      return hashZipPackage(path, { ...zipOptions, ...(knownZh ? { knownZh } : {}), streamed });
+    },
+    abort: () => digester.stop(),
   };
 }

@@ -1,24 +1,65 @@
 /**
  * Worker-thread entry of the hash pool (pool.ts): hashes one package per
- * message and answers with plain data.
+ * message and answers with plain data. A streamed archive spans several
+ * messages: `stream-start`, `stream-chunk`… (each acknowledged once taken
+ * in, for the sender's backpressure), then `stream-finish` (hash the written
+ * file with the streamed digests) or `stream-abort`.
  */
 import { parentPort } from 'node:worker_threads';
 
+import { ErrorCode, ProvkitError } from '../errors.js';
 import { hashPackageDir } from './dir-package.js';
 import { serializeZipHashes, toSerializedError, type WorkerRequest, type WorkerResponse } from './pool.js';
 import { hashZipPackage } from './zip-package.js';
+import { ZipStreamDigester } from './zip-stream.js';
 
 const port = parentPort;
 if (!port) throw new Error('hashing/worker.js must run in a worker thread');
 
+const streams = new Map<number, ZipStreamDigester>();
+
 port.on('message', (req: WorkerRequest) => {
-  const run = async (): Promise<WorkerResponse> => {
-    try {
-      if (req.kind === 'zip') return { id: req.id, ok: true, zip: serializeZipHashes(await hashZipPackage(req.path, req.options)) };
-      return { id: req.id, ok: true, dir: await hashPackageDir(req.path) };
-    } catch (err) {
-      return { id: req.id, ok: false, error: toSerializedError(err) };
+  const reply = (res: WorkerResponse): void => port.postMessage(res);
+  switch (req.kind) {
+    case 'stream-start':
+      streams.set(req.id, new ZipStreamDigester(req.options.limits));
+      return;
+    case 'stream-chunk': {
+      const digester = streams.get(req.id);
+      const n = req.chunk.byteLength;
+      if (!digester) return;
+      void digester.write(Buffer.from(req.chunk)).then(() => reply({ id: req.id, ack: n }));
+      return;
     }
-  };
-  void run().then((res) => port.postMessage(res));
+    case 'stream-abort': {
+      streams.get(req.id)?.stop();
+      streams.delete(req.id);
+      reply({ id: req.id, ok: false, error: new ProvkitError(ErrorCode.ABORTED, 'zip stream abandoned').toJSON() });
+      return;
+    }
+    case 'stream-finish': {
+      const digester = streams.get(req.id);
+      streams.delete(req.id);
+      void (async (): Promise<WorkerResponse> => {
+        try {
+          const streamed = digester ? await digester.end() : undefined;
+          return { id: req.id, ok: true, zip: serializeZipHashes(await hashZipPackage(req.path, { ...req.options, ...(streamed ? { streamed } : {}) })) };
+        } catch (err) {
+          return { id: req.id, ok: false, error: toSerializedError(err) };
+        }
+      })().then(reply);
+      return;
+    }
+    default: {
+      const job = req;
+      void (async (): Promise<WorkerResponse> => {
+        try {
+          if (job.kind === 'zip') return { id: job.id, ok: true, zip: serializeZipHashes(await hashZipPackage(job.path, job.options)) };
+          return { id: job.id, ok: true, dir: await hashPackageDir(job.path) };
+        } catch (err) {
+          return { id: job.id, ok: false, error: toSerializedError(err) };
+        }
+      })().then(reply);
+    }
+  }
 });

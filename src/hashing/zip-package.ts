@@ -36,6 +36,7 @@ import {
   entryIsDir,
   entryIsSymlink,
   readZipDirectory,
+  type StreamedDigest,
   type ZipEntry,
   type ZipLimits,
 } from './zip-reader.js';
@@ -72,6 +73,11 @@ export interface ZipHashOptions {
    * (a download hashes as it writes): it is not computed again.
    */
   knownZh?: Hash;
+  /**
+   * Per-entry digests a streaming pass computed from these bytes as they
+   * arrived (zip-stream.ts), used where the central directory agrees.
+   */
+  streamed?: ReadonlyMap<number, StreamedDigest>;
 }
 
 const SLASH = 0x2f;
@@ -145,7 +151,7 @@ export async function hashZipPackage(path: string, options: ZipHashOptions = {})
       cause: err,
     });
   });
-  const formsPromise = computeForms(path, options.limits ?? DEFAULT_ZIP_LIMITS);
+  const formsPromise = computeForms(path, options.limits ?? DEFAULT_ZIP_LIMITS, options.streamed);
   const [zh, forms] = await Promise.all([zhPromise, formsPromise]);
   return { path, zh, ...forms };
 }
@@ -158,7 +164,7 @@ interface Forms {
   uncompressedBytes: number;
 }
 
-async function computeForms(path: string, limits: ZipLimits): Promise<Forms> {
+async function computeForms(path: string, limits: ZipLimits, streamed: ReadonlyMap<number, StreamedDigest> | undefined): Promise<Forms> {
   let fh;
   try {
     fh = await open(path, 'r');
@@ -192,7 +198,7 @@ async function computeForms(path: string, limits: ZipLimits): Promise<Forms> {
         // A directory entry is opened by HashZip only: it checks the local
         // header and the recorded size, and reads nothing.
         // eslint-disable-next-line no-await-in-loop -- sequential I/O in archive order is the fast path
-        const digest = endsSlash ? await digestDirectoryEntry(fh, path, e) : await digestEntry(fh, path, e, size);
+        const digest = endsSlash ? await digestDirectoryEntry(fh, path, e) : await digestEntry(fh, path, e, size, streamed);
         reads.set(e.index, { ok: true, digest });
       } catch (err) {
         reads.set(e.index, { ok: false, error: asProvkitError(err, path) });

@@ -431,6 +431,19 @@ export async function entryDataOffset(fh: FileHandle, file: string, e: ZipEntry)
   return e.headerOffset + LEN_LOCAL + b.readUInt16LE(26) + b.readUInt16LE(28);
 }
 
+/**
+ * What a streaming pass (zip-stream.ts) computed for the data starting at one
+ * offset: the method, how many compressed bytes the data took, and the
+ * content's size, SHA-256 and CRC-32.
+ */
+export interface StreamedDigest {
+  readonly method: number;
+  readonly compressedSize: number;
+  readonly size: number;
+  readonly sha256: Buffer;
+  readonly crc32: number;
+}
+
 /** Entries whose compressed size is at most this are read and inflated in one call. */
 const SMALL_ENTRY = 1024 * 1024;
 const READ_BLOCK = 1024 * 1024;
@@ -444,7 +457,13 @@ const PIPE_BUFFER = 4 * 1024 * 1024;
  *
  * @throws ProvkitError ZIP_FORMAT, ZIP_SIZE, ZIP_CHECKSUM, ZIP_UNSUPPORTED_METHOD, ZIP_CORRUPT_DATA
  */
-export async function digestEntry(fh: FileHandle, file: string, e: ZipEntry, fileSize: number): Promise<Buffer> {
+export async function digestEntry(
+  fh: FileHandle,
+  file: string,
+  e: ZipEntry,
+  fileSize: number,
+  streamed?: ReadonlyMap<number, StreamedDigest>,
+): Promise<Buffer> {
   const start = await entryDataOffset(fh, file, e);
   const sha = createHash('sha256');
   if (e.name.length > 0 && e.name[e.name.length - 1] === 0x2f) {
@@ -465,7 +484,17 @@ export async function digestEntry(fh: FileHandle, file: string, e: ZipEntry, fil
     crc = crc32(chunk, crc);
   };
 
-  if (e.method === 0) {
+  // A streaming pass already read these very bytes (same start, same method,
+  // exactly the compressed size the directory records): its digest is what
+  // reading them again would give. Every check below still runs.
+  const hint = streamed?.get(start);
+  let digest: Buffer | undefined;
+  if (hint && hint.method === e.method && hint.compressedSize === e.compressedSize && start + e.compressedSize <= fileSize) {
+    if (hint.size > e.uncompressedSize) throw entryError(ErrorCode.ZIP_SIZE, file, e, `content is larger than the recorded ${e.uncompressedSize} bytes`);
+    n = hint.size;
+    crc = hint.crc32;
+    digest = hint.sha256;
+  } else if (e.method === 0) {
     for (let pos = start; pos < end; ) {
       // eslint-disable-next-line no-await-in-loop -- sequential read of one entry
       const chunk = await readAt(fh, pos, Math.min(READ_BLOCK, end - pos));
@@ -502,7 +531,7 @@ export async function digestEntry(fh: FileHandle, file: string, e: ZipEntry, fil
   } else if (e.crc32 !== 0 && crc !== e.crc32) {
     throw entryError(ErrorCode.ZIP_CHECKSUM, file, e, 'zip: checksum error');
   }
-  return sha.digest();
+  return digest ?? sha.digest();
 }
 
 function inflateError(file: string, e: ZipEntry, err: unknown): ProvkitError {

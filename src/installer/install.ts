@@ -332,6 +332,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       ...(options.http ? { http: options.http } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       hashZip: (path) => pool.hashZip(path),
+      streamZip: () => pool.streamZip(),
       events: { onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }) },
     });
   };

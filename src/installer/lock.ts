@@ -172,6 +172,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           hashZip: (path) => options.pool.hashZip(path),
+          streamZip: () => options.pool.streamZip(),
           events: {
             onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }),
           },

@@ -216,6 +216,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           hashZip: (p) => options.pool.hashZip(p),
+          streamZip: () => options.pool.streamZip(),
           events: { onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }) },
         }),
       );

@@ -26,10 +26,11 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import { ErrorCode, isProvkitError, ProvkitError, systemErrorCode } from '../errors.js';
-import { hashZipPackage, ZhStream, type Hash, type ZipPackageHashes } from '../hashing/index.js';
+import { hashZipPackage, ZhStream, type Hash, type ZipPackageHashes, type ZipStream } from '../hashing/index.js';
 import { tempPathFor, type HttpClient, type NetEvents } from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
 import { authenticationLabel, sourceError, withContext, type PackageMeta, type TrustedHash } from './source.js';
@@ -46,6 +47,13 @@ export interface FetchOptions {
   readonly events?: NetEvents;
   /** Hashes a zip when a mirror lists only `h1:` hashes (default `hashZipPackage`; pass a worker pool's). */
   readonly hashZip?: (path: string) => Promise<ZipPackageHashes>;
+  /**
+   * Hash the archive while it is fetched (a pool's `streamZip`): the result
+   * comes back as {@link FetchedArchive.zipHashes}, so the caller need not
+   * hash the file again. Without it the archive is only hashed when
+   * authentication needs it.
+   */
+  readonly streamZip?: () => ZipStream;
 }
 
 /** A fetched, authenticated archive. */
@@ -162,12 +170,26 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
   if (loc.kind === 'local-dir') {
     return { kind: 'dir', path: loc.path, hashes: [...meta.reportedHashes], label: 'unauthenticated', warnings: [...meta.warnings] };
   }
-  const hashZip = options.hashZip ?? hashZipPackage;
+  const plainHashZip = options.hashZip ?? hashZipPackage;
   let zh: ZhStream | undefined;
   let verified: Verified | undefined;
   let path: string;
   let size: number;
   let from: string;
+  // At most one streaming job per attempt (a restarted download starts a new one).
+  let stream: ZipStream | undefined;
+  let streamed: Promise<ZipPackageHashes> | undefined;
+  const startStream = (): Transform[] => {
+    stream?.abort();
+    stream = options.streamZip?.();
+    return stream ? [stream.transform] : [];
+  };
+  /** The streamed job's result for the written file (once), else the plain hasher. */
+  const hashZip = (p: string): Promise<ZipPackageHashes> => {
+    if (!stream) return plainHashZip(p);
+    streamed ??= stream.finish(p, zh?.result().zh);
+    return streamed;
+  };
   try {
     if (loc.kind === 'http') {
       if (options.http === undefined || options.destPath === undefined) {
@@ -176,7 +198,7 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       const res = await options.http.download(loc.url, options.destPath, {
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         ...(options.events === undefined ? {} : { events: options.events }),
-        transforms: () => [(zh = new ZhStream())],
+        transforms: () => [(zh = new ZhStream()), ...startStream()],
         verify: async (tmp, info) => {
           const got = hashed(zh);
           verified = await authenticateArchive(meta, tmp, { zh: got.zh, size: info.size }, hashZip);
@@ -202,7 +224,7 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       const tmp = tempPathFor(dest);
       try {
         zh = new ZhStream();
-        await pipeline(createReadStream(loc.path), zh, createWriteStream(tmp, { flags: 'wx', mode: 0o644 }));
+        await pipeline([createReadStream(loc.path), zh, ...startStream(), createWriteStream(tmp, { flags: 'wx', mode: 0o644 })]);
         verified = await authenticateArchive(meta, tmp, hashed(zh), hashZip);
         await rename(tmp, dest);
       } catch (err) {
@@ -213,7 +235,10 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       size = hashed(zh).size;
       from = loc.path;
     }
+    // The streamed hashes are wanted whatever authentication needed.
+    if (stream && !streamed) verified = { ...verified!, zipHashes: await hashZip(path) };
   } catch (err) {
+    stream?.abort();
     if (isProvkitError(err, ErrorCode.ABORTED)) {
       throw sourceError(ErrorCode.ABORTED, 'provider download was interrupted', { ...ctx, cause: err });
     }

@@ -139,6 +139,7 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
                   ...(options.http ? { http: options.http } : {}),
                   ...(options.signal ? { signal: options.signal } : {}),
                   hashZip: (p) => options.pool.hashZip(p),
+                  streamZip: () => options.pool.streamZip(),
                 }),
               );
               if (fetched.kind !== 'archive') {

@@ -61,6 +61,8 @@ export interface FakeRegistryOptions {
   requireToken?: string;
   /** Rewrites each download response (to test bad fields). */
   downloadTransform?: (body: Record<string, unknown>, ctx: { namespace: string; type: string; version: string; platform: string }) => Record<string, unknown>;
+  /** How long the server lives before closing itself (default: the base server's). */
+  lifetimeMs?: number;
 }
 
 export interface FakeRegistry extends TestServer {
@@ -192,6 +194,7 @@ export async function startFakeRegistry(options: FakeRegistryOptions): Promise<F
   const self = await startServer({
     ...(options.tls === undefined ? {} : { tls: options.tls }),
     ...(options.faults === undefined ? {} : { faults: options.faults }),
+    ...(options.lifetimeMs === undefined ? {} : { lifetimeMs: options.lifetimeMs }),
     handler: (req, url) => {
       const pathname = decodeURIComponent(url.pathname);
       if (pathname === paths.discovery) {

@@ -1,0 +1,377 @@
+/**
+ * Hashing a zip while it downloads (issue #5; peers.md (d) 2): the archive's
+ * bytes are parsed in arrival order, entry by entry from the local headers,
+ * and each entry's data is inflated and digested (SHA-256, CRC-32, size) as
+ * it arrives, so the CPU work overlaps the network instead of following it.
+ *
+ * The results are only *hints*, keyed by where an entry's data starts and how
+ * many compressed bytes it took. The authoritative pass (zip-package.ts over
+ * the finished file, following Go's `archive/zip` from the central directory)
+ * still reads every header and data descriptor and runs every check; where the
+ * central directory names an entry whose data starts at the same offset, with
+ * the same method and exactly the compressed size consumed here, it takes the
+ * digest instead of inflating again (see `digestEntry`). Those bytes are the
+ * same bytes (the file was written from this very stream), so the outcome is
+ * identical by construction; anything else (a zip whose local headers lie,
+ * a stored entry with a data descriptor, junk, a corrupt stream) simply gets
+ * no hint and is read from the file as before.
+ *
+ * Never throws on malformed input: it stops producing hints. Work is bounded by
+ * the same limits as the file pass (total output, compression ratio).
+ */
+import { createHash } from 'node:crypto';
+import * as zlib from 'node:zlib';
+
+import { crc32 } from './crc32.js';
+import { DEFAULT_ZIP_LIMITS, RATIO_FLOOR_BYTES, type StreamedDigest, type ZipLimits } from './zip-reader.js';
+
+const SIG_LOCAL = 0x04034b50;
+const SIG_CENTRAL = 0x02014b50;
+const SIG_DESCRIPTOR = 0x08074b50;
+const LEN_LOCAL = 30;
+const FLAG_DATA_DESCRIPTOR = 0x8;
+const INFLATE_CHUNK = 1024 * 1024;
+const PIPE_BUFFER = 2 * 1024 * 1024;
+/** Chunks below this size are copied into blocks of ACC_BLOCK bytes. */
+const SMALL_CHUNK = 16 * 1024;
+const ACC_BLOCK = 256 * 1024;
+/** Fewest bytes handed to the inflater in one write, except at the end. */
+const MIN_WRITE = 64 * 1024;
+/** Most bytes handed to the inflater in one write. */
+const WRITE_BLOCK = 1024 * 1024;
+
+/** Hints by the absolute offset where an entry's data starts. */
+export type StreamedDigests = Map<number, StreamedDigest>;
+
+/**
+ * Consumes a zip's bytes in order ({@link write}, then {@link end}) and
+ * returns per-entry digests. `write` resolves when the chunk has been taken
+ * in (for backpressure); chunks must not be modified afterwards.
+ */
+export class ZipStreamDigester {
+  private readonly digests: StreamedDigests = new Map();
+  /** Bytes received but not parsed yet, starting at absolute offset {@link base}. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private base = 0;
+  private ended = false;
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  private readonly loop: Promise<void>;
+  private outputBytes = 0;
+  private readonly maxTotal: number;
+  private readonly maxRatio: number;
+  /** Resolves writers waiting for the parser to catch up. */
+  private drained: Array<() => void> = [];
+  /** The block small chunks are gathered in (only ever written past `accUsed`). */
+  private acc: Buffer | undefined;
+  private accUsed = 0;
+
+  constructor(limits: ZipLimits = DEFAULT_ZIP_LIMITS) {
+    this.maxTotal = limits.maxTotalBytes ?? DEFAULT_ZIP_LIMITS.maxTotalBytes;
+    this.maxRatio = limits.maxRatio ?? DEFAULT_ZIP_LIMITS.maxRatio;
+    this.loop = this.run().catch(() => {
+      this.stop();
+    });
+  }
+
+  /** Takes a chunk; resolves once the parser holds less than a few MiB unparsed. */
+  write(chunk: Buffer): Promise<void> {
+    if (this.stopped || this.ended) return Promise.resolve();
+    this.append(chunk);
+    this.pendingBytes += chunk.length;
+    this.poke();
+    if (this.pendingBytes <= PIPE_BUFFER) return Promise.resolve();
+    return new Promise((resolve) => this.drained.push(resolve));
+  }
+
+  /**
+   * Queues a chunk. Small chunks are gathered into blocks, so that tiny
+   * network reads cannot make the queue long (and its handling quadratic).
+   */
+  private append(chunk: Buffer): void {
+    if (chunk.length >= SMALL_CHUNK) {
+      this.pending.push(chunk);
+      return;
+    }
+    const last = this.pending[this.pending.length - 1];
+    const acc = this.acc;
+    if (acc && last && last.buffer === acc.buffer && last.byteOffset + last.length === acc.byteOffset + this.accUsed && this.accUsed + chunk.length <= acc.length) {
+      chunk.copy(acc, this.accUsed);
+      this.accUsed += chunk.length;
+      this.pending[this.pending.length - 1] = acc.subarray(last.byteOffset - acc.byteOffset, this.accUsed);
+      return;
+    }
+    this.acc = Buffer.allocUnsafeSlow(ACC_BLOCK);
+    chunk.copy(this.acc, 0);
+    this.accUsed = chunk.length;
+    this.pending.push(this.acc.subarray(0, this.accUsed));
+  }
+
+  /** No more bytes: waits for the parser and returns the hints gathered. */
+  async end(): Promise<StreamedDigests> {
+    this.ended = true;
+    this.poke();
+    await this.loop;
+    return this.digests;
+  }
+
+  /** Gives up (an aborted download); later writes are ignored. */
+  stop(): void {
+    this.stopped = true;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.poke();
+    this.release();
+  }
+
+  private poke(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  private release(): void {
+    if (this.pendingBytes > PIPE_BUFFER && !this.stopped) return;
+    const waiting = this.drained;
+    this.drained = [];
+    for (const r of waiting) r();
+  }
+
+  /** Waits until at least `n` unparsed bytes are there; false at the end of the stream. */
+  private async need(n: number): Promise<boolean> {
+    while (this.pendingBytes < n) {
+      if (this.ended || this.stopped) return false;
+      // eslint-disable-next-line no-await-in-loop -- waiting for the network
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+    return !this.stopped;
+  }
+
+  private peek(n: number): Buffer {
+    const first = this.pending[0];
+    if (first && first.length >= n) return first.subarray(0, n);
+    const parts: Buffer[] = [];
+    let have = 0;
+    for (const p of this.pending) {
+      if (have >= n) break;
+      parts.push(p);
+      have += p.length;
+    }
+    return Buffer.concat(parts).subarray(0, n);
+  }
+
+  private skip(n: number): void {
+    this.base += n;
+    this.pendingBytes -= n;
+    while (n > 0) {
+      const first = this.pending[0]!;
+      if (first.length <= n) {
+        n -= first.length;
+        this.pending.shift();
+      } else {
+        this.pending[0] = first.subarray(n);
+        n = 0;
+      }
+    }
+    this.release();
+  }
+
+  /** Waits for `n` unparsed bytes, or fewer but at least one at the end; false when there are none. */
+  private async needSome(n: number): Promise<boolean> {
+    while (this.pendingBytes < n && !this.ended && !this.stopped) {
+      // eslint-disable-next-line no-await-in-loop -- waiting for the network
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+    return !this.stopped && this.pendingBytes > 0;
+  }
+
+  /** The next unparsed chunk (at most `max` bytes), consumed; undefined at the end. */
+  private async nextChunk(max: number): Promise<Buffer | undefined> {
+    if (!(await this.need(1))) return undefined;
+    const first = this.pending[0]!;
+    const n = Math.min(first.length, max);
+    const out = first.subarray(0, n);
+    this.skip(n);
+    return out;
+  }
+
+  private async run(): Promise<void> {
+    for (;;) {
+      // eslint-disable-next-line no-await-in-loop -- the entries come in order
+      if (!(await this.need(4))) return;
+      if (this.peek(4).readUInt32LE(0) !== SIG_LOCAL) return; // the central directory, or something we do not follow
+      // eslint-disable-next-line no-await-in-loop
+      if (!(await this.need(LEN_LOCAL))) return;
+      const h = this.peek(LEN_LOCAL);
+      const flags = h.readUInt16LE(6);
+      const method = h.readUInt16LE(8);
+      const localCsize = h.readUInt32LE(18);
+      const nameLen = h.readUInt16LE(26);
+      const extraLen = h.readUInt16LE(28);
+      // eslint-disable-next-line no-await-in-loop
+      if (!(await this.need(LEN_LOCAL + nameLen + extraLen))) return;
+      this.skip(LEN_LOCAL + nameLen + extraLen);
+      const start = this.base;
+      let consumed: number;
+      if (method === 8) {
+        // eslint-disable-next-line no-await-in-loop
+        const r = await this.inflateEntry(start);
+        if (!r) return;
+        consumed = r;
+        if (!(flags & FLAG_DATA_DESCRIPTOR) && localCsize !== 0xffffffff) {
+          // The next header is where the local header says the data ends.
+          if (localCsize < consumed) return;
+          // eslint-disable-next-line no-await-in-loop
+          if (!(await this.need(localCsize - consumed))) return;
+          this.skip(localCsize - consumed);
+        }
+      } else if (method === 0 && !(flags & FLAG_DATA_DESCRIPTOR) && localCsize !== 0xffffffff) {
+        // eslint-disable-next-line no-await-in-loop
+        if (!(await this.storeEntry(start, localCsize))) return;
+        consumed = localCsize;
+      } else {
+        return;
+      }
+      // eslint-disable-next-line no-await-in-loop
+      if (flags & FLAG_DATA_DESCRIPTOR && !(await this.skipDescriptor())) return;
+    }
+  }
+
+  /**
+   * Skips a data descriptor: optional signature, CRC, then 32- or 64-bit
+   * sizes. The width is whichever is followed by another header.
+   */
+  private async skipDescriptor(): Promise<boolean> {
+    if (!(await this.need(4))) return false;
+    const sig = this.peek(4).readUInt32LE(0) === SIG_DESCRIPTOR ? 4 : 0;
+    for (const width of [12, 20]) {
+      const len = sig + width;
+      // eslint-disable-next-line no-await-in-loop
+      if (!(await this.need(len + 4))) return false;
+      const next = this.peek(len + 4).readUInt32LE(len);
+      if (next === SIG_LOCAL || next === SIG_CENTRAL) {
+        this.skip(len);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private account(n: number): boolean {
+    this.outputBytes += n;
+    if (this.outputBytes > this.maxTotal) return false;
+    return !(this.outputBytes > RATIO_FLOOR_BYTES && this.outputBytes / Math.max(1, this.base + this.pendingBytes) > this.maxRatio);
+  }
+
+  private async storeEntry(start: number, size: number): Promise<boolean> {
+    const sha = createHash('sha256');
+    let crc = 0;
+    let left = size;
+    while (left > 0) {
+      // eslint-disable-next-line no-await-in-loop
+      const chunk = await this.nextChunk(left);
+      if (!chunk) return false;
+      left -= chunk.length;
+      sha.update(chunk);
+      crc = crc32(chunk, crc);
+      if (!this.account(chunk.length)) return false;
+    }
+    this.digests.set(start, { method: 0, compressedSize: size, size, sha256: sha.digest(), crc32: crc });
+    return true;
+  }
+
+  /**
+   * Inflates one deflate stream starting at the parser's position; returns the
+   * compressed bytes it took (the rest is put back), or undefined on failure.
+   */
+  private async inflateEntry(start: number): Promise<number | undefined> {
+    const streamOptions: object = { readableHighWaterMark: PIPE_BUFFER, writableHighWaterMark: PIPE_BUFFER };
+    const inflater = zlib.createInflateRaw({ chunkSize: INFLATE_CHUNK, ...streamOptions });
+    inflater.on('error', () => undefined);
+    const sha = createHash('sha256');
+    let crc = 0;
+    let size = 0;
+    let failed = false;
+    let finished = false;
+    const consumer = (async (): Promise<void> => {
+      for await (const chunk of inflater as AsyncIterable<Buffer>) {
+        sha.update(chunk);
+        crc = crc32(chunk, crc);
+        size += chunk.length;
+        if (!this.account(chunk.length)) throw new Error('limit');
+      }
+    })()
+      .catch(() => {
+        failed = true;
+        inflater.destroy();
+      })
+      .finally(() => {
+        finished = true;
+      });
+    const done = consumer.then(() => 'done' as const);
+    // Everything written to the inflater and not yet known to be consumed,
+    // to put back what follows the end of the stream.
+    const fed: Buffer[] = [];
+    let fedBytes = 0;
+    while (!finished && !this.stopped) {
+      // eslint-disable-next-line no-await-in-loop -- the stream may end before more data is needed
+      const ready = await Promise.race([this.needSome(MIN_WRITE), done]);
+      if (ready === 'done' || finished) break;
+      if (!ready) {
+        // No more bytes: what was written may still complete the stream
+        // (zlib is behind); if not, ending the input makes it fail.
+        if (!this.stopped) inflater.end();
+        break;
+      }
+      // Everything unparsed, up to a block, in one write (small network chunks cost a zlib round trip each).
+      const parts: Buffer[] = [];
+      let got = 0;
+      while (this.pending.length > 0 && got < WRITE_BLOCK) {
+        const p = this.pending.shift()!;
+        parts.push(p);
+        got += p.length;
+      }
+      const chunk = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+      this.pendingBytes -= chunk.length;
+      this.base += chunk.length;
+      this.release();
+      fed.push(chunk);
+      fedBytes += chunk.length;
+      // Keep only what zlib has not consumed yet (written - bytesWritten).
+      const unconsumed = this.base - start - inflater.bytesWritten;
+      while (fed.length > 1 && fedBytes - fed[0]!.length >= unconsumed) {
+        fedBytes -= fed[0]!.length;
+        fed.shift();
+      }
+      if (!inflater.write(chunk)) {
+        // eslint-disable-next-line no-await-in-loop -- backpressure
+        await new Promise<void>((resolve) => {
+          const go = (): void => {
+            inflater.off('drain', go);
+            inflater.off('close', go);
+            resolve();
+          };
+          inflater.once('drain', go);
+          inflater.once('close', go);
+          void done.then(go);
+        });
+      }
+    }
+    await consumer;
+    if (failed || this.stopped) return undefined;
+    const consumed = inflater.bytesWritten;
+    // Put back the bytes after the end of the deflate stream.
+    const totalFed = this.base - start;
+    const extra = totalFed - consumed;
+    if (extra < 0) return undefined;
+    if (extra > 0) {
+      const tail = Buffer.concat(fed).subarray(-extra);
+      this.pending.unshift(tail);
+      this.pendingBytes += extra;
+      this.base -= extra;
+    }
+    this.digests.set(start, { method: 8, compressedSize: consumed, size, sha256: sha.digest(), crc32: crc });
+    return consumed;
+  }
+}
