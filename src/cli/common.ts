@@ -3,11 +3,12 @@
  * reference's diagnostics, the HTTP client, the source the flags or the CLI
  * configuration select, signal handling, and the archive limits.
  */
-import { resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 import { currentPlatform, parsePlatform, type Platform } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
-import type { ZipLimits } from '../hashing/index.js';
+import { type HashStore, openHashStore, type ZipLimits } from '../hashing/index.js';
 import { parseZipLimits } from '../hashing/zip-reader.js';
 import { createNodeFetch, HttpClient, httpTuningFromEnv } from '../net/index.js';
 import { FilesystemMirrorSource, NetworkMirrorSource, type Source } from '../sources/index.js';
@@ -165,3 +166,24 @@ export function zipLimitsFromEnv(env: CliIO['env']): Required<ZipLimits> {
   return parseZipLimits(env['PROVKIT_ZIP_LIMITS'] ?? '');
 }
 
+
+/** provkit's cache directory: `PROVKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/provkit`, else `~/.cache/provkit`. */
+export function cacheBase(env: CliIO['env']): string {
+  return env['PROVKIT_CACHE_DIR'] ?? join(env['XDG_CACHE_HOME'] ?? join(env['HOME'] ?? homedir(), '.cache'), 'provkit');
+}
+
+/**
+ * The hash store (hashing/store.ts) of `lock` and `mirror`: `PROVKIT_HASH_STORE`
+ * names its directory (relative to the working directory), `off` disables it;
+ * by default `hashes/` in the cache directory.
+ */
+export function hashStoreFor(env: CliIO['env'], cwd: string): HashStore | undefined {
+  const setting = env['PROVKIT_HASH_STORE'];
+  if (setting === 'off') return undefined;
+  return openHashStore(setting !== undefined && setting !== '' ? resolve(cwd, setting) : join(cacheBase(env), 'hashes'));
+}
+
+/** `{ hashStore }` when there is one (for option objects with exact optional properties). */
+export function withHashStore(store: HashStore | undefined): { hashStore?: HashStore } {
+  return store ? { hashStore: store } : {};
+}

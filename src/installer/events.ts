@@ -31,6 +31,8 @@ export type InstallerEvent =
       readonly keyId: string | undefined;
       /** True when the package was already there and verified, so nothing was downloaded. */
       readonly reused: boolean;
+      /** True when its hashes came from the hash store by its signed `zh:`, so nothing was downloaded (`lock`). */
+      readonly stored?: boolean;
     }
   | { readonly type: 'hashes_obtained'; readonly provider: ProviderAddress; readonly platform: Platform; readonly change: LockChange }
   | { readonly type: 'warning'; readonly summary: string; readonly detail: string; readonly provider?: ProviderAddress }

@@ -31,10 +31,10 @@ import {
   type VersionConstraints,
 } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
-import type { Hash, HashPool } from '../hashing/index.js';
+import type { Hash, HashPool, HashStore } from '../hashing/index.js';
 import { type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
-import { fetchPackage, type FetchedPackage, type Source, type TrustedHash } from '../sources/index.js';
+import { expectedZh, fetchPackage, storedArchive, type FetchedPackage, type Source, type TrustedHash } from '../sources/index.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
 
 /**
@@ -68,6 +68,12 @@ export interface FetchRunOptions {
   readonly signal?: AbortSignal;
   /** Parallel downloads (default {@link defaultNetworkConcurrency}). */
   readonly networkConcurrency?: number;
+  /**
+   * Hashes of archives seen before, by `zh:` (hashing/store.ts): a registry
+   * package whose signed `zh:` is there is not downloaded to be hashed again,
+   * and every archive hashed in the run is added.
+   */
+  readonly hashStore?: HashStore;
 }
 
 export interface LockOptions extends FetchRunOptions {
@@ -165,8 +171,11 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     if (!p) {
       p = network(async () => {
         const meta = await options.source.packageMeta(provider, version, platform, options.signal);
-        events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
         for (const w of meta.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+        const zh = expectedZh(meta);
+        const stored = zh && (await options.hashStore?.get(zh));
+        if (stored) return storedArchive(meta, stored);
+        events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
         return fetchPackage(meta, {
           destPath: join(work, `${fetches.size}-${meta.filename}`),
           ...(options.http ? { http: options.http } : {}),
@@ -206,12 +215,14 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
       platforms.map(async (platform) => {
         try {
           const fetched = await fetchOnce(provider, version, platform);
-          events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined, reused: false });
+          const stored = fetched.kind === 'archive' && fetched.stored === true;
+          events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined, reused: false, stored });
           let h1: Hash;
           if (fetched.kind === 'dir') {
             h1 = await options.pool.hashDir(fetched.path);
           } else {
             const zip = fetched.zipHashes ?? (await options.pool.hashZip(fetched.path, fetched.zh));
+            if (!stored) await options.hashStore?.put(zip);
             if (!zip.h1.ok) throw zip.h1.error;
             for (const w of zip.warnings) events({ type: 'warning', summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
             h1 = zip.h1.hash;

@@ -30,7 +30,7 @@ import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import { ErrorCode, isProvkitError, ProvkitError, systemErrorCode } from '../errors.js';
-import { hashZipPackage, ZhStream, type Hash, type ZipPackageHashes, type ZipStream } from '../hashing/index.js';
+import { hashZipPackage, makeHash, ZhStream, type Hash, type ZipPackageHashes, type ZipStream } from '../hashing/index.js';
 import { tempPathFor, type HttpClient, type NetEvents } from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
 import { authenticationLabel, sourceError, withContext, type PackageMeta, type TrustedHash } from './source.js';
@@ -73,6 +73,12 @@ export interface FetchedArchive {
   readonly keyId?: string;
   /** The zip's hashes when authentication had to compute them (reuse them instead of hashing again). */
   readonly zipHashes?: ZipPackageHashes;
+  /**
+   * True when nothing was fetched: the registry's signed `zh:` named an
+   * archive whose hashes a hash store already held ({@link storedArchive});
+   * `path` is then the store entry, not an archive.
+   */
+  readonly stored?: boolean;
   readonly warnings: readonly string[];
 }
 
@@ -263,6 +269,45 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
     label: authenticationLabel(hashes),
     ...(keyId === undefined ? {} : { keyId }),
     ...(verified?.zipHashes === undefined ? {} : { zipHashes: verified.zipHashes }),
+    warnings: [...meta.warnings],
+  };
+}
+
+/**
+ * The `zh:` a registry vouches for before any download (its SHA256SUMS line,
+ * whose signature `packageMeta` already checked; the download would have to
+ * match it), or undefined for other sources.
+ */
+export function expectedZh(meta: PackageMeta): Hash | undefined {
+  const auth = meta.authentication;
+  return auth?.kind === 'registry' ? makeHash('zh:', auth.sha256) : undefined;
+}
+
+/**
+ * A registry package known by its hashes instead of its bytes: what
+ * {@link fetchPackage} would return, for `stored` hashes of the archive whose
+ * `zh:` is {@link expectedZh} (see hashing/store.ts for why that is sound).
+ * The `zh:` counts as verified locally: it was, when the store was filled.
+ */
+export function storedArchive(meta: PackageMeta, stored: ZipPackageHashes): FetchedArchive {
+  const auth = meta.authentication;
+  const zh = expectedZh(meta);
+  if (auth?.kind !== 'registry' || zh === undefined || zh.text !== stored.zh.text) {
+    throw new ProvkitError(ErrorCode.IO, 'internal: stored hashes used for a package without a matching registry checksum');
+  }
+  const hashes: TrustedHash[] = [...meta.reportedHashes, { hash: zh, trust: { kind: 'verified-locally' }, platform: meta.platform }];
+  const keyId = auth.signature.kind === 'signed' ? auth.signature.keyId : undefined;
+  return {
+    kind: 'archive',
+    path: stored.path,
+    zh,
+    size: auth.packageSize ?? 0,
+    from: stored.path,
+    hashes,
+    label: authenticationLabel(hashes),
+    ...(keyId === undefined ? {} : { keyId }),
+    zipHashes: stored,
+    stored: true,
     warnings: [...meta.warnings],
   };
 }

@@ -27,7 +27,7 @@ export type {
   Trust,
   TrustedHash,
 } from './source.js';
-export { authenticateArchive, fetchPackage } from './fetch.js';
+export { authenticateArchive, expectedZh, fetchPackage, storedArchive } from './fetch.js';
 export type { FetchedArchive, FetchedDirectory, FetchedPackage, FetchOptions } from './fetch.js';
 export { FilesystemMirrorSource } from './fs-mirror.js';
 export type { FilesystemMirrorOptions, ScanWarning } from './fs-mirror.js';

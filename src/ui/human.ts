@@ -47,7 +47,9 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
       out.write(
         e.reused
           ? `- Using ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} already in the mirror (${e.auth})\n`
-          : `- Retrieved ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} (${e.auth}${e.keyId ? `, key ID ${e.keyId}` : ''})\n`,
+          : e.stored
+            ? `- Found ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} in the hash store by its checksum (${e.auth}${e.keyId ? `, key ID ${e.keyId}` : ''}); not downloaded\n`
+            : `- Retrieved ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} (${e.auth}${e.keyId ? `, key ID ${e.keyId}` : ''})\n`,
       );
       return;
     case 'hashes_obtained':

@@ -75,6 +75,7 @@ export class JsonUI {
           authentication: e.auth,
           key_id: e.keyId ?? null,
           reused: e.reused,
+          hash_store: e.stored === true,
         });
         return;
       case 'hashes_obtained':

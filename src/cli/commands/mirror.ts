@@ -3,7 +3,6 @@
  * Thin: flags → requirements, lock selections, a source → `runMirror` → render.
  */
 import { createHash } from 'node:crypto';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { loadModuleRequirements } from '../../config/index.js';
@@ -13,7 +12,7 @@ import { type MirrorOptions, runMirror } from '../../installer/mirror.js';
 import { runUnpackedMirror } from '../../installer/mirror-unpacked.js';
 import { loadLockFile, LOCK_FILE_NAME, verifyDependencySelections } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { cacheBase, checkMirrorFlags, hashStoreFor, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, withHashStore, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -114,6 +113,7 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
       http,
       targetDir,
       cacheFile: mirrorCacheFile(io.env, targetDir),
+      ...withHashStore(hashStoreFor(io.env, globals.cwd)),
       flavor: globals.flavor,
       hashes,
       events: (e: InstallerEvent) => ui.event(e),
@@ -141,11 +141,6 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
 function mirrorCacheFile(env: CliIO['env'], targetDir: string): string {
   const base = cacheBase(env);
   return join(base, 'mirror', `${createHash('sha256').update(targetDir).digest('hex').slice(0, 32)}.json`);
-}
-
-/** provkit's cache directory: `PROVKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/provkit`, else `~/.cache/provkit`. */
-function cacheBase(env: CliIO['env']): string {
-  return env['PROVKIT_CACHE_DIR'] ?? join(env['XDG_CACHE_HOME'] ?? join(env['HOME'] ?? homedir(), '.cache'), 'provkit');
 }
 
 /** The packed copies behind an unpacked mirror target (`-layout=unpacked`). */

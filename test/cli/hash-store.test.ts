@@ -1,0 +1,133 @@
+// The hash store end to end (issue #5; src/hashing/store.ts): a second
+// `provkit lock` of the same signed packages downloads nothing and writes the
+// same bytes; `provkit mirror` into a new target downloads but does not hash;
+// the signature and the download's zh: are still checked on a store hit.
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { fixtureProviders } from '../support/servers/packages.js';
+import { startFakeRegistry, type FakeRegistry } from '../support/servers/registry.js';
+
+const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
+
+let reg: FakeRegistry;
+let dir: string;
+let emptyRc: string;
+beforeAll(async () => {
+  reg = await startFakeRegistry({ providers: await fixtureProviders() });
+  dir = await mkdtemp(join(tmpdir(), 'provkit-hash-store-'));
+  emptyRc = join(dir, 'empty.tfrc');
+  await writeFile(emptyRc, '');
+});
+afterAll(async () => {
+  await reg.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function run(args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd, env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '', TF_CLI_CONFIG_FILE: emptyRc, PROVKIT_CACHE_DIR: join(dir, 'cache'), ...env } },
+      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function project(name: string): Promise<string> {
+  const p = join(dir, name);
+  await mkdir(p, { recursive: true });
+  await writeFile(join(p, 'main.tf'), `terraform {\n  required_providers {\n    demo = {\n      source  = "${reg.host}/acme/demo"\n      version = "~> 1.0"\n    }\n  }\n}\n`);
+  return p;
+}
+
+const zipRequests = (): number => reg.requests(/\.zip$/).length;
+const PLATFORMS = ['-platform=linux_amd64', '-platform=darwin_arm64', '-platform=windows_amd64'];
+
+describe('provkit lock with a hash store', () => {
+  it('the second lock downloads nothing and writes the same bytes', async () => {
+    const store = join(dir, 'store-lock');
+    const p = await project('lock');
+    const before = zipRequests();
+    const first = await run(['-flavor=terraform', 'lock', ...PLATFORMS], p, { PROVKIT_HASH_STORE: store });
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(zipRequests() - before).toBe(3);
+    const lock = await readFile(join(p, '.terraform.lock.hcl'), 'utf8');
+    // One entry per archive hashed.
+    const entries = (await readdir(store)).length;
+    expect(entries).toBeGreaterThan(0);
+
+    await rm(join(p, '.terraform.lock.hcl'));
+    const again = await run(['-flavor=terraform', 'lock', ...PLATFORMS], p, { PROVKIT_HASH_STORE: store });
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    expect(zipRequests() - before, 'no archive downloaded the second time').toBe(3);
+    expect(again.stdout).toMatch(/- Found .*\/acme\/demo 1\.1\.0 for linux_amd64 in the hash store by its checksum \(signed, key ID [0-9A-F]{16}\); not downloaded/);
+    expect(await readFile(join(p, '.terraform.lock.hcl'), 'utf8')).toBe(lock);
+
+    // -json says where the hashes came from.
+    await rm(join(p, '.terraform.lock.hcl'));
+    const json = await run(['-flavor=terraform', 'lock', '-json', '-platform=linux_amd64'], p, { PROVKIT_HASH_STORE: store });
+    expect(json.code).toBe(0);
+    const fetched = json.stdout.split('\n').filter((l) => l.includes('"package_fetch_complete"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(fetched.map((m) => m['hash_store'])).toEqual([true]);
+  });
+
+  it('a bad signature is refused on a store hit too', async () => {
+    const store = join(dir, 'store-sig');
+    const p = await project('sig');
+    expect((await run(['-flavor=terraform', 'lock', '-platform=linux_amd64'], p, { PROVKIT_HASH_STORE: store })).code).toBe(0);
+    const lock = await readFile(join(p, '.terraform.lock.hcl'), 'utf8');
+    reg.badSignature('acme', 'demo', '1.1.0', 1);
+    const r = await run(['-flavor=terraform', 'lock', '-platform=linux_amd64'], p, { PROVKIT_HASH_STORE: store });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/signature/i);
+    expect(await readFile(join(p, '.terraform.lock.hcl'), 'utf8')).toBe(lock);
+  });
+
+  it('PROVKIT_HASH_STORE=off neither reads nor writes a store', async () => {
+    const p = await project('off');
+    const before = zipRequests();
+    for (let i = 0; i < 2; i++) {
+      await rm(join(p, '.terraform.lock.hcl'), { force: true });
+      expect((await run(['-flavor=terraform', 'lock', '-platform=linux_amd64'], p, { PROVKIT_HASH_STORE: 'off' })).code).toBe(0);
+    }
+    expect(zipRequests() - before).toBe(2);
+  });
+
+  it('by default the store lives in the cache directory', async () => {
+    const cache = join(dir, 'default-cache');
+    const p = await project('default');
+    const env = { PROVKIT_HASH_STORE: '', PROVKIT_CACHE_DIR: cache };
+    expect((await run(['-flavor=terraform', 'lock', '-platform=linux_amd64'], p, env)).code).toBe(0);
+    expect((await readdir(join(cache, 'hashes'))).length).toBe(1);
+  });
+});
+
+describe('provkit mirror with a hash store', () => {
+  it('a new target gets the same files; the downloads are still checked against the signed zh:', async () => {
+    const store = join(dir, 'store-mirror');
+    const p = await project('mirror');
+    const env = { PROVKIT_HASH_STORE: store };
+    const a = await run(['-flavor=terraform', 'mirror', ...PLATFORMS, join(dir, 'target-a')], p, env);
+    expect(a.stderr).toBe('');
+    expect(a.code).toBe(0);
+    const b = await run(['-flavor=terraform', 'mirror', ...PLATFORMS, join(dir, 'target-b')], p, env);
+    expect(b.code).toBe(0);
+    const versionJson = (t: string): Promise<string> => readFile(join(dir, t, reg.host, 'acme/demo/1.1.0.json'), 'utf8');
+    expect(await versionJson('target-b')).toBe(await versionJson('target-a'));
+
+    // A tampered download is refused even though the store knows the signed zh:.
+    reg.tamperArchive('acme', 'demo', '1.1.0', 'linux_amd64', 3);
+    const c = await run(['-flavor=terraform', 'mirror', '-platform=linux_amd64', join(dir, 'target-c')], p, env);
+    expect(c.code).toBe(1);
+    expect(c.stderr).toMatch(/checksum/);
+  });
+});
