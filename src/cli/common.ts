@@ -3,8 +3,7 @@
  * reference's diagnostics, the HTTP client, the source the flags or the CLI
  * configuration select, signal handling, and the archive limits.
  */
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 
 import { currentPlatform, parsePlatform, type Platform } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
@@ -17,7 +16,9 @@ import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import type { Diagnostic } from '../ui/human.js';
 import type { CliIO, GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
-import { installationSourceFor, loadCliConfigFor, registrySourceFor } from './wiring.js';
+import { hashStoreDir, installationSourceFor, loadCliConfigFor, registrySourceFor } from './wiring.js';
+
+export { cacheBase } from './wiring.js';
 
 /**
  * The `-platform` values, de-duplicated in order; a bad one adds the
@@ -167,20 +168,10 @@ export function zipLimitsFromEnv(env: CliIO['env']): Required<ZipLimits> {
 }
 
 
-/** provkit's cache directory: `PROVKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/provkit`, else `~/.cache/provkit`. */
-export function cacheBase(env: CliIO['env']): string {
-  return env['PROVKIT_CACHE_DIR'] ?? join(env['XDG_CACHE_HOME'] ?? join(env['HOME'] ?? homedir(), '.cache'), 'provkit');
-}
-
-/**
- * The hash store (hashing/store.ts) of `lock` and `mirror`: `PROVKIT_HASH_STORE`
- * names its directory (relative to the working directory), `off` disables it;
- * by default `hashes/` in the cache directory.
- */
+/** The hash store of `lock` and `mirror` (see {@link hashStoreDir}). */
 export function hashStoreFor(env: CliIO['env'], cwd: string): HashStore | undefined {
-  const setting = env['PROVKIT_HASH_STORE'];
-  if (setting === 'off') return undefined;
-  return openHashStore(setting !== undefined && setting !== '' ? resolve(cwd, setting) : join(cacheBase(env), 'hashes'));
+  const dir = hashStoreDir(env, cwd);
+  return dir === undefined ? undefined : openHashStore(dir);
 }
 
 /** `{ hashStore }` when there is one (for option objects with exact optional properties). */

@@ -18,7 +18,9 @@ import {
   type ProviderPattern,
   RegistrySource,
   ServiceDiscovery,
+  openSignatureCache,
   signaturePolicy,
+  type SignatureCache,
   type Source,
 } from '../sources/index.js';
 import type { CliIO, GlobalOptions } from './io.js';
@@ -48,8 +50,37 @@ export function registrySourceFor(io: CliIO, globals: GlobalOptions, http: HttpC
   for (const [host, h] of cli.hosts) overrides.set(host, h.services);
   const discovery = new ServiceDiscovery({ http, credentials, overrides });
   return new MemoizeSource(
-    new RegistrySource({ http, discovery, flavor: globals.flavor, credentials, signaturePolicy: signaturePolicy(globals.flavor, io.env) }),
+    new RegistrySource({
+      http,
+      discovery,
+      flavor: globals.flavor,
+      credentials,
+      signaturePolicy: signaturePolicy(globals.flavor, io.env),
+      ...signatureCacheFor(io.env, globals.cwd),
+    }),
   );
+}
+
+/** provkit's cache directory: `PROVKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/provkit`, else `~/.cache/provkit`. */
+export function cacheBase(env: CliIO['env']): string {
+  return env['PROVKIT_CACHE_DIR'] ?? join(env['XDG_CACHE_HOME'] ?? join(env['HOME'] ?? homedir(), '.cache'), 'provkit');
+}
+
+/**
+ * Where the hash store (hashing/store.ts) lives: `PROVKIT_HASH_STORE` names
+ * the directory (relative to the working directory), `off` disables it; by
+ * default `hashes/` in the cache directory. Remembered signature checks
+ * (sources/registry/signature.ts) live in its `signatures/` directory.
+ */
+export function hashStoreDir(env: CliIO['env'], cwd: string): string | undefined {
+  const setting = env['PROVKIT_HASH_STORE'];
+  if (setting === 'off') return undefined;
+  return setting !== undefined && setting !== '' ? resolve(cwd, setting) : join(cacheBase(env), 'hashes');
+}
+
+function signatureCacheFor(env: CliIO['env'], cwd: string): { signatureCache?: SignatureCache } {
+  const dir = hashStoreDir(env, cwd);
+  return dir === undefined ? {} : { signatureCache: openSignatureCache(join(dir, 'signatures')) };
 }
 
 /**

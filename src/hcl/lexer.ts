@@ -124,10 +124,13 @@ const SEGMENT_WINDOW = 256;
 /** Invalid-character diagnostics reported per file; further ones are implied (binary files would flood). */
 const MAX_INVALID_REPORTS = 10;
 const SEGMENT_LOOKAHEAD = 64;
-const graphemes: Intl.Segmenter | undefined =
-  typeof Intl !== 'undefined' && typeof Intl.Segmenter === 'function'
-    ? new Intl.Segmenter(undefined, { granularity: 'grapheme' })
-    : undefined;
+/** Made on first use: creating it initialises ICU (~10 ms), which most runs (no diagnostics) never need. */
+let graphemeSegmenter: Intl.Segmenter | null | undefined;
+function graphemes(): Intl.Segmenter | null {
+  graphemeSegmenter ??=
+    typeof Intl !== 'undefined' && typeof Intl.Segmenter === 'function' ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
+  return graphemeSegmenter;
+}
 
 /**
  * The bytes of one source file with a byte-offset → line/column mapping.
@@ -234,7 +237,8 @@ export class SourceText {
       out.push(i);
       i += len;
     }
-    if (valid && graphemes) {
+    const segmenter = valid ? graphemes() : null;
+    if (segmenter) {
       out.length = 0;
       const lineText = utf8.decode(this.bytes.subarray(start, end));
       // V8's segment iterator slows down quadratically on long strings, so
@@ -248,7 +252,7 @@ export class SourceText {
         const piece = lineText.slice(from, to);
         let next = lineText.length;
         let prevIndex = 0;
-        for (const seg of graphemes.segment(piece)) {
+        for (const seg of segmenter.segment(piece)) {
           if (to < lineText.length && seg.index >= SEGMENT_WINDOW) {
             next = from + seg.index;
             break;

@@ -8,5 +8,5 @@ export { DiscoveredHost, ServiceDiscovery } from './discovery.js';
 export type { ServiceDiscoveryOptions, ServiceMap } from './discovery.js';
 export { RegistrySource } from './registry-source.js';
 export type { RegistrySourceOptions } from './registry-source.js';
-export { checkChecksumsSignature, signaturePolicy } from './signature.js';
-export type { SignatureCheck, SignaturePolicy, SigningKey } from './signature.js';
+export { checkChecksumsSignature, openSignatureCache, signaturePolicy } from './signature.js';
+export type { CachedVerification, SignatureCache, SignatureCheck, SignaturePolicy, SigningKey } from './signature.js';

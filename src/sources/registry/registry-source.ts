@@ -50,7 +50,7 @@ import { encodePath, jsonObject } from '../http-util.js';
 import { sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type TrustedHash } from '../source.js';
 import { acceptableHashes, findChecksum } from './checksums.js';
 import type { ServiceDiscovery } from './discovery.js';
-import { checkChecksumsSignature, signaturePolicy, type SignaturePolicy, type SigningKey } from './signature.js';
+import { checkChecksumsSignature, signaturePolicy, type SignatureCache, type SignaturePolicy, type SigningKey } from './signature.js';
 
 /** Plugin protocol versions the reference supports (`SupportedPluginProtocols`). */
 const SUPPORTED_PROTOCOLS = parseConstraints('>= 5, < 7');
@@ -67,6 +67,8 @@ export interface RegistrySourceOptions {
   readonly retries?: number;
   /** Default: {@link signaturePolicy}(flavor) without environment switches. */
   readonly signaturePolicy?: SignaturePolicy;
+  /** Verifications remembered across runs (none by default). */
+  readonly signatureCache?: SignatureCache;
 }
 
 /** OpenTofu 1.12 `packages` entry of one platform. */
@@ -221,7 +223,15 @@ export class RegistrySource implements Source {
     }
 
     // Step 4: the signature.
-    const check = await checkChecksumsSignature({ document, signature, keys, provider, policy: this.policy, signatureUrl: signatureURL.href }).catch(
+    const check = await checkChecksumsSignature({
+      document,
+      signature,
+      keys,
+      provider,
+      policy: this.policy,
+      signatureUrl: signatureURL.href,
+      ...(this.options.signatureCache ? { cache: this.options.signatureCache } : {}),
+    }).catch(
       (err: unknown) => {
         throw withContext(err, { ...ctx, url: signatureURL.href });
       },

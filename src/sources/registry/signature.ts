@@ -31,7 +31,12 @@ import type * as openpgp from 'openpgp';
 let openpgpModule: Promise<typeof openpgp> | undefined;
 const loadOpenpgp = (): Promise<typeof openpgp> => (openpgpModule ??= import('openpgp'));
 
+import { createHash } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
 import { defaultRegistryHost, flavorInfo, type Flavor, type ProviderAddress } from '../../addresses/index.js';
+import { writeFileAtomic } from '../../fs/atomic.js';
 import { ProvkitError } from '../../errors.js';
 import { SourceErrorCode } from '../codes.js';
 
@@ -59,6 +64,64 @@ export function signaturePolicy(flavor: Flavor, env: Readonly<Record<string, str
     enforceValidation: flavor === 'terraform' || env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
     enforceExpiration: flavor === 'terraform' || env['OPENTOFU_ENFORCE_GPG_EXPIRATION'] === 'true',
   };
+}
+
+/**
+ * Remembered verifications (see {@link openSignatureCache}): a signature that
+ * verified over the same document with the same keys verifies again, until
+ * the first expiry of the key, subkey or signature involved.
+ */
+export interface SignatureCache {
+  get(key: string): Promise<CachedVerification | undefined>;
+  put(key: string, value: CachedVerification): Promise<void>;
+}
+
+export interface CachedVerification {
+  readonly keyId: string;
+  /** Milliseconds since the epoch from which the result no longer holds (an expiry), or null. */
+  readonly validUntil: number | null;
+}
+
+/**
+ * A {@link SignatureCache} in `dir`, one atomic JSON file per verification,
+ * named by the SHA-256 of the document, the signature and the keys (so any
+ * change to any of them is a miss). Only clean successes are kept (valid,
+ * nothing expired); failures and expired keys are always checked again. It
+ * spares the second run of a command loading openpgp.js (~60 ms) and
+ * verifying. Unreadable entries are misses; write failures are ignored.
+ */
+export function openSignatureCache(dir: string): SignatureCache {
+  return {
+    async get(key) {
+      try {
+        const v = JSON.parse(await readFile(join(dir, `${key}.json`), 'utf8')) as Partial<CachedVerification> | null;
+        if (v && typeof v.keyId === 'string' && /^[0-9A-F]{16}$/.test(v.keyId) && (v.validUntil === null || typeof v.validUntil === 'number')) {
+          return { keyId: v.keyId, validUntil: v.validUntil };
+        }
+      } catch {
+        // A miss.
+      }
+      return undefined;
+    },
+    async put(key, value) {
+      try {
+        await mkdir(dir, { recursive: true });
+        await writeFileAtomic(join(dir, `${key}.json`), Buffer.from(`${JSON.stringify(value)}\n`));
+      } catch {
+        // Only costs speed.
+      }
+    },
+  };
+}
+
+function cacheKeyOf(document: Uint8Array, signature: Uint8Array, keys: readonly SigningKey[]): string {
+  const h = createHash('sha256').update('provkit signature check v1\0');
+  for (const part of [document, signature, ...keys.map((k) => Buffer.from(k.asciiArmor, 'utf8'))]) {
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64BE(BigInt(part.length));
+    h.update(len).update(part);
+  }
+  return h.digest('hex');
 }
 
 /** The outcome: signed by a key (its primary key ID, 16 upper-case hex digits), or skipped. */
@@ -93,8 +156,24 @@ async function expiry(key: openpgp.Key, signature: openpgp.Signature, issuer: op
   return undefined;
 }
 
+/** The first instant the verified key, subkey or signature expires (null: never). */
+async function validUntil(key: openpgp.Key, signature: openpgp.Signature, issuer: openpgp.KeyID): Promise<number | null> {
+  const times: number[] = [];
+  const add = (t: Date | number | null): void => {
+    if (t instanceof Date) times.push(t.getTime());
+  };
+  add(await key.getExpirationTime());
+  if (!key.getKeyID().equals(issuer)) (await Promise.all(key.getSubkeys(issuer).map((sub) => sub.getExpirationTime()))).forEach(add);
+  for (const pkt of signature.packets) {
+    if (!pkt.signatureNeverExpires && pkt.created !== null && pkt.signatureExpirationTime !== null) times.push(pkt.created.getTime() + pkt.signatureExpirationTime * 1000);
+  }
+  return times.length === 0 ? null : Math.min(...times);
+}
+
 /**
- * Checks `signature` over `document` with the registry's keys under `policy`.
+ * Checks `signature` over `document` with the registry's keys under `policy`
+ * (with `cache`, a verification remembered from an earlier run stands while
+ * nothing it relied on has expired).
  *
  * @throws {ProvkitError} `SIGNATURE_INVALID`, with the flavor's text, naming
  *   the provider.
@@ -106,6 +185,7 @@ export async function checkChecksumsSignature(args: {
   readonly provider: ProviderAddress;
   readonly policy: SignaturePolicy;
   readonly signatureUrl?: string;
+  readonly cache?: SignatureCache;
 }): Promise<SignatureCheck> {
   const { provider, policy } = args;
   const enforce = policy.flavor === 'terraform' || args.keys.length > 0 || provider.hostname !== defaultRegistryHost('tofu') || policy.enforceValidation;
@@ -118,8 +198,16 @@ export async function checkChecksumsSignature(args: {
       ],
     };
   }
+  const cacheKey = args.cache ? cacheKeyOf(args.document, args.signature, args.keys) : undefined;
+  const now = (policy.now?.() ?? new Date()).getTime();
+  if (args.cache && cacheKey) {
+    const hit = await args.cache.get(cacheKey);
+    if (hit && (hit.validUntil === null || now < hit.validUntil)) return { kind: 'signed', keyId: hit.keyId, expired: false, warnings: [] };
+  }
   try {
-    return await findSigningKey(args);
+    const { check, until } = await findSigningKey(args);
+    if (args.cache && cacheKey && check.kind === 'signed' && !check.expired && until !== undefined) await args.cache.put(cacheKey, { keyId: check.keyId, validUntil: until });
+    return check;
   } catch (err) {
     if (!(err instanceof Reason)) throw err;
     const message =
@@ -138,7 +226,7 @@ async function findSigningKey(args: {
   readonly keys: readonly SigningKey[];
   readonly provider: ProviderAddress;
   readonly policy: SignaturePolicy;
-}): Promise<SignatureCheck> {
+}): Promise<{ check: SignatureCheck; until?: number | null }> {
   const now = args.policy.now?.() ?? new Date();
   const openpgp = await loadOpenpgp();
   let signature: openpgp.Signature | undefined;
@@ -179,15 +267,21 @@ async function findSigningKey(args: {
     // eslint-disable-next-line no-await-in-loop -- see above
     const expired = issuer === undefined ? undefined : await expiry(key, signature, issuer, now);
     const keyId = keyIdOf(key);
-    if (expired === undefined) return { kind: 'signed', keyId, expired: false, warnings: [] };
+    if (expired === undefined) {
+      // eslint-disable-next-line no-await-in-loop -- see above
+      const until = issuer === undefined ? undefined : await validUntil(key, signature, issuer);
+      return { check: { kind: 'signed', keyId, expired: false, warnings: [] }, ...(until === undefined ? {} : { until }) };
+    }
     if (args.policy.enforceExpiration) throw new Reason(`error checking signature: ${expired}`);
     return {
-      kind: 'signed',
-      keyId,
-      expired: true,
-      warnings: [
-        `Provider ${args.provider.namespace}/${args.provider.type} (${args.provider.displayHostname}) gpg key expired, this will fail in future versions of ${flavorInfo(args.policy.flavor).productName}`,
-      ],
+      check: {
+        kind: 'signed',
+        keyId,
+        expired: true,
+        warnings: [
+          `Provider ${args.provider.namespace}/${args.provider.type} (${args.provider.displayHostname}) gpg key expired, this will fail in future versions of ${flavorInfo(args.policy.flavor).productName}`,
+        ],
+      },
     };
   }
   throw new Reason(UNKNOWN_ISSUER);
