@@ -110,6 +110,8 @@ async function main(): Promise<number> {
   try {
     const two = ['-platform=linux_amd64', '-platform=darwin_arm64'];
     await compare('lock from the registry', ['providers', 'lock', ...two], ['lock', ...two], config(reg.host), env);
+    // The same again: provkit now finds the packages' hashes in its hash store (PROVKIT_CACHE_DIR/hashes) and downloads nothing.
+    await compare('lock from the registry, hashes from the hash store', ['providers', 'lock', ...two], ['lock', ...two], config(reg.host), env);
     await compare('lock -fs-mirror', ['providers', 'lock', `-fs-mirror=${MIRROR}`, ...two], ['lock', `-fs-mirror=${MIRROR}`, ...two], config('registry.example.test'), env);
     await compare('lock -net-mirror', ['providers', 'lock', `-net-mirror=${netMirror.url}`, ...two], ['lock', `-net-mirror=${netMirror.url}`, ...two], config('registry.example.test'), envMirror);
     const lockFile = async (d: string): Promise<void> => {

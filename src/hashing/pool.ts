@@ -94,7 +94,7 @@ interface Job {
 }
 
 /** Bytes of a stream job sent to its worker and not yet taken in, before the download waits. */
-const STREAM_IN_FLIGHT = 4 * 1024 * 1024;
+const STREAM_IN_FLIGHT = 2 * 1024 * 1024;
 /** Stream chunks are gathered to this size before they are posted (fewer messages). */
 const STREAM_BATCH = 1024 * 1024;
 

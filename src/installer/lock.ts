@@ -80,7 +80,9 @@ export interface LockOptions extends FetchRunOptions {
   readonly oldLocks: Locks;
   /**
    * `-all-platforms`: also lock every platform the source publishes for the
-   * selected version (registries list them), each fetched and hashed.
+   * selected version (registries list them): from the registry's `packages`
+   * h1: where that is trusted (OpenTofu's default registry), otherwise each
+   * fetched and hashed.
    */
   readonly allPlatforms?: boolean;
   /** `OPENTOFU_ENFORCE_GPG_VALIDATION` in effect. */
@@ -211,9 +213,33 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
       const published = (await options.source.publishedPlatforms(provider, version, options.signal).catch(() => undefined)) ?? [];
       platforms = [...platforms, ...published.filter((p) => !platforms.some((q) => q.equals(p)))];
     }
+    const record = (platform: Platform, hashes: Hash[]): void => {
+      results.push({ provider, version, constraints: req.constraints, hashes });
+      // "No change" is judged per platform against the old entry (item 90, `ContainsAll`).
+      const change: LockChange = !prior
+        ? 'new-provider'
+        : prior.containsAll(newProviderLock(provider, version, req.constraints, hashes))
+          ? 'unchanged'
+          : 'added';
+      changes.push({ provider, platform, change });
+    };
     await Promise.all(
       platforms.map(async (platform) => {
         try {
+          // -all-platforms beyond the requested ones: a platform whose h1: the
+          // registry's `packages` extension reports, where that is recorded
+          // as trusted (OpenTofu's default registry, see recordedHashes), is
+          // locked from it without a download (issue #5).
+          if (!options.platforms.some((q) => q.equals(platform))) {
+            const meta = await options.source.packageMeta(provider, version, platform, options.signal);
+            const trusted = meta.reportedHashes.filter(
+              (h) => h.hash.scheme === 'h1:' && h.platform?.equals(platform) === true && recordedHashes(provider, [h], options.flavor, options.enforceSignatures ?? false).length > 0,
+            );
+            if (trusted.length > 0) {
+              record(platform, recordedHashes(provider, meta.reportedHashes, options.flavor, options.enforceSignatures ?? false));
+              return;
+            }
+          }
           const fetched = await fetchOnce(provider, version, platform);
           const stored = fetched.kind === 'archive' && fetched.stored === true;
           events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined, reused: false, stored });
@@ -227,15 +253,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
             for (const w of zip.warnings) events({ type: 'warning', summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
             h1 = zip.h1.hash;
           }
-          const hashes = [h1, ...recordedHashes(provider, fetched.hashes, options.flavor, options.enforceSignatures ?? false)];
-          results.push({ provider, version, constraints: req.constraints, hashes });
-          // "No change" is judged per platform against the old entry (item 90, `ContainsAll`).
-          const change: LockChange = !prior
-            ? 'new-provider'
-            : prior.containsAll(newProviderLock(provider, version, req.constraints, hashes))
-              ? 'unchanged'
-              : 'added';
-          changes.push({ provider, platform, change });
+          record(platform, [h1, ...recordedHashes(provider, fetched.hashes, options.flavor, options.enforceSignatures ?? false)]);
         } catch (err) {
           failures.push({ provider, platform, error: asProvkitError(err) });
         }

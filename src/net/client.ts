@@ -232,6 +232,7 @@ class Hop {
   readonly controller = new AbortController();
   timedOut: string | undefined;
   private timer: { cancel(): void } | undefined;
+  private lastTouch = 0;
   private readonly unlink: () => void;
 
   constructor(
@@ -254,6 +255,32 @@ class Hop {
       this.timedOut = why;
       this.controller.abort(new Error(why));
     }, ms);
+  }
+
+  /**
+   * An idle timeout that {@link touch} keeps off: the timer is not re-armed
+   * per chunk (a body has tens of thousands); when it fires it measures the
+   * time since the last touch and waits the rest, or aborts.
+   */
+  armIdle(ms: number, why: string): void {
+    this.lastTouch = this.clock.now();
+    const check = (wait: number): void => {
+      this.timer = this.clock.setTimer(() => {
+        const quiet = this.clock.now() - this.lastTouch;
+        if (quiet >= ms) {
+          this.timedOut = why;
+          this.controller.abort(new Error(why));
+        } else check(ms - quiet);
+      }, wait);
+    };
+    this.timer?.cancel();
+    this.timer = undefined;
+    if (ms > 0) check(ms);
+  }
+
+  /** Data arrived (see {@link armIdle}). */
+  touch(): void {
+    this.lastTouch = this.clock.now();
   }
 
   disarm(): void {
@@ -398,9 +425,11 @@ export class HttpClient {
             // prefix is dropped again before the file, which is appended to.
             const source = Readable.from(offset > 0 ? prefixThen(createReadStream(tmp, { start: 0, end: offset - 1 }), body) : body);
             file = createWriteStream(tmp, offset > 0 ? { flags: 'r+', start: offset } : { flags: 'wx', mode: options.mode ?? 0o644 });
-            const stages: Array<NodeJS.ReadableStream | NodeJS.WritableStream | NodeJS.ReadWriteStream> = [source, ...(options.transforms?.() ?? [])];
+            // Blocks first: every later stage (hashers, the file) then handles
+            // 16 times fewer chunks than the body's TLS-record-sized ones.
+            const stages: Array<NodeJS.ReadableStream | NodeJS.WritableStream | NodeJS.ReadWriteStream> = [source, coalesce(), ...(options.transforms?.() ?? [])];
             if (offset > 0) stages.push(skipBytes(offset));
-            stages.push(coalesce(), file);
+            stages.push(file);
             try {
               await pipeline(stages);
             } catch (err) {
@@ -600,14 +629,14 @@ export class HttpClient {
     let received = 0;
     let lastEvent = this.clock.now();
     const idleMessage = `no data from ${hop.url} for ${o.idleTimeoutMs} ms`;
-    hop.arm(o.idleTimeoutMs, idleMessage);
+    hop.armIdle(o.idleTimeoutMs, idleMessage);
     try {
       if (res.body !== null) {
         // The loop body is inside a try so that a connection lost mid-body
         // with a declared length becomes the reference's size error.
         for await (const raw of guardShortBody(res.body, () => received, total, hop)) {
           const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-          hop.arm(o.idleTimeoutMs, idleMessage);
+          hop.touch();
           received += chunk.length;
           onSize?.(received);
           if (o.maxBytes !== undefined && offset + received > o.maxBytes) {
@@ -737,11 +766,12 @@ const FILE_WRITE_BLOCK = 256 * 1024;
 
 /**
  * Gathers the body's small chunks (a TLS record is at most 16 KiB) into
- * blocks of {@link FILE_WRITE_BLOCK} before the file: every file write is a
- * job for libuv's thread pool, and tens of thousands of them per package kept
- * the event loop waiting on the pool's lock while zlib jobs filled the pool
- * (measured with bench/commands.ts: 2.2 s of the main thread in `writeBuffer`
- * for 5 × 100 MB). One copy per byte is far cheaper.
+ * blocks of {@link FILE_WRITE_BLOCK}: every stage after it runs 16 times less
+ * often, and every file write is a job for libuv's thread pool, and tens of
+ * thousands of them per package kept the event loop waiting on the pool's
+ * lock while zlib jobs filled the pool (measured with bench/commands.ts:
+ * 2.2 s of the main thread in `writeBuffer` for 5 × 100 MB). One copy per
+ * byte is far cheaper.
  */
 function coalesce(): Transform {
   let block: Buffer | undefined;

@@ -88,7 +88,7 @@ describe('hostile packages through the CLI', () => {
     const plain = await makeProvider('acme', 'plain', ['1.0.0'], [PLAT]);
     reg = await startFakeRegistry({ providers: [slip, link, plain] });
     await writeFile(join(dir, 'empty.tfrc'), '');
-    env = { SSL_CERT_FILE: reg.caPath, TF_CLI_CONFIG_FILE: join(dir, 'empty.tfrc'), PROVKIT_FLAVOR: '', HOME: dir, TF_DATA_DIR: '', TF_PLUGIN_CACHE_DIR: '', PROVKIT_CACHE_DIR: join(dir, 'cache') };
+    env = { SSL_CERT_FILE: reg.caPath, TF_CLI_CONFIG_FILE: join(dir, 'empty.tfrc'), PROVKIT_FLAVOR: '', HOME: dir, TF_DATA_DIR: '', TF_PLUGIN_CACHE_DIR: '', PROVKIT_CACHE_DIR: join(dir, 'cache'), PROVKIT_HASH_STORE: 'off' };
   });
   afterAll(() => reg.close());
 

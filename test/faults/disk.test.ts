@@ -37,7 +37,7 @@ beforeAll(async () => {
   }
   reg = await startBigRegistry();
   await writeFile(join(base, 'empty.tfrc'), '');
-  env = { SSL_CERT_FILE: reg.caPath, TF_CLI_CONFIG_FILE: join(base, 'empty.tfrc'), PROVKIT_FLAVOR: '', HOME: base, PROVKIT_CACHE_DIR: join(base, 'cache'), PROVKIT_HTTP_TUNING: 'backoff=5' };
+  env = { SSL_CERT_FILE: reg.caPath, TF_CLI_CONFIG_FILE: join(base, 'empty.tfrc'), PROVKIT_FLAVOR: '', HOME: base, PROVKIT_CACHE_DIR: join(base, 'cache'), PROVKIT_HASH_STORE: 'off', PROVKIT_HTTP_TUNING: 'backoff=5' };
 });
 afterAll(async () => {
   await reg.close();

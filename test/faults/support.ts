@@ -146,6 +146,8 @@ export async function hermeticEnv(base: string, caPath: string, tuning: string):
     SSL_CERT_FILE: caPath,
     TF_CLI_CONFIG_FILE: join(base, 'empty.tfrc'),
     PROVKIT_CACHE_DIR: join(base, 'cache'),
+    // No hash store: each fault must meet a real download, not remembered hashes.
+    PROVKIT_HASH_STORE: 'off',
     PROVKIT_FLAVOR: '',
     HOME: base,
     TF_DATA_DIR: '',
