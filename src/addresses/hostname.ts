@@ -13,7 +13,22 @@
  *
  * Pure: no I/O.
  */
-import { toASCII as tr46ToASCII, toUnicode as tr46ToUnicode } from 'tr46';
+import { createRequire } from 'node:module';
+
+import type * as Tr46 from 'tr46';
+
+/**
+ * tr46 (UTS #46 tables, a large JSON file) is loaded on first use: ASCII
+ * host names, nearly all of them, never need it, and start-up time counts
+ * (issue #5, the incremental mirror run).
+ */
+let tr46Module: typeof Tr46 | undefined;
+function tr46(): typeof Tr46 {
+  tr46Module ??= createRequire(import.meta.url)('tr46') as typeof Tr46;
+  return tr46Module;
+}
+const tr46ToASCII: typeof Tr46.toASCII = (...args) => tr46().toASCII(...args);
+const tr46ToUnicode: typeof Tr46.toUnicode = (...args) => tr46().toUnicode(...args);
 
 import { ErrorCode, ProvkitError } from '../errors.js';
 
@@ -486,6 +501,9 @@ export function displayHostnameLenient(given: string): string {
   const [host, portPortion] = splitPort(given);
   const port = normalizePortPortion(portPortion);
   const portOut = port.ok ? port.port : portPortion;
+  // Plain ASCII labels (letters, digits, inner single hyphens) map to lower
+  // case and nothing else; only other names need the UTS #46 tables.
+  if (host.split('.').every((l) => /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/.test(l) && !l.includes('--'))) return host.toLowerCase() + portOut;
   const opts = { transitionalProcessing: true, useSTD3ASCIIRules: true, checkHyphens: true, checkJoiners: true } as const;
   const ascii = tr46ToASCII(host, opts);
   if (ascii === null) return host + portOut;

@@ -25,7 +25,7 @@ import { createSecureContext, type SecureContext } from 'node:tls';
 import type { LookupFunction, Socket } from 'node:net';
 import { rootCertificates } from 'node:tls';
 
-import { HttpsProxyAgent } from 'https-proxy-agent';
+import type { HttpsProxyAgent } from 'https-proxy-agent';
 import fetch from 'node-fetch';
 
 import { ErrorCode, ProvkitError } from '../errors.js';
@@ -58,24 +58,35 @@ export interface NodeFetch {
 
 type ProxyConnectOpts = Parameters<HttpsProxyAgent<string>['connect']>[1];
 
+type ProxyAgentClass = new (proxy: string, secureContext: SecureContext | undefined, keepAlive: boolean) => HttpsProxyAgent<string>;
+
 /**
  * https-proxy-agent applies its constructor's TLS options to the proxy
  * connection only; the tunnelled TLS connection to the target gets the
  * request's options, which node-fetch does not give a `ca`. This subclass adds
- * the trusted CAs there.
+ * the trusted CAs there. The module (with its dependencies, ~20 files) is
+ * loaded only when a proxy is used: most runs have none, and start-up time
+ * counts (issue #5, the incremental mirror run).
  */
-class CaProxyAgent extends HttpsProxyAgent<string> {
-  constructor(
-    proxy: string,
-    private readonly secureContext: SecureContext | undefined,
-    keepAlive: boolean,
-  ) {
-    super(proxy, { keepAlive, ...(secureContext ? { secureContext } : {}) });
-  }
+let proxyAgentClass: Promise<ProxyAgentClass> | undefined;
+function loadProxyAgentClass(): Promise<ProxyAgentClass> {
+  proxyAgentClass ??= import('https-proxy-agent').then(({ HttpsProxyAgent: Base }) => {
+    class CaProxyAgent extends Base<string> {
+      constructor(
+        proxy: string,
+        private readonly secureContext: SecureContext | undefined,
+        keepAlive: boolean,
+      ) {
+        super(proxy, { keepAlive, ...(secureContext ? { secureContext } : {}) });
+      }
 
-  override connect(req: ClientRequest, opts: ProxyConnectOpts): Promise<Socket> {
-    return super.connect(req, opts.secureEndpoint && this.secureContext ? { ...opts, secureContext: this.secureContext } : opts);
-  }
+      override connect(req: ClientRequest, opts: ProxyConnectOpts): Promise<Socket> {
+        return super.connect(req, opts.secureEndpoint && this.secureContext ? { ...opts, secureContext: this.secureContext } : opts);
+      }
+    }
+    return CaProxyAgent;
+  });
+  return proxyAgentClass;
 }
 
 function readCaFile(path: string, variable: string): string {
@@ -122,20 +133,24 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
   // whole CA list again for each TLS connection. None for the default roots.
   const secureContext = ca === undefined ? undefined : createSecureContext({ ca });
   const httpsAgent = new HttpsAgent({ keepAlive, ...(secureContext ? { secureContext } : {}), ...lookup });
-  const proxyAgents = new Map<string, CaProxyAgent>();
+  const proxyAgents = new Map<string, HttpsProxyAgent<string>>();
+  let ProxyAgent: ProxyAgentClass | undefined;
 
   const agentFor = (url: URL): HttpAgent => {
     const proxy = proxies.proxyFor(url);
     if (proxy === undefined) return url.protocol === 'https:' ? httpsAgent : httpAgent;
     let agent = proxyAgents.get(proxy.href);
     if (agent === undefined) {
-      agent = new CaProxyAgent(proxy.href, secureContext, keepAlive);
+      if (ProxyAgent === undefined) throw new ProvkitError(ErrorCode.IO, 'internal: the proxy agent was not loaded');
+      agent = new ProxyAgent(proxy.href, secureContext, keepAlive);
       proxyAgents.set(proxy.href, agent);
     }
     return agent;
   };
 
   const fetchLike: FetchLike = async (url, init) => {
+    // Redirects are followed by the caller, one fetch per hop: each hop's URL is checked here.
+    if (ProxyAgent === undefined && proxies.proxyFor(new URL(url)) !== undefined) ProxyAgent = await loadProxyAgentClass();
     const res = await fetch(url, {
       method: init.method,
       headers: init.headers,
