@@ -13,16 +13,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { startFakeRegistry } from '../test/support/servers/registry.js';
-import { ensureBenchPackages } from './generate.js';
-import { findRusageTool, measure, type Measurement } from './run.js';
+import { measure, findRusageTool, type Measurement } from './run.js';
+import { PLATFORMS, startHeavyRegistry } from './serve-heavy.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const WORK = join(ROOT, 'bench/.work');
-const PLATFORMS = ['linux_amd64', 'linux_arm64', 'darwin_amd64', 'darwin_arm64', 'windows_amd64'];
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -37,15 +35,7 @@ interface Row {
 async function main(): Promise<number> {
   const runsArg = process.argv.indexOf('--runs');
   const runs = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 3;
-  const { paths } = await ensureBenchPackages();
-  const zips = new Map<string, Buffer>();
-  for (const p of paths) {
-    const m = /_1\.0\.0_(\w+_\w+)\.zip$/.exec(basename(p));
-    if (m?.[1]) zips.set(m[1], await readFile(p));
-  }
-  const reg = await startFakeRegistry({
-    providers: [{ namespace: 'acme', type: 'heavy', versions: [{ version: '1.0.0', packages: PLATFORMS.map((platform) => ({ platform, zip: zips.get(platform)! })) }] }],
-  });
+  const { reg, paths } = await startHeavyRegistry();
   const tool = findRusageTool();
   const scratch = await mkdtemp(join(tmpdir(), 'provkit-bench-cmd-'));
   const project = join(scratch, 'project');

@@ -545,6 +545,24 @@ function inflateError(file: string, e: ZipEntry, err: unknown): ProvkitError {
   return entryError(ErrorCode.ZIP_CORRUPT_DATA, file, e, `corrupt deflate data: ${msg}`);
 }
 
+/**
+ * Writes `chunk` to `stream`; when its buffer is full, resolves once it
+ * drains or closes (or `stop` settles), so a writer never piles up input.
+ */
+export async function writeWithBackpressure(stream: NodeJS.WritableStream & { once: NodeJS.EventEmitter['once']; off: NodeJS.EventEmitter['off'] }, chunk: Buffer, stop?: Promise<unknown>): Promise<void> {
+  if (stream.write(chunk)) return;
+  await new Promise<void>((resolve) => {
+    const go = (): void => {
+      stream.off('drain', go);
+      stream.off('close', go);
+      resolve();
+    };
+    stream.once('drain', go);
+    stream.once('close', go);
+    void stop?.then(go);
+  });
+}
+
 /** Streams [start, end) through a raw inflater, handing each output chunk to `take`. */
 async function inflateStream(
   fh: FileHandle,
@@ -586,18 +604,8 @@ async function inflateStream(
       const chunk = await pending;
       if (chunk.length === 0) break;
       pending = nextRead();
-      if (!inflater.write(chunk)) {
-        // eslint-disable-next-line no-await-in-loop -- backpressure
-        await new Promise<void>((resolve) => {
-          const done = (): void => {
-            inflater.off('drain', done);
-            inflater.off('close', done);
-            resolve();
-          };
-          inflater.once('drain', done);
-          inflater.once('close', done);
-        });
-      }
+      // eslint-disable-next-line no-await-in-loop -- backpressure
+      await writeWithBackpressure(inflater, chunk);
     }
     if (!inflater.destroyed) inflater.end();
   } catch (err) {

@@ -23,7 +23,7 @@ import { createHash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 
 import { crc32 } from './crc32.js';
-import { DEFAULT_ZIP_LIMITS, RATIO_FLOOR_BYTES, type StreamedDigest, type ZipLimits } from './zip-reader.js';
+import { DEFAULT_ZIP_LIMITS, RATIO_FLOOR_BYTES, type StreamedDigest, writeWithBackpressure, type ZipLimits } from './zip-reader.js';
 
 const SIG_LOCAL = 0x04034b50;
 const SIG_CENTRAL = 0x02014b50;
@@ -344,19 +344,8 @@ export class ZipStreamDigester {
         fedBytes -= fed[0]!.length;
         fed.shift();
       }
-      if (!inflater.write(chunk)) {
-        // eslint-disable-next-line no-await-in-loop -- backpressure
-        await new Promise<void>((resolve) => {
-          const go = (): void => {
-            inflater.off('drain', go);
-            inflater.off('close', go);
-            resolve();
-          };
-          inflater.once('drain', go);
-          inflater.once('close', go);
-          void done.then(go);
-        });
-      }
+      // eslint-disable-next-line no-await-in-loop -- backpressure
+      await writeWithBackpressure(inflater, chunk, done);
     }
     await consumer;
     if (failed || this.stopped) return undefined;
