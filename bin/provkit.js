@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The installed entry point. It runs the compiled CLI from dist/ (built by
-// `npm ci`/`npm install` through the `prepare` script).
+// `npm ci`/`npm install` through the `prepare` script), bundled when the
+// bundle is there.
 //
 // Signals: commands that change files (lock, mirror, install) install their
 // own SIGINT/SIGTERM handlers for the time they run and abort cleanly. This
@@ -11,7 +12,11 @@
 // committed (a run that ended 0 stays 0). Keeping one listener at all times
 // also keeps Node from resetting the signals to their default action between
 // the command's handlers coming and going.
-import { main } from '../dist/cli/main.js';
+import { existsSync } from 'node:fs';
+
+// The bundle (scripts/bundle.mjs) starts faster; the plain build is the fallback.
+const bundled = new URL('../dist/bundle/main.js', import.meta.url);
+const { main } = await import(existsSync(bundled) ? bundled.href : '../dist/cli/main.js');
 
 let finished = false;
 for (const name of ['SIGINT', 'SIGTERM']) {
@@ -23,10 +28,19 @@ for (const name of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-process.exitCode = await main(process.argv.slice(2), {
+const code = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,
   cwd: process.cwd(),
 });
 finished = true;
+process.exitCode = code;
+// Exit now rather than when the event loop has drained: a signal that
+// arrives while Node tears the process down (its signal watchers already
+// closed) kills it with the default action, and a run that committed
+// everything would report 130/143. The output is flushed first (pipes are
+// asynchronous on some platforms).
+const flushed = (stream) => (stream.writableLength === 0 ? Promise.resolve() : new Promise((resolve) => stream.once('drain', resolve)));
+await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+process.exit(code);

@@ -127,9 +127,24 @@ export function interruptOnSignals(): Interrupt {
       return exitCode;
     },
     dispose() {
+      // A signal after this point finds the command done (committed or
+      // rolled back): it must not kill the process on its way out. One
+      // listener that ignores it stays (bin/provkit.js leaves signals to any
+      // other listener), added before the run's own go.
+      for (const [name] of handlers) {
+        if (!lateSignalGuards.has(name)) {
+          lateSignalGuards.add(name);
+          process.on(name, ignoreLateSignal);
+        }
+      }
       for (const [name, handler] of handlers) process.off(name, handler);
     },
   };
+}
+
+const lateSignalGuards = new Set<string>();
+function ignoreLateSignal(): void {
+  // See Interrupt.dispose: the command has finished; its exit code stands.
 }
 
 /**

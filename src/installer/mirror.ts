@@ -128,12 +128,14 @@ const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean => a.size === 
 export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> {
   const targetExisted = (await stat(options.targetDir).catch(() => undefined)) !== undefined;
   let lock: PackageLock | undefined;
-  if (options.targetLock !== false) {
-    lock = await acquirePackageLock(join(options.targetDir, MIRROR_LOCK_NAME), { ...options.targetLock, ...(options.signal ? { signal: options.signal } : {}) });
-  }
   const staging = join(options.targetDir, `${MIRROR_STAGING_PREFIX}${randomBytes(6).toString('hex')}`);
   let committed = false;
   try {
+    // Inside the try: taking the lock creates the target, and an interrupt
+    // while waiting for it must remove it again like any other.
+    if (options.targetLock !== false) {
+      lock = await acquirePackageLock(join(options.targetDir, MIRROR_LOCK_NAME), { ...options.targetLock, ...(options.signal ? { signal: options.signal } : {}) });
+    }
     // Under the lock, any staging directory is a killed run's leftover.
     const leftovers = (await readdir(options.targetDir).catch(() => [])).filter((n) => n.startsWith(MIRROR_STAGING_PREFIX));
     await Promise.all(leftovers.map((n) => rm(join(options.targetDir, n), { recursive: true, force: true })));

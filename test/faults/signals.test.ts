@@ -104,12 +104,12 @@ describe.each(['lock', 'mirror', 'install'] as const)('provkit %s', (command) =>
     reg.clearFaults();
     const after = await state(command, p);
     const expectCode = signal === 'SIGINT' ? 130 : 143;
-    if (point.hang) expect(r.code).toBe(expectCode);
-    else expect([0, expectCode]).toContain(r.code);
+    if (point.hang) expect(r.code, r.stdout + r.stderr).toBe(expectCode);
+    else expect([0, expectCode], r.stdout + r.stderr).toContain(r.code);
     const same = JSON.stringify(after) === JSON.stringify(before);
     const complete = JSON.stringify(after) === JSON.stringify(full[command]);
-    expect(same || complete).toBe(true);
-    if (r.code !== 0) expect(same).toBe(true);
+    expect(same || complete, r.stdout + r.stderr).toBe(true);
+    if (r.code !== 0) expect(same, `exit ${r.code}: ${r.stdout}${r.stderr}`).toBe(true);
     expect(await leftovers(p, join(base, 'cache'))).toEqual([]);
     const again = await runInProcess(argsFor(command, p), p, env);
     expect(again.code).toBe(0);
