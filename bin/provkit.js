@@ -41,6 +41,10 @@ process.exitCode = code;
 // closed) kills it with the default action, and a run that committed
 // everything would report 130/143. The output is flushed first (pipes are
 // asynchronous on some platforms).
-const flushed = (stream) => (stream.writableLength === 0 ? Promise.resolve() : new Promise((resolve) => stream.once('drain', resolve)));
-await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+// (An empty write's callback runs once everything before it is written.)
+const flushed = (stream) => new Promise((resolve) => stream.write('', () => resolve()));
+// At most 2 s: a stuck stream must not keep a finished command from exiting.
+let timer;
+await Promise.race([Promise.all([flushed(process.stdout), flushed(process.stderr)]), new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+clearTimeout(timer);
 process.exit(code);

@@ -125,9 +125,34 @@ describe('provkit mirror with a hash store', () => {
     expect(await versionJson('target-b')).toBe(await versionJson('target-a'));
 
     // A tampered download is refused even though the store knows the signed zh:.
-    reg.tamperArchive('acme', 'demo', '1.1.0', 'linux_amd64', 3);
-    const c = await run(['-flavor=terraform', 'mirror', '-platform=linux_amd64', join(dir, 'target-c')], p, env);
-    expect(c.code).toBe(1);
-    expect(c.stderr).toMatch(/checksum/);
+    reg.tamperArchive('acme', 'demo', '1.1.0', 'linux_amd64');
+    try {
+      const c = await run(['-flavor=terraform', 'mirror', '-platform=linux_amd64', join(dir, 'target-c')], p, env);
+      expect(c.code).toBe(1);
+      expect(c.stderr).toMatch(/checksum/);
+    } finally {
+      reg.clearFaults();
+    }
+  });
+});
+
+describe('provkit install with a hash store', () => {
+  it('fills the store, and a later install into a fresh directory writes the same lock and tree from it', async () => {
+    const store = join(dir, 'store-install');
+    const env = { PROVKIT_HASH_STORE: store };
+    const a = await project('install-a');
+    const first = await run(['install', '-platform=linux_amd64'], a, env);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    const entries = (await readdir(store)).filter((n) => /^[0-9a-f]{2}$/.test(n));
+    expect(entries.length).toBe(1);
+
+    const b = await project('install-b');
+    const second = await run(['install', '-platform=linux_amd64'], b, env);
+    expect(second.stderr).toBe('');
+    expect(second.code).toBe(0);
+    expect(await readFile(join(b, '.terraform.lock.hcl'), 'utf8')).toBe(await readFile(join(a, '.terraform.lock.hcl'), 'utf8'));
+    const tree = async (p: string): Promise<string[]> => (await readdir(join(p, '.terraform/providers'), { recursive: true })).map(String).sort();
+    expect(await tree(b)).toEqual(await tree(a));
   });
 });
