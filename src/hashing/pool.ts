@@ -18,7 +18,7 @@ import { ErrorCode, ProvkitError, type SerializedError } from '../errors.js';
 import { hashPackageDir } from './dir-package.js';
 import type { Hash } from './hash.js';
 import { hashZipPackage, type FormResult, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
-import { ZipStreamDigester } from './zip-stream.js';
+import { hashWithDigests, ZipStreamDigester } from './zip-stream.js';
 
 export interface HashPoolOptions extends ZipHashOptions {
   /** Packages hashed at once; default `os.availableParallelism()`. 0 = no workers. */
@@ -61,11 +61,10 @@ export type WorkerRequest =
   | { id: number; kind: 'stream-chunk'; chunk: ArrayBuffer }
   | { id: number; kind: 'stream-finish'; path: string; options: ZipHashOptions }
   | { id: number; kind: 'stream-abort' };
-export type WorkerResponse =
-  | { id: number; ok: true; zip?: SerializedZipHashes; dir?: Hash }
-  | { id: number; ok: false; error: SerializedError }
-  /** A `stream-chunk` of this many bytes was taken in (not a final answer). */
-  | { id: number; ack: number };
+/** A job's final answer. */
+export type WorkerResponse = { id: number; ok: true; zip?: SerializedZipHashes; dir?: Hash } | { id: number; ok: false; error: SerializedError };
+/** A `stream-chunk` of this many bytes was taken in (not a final answer). */
+export type WorkerAck = { id: number; ack: number };
 
 type SerializedForm = { ok: true; hash: Hash } | { ok: false; error: SerializedError };
 export type SerializedZipHashes = Omit<ZipPackageHashes, 'h1' | 'h1Zip'> & { h1: SerializedForm; h1Zip: SerializedForm };
@@ -180,10 +179,9 @@ function workerURL(): URL {
 export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const concurrency = options.concurrency ?? availableParallelism();
   const zipOptions: ZipHashOptions = options.limits ? { limits: options.limits } : {};
-  const withZh = (knownZh: Hash | undefined): ZipHashOptions => (knownZh ? { ...zipOptions, knownZh } : zipOptions);
   if (concurrency === 0) {
     return {
-      hashZip: (path, knownZh) => hashZipPackage(path, withZh(knownZh)),
+      hashZip: (path, knownZh) => hashZipPackage(path, withZh(zipOptions, knownZh)),
       hashDir: (path) => hashPackageDir(path),
       streamZip: () => inProcessStream(zipOptions),
       close: () => Promise.resolve(),
@@ -200,7 +198,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const spawn = (): Worker => {
     const w = new Worker(workerURL());
     started += 1;
-    w.on('message', (msg: WorkerResponse) => {
+    w.on('message', (msg: WorkerResponse | WorkerAck) => {
       const job = busy.get(w);
       if ('ack' in msg) {
         job?.onAck?.(msg.ack);
@@ -268,10 +266,9 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
         if (done) throw new ProvkitError(ErrorCode.IO, 'internal: a zip stream was finished twice');
         done = true;
         tap.detach();
-        worker.postMessage({ id, kind: 'stream-finish', path, options: withZh(knownZh) } satisfies WorkerRequest);
+        worker.postMessage({ id, kind: 'stream-finish', path, options: withZh(zipOptions, knownZh) } satisfies WorkerRequest);
         const r = await answer;
-        if ('ack' in r) throw new ProvkitError(ErrorCode.IO, 'internal: unexpected stream acknowledgement');
-        if (!r.ok) throw ProvkitError.fromJSON(r.error);
+          if (!r.ok) throw ProvkitError.fromJSON(r.error);
         return deserializeZipHashes(r.zip!);
       },
       abort: () => {
@@ -295,14 +292,12 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
 
   const api: HashPool = {
     async hashZip(path, knownZh) {
-      const r = await submit('zip', path, withZh(knownZh));
-      if ('ack' in r) throw new ProvkitError(ErrorCode.IO, 'internal: unexpected stream acknowledgement');
+      const r = await submit('zip', path, withZh(zipOptions, knownZh));
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return deserializeZipHashes(r.zip!);
     },
     async hashDir(path) {
       const r = await submit('dir', path);
-      if ('ack' in r) throw new ProvkitError(ErrorCode.IO, 'internal: unexpected stream acknowledgement');
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return r.dir!;
     },
@@ -318,6 +313,10 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     },
   };
   return api;
+}
+
+function withZh(zipOptions: ZipHashOptions, knownZh: Hash | undefined): ZipHashOptions {
+  return knownZh ? { ...zipOptions, knownZh } : zipOptions;
 }
 
 /** No worker to spare: bytes pass, and the file is hashed at the end. */
@@ -340,10 +339,7 @@ function inProcessStream(zipOptions: ZipHashOptions): ZipStream {
   });
   return {
     transform,
-    finish: async (path, knownZh) => {
-      const streamed = await digester.end();
-      return hashZipPackage(path, { ...zipOptions, ...(knownZh ? { knownZh } : {}), streamed });
-    },
+    finish: (path, knownZh) => hashWithDigests(path, digester, withZh(zipOptions, knownZh)),
     abort: () => digester.stop(),
   };
 }

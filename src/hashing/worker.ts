@@ -9,9 +9,9 @@ import { parentPort } from 'node:worker_threads';
 
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { hashPackageDir } from './dir-package.js';
-import { serializeZipHashes, toSerializedError, type WorkerRequest, type WorkerResponse } from './pool.js';
+import { serializeZipHashes, toSerializedError, type WorkerAck, type WorkerRequest, type WorkerResponse } from './pool.js';
 import { hashZipPackage } from './zip-package.js';
-import { ZipStreamDigester } from './zip-stream.js';
+import { hashWithDigests, ZipStreamDigester } from './zip-stream.js';
 
 const port = parentPort;
 if (!port) throw new Error('hashing/worker.js must run in a worker thread');
@@ -19,7 +19,7 @@ if (!port) throw new Error('hashing/worker.js must run in a worker thread');
 const streams = new Map<number, ZipStreamDigester>();
 
 port.on('message', (req: WorkerRequest) => {
-  const reply = (res: WorkerResponse): void => port.postMessage(res);
+  const reply = (res: WorkerResponse | WorkerAck): void => port.postMessage(res);
   switch (req.kind) {
     case 'stream-start':
       streams.set(req.id, new ZipStreamDigester(req.options.limits));
@@ -42,8 +42,7 @@ port.on('message', (req: WorkerRequest) => {
       streams.delete(req.id);
       void (async (): Promise<WorkerResponse> => {
         try {
-          const streamed = digester ? await digester.end() : undefined;
-          return { id: req.id, ok: true, zip: serializeZipHashes(await hashZipPackage(req.path, { ...req.options, ...(streamed ? { streamed } : {}) })) };
+          return { id: req.id, ok: true, zip: serializeZipHashes(await hashWithDigests(req.path, digester, req.options)) };
         } catch (err) {
           return { id: req.id, ok: false, error: toSerializedError(err) };
         }

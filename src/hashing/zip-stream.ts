@@ -23,6 +23,7 @@ import { createHash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 
 import { crc32 } from './crc32.js';
+import { hashZipPackage, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
 import { DEFAULT_ZIP_LIMITS, RATIO_FLOOR_BYTES, type StreamedDigest, writeWithBackpressure, type ZipLimits } from './zip-reader.js';
 
 const SIG_LOCAL = 0x04034b50;
@@ -363,4 +364,13 @@ export class ZipStreamDigester {
     this.digests.set(start, { method: 8, compressedSize: consumed, size, sha256: sha.digest(), crc32: crc });
     return consumed;
   }
+}
+
+/**
+ * The hashes of the finished file `path`, using what `digester` streamed
+ * from its bytes (none when there is no digester).
+ */
+export async function hashWithDigests(path: string, digester: ZipStreamDigester | undefined, options: ZipHashOptions): Promise<ZipPackageHashes> {
+  const streamed = digester ? await digester.end() : undefined;
+  return hashZipPackage(path, streamed ? { ...options, streamed } : options);
 }
