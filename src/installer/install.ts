@@ -58,10 +58,10 @@ import pLimit from 'p-limit';
 
 import { defaultRegistryHost, type Flavor, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
-import type { Hash, HashPool, HashStore, ZipLimits, ZipPackageHashes } from '../hashing/index.js';
+import type { Hash, HashPool, HashStore, ZipLimits } from '../hashing/index.js';
 import { allowedHashes, type InstalledProvider, type Locks, mergeInit, verifyPackage } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
-import { expectedZh, fetchPackage, type FetchedPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
+import { fetchPackage, type FetchedPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
 import {
   findExecutable,
   inspectPackageDir,
@@ -330,34 +330,18 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     });
   };
 
-  const fetchOne = async (meta: PackageMeta): Promise<FetchedPackage> => {
+  const fetchOne = (meta: PackageMeta): Promise<FetchedPackage> => {
     const { provider, version } = meta;
     downloads += 1;
-    const zh = expectedZh(meta);
-    const stored = zh && (await options.hashStore?.get(zh));
-    const fetched = await fetchPackage(meta, {
+    return fetchPackage(meta, {
       ...(meta.location.kind === 'http' ? { destPath: join(work, `${downloads}-${meta.filename}`) } : {}),
       ...(options.http ? { http: options.http } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       hashZip: (path) => pool.hashZip(path),
-      ...(stored ? {} : { streamZip: () => pool.streamZip() }),
+      streamZip: () => pool.streamZip(),
+      ...(options.hashStore ? { hashStore: options.hashStore } : {}),
       events: { onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }) },
     });
-    // The download matched the signed zh:, so the stored hashes are this archive's.
-    if (fetched.kind === 'archive' && !fetched.zipHashes && stored && stored.zh.text === fetched.zh.text) {
-      fromStore.add(stored);
-      return { ...fetched, zipHashes: stored };
-    }
-    return fetched;
-  };
-
-  /** Results that came from the hash store (not put back). */
-  const fromStore = new WeakSet<ZipPackageHashes>();
-  /** The archive's hashes (computed now unless known), recorded in the store. */
-  const archiveHashes = async (fetched: FetchedPackage & { kind: 'archive' }): Promise<ZipPackageHashes> => {
-    const zip = fetched.zipHashes ?? (await pool.hashZip(fetched.path));
-    if (!fromStore.has(zip)) await options.hashStore?.put(zip);
-    return zip;
   };
 
   /**
@@ -383,7 +367,9 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       await linkPackageDir(fetched.path, installPath);
       return h1;
     }
-    const zip = await archiveHashes(fetched);
+    // fetchPackage used and filled the store for what it hashed; the rest is kept here.
+    const zip = fetched.zipHashes ?? (await pool.hashZip(fetched.path));
+    if (!fetched.zipHashes) await options.hashStore?.put(zip);
     const verdict = verifyPackage(allowed, { kind: 'archive', zh: fetched.zh, h1Zip: zip.h1Zip.ok ? zip.h1Zip.hash : null }, provider, version, flavor);
     if (verdict.kind === 'mismatch') {
       // Item 27: the lock may hold this very package's extracted-form h1:, which the

@@ -175,6 +175,8 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
         const meta = await options.source.packageMeta(provider, version, platform, options.signal);
         for (const w of meta.warnings) events({ type: 'warning', summary: w, detail: '', provider });
         const zh = expectedZh(meta);
+        // A hit means no download at all, so lock consults the store itself
+        // (and keeps what it hashes, below) instead of handing it to fetchPackage.
         const stored = zh && (await options.hashStore?.get(zh));
         if (stored) return storedArchive(meta, stored);
         events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });

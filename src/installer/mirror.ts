@@ -53,7 +53,7 @@ import { writeFileAtomic } from '../fs/atomic.js';
 import { type Hash, normalizeHashes, zhOfFile } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../layout/index.js';
-import { authenticateArchive, expectedZh, fetchPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
+import { authenticateArchive, fetchPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
 import { acquirePackageLock, type PackageLock, type PackageLockOptions } from './cache.js';
 import { ignoreEvents } from './events.js';
 import { defaultNetworkConcurrency, type FetchRunOptions, selectVersion } from './lock.js';
@@ -213,17 +213,14 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     }
     events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
     try {
-      // Hashes the store holds for the registry's signed zh: need no hashing
-      // (the download is still checked against that zh).
-      const zh = expectedZh(meta);
-      const stored = zh && (await options.hashStore?.get(zh));
       const fetched = await network(() =>
         fetchPackage(meta, {
           destPath: stagedDest,
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           hashZip: (p) => options.pool.hashZip(p),
-          ...(stored ? {} : { streamZip: () => options.pool.streamZip() }),
+          streamZip: () => options.pool.streamZip(),
+          ...(options.hashStore ? { hashStore: options.hashStore } : {}),
           events: { onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }) },
         }),
       );
@@ -237,9 +234,8 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       staged.set(rel, stagedDest);
       // The file will be replaced: forget what was computed for the old bytes.
       states.delete(rel);
-      const z = fetched.zipHashes ?? (stored && stored.zh.text === fetched.zh.text ? stored : undefined);
+      const z = fetched.zipHashes;
       if (z) {
-        if (z !== stored) await options.hashStore?.put(z);
         states.set(rel, { zh: z.zh.text, h1: z.h1.ok ? z.h1.hash.text : null, h1Zip: z.h1Zip.ok ? z.h1Zip.hash.text : null });
       } else {
         // Hash now, while other packages are still downloading.

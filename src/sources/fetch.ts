@@ -30,7 +30,7 @@ import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import { ErrorCode, isProvkitError, ProvkitError, systemErrorCode } from '../errors.js';
-import { hashZipPackage, makeHash, ZhStream, type Hash, type ZipPackageHashes, type ZipStream } from '../hashing/index.js';
+import { hashZipPackage, type HashStore, makeHash, ZhStream, type Hash, type ZipPackageHashes, type ZipStream } from '../hashing/index.js';
 import { tempPathFor, type HttpClient, type NetEvents } from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
 import { authenticationLabel, sourceError, withContext, type PackageMeta, type TrustedHash } from './source.js';
@@ -54,6 +54,13 @@ export interface FetchOptions {
    * authentication needs it.
    */
   readonly streamZip?: () => ZipStream;
+  /**
+   * Hashes of archives seen before, by `zh:` (hashing/store.ts). A registry
+   * package whose signed `zh:` is there is fetched (and checked against that
+   * `zh:`) without being hashed: its {@link FetchedArchive.zipHashes} come
+   * from the store. Hashes computed here are added to it.
+   */
+  readonly hashStore?: HashStore;
 }
 
 /** A fetched, authenticated archive. */
@@ -182,12 +189,15 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
   let path: string;
   let size: number;
   let from: string;
+  // Known hashes make streaming pointless (the download is still checked against the zh:).
+  const expected = expectedZh(meta);
+  const stored = expected && (await options.hashStore?.get(expected));
   // At most one streaming job per attempt (a restarted download starts a new one).
   let stream: ZipStream | undefined;
   let streamed: Promise<ZipPackageHashes> | undefined;
   const startStream = (): Transform[] => {
     stream?.abort();
-    stream = options.streamZip?.();
+    stream = stored ? undefined : options.streamZip?.();
     return stream ? [stream.transform] : [];
   };
   /** The streamed job's result for the written file (once), else the plain hasher. */
@@ -241,8 +251,14 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       size = hashed(zh).size;
       from = loc.path;
     }
-    // The streamed hashes are wanted whatever authentication needed.
-    if (stream && !streamed) verified = { ...verified!, zipHashes: await hashZip(path) };
+    if (stored && stored.zh.text === hashed(zh).zh.text) {
+      // Authenticated against the registry's zh:, which is the stored one.
+      verified = { ...verified!, zipHashes: stored };
+    } else {
+      // The streamed hashes are wanted whatever authentication needed.
+      if (stream && !streamed) verified = { ...verified!, zipHashes: await hashZip(path) };
+      if (verified?.zipHashes) await options.hashStore?.put(verified.zipHashes);
+    }
   } catch (err) {
     stream?.abort();
     if (isProvkitError(err, ErrorCode.ABORTED)) {
