@@ -182,14 +182,11 @@ export function zipLimitsFromEnv(env: CliIO['env']): Required<ZipLimits> {
   return parseZipLimits(env['PROVKIT_ZIP_LIMITS'] ?? '');
 }
 
-
-/** The hash store of `lock` and `mirror` (see {@link hashStoreDir}). */
-export function hashStoreFor(env: CliIO['env'], cwd: string): HashStore | undefined {
+/**
+ * The hash store of `lock`, `mirror` and `install` (see {@link hashStoreDir}),
+ * as an option (none when disabled; option objects have exact optional properties).
+ */
+export function hashStoreOption(env: CliIO['env'], cwd: string): { hashStore?: HashStore } {
   const dir = hashStoreDir(env, cwd);
-  return dir === undefined ? undefined : openHashStore(dir);
-}
-
-/** `{ hashStore }` when there is one (for option objects with exact optional properties). */
-export function withHashStore(store: HashStore | undefined): { hashStore?: HashStore } {
-  return store ? { hashStore: store } : {};
+  return dir === undefined ? {} : { hashStore: openHashStore(dir) };
 }

@@ -26,6 +26,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
 import * as zlib from 'node:zlib';
 
 import { ErrorCode, ProvkitError } from '../errors.js';
@@ -549,7 +550,7 @@ function inflateError(file: string, e: ZipEntry, err: unknown): ProvkitError {
  * Writes `chunk` to `stream`; when its buffer is full, resolves once it
  * drains or closes (or `stop` settles), so a writer never piles up input.
  */
-export async function writeWithBackpressure(stream: NodeJS.WritableStream & { once: NodeJS.EventEmitter['once']; off: NodeJS.EventEmitter['off'] }, chunk: Buffer, stop?: Promise<unknown>): Promise<void> {
+export async function writeWithBackpressure(stream: Writable, chunk: Buffer, stop?: Promise<unknown>): Promise<void> {
   if (stream.write(chunk)) return;
   await new Promise<void>((resolve) => {
     const go = (): void => {

@@ -12,7 +12,7 @@ import { createHashPool } from '../../hashing/index.js';
 import { formatInstallFailures, lockFileAction, runInstall } from '../../installer/install.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, hashStoreFor, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, withHashStore, zipLimitsFromEnv } from '../common.js';
+import { checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -114,7 +114,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
       platform,
       source,
       pool,
-      ...withHashStore(hashStoreFor(io.env, globals.cwd)),
+      ...hashStoreOption(io.env, globals.cwd),
       http,
       flavor: globals.flavor,
       targetDir,

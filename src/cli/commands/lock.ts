@@ -10,7 +10,7 @@ import { createHashPool } from '../../hashing/index.js';
 import { runLock, type Requirement } from '../../installer/lock.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, hashStoreFor, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, withHashStore, zipLimitsFromEnv } from '../common.js';
+import { checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -98,7 +98,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
       events: (e) => ui.event(e),
       enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
       allPlatforms: flags.bools.get('all-platforms') === true,
-      ...withHashStore(hashStoreFor(io.env, globals.cwd)),
+      ...hashStoreOption(io.env, globals.cwd),
     });
     if (outcome.failures.length > 0) {
       const product = globals.flavor === 'terraform' ? 'Terraform' : 'OpenTofu';

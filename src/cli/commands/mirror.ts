@@ -12,7 +12,7 @@ import { type MirrorOptions, runMirror } from '../../installer/mirror.js';
 import { runUnpackedMirror } from '../../installer/mirror-unpacked.js';
 import { loadLockFile, LOCK_FILE_NAME, verifyDependencySelections } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { cacheBase, checkMirrorFlags, hashStoreFor, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, withHashStore, zipLimitsFromEnv } from '../common.js';
+import { cacheBase, checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -113,7 +113,7 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
       http,
       targetDir,
       cacheFile: mirrorCacheFile(io.env, targetDir),
-      ...withHashStore(hashStoreFor(io.env, globals.cwd)),
+      ...hashStoreOption(io.env, globals.cwd),
       flavor: globals.flavor,
       hashes,
       events: (e: InstallerEvent) => ui.event(e),
