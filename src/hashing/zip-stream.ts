@@ -139,14 +139,18 @@ export class ZipStreamDigester {
     for (const r of waiting) r();
   }
 
-  /** Waits until at least `n` unparsed bytes are there; false at the end of the stream. */
-  private async need(n: number): Promise<boolean> {
-    while (this.pendingBytes < n) {
-      if (this.ended || this.stopped) return false;
+  /** Waits until `n` unparsed bytes are there, or no more can come. */
+  private async waitFor(n: number): Promise<void> {
+    while (this.pendingBytes < n && !this.ended && !this.stopped) {
       // eslint-disable-next-line no-await-in-loop -- waiting for the network
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
-    return !this.stopped;
+  }
+
+  /** Waits until at least `n` unparsed bytes are there; false at the end of the stream. */
+  private async need(n: number): Promise<boolean> {
+    await this.waitFor(n);
+    return !this.stopped && this.pendingBytes >= n;
   }
 
   private peek(n: number): Buffer {
@@ -180,10 +184,7 @@ export class ZipStreamDigester {
 
   /** Waits for `n` unparsed bytes, or fewer but at least one at the end; false when there are none. */
   private async needSome(n: number): Promise<boolean> {
-    while (this.pendingBytes < n && !this.ended && !this.stopped) {
-      // eslint-disable-next-line no-await-in-loop -- waiting for the network
-      await new Promise<void>((resolve) => (this.wake = resolve));
-    }
+    await this.waitFor(n);
     return !this.stopped && this.pendingBytes > 0;
   }
 
