@@ -94,17 +94,15 @@ interface Job {
 
 /** Bytes of a stream job sent to its worker and not yet taken in, before the download waits. */
 const STREAM_IN_FLIGHT = 2 * 1024 * 1024;
-/** Stream chunks are gathered to this size before they are posted (fewer messages). */
-const STREAM_BATCH = 1024 * 1024;
 
 /**
- * The pass-through of a stream job: copies the bytes into batches handed to
- * `post`, and holds the pipeline while more than {@link STREAM_IN_FLIGHT}
- * bytes wait for the hasher (backpressure reaches the network).
+ * The pass-through of a stream job: hands a copy of each chunk to `post`
+ * (its own ArrayBuffer, moved to the worker; downloads arrive in blocks, see
+ * net/client.ts `coalesce`), and holds the pipeline while more than
+ * {@link STREAM_IN_FLIGHT} bytes wait for the hasher (backpressure reaches
+ * the network).
  */
-class BatchingTap extends Transform {
-  private batch: Buffer | undefined;
-  private used = 0;
+class CopyingTap extends Transform {
   private inFlight = 0;
   private waiting: (() => void) | undefined;
   private detached = false;
@@ -122,7 +120,6 @@ class BatchingTap extends Transform {
   /** Stop copying (the job was abandoned); bytes still pass through. */
   detach(): void {
     this.detached = true;
-    this.batch = undefined;
     this.wakeWriter();
   }
 
@@ -132,38 +129,17 @@ class BatchingTap extends Transform {
     w?.();
   }
 
-  private flushBatch(): void {
-    if (!this.batch || this.used === 0) return;
-    const b = this.batch;
-    // A full batch owns its whole ArrayBuffer (allocUnsafeSlow): moved, not copied.
-    const ab = (this.used === b.buffer.byteLength && b.byteOffset === 0 ? b.buffer : b.buffer.slice(b.byteOffset, b.byteOffset + this.used)) as ArrayBuffer;
-    this.batch = undefined;
-    this.used = 0;
-    this.inFlight += ab.byteLength;
-    this.post(ab);
-  }
-
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    if (!this.detached) {
-      let at = 0;
-      while (at < chunk.length) {
-        this.batch ??= Buffer.allocUnsafeSlow(STREAM_BATCH);
-        const n = chunk.copy(this.batch, this.used, at);
-        this.used += n;
-        at += n;
-        if (this.used === this.batch.length) this.flushBatch();
-      }
+    if (!this.detached && chunk.length > 0) {
+      const copy = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.length) as ArrayBuffer;
+      this.inFlight += copy.byteLength;
+      this.post(copy);
     }
     if (this.detached || this.inFlight <= STREAM_IN_FLIGHT) {
       cb(null, chunk);
       return;
     }
     this.waiting = () => cb(null, chunk);
-  }
-
-  override _flush(cb: TransformCallback): void {
-    if (!this.detached) this.flushBatch();
-    cb();
   }
 }
 
@@ -254,7 +230,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     const answer = new Promise<WorkerResponse>((resolve, reject) => (settle = { resolve, reject }));
     // A rejection nobody awaits (an abandoned job) must not become unhandled.
     answer.catch(() => undefined);
-    const tap = new BatchingTap((chunk) => worker.postMessage({ id, kind: 'stream-chunk', chunk } satisfies WorkerRequest, [chunk]));
+    const tap = new CopyingTap((chunk) => worker.postMessage({ id, kind: 'stream-chunk', chunk } satisfies WorkerRequest, [chunk]));
     const job: Job = { request: { id, kind: 'stream-start', options: zipOptions }, resolve: (r) => settle!.resolve(r), reject: (e) => settle!.reject(e), onAck: (n) => tap.ack(n) };
     busy.set(worker, job);
     worker.ref();
