@@ -141,6 +141,16 @@ export class FilesystemMirrorSource implements Source {
     this.options.onWarning?.({ path, message });
   }
 
+  /** The platform named in a mirror path, or undefined after a warning (the path is ignored, as the reference does). */
+  private platformOrWarn(full: string, platformStr: string): Platform | undefined {
+    try {
+      return parsePlatform(platformStr);
+    } catch (err) {
+      this.warn(full, `ignoring local provider path ${goQuoted(full)} with invalid platform ${goQuoted(platformStr)}: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+
   private async walkAll(): Promise<Map<string, Found[]>> {
     let base = this.options.baseDir;
     try {
@@ -249,14 +259,8 @@ export class FilesystemMirrorSource implements Source {
         this.warn(full, `ignoring local provider path ${goQuoted(full)} with invalid version ${goQuoted(versionStr)}: ${version.error.message}`);
         return;
       }
-      const platformStr = parts[4] ?? '';
-      let platform: Platform;
-      try {
-        platform = parsePlatform(platformStr);
-      } catch (err) {
-        this.warn(full, `ignoring local provider path ${goQuoted(full)} with invalid platform ${goQuoted(platformStr)}: ${(err as Error).message}`);
-        return;
-      }
+      const platform = this.platformOrWarn(full, parts[4] ?? '');
+      if (!platform) return;
       this.add(found, provider, version.version, platform, {
         filename: `terraform-provider-${provider.type}_${version.version.toString()}_${platform.toString()}.zip`,
         location: { kind: 'local-dir', path: full },
@@ -289,14 +293,8 @@ export class FilesystemMirrorSource implements Source {
       this.warn(full, `ignoring local provider path ${goQuoted(full)} with invalid version ${goQuoted(versionStr)}: ${version.error.message}`);
       return;
     }
-    const platformStr = `${info[1] ?? ''}_${info[2] ?? ''}`;
-    let platform: Platform;
-    try {
-      platform = parsePlatform(platformStr);
-    } catch (err) {
-      this.warn(full, `ignoring local provider path ${goQuoted(full)} with invalid platform ${goQuoted(platformStr)}: ${(err as Error).message}`);
-      return;
-    }
+    const platform = this.platformOrWarn(full, `${info[1] ?? ''}_${info[2] ?? ''}`);
+    if (!platform) return;
     this.add(found, provider, version.version, platform, { filename: norm, location: { kind: 'local-archive', path: full } });
   }
 

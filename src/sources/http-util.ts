@@ -53,3 +53,11 @@ export function urlBasename(url: URL): string {
     return base || '/';
   }
 }
+
+/**
+ * Headers of a JSON API request to a registry or network mirror: `Accept`,
+ * and `X-Terraform-Version` when the caller names a version (spec §4).
+ */
+export function jsonApiHeaders(terraformVersion: string | undefined): Record<string, string> {
+  return { accept: 'application/json', ...(terraformVersion === undefined ? {} : { 'x-terraform-version': terraformVersion }) };
+}

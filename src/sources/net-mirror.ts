@@ -29,7 +29,7 @@ import { parseHash, preferredHashes, type Hash } from '../hashing/index.js';
 import { NetErrorCode, type HttpClient, type HttpResponse } from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
 import type { CredentialsLookup } from './credentials.js';
-import { encodePath, jsonObject, mediaType, urlBasename, urlHostname } from './http-util.js';
+import { encodePath, jsonApiHeaders, jsonObject, mediaType, urlBasename, urlHostname } from './http-util.js';
 import { sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type TrustedHash } from './source.js';
 
 export interface NetworkMirrorOptions {
@@ -198,10 +198,7 @@ export class NetworkMirrorSource implements Source {
     let res: HttpResponse;
     try {
       res = await this.options.http.get(url.href, {
-        headers: {
-          accept: 'application/json',
-          ...(this.options.terraformVersion === undefined ? {} : { 'x-terraform-version': this.options.terraformVersion }),
-        },
+        headers: jsonApiHeaders(this.options.terraformVersion),
         ...this.credential(),
         retries: 0,
         maxRedirects: 5,

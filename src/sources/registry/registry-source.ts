@@ -46,7 +46,7 @@ import { makeHash, parseHash, type Hash } from '../../hashing/index.js';
 import { formatStatus, isRetryableStatus, NetErrorCode, type HttpClient, type HttpResponse } from '../../net/index.js';
 import { SourceErrorCode } from '../codes.js';
 import type { CredentialsLookup } from '../credentials.js';
-import { encodePath, jsonObject } from '../http-util.js';
+import { encodePath, jsonApiHeaders, jsonObject } from '../http-util.js';
 import { sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type TrustedHash } from '../source.js';
 import { acceptableHashes, findChecksum } from './checksums.js';
 import type { ServiceDiscovery } from './discovery.js';
@@ -376,10 +376,7 @@ export class RegistrySource implements Source {
     let res: HttpResponse;
     try {
       res = await this.options.http.get(url.href, {
-        headers: {
-          accept: 'application/json',
-          ...(this.options.terraformVersion === undefined ? {} : { 'x-terraform-version': this.options.terraformVersion }),
-        },
+        headers: jsonApiHeaders(this.options.terraformVersion),
         ...(token === undefined ? {} : { credential: { host: url.host, token } }),
         ...(this.options.retries === undefined ? {} : { retries: this.options.retries }),
         ...(signal === undefined ? {} : { signal }),
