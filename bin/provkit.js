@@ -28,6 +28,16 @@ for (const name of ['SIGINT', 'SIGTERM']) {
   });
 }
 
+// A run whose work is still pending when the event loop empties (a promise
+// nothing will ever settle) would end with Node's exit 13 and no message.
+// That is a provkit bug; the user gets a diagnostic and exit 1 instead.
+let settled = false;
+process.on('beforeExit', () => {
+  if (settled) return;
+  process.stderr.write('Error: internal error: provkit stopped with work still pending (nothing left to wait for); please report this with the command line\n');
+  process.exit(1);
+});
+
 const code = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
@@ -35,6 +45,7 @@ const code = await main(process.argv.slice(2), {
   cwd: process.cwd(),
 });
 finished = true;
+settled = true;
 process.exitCode = code;
 // Exit now rather than when the event loop has drained: a signal that
 // arrives while Node tears the process down (its signal watchers already

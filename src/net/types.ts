@@ -54,7 +54,16 @@ export interface Clock {
   setTimer(fn: () => void, ms: number): { cancel(): void };
 }
 
-/** The real clock (`Date.now`, `setTimeout`); timers are unref'd so they never keep the process alive. */
+/**
+ * The real clock (`Date.now`, `setTimeout`).
+ *
+ * `sleep` keeps the process alive: a retry backoff is work in progress, and
+ * nothing else (no socket) holds the event loop while it waits. An unref'd
+ * backoff let Node exit with 13 (an unsettled top-level await) after one
+ * HTTP 500. The connect and idle timers of `setTimer` are unref'd: they only
+ * guard a request whose socket already keeps the loop alive, and a timer left
+ * behind must not keep a finished process running.
+ */
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: (ms, signal) =>
@@ -71,7 +80,6 @@ export const systemClock: Clock = {
         signal?.removeEventListener('abort', onAbort);
         resolve();
       }, ms);
-      t.unref();
       signal?.addEventListener('abort', onAbort, { once: true });
     }),
   setTimer: (fn, ms) => {

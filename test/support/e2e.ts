@@ -1,0 +1,131 @@
+/**
+ * Running provkit as users run it: `bin/provkit.js` in a child process, with
+ * a hermetic environment whose TMPDIR is a directory of the test's own, so
+ * that "nothing left in TMPDIR" can be checked after every run. Servers for
+ * these runs come from `./remote/` (another process again).
+ *
+ * ```ts
+ * const w = await e2eWorkspace(reg.caPath);
+ * const r = await runCli(['lock', '-platform=linux_amd64'], { cwd: w.project('a', mainTf), env: w.env });
+ * expect(r.code).toBe(1);
+ * expect(await w.tmpLeftovers()).toEqual([]);
+ * await w.remove();
+ * ```
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
+
+export interface CliResult {
+  /** The exit code, or 128 + the signal number when killed by a signal. */
+  code: number;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** True when the run outlived `timeoutMs` and was killed. */
+  timedOut: boolean;
+}
+
+export interface RunOptions {
+  cwd: string;
+  env: Record<string, string>;
+  /** Kill (SIGKILL) after this long; default 60 s. A hang is a failure the test sees, not a test timeout. */
+  timeoutMs?: number;
+  /** Written to stdin (default: stdin is /dev/null). */
+  input?: string;
+}
+
+const SIGNALS: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13, SIGABRT: 6, SIGSEGV: 11 };
+
+/** Runs `node bin/provkit.js ...args` and collects everything it printed. */
+export function runCli(args: string[], opts: RunOptions): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: opts.cwd,
+      env: { PATH: process.env['PATH'] ?? '', ...opts.env },
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, opts.timeoutMs ?? 60_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? 128 + (SIGNALS[signal ?? ''] ?? 0), signal, stdout, stderr, timedOut });
+    });
+  });
+}
+
+export interface E2eWorkspace {
+  /** The workspace root (projects, home, caches, TMPDIR live under it). */
+  readonly base: string;
+  /** The TMPDIR provkit runs with. */
+  readonly tmp: string;
+  /** The environment for {@link runCli}: hermetic, TMPDIR = {@link tmp}. */
+  readonly env: Record<string, string>;
+  /** Creates `base/name` with the given files (path → content) and returns it. */
+  project(name: string, files?: Record<string, string>): string;
+  /** What provkit left in its TMPDIR (names). */
+  tmpLeftovers(): string[];
+  remove(): void;
+}
+
+/**
+ * A fresh workspace: an empty CLI configuration, HOME and cache inside it, no
+ * plugin cache or data dir from the machine, the hash store off (each run must
+ * meet the network), `caPath` trusted when given, and `extraEnv` on top.
+ */
+export function e2eWorkspace(caPath?: string, extraEnv: Record<string, string> = {}): E2eWorkspace {
+  const base = mkdtempSync(join(tmpdir(), 'provkit-e2e-'));
+  const tmp = join(base, 'tmp');
+  mkdirSync(tmp);
+  writeFileSync(join(base, 'empty.tfrc'), '');
+  const env: Record<string, string> = {
+    ...(caPath === undefined || caPath === '' ? {} : { SSL_CERT_FILE: caPath }),
+    TF_CLI_CONFIG_FILE: join(base, 'empty.tfrc'),
+    PROVKIT_CACHE_DIR: join(base, 'cache'),
+    PROVKIT_HASH_STORE: 'off',
+    PROVKIT_FLAVOR: '',
+    HOME: base,
+    TMPDIR: tmp,
+    TF_DATA_DIR: '',
+    TF_PLUGIN_CACHE_DIR: '',
+    ...extraEnv,
+  };
+  return {
+    base,
+    tmp,
+    env,
+    project(name, files = {}) {
+      const dir = join(base, name);
+      mkdirSync(dir, { recursive: true });
+      for (const [rel, text] of Object.entries(files)) {
+        mkdirSync(join(dir, rel, '..'), { recursive: true });
+        writeFileSync(join(dir, rel), text);
+      }
+      return dir;
+    },
+    tmpLeftovers: () => readdirSync(tmp).sort(),
+    remove: () => rmSync(base, { recursive: true, force: true }),
+  };
+}
+
+/** A root module requiring each `name = "SOURCE"` (optionally `SOURCE@CONSTRAINT`). */
+export function requiresTf(providers: Record<string, string>): string {
+  const lines = Object.entries(providers).map(([name, spec]) => {
+    const [source, version] = spec.split('@');
+    return `    ${name} = {\n      source = "${source ?? ''}"\n${version === undefined ? '' : `      version = "${version}"\n`}    }\n`;
+  });
+  return `terraform {\n  required_providers {\n${lines.join('')}  }\n}\n`;
+}
