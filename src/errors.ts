@@ -52,6 +52,12 @@ export const ErrorCode = {
   HASH_NEWLINE_IN_NAME: 'HASH_NEWLINE_IN_NAME',
   /** An archive exceeds a configured limit (entries, total size, ratio). */
   ZIP_LIMIT_EXCEEDED: 'ZIP_LIMIT_EXCEEDED',
+  /**
+   * A name with a control character (C0 other than a newline in a file name,
+   * DEL, or a UTF-8 C1): refused when a package is extracted, never when it is
+   * only hashed (the reference hashes and extracts such names).
+   */
+  ZIP_UNSAFE_NAME: 'ZIP_UNSAFE_NAME',
 
   // --- hashing: directories
   NOT_A_DIRECTORY: 'NOT_A_DIRECTORY',
@@ -96,6 +102,12 @@ export const ErrorCode = {
   VERSION_SELECTION: 'VERSION_SELECTION',
   /** The lock of a package directory could not be taken (timed out waiting). */
   PACKAGE_LOCK_TIMEOUT: 'PACKAGE_LOCK_TIMEOUT',
+  /**
+   * A directory of the provider tree (`HOST/NS/TYPE/VERSION` under
+   * `.terraform/providers`, the plugin cache or an unpacked mirror) is a
+   * symbolic link or not a directory: provkit never writes through it.
+   */
+  UNSAFE_INSTALL_PATH: 'UNSAFE_INSTALL_PATH',
 
   // --- air-gap bundles and the mirror server
   /** A bundle whose manifest is missing, malformed or not the first member. */

@@ -278,6 +278,28 @@ export interface ExtractionPlanOptions {
    * never be locked.
    */
   readonly refuseNewlines?: boolean;
+  /**
+   * Refuse a name holding a control character (`ZIP_UNSAFE_NAME`), see
+   * {@link controlCharacterAt}. The reference extracts ESC and CR as they are
+   * and fails on NUL half-way; the installer turns this on so that no such
+   * name is ever created (issue 11 #17). A newline in a file name stays
+   * `HASH_NEWLINE_IN_NAME` when `refuseNewlines` is on.
+   */
+  readonly refuseControlCharacters?: boolean;
+}
+
+/**
+ * The offset of the first control character in a name, or -1: C0 (0x00–0x1f),
+ * DEL (0x7f), and C1 (U+0080–U+009F) written in UTF-8 (0xc2 0x80–0x9f), which
+ * terminals interpret as escapes.
+ */
+export function controlCharacterAt(name: Buffer): number {
+  for (let i = 0; i < name.length; i++) {
+    const b = name[i]!;
+    if (b < 0x20 || b === 0x7f) return i;
+    if (b === 0xc2 && i + 1 < name.length && name[i + 1]! >= 0x80 && name[i + 1]! <= 0x9f) return i;
+  }
+  return -1;
 }
 
 /**
@@ -327,6 +349,8 @@ export function planExtraction(
       return fail(ErrorCode.ZIP_ABSOLUTE_PATH, e, `entry has an absolute name: ${displayName(e.name)} (refused: it would escape the package directory)`);
     }
     const rel = cleanEntryPath(e.name);
+    const unsafe = () => fail(ErrorCode.ZIP_UNSAFE_NAME, e, `entry ${JSON.stringify(displayName(e.name))}: the name has a control character (refused: provkit never creates such names)`);
+    if (options.refuseControlCharacters && entryIsDir(e) && controlCharacterAt(rel) >= 0) return unsafe();
     if (entryIsDir(e)) {
       const inTheWay = fileInTheWay(rel);
       if (inTheWay) return conflict(e, inTheWay);
@@ -343,6 +367,7 @@ export function planExtraction(
     if (options.refuseNewlines && rel.includes(0x0a)) {
       return fail(ErrorCode.HASH_NEWLINE_IN_NAME, e, `entry ${JSON.stringify(displayName(e.name))}: dirhash: filenames with newlines are not supported`);
     }
+    if (options.refuseControlCharacters && controlCharacterAt(rel) >= 0) return unsafe();
     total += e.uncompressedSize;
     if (total > maxTotal) {
       return fail(ErrorCode.ZIP_LIMIT_EXCEEDED, undefined, `the package would extract to more than ${maxTotal} bytes`, { expected: `at most ${maxTotal} bytes` });

@@ -9,7 +9,10 @@
  *   `provkit install` processes can share one cache;
  * - {@link findExecutable}: the provider executable (item 75);
  * - {@link linkPackageDir}: install an unpacked package by linking to it
- *   (item 83: an absolute symlink, a copy when links are not possible).
+ *   (item 83: an absolute symlink, a copy when links are not possible);
+ * - {@link TreeDirs}: the `HOST/NS/TYPE/VERSION` directories below a base,
+ *   made one at a time and never through a symbolic link, and removed again
+ *   when the run put nothing in them (issue 11 #17).
  *
  * The lock. Node has no `flock`, so the lock is the file's existence:
  * created exclusively (written to a temporary file, then `link`ed into
@@ -29,7 +32,7 @@
  * no lock at all.
  */
 import { randomBytes } from 'node:crypto';
-import { cp, link, lstat, mkdir, readdir, readFile, realpath, rm, stat, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
+import { cp, link, lstat, mkdir, readdir, readFile, realpath, rm, rmdir, stat, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
@@ -48,7 +51,105 @@ export const InstallErrorCode = {
   VERSION_SELECTION: Codes.VERSION_SELECTION,
   /** The lock of a package directory could not be taken (timed out waiting). */
   PACKAGE_LOCK_TIMEOUT: Codes.PACKAGE_LOCK_TIMEOUT,
+  /** A directory of the provider tree is a symbolic link or not a directory. */
+  UNSAFE_INSTALL_PATH: Codes.UNSAFE_INSTALL_PATH,
 } as const;
+
+/**
+ * The directories between a base (`.terraform/providers`, the plugin cache,
+ * an unpacked mirror) and its package directories, as one run makes them.
+ *
+ * {@link TreeDirs.make} creates `BASE/HOST/NS/TYPE/VERSION` one level at a
+ * time. A level that exists must be a real directory: a symbolic link there
+ * (pre-planted, or left by another tool) is refused with
+ * `UNSAFE_INSTALL_PATH`, before anything is written, so nothing is ever
+ * written outside the tree. Terraform 1.11.4 follows such a link and writes
+ * the package through it (test/fixtures/install-safety/terraform-1.11.4.json).
+ * The base itself may be a link: that is the user's choice of location. The
+ * package directory (`OS_ARCH`) may be a link too: that is how a package is
+ * installed from a cache (item 83); it is replaced, never written through.
+ *
+ * {@link TreeDirs.removeEmpty} removes, deepest first, the directories this
+ * run created that are still empty (a failed install leaves none behind).
+ * Directories that existed before are never removed. A concurrent run that
+ * is about to use a directory this run just removed gets ENOENT once; `make`
+ * retries that.
+ */
+export class TreeDirs {
+  private readonly created = new Set<string>();
+
+  /**
+   * Makes `base` (recursively, links followed) and then each `/`-separated
+   * level of `rel` below it (never through a link).
+   *
+   * @returns the directory `base/rel`.
+   * @throws ProvkitError UNSAFE_INSTALL_PATH, IO
+   */
+  async make(base: string, rel: string): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        // eslint-disable-next-line no-await-in-loop -- a retry after a concurrent removal
+        return await this.makeOnce(base, rel);
+      } catch (err) {
+        if (systemErrorCode(err) !== 'ENOENT' || attempt >= 3) {
+          if (err instanceof ProvkitError) throw err;
+          throw new ProvkitError(Codes.IO, `cannot create ${join(base, rel)}: ${err instanceof Error ? err.message : String(err)}`, { file: join(base, rel), cause: err });
+        }
+      }
+    }
+  }
+
+  private async makeOnce(base: string, rel: string): Promise<string> {
+    const absBase = resolve(base);
+    const first = await mkdir(absBase, { recursive: true, mode: 0o755 });
+    if (first !== undefined) {
+      // Every level from the first one made down to the base is new.
+      for (let d = absBase; d.length >= first.length; d = dirname(d)) this.created.add(d);
+    }
+    let dir = absBase;
+    for (const part of rel.split('/').filter((x) => x !== '')) {
+      dir = join(dir, part);
+      try {
+        // eslint-disable-next-line no-await-in-loop -- one level at a time, in order
+        await mkdir(dir, { mode: 0o755 });
+        this.created.add(dir);
+        continue;
+      } catch (err) {
+        if (systemErrorCode(err) !== 'EEXIST') throw err;
+      }
+      // eslint-disable-next-line no-await-in-loop
+      const st = await lstat(dir);
+      if (st.isSymbolicLink()) {
+        throw new ProvkitError(
+          Codes.UNSAFE_INSTALL_PATH,
+          `${dir} is a symbolic link; provkit does not write through a link inside the provider directory ${absBase} (remove the link, or point the base directory itself elsewhere)`,
+          { file: dir },
+        );
+      }
+      if (!st.isDirectory()) throw new ProvkitError(Codes.UNSAFE_INSTALL_PATH, `${dir} is not a directory`, { file: dir });
+    }
+    return dir;
+  }
+
+  /** Removes the directories {@link make} created that are empty now, deepest first. */
+  async removeEmpty(): Promise<void> {
+    const dirs = [...this.created].sort((a, b) => b.length - a.length || (a < b ? 1 : -1));
+    for (const d of dirs) {
+      try {
+        // eslint-disable-next-line no-await-in-loop -- children before their parents
+        await rmdir(d);
+        this.created.delete(d);
+      } catch {
+        // Not empty (a package, another run's files), or already gone: kept.
+      }
+    }
+  }
+}
+
+/** `HOST/NS/TYPE/VERSION` of a package (the levels {@link TreeDirs.make} checks). */
+export function versionDirPath(provider: ProviderAddress, version: Version): string {
+  return `${providerDirPath(provider)}/${version.toString()}`;
+}
 
 /** `BASE/HOST/NS/TYPE/VERSION/OS_ARCH`. */
 export function packageDir(base: string, provider: ProviderAddress, version: Version, platform: Platform): string {

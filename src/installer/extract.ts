@@ -26,7 +26,10 @@
  * an empty archive, a `..` segment (split on `/` and `\`), an absolute name
  * (provkit refuses `/x`, `\x` and `C:x` on purpose, like the hashing core;
  * the reference extracts `/tmp/x` as `tmp/x`), a file where a directory must
- * go or the reverse, a file name holding a newline (dirhash refuses it), and
+ * go or the reverse, a file name holding a newline (dirhash refuses it), a
+ * name holding any other control character (`ZIP_UNSAFE_NAME`: terraform
+ * 1.11.4 writes ESC and CR names to disk and fails half-way on NUL; provkit
+ * never creates such a name, see test/fixtures/install-safety/), and
  * archives beyond {@link ExtractLimits}. Data errors (CRC, sizes, corrupt
  * deflate) are found while streaming.
  *
@@ -36,7 +39,12 @@
  *   setuid binary);
  * - modes are applied after all entries are written, so a read-only entry
  *   followed by a duplicate of the same name does not fail as it would for a
- *   non-root user under go-getter.
+ *   non-root user under go-getter;
+ * - with `fileModeMask` (the plugin cache and unpacked mirrors, places
+ *   several users or jobs share), the bits outside the mask are dropped too:
+ *   the installer passes 0o755, so a zip's 0777/0666/0602 become
+ *   0755/0644/0600 there (docs/file-modes.md). `.terraform/providers` keeps
+ *   the reference's modes exactly.
  *
  * Atomicity: entries are streamed (constant memory) into a fresh directory
  * beside the target, which is renamed into place only once complete; on any
@@ -88,6 +96,11 @@ export interface ExtractOptions {
    * checks the provider executable here, so a package without one never lands).
    */
   readonly beforeCommit?: (tempDir: string) => Promise<void>;
+  /**
+   * Permission bits a file may keep (default 0o777: the reference's modes).
+   * 0o755 strips group and world write for shared places (see the module comment).
+   */
+  readonly fileModeMask?: number;
 }
 
 export interface ExtractResult {
@@ -142,10 +155,10 @@ export function entryFileMode(e: ZipEntry): number {
  * with newlines are refused up front, and the total size is bounded.
  *
  * @throws ProvkitError ZIP_EMPTY, ZIP_PATH_TRAVERSAL, ZIP_ABSOLUTE_PATH,
- *   ZIP_EXTRACT_CONFLICT, HASH_NEWLINE_IN_NAME, ZIP_LIMIT_EXCEEDED
+ *   ZIP_EXTRACT_CONFLICT, HASH_NEWLINE_IN_NAME, ZIP_UNSAFE_NAME, ZIP_LIMIT_EXCEEDED
  */
 export function planPackageExtraction(zipPath: string, entries: readonly ZipEntry[], limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS): ExtractionStep[] {
-  const plan = planExtraction(zipPath, entries, { maxTotalBytes: limits.maxTotalBytes, refuseNewlines: true });
+  const plan = planExtraction(zipPath, entries, { maxTotalBytes: limits.maxTotalBytes, refuseNewlines: true, refuseControlCharacters: true });
   if (plan.error) throw plan.error;
   return plan.steps.map((step) => (step.kind === 'file' ? { ...step, mode: entryFileMode(step.entry) } : step));
 }
@@ -351,7 +364,8 @@ export async function extractPackage(zipPath: string, target: string, options: E
       files.set(step.rel.toString('latin1'), { name: step.rel, rel: step.rel, sha256, mode: step.mode });
     }
     // Modes last (the reference chmods each file as it goes; see the module comment).
-    await Promise.all([...files.values()].map((f) => chmod(abs(f.rel), f.mode)));
+    const mask = options.fileModeMask ?? 0o777;
+    await Promise.all([...files.values()].map((f) => chmod(abs(f.rel), f.mode & mask)));
     const h1 = hash1FromDigests([...files.values()]);
     if (options.beforeCommit) await options.beforeCommit(temp);
     await commitDir(temp, target, options.existing ?? 'fail');

@@ -46,6 +46,14 @@
  * it, keeping stale files; OpenTofu 1.12 refuses), unless its content already
  * equals the archive's extracted form, when it is kept as is.
  *
+ * Where it writes (issue 11 #17): the `HOST/NS/TYPE/VERSION` levels of the
+ * target and the cache are made by {@link TreeDirs}, which refuses a level
+ * that is a symbolic link (terraform 1.11.4 writes through it) and, when the
+ * run ends, removes the levels it made that stayed empty, so a failed install
+ * leaves no empty directories. Files extracted into the cache lose group and
+ * world write bits (docs/file-modes.md); `.terraform/providers` keeps the
+ * reference's modes.
+ *
  * Errors are collected per provider ({@link InstallOutcome.failures}); a
  * failed provider keeps its old lock entry. The library never prints: it
  * reports {@link InstallerEvent}s.
@@ -70,6 +78,8 @@ import {
   packageDir,
   packageLockPath,
   type PackageLockOptions,
+  TreeDirs,
+  versionDirPath,
   withPackageLock,
 } from './cache.js';
 import { type AuthLabel, type EventSink, ignoreEvents } from './events.js';
@@ -203,6 +213,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
   const network = pLimit(options.networkConcurrency ?? 8);
   const { platform, flavor, pool } = options;
   const work = await mkdtemp(join(tmpdir(), 'provkit-install-'));
+  const tree = new TreeDirs();
   let downloads = 0;
 
   const lockOptions = (provider: ProviderAddress): PackageLockOptions => ({
@@ -268,6 +279,9 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     const cachePath = options.cacheDir === undefined ? undefined : packageDir(options.cacheDir, provider, version, platform);
     const installBase = options.cacheDir ?? options.targetDir;
     const installPath = cachePath ?? targetPath;
+    // Both trees are checked before anything is read or written through them.
+    await tree.make(options.targetDir, versionDirPath(provider, version));
+    if (options.cacheDir !== undefined) await tree.make(options.cacheDir, versionDirPath(provider, version));
 
     const linkIntoTarget = async (from: string): Promise<void> => {
       await withPackageLock(packageLockPath(options.targetDir, provider, version, platform), lockOptions(provider), () => linkPackageDir(from, targetPath));
@@ -386,6 +400,8 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     if (existing.kind === 'dir' && (await hashDirOrUndefined(installPath))?.text === expected.text) return expected;
     const result = await extractPackage(fetched.path, installPath, {
       existing: 'replace',
+      // The cache is shared: no group- or world-writable files there (docs/file-modes.md).
+      ...(options.cacheDir !== undefined ? { fileModeMask: 0o755 } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.extractLimits ? { limits: options.extractLimits } : {}),
       ...(options.zipLimits ? { zipLimits: options.zipLimits } : {}),
@@ -424,6 +440,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     );
   } finally {
     await rm(work, { recursive: true, force: true });
+    await tree.removeEmpty();
   }
   const order = (p: ProviderAddress): number => options.requirements.findIndex((r) => r.provider.equals(p));
   installed.sort((a, b) => order(a.provider) - order(b.provider));

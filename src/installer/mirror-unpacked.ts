@@ -11,16 +11,26 @@
  * is replaced atomically (extraction into a temporary directory beside it,
  * then a rename). No index files are written: the unpacked layout has none
  * (`provkit serve` generates them).
+ *
+ * The target is a shared place (issue 11 #17): its `HOST/NS/TYPE/VERSION`
+ * levels are made by {@link TreeDirs} (a symbolic link there is refused,
+ * never written through; levels this run made and left empty are removed),
+ * a package directory is kept only when it is a real directory, and files
+ * lose group and world write bits (docs/file-modes.md). A package that
+ * cannot be written is reported as a failure; the others are still written.
  */
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+import { ProvkitError, ErrorCode } from '../errors.js';
 import { hashPackageDir } from '../hashing/index.js';
 import { unpackedDirPath } from '../layout/index.js';
+import { TreeDirs, versionDirPath } from './cache.js';
 import type { InstallerEvent } from './events.js';
 import { ignoreEvents } from './events.js';
 import { extractPackage } from './extract.js';
-import { type MirrorOptions, type MirrorOutcome, runMirror } from './mirror.js';
+import { type MirrorFailure, type MirrorOptions, type MirrorOutcome, runMirror } from './mirror.js';
 
 export interface UnpackedMirrorOptions extends MirrorOptions {
   /** Where the packed copies live between runs (outside `targetDir`). */
@@ -45,22 +55,39 @@ export async function runUnpackedMirror(options: UnpackedMirrorOptions): Promise
 
   let written = 0;
   let reused = 0;
-  for (const s of selected) {
-    const rel = unpackedDirPath(s.provider, s.version, s.platform);
-    const dir = join(options.targetDir, rel);
-    // eslint-disable-next-line no-await-in-loop -- one package at a time keeps the disk writes sequential
-    const zip = await options.pool.hashZip(s.zip);
-    // eslint-disable-next-line no-await-in-loop
-    const present = await hashPackageDir(dir).catch(() => undefined);
-    if (present && zip.h1.ok && present.text === zip.h1.hash.text) {
-      reused += 1;
-      events({ type: 'mirror_package', provider: s.provider, version: s.version, platform: s.platform, path: rel, action: 'kept' });
-      continue;
+  const failures: MirrorFailure[] = [];
+  const tree = new TreeDirs();
+  try {
+    for (const s of selected) {
+      const rel = unpackedDirPath(s.provider, s.version, s.platform);
+      const dir = join(options.targetDir, rel);
+      try {
+        // eslint-disable-next-line no-await-in-loop -- one package at a time keeps the disk writes sequential
+        await tree.make(options.targetDir, versionDirPath(s.provider, s.version));
+        // eslint-disable-next-line no-await-in-loop
+        const zip = await options.pool.hashZip(s.zip);
+        // A link in place of the package directory is replaced, never kept (nor hashed through).
+        // eslint-disable-next-line no-await-in-loop
+        const isDir = (await lstat(dir).catch(() => undefined))?.isDirectory() === true;
+        // eslint-disable-next-line no-await-in-loop
+        const present = isDir ? await hashPackageDir(dir).catch(() => undefined) : undefined;
+        if (present && zip.h1.ok && present.text === zip.h1.hash.text) {
+          reused += 1;
+          events({ type: 'mirror_package', provider: s.provider, version: s.version, platform: s.platform, path: rel, action: 'kept' });
+          continue;
+        }
+        // eslint-disable-next-line no-await-in-loop
+        await extractPackage(s.zip, dir, { existing: 'replace', fileModeMask: 0o755, ...(options.signal ? { signal: options.signal } : {}) });
+        written += 1;
+        events({ type: 'mirror_package', provider: s.provider, version: s.version, platform: s.platform, path: rel, action: 'written' });
+      } catch (err) {
+        if (err instanceof ProvkitError && err.code === ErrorCode.ABORTED) throw err;
+        const error = err instanceof ProvkitError ? err : new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
+        failures.push({ provider: s.provider, platform: s.platform, summary: 'Cannot unpack provider package', error });
+      }
     }
-    // eslint-disable-next-line no-await-in-loop
-    await extractPackage(s.zip, dir, { existing: 'replace', ...(options.signal ? { signal: options.signal } : {}) });
-    written += 1;
-    events({ type: 'mirror_package', provider: s.provider, version: s.version, platform: s.platform, path: rel, action: 'written' });
+  } finally {
+    await tree.removeEmpty();
   }
-  return { failures: [], written, reused };
+  return { failures, written, reused };
 }

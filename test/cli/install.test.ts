@@ -236,8 +236,9 @@ describe('provkit install -fs-mirror (packed)', () => {
       'some providers could not be installed:\n- registry.example.test/acme/demo: the current package for registry.example.test/acme/demo 1.1.0 doesn\'t match any of the checksums previously recorded in the dependency lock file; for more information: https://opentofu.org/docs/language/files/dependency-lock/#checksum-verification',
     );
     expect(await readFile(lockPath(), 'utf8')).toBe(bad);
-    // As terraform: the other provider is installed, the refused one is not.
-    expect(await readdir(join(dir, '.terraform/providers', HOST, 'acme/demo/1.1.0'))).toEqual([]);
+    // As terraform: the other provider is installed, the refused one is not
+    // (and, issue 11 #17, no empty directory is left for it).
+    await expect(readdir(join(dir, '.terraform/providers', HOST, 'acme/demo'))).rejects.toThrow(/ENOENT/);
     expect(await readdir(join(dir, '.terraform/providers', TOOLS))).toContain('terraform-provider-tools_v0.3.0');
   });
 
@@ -307,7 +308,8 @@ provider "registry.example.test/acme/tools" {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('- registry.example.test/acme/demo: provider registry.example.test/acme/demo 1.1.0 is not available for solaris_amd64');
     expect(r.stderr).toContain('- registry.example.test/acme/tools:');
-    expect((await readdir(dir)).sort()).toEqual(['.terraform', 'main.tf']);
+    // Issue 11 #17: the directories this run made are removed again.
+    expect((await readdir(dir)).sort()).toEqual(['main.tf']);
   });
 
   it('-json reports typed install events', async () => {
@@ -589,8 +591,8 @@ describe('provkit install from a registry', () => {
     const r = await run(['install', '-platform=linux_amd64'], dir, { SSL_CERT_FILE: reg.caPath });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('archive has incorrect checksum');
-    expect((await readdir(dir)).sort()).toEqual(['.terraform', 'main.tf']);
-    await expect(readdir(join(dir, '.terraform/providers', reg.host, 'acme/demo/1.1.0'))).resolves.toEqual([]);
+    // Issue 11 #17: the directories this run made are removed again.
+    expect((await readdir(dir)).sort()).toEqual(['main.tf']);
   });
 
   it('refuses, as the reference does, an archive with directory entries against a lock holding only its extracted h1:, and says why', async () => {
