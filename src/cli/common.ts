@@ -10,13 +10,13 @@ import { ErrorCode, ProvkitError } from '../errors.js';
 import { type HashStore, openHashStore, type ZipLimits } from '../hashing/index.js';
 import { parseZipLimits } from '../hashing/zip-reader.js';
 import { createNodeFetch, HttpClient, httpTuningFromEnv } from '../net/index.js';
-import { FilesystemMirrorSource, NetworkMirrorSource, type Source } from '../sources/index.js';
+import { FilesystemMirrorSource, type Source } from '../sources/index.js';
 import { diagnosticLocation } from '../config/index.js';
 import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import type { Diagnostic } from '../ui/human.js';
 import type { CliIO, GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
-import { hashStoreDir, installationSourceFor, loadCliConfigFor, registrySourceFor } from './wiring.js';
+import { hashStoreDir, installationSourceFor, loadCliConfigFor, netMirrorSourceFor, registrySourceFor } from './wiring.js';
 
 export { cacheBase } from './wiring.js';
 
@@ -74,8 +74,10 @@ export function httpFor(io: CliIO): { http: HttpClient; close: () => void } {
  * The source of a run: `-fs-mirror` or `-net-mirror` when given; otherwise,
  * with the CLI configuration, the origin registries (`lock`, `mirror`,
  * `bundle`: the reference ignores provider_installation there) or the
- * configured installation methods (`install`, as init). Undefined when the
- * CLI configuration has errors (already rendered).
+ * configured installation methods (`install`, as init). `-net-mirror` also
+ * reads the CLI configuration, for the mirror host's credentials (as the
+ * reference; see `netMirrorSourceFor`). Undefined when the CLI configuration
+ * has errors (already rendered).
  */
 export async function sourceFor(
   io: CliIO,
@@ -86,10 +88,11 @@ export async function sourceFor(
   ui: Renderer,
 ): Promise<Source | undefined> {
   if (flags.fsMirror !== undefined) return new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, flags.fsMirror), flavor: globals.flavor });
-  if (flags.netMirror !== undefined) return new NetworkMirrorSource({ baseUrl: flags.netMirror, http, flavor: globals.flavor });
   const cli = await loadCliConfigFor(io, globals);
   for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
   if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
+  // -net-mirror: the CLI configuration's credentials for the mirror host (issue 11 #19).
+  if (flags.netMirror !== undefined) return netMirrorSourceFor(flags.netMirror, globals, http, cli);
   return otherwise === 'registry' ? registrySourceFor(io, globals, http, cli) : installationSourceFor(io, globals, http, cli);
 }
 

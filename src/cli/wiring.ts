@@ -46,8 +46,10 @@ export function loadCliConfigFor(io: CliIO, globals: GlobalOptions): Promise<Cli
 export function registrySourceFor(io: CliIO, globals: GlobalOptions, http: HttpClient, cli: CliConfig): Source {
   // The CLI configuration already holds the TF_TOKEN_* variables (cli.envTokens), which win over credentials blocks.
   const credentials = (host: string): string | undefined => tokenForHost(cli, host);
+  // By the name as written (Unicode): ServiceDiscovery validates it as svchost
+  // does, which refuses the punycode comparison form the map is keyed by.
   const overrides = new Map<string, Readonly<Record<string, unknown>>>();
-  for (const [host, h] of cli.hosts) overrides.set(host, h.services);
+  for (const h of cli.hosts.values()) overrides.set(h.name, h.services);
   const discovery = new ServiceDiscovery({ http, credentials, overrides });
   return new MemoizeSource(
     new RegistrySource({
@@ -108,16 +110,30 @@ function sourceFor(m: InstallationMethod, io: CliIO, globals: GlobalOptions, htt
     case 'filesystem_mirror':
       return new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, m.path), flavor: globals.flavor });
     case 'network_mirror':
-      return new NetworkMirrorSource({
-        baseUrl: m.url,
-        http,
-        flavor: globals.flavor,
-        credentials: (host: string) => tokenForHost(cli, host),
-        ...(m.trustAllHashes === undefined ? {} : { trustAllHashes: m.trustAllHashes }),
-      });
+      return netMirrorSourceFor(m.url, globals, http, cli, m.trustAllHashes);
     case 'direct':
       return registrySourceFor(io, globals, http, cli);
   }
+}
+
+/**
+ * A network mirror at `url`, from a `network_mirror` block or `-net-mirror`.
+ * Either way it gets the credentials source of the CLI configuration for its
+ * host (`TF_TOKEN_…` variables, then `credentials` blocks), as the reference:
+ * terraform's `providers lock -net-mirror` passes `c.Services.CredentialsSource()`
+ * to `getproviders.NewHTTPMirrorSource` (hashicorp/terraform
+ * internal/command/providers_lock.go), which looks the mirror's host up in it
+ * (internal/getproviders/http_mirror_source.go `mirrorHostCredentials`).
+ * The token goes with the JSON documents only (sources/net-mirror.ts).
+ */
+export function netMirrorSourceFor(url: string, globals: GlobalOptions, http: HttpClient, cli: CliConfig, trustAllHashes?: boolean): Source {
+  return new NetworkMirrorSource({
+    baseUrl: url,
+    http,
+    flavor: globals.flavor,
+    credentials: (host: string) => tokenForHost(cli, host),
+    ...(trustAllHashes === undefined ? {} : { trustAllHashes }),
+  });
 }
 
 /** Exact patterns for every `HOST/NS/TYPE` directory of a mirror (missing mirror: none). */
