@@ -308,6 +308,7 @@ export async function acquirePackageLock(path: string, options: PackageLockOptio
   const started = Date.now();
   let delay = 10;
   let noticed = false;
+  let recreated = false;
   await mkdir(dirname(path), { recursive: true, mode: 0o755 });
   for (;;) {
     if (options.signal?.aborted) throw aborted();
@@ -316,7 +317,15 @@ export async function acquirePackageLock(path: string, options: PackageLockOptio
       await createExclusive(path, content);
       break;
     } catch (err) {
-      if (systemErrorCode(err) !== 'EEXIST') {
+      const code = systemErrorCode(err);
+      if (code === 'ENOENT' && !recreated) {
+        // Another run removed the directory it had made and left empty (TreeDirs.removeEmpty) just now: make it again, once.
+        recreated = true;
+        // eslint-disable-next-line no-await-in-loop
+        await mkdir(dirname(path), { recursive: true, mode: 0o755 });
+        continue;
+      }
+      if (code !== 'EEXIST') {
         throw new ProvkitError(Codes.IO, `cannot create the lock file ${path}: ${err instanceof Error ? err.message : String(err)}`, { file: path, cause: err });
       }
     }
