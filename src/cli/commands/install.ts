@@ -93,7 +93,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
   if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
-  const old = await loadLockFile(lockPath, globals.flavor);
+  const old = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
   if (reportDiagnostics(ui, old.diagnostics)) return ui.fail([]);
 
   const { http, close } = httpFor(io);
