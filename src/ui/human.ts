@@ -28,7 +28,8 @@ export function renderDiagnostic(d: Diagnostic, out: TextSink): void {
   const lines = [`${label}${bold(tty, d.summary)}`];
   if (d.location) lines.push('', `  on ${d.location}:`);
   if (d.detail) lines.push('', ...d.detail.split('\n'));
-  out.write(`╷\n${lines.map((l) => (l === '' ? '│ ' : `│ ${l}`)).join('\n')}\n╵\n`);
+  // Every line inside the box starts with `│ `, also those of a multi-line summary or detail.
+  out.write(`╷\n${lines.flatMap((l) => l.split('\n')).map((l) => (l === '' ? '│ ' : `│ ${l}`)).join('\n')}\n╵\n`);
 }
 
 const CHANGE_TEXT = {
