@@ -35,7 +35,7 @@ export function createRenderer(io: CliIO, globals: GlobalOptions, json: boolean)
     };
   }
   return {
-    event: (e) => renderEventHuman(e, io.stdout, io.stderr),
+    event: (e) => renderEventHuman(e, io.stdout, io.stderr, globals.flavor),
     diagnostic: (d) => renderDiagnostic(d, io.stderr),
     fail(errors) {
       for (const d of errors) renderDiagnostic(d, io.stderr);

@@ -207,6 +207,23 @@ export function decodeConfigFile(body: BodyView, filename: string, options: Deco
   return { file, diagnostics: d.diags };
 }
 
+/**
+ * `decodeProviderBlock` of a test file's `provider` block (`test-file.ts`);
+ * see `Decoder.providerBlock`.
+ */
+export function decodeTestProviderBlock(block: BlockView, flavor: Flavor): { provider: ProviderConfigDecl | undefined; diagnostics: Diagnostic[] } {
+  const d = new Decoder(flavor, false);
+  const provider = d.providerBlock(block, true);
+  return { provider, diagnostics: d.diags };
+}
+
+/** `decodeVersionConstraint` of a `version` argument, as for a module call (`test-file.ts`). */
+export function decodeVersionConstraint(attr: AttributeView, flavor: Flavor): { version: DeclaredConstraint | undefined; diagnostics: Diagnostic[] } {
+  const d = new Decoder(flavor, false);
+  const version = d.versionArgument(attr);
+  return { version, diagnostics: d.diags };
+}
+
 type StaticOutcome = { ok: true; value: StaticValue } | { ok: false; diagnostics: Diagnostic[] };
 
 function staticValue(expr: Expression): StaticOutcome {
@@ -425,7 +442,7 @@ class Decoder {
    * blocks). With `staticEval`, an expression that is not a constant is left
    * alone: OpenTofu evaluates a module's `version` with variables and locals.
    */
-  private versionArgument(attr: AttributeView, staticEval = false): DeclaredConstraint | undefined {
+  versionArgument(attr: AttributeView, staticEval = false): DeclaredConstraint | undefined {
     const r = evaluateStatic(attr.expr);
     if (r.value === undefined) {
       if (!staticEval) this.diags.push(...r.diagnostics);
@@ -485,7 +502,12 @@ class Decoder {
 
   // --- provider "x" { … } ---------------------------------------------------
 
-  providerBlock(block: BlockView): ProviderConfigDecl | undefined {
+  /**
+   * `decodeProviderBlock`. In a test file (`testFile`) Terraform refuses a
+   * `version` argument ("Version constraints are not allowed in test files");
+   * OpenTofu treats it as in a module (deprecated, a warning).
+   */
+  providerBlock(block: BlockView, testFile = false): ProviderConfigDecl | undefined {
     // OpenTofu 1.9 gave provider blocks for_each; Terraform still reserves it.
     const reserved = ['count', 'depends_on', 'for_each', 'source'].filter((n) => n !== 'for_each' || this.flavor === 'terraform');
     const content = block.body.partialContent({
@@ -519,7 +541,15 @@ class Decoder {
 
     let version: DeclaredConstraint | undefined;
     const versionAttr = content.attributes.get('version');
-    if (versionAttr) {
+    if (versionAttr && testFile && this.flavor === 'terraform') {
+      this.diags.push(
+        errorDiag(
+          'Version constraints are not allowed in test files',
+          'Version constraints inside provider configuration blocks are not allowed in test files. To silence this error, move the provider version constraint into the required_providers block of the configuration that uses this provider.',
+          versionAttr.expr.range,
+        ),
+      );
+    } else if (versionAttr) {
       this.diags.push(
         warningDiag(
           'Version constraints inside provider configuration blocks are deprecated',

@@ -6,7 +6,8 @@
  *
  * Entry points:
  * - {@link loadModuleRequirements} / {@link loadConfig}: a directory on disk,
- *   module calls resolved through `.terraform/modules/modules.json`;
+ *   module calls resolved through `.terraform/modules/modules.json`, and
+ *   optionally (as `init`) the modules that test files' `run` blocks call;
  * - pure functions for tests and tools: {@link parseConfigFile} (one file),
  *   {@link buildModule} (files → module, override rules),
  *   {@link moduleRequirements} (module → requirements),
@@ -22,13 +23,15 @@ export { BAD_IDENTIFIER_DETAIL, decodeConfigFile, isJSONConfigFilename, parseCon
 export type { DecodeOptions, FileResult } from './file.js';
 export { buildModule, impliedProviderLocalName, providerForLocalName } from './module.js';
 export type { ModuleResult } from './module.js';
-export { mergeRequirements, moduleRequirements, requirementsOf, sortRequirements, lockableRequirements } from './requirements.js';
+export { mergeRequirements, moduleRequirements, requirementsOf, sortRequirements, lockableRequirements, testFileRequirements } from './requirements.js';
 export type { ProviderRequirement, Requirements } from './requirements.js';
 export { configFileExt, configFileNames, isIgnoredFile, isOverrideFile } from './files.js';
 export type { DirEntry, ModuleFileNames } from './files.js';
 export { parseModuleManifest } from './manifest.js';
 export type { ManifestRecord, ManifestResult } from './manifest.js';
 export { loadConfig, loadModuleRequirements, nodeConfigFs } from './load.js';
+export { DEFAULT_TEST_DIRECTORY, parseTestFile, testFileNames, testModulePath } from './test-file.js';
+export type { TestFileDecl, TestRunDecl } from './test-file.js';
 export type { ConfigFs, LoadedConfig, LoadOptions, ModuleNode, RequirementsResult } from './load.js';
 export { parseJSON } from '../hcl/index.js';
 export type { JsonParseResult, JsonValue } from '../hcl/index.js';

@@ -17,6 +17,13 @@
  * - calls are loaded in name order; a child's backend or cloud block is
  *   only a warning.
  *
+ * With {@link LoadOptions.testDirectory} (as `init`, `LoadConfigWithTests`),
+ * the root directory's and the test directory's test files are read too
+ * (`test-file.ts`), and the modules their `run` blocks call are loaded like
+ * module calls of the root (manifest key `test.…`, see `testModulePath`);
+ * their requirements count. Without it test files are ignored, as
+ * `providers lock` ignores them (confirmed with terraform 1.11.4).
+ *
  * The only I/O is through {@link ConfigFs} (directory listings and file
  * reads); the default uses `node:fs/promises`.
  */
@@ -38,7 +45,9 @@ import type { ConfigFile, Module, ModuleCallDecl } from './model.js';
 import { sameModuleSource } from './module-source.js';
 import { buildModule } from './module.js';
 import type { Requirements } from './requirements.js';
-import { mergeRequirements, moduleRequirements, sortRequirements, lockableRequirements } from './requirements.js';
+import { mergeRequirements, moduleRequirements, sortRequirements, lockableRequirements, testFileRequirements } from './requirements.js';
+import type { TestFileDecl } from './test-file.js';
+import { DEFAULT_TEST_DIRECTORY, parseTestFile, testFileNames, testModulePath } from './test-file.js';
 
 /** File-system access of the loader (injected in tests). Paths are joined with `node:path`. */
 export interface ConfigFs {
@@ -74,6 +83,12 @@ export interface LoadOptions {
    * Off by default, which is the reference's behaviour ("Module not installed").
    */
   readonly resolveLocalModules?: boolean;
+  /**
+   * Also read test files, from the root directory and from this directory
+   * (relative to the root; `init`'s `-test-directory`, default `tests`), and
+   * load the modules their `run` blocks call. Unset: test files are ignored.
+   */
+  readonly testDirectory?: string;
   /** File-system access; {@link nodeConfigFs} by default. */
   readonly fs?: ConfigFs;
 }
@@ -103,6 +118,12 @@ export interface LoadedConfig {
   readonly requirements: Requirements;
   /** Every diagnostic, in load order; file names are relative to the root directory. */
   readonly diagnostics: Diagnostic[];
+  /**
+   * With {@link LoadOptions.testDirectory}: the modules that test files' `run`
+   * blocks call, each the root of its own tree (path `['test', …, run]`), in
+   * file and run order. Their requirements are part of {@link requirements}.
+   */
+  readonly tests: ModuleNode[];
 }
 
 /** The result of {@link loadModuleRequirements}. */
@@ -155,13 +176,23 @@ class Loader {
   }
 
   async run(): Promise<LoadedConfig> {
+    const none = (): LoadedConfig => ({ root: undefined, requirements: new Map(), diagnostics: this.diags, tests: [] });
     await this.readManifest();
+    // `dirFiles` reads the test directory first; failing to read it (other than its absence) stops everything.
+    const testLoad = this.options.testDirectory === undefined ? undefined : await this.loadTestFiles(this.options.testDirectory);
+    if (testLoad === 'failed') return none();
     const rootLoad = await this.loadModuleDir('.');
-    if (!rootLoad) return { root: undefined, requirements: new Map(), diagnostics: this.diags };
+    if (!rootLoad) return none();
     this.diags.push(...rootLoad.diagnostics);
+    const testFiles = testLoad?.files ?? [];
+    if (testLoad) this.diags.push(...testLoad.diagnostics);
     const root = this.node([], '.', rootLoad.module);
-    // As the reference: a root module with errors is not walked any further.
-    if (!hasErrors(rootLoad.diagnostics)) this.diags.push(...(await this.children(root, 0)));
+    const tests: ModuleNode[] = [];
+    // As the reference: a root module with errors (its test files' included) is not walked any further.
+    if (!hasErrors(rootLoad.diagnostics) && !hasErrors(testLoad?.diagnostics ?? [])) {
+      this.diags.push(...(await this.children(root, 0)));
+      this.diags.push(...(await this.testModules(root, testFiles, tests)));
+    }
 
     // Requirements come last, as `ProviderRequirements` runs on the loaded tree.
     const all: Requirements = new Map();
@@ -174,7 +205,77 @@ class Loader {
       n.children.forEach(visit);
     };
     visit(root);
-    return { root, requirements: sortRequirements(lockableRequirements(all, this.flavor)), diagnostics: this.diags };
+    if (this.flavor === 'tofu') {
+      // OpenTofu also requires the providers of the test files' provider blocks (`addProviderRequirements`).
+      const r = testFileRequirements(root.module, testFiles, this.flavor);
+      this.diags.push(...r.diagnostics);
+      mergeRequirements(all, r.requirements);
+    }
+    tests.forEach(visit);
+    return { root, requirements: sortRequirements(lockableRequirements(all, this.flavor)), diagnostics: this.diags, tests };
+  }
+
+  /**
+   * The test files of the root directory and of `testDir` (`dirFiles`,
+   * `loadTestFiles`), in name order, root directory first; `'failed'` when
+   * the test directory exists but cannot be read (the error is recorded).
+   */
+  private async loadTestFiles(testDir: string): Promise<{ files: TestFileDecl[]; diagnostics: Diagnostic[] } | 'failed'> {
+    const diagnostics: Diagnostic[] = [];
+    const testPath = posix.join('.', testDir.replaceAll('\\', '/'));
+    const names: string[] = [];
+    try {
+      names.push(...testFileNames(await this.fs.readDir(this.onDisk(testPath)), this.flavor).map((n) => posix.join(testPath, n)));
+    } catch (err) {
+      const code = systemErrorCode(err);
+      if (code !== 'ENOENT') {
+        const why = err instanceof Error ? err.message : String(err);
+        this.diags.push(errorDiag('Failed to read test directory', `Test directory ${testPath} could not be read: ${why}.`, fileRange(testPath)));
+        return 'failed';
+      }
+      // Only a directory other than the default is expected to exist.
+      if (testDir !== DEFAULT_TEST_DIRECTORY) {
+        diagnostics.push(warningDiag('Test directory does not exist', `Requested test directory ${testPath} does not exist.`, fileRange(testPath)));
+      }
+    }
+    try {
+      names.push(...testFileNames(await this.fs.readDir(this.onDisk('.')), this.flavor));
+    } catch {
+      // loadModuleDir reports an unreadable root directory.
+    }
+    // Keyed by name, as the reference's map (`-test-directory=.` lists the root's files twice).
+    const unique = [...new Set(names)].sort(compareBytewise);
+    const files = await Promise.all(
+      unique.map(async (rel) => {
+        let bytes: Uint8Array;
+        try {
+          bytes = await this.fs.readFile(this.onDisk(rel));
+        } catch {
+          return { diagnostics: [errorDiag('Failed to read file', `The file ${goQuote(rel)} could not be read.`, fileRange(rel))] };
+        }
+        return parseTestFile(bytes, rel, this.flavor);
+      }),
+    );
+    for (const f of files) diagnostics.push(...f.diagnostics);
+    return { files: files.flatMap((f) => ('file' in f && f.file ? [f.file] : [])), diagnostics };
+  }
+
+  /**
+   * `buildTestModules`: the module of each run block, loaded as a call of
+   * the root module under its test path, then its own calls.
+   */
+  private async testModules(root: ModuleNode, files: readonly TestFileDecl[], into: ModuleNode[]): Promise<Diagnostic[]> {
+    const runs = files.flatMap((f) => f.runs.flatMap((run) => (run.module ? [{ call: run.module, path: testModulePath(f.filename, run.name) }] : [])));
+    const results = await Promise.all(
+      runs.map(async ({ call, path }) => {
+        const r = await this.loadChild(root, call, path, 0);
+        if (!r.node) return r;
+        const below = await this.children(r.node, 1);
+        return { node: r.node, diagnostics: [...r.diagnostics, ...below, ...r.after] };
+      }),
+    );
+    for (const r of results) if (r.node) into.push(r.node);
+    return results.flatMap((r) => r.diagnostics);
   }
 
   private node(path: readonly string[], dir: string, module: Module): ModuleNode {

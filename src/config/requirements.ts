@@ -24,7 +24,7 @@ import type { Flavor, VersionConstraints } from '../addresses/index.js';
 import { NO_CONSTRAINTS, ProviderAddress, tryParseConstraints } from '../addresses/index.js';
 import type { Diagnostic } from '../hcl/index.js';
 import { errorDiag } from './diagnostics.js';
-import type { DeclaredConstraint, Module } from './model.js';
+import type { DeclaredConstraint, Module, ProviderConfigDecl } from './model.js';
 import { providerForLocalName } from './module.js';
 
 /** One required provider and the intersection of every constraint on it. */
@@ -68,6 +68,25 @@ export function moduleRequirements(module: Module, flavor: Flavor): { requiremen
   for (const i of module.imports) add(requirements, i.provider);
   for (const pc of module.providerConfigs.values()) {
     add(requirements, providerForLocalName(module, pc.name, flavor), parseDeclared(pc.version, flavor, diagnostics));
+  }
+  return { requirements, diagnostics };
+}
+
+/**
+ * OpenTofu's requirements from test files' `provider` blocks
+ * (`addProviderRequirements` with tests: `addProviderRequirementsFromProviderBlock`
+ * on the root module): each block's provider, through the root module's local
+ * names, with its deprecated `version` constraint. Terraform has none.
+ */
+export function testFileRequirements(
+  root: Module,
+  files: readonly { readonly providerConfigs: readonly ProviderConfigDecl[] }[],
+  flavor: Flavor,
+): { requirements: Requirements; diagnostics: Diagnostic[] } {
+  const requirements: Requirements = new Map();
+  const diagnostics: Diagnostic[] = [];
+  for (const f of files) {
+    for (const pc of f.providerConfigs) add(requirements, providerForLocalName(root, pc.name, flavor), parseDeclared(pc.version, flavor, diagnostics));
   }
   return { requirements, diagnostics };
 }

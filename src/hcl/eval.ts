@@ -83,7 +83,53 @@ export function staticString(expr: Expression): StaticResult<string> {
 export function staticList(expr: Expression): { items: Expression[] | undefined; diagnostics: Diagnostic[] } {
   const inner = unwrapParens(expr);
   if (inner.kind === 'TupleCons') return { items: inner.items, diagnostics: [] };
-  return { items: undefined, diagnostics: [diag('Invalid expression', 'A static list expression is required.', expr.range)] };
+  // hcl.ExprList reports at the expression's StartRange (inside the quotes of a string; confirmed with terraform 1.11.4).
+  return { items: undefined, diagnostics: [diag('Invalid expression', 'A static list expression is required.', startRange(expr))] };
+}
+
+/**
+ * hclsyntax's `Expression.StartRange`: the part of an expression a
+ * diagnostic about it as a whole points at (`expression*.go` of
+ * hashicorp/hcl v2): a template's first part (so inside the quotes; an
+ * empty `""` gives the empty span after it), a call's name
+ * and `(`, an operator's left operand, the opening bracket of a collection.
+ */
+export function startRange(expr: Expression): Range {
+  switch (expr.kind) {
+    case 'Template': {
+      const first = expr.parts[0];
+      const empty = first === undefined || (expr.parts.length === 1 && first.kind === 'Literal' && first.range.start.byte === first.range.end.byte);
+      // hclsyntax gives an empty template an empty part at the end of the token after the opening
+      // quote, the closing one (confirmed with terraform 1.11.4 for `""`).
+      if (empty) return { filename: expr.range.filename, start: expr.range.end, end: expr.range.end };
+      return startRange(first);
+    }
+    case 'FunctionCall':
+      return { filename: expr.range.filename, start: expr.nameRange.start, end: expr.openParenRange.end };
+    case 'Conditional':
+      return startRange(expr.condition);
+    case 'BinaryOp':
+      return startRange(expr.lhs);
+    case 'UnaryOp':
+      return expr.symbolRange;
+    case 'Parentheses':
+      return startRange(expr.expression);
+    case 'ObjectKey':
+      return startRange(expr.wrapped);
+    case 'TupleCons':
+    case 'ObjectCons':
+    case 'For':
+      return expr.openRange;
+    case 'Splat':
+      return expr.markerRange;
+    case 'Index': {
+      const s = expr.bracketRange.start;
+      const end = { line: s.line, column: s.column + 1, byte: s.byte + 1 };
+      return { filename: expr.range.filename, start: s, end };
+    }
+    default:
+      return expr.range;
+  }
 }
 
 /** Whether `expr` is a static list expression (see {@link staticList}). */
@@ -347,7 +393,8 @@ class Evaluator {
       case 'RelativeTraversal':
         return this.relativeTraversal(expr, scope);
       case 'FunctionCall':
-        return this.fail('Function calls not allowed', 'Functions may not be called here.', expr.nameRange);
+        // hclsyntax reports the whole call (confirmed with terraform 1.11.4).
+        return this.fail('Function calls not allowed', 'Functions may not be called here.', expr.range);
       case 'Index':
         return this.indexExpr(expr, scope);
       case 'Splat':

@@ -17,7 +17,7 @@ export type * from './ast.js';
 export type { Comment, LexResult, Token, TokenType } from './lexer.js';
 export { SourceText, tokenize } from './lexer.js';
 export type { ParseOptions } from './parser.js';
-export { MAX_NESTING, rangeBetween, rangeString } from './parser.js';
+export { MAX_NESTING, nameSuggestion, rangeBetween, rangeString } from './parser.js';
 export * from './eval.js';
 export * from './write.js';
 

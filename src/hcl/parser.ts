@@ -1781,7 +1781,7 @@ function meldLiterals(parts: TemplatePart[]): TemplatePart[] {
 }
 
 /** The closest candidate within edit distance 2, as hclsyntax's "Did you mean" does. */
-function nameSuggestion(given: string, candidates: readonly string[]): string | undefined {
+export function nameSuggestion(given: string, candidates: readonly string[]): string | undefined {
   for (const c of candidates) if (levenshtein(given, c) < 3) return c;
   return undefined;
 }

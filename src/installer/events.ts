@@ -72,5 +72,21 @@ export type InstallerEvent =
 
 export type EventSink = (event: InstallerEvent) => void;
 
+/**
+ * How `init` reports the warnings a source gave with a provider's versions
+ * (`QueryPackagesWarning` in `internal/command/init.go` of both references):
+ * one warning per provider, each message on a `- ` line. Undefined when
+ * there are none.
+ */
+export function queryWarningsEvent(provider: ProviderAddress, warnings: readonly string[]): InstallerEvent | undefined {
+  if (warnings.length === 0) return undefined;
+  return {
+    type: 'warning',
+    summary: 'Additional provider information from registry',
+    detail: `The remote registry returned warnings for ${provider.toString()}:\n${warnings.map((w) => `- ${w}`).join('\n')}`,
+    provider,
+  };
+}
+
 /** A sink that drops everything. */
 export const ignoreEvents: EventSink = () => undefined;

@@ -82,7 +82,7 @@ import {
   versionDirPath,
   withPackageLock,
 } from './cache.js';
-import { type AuthLabel, type EventSink, ignoreEvents } from './events.js';
+import { type AuthLabel, type EventSink, ignoreEvents, queryWarningsEvent } from './events.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { type ProviderFailure, type Requirement, selectVersion } from './lock.js';
 
@@ -269,7 +269,8 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     } else {
       const available = await options.source.availableVersions(provider, options.signal);
       queried = true;
-      for (const w of available.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+      const warned = queryWarningsEvent(provider, available.warnings);
+      if (warned) events(warned);
       const chosen = selectVersion(provider, available.versions, constraints, undefined, flavor);
       version = chosen.version;
       events({ type: 'provider_selected', provider, version, reason: chosen.reason, constraints: constraints.toString() });
@@ -320,7 +321,8 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       // Step 3: fetch, verify, install.
       if (!queried) {
         const available = await options.source.availableVersions(provider, options.signal);
-        for (const w of available.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+        const warned = queryWarningsEvent(provider, available.warnings);
+        if (warned) events(warned);
         selectVersion(provider, available.versions, constraints, version, flavor);
       }
       const meta = await options.source.packageMeta(provider, version, platform, options.signal);

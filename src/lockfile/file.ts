@@ -16,8 +16,13 @@ import { serializeLocks } from './serialize.js';
 
 export const LOCK_FILE_NAME = '.terraform.lock.hcl';
 
-/** Loads a lock file; a missing file is an empty set of locks with no diagnostics (item 30). */
-export async function loadLockFile(path: string, flavor: Flavor): Promise<LockParseResult> {
+/**
+ * Loads a lock file; a missing file is an empty set of locks with no
+ * diagnostics (item 30). Diagnostics name the file `displayName` (default
+ * `path`); the commands pass {@link LOCK_FILE_NAME}, as terraform names it
+ * relative to the working directory (`on .terraform.lock.hcl line 4`).
+ */
+export async function loadLockFile(path: string, flavor: Flavor, displayName: string = path): Promise<LockParseResult> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
@@ -31,12 +36,12 @@ export async function loadLockFile(path: string, flavor: Flavor): Promise<LockPa
           severity: 'error',
           summary: 'Failed to read file',
           detail: `The configuration file ${JSON.stringify(path)} could not be read.`,
-          range: { filename: path, start: pos, end: pos },
+          range: { filename: displayName, start: pos, end: pos },
         },
       ],
     };
   }
-  return parseLockFile(bytes, path, flavor);
+  return parseLockFile(bytes, displayName, flavor);
 }
 
 /** Saves locks atomically; failures name the file, as the reference's message does. */

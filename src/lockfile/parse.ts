@@ -26,11 +26,14 @@ import {
   type Block,
   type Diagnostic,
   type Expression,
+  nameSuggestion,
   parseHCL,
   type Range,
   rangeString,
+  evaluateStatic,
+  formatNumber,
   staticList,
-  staticString,
+  startRange,
 } from '../hcl/index.js';
 import { Locks, ProviderLock } from './model.js';
 
@@ -50,12 +53,24 @@ export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
   return diagnostics.some((d) => d.severity === 'error');
 }
 
-/** `Static` decode of a string-or-null attribute, as gohcl does into a `*string`. */
-function decodeOptionalString(expr: Expression): { value: string | null | undefined; diagnostics: Diagnostic[] } {
-  const inner = expr.kind === 'Parentheses' ? expr.expression : expr;
-  if (inner.kind === 'Literal' && inner.valueType === 'null') return { value: null, diagnostics: [] };
-  const r = staticString(expr);
-  return { value: r.value, diagnostics: r.diagnostics };
+/**
+ * `gohcl.DecodeExpression(expr, nil, &s)` into a Go `string`, or with
+ * `nullable` a `*string` (null is then `null`): the evaluation's own errors
+ * ("Variables not allowed", …), then "Unsuitable value type" at the
+ * expression's StartRange when the value is unknown (any evaluation error
+ * leaves it unknown), null (for a `string`), or not convertible to a string
+ * (a tuple or an object). Numbers and bools convert, as cty does.
+ */
+function decodeString(expr: Expression, nullable: boolean): { value: string | null | undefined; diagnostics: Diagnostic[] } {
+  const unsuitable = (why: string): Diagnostic => diag('error', 'Unsuitable value type', `Unsuitable value: ${why}`, startRange(expr));
+  const r = evaluateStatic(expr);
+  if (r.value === undefined) return { value: undefined, diagnostics: [...r.diagnostics, unsuitable('value must be known')] };
+  const v = r.value;
+  if (v === null) return nullable ? { value: null, diagnostics: r.diagnostics } : { value: undefined, diagnostics: [...r.diagnostics, unsuitable('null value is not allowed')] };
+  if (typeof v === 'string') return { value: v, diagnostics: r.diagnostics };
+  if (typeof v === 'number') return { value: formatNumber(v), diagnostics: r.diagnostics };
+  if (typeof v === 'boolean') return { value: v ? 'true' : 'false', diagnostics: r.diagnostics };
+  return { value: undefined, diagnostics: [...r.diagnostics, unsuitable('string required')] };
 }
 
 export function parseLockFile(source: Uint8Array | string, filename: string, flavor: Flavor): LockParseResult {
@@ -65,7 +80,9 @@ export function parseLockFile(source: Uint8Array | string, filename: string, fla
   const info = flavorInfo(flavor);
 
   for (const attr of parsed.body.attributes) {
-    diagnostics.push(diag('error', 'Unsupported argument', `An argument named ${goQuote(attr.name)} is not expected here.`, attr.nameRange));
+    diagnostics.push(
+      diag('error', 'Unsupported argument', `An argument named ${goQuote(attr.name)} is not expected here.${attributeSuggestion(attr.name, [], TOP_BLOCKS)}`, attr.nameRange),
+    );
   }
 
   const locks: ProviderLock[] = [];
@@ -88,24 +105,46 @@ export function parseLockFile(source: Uint8Array | string, filename: string, fla
       continue;
     }
     if (block.type !== 'provider') {
-      diagnostics.push(diag('error', 'Unsupported block type', `Blocks of type ${goQuote(block.type)} are not expected here.`, block.typeRange));
+      diagnostics.push(
+        diag('error', 'Unsupported block type', `Blocks of type ${goQuote(block.type)} are not expected here.${blockSuggestion(block.type, TOP_BLOCKS, [])}`, block.typeRange),
+      );
       continue;
     }
     if (!labelCountOk(block, diagnostics)) continue;
-    const lock = decodeProviderBlock(block, flavor, diagnostics);
-    if (!lock) continue;
-    const key = lock.provider.toComparisonString();
+    const decoded = decodeProviderBlock(block, flavor, diagnostics);
+    if (!decoded) continue;
+    // As the reference: a block whose address is valid counts for duplicates even when its content has errors.
+    const key = decoded.provider.toComparisonString();
     const prior = declared.get(key);
     if (prior) {
       diagnostics.push(
-        diag('error', 'Duplicate provider lock', `This lockfile already declared a lock for provider ${lock.provider.toString()} at ${rangeString(prior)}.`, block.typeRange),
+        diag('error', 'Duplicate provider lock', `This lockfile already declared a lock for provider ${decoded.provider.toString()} at ${rangeString(prior)}.`, block.typeRange),
       );
       continue;
     }
     declared.set(key, defRange(block));
-    locks.push(lock);
+    if (decoded.lock) locks.push(decoded.lock);
   }
   return { locks: new Locks(locks), diagnostics };
+}
+
+/** The block types of the file (`decodeLocksFromHCL`'s schema). */
+const TOP_BLOCKS = ['provider', 'module'] as const;
+/** The arguments of a provider block. */
+const PROVIDER_ATTRS = ['version', 'constraints', 'hashes'] as const;
+
+/** hclsyntax `Body.Content`'s hint for an unexpected argument: a close unused argument name, else a block type of that name. */
+function attributeSuggestion(name: string, unusedAttrs: readonly string[], blockTypes: readonly string[]): string {
+  const close = nameSuggestion(name, unusedAttrs);
+  if (close !== undefined) return ` Did you mean ${goQuote(close)}?`;
+  return blockTypes.includes(name) ? ` Did you mean to define a block of type ${goQuote(name)}?` : '';
+}
+
+/** hclsyntax `Body.Content`'s hint for an unexpected block: a close block type, else an argument of that name. */
+function blockSuggestion(type: string, blockTypes: readonly string[], attrs: readonly string[]): string {
+  const close = nameSuggestion(type, blockTypes);
+  if (close !== undefined) return ` Did you mean ${goQuote(close)}?`;
+  return attrs.includes(type) ? ` Did you mean to define argument ${goQuote(type)}? If so, use the equals sign to assign it a value.` : '';
 }
 
 /** A block's `DefRange`: from its type to the end of its last label. */
@@ -129,7 +168,11 @@ function labelCountOk(block: Block, diagnostics: Diagnostic[]): boolean {
   return true;
 }
 
-function decodeProviderBlock(block: Block, flavor: Flavor, diagnostics: Diagnostic[]): ProviderLock | undefined {
+/**
+ * `decodeProviderLockFromHCL`: undefined when the address is not valid;
+ * otherwise the address, and the lock when the block's content has no errors.
+ */
+function decodeProviderBlock(block: Block, flavor: Flavor, diagnostics: Diagnostic[]): { provider: ProviderAddress; lock: ProviderLock | undefined } | undefined {
   const label = block.labels[0]!;
   const labelRange = block.labelRanges[0]!;
   const info = flavorInfo(flavor);
@@ -180,30 +223,44 @@ function decodeProviderBlock(block: Block, flavor: Flavor, diagnostics: Diagnost
     return undefined;
   }
 
+  // hclsyntax `Body.Content`: the missing required argument first, then what the schema does not know.
   const attrs = new Map<string, Attribute>();
   for (const attr of block.body.attributes) {
-    if (attr.name === 'version' || attr.name === 'constraints' || attr.name === 'hashes') attrs.set(attr.name, attr);
-    else diagnostics.push(diag('error', 'Unsupported argument', `An argument named ${goQuote(attr.name)} is not expected here.`, attr.nameRange));
+    if ((PROVIDER_ATTRS as readonly string[]).includes(attr.name)) attrs.set(attr.name, attr);
+  }
+  if (!attrs.has('version')) {
+    // At the body's `MissingItemRange`: zero width at its opening brace.
+    const at = block.body.range.start;
+    diagnostics.push(
+      diag('error', 'Missing required argument', 'The argument "version" is required, but no definition was found.', { filename: block.body.range.filename, start: at, end: at }),
+    );
+  }
+  const unused = PROVIDER_ATTRS.filter((n) => !attrs.has(n));
+  for (const attr of block.body.attributes) {
+    if (attrs.get(attr.name) === attr) continue;
+    diagnostics.push(
+      diag('error', 'Unsupported argument', `An argument named ${goQuote(attr.name)} is not expected here.${attributeSuggestion(attr.name, unused, [])}`, attr.nameRange),
+    );
   }
   for (const nested of block.body.blocks) {
-    diagnostics.push(diag('error', 'Unsupported block type', `Blocks of type ${goQuote(nested.type)} are not expected here.`, nested.typeRange));
+    diagnostics.push(
+      diag('error', 'Unsupported block type', `Blocks of type ${goQuote(nested.type)} are not expected here.${blockSuggestion(nested.type, [], PROVIDER_ATTRS)}`, nested.typeRange),
+    );
   }
+  // Unknown arguments and blocks do not stop the lock (the file is in error anyway); the rest does.
   const before = diagnostics.length;
   const versionAttr = attrs.get('version');
-  if (!versionAttr) {
-    diagnostics.push(diag('error', 'Missing required argument', 'The argument "version" is required, but no definition was found.', block.body.endRange));
-  }
   const version = versionAttr ? decodeVersion(addr, versionAttr, diagnostics) : UNSPECIFIED_VERSION;
   const constraintsAttr = attrs.get('constraints');
   const constraints = constraintsAttr ? decodeConstraints(addr, constraintsAttr, diagnostics) : new VersionConstraints();
   const hashesAttr = attrs.get('hashes');
   const hashes = hashesAttr ? decodeHashes(hashesAttr, diagnostics) : [];
-  if (hasErrors(diagnostics.slice(before))) return undefined;
-  return new ProviderLock(addr, version, constraints, hashes);
+  if (!versionAttr || hasErrors(diagnostics.slice(before))) return { provider: addr, lock: undefined };
+  return { provider: addr, lock: new ProviderLock(addr, version, constraints, hashes) };
 }
 
 function decodeVersion(addr: ProviderAddress, attr: Attribute, diagnostics: Diagnostic[]): Version {
-  const { value, diagnostics: d } = decodeOptionalString(attr.expr);
+  const { value, diagnostics: d } = decodeString(attr.expr, true);
   diagnostics.push(...d);
   if (value === undefined) return UNSPECIFIED_VERSION;
   if (value === null) {
@@ -232,7 +289,7 @@ function decodeVersion(addr: ProviderAddress, attr: Attribute, diagnostics: Diag
 }
 
 function decodeConstraints(addr: ProviderAddress, attr: Attribute, diagnostics: Diagnostic[]): VersionConstraints {
-  const { value, diagnostics: d } = decodeOptionalString(attr.expr);
+  const { value, diagnostics: d } = decodeString(attr.expr, false);
   diagnostics.push(...d);
   if (value === undefined || value === null) return new VersionConstraints();
   const parsed = tryParseConstraints(value);
@@ -272,9 +329,9 @@ function decodeHashes(attr: Attribute, diagnostics: Diagnostic[]): Hash[] {
   }
   const out: Hash[] = [];
   for (const item of list.items) {
-    const r = staticString(item);
+    const r = decodeString(item, false);
     diagnostics.push(...r.diagnostics);
-    if (r.value === undefined) continue;
+    if (r.value === undefined || r.value === null) continue;
     try {
       out.push(parseHash(r.value));
     } catch (err) {

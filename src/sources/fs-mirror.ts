@@ -91,8 +91,10 @@ export class FilesystemMirrorSource implements Source {
 
   /**
    * The distinct versions found for `provider`, sorted; an empty list (not an
-   * error) when there are none, as the reference. A 0.0.0 package adds the
-   * reference's warning.
+   * error) when there are none, as the reference. For OpenTofu a 0.0.0
+   * package adds its warning (opentofu/opentofu
+   * `internal/getproviders/filesystem_mirror_source.go`); Terraform's source
+   * has no such warning and says nothing (confirmed with terraform 1.11.4).
    *
    * @throws {ProvkitError} `IO`/`NOT_FOUND` when the scan fails.
    */
@@ -103,7 +105,7 @@ export class FilesystemMirrorSource implements Source {
     for (const f of found) distinct.set(f.version.toString(), f.version);
     const versions = [...distinct.values()].sort(compareVersions);
     const warnings: string[] = [];
-    if (versions.some((v) => v.toString() === '0.0.0')) {
+    if (this.options.flavor === 'tofu' && versions.some((v) => v.toString() === '0.0.0')) {
       warnings.push(
         `Provider ${provider.toString()} has an unspecified (0.0.0) version available in the filesystem mirror, source at ${this.options.baseDir}. It will not be used. \n` +
           'If the version 0.0.0 is intended to represent a non-published provider, consider using dev_overrides - https://opentofu.org/docs/cli/config/config-file/#development-overrides-for-provider-developers',

@@ -3,7 +3,7 @@
  * words (spec §6.1 item 90): one line per event, diagnostics in the boxed
  * form terraform and tofu print. Colour and progress only on a TTY.
  */
-import { type Flavor, flavorInfo } from '../addresses/index.js';
+import { type Flavor, flavorInfo, type ProviderAddress } from '../addresses/index.js';
 import type { InstallerEvent } from '../installer/events.js';
 
 export interface TextSink {
@@ -28,7 +28,8 @@ export function renderDiagnostic(d: Diagnostic, out: TextSink): void {
   const lines = [`${label}${bold(tty, d.summary)}`];
   if (d.location) lines.push('', `  on ${d.location}:`);
   if (d.detail) lines.push('', ...d.detail.split('\n'));
-  out.write(`╷\n${lines.map((l) => (l === '' ? '│ ' : `│ ${l}`)).join('\n')}\n╵\n`);
+  // Every line inside the box starts with `│ `, also those of a multi-line summary or detail.
+  out.write(`╷\n${lines.flatMap((l) => l.split('\n')).map((l) => (l === '' ? '│ ' : `│ ${l}`)).join('\n')}\n╵\n`);
 }
 
 const CHANGE_TEXT = {
@@ -37,23 +38,29 @@ const CHANGE_TEXT = {
   unchanged: 'All checksums for this platform were already tracked in the lock file',
 } as const;
 
-/** One line per installer event (progress events are left to a TTY progress display). */
-export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink): void {
+/**
+ * One line per installer event (progress events are left to a TTY progress
+ * display). Providers are named as the reference names them in these lines,
+ * by `Provider.ForDisplay`: without the host when it is `flavor`'s default
+ * registry (`hashicorp/aws`; `internal/command/init.go`, `providers_lock.go`).
+ */
+export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink, flavor: Flavor): void {
+  const name = (p: ProviderAddress): string => p.toShortString(flavor);
   switch (e.type) {
     case 'fetch_start':
-      out.write(`- Fetching ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()}...\n`);
+      out.write(`- Fetching ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()}...\n`);
       return;
     case 'fetch_complete':
       out.write(
         e.reused
-          ? `- Using ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} already in the mirror (${e.auth})\n`
+          ? `- Using ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} already in the mirror (${e.auth})\n`
           : e.stored
-            ? `- Found ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} in the hash store by its checksum (${e.auth}${e.keyId ? `, key ID ${e.keyId}` : ''}); not downloaded\n`
-            : `- Retrieved ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} (${e.auth}${e.keyId ? `, key ID ${e.keyId}` : ''})\n`,
+            ? `- Found ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} in the hash store by its checksum (${e.auth}${e.keyId ? `, key ID ${e.keyId}` : ''}); not downloaded\n`
+            : `- Retrieved ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} (${e.auth}${e.keyId ? `, key ID ${e.keyId}` : ''})\n`,
       );
       return;
     case 'hashes_obtained':
-      out.write(`- Obtained ${e.provider.toString()} checksums for ${e.platform.toString()}; ${CHANGE_TEXT[e.change]}\n`);
+      out.write(`- Obtained ${name(e.provider)} checksums for ${e.platform.toString()}; ${CHANGE_TEXT[e.change]}\n`);
       return;
     case 'warning':
       renderDiagnostic({ severity: 'warning', summary: e.summary, detail: e.detail }, err);
@@ -71,26 +78,26 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
     case 'install_resolving':
       out.write(
         e.locked
-          ? `- Reusing previous version of ${e.provider.toString()} from the dependency lock file\n`
+          ? `- Reusing previous version of ${name(e.provider)} from the dependency lock file\n`
           : e.constraints === ''
-            ? `- Finding latest version of ${e.provider.toString()}...\n`
-            : `- Finding ${e.provider.toString()} versions matching "${e.constraints}"...\n`,
+            ? `- Finding latest version of ${name(e.provider)}...\n`
+            : `- Finding ${name(e.provider)} versions matching "${e.constraints}"...\n`,
       );
       return;
     case 'install_start':
-      out.write(`- Installing ${e.provider.toString()} v${e.version.toString()}...\n`);
+      out.write(`- Installing ${name(e.provider)} v${e.version.toString()}...\n`);
       return;
     case 'install_complete':
       out.write(
         e.mode === 'previously-installed'
-          ? `- Using previously-installed ${e.provider.toString()} v${e.version.toString()}\n`
+          ? `- Using previously-installed ${name(e.provider)} v${e.version.toString()}\n`
           : e.mode === 'cache'
-            ? `- Using ${e.provider.toString()} v${e.version.toString()} from the shared cache directory\n`
-            : `- Installed ${e.provider.toString()} v${e.version.toString()} (${e.auth ?? 'unauthenticated'}${e.keyId ? `, key ID ${e.keyId}` : ''})\n`,
+            ? `- Using ${name(e.provider)} v${e.version.toString()} from the shared cache directory\n`
+            : `- Installed ${name(e.provider)} v${e.version.toString()} (${e.auth ?? 'unauthenticated'}${e.keyId ? `, key ID ${e.keyId}` : ''})\n`,
       );
       return;
     case 'package_lock_wait':
-      out.write(`- Waiting for another process to finish installing ${e.provider.toString()} (lock ${e.path}${e.holder ? `, held by ${e.holder}` : ''})...\n`);
+      out.write(`- Waiting for another process to finish installing ${name(e.provider)} (lock ${e.path}${e.holder ? `, held by ${e.holder}` : ''})...\n`);
       return;
     case 'verify_problem':
       out.write(`${[e.provider.toString(), e.version?.toString(), e.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${e.message}\n`);

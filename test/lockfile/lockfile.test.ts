@@ -112,6 +112,42 @@ describe('invalid lock files', () => {
   });
 });
 
+describe('issue 11 #10: lock-file diagnostics as terraform 1.11.4 reports them', () => {
+  // Recorded by test/fixtures/lockfiles/terraform/record.sh (see its README).
+  const dir = join(FIX, 'terraform');
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.hcl'))
+    .sort();
+  /** A diagnostic as terraform's JSON view prints it: an empty range widened by one column and byte. */
+  const asTerraformJson = (d: { severity: string; summary: string; detail: string; range: { filename: string; start: Pos; end: Pos } }): string => {
+    const { start, end } = d.range;
+    const wide = start.byte === end.byte ? { line: end.line, column: end.column + 1, byte: end.byte + 1 } : end;
+    return JSON.stringify({ severity: d.severity, summary: d.summary, detail: d.detail, range: { filename: d.range.filename, start, end: wide } });
+  };
+  interface Pos {
+    line: number;
+    column: number;
+    byte: number;
+  }
+
+  it.each(files)('%s: the same diagnostics (summary, detail, range) as terraform', (file) => {
+    const recorded = readFileSync(join(dir, file.replace(/\.hcl$/, '.terraform-1.11.4.json')), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.stringify(JSON.parse(l) as unknown));
+    expect(recorded.length).toBeGreaterThan(0);
+    const { diagnostics } = parseLockFile(readFileSync(join(dir, file)), '.terraform.lock.hcl', 'terraform');
+    // terraform's order follows Go map iteration in places; the set is what must agree.
+    expect(diagnostics.map(asTerraformJson).sort()).toEqual(recorded.sort());
+  });
+
+  it('reports a duplicate block even when it has errors of its own, and keeps neither', () => {
+    const { locks, diagnostics } = parseLockFile(readFileSync(join(dir, 'duplicates.hcl')), '.terraform.lock.hcl', 'terraform');
+    expect(diagnostics.filter((d) => d.summary === 'Duplicate provider lock').map((d) => d.range.start.line)).toEqual([4, 10, 15]);
+    expect(locks.all().map((l) => l.provider.toString())).toEqual(['registry.terraform.io/test/a']);
+  });
+});
+
 describe('merge rules', () => {
   it('providers lock: reproduces what terraform wrote when adding a platform to an unsorted lock', async () => {
     const before = readFileSync(join(FIX, 'valid/unsorted-duplicated-before-merge.hcl'));

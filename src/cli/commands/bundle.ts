@@ -111,7 +111,7 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
   if (requirements.length === 0) errors.push({ severity: 'error', summary: 'No providers to bundle', detail: 'Name providers as arguments, or run in a directory whose configuration requires some.' });
   if (errors.length > 0) return ui.fail(errors);
 
-  const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor);
+  const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME);
   if (reportDiagnostics(ui, lock.diagnostics)) return ui.fail([]);
 
   let since: Awaited<ReturnType<typeof readBundleManifest>> | undefined;

@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 import { currentPlatform, flavorInfo } from '../../addresses/index.js';
-import { loadModuleRequirements } from '../../config/index.js';
+import { DEFAULT_TEST_DIRECTORY, loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
 import { formatInstallFailures, lockFileAction, runInstall } from '../../installer/install.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
@@ -31,6 +31,9 @@ Options:
   -upgrade                Ignore the locked versions; choose the newest allowed ones.
   -lockfile=readonly      Do not change .terraform.lock.hcl: warn if it would
                           change, fail if the set of providers would.
+  -test-directory=DIR     Where test files are, besides the root directory
+                          (default: tests). The providers of the modules their
+                          run blocks call are installed too, as init does.
   -plugin-cache-dir=DIR   A shared plugin cache (default: $TF_PLUGIN_CACHE_DIR).
                           Packages are installed there and linked into
                           .terraform/providers; several installs may share it.
@@ -52,6 +55,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
     upgrade: 'bool',
     lockfile: 'string',
     'plugin-cache-dir': 'string',
+    'test-directory': 'string',
     json: 'bool',
   });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
@@ -89,11 +93,13 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
   }
   if (errors.length > 0) return ui.fail(errors);
 
-  const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor, dataDir });
+  // As init (`LoadConfigWithTests`): the modules of test files' run blocks count too.
+  const testDirectory = flags.strings.get('test-directory') ?? DEFAULT_TEST_DIRECTORY;
+  const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor, dataDir, testDirectory });
   if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
-  const old = await loadLockFile(lockPath, globals.flavor);
+  const old = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
   if (reportDiagnostics(ui, old.diagnostics)) return ui.fail([]);
 
   const { http, close } = httpFor(io);

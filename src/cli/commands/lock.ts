@@ -75,7 +75,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
   if (errors.length > 0) return ui.fail(errors);
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
-  const old = await loadLockFile(lockPath, globals.flavor);
+  const old = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
   if (reportDiagnostics(ui, old.diagnostics)) return ui.fail([]);
 
   const { http, close } = httpFor(io);

@@ -68,7 +68,7 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
   if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
   const requirements = [...config.requirements.values()];
 
-  const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor);
+  const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME);
   if (reportDiagnostics(ui, lock.diagnostics)) return ui.fail([]);
   // A lock that does not cover the configuration is reported, but mirroring goes on (item 93.2).
   let exit = 0;

@@ -55,7 +55,7 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
   if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
-  const lock = await loadLockFile(lockPath, globals.flavor);
+  const lock = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
   if (reportDiagnostics(ui, lock.diagnostics)) return ui.fail([]);
 
   const pool = createHashPool();

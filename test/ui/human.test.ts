@@ -1,0 +1,61 @@
+// Human rendering (src/ui/human.ts): the boxed diagnostics keep their frame
+// whatever the text holds, and progress lines name providers as the reference
+// does (issue 11 #9, #10).
+import { describe, expect, it } from 'vitest';
+
+import { parsePlatform, parseProviderSource, parseVersion } from '../../src/addresses/index.js';
+import { queryWarningsEvent } from '../../src/installer/events.js';
+import { renderDiagnostic, renderEventHuman } from '../../src/ui/human.js';
+
+function sink(): { text: string; write(s: string): void } {
+  return {
+    text: '',
+    write(s: string) {
+      this.text += s;
+    },
+  };
+}
+
+describe('issue 11 #9: boxed diagnostics', () => {
+  it('starts every line inside the box with │, also those of a multi-line summary', () => {
+    const out = sink();
+    renderDiagnostic({ severity: 'warning', summary: 'first line \nsecond line', detail: 'a\n\nb' }, out);
+    expect(out.text).toBe('╷\n│ Warning: first line \n│ second line\n│ \n│ a\n│ \n│ b\n╵\n');
+  });
+
+  it('reports a source\'s version warnings as init does: one diagnostic per provider, a "- " line each', () => {
+    const provider = parseProviderSource('registry.example.test/acme/demo', 'tofu');
+    expect(queryWarningsEvent(provider, [])).toBeUndefined();
+    expect(queryWarningsEvent(provider, ['one', 'two'])).toEqual({
+      type: 'warning',
+      summary: 'Additional provider information from registry',
+      detail: 'The remote registry returned warnings for registry.example.test/acme/demo:\n- one\n- two',
+      provider,
+    });
+  });
+});
+
+describe('issue 11 #10: progress lines name providers by ForDisplay', () => {
+  const lines = (source: string, flavor: 'tofu' | 'terraform'): string => {
+    const out = sink();
+    const err = sink();
+    const provider = parseProviderSource(source, flavor);
+    const version = parseVersion('1.2.0');
+    const platform = parsePlatform('linux_amd64');
+    renderEventHuman({ type: 'install_resolving', provider, constraints: '', locked: undefined }, out, err, flavor);
+    renderEventHuman({ type: 'install_start', provider, version, platform, location: '' }, out, err, flavor);
+    renderEventHuman({ type: 'fetch_start', provider, version, platform, location: '' }, out, err, flavor);
+    renderEventHuman({ type: 'hashes_obtained', provider, platform, change: 'added' }, out, err, flavor);
+    return out.text;
+  };
+
+  it('omits the flavor\'s default registry host, and only that one', () => {
+    expect(lines('hashicorp/aws', 'terraform')).toBe(
+      '- Finding latest version of hashicorp/aws...\n- Installing hashicorp/aws v1.2.0...\n- Fetching hashicorp/aws 1.2.0 for linux_amd64...\n' +
+        '- Obtained hashicorp/aws checksums for linux_amd64; Additional checksums for this platform are now tracked in the lock file\n',
+    );
+    expect(lines('hashicorp/aws', 'tofu')).toContain('- Installing hashicorp/aws v1.2.0...\n');
+    expect(lines('registry.terraform.io/hashicorp/aws', 'tofu')).toContain('- Installing registry.terraform.io/hashicorp/aws v1.2.0...\n');
+    expect(lines('registry.opentofu.org/hashicorp/aws', 'terraform')).toContain('- Installing registry.opentofu.org/hashicorp/aws v1.2.0...\n');
+  });
+});
