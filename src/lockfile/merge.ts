@@ -120,7 +120,8 @@ export function verifyPackage(
 }
 
 /**
- * `VerifyDependencySelections` (item 51): whether the lock covers the
+ * `VerifyDependencySelections` (item 51; hashicorp/terraform and
+ * opentofu/opentofu internal/configs/config.go): whether the lock covers the
  * configuration. Returns the reference's messages, sorted.
  */
 export function verifyDependencySelections(
@@ -134,9 +135,13 @@ export function verifyDependencySelections(
       errors.push(`provider ${provider.toString()}: required by this configuration but no version is selected`);
       continue;
     }
+    // Only a locked version outside the constraints is a problem; the recorded
+    // constraints only pick the wording (a lock made under other constraints
+    // whose version still fits is consistent).
+    if (constraints.matches(lock.version)) continue;
     if (lock.constraints.toString() !== constraints.toString()) {
       errors.push(`provider ${provider.toString()}: locked version selection ${lock.version.toString()} doesn't match the updated version constraints ${JSON.stringify(constraints.toString())}`);
-    } else if (!constraints.matches(lock.version)) {
+    } else {
       errors.push(`provider ${provider.toString()}: version constraints ${JSON.stringify(constraints.toString())} don't match the locked version selection ${lock.version.toString()}`);
     }
   }

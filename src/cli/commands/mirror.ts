@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 
+import { flavorInfo } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
 import type { InstallerEvent } from '../../installer/events.js';
@@ -70,17 +71,23 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
 
   const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME);
   if (reportDiagnostics(ui, lock.diagnostics)) return ui.fail([]);
-  // A lock that does not cover the configuration is reported, but mirroring goes on (item 93.2).
-  let exit = 0;
+  // A lock that does not cover the configuration stops the run before anything
+  // is fetched, as terraform 1.11 does (OpenTofu reports it and mirrors anyway,
+  // exiting 1; provkit's mirror is all or nothing). A locked version that still
+  // meets the constraints is fine whatever constraints the lock recorded
+  // (`Config.VerifyDependencySelections`, hashicorp/terraform
+  // internal/configs/config.go); the reference prints the problems as Go's `%v`
+  // of the error list.
   if (lock.locks.size > 0) {
     const problems = verifyDependencySelections(lock.locks, requirements);
     if (problems.length > 0) {
-      exit = 1;
-      ui.diagnostic({
-        severity: 'error',
-        summary: 'Inconsistent dependency lock file',
-        detail: `To update the locked dependency selections to match a changed configuration, run:\n  ${globals.flavor === 'terraform' ? 'terraform' : 'tofu'} init -upgrade\n\n${problems.map((p) => `- ${p}`).join('\n')}`,
-      });
+      return ui.fail([
+        {
+          severity: 'error',
+          summary: 'Inconsistent dependency lock file',
+          detail: `To update the locked dependency selections to match a changed configuration, run:\n  ${flavorInfo(globals.flavor).command} init -upgrade\n got:[${problems.join(' ')}]`,
+        },
+      ]);
     }
   }
 
@@ -126,7 +133,7 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
       ui.diagnostic({ severity: 'error', summary: f.summary, detail: f.provider ? `${f.provider.toString()}: ${f.error.message}` : f.error.message });
     }
     ui.summary(`Mirrored: ${outcome.written} fetched, ${outcome.reused} already present and verified.`, { fetched: outcome.written, reused: outcome.reused, failed: outcome.failures.length });
-    return outcome.failures.length > 0 ? 1 : exit;
+    return outcome.failures.length > 0 ? 1 : 0;
   } finally {
     await pool.close();
     close();
