@@ -82,6 +82,7 @@ import {
   versionDirPath,
   withPackageLock,
 } from './cache.js';
+import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, queryWarningsEvent } from './events.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { type ProviderFailure, type Requirement, selectVersion } from './lock.js';
@@ -395,8 +396,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       throw mismatch(verdict.message, meta, fetched.zh, allowed, forms ? formsHint(zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER')?.entries ?? []) : undefined);
     }
     for (const w of zip.warnings) events({ type: 'warning', summary: `${where}: ${w.message}`, detail: w.entries.join(', '), provider });
-    if (!zip.h1.ok) throw zip.h1.error;
-    const expected = zip.h1.hash;
+    const expected = requireExtractable(zip, fetched.from);
     // An existing directory whose content already equals the archive is kept (tofu 1.12, item 82.3).
     const existing = await inspectPackageDir(installPath);
     if (existing.kind === 'dir' && (await hashDirOrUndefined(installPath))?.text === expected.text) return expected;

@@ -35,6 +35,7 @@ import type { Hash, HashPool, HashStore } from '../hashing/index.js';
 import { type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
 import { expectedZh, fetchPackage, storedArchive, type FetchedPackage, type Source, type TrustedHash } from '../sources/index.js';
+import { requireExtractable } from './archive-check.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
 
 /**
@@ -251,9 +252,9 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
           } else {
             const zip = fetched.zipHashes ?? (await options.pool.hashZip(fetched.path, fetched.zh));
             if (!stored) await options.hashStore?.put(zip);
-            if (!zip.h1.ok) throw zip.h1.error;
+            const extracted = requireExtractable(zip, fetched.from);
             for (const w of zip.warnings) events({ type: 'warning', summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
-            h1 = zip.h1.hash;
+            h1 = extracted;
           }
           record(platform, [h1, ...recordedHashes(provider, fetched.hashes, options.flavor, options.enforceSignatures ?? false)]);
         } catch (err) {
@@ -278,7 +279,10 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
   changes.sort(
     (a, b) => order(a.provider) - order(b.provider) || rank(a.platform) - rank(b.platform) || Platform.compare(a.platform, b.platform),
   );
-  for (const c of changes) events({ type: 'hashes_obtained', ...c });
+  // "Now tracked in the lock file" is only true when the lock will be written:
+  // after a failure or an interrupt it is not, and the reference prints none
+  // of these lines.
+  if (failures.length === 0 && options.signal?.aborted !== true) for (const c of changes) events({ type: 'hashes_obtained', ...c });
   // Results in a fixed order, so the merge's "last platform wins" is deterministic.
   results.sort((a, b) => order(a.provider) - order(b.provider));
   const locks = mergeProvidersLock(options.oldLocks, results);
