@@ -14,19 +14,26 @@
  * Beyond the reference:
  * - incremental: a package already in the target whose bytes verify against
  *   the source's metadata is not fetched again (`fetch_complete` with
- *   `reused`), and counts as verified in this run;
+ *   `reused`), and counts as verified in this run, with the hashes a fetch
+ *   of it would have given (so a re-run writes what the first run wrote);
  * - a fingerprint cache (size, mtime, ctime, inode per archive, kept outside
  *   the mirror in `cacheFile`, so the mirror holds only what the reference
  *   writes) lets a re-run skip re-hashing unchanged archives; a file whose
  *   fingerprint changed is hashed again;
  * - `hashes: 'all'` writes `zh:` and both `h1:` forms for every archive;
- * - every file is written atomically (temp file + rename): an interrupted run
- *   leaves no half-written package or index;
+ * - a package no client could install is refused, as `hash`, `lock` and
+ *   `install` refuse it and with their codes (`archive-check.ts`: not a zip,
+ *   `..` or absolute entry names, ...), named by its source URL or file; the
+ *   reference mirrors such packages, or leaves them behind with an index;
  * - all or nothing: packages fetched in this run land in a staging directory
- *   inside the target (`.provkit-staging-*`) and are renamed into place, and
- *   the indexes rewritten, only when every package succeeded and the run was
- *   not aborted; otherwise the staging directory is removed and the target is
- *   as it was (a target this run created is removed again when empty);
+ *   inside the target (`.provkit-staging-*`) and every one is verified; the
+ *   index documents are computed over the target's archives and the staged
+ *   ones; only when all of that succeeded (and the run was not aborted) do
+ *   the index documents that changed and the staged archives move into
+ *   place, by renames, undone if one fails. Otherwise the target is as it
+ *   was (a target this run created is removed again). Events about the
+ *   target (`mirror_package`, `mirror_index`) are emitted after the commit,
+ *   and `mirror_index` only for a document whose bytes changed;
  * - one run per target: the run holds `TARGET/.provkit-mirror.lock` (PID,
  *   host, heartbeat; a lock left by a dead process or not touched for
  *   `staleMs` is broken, see `cache.ts`), so two runs into one target
@@ -35,7 +42,7 @@
  * - everything runs in parallel (network and CPU budgets apart).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 import pLimit from 'p-limit';
@@ -50,10 +57,11 @@ import {
 } from '../addresses/index.js';
 import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
-import { type Hash, normalizeHashes, zhOfFile } from '../hashing/index.js';
+import { normalizeHashes, zhOfFile, type ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../layout/index.js';
-import { authenticateArchive, fetchPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
+import { authenticateArchive, fetchPackage, type FetchedPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
+import { requireMirrorable } from './archive-check.js';
 import { acquirePackageLock, type PackageLock, type PackageLockOptions } from './cache.js';
 import { ignoreEvents } from './events.js';
 import { defaultNetworkConcurrency, type FetchRunOptions, selectVersion } from './lock.js';
@@ -83,6 +91,7 @@ export const MIRROR_STAGING_PREFIX = '.provkit-staging-';
 export interface MirrorFailure {
   /** Absent for failures that concern the whole mirror (the indexes). */
   readonly provider?: ProviderAddress;
+  readonly version?: Version;
   readonly platform?: Platform;
   readonly summary: string;
   readonly error: ProvkitError;
@@ -126,7 +135,9 @@ const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean => a.size === 
  *   no temporary file remains), PACKAGE_LOCK_TIMEOUT, IO (the target lock)
  */
 export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> {
-  const targetExisted = (await stat(options.targetDir).catch(() => undefined)) !== undefined;
+  // The directories taking the target lock creates (the target and any missing parents):
+  // a run that commits nothing removes them again.
+  const created = await firstMissingAncestor(options.targetDir);
   let lock: PackageLock | undefined;
   const staging = join(options.targetDir, `${MIRROR_STAGING_PREFIX}${randomBytes(6).toString('hex')}`);
   let committed = false;
@@ -145,13 +156,31 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
   } finally {
     await rm(staging, { recursive: true, force: true });
     await lock?.release();
-    if (!committed && !targetExisted) await rmdir(options.targetDir).catch(() => undefined);
+    if (!committed && created !== undefined) await removeEmptyDirs(options.targetDir, created);
   }
+}
+
+/** One package of this run, fetched into the staging directory or kept from the target. */
+interface RunPackage {
+  readonly provider: ProviderAddress;
+  readonly version: Version;
+  readonly platform: Platform;
+  /** `HOST/NS/TYPE/terraform-provider-…zip`. */
+  readonly rel: string;
+  readonly action: 'written' | 'kept';
+}
+
+/** A file of the target: archives and index documents, by relative path. */
+interface IndexArchive {
+  readonly provider: ProviderAddress;
+  readonly version: Version;
+  readonly platform: Platform;
+  readonly rel: string;
 }
 
 async function mirrorLocked(options: MirrorOptions, staging: string): Promise<MirrorOutcome> {
   const events = options.events ?? ignoreEvents;
-  /** Archives fetched in this run: relative path → staged absolute path, until committed. */
+  /** Archives fetched in this run: relative path → staged absolute path. */
   const staged = new Map<string, string>();
   const network = pLimit(options.networkConcurrency ?? defaultNetworkConcurrency());
   const failures: MirrorFailure[] = [];
@@ -165,11 +194,10 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   /** Hashes of archives verified or fetched in this run, by relative path, with their trust. */
   const thisRun = new Map<string, readonly TrustedHash[]>();
   const states = new Map<string, ArchiveState>();
-  let written = 0;
-  let reused = 0;
+  const packages: RunPackage[] = [];
 
   /** zh and both h1 forms of an archive, from the cache when its fingerprint is unchanged. */
-  const archiveState = async (rel: string, knownZh?: Hash): Promise<ArchiveState> => {
+  const archiveState = async (rel: string): Promise<ArchiveState> => {
     const have = states.get(rel);
     if (have) return have;
     const abs = staged.get(rel) ?? join(options.targetDir, rel);
@@ -179,9 +207,9 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     if (cached && sameFingerprint(cached, fp)) {
       state = { zh: cached.zh, h1: cached.h1, h1Zip: cached.h1Zip };
     } else {
-      const z = await options.pool.hashZip(abs, knownZh);
+      const z = await options.pool.hashZip(abs);
       await options.hashStore?.put(z);
-      state = { zh: z.zh.text, h1: z.h1.ok ? z.h1.hash.text : null, h1Zip: z.h1Zip.ok ? z.h1Zip.hash.text : null };
+      state = stateOf(z);
     }
     cache[rel] = { ...fp, ...state };
     states.set(rel, state);
@@ -196,7 +224,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     try {
       meta = await options.source.packageMeta(provider, version, platform, options.signal);
     } catch (err) {
-      failures.push({ provider, platform, summary: 'Provider release not available', error: asError(err) });
+      failures.push({ provider, version, platform, summary: 'Provider release not available', error: asError(err) });
       return;
     }
     // Incremental: an archive already there that authenticates is kept.
@@ -205,15 +233,15 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       const kept = await verifyExisting(meta, dest, rel).catch(() => undefined);
       if (kept) {
         thisRun.set(rel, kept);
-        reused += 1;
+        packages.push({ provider, version, platform, rel, action: 'kept' });
         events({ type: 'fetch_complete', provider, version, platform, auth: 'verified checksum', keyId: undefined, reused: true });
-        events({ type: 'mirror_package', provider, version, platform, path: rel, action: 'kept' });
         return;
       }
     }
     events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
+    let fetched: FetchedPackage;
     try {
-      const fetched = await network(() =>
+      fetched = await network(() =>
         fetchPackage(meta, {
           destPath: stagedDest,
           ...(options.http ? { http: options.http } : {}),
@@ -230,37 +258,46 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
           provider: provider.toString(),
         });
       }
-      thisRun.set(rel, fetched.hashes);
-      staged.set(rel, stagedDest);
-      // The file will be replaced: forget what was computed for the old bytes.
-      states.delete(rel);
-      const z = fetched.zipHashes;
-      if (z) {
-        states.set(rel, { zh: z.zh.text, h1: z.h1.ok ? z.h1.hash.text : null, h1Zip: z.h1Zip.ok ? z.h1Zip.hash.text : null });
-      } else {
-        // Hash now, while other packages are still downloading.
-        await archiveState(rel, fetched.zh);
-      }
-      written += 1;
-      events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.keyId, reused: false });
-      events({ type: 'mirror_package', provider, version, platform, path: rel, action: 'written' });
     } catch (err) {
-      failures.push({ provider, platform, summary: 'Cannot download provider release', error: asError(err) });
+      failures.push({ provider, version, platform, summary: 'Cannot download provider release', error: asError(err) });
+      return;
+    }
+    staged.set(rel, stagedDest);
+    try {
+      // Hash now, while other packages are still downloading; refuse what no client could install.
+      const z = fetched.zipHashes ?? (await options.pool.hashZip(stagedDest, fetched.zh));
+      if (!fetched.zipHashes) await options.hashStore?.put(z);
+      requireMirrorable(z, fetched.from);
+      thisRun.set(rel, fetched.hashes);
+      states.set(rel, stateOf(z));
+      packages.push({ provider, version, platform, rel, action: 'written' });
+      events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.keyId, reused: false });
+    } catch (err) {
+      failures.push({ provider, version, platform, summary: 'Invalid provider package', error: asError(err) });
     }
   };
 
-  /** Authenticates an archive already in the target against the source's metadata. */
+  /**
+   * Authenticates an archive already in the target against the source's
+   * metadata, and returns the hashes a fetch of it would have returned (so
+   * that a re-run writes what the first run wrote). An archive that is not
+   * a usable package is not kept: it is fetched again, and refused then,
+   * named by its source.
+   */
   const verifyExisting = async (meta: PackageMeta, dest: string, rel: string): Promise<readonly TrustedHash[] | undefined> => {
+    const state = await archiveState(rel);
+    if (state.h1 === null || state.h1Zip === null) return undefined;
     if (meta.authentication) {
-      const state = await archiveState(rel);
       const size = (await stat(dest)).size;
       const verified = await authenticateArchive(meta, dest, { zh: { scheme: 'zh:', value: state.zh.slice(3), text: state.zh }, size }, (p) => options.pool.hashZip(p));
       return [...meta.reportedHashes, ...verified.hashes];
     }
-    // No authentication data (a filesystem-mirror source): compare with the source's bytes.
+    // No authentication data (a filesystem-mirror source): compare with the
+    // source's bytes. A fetch verifies nothing here, so it reports only what
+    // the source reported.
     if (meta.location.kind === 'local-archive') {
-      const [mine, theirs] = await Promise.all([archiveState(rel), zhOfFile(meta.location.path)]);
-      if (mine.zh === theirs.text) return [...meta.reportedHashes, { hash: theirs, trust: { kind: 'verified-locally' }, platform: meta.platform }];
+      const theirs = await zhOfFile(meta.location.path);
+      if (state.zh === theirs.text) return [...meta.reportedHashes];
     }
     return undefined;
   };
@@ -291,66 +328,112 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   );
 
   // All or nothing: a failure or an abort leaves the target as it was.
-  if (options.signal?.aborted) {
-    throw new ProvkitError(ErrorCode.ABORTED, `mirroring into ${options.targetDir} was interrupted; the target is unchanged`, { file: options.targetDir, cause: options.signal.reason });
-  }
-  if (failures.length > 0) return { failures, written: 0, reused };
+  const aborted = (): ProvkitError =>
+    new ProvkitError(ErrorCode.ABORTED, `mirroring into ${options.targetDir} was interrupted; the target is unchanged`, { file: options.targetDir, cause: options.signal?.reason });
+  if (options.signal?.aborted) throw aborted();
+  if (failures.length > 0) return { failures, written: 0, reused: 0 };
 
-  // Index generation over every packed archive in the target (item 94).
+  // The index documents over every packed archive, earlier ones included
+  // (item 94), computed before anything in the target changes: an archive
+  // that cannot be indexed fails the run with the target untouched.
+  const archives = new Map<string, IndexArchive>();
+  let writes: Array<{ rel: string; provider: ProviderAddress; bytes: Buffer }>;
   try {
-    // Commit: the staged archives move into place (renames within one file system).
-    for (const [rel, from] of staged) {
-      // eslint-disable-next-line no-await-in-loop -- a handful of renames, in order
-      await mkdir(dirname(join(options.targetDir, rel)), { recursive: true });
-      // eslint-disable-next-line no-await-in-loop
-      await rename(from, join(options.targetDir, rel));
-      staged.delete(rel);
-      // A rename changes the ctime: record the fingerprint of the file in place.
-      const state = states.get(rel);
-      // eslint-disable-next-line no-await-in-loop
-      if (state) cache[rel] = { ...(await fingerprint(join(options.targetDir, rel))), ...state };
+    for (const a of await scanPacked(options.targetDir)) archives.set(a.rel, a);
+    for (const p of packages) archives.set(p.rel, p);
+    writes = await indexDocuments([...archives.values()]);
+  } catch (err) {
+    if (err instanceof IndexFailure) failures.push(err.failure);
+    else failures.push({ summary: 'Failed to update indexes', error: asError(err) });
+    return { failures, written: 0, reused: 0 };
+  }
+  if (options.signal?.aborted) throw aborted();
+
+  // Commit: the index documents are written into the staging directory, then
+  // everything moves into place by renames (one file system); a failure
+  // part way puts back what was there.
+  try {
+    await Promise.all(
+      writes.map(async (w) => {
+        const to = join(staging, w.rel);
+        await mkdir(dirname(to), { recursive: true });
+        await writeFileAtomic(to, w.bytes);
+      }),
+    );
+    await commitRenames(options.targetDir, staging, [...staged.keys(), ...writes.map((w) => w.rel)].sort());
+  } catch (err) {
+    failures.push({ summary: 'Failed to update the mirror', error: asError(err) });
+    return { failures, written: 0, reused: 0 };
+  }
+
+  // Only now is there anything to report about the target.
+  packages.sort((a, b) => Buffer.compare(Buffer.from(a.rel), Buffer.from(b.rel)));
+  for (const p of packages) events({ type: 'mirror_package', provider: p.provider, version: p.version, platform: p.platform, path: p.rel, action: p.action });
+  for (const w of writes) events({ type: 'mirror_index', provider: w.provider, path: w.rel });
+
+  // The fingerprint cache only saves re-hashing: failing to keep it costs nothing else.
+  if (cachePath !== undefined) {
+    try {
+      for (const rel of staged.keys()) {
+        // A rename changes the ctime: record the fingerprint of the file in place.
+        const state = states.get(rel);
+        // eslint-disable-next-line no-await-in-loop -- a handful of stats
+        if (state) cache[rel] = { ...(await fingerprint(join(options.targetDir, rel))), ...state };
+      }
+      await mkdir(dirname(cachePath), { recursive: true });
+      await writeFileAtomic(cachePath, Buffer.from(JSON.stringify(cache)));
+    } catch {
+      // Next run hashes again.
     }
-    const found = await scanPacked(options.targetDir);
+  }
+  return { failures: [], written: staged.size, reused: packages.length - staged.size };
+
+  /**
+   * The VERSION.json and index.json documents of every provider in
+   * `archives` whose bytes differ from the target's (Go
+   * `json.MarshalIndent`, item 94), sorted by path.
+   */
+  async function indexDocuments(list: readonly IndexArchive[]): Promise<Array<{ rel: string; provider: ProviderAddress; bytes: Buffer }>> {
     const cpu = pLimit(4);
-    const byProvider = new Map<string, { provider: ProviderAddress; byVersion: Map<string, { version: Version; archives: Array<{ platform: Platform; rel: string }> }> }>();
-    for (const f of found) {
+    const byProvider = new Map<string, { provider: ProviderAddress; byVersion: Map<string, { version: Version; archives: IndexArchive[] }> }>();
+    for (const f of list) {
       const key = f.provider.toComparisonString();
       let entry = byProvider.get(key);
       if (!entry) byProvider.set(key, (entry = { provider: f.provider, byVersion: new Map() }));
       let v = entry.byVersion.get(f.version.toString());
       if (!v) entry.byVersion.set(f.version.toString(), (v = { version: f.version, archives: [] }));
-      v.archives.push({ platform: f.platform, rel: f.rel });
+      v.archives.push(f);
     }
+    const docs: Array<{ rel: string; provider: ProviderAddress; bytes: Buffer }> = [];
     await Promise.all(
       [...byProvider.values()].map(async ({ provider, byVersion }) => {
         const dir = providerDirPath(provider);
-        for (const { version, archives } of byVersion.values()) {
-          // Versions one after another; their archives are hashed in parallel.
-          // eslint-disable-next-line no-await-in-loop
-          const docs = await Promise.all(
-            archives.map((a) =>
-              cpu(async () => ({ platform: a.platform, hashes: await indexHashes(a.rel, a.platform), url: a.rel.slice(dir.length + 1) })),
-            ),
-          );
-          // eslint-disable-next-line no-await-in-loop
-          await writeFileAtomic(join(options.targetDir, dir, `${version.toString()}.json`), Buffer.from(mirrorVersionJSON(docs)));
-        }
-        await writeFileAtomic(join(options.targetDir, dir, 'index.json'), Buffer.from(mirrorIndexJSON([...byVersion.values()].map((v) => v.version))));
-        events({ type: 'mirror_index', provider, path: `${dir}/index.json` });
+        await Promise.all(
+          [...byVersion.values()].map(async ({ version, archives: of }) => {
+            const entries = await Promise.all(
+              of.map((a) => cpu(async () => ({ platform: a.platform, hashes: await indexHashes(a), url: a.rel.slice(dir.length + 1) }))),
+            );
+            docs.push({ rel: `${dir}/${version.toString()}.json`, provider, bytes: Buffer.from(mirrorVersionJSON(entries)) });
+          }),
+        );
+        docs.push({ rel: `${dir}/index.json`, provider, bytes: Buffer.from(mirrorIndexJSON([...byVersion.values()].map((v) => v.version))) });
       }),
     );
-    if (cachePath !== undefined) {
-      await mkdir(dirname(cachePath), { recursive: true });
-      await writeFileAtomic(cachePath, Buffer.from(JSON.stringify(cache)));
-    }
-  } catch (err) {
-    failures.push({ summary: 'Failed to update indexes', error: asError(err) });
+    const changed = await Promise.all(
+      docs.map(async (d) => {
+        const have = await readFile(join(options.targetDir, d.rel)).catch(() => undefined);
+        return have !== undefined && have.equals(d.bytes) ? undefined : d;
+      }),
+    );
+    return changed.filter((d) => d !== undefined).sort((a, b) => Buffer.compare(Buffer.from(a.rel), Buffer.from(b.rel)));
   }
-  return { failures, written, reused };
 
   /** The hashes VERSION.json lists for one archive (item 95, plus `hashes: 'all'`). */
-  async function indexHashes(rel: string, platform: Platform): Promise<string[]> {
-    const state = await archiveState(rel);
+  async function indexHashes(a: IndexArchive): Promise<string[]> {
+    const { rel, platform } = a;
+    const state = await archiveState(rel).catch((err: unknown) => {
+      throw new IndexFailure(a, asError(err));
+    });
     if (options.hashes === 'all') {
       return normalizeHashes([state.zh, state.h1, state.h1Zip].flatMap((t) => (t ? [{ scheme: t.slice(0, 3), value: t.slice(3), text: t }] : []))).map((h) => h.text);
     }
@@ -366,8 +449,95 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
         if (picked.length > 0) return normalizeHashes(picked.map((h) => h.hash)).map((h) => h.text);
       }
     }
-    if (!state.h1Zip) throw new ProvkitError(ErrorCode.ZIP_FORMAT, `cannot hash ${rel} for the index`, { file: rel });
+    if (!state.h1Zip) {
+      // An archive of an earlier run that cannot be hashed: say why (hash it again for the reason).
+      const z = await options.pool.hashZip(join(options.targetDir, rel)).catch((err: unknown) => err);
+      const error =
+        z instanceof Error
+          ? asError(z)
+          : (z as ZipPackageHashes).h1Zip.ok
+            ? new ProvkitError(ErrorCode.IO, `${join(options.targetDir, rel)}: changed while it was indexed`, { file: join(options.targetDir, rel) })
+            : ((z as ZipPackageHashes).h1Zip as { error: ProvkitError }).error;
+      throw new IndexFailure(a, error);
+    }
     return [state.h1Zip];
+  }
+}
+
+/** An archive of the target that cannot be indexed (the reference's "Failed to determine a hash value"). */
+class IndexFailure extends Error {
+  readonly failure: MirrorFailure;
+  constructor(a: IndexArchive, error: ProvkitError) {
+    super(error.message);
+    this.failure = { provider: a.provider, version: a.version, platform: a.platform, summary: 'Failed to update indexes', error };
+  }
+}
+
+const stateOf = (z: ZipPackageHashes): ArchiveState => ({ zh: z.zh.text, h1: z.h1.ok ? z.h1.hash.text : null, h1Zip: z.h1Zip.ok ? z.h1Zip.hash.text : null });
+
+/**
+ * Moves `rels` from `staging` into `target`, each by one rename (a file
+ * already there is replaced atomically, so a reader sees the old bytes or
+ * the new ones). A failure part way undoes the moves done: replaced files
+ * come back from hard links taken before (copies where links are not
+ * possible), new files and the directories made for them go.
+ */
+async function commitRenames(target: string, staging: string, rels: readonly string[]): Promise<void> {
+  const backups = join(staging, '.replaced');
+  const done: Array<{ rel: string; backup: string | undefined }> = [];
+  const madeDirs: string[] = [];
+  let current = '';
+  /* eslint-disable no-await-in-loop -- renames in order, so that an undo is exact */
+  try {
+    for (const rel of rels) {
+      current = rel;
+      const to = join(target, rel);
+      const made = await mkdir(dirname(to), { recursive: true });
+      if (made !== undefined) madeDirs.push(made);
+      let backup: string | undefined;
+      if ((await stat(to).catch(() => undefined)) !== undefined) {
+        backup = join(backups, rel);
+        await mkdir(dirname(backup), { recursive: true });
+        await link(to, backup).catch(() => copyFile(to, backup!));
+      }
+      done.push({ rel, backup });
+      await rename(join(staging, rel), to);
+    }
+  } catch (err) {
+    for (const d of done.reverse()) {
+      const to = join(target, d.rel);
+      if (d.backup !== undefined) await rename(d.backup, to).catch(() => undefined);
+      else await rm(to, { force: true }).catch(() => undefined);
+    }
+    for (const dir of madeDirs.reverse()) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    // Named by the file of the target (the staging paths are gone).
+    const file = join(target, current);
+    throw new ProvkitError(ErrorCode.IO, `cannot put ${file} in place: ${systemErrorCode(err) ?? (err instanceof Error ? err.message : String(err))}; the mirror is unchanged`, { file, cause: err });
+  }
+  /* eslint-enable no-await-in-loop */
+}
+
+/** The highest ancestor of `dir` (itself included) that does not exist, or undefined when it exists. */
+async function firstMissingAncestor(dir: string): Promise<string | undefined> {
+  let missing: string | undefined;
+  for (let d = dir; ; d = dirname(d)) {
+    // eslint-disable-next-line no-await-in-loop -- a few levels at most
+    if ((await stat(d).catch(() => undefined)) !== undefined) return missing;
+    missing = d;
+    if (dirname(d) === d) return missing;
+  }
+}
+
+/** Removes `dir` and its parents up to `top`, as long as they are empty. */
+async function removeEmptyDirs(dir: string, top: string): Promise<void> {
+  for (let d = dir; ; d = dirname(d)) {
+    try {
+      // eslint-disable-next-line no-await-in-loop -- a few levels at most
+      await rmdir(d);
+    } catch {
+      return;
+    }
+    if (d === top || dirname(d) === d) return;
   }
 }
 
@@ -389,7 +559,7 @@ async function scanPacked(base: string): Promise<Array<{ provider: ProviderAddre
   };
   // A walk in order over three directory levels: the result order stays stable.
   /* eslint-disable no-await-in-loop */
-  for (const host of await list(base)) {
+  for (const host of (await list(base)).filter((n) => !n.startsWith('.'))) {
     for (const ns of await list(join(base, host))) {
       for (const type of await list(join(base, host, ns))) {
         let provider: ProviderAddress;

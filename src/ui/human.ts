@@ -4,6 +4,7 @@
  * form terraform and tofu print. Colour and progress only on a TTY.
  */
 import { type Flavor, flavorInfo, type ProviderAddress } from '../addresses/index.js';
+import type { ErrorCode } from '../errors.js';
 import type { InstallerEvent } from '../installer/events.js';
 
 export interface TextSink {
@@ -17,6 +18,8 @@ export interface Diagnostic {
   readonly detail: string;
   /** `file:line,col` where the problem is, when known. */
   readonly location?: string;
+  /** The error's stable code, when the diagnostic reports one (shown by `-json` only). */
+  readonly code?: ErrorCode;
 }
 
 const bold = (tty: boolean, s: string): string => (tty ? `\u001b[1m${s}\u001b[0m` : s);

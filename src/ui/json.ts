@@ -41,7 +41,7 @@ export class JsonUI {
 
   diagnostic(d: Diagnostic): void {
     this.emit(d.severity === 'error' ? 'error' : 'warn', `${d.severity === 'error' ? 'Error' : 'Warning'}: ${d.summary}`, 'diagnostic', {
-      diagnostic: { severity: d.severity, summary: d.summary, detail: d.detail, ...(d.location ? { location: d.location } : {}) },
+      diagnostic: { severity: d.severity, summary: d.summary, detail: d.detail, ...(d.location ? { location: d.location } : {}), ...(d.code ? { code: d.code } : {}) },
     });
   }
 

@@ -9,7 +9,7 @@ import { flavorInfo } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
 import type { InstallerEvent } from '../../installer/events.js';
-import { type MirrorOptions, runMirror } from '../../installer/mirror.js';
+import { type MirrorFailure, type MirrorOptions, runMirror } from '../../installer/mirror.js';
 import { runUnpackedMirror } from '../../installer/mirror-unpacked.js';
 import { loadLockFile, LOCK_FILE_NAME, verifyDependencySelections } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
@@ -129,15 +129,23 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
       layout === 'unpacked'
         ? await runUnpackedMirror({ ...options, packedDir: mirrorPackedCacheDir(io.env, targetDir) })
         : await runMirror(options);
-    for (const f of outcome.failures) {
-      ui.diagnostic({ severity: 'error', summary: f.summary, detail: f.provider ? `${f.provider.toString()}: ${f.error.message}` : f.error.message });
+    if (outcome.failures.length > 0) {
+      // Nothing changed in the target: no summary of work that did not happen.
+      return ui.fail(outcome.failures.map((f) => ({ severity: 'error' as const, summary: f.summary, detail: failureDetail(f), code: f.error.code })));
     }
-    ui.summary(`Mirrored: ${outcome.written} fetched, ${outcome.reused} already present and verified.`, { fetched: outcome.written, reused: outcome.reused, failed: outcome.failures.length });
-    return outcome.failures.length > 0 ? 1 : 0;
+    ui.summary(`Mirrored: ${outcome.written} fetched, ${outcome.reused} already present and verified.`, { fetched: outcome.written, reused: outcome.reused, failed: 0 });
+    return 0;
   } finally {
     await pool.close();
     close();
   }
+}
+
+/** `PROVIDER VERSION for PLATFORM: message`, with what the failure names. */
+function failureDetail(f: MirrorFailure): string {
+  if (!f.provider) return f.error.message;
+  const what = [f.provider.toString(), f.version?.toString(), f.platform ? `for ${f.platform.toString()}` : undefined].filter((x) => x !== undefined).join(' ');
+  return `${what}: ${f.error.message}`;
 }
 
 /**
