@@ -60,7 +60,7 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import pLimit from 'p-limit';
 
@@ -69,7 +69,7 @@ import { ErrorCode, ProvkitError } from '../errors.js';
 import type { Hash, HashPool, HashStore, ZipLimits } from '../hashing/index.js';
 import { allowedHashes, type InstalledProvider, type Locks, mergeInit, verifyPackage } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
-import { fetchPackage, type FetchedPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
+import { checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
 import {
   findExecutable,
   inspectPackageDir,
@@ -215,7 +215,6 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
   const { platform, flavor, pool } = options;
   const work = await mkdtemp(join(tmpdir(), 'provkit-install-'));
   const tree = new TreeDirs();
-  let downloads = 0;
 
   const lockOptions = (provider: ProviderAddress): PackageLockOptions => ({
     ...options.packageLocks,
@@ -332,6 +331,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       await removeStaleTemps(installPath);
       const fetched = await network(() => fetchOne(meta));
       try {
+        checkFetchedFor(fetched, provider, version, platform);
         const h1 = await installFetched(meta, fetched, allowed, installPath);
         // Item 78.5: the executable must be there (also checked before committing).
         await findExecutable(installPath, provider, version, platform);
@@ -342,16 +342,16 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
         return done('installed', executable, h1, fetched.label, keyId, { provider, version, constraints, localHash: h1, signedHashes });
       } finally {
         // A downloaded archive is not kept (a local one is never copied).
-        if (fetched.kind === 'archive' && fetched.path.startsWith(work)) await rm(fetched.path, { force: true });
+        if (fetched.kind === 'archive' && fetched.path.startsWith(work)) await rm(dirname(fetched.path), { recursive: true, force: true });
       }
     });
   };
 
-  const fetchOne = (meta: PackageMeta): Promise<FetchedPackage> => {
+  const fetchOne = async (meta: PackageMeta): Promise<FetchedPackage> => {
     const { provider, version } = meta;
-    downloads += 1;
+    // A directory of its own per package (archives of different packages share file names, issue 11 #1).
     return fetchPackage(meta, {
-      ...(meta.location.kind === 'http' ? { destPath: join(work, `${downloads}-${meta.filename}`) } : {}),
+      ...(meta.location.kind === 'http' ? { destPath: join(await mkdtemp(join(work, 'pkg-')), meta.filename) } : {}),
       ...(options.http ? { http: options.http } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       hashZip: (path) => pool.hashZip(path),
@@ -384,9 +384,8 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       await linkPackageDir(fetched.path, installPath);
       return h1;
     }
-    // fetchPackage used and filled the store for what it hashed; the rest is kept here.
-    const zip = fetched.zipHashes ?? (await pool.hashZip(fetched.path));
-    if (!fetched.zipHashes) await options.hashStore?.put(zip);
+    // Hashed by fetchPackage from the bytes it fetched (it also used and filled the store).
+    const zip = fetched.zipHashes;
     const verdict = verifyPackage(allowed, { kind: 'archive', zh: fetched.zh, h1Zip: zip.h1Zip.ok ? zip.h1Zip.hash : null }, provider, version, flavor);
     if (verdict.kind === 'mismatch') {
       // Item 27: the lock may hold this very package's extracted-form h1:, which the

@@ -34,7 +34,7 @@ import { ErrorCode, ProvkitError } from '../errors.js';
 import type { Hash, HashPool, HashStore } from '../hashing/index.js';
 import { type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
-import { expectedZh, fetchPackage, storedArchive, type FetchedPackage, type Source, type TrustedHash } from '../sources/index.js';
+import { checkFetchedFor, expectedZh, fetchPackage, storedArchive, type FetchedPackage, type Source, type TrustedHash } from '../sources/index.js';
 import { requireExtractable } from './archive-check.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
 
@@ -181,8 +181,12 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
         const stored = zh && (await options.hashStore?.get(zh));
         if (stored) return storedArchive(meta, stored);
         events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
+        // A directory of its own per package: archives of different packages
+        // share file names (`hashicorp/github` and `integrations/github`; one
+        // source under two hosts), issue 11 #1.
+        const dir = await mkdtemp(join(work, 'pkg-'));
         return fetchPackage(meta, {
-          destPath: join(work, `${fetches.size}-${meta.filename}`),
+          destPath: join(dir, meta.filename),
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           hashZip: (path) => options.pool.hashZip(path),
@@ -244,13 +248,14 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
             }
           }
           const fetched = await fetchOnce(provider, version, platform);
+          checkFetchedFor(fetched, provider, version, platform);
           const stored = fetched.kind === 'archive' && fetched.stored === true;
           events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined, reused: false, stored });
           let h1: Hash;
           if (fetched.kind === 'dir') {
             h1 = await options.pool.hashDir(fetched.path);
           } else {
-            const zip = fetched.zipHashes ?? (await options.pool.hashZip(fetched.path, fetched.zh));
+            const zip = fetched.zipHashes;
             if (!stored) await options.hashStore?.put(zip);
             const extracted = requireExtractable(zip, fetched.from);
             for (const w of zip.warnings) events({ type: 'warning', summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });

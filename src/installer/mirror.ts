@@ -60,7 +60,7 @@ import { writeFileAtomic } from '../fs/atomic.js';
 import { normalizeHashes, zhOfFile, type ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../layout/index.js';
-import { authenticateArchive, fetchPackage, type FetchedPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
+import { authenticateArchive, checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
 import { requireMirrorable } from './archive-check.js';
 import { acquirePackageLock, type PackageLock, type PackageLockOptions } from './cache.js';
 import { ignoreEvents } from './events.js';
@@ -258,15 +258,15 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
           provider: provider.toString(),
         });
       }
+      checkFetchedFor(fetched, provider, version, platform);
     } catch (err) {
       failures.push({ provider, version, platform, summary: 'Cannot download provider release', error: asError(err) });
       return;
     }
     staged.set(rel, stagedDest);
     try {
-      // Hash now, while other packages are still downloading; refuse what no client could install.
-      const z = fetched.zipHashes ?? (await options.pool.hashZip(stagedDest, fetched.zh));
-      if (!fetched.zipHashes) await options.hashStore?.put(z);
+      // Hashed by fetchPackage from the bytes it fetched (it also filled the store); refuse what no client could install.
+      const z = fetched.zipHashes;
       requireMirrorable(z, fetched.from);
       thisRun.set(rel, fetched.hashes);
       states.set(rel, stateOf(z));

@@ -9,6 +9,21 @@
  * into place. On any failure nothing is left at the destination and the
  * temporary file is removed.
  *
+ * One package, one set of bytes, one set of hashes (issue 11 #1: two packages
+ * whose archives share a file name, e.g. `hashicorp/github` and
+ * `integrations/github` 4.4.0, once shared a destination, and one was hashed
+ * and recorded for the other):
+ * - the destination is claimed exclusively (created with `wx`) before any
+ *   byte is fetched: a destination that exists, another fetch's included,
+ *   is refused, never overwritten;
+ * - the archive's hashes ({@link FetchedArchive.zipHashes}) are computed
+ *   from the temporary file the bytes were streamed into (its name is random
+ *   and created exclusively, see net/client.ts `tempPathFor`), before it is
+ *   committed, and their `zh:` must be the one the stream computed;
+ * - what comes back names the package it was fetched for
+ *   ({@link FetchedArchive.identity}); whoever records its hashes checks that
+ *   with {@link checkFetchedFor}.
+ *
  * Authentication after the fetch:
  * - registry: the `packages` size (when given) and the archive's SHA-256
  *   against `shasum` (`archive has incorrect checksum zh:… (expected zh:…)`).
@@ -24,11 +39,12 @@
  *   those hashes work. Matching hashes become `verified-locally`.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
+import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { ErrorCode, isProvkitError, ProvkitError, systemErrorCode } from '../errors.js';
 import { hashZipPackage, type HashStore, makeHash, ZhStream, type Hash, type ZipPackageHashes, type ZipStream } from '../hashing/index.js';
 import { tempPathFor, type HttpClient, type NetEvents } from '../net/index.js';
@@ -38,7 +54,9 @@ import { authenticationLabel, sourceError, withContext, type PackageMeta, type T
 export interface FetchOptions {
   /**
    * Where the archive goes. Required for http locations; for a local archive,
-   * omit it to authenticate the file in place (no copy).
+   * omit it to authenticate the file in place (no copy). It must not exist:
+   * it is created exclusively (see the module comment), so give every fetch
+   * a path of its own (a fresh `mkdtemp` directory per package).
    */
   readonly destPath?: string;
   /** Required for http locations. */
@@ -63,9 +81,18 @@ export interface FetchOptions {
   readonly hashStore?: HashStore;
 }
 
+/** The package a fetch was for. */
+export interface PackageIdentity {
+  readonly provider: ProviderAddress;
+  readonly version: Version;
+  readonly platform: Platform;
+}
+
 /** A fetched, authenticated archive. */
 export interface FetchedArchive {
   readonly kind: 'archive';
+  /** The package whose metadata this was fetched by (see {@link checkFetchedFor}). */
+  readonly identity: PackageIdentity;
   readonly path: string;
   /** The archive's `zh:`, computed from its bytes as they were written. */
   readonly zh: Hash;
@@ -78,8 +105,12 @@ export interface FetchedArchive {
   readonly label: ReturnType<typeof authenticationLabel>;
   /** The signing key, when signed. */
   readonly keyId?: string;
-  /** The zip's hashes when authentication had to compute them (reuse them instead of hashing again). */
-  readonly zipHashes?: ZipPackageHashes;
+  /**
+   * The zip's hashes (`zh:` and both `h1:` forms), computed from the bytes
+   * this fetch wrote before they were committed to `path` (or, for a store
+   * hit, the store's entry for {@link zh}); their `zh:` is {@link zh}.
+   */
+  readonly zipHashes: ZipPackageHashes;
   /**
    * True when nothing was fetched: the registry's signed `zh:` named an
    * archive whose hashes a hash store already held ({@link storedArchive});
@@ -92,6 +123,7 @@ export interface FetchedArchive {
 /** An unpacked directory from a filesystem mirror: not copied, nothing to authenticate. */
 export interface FetchedDirectory {
   readonly kind: 'dir';
+  readonly identity: PackageIdentity;
   readonly path: string;
   readonly hashes: readonly TrustedHash[];
   readonly label: 'unauthenticated';
@@ -173,19 +205,21 @@ function locationContext(meta: PackageMeta): { url?: string; file?: string } {
  * hashes it).
  *
  * @throws {ProvkitError} `CHECKSUM_MISMATCH`, the `NET_*` codes of the
- *   download, `ABORTED` ("provider download was interrupted"), `IO`,
- *   `USAGE` (missing `destPath`/`http`), each naming provider, version,
- *   platform and URL or file.
+ *   download, `ABORTED` ("provider download was interrupted"), `IO` (also:
+ *   `destPath` exists), `USAGE` (missing `destPath`/`http`), each naming
+ *   provider, version, platform and URL or file.
  */
 export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}): Promise<FetchedPackage> {
   const ctx = { provider: meta.provider, version: meta.version, platform: meta.platform, ...locationContext(meta) };
+  const identity: PackageIdentity = { provider: meta.provider, version: meta.version, platform: meta.platform };
   const loc = meta.location;
   if (loc.kind === 'local-dir') {
-    return { kind: 'dir', path: loc.path, hashes: [...meta.reportedHashes], label: 'unauthenticated', warnings: [...meta.warnings] };
+    return { kind: 'dir', identity, path: loc.path, hashes: [...meta.reportedHashes], label: 'unauthenticated', warnings: [...meta.warnings] };
   }
   const plainHashZip = options.hashZip ?? hashZipPackage;
   let zh: ZhStream | undefined;
   let verified: Verified | undefined;
+  let zipHashes: ZipPackageHashes | undefined;
   let path: string;
   let size: number;
   let from: string;
@@ -206,18 +240,37 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
     streamed ??= stream.finish(p, zh?.result().zh);
     return streamed;
   };
+  /**
+   * Authenticates the complete file `p` (the temporary file, or a local
+   * archive read in place) and hashes it, before anything is committed.
+   */
+  const check = async (p: string, got: { zh: Hash; size: number }): Promise<void> => {
+    verified = await authenticateArchive(meta, p, got, hashZip);
+    zipHashes = stored && stored.zh.text === got.zh.text ? stored : (verified.zipHashes ?? (await hashZip(p)));
+    if (zipHashes.zh.text !== got.zh.text) {
+      // The file is not (or no longer) the bytes the stream hashed: a local
+      // archive changed while it was read, or a bug.
+      throw sourceError(ErrorCode.IO, `${p} changed while it was being read: its zh: is ${zipHashes.zh.text}, the bytes read had ${got.zh.text}`, {
+        ...ctx,
+        expected: got.zh.text,
+        found: zipHashes.zh.text,
+      });
+    }
+  };
+  let claimed: string | undefined;
   try {
     if (loc.kind === 'http') {
       if (options.http === undefined || options.destPath === undefined) {
         throw sourceError(ErrorCode.USAGE, 'fetchPackage needs an http client and a destination path for a remote package', ctx);
       }
+      claimed = await claimDestination(options.destPath);
       const res = await options.http.download(loc.url, options.destPath, {
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         ...(options.events === undefined ? {} : { events: options.events }),
         transforms: () => [(zh = new ZhStream()), ...startStream()],
         verify: async (tmp, info) => {
           const got = hashed(zh);
-          verified = await authenticateArchive(meta, tmp, { zh: got.zh, size: info.size }, hashZip);
+          await check(tmp, { zh: got.zh, size: info.size });
         },
       });
       path = res.path;
@@ -230,18 +283,18 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
           // Only the hash is wanted.
         }
       });
-      verified = await authenticateArchive(meta, loc.path, hashed(zh), hashZip);
+      await check(loc.path, hashed(zh));
       path = loc.path;
       size = hashed(zh).size;
       from = loc.path;
     } else {
       const dest = options.destPath;
-      await mkdir(dirname(dest), { recursive: true });
+      claimed = await claimDestination(dest);
       const tmp = tempPathFor(dest);
       try {
         zh = new ZhStream();
         await pipeline([createReadStream(loc.path), zh, ...startStream(), createWriteStream(tmp, { flags: 'wx', mode: 0o644 })]);
-        verified = await authenticateArchive(meta, tmp, hashed(zh), hashZip);
+        await check(tmp, hashed(zh));
         await rename(tmp, dest);
       } catch (err) {
         await rm(tmp, { force: true });
@@ -251,16 +304,11 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       size = hashed(zh).size;
       from = loc.path;
     }
-    if (stored && stored.zh.text === hashed(zh).zh.text) {
-      // Authenticated against the registry's zh:, which is the stored one.
-      verified = { ...verified!, zipHashes: stored };
-    } else {
-      // The streamed hashes are wanted whatever authentication needed.
-      if (stream && !streamed) verified = { ...verified!, zipHashes: await hashZip(path) };
-      if (verified?.zipHashes) await options.hashStore?.put(verified.zipHashes);
-    }
+    // Only results computed here go to the store (a store hit came from it).
+    if (zipHashes !== stored) await options.hashStore?.put(zipHashes!);
   } catch (err) {
     stream?.abort();
+    if (claimed !== undefined) await rm(claimed, { force: true });
     if (isProvkitError(err, ErrorCode.ABORTED)) {
       throw sourceError(ErrorCode.ABORTED, 'provider download was interrupted', { ...ctx, cause: err });
     }
@@ -277,6 +325,7 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
   const keyId = auth?.kind === 'registry' && auth.signature.kind === 'signed' ? auth.signature.keyId : undefined;
   return {
     kind: 'archive',
+    identity,
     path,
     zh: got.zh,
     size,
@@ -284,9 +333,52 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
     hashes,
     label: authenticationLabel(hashes),
     ...(keyId === undefined ? {} : { keyId }),
-    ...(verified?.zipHashes === undefined ? {} : { zipHashes: verified.zipHashes }),
+    zipHashes: zipHashes!,
     warnings: [...meta.warnings],
   };
+}
+
+/**
+ * Creates `dest` exclusively (an empty file the fetch's rename replaces), so
+ * that no two fetches ever share a destination; returns it.
+ *
+ * @throws {ProvkitError} `IO` when it exists.
+ */
+async function claimDestination(dest: string): Promise<string> {
+  await mkdir(dirname(dest), { recursive: true });
+  try {
+    await (await open(dest, 'wx', 0o644)).close();
+  } catch (err) {
+    if (systemErrorCode(err) === 'EEXIST') {
+      throw new ProvkitError(ErrorCode.IO, `${dest} already exists: a package is only ever fetched to a new file of its own`, { file: dest, cause: err });
+    }
+    throw err;
+  }
+  return dest;
+}
+
+/**
+ * Checks that `fetched` is the package (provider, version, platform) whose
+ * hashes the caller is about to record, and that its hashes are those of its
+ * own bytes (the `zh:` they were computed for is the archive's). Call it
+ * wherever a fetched package's hashes are recorded (a lock, an index, a
+ * manifest): a mix-up then fails loudly instead of writing a wrong hash.
+ *
+ * @throws {ProvkitError} `IO` ("internal: …") on a mismatch.
+ */
+export function checkFetchedFor(fetched: FetchedPackage, provider: ProviderAddress, version: Version, platform: Platform): void {
+  const id = fetched.identity;
+  const same = id.provider.equals(provider) && id.version.equals(version) && id.platform.equals(platform);
+  const zhOk = fetched.kind === 'dir' || fetched.zipHashes.zh.text === fetched.zh.text;
+  if (same && zhOk) return;
+  const what = `${provider.toString()} ${version.toString()} ${platform.toString()}`;
+  throw new ProvkitError(
+    ErrorCode.IO,
+    same
+      ? `internal: the hashes of ${what} were computed for other bytes (${fetched.kind === 'archive' ? `${fetched.zipHashes.zh.text}, not ${fetched.zh.text}` : ''})`
+      : `internal: the package fetched for ${id.provider.toString()} ${id.version.toString()} ${id.platform.toString()} was about to be recorded for ${what}`,
+    { provider: provider.toString(), version: version.toString(), platform: platform.toString(), file: fetched.path },
+  );
 }
 
 /**
@@ -315,6 +407,7 @@ export function storedArchive(meta: PackageMeta, stored: ZipPackageHashes): Fetc
   const keyId = auth.signature.kind === 'signed' ? auth.signature.keyId : undefined;
   return {
     kind: 'archive',
+    identity: { provider: meta.provider, version: meta.version, platform: meta.platform },
     path: stored.path,
     zh,
     size: auth.packageSize ?? 0,

@@ -27,8 +27,8 @@ export type {
   Trust,
   TrustedHash,
 } from './source.js';
-export { authenticateArchive, expectedZh, fetchPackage, storedArchive } from './fetch.js';
-export type { FetchedArchive, FetchedDirectory, FetchedPackage, FetchOptions } from './fetch.js';
+export { authenticateArchive, checkFetchedFor, expectedZh, fetchPackage, storedArchive } from './fetch.js';
+export type { FetchedArchive, FetchedDirectory, FetchedPackage, FetchOptions, PackageIdentity } from './fetch.js';
 export { FilesystemMirrorSource } from './fs-mirror.js';
 export type { FilesystemMirrorOptions, ScanWarning } from './fs-mirror.js';
 export { chainCredentials, credentialsFromEnv, staticCredentials } from './credentials.js';

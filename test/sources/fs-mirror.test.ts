@@ -179,7 +179,7 @@ describe('a hand-made mirror', () => {
 
   it('returns an unpacked directory as is from fetchPackage', async () => {
     const meta = await src.packageMeta(p('registry.example.test/acme/demo'), v('1.2.0'), plat('linux_amd64'));
-    expect(await fetchPackage(meta)).toEqual({ kind: 'dir', path: meta.location.kind === 'local-dir' ? meta.location.path : '', hashes: [], label: 'unauthenticated', warnings: [] });
+    expect(await fetchPackage(meta)).toEqual({ kind: 'dir', identity: { provider: meta.provider, version: meta.version, platform: meta.platform }, path: meta.location.kind === 'local-dir' ? meta.location.path : '', hashes: [], label: 'unauthenticated', warnings: [] });
   });
 
   it('accepts a symlinked base directory', async () => {

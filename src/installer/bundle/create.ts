@@ -32,7 +32,7 @@ import { ErrorCode, ProvkitError } from '../../errors.js';
 import { normalizeHashes, parseHash } from '../../hashing/index.js';
 import { Locks, newProviderLock, serializeLocks } from '../../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../../layout/index.js';
-import { fetchPackage } from '../../sources/index.js';
+import { checkFetchedFor, fetchPackage } from '../../sources/index.js';
 import { ignoreEvents } from '../events.js';
 import { type FetchRunOptions, type Requirement, selectVersion } from '../lock.js';
 import {
@@ -133,9 +133,10 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
             try {
               const meta = await options.source.packageMeta(provider, version, platform, options.signal);
               events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
-              const fetched = await network(() =>
+              // A directory of its own per package: packages of other providers have the same file names (issue 11 #1).
+              const fetched = await network(async () =>
                 fetchPackage(meta, {
-                  ...(meta.location.kind === 'http' ? { destPath: join(work, `${i}-${packedFileName(provider, version, platform)}`) } : {}),
+                  ...(meta.location.kind === 'http' ? { destPath: join(await mkdtemp(join(work, 'pkg-')), packedFileName(provider, version, platform)) } : {}),
                   ...(options.http ? { http: options.http } : {}),
                   ...(options.signal ? { signal: options.signal } : {}),
                   hashZip: (p) => options.pool.hashZip(p),
@@ -149,7 +150,8 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
                   platform: platform.toString(),
                 });
               }
-              const z = fetched.zipHashes ?? (await options.pool.hashZip(fetched.path, fetched.zh));
+              checkFetchedFor(fetched, provider, version, platform);
+              const z = fetched.zipHashes;
               if (!z.h1.ok) throw z.h1.error;
               if (!z.h1Zip.ok) throw z.h1Zip.error;
               const hashes = { zh: z.zh.text, h1: z.h1.hash.text, h1Zip: z.h1Zip.hash.text };
