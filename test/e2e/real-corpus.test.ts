@@ -37,23 +37,69 @@ const recordedLock = (id: string): RecordedLockItem => JSON.parse(readFileSync(j
 const recordedConfig = (id: string): RecordedConfigItem => JSON.parse(readFileSync(join(RECORDED, 'configs', `${id}.json`), 'utf8')) as RecordedConfigItem;
 
 /**
- * The text of the error diagnostics, as terraform prints them without a
- * terminal (`Error: SUMMARY`, a blank line, the detail wrapped at 78 columns)
- * and provkit prints them: summaries and details with their line breaks and
- * runs of spaces joined, so that only the words are compared, in order.
+ * The error diagnostics of a run, each as `SUMMARY @ FILE:LINE | DETAIL`, for
+ * terraform's rendering without a terminal (`on FILE line N, in ...:` and a
+ * source snippet, the detail wrapped at 78 columns) and provkit's (`on
+ * PATH:LINE:COL:`): the box characters, the snippet and the wrapping are
+ * presentation (see the "location" defect in the report); the summary, the
+ * file's base name, the line and the words of the detail are compared.
+ * Sorted: terraform's installer visits providers in Go map order.
  */
 function errorTexts(stderr: string): string[] {
-  const words = stderr
-    .replace(/\x1b\[[0-9;]*m/g, '')
-    .replace(/[╷╵│]/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  // terraform's installer visits providers in Go map order: the order of its diagnostics varies.
-  return words
-    .split(/(?=Error: )/)
-    .map((d) => d.trim())
-    .filter((d) => d !== '')
+  const plain = stderr.replace(/\x1b\[[0-9;]*m/g, '').replace(/^[╷╵│] ?/gm, '');
+  return plain
+    .split(/^(?=Error: )/m)
+    .map((chunk) => chunk.trim())
+    .filter((chunk) => chunk.startsWith('Error: '))
+    .map((chunk) => {
+      const lines = chunk.split('\n');
+      const summary = lines[0]!.slice('Error: '.length).trim();
+      let where = '';
+      const rest: string[] = [];
+      for (const line of lines.slice(1)) {
+        const on = /^\s*on (\S+?)(?: line (\d+)(?:, in [^:]*)?|:(\d+):\d+):$/.exec(line);
+        if (on) {
+          where = `${on[1]!.split('/').pop()!}:${on[2] ?? on[3]!}`;
+          continue;
+        }
+        if (/^\s+\d+: /.test(line) || /^\s*\(source code not available\)\s*$/.test(line) || /^\s+[├│]/.test(line)) continue;
+        rest.push(line);
+      }
+      return `${summary} @ ${where} | ${rest.join(' ').replace(/\s+/g, ' ').trim()}`;
+    })
     .sort();
+}
+
+/**
+ * Where provkit differs from terraform on this corpus: `id: scenario` →
+ * the defect. Those tests are `it.fails` (they pass while provkit differs).
+ */
+const KNOWN_DIFFERENCES: Record<string, string> = {
+  // DEFECT (lockfile + hcl): after a syntax error terraform still decodes the
+  // partial body (internal/depsfile/locks_file.go loadLocks calls
+  // decodeLocksFromHCL whatever the parse gave) and hclsyntax skips the rest
+  // of the block body after "Argument or block definition required", so the
+  // provider block is left without `version` and terraform also reports
+  // "Missing required argument" (line 4). provkit's parseLockFile returns at
+  // the first syntax error, and src/hcl/parser.ts resumes at the next line
+  // instead of skipping the rest of the body.
+  '021-12091990-hashicat-aws: rewrite': 'lock file with merge-conflict markers: one diagnostic instead of terraform\'s two',
+  '021-12091990-hashicat-aws: lock': 'lock file with merge-conflict markers: one diagnostic instead of terraform\'s two',
+  // DEFECT (install/cli): terraform init puts "Terraform encountered problems
+  // during initialisation, including problems with the configuration,
+  // described below. ..." before the configuration's diagnostics; provkit
+  // install prints only the configuration's diagnostics.
+  'c02-cinegy-winvm: init': 'init with an invalid configuration: terraform\'s leading "encountered problems during initialisation" diagnostic missing',
+  'c12-opentofu-provider-from-json: init': 'init with an invalid configuration: terraform\'s leading "encountered problems during initialisation" diagnostic missing',
+  // DEFECT (config/install): terraform init also installs and locks the
+  // providers the test files need (tests/*.tftest.hcl: provider "test" and
+  // run blocks' modules, here the implied hashicorp/test); providers lock does
+  // not. provkit install skips test files (src/config/files.ts TEST_EXTS), so
+  // its lock file lacks hashicorp/test.
+  'c11-opentofu-run-block-variable: init': 'init: providers of test files (.tftest.hcl) not installed nor locked',
+};
+function itUnless(key: string): (name: string, fn: () => Promise<void> | void) => void {
+  return KNOWN_DIFFERENCES[key] === undefined ? (name, fn) => it(name, fn) : (name, fn) => it.fails(`${name} [known difference: ${KNOWN_DIFFERENCES[key]}]`, fn);
 }
 
 let w: E2eWorkspace;
@@ -103,28 +149,28 @@ async function compareRun(rec: RecordedRun, cwd: string, mirror: string, rc: str
 }
 
 describe('issue 11 real corpus: lock files parse as terraform reads them', () => {
-  it.each(LOCKS.map((i) => [i.id, i] as const))('%s: no diagnostics; serialised = terraform\'s rewrite of it', (_id, item) => {
-    const rec = recordedLock(item.id);
-    const { locks, diagnostics } = parseLockFile(item.bytes, item.file, 'terraform');
-    const errors = diagnostics.filter((d) => d.severity === 'error');
-    if (rec.rewrite.code === 0) {
-      expect(errors).toEqual([]);
-      expect(rec.rewrite.lock).not.toBeNull();
-      expect(serializeLocks(locks, 'terraform').toString('latin1')).toBe(withoutProbe(rec.rewrite.lock!));
-    } else {
-      expect(errors.map((d) => d.summary).length).toBeGreaterThan(0);
-    }
-  });
+  for (const item of LOCKS) {
+    itUnless(`${item.id}: rewrite`)(`${item.id}: terraform's diagnostics; serialised = terraform's rewrite of it`, () => {
+      const rec = recordedLock(item.id);
+      const { locks, diagnostics } = parseLockFile(item.bytes, '.terraform.lock.hcl', 'terraform');
+      const errors = diagnostics
+        .filter((d) => d.severity === 'error')
+        .map((d) => `${d.summary} @ .terraform.lock.hcl:${d.range.start.line} | ${(d.detail ?? '').replace(/\s+/g, ' ').trim()}`)
+        .sort();
+      expect(errors).toEqual(rec.rewrite.code === 0 ? [] : errorTexts(rec.rewrite.stderr));
+      if (rec.rewrite.code === 0) expect(serializeLocks(locks, 'terraform').toString('latin1')).toBe(withoutProbe(rec.rewrite.lock!));
+    });
+  }
 });
 
 describe.concurrent('issue 11 real corpus: lock files through provkit, as terraform 1.11.4 ran them', () => {
   for (const item of LOCKS) {
-    it(`${item.id}: providers lock ${PROBE.address} (read and re-written)`, async () => {
+    itUnless(`${item.id}: rewrite`)(`${item.id}: providers lock ${PROBE.address} (read and re-written)`, async () => {
       const rec = recordedLock(item.id).rewrite;
       const r = await compareRun(rec, lockProject(item, 'rewrite'), lockMirror, lockRc);
       if (rec.code !== 0) expect(errorTexts(r.stderr)).toEqual(errorTexts(rec.stderr));
     });
-    it(`${item.id}: providers lock ${LOCK_PLATFORMS.join(' ')} (fake packages merged)`, async () => {
+    itUnless(`${item.id}: lock`)(`${item.id}: providers lock ${LOCK_PLATFORMS.join(' ')} (fake packages merged)`, async () => {
       const rec = recordedLock(item.id).lock;
       const r = await compareRun(rec, lockProject(item, 'lock'), lockMirror, lockRc);
       if (rec.code !== 0) expect(errorTexts(r.stderr)).toEqual(errorTexts(rec.stderr));
@@ -172,13 +218,13 @@ describe.runIf(CONFIGS.length > 0).concurrent('issue 11 real corpus: configurati
     return dir;
   }
   for (const item of CONFIGS) {
-    it(`${item.id}: providers lock ${LOCK_PLATFORMS.join(' ')} with no lock file`, async () => {
+    itUnless(`${item.id}: lock`)(`${item.id}: providers lock ${LOCK_PLATFORMS.join(' ')} with no lock file`, async () => {
       const rec = recordedConfig(item.id);
       const { mirror, rc } = await mirrorFor(item);
       const r = await compareRun(rec.lock, project(item, rec, 'lock'), mirror, rc);
       if (rec.lock.code !== 0) expect(errorTexts(r.stderr)).toEqual(errorTexts(rec.lock.stderr));
     });
-    it(`${item.id}: init / install twice (the second run reads the first one's lock file)`, async () => {
+    itUnless(`${item.id}: init`)(`${item.id}: init / install twice (the second run reads the first one's lock file)`, async () => {
       const rec = recordedConfig(item.id);
       const { mirror, rc } = await mirrorFor(item);
       const dir = project(item, rec, 'init');
