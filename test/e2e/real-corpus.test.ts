@@ -76,13 +76,9 @@ function errorTexts(stderr: string): string[] {
  */
 const KNOWN_DIFFERENCES: Record<string, string> = {
   // DEFECT (lockfile + hcl): after a syntax error terraform still decodes the
-  // partial body (internal/depsfile/locks_file.go loadLocks calls
-  // decodeLocksFromHCL whatever the parse gave) and hclsyntax skips the rest
-  // of the block body after "Argument or block definition required", so the
-  // provider block is left without `version` and terraform also reports
-  // "Missing required argument" (line 4). provkit's parseLockFile returns at
-  // the first syntax error, and src/hcl/parser.ts resumes at the next line
-  // instead of skipping the rest of the body.
+  // partial body, and hclsyntax skips the rest of the block body after
+  // "Argument or block definition required"; provkit stops at the first
+  // syntax error and resumes at the next line.
   '021-12091990-hashicat-aws: rewrite': 'lock file with merge-conflict markers: one diagnostic instead of terraform\'s two',
   '021-12091990-hashicat-aws: lock': 'lock file with merge-conflict markers: one diagnostic instead of terraform\'s two',
   // DEFECT (install/cli): terraform init puts "Terraform encountered problems
@@ -187,7 +183,10 @@ describe.concurrent('issue 11 real corpus: lock files through provkit, as terraf
     // prints one "Failed to install providers" with "some providers could not
     // be installed: - HOST/NS/TYPE: ..." lines (src/installer/install.ts
     // formatInstallFailures, src/cli/commands/install.ts).
-    it.fails(`${item.id}: init / install from the mirror: terraform's diagnostics`, async () => {
+    // (Lock files terraform rejects before installing, 021 and 049, fail the
+    // same way in both tools.)
+    const installDefect = recordedLock(item.id).init.stderr.includes('Failed to install provider');
+    (installDefect ? it.fails : it)(`${item.id}: init / install from the mirror: terraform's diagnostics`, async () => {
       const r = await installOnce();
       expect(errorTexts(r.stderr)).toEqual(errorTexts(recordedLock(item.id).init.stderr));
     });

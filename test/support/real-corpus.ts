@@ -86,14 +86,14 @@ export function normalizeAddress(address: string): string {
   return parts.length === 2 ? `registry.terraform.io/${parts.join('/')}` : parts.join('/');
 }
 
-/** Local names: the type, with `_2`, `_3` … for a second provider of the same type. */
+/** Local names: the type, with `-2`, `-3` … for a second provider of the same type (local names take letters, digits and dashes only). */
 function localNames(addresses: readonly string[]): string[] {
   const seen = new Map<string, number>();
   return addresses.map((a) => {
     const type = a.split('/').pop()!;
     const n = (seen.get(type) ?? 0) + 1;
     seen.set(type, n);
-    return n === 1 ? type : `${type}_${n}`;
+    return n === 1 ? type : `${type}-${n}`;
   });
 }
 
