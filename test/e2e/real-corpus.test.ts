@@ -75,12 +75,6 @@ function errorTexts(stderr: string): string[] {
  * the defect. Those tests are `it.fails` (they pass while provkit differs).
  */
 const KNOWN_DIFFERENCES: Record<string, string> = {
-  // DEFECT (lockfile + hcl): after a syntax error terraform still decodes the
-  // partial body, and hclsyntax skips the rest of the block body after
-  // "Argument or block definition required"; provkit stops at the first
-  // syntax error and resumes at the next line.
-  '021-12091990-hashicat-aws: rewrite': 'lock file with merge-conflict markers: one diagnostic instead of terraform\'s two',
-  '021-12091990-hashicat-aws: lock': 'lock file with merge-conflict markers: one diagnostic instead of terraform\'s two',
   // DEFECT (install/cli): terraform init puts "Terraform encountered problems
   // during initialisation, including problems with the configuration,
   // described below. ..." before the configuration's diagnostics; provkit
