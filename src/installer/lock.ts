@@ -172,6 +172,10 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     const key = `${provider.toComparisonString()} ${version.toString()} ${platform.toString()}`;
     let p = fetches.get(key);
     if (!p) {
+      // Numbered now, not when the task runs: by then fetches.size is the same
+      // for every task, and two packages with one file name (hashicorp/github
+      // and integrations/github 6.4.0 for one platform) shared a temp path.
+      const n = fetches.size;
       p = network(async () => {
         const meta = await options.source.packageMeta(provider, version, platform, options.signal);
         for (const w of meta.warnings) events({ type: 'warning', summary: w, detail: '', provider });
@@ -182,7 +186,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
         if (stored) return storedArchive(meta, stored);
         events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
         return fetchPackage(meta, {
-          destPath: join(work, `${fetches.size}-${meta.filename}`),
+          destPath: join(work, `${n}-${meta.filename}`),
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           hashZip: (path) => options.pool.hashZip(path),
