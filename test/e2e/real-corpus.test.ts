@@ -81,12 +81,6 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
   // install prints only the configuration's diagnostics.
   'c02-cinegy-winvm: init': 'init with an invalid configuration: terraform\'s leading "encountered problems during initialisation" diagnostic missing',
   'c12-opentofu-provider-from-json: init': 'init with an invalid configuration: terraform\'s leading "encountered problems during initialisation" diagnostic missing',
-  // DEFECT (config/install): terraform init also installs and locks the
-  // providers the test files need (tests/*.tftest.hcl: provider "test" and
-  // run blocks' modules, here the implied hashicorp/test); providers lock does
-  // not. provkit install skips test files (src/config/files.ts TEST_EXTS), so
-  // its lock file lacks hashicorp/test.
-  'c11-opentofu-run-block-variable: init': 'init: providers of test files (.tftest.hcl) not installed nor locked',
 };
 function itUnless(key: string): (name: string, fn: () => Promise<void> | void) => void {
   return KNOWN_DIFFERENCES[key] === undefined ? (name, fn) => it(name, fn) : (name, fn) => it.fails(`${name} [known difference: ${KNOWN_DIFFERENCES[key]}]`, fn);
