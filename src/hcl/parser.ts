@@ -366,9 +366,14 @@ class Parser {
           bad.range,
         );
       }
-      // Unlike hclsyntax (which skips the rest of the body), resume at the
-      // next line so that the partial tree keeps the items that follow.
-      this.recoverAfterBodyItem();
+      // As hclsyntax (parser.go ParseBody): skip to the end of this body and
+      // stop; the partial tree keeps only the items before the bad token.
+      // terraform decodes that partial tree (a lock file's provider block
+      // cut here reports "Missing required argument" as well), so what
+      // follows the bad token in this body must not be seen.
+      endRange = this.prevRange();
+      this.recover(end);
+      break;
     }
     return {
       kind: 'Body',

@@ -76,7 +76,10 @@ function decodeString(expr: Expression, nullable: boolean): { value: string | nu
 export function parseLockFile(source: Uint8Array | string, filename: string, flavor: Flavor): LockParseResult {
   const parsed = parseHCL(source, filename);
   const diagnostics: Diagnostic[] = [...parsed.diagnostics];
-  if (hasErrors(parsed.diagnostics)) return { locks: new Locks(), diagnostics };
+  // Decoded even after syntax errors, as the reference decodes the partial
+  // body the parser gives (terraform internal/depsfile/locks_file.go
+  // loadLocks: decodeLocksFromHCL runs whatever ParseHCL returned), so a
+  // provider block cut short also reports "Missing required argument".
   const info = flavorInfo(flavor);
 
   for (const attr of parsed.body.attributes) {
