@@ -225,3 +225,139 @@ export function systemErrorCode(err: unknown): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * The C library's text for the system errors provkit meets (as Go's
+ * `syscall.Errno.Error()` prints them, so messages read like the
+ * reference's `open X: permission denied`).
+ */
+const SYSTEM_ERROR_TEXT: Readonly<Record<string, string>> = {
+  EACCES: 'permission denied',
+  EADDRINUSE: 'address already in use',
+  EADDRNOTAVAIL: 'cannot assign requested address',
+  EBUSY: 'device or resource busy',
+  EDQUOT: 'disk quota exceeded',
+  EEXIST: 'file exists',
+  EFBIG: 'file too large',
+  EIO: 'input/output error',
+  EISDIR: 'is a directory',
+  ELOOP: 'too many levels of symbolic links',
+  EMFILE: 'too many open files',
+  ENAMETOOLONG: 'file name too long',
+  ENFILE: 'too many open files in system',
+  ENOENT: 'no such file or directory',
+  ENOSPC: 'no space left on device',
+  ENOTDIR: 'not a directory',
+  ENOTEMPTY: 'directory not empty',
+  EPERM: 'operation not permitted',
+  EPIPE: 'broken pipe',
+  EROFS: 'read-only file system',
+  ETXTBSY: 'text file busy',
+  EXDEV: 'invalid cross-device link',
+};
+
+/** What a system error means, in words (`no space left on device`); other errors: their message. */
+export function systemErrorText(err: unknown): string {
+  const code = systemErrorCode(err);
+  const text = code === undefined ? undefined : SYSTEM_ERROR_TEXT[code];
+  if (text !== undefined) return text;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The path a Node system error names (`open`, `mkdir`… set it), if any. */
+export function systemErrorPath(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'path' in err) {
+    const path = (err as { path?: unknown }).path;
+    return typeof path === 'string' ? path : undefined;
+  }
+  return undefined;
+}
+
+/** The system call a Node system error comes from (`open`, `write`…), if any. */
+export function systemErrorSyscall(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'syscall' in err) {
+    const syscall = (err as { syscall?: unknown }).syscall;
+    return typeof syscall === 'string' ? syscall : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * A failed file operation as a {@link ProvkitError} naming the file the user
+ * knows: `what` says what was being done (`cannot write the bundle`) and
+ * `path` which file it concerns (default: the path the error names). Callers
+ * pass the target they were writing, not a temporary name, and never the
+ * source they were reading when the write failed. A ProvkitError is
+ * returned as it is. Code: NOT_FOUND for ENOENT, IO otherwise.
+ */
+export function fileError(err: unknown, what: string, path: string | undefined = systemErrorPath(err)): ProvkitError {
+  if (err instanceof ProvkitError) return err;
+  const code = systemErrorCode(err);
+  return new ProvkitError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${what}${path === undefined ? '' : ` ${path}`}: ${systemErrorText(err)}`, {
+    ...(path === undefined ? {} : { file: path }),
+    cause: err,
+  });
+}
+
+/**
+ * `err` with every mention of a temporary file `tmp` replaced by `shown`
+ * (a URL, a source path, a bundle member): a corrupt download is named by
+ * where it came from, never by the temporary copy that was hashed. Other
+ * errors are returned as they are.
+ */
+export function renameFileInError(err: unknown, tmp: string, shown: string, context: ErrorContext = {}): unknown {
+  if (!(err instanceof ProvkitError)) return err;
+  const { code, message, ...fields } = err.toJSON();
+  const swap = (s: string | undefined): string | undefined => (s === undefined ? undefined : s.split(tmp).join(shown));
+  const out: ErrorContext = {};
+  for (const [k, v] of Object.entries(fields) as Array<[keyof ErrorContext, unknown]>) {
+    (out as Record<string, unknown>)[k] = typeof v === 'string' ? swap(v) : v;
+  }
+  if (fields.file === tmp) delete out.file;
+  return new ProvkitError(code, swap(message)!, { ...out, ...context, cause: err });
+}
+
+const SYSCALL_TEXT: Readonly<Record<string, string>> = {
+  open: 'cannot open',
+  mkdir: 'cannot create the directory',
+  mkdtemp: 'cannot create a temporary directory',
+  rename: 'cannot rename',
+  rmdir: 'cannot remove the directory',
+  unlink: 'cannot remove',
+  rm: 'cannot remove',
+  write: 'cannot write',
+  read: 'cannot read',
+  scandir: 'cannot list the directory',
+  stat: 'cannot read',
+  lstat: 'cannot read',
+  copyfile: 'cannot copy',
+  link: 'cannot link',
+  symlink: 'cannot create the symbolic link',
+  chmod: 'cannot change the mode of',
+  utime: 'cannot touch',
+  fsync: 'cannot write',
+  listen: 'cannot listen on',
+  bind: 'cannot listen on',
+};
+
+/**
+ * One line for any error that reached the top of a command: a ProvkitError
+ * as it is; a Node system error as `cannot <do> <path>: <meaning>` (the path
+ * it names, the destination of a rename too); a TLS/OpenSSL error by its
+ * reason; anything else is an internal error, said so.
+ */
+export function describeError(err: unknown): string {
+  if (err instanceof ProvkitError) return err.message;
+  const code = systemErrorCode(err);
+  const path = systemErrorPath(err);
+  const rec = (typeof err === 'object' && err !== null ? err : {}) as { syscall?: unknown; dest?: unknown; reason?: unknown; address?: unknown; port?: unknown };
+  if (code !== undefined && /^E[A-Z0-9]+$/.test(code)) {
+    const syscall = typeof rec.syscall === 'string' ? rec.syscall : undefined;
+    const doing = syscall === undefined ? undefined : (SYSCALL_TEXT[syscall] ?? syscall);
+    const address = typeof rec.address === 'string' ? ` ${rec.address}${typeof rec.port === 'number' ? `:${rec.port}` : ''}` : '';
+    const where = path === undefined ? address : ` ${path}${typeof rec.dest === 'string' ? ` to ${rec.dest}` : ''}`;
+    return `${doing ?? 'system error'}${where}: ${systemErrorText(err)}`;
+  }
+  if (code?.startsWith('ERR_OSSL_') && typeof rec.reason === 'string') return `TLS: ${rec.reason}`;
+  return `internal error: ${err instanceof Error ? err.message : String(err)}; please report this with the command line`;
+}
