@@ -3,30 +3,71 @@
 // `npm ci`/`npm install` through the `prepare` script), bundled when the
 // bundle is there.
 //
-// Signals: commands that change files (lock, mirror, install) install their
-// own SIGINT/SIGTERM handlers for the time they run and abort cleanly. This
-// process-wide handler covers the moments around them: before a command's
-// handlers exist it exits at once with 130/143 (nothing has been written
-// yet), and after the command finished it ignores the signal, so a late
-// signal cannot kill the process while it shuts down with everything already
-// committed (a run that ended 0 stays 0). Keeping one listener at all times
-// also keeps Node from resetting the signals to their default action between
-// the command's handlers coming and going.
+// Signals: commands that change files (lock, mirror, install, bundle) install
+// their own SIGINT/SIGTERM/SIGHUP handlers for the time they run and abort
+// cleanly. This process-wide handler covers the moments around them: before a
+// command's handlers exist it exits at once with 130/143/129 (nothing has
+// been written yet; registered temporary paths are removed on the way out,
+// src/fs/cleanup.ts), and after the command finished it ignores the signal,
+// so a late signal cannot kill the process while it shuts down with
+// everything already committed (a run that ended 0 stays 0). Keeping one
+// listener at all times also keeps Node from resetting the signals to their
+// default action between the command's handlers coming and going.
+//
+// Errors: whatever reaches this file ends as one `Error: …` line and exit 1,
+// never a stack trace. When the reader of stdout went away (`provkit … |
+// head -1`), the run stops quietly and the process ends by SIGPIPE, as
+// terraform does (exit status 141 in a shell).
 import { existsSync } from 'node:fs';
 
 // The bundle (scripts/bundle.mjs) starts faster; the plain build is the fallback.
 const bundled = new URL('../dist/bundle/main.js', import.meta.url);
-const { main } = await import(existsSync(bundled) ? bundled.href : '../dist/cli/main.js');
+const { main, describeError, removeRegisteredNow, EXIT_OUTPUT_CLOSED } = await import(existsSync(bundled) ? bundled.href : '../dist/cli/main.js');
 
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 let finished = false;
-for (const name of ['SIGINT', 'SIGTERM']) {
+for (const name of Object.keys(SIGNAL_EXIT)) {
   process.on(name, () => {
     if (finished) return;
     // A command's own handler is running the interrupt: leave it to that one.
     if (process.listenerCount(name) > 1) return;
-    process.exit(name === 'SIGINT' ? 130 : 143);
+    process.exit(SIGNAL_EXIT[name]);
   });
 }
+
+/** Ends the process by SIGPIPE (its default action restored), after removing temporary paths. */
+function dieOfSigpipe() {
+  removeRegisteredNow();
+  // Node ignores SIGPIPE; adding and removing a listener restores the default action.
+  process.on('SIGPIPE', () => undefined);
+  process.removeAllListeners('SIGPIPE');
+  process.kill(process.pid, 'SIGPIPE');
+  // Where the signal cannot end it: the status a shell would show.
+  setTimeout(() => process.exit(EXIT_OUTPUT_CLOSED), 1000).unref();
+}
+
+// A write to a closed stdout/stderr after the command returned (the final
+// flush below) must not become an uncaught 'error' event.
+let outputClosed = false;
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err) => {
+    if (err?.code === 'EPIPE') outputClosed = true;
+  });
+}
+
+function fatal(err) {
+  if (err?.code === 'EPIPE' && outputClosed) {
+    dieOfSigpipe();
+    return;
+  }
+  try {
+    process.stderr.write(`Error: ${describeError(err)}\n`);
+  } finally {
+    process.exit(1);
+  }
+}
+process.on('uncaughtException', fatal);
+process.on('unhandledRejection', fatal);
 
 // A run whose work is still pending when the event loop empties (a promise
 // nothing will ever settle) would end with Node's exit 13 and no message.
@@ -46,16 +87,20 @@ const code = await main(process.argv.slice(2), {
 });
 finished = true;
 settled = true;
-process.exitCode = code;
-// Exit now rather than when the event loop has drained: a signal that
-// arrives while Node tears the process down (its signal watchers already
-// closed) kills it with the default action, and a run that committed
-// everything would report 130/143. The output is flushed first (pipes are
-// asynchronous on some platforms).
-// (An empty write's callback runs once everything before it is written.)
-const flushed = (stream) => new Promise((resolve) => stream.write('', () => resolve()));
-// At most 2 s: a stuck stream must not keep a finished command from exiting.
-let timer;
-await Promise.race([Promise.all([flushed(process.stdout), flushed(process.stderr)]), new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
-clearTimeout(timer);
-process.exit(code);
+if (code === EXIT_OUTPUT_CLOSED) {
+  dieOfSigpipe();
+} else {
+  process.exitCode = code;
+  // Exit now rather than when the event loop has drained: a signal that
+  // arrives while Node tears the process down (its signal watchers already
+  // closed) kills it with the default action, and a run that committed
+  // everything would report 130/143. The output is flushed first (pipes are
+  // asynchronous on some platforms).
+  // (An empty write's callback runs once everything before it is written.)
+  const flushed = (stream) => new Promise((resolve) => (stream.destroyed ? resolve() : stream.write('', () => resolve())));
+  // At most 2 s: a stuck stream must not keep a finished command from exiting.
+  let timer;
+  await Promise.race([Promise.all([flushed(process.stdout), flushed(process.stderr)]), new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+  clearTimeout(timer);
+  process.exit(code);
+}

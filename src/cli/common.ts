@@ -14,7 +14,7 @@ import { FilesystemMirrorSource, type Source } from '../sources/index.js';
 import { diagnosticLocation } from '../config/index.js';
 import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import type { Diagnostic } from '../ui/human.js';
-import type { CliIO, GlobalOptions } from './io.js';
+import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
 import { hashStoreDir, installationSourceFor, loadCliConfigFor, netMirrorSourceFor, registrySourceFor } from './wiring.js';
 
@@ -99,31 +99,43 @@ export async function sourceFor(
 /** A run that SIGINT or SIGTERM interrupts (see {@link interruptOnSignals}). */
 export interface Interrupt {
   readonly signal: AbortSignal;
-  /** 130 after SIGINT, 143 after SIGTERM, undefined while no signal came. */
+  /** 130 after SIGINT, 143 after SIGTERM, 129 after SIGHUP, 141 when the output was closed, undefined while nothing came. */
   readonly exitCode: number | undefined;
   /** Removes the handlers (bin/provkit.js keeps a process-wide one; see there). */
   dispose(): void;
 }
 
+/** The exit code after each signal a command treats as an interrupt (128 + its number). */
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+
 /**
- * Turns SIGINT and SIGTERM into an abort of the running command: the first
- * signal aborts `signal` (downloads stop, temporary files are removed, the
- * lock file and a mirror stay as they were) and the command then exits 130 or
- * 143; a second signal exits at once with that code. Shared by `lock`,
- * `mirror` and `install`.
+ * Turns SIGINT, SIGTERM and SIGHUP into an abort of the running command: the
+ * first signal aborts `signal` (downloads stop, temporary files are removed,
+ * the lock file and a mirror stay as they were) and the command then exits
+ * 130, 143 or 129; a second signal exits at once with that code (registered
+ * temporary paths are still removed, see src/fs/cleanup.ts). `outputClosed`
+ * (the reader of stdout went away) aborts the same way, with
+ * {@link EXIT_OUTPUT_CLOSED}. Shared by `lock`, `mirror`, `install` and `bundle`.
  */
-export function interruptOnSignals(): Interrupt {
+export function interruptOnSignals(outputClosed?: AbortSignal): Interrupt {
   const controller = new AbortController();
   let exitCode: number | undefined;
-  const handlers = (['SIGINT', 'SIGTERM'] as const).map((name) => {
+  const handlers = (Object.keys(SIGNAL_EXIT) as Array<keyof typeof SIGNAL_EXIT>).map((name) => {
     const handler = (): void => {
       if (exitCode !== undefined) process.exit(exitCode);
-      exitCode = name === 'SIGINT' ? 130 : 143;
+      exitCode = SIGNAL_EXIT[name];
       controller.abort(new ProvkitError(ErrorCode.ABORTED, `interrupted by ${name}`));
     };
     process.on(name, handler);
     return [name, handler] as const;
   });
+  const onClosed = (): void => {
+    if (exitCode !== undefined) return;
+    exitCode = EXIT_OUTPUT_CLOSED;
+    controller.abort(outputClosed?.reason);
+  };
+  if (outputClosed?.aborted) onClosed();
+  else outputClosed?.addEventListener('abort', onClosed, { once: true });
   return {
     signal: controller.signal,
     get exitCode() {
@@ -141,6 +153,7 @@ export function interruptOnSignals(): Interrupt {
         }
       }
       for (const [name, handler] of handlers) process.off(name, handler);
+      outputClosed?.removeEventListener('abort', onClosed);
     },
   };
 }
@@ -157,10 +170,12 @@ function ignoreLateSignal(): void {
  * effect, so its 0 stands (the state is "fully updated", never mixed).
  */
 export async function runInterruptible(io: CliIO, what: string, body: (signal: AbortSignal) => Promise<number>): Promise<number> {
-  const interrupt = interruptOnSignals();
+  const interrupt = interruptOnSignals(io.outputClosed);
   try {
     const code = await body(interrupt.signal);
     if (interrupt.exitCode === undefined) return code;
+    // Nobody reads the output any more: stop quietly, as terraform does (killed by SIGPIPE).
+    if (interrupt.exitCode === EXIT_OUTPUT_CLOSED) return EXIT_OUTPUT_CLOSED;
     if (code === 0) {
       // The signal came after the last commit: everything was done, and is kept.
       io.stderr.write(`Warning: ${what} was already complete when the interrupt arrived; all changes are in place.\n`);
@@ -168,6 +183,7 @@ export async function runInterruptible(io: CliIO, what: string, body: (signal: A
     }
   } catch (err) {
     if (interrupt.exitCode === undefined) throw err;
+    if (interrupt.exitCode === EXIT_OUTPUT_CLOSED) return EXIT_OUTPUT_CLOSED;
   } finally {
     interrupt.dispose();
   }

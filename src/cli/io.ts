@@ -4,7 +4,20 @@ export interface CliIO {
   readonly stderr: { write(text: string): unknown; isTTY?: boolean };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
+  /**
+   * Aborted when the reader of the output went away (EPIPE: `provkit … | head -1`).
+   * The command stops as if interrupted, quietly (see {@link EXIT_OUTPUT_CLOSED}).
+   */
+  readonly outputClosed?: AbortSignal;
 }
+
+/**
+ * The exit status of a run whose output was closed by its reader: 128 +
+ * SIGPIPE, what a shell reports for terraform (killed by SIGPIPE at its next
+ * write) and for coreutils in `… | head -1`. bin/provkit.js ends the process
+ * by that signal itself.
+ */
+export const EXIT_OUTPUT_CLOSED = 141;
 
 /** Settings every command receives from the global flags. */
 export interface GlobalOptions {

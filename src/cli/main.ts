@@ -6,12 +6,15 @@
 import { resolve } from 'node:path';
 
 import { resolveFlavor } from '../addresses/index.js';
-import { ProvkitError } from '../errors.js';
+import { describeError, ErrorCode, ProvkitError, systemErrorCode, systemErrorText } from '../errors.js';
 import { parseFlags } from './flags.js';
-import type { CliIO, GlobalOptions } from './io.js';
+import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import { VERSION } from './version.js';
 
 export type { CliIO } from './io.js';
+export { EXIT_OUTPUT_CLOSED } from './io.js';
+export { describeError } from '../errors.js';
+export { removeRegisteredNow } from '../fs/cleanup.js';
 
 const HELP = `Usage: provkit [global options] <command> [options] [args]
 
@@ -38,55 +41,139 @@ Global options (before or after the command):
 type Command = (args: readonly string[], io: CliIO, globals: GlobalOptions) => Promise<number>;
 
 /**
+ * A command, its help, and whether it handles {@link CliIO.outputClosed}
+ * itself (it has temporary files or a commit to roll back: it stops and
+ * cleans up, see `runInterruptible`); the others are simply abandoned when
+ * their output is closed.
+ */
+interface CommandModule {
+  readonly run: Command;
+  readonly help: string;
+  readonly interruptible?: boolean;
+}
+
+/**
  * Commands are loaded when run: a run imports only its own command's modules
  * (openpgp, the HCL parser, the HTTP stack…), which keeps start-up short for
  * quick runs such as an incremental mirror or `version`.
  */
-const COMMANDS: Readonly<Record<string, () => Promise<{ run: Command; help: string }>>> = {
+const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = {
   hash: async () => import('./commands/hash.js').then((m) => ({ run: m.hashCommand, help: m.HASH_HELP })),
-  lock: async () => import('./commands/lock.js').then((m) => ({ run: m.lockCommand, help: m.LOCK_HELP })),
-  install: async () => import('./commands/install.js').then((m) => ({ run: m.installCommand, help: m.INSTALL_HELP })),
+  lock: async () => import('./commands/lock.js').then((m) => ({ run: m.lockCommand, help: m.LOCK_HELP, interruptible: true })),
+  install: async () => import('./commands/install.js').then((m) => ({ run: m.installCommand, help: m.INSTALL_HELP, interruptible: true })),
   verify: async () => import('./commands/verify.js').then((m) => ({ run: m.verifyCommand, help: m.VERIFY_HELP })),
-  mirror: async () => import('./commands/mirror.js').then((m) => ({ run: m.mirrorCommand, help: m.MIRROR_HELP })),
-  bundle: async () => import('./commands/bundle.js').then((m) => ({ run: m.bundleCommand, help: m.BUNDLE_HELP })),
+  mirror: async () => import('./commands/mirror.js').then((m) => ({ run: m.mirrorCommand, help: m.MIRROR_HELP, interruptible: true })),
+  bundle: async () => import('./commands/bundle.js').then((m) => ({ run: m.bundleCommand, help: m.BUNDLE_HELP, interruptible: true })),
   serve: async () => import('./commands/serve.js').then((m) => ({ run: m.serveCommand, help: m.SERVE_HELP })),
 };
 
-export async function main(argv: readonly string[], io: CliIO): Promise<number> {
+/** The streams of {@link CliIO} as far as the EPIPE watch needs them (process.stdout is one). */
+interface Watchable {
+  on(event: 'error', listener: (err: unknown) => void): unknown;
+  off(event: 'error', listener: (err: unknown) => void): unknown;
+}
+const watchable = (s: unknown): s is Watchable => typeof (s as Partial<Watchable> | null)?.on === 'function' && typeof (s as Partial<Watchable>).off === 'function';
+
+/**
+ * Watches stdout and stderr for their reader going away (EPIPE, or a write
+ * after that). From then on nothing more is written to either (a write would
+ * only fail again) and `closed` is aborted. Other stream errors are kept
+ * for the caller (`failure`) rather than thrown from an event.
+ */
+function watchOutput(io: CliIO): { io: CliIO; closed: AbortSignal; failure: () => unknown; dispose(): void } {
+  const controller = new AbortController();
+  let failure: unknown;
+  const onError = (err: unknown): void => {
+    const code = systemErrorCode(err);
+    if (code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED' || code === 'ERR_STREAM_WRITE_AFTER_END') {
+      if (!controller.signal.aborted) controller.abort(new ProvkitError(ErrorCode.ABORTED, 'the output was closed by its reader'));
+    } else {
+      failure ??= err;
+    }
+  };
+  const streams: Watchable[] = [];
+  for (const s of [io.stdout, io.stderr] as unknown[]) if (watchable(s)) streams.push(s);
+  for (const s of streams) s.on('error', onError);
+  const guard = (s: CliIO['stdout']): CliIO['stdout'] => ({
+    write: (text: string) => (controller.signal.aborted ? false : s.write(text)),
+    ...(s.isTTY === undefined ? {} : { isTTY: s.isTTY }),
+  });
+  return {
+    io: { ...io, stdout: guard(io.stdout), stderr: guard(io.stderr), outputClosed: io.outputClosed ? AbortSignal.any([io.outputClosed, controller.signal]) : controller.signal },
+    closed: controller.signal,
+    failure: () => failure,
+    dispose() {
+      for (const s of streams) s.off('error', onError);
+    },
+  };
+}
+
+/**
+ * Runs provkit with `argv`. Returns the exit code: 0, 1 for any failure
+ * (every error, expected or not, ends as one `Error: …` line or diagnostic
+ * naming the file or URL; never a stack trace), 130/143 after SIGINT/SIGTERM,
+ * {@link EXIT_OUTPUT_CLOSED} when the output's reader went away.
+ */
+export async function main(argv: readonly string[], rawIO: CliIO): Promise<number> {
+  const watch = watchOutput(rawIO);
+  const io = watch.io;
   try {
-    // Global flags may appear before or after the subcommand (issue #2); the
-    // subcommand's own flags pass through untouched.
-    const global = parseFlags(argv, { flavor: 'string', chdir: 'string', help: 'bool', h: 'bool', version: 'bool' }, true);
-    // The command is the first argument that is not a flag; command flags
-    // given before it (`provkit -json hash x.zip`) are passed on to it.
-    const at = global.positionals.findIndex((a) => !a.startsWith('-'));
-    const name = at < 0 ? undefined : global.positionals[at];
-    const rest = global.positionals.filter((_, i) => i !== at);
-    if (global.bools.get('version') || name === 'version') {
-      io.stdout.write(`provkit v${VERSION}\n`);
-      return 0;
-    }
-    const load = name === undefined ? undefined : COMMANDS[name];
-    if (global.bools.get('help') || global.bools.get('h') || name === undefined || name === 'help') {
-      const topic = name === 'help' ? rest[0] : name;
-      const loadTopic = topic === undefined ? undefined : COMMANDS[topic];
-      io.stdout.write(loadTopic ? (await loadTopic()).help : HELP);
-      return name === undefined && !global.bools.get('help') && !global.bools.get('h') ? 1 : 0;
-    }
-    if (!load) {
-      io.stderr.write(`Error: unknown command ${JSON.stringify(name)}\n\n${HELP}`);
+    const code = await runMain(argv, io, watch.closed);
+    if (watch.closed.aborted) return EXIT_OUTPUT_CLOSED;
+    // Output lost otherwise (stdout redirected to a full disk): the run failed.
+    const lost = watch.failure();
+    if (lost !== undefined) {
+      io.stderr.write(`Error: cannot write to standard output: ${systemErrorText(lost)}\n`);
       return 1;
     }
-    const command = await load();
-    const flavor = resolveFlavor(global.strings.get('flavor'), io.env);
-    const chdir = global.strings.get('chdir');
-    const globals: GlobalOptions = { flavor, cwd: chdir === undefined ? io.cwd : resolve(io.cwd, chdir) };
-    return await command.run(rest, io, globals);
+    return code;
   } catch (err) {
-    if (err instanceof ProvkitError) {
-      io.stderr.write(`Error: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
+    if (watch.closed.aborted) return EXIT_OUTPUT_CLOSED;
+    io.stderr.write(`Error: ${describeError(err)}\n`);
+    return 1;
+  } finally {
+    watch.dispose();
   }
+}
+
+async function runMain(argv: readonly string[], io: CliIO, closed: AbortSignal): Promise<number> {
+  // Global flags may appear before or after the subcommand (issue #2); the
+  // subcommand's own flags pass through untouched.
+  const global = parseFlags(argv, { flavor: 'string', chdir: 'string', help: 'bool', h: 'bool', version: 'bool' }, true);
+  // The command is the first argument that is not a flag; command flags
+  // given before it (`provkit -json hash x.zip`) are passed on to it.
+  const at = global.positionals.findIndex((a) => !a.startsWith('-'));
+  const name = at < 0 ? undefined : global.positionals[at];
+  const rest = global.positionals.filter((_, i) => i !== at);
+  if (global.bools.get('version') || name === 'version') {
+    io.stdout.write(`provkit v${VERSION}\n`);
+    return 0;
+  }
+  const load = name === undefined ? undefined : COMMANDS[name];
+  if (global.bools.get('help') || global.bools.get('h') || name === undefined || name === 'help') {
+    const topic = name === 'help' ? rest[0] : name;
+    const loadTopic = topic === undefined ? undefined : COMMANDS[topic];
+    io.stdout.write(loadTopic ? (await loadTopic()).help : HELP);
+    return name === undefined && !global.bools.get('help') && !global.bools.get('h') ? 1 : 0;
+  }
+  if (!load) {
+    io.stderr.write(`Error: unknown command ${JSON.stringify(name)}\n\n${HELP}`);
+    return 1;
+  }
+  const command = await load();
+  const flavor = resolveFlavor(global.strings.get('flavor'), io.env);
+  const chdir = global.strings.get('chdir');
+  const globals: GlobalOptions = { flavor, cwd: chdir === undefined ? io.cwd : resolve(io.cwd, chdir) };
+  const run = command.run(rest, io, globals);
+  if (command.interruptible) return await run;
+  // Nothing to clean up: a command whose output nobody reads is left behind.
+  return await Promise.race([run, abortedAs(closed, EXIT_OUTPUT_CLOSED)]);
+}
+
+/** Resolves with `value` once `signal` is aborted (never before). */
+function abortedAs(signal: AbortSignal, value: number): Promise<number> {
+  return new Promise((resolveAborted) => {
+    if (signal.aborted) resolveAborted(value);
+    else signal.addEventListener('abort', () => resolveAborted(value), { once: true });
+  });
 }

@@ -66,6 +66,7 @@ import pLimit from 'p-limit';
 
 import { defaultRegistryHost, type Flavor, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
+import { removeOnExit } from '../fs/cleanup.js';
 import type { Hash, HashPool, HashStore, ZipLimits } from '../hashing/index.js';
 import { allowedHashes, type InstalledProvider, type Locks, mergeInit, verifyPackage } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
@@ -214,6 +215,8 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
   const network = pLimit(options.networkConcurrency ?? 8);
   const { platform, flavor, pool } = options;
   const work = await mkdtemp(join(tmpdir(), 'provkit-install-'));
+  // Removed in the finally below; and at exit if the process ends without getting there (src/fs/cleanup.ts).
+  const forgetWork = removeOnExit(work);
   const tree = new TreeDirs();
 
   const lockOptions = (provider: ProviderAddress): PackageLockOptions => ({
@@ -441,6 +444,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     );
   } finally {
     await rm(work, { recursive: true, force: true });
+    forgetWork();
     await tree.removeEmpty();
   }
   const order = (p: ProviderAddress): number => options.requirements.findIndex((r) => r.provider.equals(p));

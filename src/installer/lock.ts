@@ -31,6 +31,7 @@ import {
   type VersionConstraints,
 } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
+import { removeOnExit } from '../fs/cleanup.js';
 import type { Hash, HashPool, HashStore } from '../hashing/index.js';
 import { type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
@@ -163,6 +164,8 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
   const events = options.events ?? ignoreEvents;
   const network = pLimit(options.networkConcurrency ?? defaultNetworkConcurrency());
   const work = await mkdtemp(join(tmpdir(), 'provkit-lock-'));
+  // Removed in the finally below; and at exit if the process ends without getting there (src/fs/cleanup.ts).
+  const forgetWork = removeOnExit(work);
   const fetches = new Map<string, Promise<FetchedPackage>>();
   const failures: ProviderFailure[] = [];
   const results: PlatformLockResult[] = [];
@@ -273,6 +276,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     await Promise.all(options.requirements.map(lockOne));
   } finally {
     await rm(work, { recursive: true, force: true });
+    forgetWork();
   }
   // Report in a stable order: providers as the lock sorts them, then platforms as given.
   const order = (p: ProviderAddress): number => options.requirements.findIndex((r) => r.provider.equals(p));

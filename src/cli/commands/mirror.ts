@@ -7,6 +7,8 @@ import { join, resolve } from 'node:path';
 
 import { flavorInfo } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
+import { describeError } from '../../errors.js';
+import { checkDirectoryTarget } from '../../fs/target.js';
 import { createHashPool } from '../../hashing/index.js';
 import type { InstallerEvent } from '../../installer/events.js';
 import { type MirrorFailure, type MirrorOptions, runMirror } from '../../installer/mirror.js';
@@ -64,6 +66,10 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
   const netMirror = flags.strings.get('net-mirror');
   checkMirrorFlags({ fsMirror, netMirror }, errors);
   if (errors.length > 0) return ui.fail(errors);
+  const targetDir = resolve(globals.cwd, flags.positionals[0]!);
+  // A file where the target (or a directory above it) must go: said before any work.
+  const badTarget = await checkDirectoryTarget(targetDir, 'cannot mirror into').then(() => undefined, (err: unknown) => err);
+  if (badTarget !== undefined) return ui.fail([{ severity: 'error', summary: 'Invalid mirror directory', detail: describeError(badTarget) }]);
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
   if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
@@ -98,7 +104,6 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
     return ui.fail([]);
   }
 
-  const targetDir = resolve(globals.cwd, flags.positionals[0]!);
   const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
   try {
     const options = {

@@ -6,8 +6,9 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { createSecureContext } from 'node:tls';
 
-import { ProvkitError } from '../../errors.js';
+import { describeError } from '../../errors.js';
 import { createHashPool } from '../../hashing/index.js';
 import { type AccessLogEntry, isLoopbackHost, parseListen, startMirrorServer } from '../../installer/serve/server.js';
 import { renderDiagnostic } from '../../ui/human.js';
@@ -58,10 +59,19 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
   if (!(await stat(dir).catch(() => undefined))?.isDirectory()) return fail('Not a directory', `The mirror directory ${dir} does not exist or is not a directory.`);
   let tls: { cert: Buffer; key: Buffer } | undefined;
   if (certFile !== undefined && keyFile !== undefined) {
+    const certPath = resolve(globals.cwd, certFile);
+    const keyPath = resolve(globals.cwd, keyFile);
     try {
-      tls = { cert: await readFile(resolve(globals.cwd, certFile)), key: await readFile(resolve(globals.cwd, keyFile)) };
+      tls = { cert: await readFile(certPath), key: await readFile(keyPath) };
     } catch (err) {
-      return fail('Cannot read the TLS files', (err as Error).message);
+      return fail('Cannot read the TLS files', describeError(err));
+    }
+    // Checked here, where the files are known: the server would throw OpenSSL's
+    // words from deep inside node:https.
+    try {
+      createSecureContext(tls);
+    } catch (err) {
+      return fail('Invalid TLS certificate or key', `${certPath} and ${keyPath} cannot be used together: ${tlsReason(err)}.`);
     }
   }
   if (!tls && !isLoopbackHost(listen.host)) {
@@ -108,9 +118,19 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     else io.stdout.write(`Stopped (${signal}).\n`);
     return 0;
   } catch (err) {
-    if (err instanceof ProvkitError) return fail('Cannot serve', err.message);
-    throw err;
+    return fail('Cannot serve', describeError(err));
   } finally {
     await pool.close();
   }
+}
+
+/** OpenSSL's reason for a refused certificate or key (`key values mismatch`, `no start line`…). */
+function tlsReason(err: unknown): string {
+  const reason = (err as { reason?: unknown } | null)?.reason;
+  if (typeof reason === 'string') {
+    if (reason === 'key values mismatch') return 'the private key does not belong to the certificate (key values mismatch)';
+    if (reason === 'no start line') return 'a file is not PEM (no start line)';
+    return reason;
+  }
+  return err instanceof Error ? err.message : String(err);
 }
