@@ -45,7 +45,7 @@ import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
-import { ErrorCode, isProvkitError, ProvkitError, systemErrorCode } from '../errors.js';
+import { ErrorCode, fileError, isProvkitError, ProvkitError, renameFileInError, systemErrorCode, systemErrorPath, systemErrorSyscall, systemErrorText } from '../errors.js';
 import { hashZipPackage, type HashStore, makeHash, ZhStream, type Hash, type ZipPackageHashes, type ZipStream } from '../hashing/index.js';
 import { tempPathFor, type HttpClient, type NetEvents } from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
@@ -258,6 +258,8 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
     }
   };
   let claimed: string | undefined;
+  /** Temporary copies (download, local copy): named by the source in any error, never by themselves. */
+  const copies: string[] = [];
   try {
     if (loc.kind === 'http') {
       if (options.http === undefined || options.destPath === undefined) {
@@ -269,8 +271,14 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
         ...(options.events === undefined ? {} : { events: options.events }),
         transforms: () => [(zh = new ZhStream()), ...startStream()],
         verify: async (tmp, info) => {
+          copies.push(tmp);
           const got = hashed(zh);
-          await check(tmp, { zh: got.zh, size: info.size });
+          try {
+            await check(tmp, { zh: got.zh, size: info.size });
+          } catch (err) {
+            // Named by the URL, never by the temporary copy.
+            throw renameFileInError(err, tmp, loc.url);
+          }
         },
       });
       path = res.path;
@@ -291,14 +299,25 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       const dest = options.destPath;
       claimed = await claimDestination(dest);
       const tmp = tempPathFor(dest);
+      copies.push(tmp);
+      const reader = createReadStream(loc.path);
+      const writer = createWriteStream(tmp, { flags: 'wx', mode: 0o644 });
       try {
         zh = new ZhStream();
-        await pipeline([createReadStream(loc.path), zh, ...startStream(), createWriteStream(tmp, { flags: 'wx', mode: 0o644 })]);
+        try {
+          await pipeline([reader, zh, ...startStream(), writer]);
+        } catch (err) {
+          // A full or read-only destination is not the source's fault: name the one that failed.
+          if (writer.errored) throw fileError(writer.errored, 'cannot write', dest);
+          if (reader.errored) throw fileError(reader.errored, 'cannot read', loc.path);
+          throw err;
+        }
         await check(tmp, hashed(zh));
         await rename(tmp, dest);
       } catch (err) {
         await rm(tmp, { force: true });
-        throw err;
+        // Named by the source, never by the temporary copy.
+        throw renameFileInError(err, tmp, loc.path);
       }
       path = dest;
       size = hashed(zh).size;
@@ -314,7 +333,15 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
     }
     if (err instanceof ProvkitError) throw withContext(err, ctx);
     const code = systemErrorCode(err);
-    throw sourceError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${loc.kind === 'http' ? loc.url : loc.path}: ${String(err)}`, {
+    // A system error about another file than the source (the destination, a
+    // temporary copy: a full disk) names that file's final place, not the source.
+    const errPath = systemErrorPath(err);
+    const source = loc.kind === 'http' ? loc.url : loc.path;
+    if ((errPath !== undefined && errPath !== source) || (errPath === undefined && (systemErrorSyscall(err) === 'write' || systemErrorSyscall(err) === 'fsync'))) {
+      const shown = errPath !== undefined && !copies.includes(errPath) ? errPath : (options.destPath ?? errPath);
+      throw withContext(fileError(err, 'cannot write', shown), ctx);
+    }
+    throw sourceError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${source}: ${systemErrorText(err)}`, {
       ...ctx,
       cause: err,
     });

@@ -3,13 +3,16 @@
  * Thin: flags → requirements, locks, a source → `createBundle` /
  * `importBundle` → render.
  */
-import { createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { type FileHandle, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 
 import { parseConstraints, tryParseProviderSource, VersionConstraints } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
-import { ProvkitError } from '../../errors.js';
+import { describeError, ErrorCode, fileError, isProvkitError, ProvkitError } from '../../errors.js';
+import { writeFileAtomic } from '../../fs/atomic.js';
+import { removeOnExit } from '../../fs/cleanup.js';
+import { makeDirectory } from '../../fs/target.js';
 import { createHashPool } from '../../hashing/index.js';
 import { createBundle } from '../../installer/bundle/create.js';
 import { importBundle, readBundleManifest } from '../../installer/bundle/import.js';
@@ -17,7 +20,7 @@ import { bundleCreationTime } from '../../installer/bundle/manifest.js';
 import type { Requirement } from '../../installer/lock.js';
 import { loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, httpFor, parsePlatformFlags, reportDiagnostics, sourceFor } from '../common.js';
+import { checkMirrorFlags, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -55,17 +58,17 @@ Options of import:
 export async function bundleCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
   const sub = args.find((a) => !a.startsWith('-'));
   const rest = args.filter((a) => a !== sub);
-  if (sub === 'create') return bundleCreate(rest, io, globals);
-  if (sub === 'import') return bundleImport(rest, io, globals);
+  if (sub === 'create') return runInterruptible(io, 'provkit bundle create', (signal) => bundleCreate(rest, io, globals, signal));
+  if (sub === 'import') return runInterruptible(io, 'provkit bundle import', (signal) => bundleImport(rest, io, globals, signal));
   const ui = createRenderer(io, globals, args.includes('-json') || args.includes('--json'));
   return ui.fail([{ severity: 'error', summary: 'Missing or unknown bundle subcommand', detail: `Use "bundle create" or "bundle import" (got ${JSON.stringify(sub ?? '')}).\n\n${BUNDLE_HELP}` }]);
 }
 
 function errorDiagnostic(summary: string, err: unknown): Diagnostic {
-  return { severity: 'error', summary, detail: err instanceof Error ? err.message : String(err) };
+  return { severity: 'error', summary, detail: describeError(err) };
 }
 
-async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
   const flags = parseFlags(args, { platform: 'strings', since: 'string', 'fs-mirror': 'string', 'net-mirror': 'string', json: 'bool' });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
@@ -124,20 +127,27 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
     }
   }
 
-  const { http, close } = httpFor(io);
-  const source = await sourceFor(io, globals, http, { fsMirror, netMirror }, 'registry', ui);
-  if (!source) {
-    close();
-    return ui.fail([]);
-  }
-
   const out = resolve(globals.cwd, flags.positionals[flags.positionals.length - 1]!);
-  await mkdir(dirname(out), { recursive: true });
-  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.tmp`);
-  const pool = createHashPool();
-  let stream: ReturnType<typeof createWriteStream> | undefined;
+  // The output's directory and a temporary file in it, before any work: a
+  // read-only or missing place is reported at once, naming the bundle.
+  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  let stream: ReturnType<FileHandle['createWriteStream']>;
   try {
-    stream = createWriteStream(tmp, { flags: 'w', mode: 0o644 });
+    await makeDirectory(dirname(out), 'cannot write the bundle into');
+    if ((await stat(out).catch(() => undefined))?.isDirectory()) throw new ProvkitError(ErrorCode.USAGE, `cannot write the bundle ${out}: it is a directory`, { file: out });
+    stream = (await open(tmp, 'wx', 0o644)).createWriteStream();
+  } catch (err) {
+    return ui.fail([errorDiagnostic('Cannot write the bundle', fileError(err, 'cannot write the bundle', out))]);
+  }
+  const forget = removeOnExit(tmp);
+  // Failures of the stream are reported by createBundle; until it listens, one here keeps them from being uncaught.
+  stream.on('error', () => undefined);
+
+  const { http, close } = httpFor(io);
+  const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
+  try {
+    const source = await sourceFor(io, globals, http, { fsMirror, netMirror }, 'registry', ui);
+    if (!source) return ui.fail([]);
     const outcome = await createBundle({
       requirements,
       locks: lock.locks,
@@ -149,14 +159,19 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
       provkitVersion: VERSION,
       createdEpoch,
       out: stream,
+      outPath: out,
+      signal,
       ...(since ? { since } : {}),
       events: (e) => ui.event(e),
     });
     if (outcome.failures.length > 0) {
-      stream.destroy();
       return ui.fail(outcome.failures.map((f) => ({ severity: 'error' as const, summary: f.summary, detail: `${f.provider.toString()}${f.platform ? ` (${f.platform.toString()})` : ''}: ${f.error.message}` })));
     }
-    await rename(tmp, out);
+    try {
+      await rename(tmp, out);
+    } catch (err) {
+      throw fileError(err, 'cannot write the bundle', out);
+    }
     ui.summary(`Bundle written to ${out}: ${outcome.packages} packages${since ? ` (${outcome.skipped} left out, already in the -since bundle)` : ''}, ${outcome.bytes} bytes.`, {
       path: out,
       packages: outcome.packages,
@@ -165,17 +180,19 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
     });
     return 0;
   } catch (err) {
-    if (err instanceof ProvkitError) return ui.fail([errorDiagnostic('Cannot write the bundle', err)]);
-    throw err;
+    // An interrupt is reported by runInterruptible.
+    if (isProvkitError(err, ErrorCode.ABORTED)) throw err;
+    return ui.fail([errorDiagnostic('Cannot write the bundle', err)]);
   } finally {
-    stream?.destroy();
+    stream.destroy();
     await rm(tmp, { force: true });
+    forget();
     await pool.close();
     close();
   }
 }
 
-async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
   const flags = parseFlags(args, { 'trusted-lock': 'string', 'lock-out': 'string', 'max-member-size': 'int', json: 'bool' });
   const ui: Renderer = createRenderer(io, globals, flags.bools.get('json') === true);
   if (flags.positionals.length !== 2) {
@@ -185,24 +202,56 @@ async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalO
   let trustedLocks;
   if (trusted !== undefined) {
     const path = resolve(globals.cwd, trusted);
-    const parsed = parseLockFile(await readFile(path), path, globals.flavor);
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(path);
+    } catch (err) {
+      return ui.fail([errorDiagnostic('Cannot read the trusted lock file', fileError(err, 'cannot read', path))]);
+    }
+    const parsed = parseLockFile(bytes, path, globals.flavor);
     if (reportDiagnostics(ui, parsed.diagnostics)) return ui.fail([]);
     trustedLocks = parsed.locks;
   }
   const maxMemberSize = flags.ints.get('max-member-size');
+  const bundlePath = resolve(globals.cwd, flags.positionals[0]!);
   const target = resolve(globals.cwd, flags.positionals[1]!);
-  const pool = createHashPool();
+  const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
   try {
-    const outcome = await importBundle({
-      bundlePath: resolve(globals.cwd, flags.positionals[0]!),
-      targetDir: target,
-      pool,
-      flavor: globals.flavor,
-      ...(maxMemberSize === undefined ? {} : { maxMemberSize }),
-      ...(trustedLocks ? { trustedLocks } : {}),
-    });
+    let outcome;
+    try {
+      outcome = await importBundle({
+        bundlePath,
+        targetDir: target,
+        pool,
+        flavor: globals.flavor,
+        signal,
+        targetLock: {
+          onWait: (w) =>
+            ui.diagnostic({
+              severity: 'warning',
+              summary: 'Waiting for another run',
+              detail: `${target} is locked${w.holder ? ` by process ${w.holder.pid} on ${w.holder.hostname}` : ''} (an import or mirror run); waiting for it to finish.`,
+            }),
+          onBreak: (b) => ui.diagnostic({ severity: 'warning', summary: 'Stale mirror lock removed', detail: `${b.path} (${b.reason})` }),
+        },
+        ...(maxMemberSize === undefined ? {} : { maxMemberSize }),
+        ...(trustedLocks ? { trustedLocks } : {}),
+      });
+    } catch (err) {
+      // An interrupt is reported by runInterruptible.
+      if (isProvkitError(err, ErrorCode.ABORTED)) throw err;
+      const ioFailure = isProvkitError(err, ErrorCode.IO) || isProvkitError(err, ErrorCode.NOT_FOUND) || isProvkitError(err, ErrorCode.NOT_A_DIRECTORY);
+      return ui.fail([errorDiagnostic(ioFailure ? 'Cannot import the bundle' : 'Bundle refused', err)]);
+    }
     const lockOut = flags.strings.get('lock-out');
-    if (lockOut !== undefined) await writeFile(resolve(globals.cwd, lockOut), outcome.lockFile);
+    if (lockOut !== undefined) {
+      const path = resolve(globals.cwd, lockOut);
+      try {
+        await writeFileAtomic(path, outcome.lockFile);
+      } catch (err) {
+        return ui.fail([errorDiagnostic(`Imported into ${target}, but the lock entries were not written`, fileError(err, 'cannot write', path))]);
+      }
+    }
     ui.summary(`Imported into ${target}: ${outcome.added.length} packages added, ${outcome.present.length} already present, ${outcome.indexes.length} index files written.`, {
       path: target,
       added: outcome.added.length,
@@ -210,9 +259,6 @@ async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalO
       indexes: outcome.indexes.length,
     });
     return 0;
-  } catch (err) {
-    if (err instanceof ProvkitError) return ui.fail([errorDiagnostic('Bundle refused', err)]);
-    throw err;
   } finally {
     await pool.close();
   }

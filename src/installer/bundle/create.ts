@@ -14,6 +14,10 @@
  *   mode 0644, uid/gid 0, no user names; `manifest.json` has a fixed key order.
  * - `since`: packages listed by an older bundle's manifest are left out (but
  *   still listed, with their hashes, in this manifest and the lock entries).
+ * - Failures name the file the user knows: a full or read-only output names
+ *   the bundle (`outPath`), never the package being copied into it; a corrupt
+ *   download is named by its URL, never by its temporary copy. The
+ *   temporary directory is removed however the run ends (src/fs/cleanup.ts).
  */
 /* eslint-disable no-await-in-loop -- tar members are written and read one after another, in order; moves and index writes are ordered on purpose */
 import { createHash } from 'node:crypto';
@@ -28,11 +32,13 @@ import pLimit from 'p-limit';
 import tar from 'tar-stream';
 
 import { parsePlatform, type Platform, type ProviderAddress, type Version } from '../../addresses/index.js';
-import { ErrorCode, ProvkitError } from '../../errors.js';
+import { ErrorCode, fileError, ProvkitError } from '../../errors.js';
+import { removeOnExit } from '../../fs/cleanup.js';
 import { normalizeHashes, parseHash } from '../../hashing/index.js';
 import { Locks, newProviderLock, serializeLocks } from '../../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../../layout/index.js';
 import { checkFetchedFor, fetchPackage } from '../../sources/index.js';
+import { namedBySource, requireExtractable } from '../archive-check.js';
 import { ignoreEvents } from '../events.js';
 import { type FetchRunOptions, type Requirement, selectVersion } from '../lock.js';
 import {
@@ -55,6 +61,8 @@ export interface BundleCreateOptions extends FetchRunOptions {
   readonly createdEpoch: number;
   /** Where the tar goes; ended when the bundle is complete. Not written to at all when there are failures. */
   readonly out: Writable;
+  /** The file `out` writes (named in messages when writing fails). */
+  readonly outPath?: string;
   /** An older bundle's manifest and its SHA-256: what it holds is left out. */
   readonly since?: { readonly manifest: BundleManifest; readonly sha256: string };
   /** Parent of the temporary download directory (default: the OS temp dir). */
@@ -82,7 +90,8 @@ export interface BundleCreateOutcome {
 interface Picked {
   readonly req: Requirement;
   readonly version: Version;
-  readonly packages: Array<BundlePackage & { readonly file?: string; readonly size?: number }>;
+  /** `file`: where the zip is read from; `from`: its URL or source path, for messages. */
+  readonly packages: Array<BundlePackage & { readonly file?: string; readonly from?: string; readonly size?: number }>;
 }
 
 function asError(err: unknown): ProvkitError {
@@ -97,7 +106,29 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
   const events = options.events ?? ignoreEvents;
   const network = pLimit(options.networkConcurrency ?? 8);
   const failures: BundleFailure[] = [];
-  const work = await mkdtemp(join(options.workDir ?? tmpdir(), 'provkit-bundle-'));
+  // Made on the first download (a local source needs none); removed at exit whatever happens.
+  let work: { path: Promise<string>; forget?: () => void } | undefined;
+  const workDir = (): Promise<string> => {
+    if (!work) {
+      const made: { path: Promise<string>; forget?: () => void } = {
+        path: mkdtemp(join(options.workDir ?? tmpdir(), 'provkit-bundle-')).then(
+          (dir) => {
+            made.forget = removeOnExit(dir);
+            return dir;
+          },
+          (err: unknown) => {
+            throw fileError(err, 'cannot create a temporary directory in', options.workDir ?? tmpdir());
+          },
+        ),
+      };
+      work = made;
+    }
+    return work.path;
+  };
+  const packageDir = async (): Promise<string> => {
+    const base = await workDir();
+    return mkdtemp(join(base, 'pkg-')).catch((err: unknown) => Promise.reject(fileError(err, 'cannot create a temporary directory in', base)));
+  };
   const oldPackages = new Map<string, BundlePackage>();
   for (const p of options.since?.manifest.providers ?? []) {
     for (const k of p.packages) oldPackages.set(`${p.source}|${p.version}|${k.platform}`, k);
@@ -134,9 +165,10 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
               const meta = await options.source.packageMeta(provider, version, platform, options.signal);
               events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
               // A directory of its own per package: packages of other providers have the same file names (issue 11 #1).
-              const fetched = await network(async () =>
+              const destPath = meta.location.kind === 'http' ? join(await packageDir(), packedFileName(provider, version, platform)) : undefined;
+              const fetched = await network(() =>
                 fetchPackage(meta, {
-                  ...(meta.location.kind === 'http' ? { destPath: join(await mkdtemp(join(work, 'pkg-')), packedFileName(provider, version, platform)) } : {}),
+                  ...(destPath === undefined ? {} : { destPath }),
                   ...(options.http ? { http: options.http } : {}),
                   ...(options.signal ? { signal: options.signal } : {}),
                   hashZip: (p) => options.pool.hashZip(p),
@@ -151,10 +183,11 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
                 });
               }
               checkFetchedFor(fetched, provider, version, platform);
+              // Refused as `mirror` refuses it; a downloaded copy is named by its URL (archive-check.ts).
               const z = fetched.zipHashes;
-              if (!z.h1.ok) throw z.h1.error;
-              if (!z.h1Zip.ok) throw z.h1Zip.error;
-              const hashes = { zh: z.zh.text, h1: z.h1.hash.text, h1Zip: z.h1Zip.hash.text };
+              const h1 = requireExtractable(z, fetched.from);
+              if (!z.h1Zip.ok) throw namedBySource(z.h1Zip.error, z.path, fetched.from);
+              const hashes = { zh: z.zh.text, h1: h1.text, h1Zip: z.h1Zip.hash.text };
               if (lockHashes.size > 0 && !lockHashes.has(hashes.zh) && !lockHashes.has(hashes.h1)) {
                 throw new ProvkitError(
                   ErrorCode.LOCKFILE_CHECKSUM_MISMATCH,
@@ -168,6 +201,7 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
                 path: `${providerDirPath(provider)}/${packedFileName(provider, version, platform)}`,
                 ...hashes,
                 file: fetched.path,
+                from: fetched.from,
                 size: fetched.size,
               };
             } catch (err) {
@@ -178,10 +212,11 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
       }),
     );
     if (failures.length > 0) return { failures, bytes: 0, packages: 0, skipped };
+    if (options.signal?.aborted) throw new ProvkitError(ErrorCode.ABORTED, 'bundle create was interrupted');
 
     // Members other than the manifest, with their bytes or their file.
     picked.sort((a, b) => byteOrder(a.req.provider.toString(), b.req.provider.toString()));
-    const members: Array<BundleMember & { readonly data?: Buffer; readonly file?: string }> = [];
+    const members: Array<TarMember> = [];
     const providers: BundleProvider[] = [];
     const locks = [];
     for (const p of picked) {
@@ -189,7 +224,7 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
       const fresh = packages.filter((k) => k.file !== undefined);
       const dir = providerDirPath(p.req.provider);
       if (fresh.length > 0) {
-        for (const k of fresh) members.push({ name: k.path, size: k.size!, sha256: k.zh.slice(3), file: k.file! });
+        for (const k of fresh) members.push({ name: k.path, size: k.size!, sha256: k.zh.slice(3), file: k.file!, from: k.from ?? k.file! });
         const doc = mirrorVersionJSON(
           fresh.map((k) => ({
             platform: parsePlatform(k.platform),
@@ -222,21 +257,43 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
       providers,
       members: members.map((m) => ({ name: m.name, size: m.size, sha256: m.sha256 })),
     };
-    const bytes = await writeTar(options.out, options.createdEpoch, [memberOf(MANIFEST_NAME, serializeManifest(manifest)), ...members]);
+    const bytes = await writeTar(options.out, options.outPath, options.createdEpoch, [memberOf(MANIFEST_NAME, serializeManifest(manifest)), ...members], options.signal);
     return { failures, manifest, bytes, packages: members.filter((m) => m.file !== undefined).length, skipped };
   } finally {
-    await rm(work, { recursive: true, force: true });
+    if (work) {
+      const dir = await work.path.catch(() => undefined);
+      if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+      work.forget?.();
+    }
   }
 }
+
+/** A member with its bytes, or with the file holding them and where that came from (for messages). */
+type TarMember = BundleMember & ({ readonly data: Buffer; readonly file?: undefined } | { readonly data?: undefined; readonly file: string; readonly from: string });
 
 function memberOf(name: string, data: Buffer): BundleMember & { data: Buffer } {
   return { name, size: data.length, sha256: createHash('sha256').update(data).digest('hex'), data };
 }
 
-/** Streams the members into a tar on `out`; returns the byte count. Files are checked against their SHA-256 as they stream. */
-async function writeTar(out: Writable, epoch: number, members: ReadonlyArray<BundleMember & { readonly data?: Buffer; readonly file?: string }>): Promise<number> {
+/**
+ * Streams the members into a tar on `out`; returns the byte count. Files are
+ * checked against their SHA-256 as they stream. A failure of `out` (a full
+ * or read-only disk) is reported as writing `outPath`, whatever member was
+ * being copied; a failure to read a member names where that member came from.
+ */
+async function writeTar(out: Writable, outPath: string | undefined, epoch: number, members: readonly TarMember[], signal: AbortSignal | undefined): Promise<number> {
   const pack = tar.pack();
   let bytes = 0;
+  let outFailure: unknown;
+  const onOutError = (err: unknown): void => {
+    outFailure ??= err;
+  };
+  out.on('error', onOutError);
+  const onAbort = (): void => {
+    pack.destroy(new ProvkitError(ErrorCode.ABORTED, 'bundle create was interrupted'));
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const outError = (err: unknown): ProvkitError => fileError(err, 'cannot write the bundle', outPath ?? '(output)');
   const counter = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       bytes += chunk.length;
@@ -244,38 +301,54 @@ async function writeTar(out: Writable, epoch: number, members: ReadonlyArray<Bun
     },
   });
   const done = pipeline(pack, counter, out);
+  // Awaited below; until then a failure must not count as an unhandled rejection.
+  done.catch(() => undefined);
   const header = (m: BundleMember): Partial<tar.Header> & { name: string } => ({ name: m.name, size: m.size, mode: 0o644, mtime: new Date(epoch * 1000), uid: 0, gid: 0, uname: '', gname: '', type: 'file' });
   try {
     for (const m of members) {
+      if (signal?.aborted) throw new ProvkitError(ErrorCode.ABORTED, 'bundle create was interrupted');
       if (m.data !== undefined) {
         const data = m.data;
         await new Promise<void>((resolve, reject) => pack.entry(header(m), data, (err) => (err ? reject(err) : resolve())));
         continue;
       }
-      const file = m.file!;
-      const st = await stat(file);
-      if (st.size !== m.size) throw new ProvkitError(ErrorCode.IO, `${file} changed while the bundle was written (size ${st.size}, expected ${m.size})`, { file });
+      const { file, from } = m;
+      const st = await stat(file).catch((err: unknown) => Promise.reject(fileError(err, 'cannot read', from)));
+      if (st.size !== m.size) throw new ProvkitError(ErrorCode.IO, `${from} changed while the bundle was written (size ${st.size}, expected ${m.size})`, { file: from });
       const sha = createHash('sha256');
       const entry = pack.entry(header(m));
-      await pipeline(
-        createReadStream(file),
-        new Transform({
-          transform(chunk: Buffer, _enc, cb) {
-            sha.update(chunk);
-            cb(null, chunk);
-          },
-        }),
-        entry,
-      );
+      const input = createReadStream(file);
+      try {
+        await pipeline(
+          input,
+          new Transform({
+            transform(chunk: Buffer, _enc, cb) {
+              sha.update(chunk);
+              cb(null, chunk);
+            },
+          }),
+          entry,
+        );
+      } catch (err) {
+        // Reading the package failed only if its own stream did; otherwise the output did.
+        if (input.errored && outFailure === undefined) throw fileError(input.errored, 'cannot read', from);
+        throw err;
+      }
       const got = sha.digest('hex');
-      if (got !== m.sha256) throw new ProvkitError(ErrorCode.CHECKSUM_MISMATCH, `${file} changed while the bundle was written`, { file, expected: m.sha256, found: got });
+      if (got !== m.sha256) throw new ProvkitError(ErrorCode.CHECKSUM_MISMATCH, `${from} changed while the bundle was written`, { file: from, expected: m.sha256, found: got });
     }
     pack.finalize();
+    await done;
   } catch (err) {
     pack.destroy(err instanceof Error ? err : new Error(String(err)));
     await done.catch(() => undefined);
-    throw err;
+    if (outFailure !== undefined) throw outError(outFailure);
+    if (err instanceof ProvkitError) throw err;
+    // The tar stream between the members and the output.
+    throw outError(err);
+  } finally {
+    out.off('error', onOutError);
+    signal?.removeEventListener('abort', onAbort);
   }
-  await done;
   return bytes;
 }
