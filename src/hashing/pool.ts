@@ -231,7 +231,20 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     // A rejection nobody awaits (an abandoned job) must not become unhandled.
     answer.catch(() => undefined);
     const tap = new CopyingTap((chunk) => worker.postMessage({ id, kind: 'stream-chunk', chunk } satisfies WorkerRequest, [chunk]));
-    const job: Job = { request: { id, kind: 'stream-start', options: zipOptions }, resolve: (r) => settle!.resolve(r), reject: (e) => settle!.reject(e), onAck: (n) => tap.ack(n) };
+    // Once the job has an answer (or its worker died) no more acks come: the
+    // tap must not hold the download for them (issue 11 #11).
+    const job: Job = {
+      request: { id, kind: 'stream-start', options: zipOptions },
+      resolve: (r) => {
+        tap.detach();
+        settle!.resolve(r);
+      },
+      reject: (e) => {
+        tap.detach();
+        settle!.reject(e);
+      },
+      onAck: (n) => tap.ack(n),
+    };
     busy.set(worker, job);
     worker.ref();
     worker.postMessage(job.request);
@@ -244,7 +257,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
         tap.detach();
         worker.postMessage({ id, kind: 'stream-finish', path, options: withZh(zipOptions, knownZh) } satisfies WorkerRequest);
         const r = await answer;
-          if (!r.ok) throw ProvkitError.fromJSON(r.error);
+        if (!r.ok) throw ProvkitError.fromJSON(r.error);
         return deserializeZipHashes(r.zip!);
       },
       abort: () => {

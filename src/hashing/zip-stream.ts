@@ -18,6 +18,15 @@
  *
  * Never throws on malformed input: it stops producing hints. Work is bounded by
  * the same limits as the file pass (total output, compression ratio).
+ *
+ * Never holds the bytes up for longer than it takes to digest what it
+ * already has (issue 11 #11): `write` waits only while the parser is busy
+ * with more than {@link PIPE_BUFFER} unparsed bytes; whenever the parser
+ * waits for input, every waiting writer is let go; and once the parser has
+ * stopped following the archive (not a zip, data before the first local
+ * header, a zip64 stored entry, the central directory, any surprise), later
+ * bytes are dropped unread and every write resolves at once. A download fed
+ * through it therefore goes at the network's pace whatever the bytes are.
  */
 import { createHash } from 'node:crypto';
 import * as zlib from 'node:zlib';
@@ -57,6 +66,8 @@ export class ZipStreamDigester {
   private base = 0;
   private ended = false;
   private stopped = false;
+  /** The parser has returned: it follows no more bytes (see the module comment). */
+  private steppedAside = false;
   private wake: (() => void) | undefined;
   private readonly loop: Promise<void>;
   private outputBytes = 0;
@@ -71,14 +82,18 @@ export class ZipStreamDigester {
   constructor(limits: ZipLimits = DEFAULT_ZIP_LIMITS) {
     this.maxTotal = limits.maxTotalBytes ?? DEFAULT_ZIP_LIMITS.maxTotalBytes;
     this.maxRatio = limits.maxRatio ?? DEFAULT_ZIP_LIMITS.maxRatio;
-    this.loop = this.run().catch(() => {
-      this.stop();
-    });
+    this.loop = this.run()
+      .catch(() => undefined)
+      .finally(() => this.stepAside());
   }
 
-  /** Takes a chunk; resolves once the parser holds less than a few MiB unparsed. */
+  /**
+   * Takes a chunk; resolves at once unless the busy parser holds more than
+   * {@link PIPE_BUFFER} unparsed bytes, and then as soon as it holds less or
+   * waits for input (never later: see the module comment).
+   */
   write(chunk: Buffer): Promise<void> {
-    if (this.stopped || this.ended) return Promise.resolve();
+    if (this.stopped || this.ended || this.steppedAside) return Promise.resolve();
     this.append(chunk);
     this.pendingBytes += chunk.length;
     this.poke();
@@ -126,6 +141,15 @@ export class ZipStreamDigester {
     this.release();
   }
 
+  /** The parser returned: keep the hints, drop what is unparsed, and let every writer go from now on. */
+  private stepAside(): void {
+    this.steppedAside = true;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.acc = undefined;
+    this.releaseAll();
+  }
+
   private poke(): void {
     const w = this.wake;
     this.wake = undefined;
@@ -134,14 +158,23 @@ export class ZipStreamDigester {
 
   private release(): void {
     if (this.pendingBytes > PIPE_BUFFER && !this.stopped) return;
+    this.releaseAll();
+  }
+
+  private releaseAll(): void {
     const waiting = this.drained;
     this.drained = [];
     for (const r of waiting) r();
   }
 
-  /** Waits until `n` unparsed bytes are there, or no more can come. */
+  /**
+   * Waits until `n` unparsed bytes are there, or no more can come. A parser
+   * that waits for input lets every writer go, whatever it holds: holding
+   * them then would wait for bytes that cannot come.
+   */
   private async waitFor(n: number): Promise<void> {
     while (this.pendingBytes < n && !this.ended && !this.stopped) {
+      this.releaseAll();
       // eslint-disable-next-line no-await-in-loop -- waiting for the network
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
@@ -188,6 +221,20 @@ export class ZipStreamDigester {
     return !this.stopped && this.pendingBytes > 0;
   }
 
+  /**
+   * Drops the next `n` bytes as they come (a header's size may be up to
+   * 4 GiB: never wait for that many at once); false when the stream ends first.
+   */
+  private async discard(n: number): Promise<boolean> {
+    while (n > 0) {
+      // eslint-disable-next-line no-await-in-loop -- the bytes come in order
+      const chunk = await this.nextChunk(n);
+      if (!chunk) return false;
+      n -= chunk.length;
+    }
+    return true;
+  }
+
   /** The next unparsed chunk (at most `max` bytes), consumed; undefined at the end. */
   private async nextChunk(max: number): Promise<Buffer | undefined> {
     if (!(await this.need(1))) return undefined;
@@ -225,8 +272,7 @@ export class ZipStreamDigester {
           // The next header is where the local header says the data ends.
           if (localCsize < consumed) return;
           // eslint-disable-next-line no-await-in-loop
-          if (!(await this.need(localCsize - consumed))) return;
-          this.skip(localCsize - consumed);
+          if (!(await this.discard(localCsize - consumed))) return;
         }
       } else if (method === 0 && !(flags & FLAG_DATA_DESCRIPTOR) && localCsize !== 0xffffffff) {
         // eslint-disable-next-line no-await-in-loop

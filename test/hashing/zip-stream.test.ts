@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createHashPool, hashZipPackage, type ZipPackageHashes } from '../../src/hashing/index.js';
 import { ZipStreamDigester, type StreamedDigests } from '../../src/hashing/zip-stream.js';
-import { buildZip, type ZipEntrySpec } from '../support/zip-writer.js';
+import { buildZip, buildZipWithLayout, type ZipEntrySpec } from '../support/zip-writer.js';
 
 const conformance = fileURLToPath(new URL('../../../shared/conformance/packages/', import.meta.url));
 const fixtures = fileURLToPath(new URL('../fixtures/zip/', import.meta.url));
@@ -169,4 +169,82 @@ describe('hints on ordinary packages', () => {
       await pool.close();
     }
   });
+});
+
+describe('issue 11 #11: the digester never holds the bytes up', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'provkit-zip-stream-liveness-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  const MiB = 1024 * 1024;
+  /** Deterministic, incompressible. */
+  const noise = (size: number, seed: number): Buffer => {
+    const next = rng(seed);
+    const out = Buffer.allocUnsafe(size);
+    for (let i = 0; i < size; i += 4) out.writeUInt32LE(Math.floor(next() * 2 ** 32), i);
+    return out;
+  };
+
+  /** Archives of more than the 4 MiB the digester and the pool's tap hold, in shapes the parser does not follow to the end. */
+  const shapes: Array<[string, () => Promise<Buffer>]> = [
+    ['10 MiB that are not a zip', () => Promise.resolve(noise(10 * MiB, 1))],
+    ['a valid zip behind 5 MiB of stub', () => buildZip([{ name: 'bin', data: 'provider\n' }], { prefixJunk: noise(5 * MiB, 2) })],
+    ['a zip64 package whose first entry is stored (6 MiB)', () => buildZip([{ name: 'bin', data: noise(6 * MiB, 3), method: 0, zip64: true }, { name: 'README', data: 'x', zip64: true }], { zip64: true })],
+    [
+      'a deflated entry whose local header claims 2 GiB, then 5 MiB stored',
+      async () => {
+        const { bytes, layout } = await buildZipWithLayout([{ name: 'a', data: 'lying header' }, { name: 'b', data: noise(5 * MiB, 4), method: 0 }]);
+        const out = Buffer.from(bytes);
+        out.writeUInt32LE(0x7fffffff, layout.entries[0]!.localHeaderOffset + 18);
+        return out;
+      },
+    ],
+    // Names of 40,000 bytes: few entries, 3 MiB of central directory (more than the digester buffers).
+    ['3 MiB of central directory', () => buildZip(Array.from({ length: 80 }, (_, i) => ({ name: `${String(i).padStart(3, '0')}-${'n'.repeat(40_000)}`, data: '', method: 0 as const })))],
+  ];
+
+  /** Whether `p` settles before the parser gets anything more; a write held for good shows as 'held'. */
+  const settles = (p: Promise<unknown>): Promise<'taken' | 'held'> =>
+    Promise.race([p.then(() => 'taken' as const), new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 5000))]);
+
+  it.each(shapes)('%s: every write is taken, and the result equals the plain file pass', async (label, make) => {
+    const bytes = await make();
+    expect(bytes.length).toBeGreaterThan(4 * MiB);
+    const path = join(dir, `${label.replace(/\W+/g, '-')}.zip`);
+    await writeFile(path, bytes);
+    const d = new ZipStreamDigester();
+    const held: number[] = [];
+    for (let at = 0; at < bytes.length; at += 256 * 1024) {
+      if ((await settles(d.write(bytes.subarray(at, at + 256 * 1024)))) === 'held') {
+        held.push(at);
+        break;
+      }
+    }
+    expect(held).toEqual([]);
+    const streamed = await d.end();
+    expect(view(await hashZipPackage(path, { streamed }))).toEqual(view(await hashZipPackage(path)));
+  }, 60_000);
+
+  it('through the worker pool: a 10 MiB body that is not a zip passes the tap whole, and finish reports the zip error', async () => {
+    const bytes = noise(10 * MiB, 5);
+    const path = join(dir, 'pool-junk.zip');
+    await writeFile(path, bytes);
+    const pool = createHashPool({ concurrency: 1 });
+    try {
+      const job = pool.streamZip();
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < bytes.length; at += 256 * 1024) chunks.push(bytes.subarray(at, at + 256 * 1024));
+      let passed = 0;
+      const flowed = pipeline(Readable.from(chunks), job.transform, new Writable({ write: (c: Buffer, _e, cb) => ((passed += c.length), cb()) }));
+      expect(await settles(flowed)).toBe('taken');
+      expect(passed).toBe(bytes.length);
+      const r = await job.finish(path);
+      expect(r.h1.ok).toBe(false);
+      expect(view(r)).toEqual(view(await hashZipPackage(path)));
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
 });

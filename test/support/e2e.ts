@@ -12,8 +12,8 @@
  * await w.remove();
  * ```
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,14 +43,28 @@ const SIGNALS: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15, SI
 
 /** Runs `node bin/provkit.js ...args` and collects everything it printed. */
 export function runCli(args: string[], opts: RunOptions): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+  return startCli(args, opts).result;
+}
+
+/** A running provkit child (to signal it) and its outcome; see {@link runCli}. */
+export interface StartedCli {
+  readonly child: ChildProcess;
+  readonly result: Promise<CliResult>;
+  /** What it printed so far (stdout then stderr). */
+  output(): string;
+}
+
+/** {@link runCli}, returning the child at once (for tests that send it signals). */
+export function startCli(args: string[], opts: RunOptions): StartedCli {
+  let stdout = '';
+  let stderr = '';
+  let child!: ChildProcess;
+  const result = new Promise<CliResult>((resolve, reject) => {
+    child = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd,
       env: { PATH: process.env['PATH'] ?? '', ...opts.env },
       stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
-    let stdout = '';
-    let stderr = '';
     let timedOut = false;
     child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -65,6 +79,7 @@ export function runCli(args: string[], opts: RunOptions): Promise<CliResult> {
       resolve({ code: code ?? 128 + (SIGNALS[signal ?? ''] ?? 0), signal, stdout, stderr, timedOut });
     });
   });
+  return { child, result, output: () => stdout + stderr };
 }
 
 export interface E2eWorkspace {
@@ -78,6 +93,12 @@ export interface E2eWorkspace {
   project(name: string, files?: Record<string, string>): string;
   /** What provkit left in its TMPDIR (names). */
   tmpLeftovers(): string[];
+  /**
+   * Files and directories anywhere in the workspace whose names only exist
+   * while a run is in progress (`.partial` downloads, staging directories,
+   * the mirror lock, `provkit-lock-*`…), as paths relative to {@link base}.
+   */
+  leftovers(): string[];
   remove(): void;
 }
 
@@ -117,6 +138,7 @@ export function e2eWorkspace(caPath?: string, extraEnv: Record<string, string> =
       return dir;
     },
     tmpLeftovers: () => readdirSync(tmp).sort(),
+    leftovers: () => inProgressNames(base),
     remove: () => rmSync(base, { recursive: true, force: true }),
   };
 }
@@ -128,4 +150,22 @@ export function requiresTf(providers: Record<string, string>): string {
     return `    ${name} = {\n      source = "${source ?? ''}"\n${version === undefined ? '' : `      version = "${version}"\n`}    }\n`;
   });
   return `terraform {\n  required_providers {\n${lines.join('')}  }\n}\n`;
+}
+
+/** Names that only exist while a run is in progress (or after one was killed). */
+const IN_PROGRESS = /\.partial$|\.tmp$|\.new$|\.break$|^\.provkit-staging-|^\.provkit-mirror\.lock$|^\.?provkit-(install|lock|bundle)-/;
+
+/** Paths under `root` (relative) whose last component matches {@link IN_PROGRESS}; the walk does not enter those. */
+function inProgressNames(root: string, rel = ''): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(join(root, rel)).sort()) {
+    const path = rel === '' ? name : `${rel}/${name}`;
+    if (IN_PROGRESS.test(name)) {
+      found.push(path);
+      continue;
+    }
+    const st = lstatSync(join(root, path));
+    if (st.isDirectory()) found.push(...inProgressNames(root, path));
+  }
+  return found;
 }
