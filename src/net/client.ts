@@ -429,17 +429,32 @@ export class HttpClient {
             // 16 times fewer chunks than the body's TLS-record-sized ones.
             const stages: Array<NodeJS.ReadableStream | NodeJS.WritableStream | NodeJS.ReadWriteStream> = [source, coalesce(), ...(options.transforms?.() ?? [])];
             if (offset > 0) stages.push(skipBytes(offset));
-            stages.push(file);
+            // Bytes reaching the file keep the idle timer off too: while the
+            // body waits for a slow (but moving) pipeline, the download is not idle.
+            stages.push(touching(hop), file);
+            // A timeout or the caller's abort ends the exchange, but the body
+            // only notices while the pipeline reads it: a stage that stopped
+            // taking bytes (backpressure) would leave the body parked and the
+            // pipeline waiting for ever. So they tear the whole pipeline down
+            // (issue 11 #11). (Other aborts of the hop come with a body error.)
+            const halt = new AbortController();
+            const onHopAbort = (): void => {
+              if (hop.timedOut !== undefined || o.signal?.aborted) halt.abort(hop.controller.signal.reason);
+            };
+            hop.controller.signal.addEventListener('abort', onHopAbort, { once: true });
+            if (hop.controller.signal.aborted) onHopAbort();
             try {
-              await pipeline(stages);
+              await pipeline(stages, { signal: halt.signal });
             } catch (err) {
-              // A body error is the network's (mapped and maybe retried by run);
-              // anything else (the file, a transform) is final.
-              if (typeof err === 'object' && err !== null && fromBody.has(err)) {
+              // A body error, a timeout or an abort is the network's (mapped and
+              // maybe retried by run); anything else (the file, a transform) is final.
+              if ((typeof err === 'object' && err !== null && fromBody.has(err)) || halt.signal.aborted) {
                 await this.keepPartial(st, file);
                 throw err;
               }
               throw new FinalError(ioError(err, tmp));
+            } finally {
+              hop.controller.signal.removeEventListener('abort', onHopAbort);
             }
             if (options.expectedSize !== undefined && size !== options.expectedSize) {
               throw new FinalError(
@@ -757,6 +772,16 @@ function skipBytes(n: number): Transform {
       const out = left > 0 ? chunk.subarray(left) : chunk;
       left = 0;
       done(null, out);
+    },
+  });
+}
+
+/** A pass-through that tells `hop` bytes are moving (see {@link Hop.touch}). */
+function touching(hop: Hop): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hop.touch();
+      done(null, chunk);
     },
   });
 }

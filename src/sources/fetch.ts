@@ -286,11 +286,16 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       from = res.url;
     } else if (options.destPath === undefined) {
       zh = new ZhStream();
-      await pipeline(createReadStream(loc.path), zh, async (source: AsyncIterable<Buffer>) => {
-        for await (const _ of source) {
-          // Only the hash is wanted.
-        }
-      });
+      await pipeline(
+        createReadStream(loc.path),
+        zh,
+        async (source: AsyncIterable<Buffer>) => {
+          for await (const _ of source) {
+            // Only the hash is wanted.
+          }
+        },
+        options.signal === undefined ? {} : { signal: options.signal },
+      );
       await check(loc.path, hashed(zh));
       path = loc.path;
       size = hashed(zh).size;
@@ -305,7 +310,7 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       try {
         zh = new ZhStream();
         try {
-          await pipeline([reader, zh, ...startStream(), writer]);
+          await pipeline([reader, zh, ...startStream(), writer], options.signal === undefined ? {} : { signal: options.signal });
         } catch (err) {
           // A full or read-only destination is not the source's fault: name the one that failed.
           if (writer.errored) throw fileError(writer.errored, 'cannot write', dest);
@@ -328,7 +333,7 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
   } catch (err) {
     stream?.abort();
     if (claimed !== undefined) await rm(claimed, { force: true });
-    if (isProvkitError(err, ErrorCode.ABORTED)) {
+    if (isProvkitError(err, ErrorCode.ABORTED) || options.signal?.aborted) {
       throw sourceError(ErrorCode.ABORTED, 'provider download was interrupted', { ...ctx, cause: err });
     }
     if (err instanceof ProvkitError) throw withContext(err, ctx);

@@ -7,6 +7,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Transform } from 'node:stream';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
@@ -18,6 +19,7 @@ import { startConnectProxy, type TestProxy } from '../support/servers/proxy.js';
 
 const PAYLOAD = Buffer.from(Array.from({ length: 64 * 1024 }, (_, i) => (i * 7 + 3) & 0xff));
 const SHA = createHash('sha256').update(PAYLOAD).digest('hex');
+const BIG = Buffer.alloc(8 * 1024 * 1024, 7);
 
 let server: TestServer;
 let other: TestServer;
@@ -49,6 +51,8 @@ const handler = (req: IncomingMessage, url: URL) => {
     case '/data':
     case '/data2':
       return { headers: { 'content-type': 'application/octet-stream' }, body: PAYLOAD };
+    case '/big':
+      return { headers: { 'content-type': 'application/octet-stream' }, body: BIG };
     case '/json':
       return { headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
     case '/echo-auth':
@@ -318,6 +322,40 @@ describe('download', () => {
     const err = await caught(client({ idleTimeoutMs: 100, retries: 1, downloadRetries: 1 }).download(`${server.origin}/data`, join(dir, 'pkg.zip')));
     expect(err).toMatchObject({ code, url: `${server.origin}/data` });
     expect(await listing(dir)).toEqual(['unrelated']);
+  });
+
+  describe('issue 11 #11: a transform that stops taking bytes cannot hold a download', () => {
+    /** Takes the first chunk, then never calls back: the pipeline behind the body stalls. */
+    const stuck = (): Transform => new Transform({ transform: (_chunk, _enc, _cb) => undefined });
+
+    it('the idle timeout ends it while the body waits (NET_TIMEOUT, retried), and nothing is left', async () => {
+      const dir = await mkdtemp(join(tmp, 'stuck-idle-'));
+      let attempts = 0;
+      // More than the pipeline's buffers hold: the body is left waiting to hand on a chunk.
+      const err = await caught(
+        client({ idleTimeoutMs: 200, downloadRetries: 1 }).download(`${server.origin}/big`, join(dir, 'pkg.zip'), {
+          transforms: () => (attempts++, [stuck()]),
+        }),
+      );
+      expect(err).toMatchObject({ code: NetErrorCode.TIMEOUT, url: `${server.origin}/big` });
+      expect(attempts).toBe(2);
+      expect(await listing(dir)).toEqual([]);
+    });
+
+    it("the caller's abort ends it (ABORTED), and nothing is left", async () => {
+      const dir = await mkdtemp(join(tmp, 'stuck-abort-'));
+      const controller = new AbortController();
+      const transforms = (): Transform[] => [
+        new Transform({
+          transform: (_chunk, _enc, _cb) => {
+            controller.abort(new Error('interrupted by SIGTERM'));
+          },
+        }),
+      ];
+      const err = await caught(client({ idleTimeoutMs: 0 }).download(`${server.origin}/data`, join(dir, 'pkg.zip'), { transforms, signal: controller.signal }));
+      expect(err).toMatchObject({ code: 'ABORTED', url: `${server.origin}/data` });
+      expect(await listing(dir)).toEqual([]);
+    });
   });
 
   it('reports a final 500 with the reference text', async () => {
