@@ -29,7 +29,7 @@ import { parseHash, preferredHashes, type Hash } from '../hashing/index.js';
 import { NetErrorCode, type HttpClient, type HttpResponse } from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
 import type { CredentialsLookup } from './credentials.js';
-import { encodePath, jsonApiHeaders, jsonObject, mediaType, urlBasename, urlHostname } from './http-util.js';
+import { encodePath, jsonApiHeaders, jsonObject, mediaType, METADATA_LIMITS, metadataTooLarge, urlBasename, urlHostname } from './http-util.js';
 import { sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type TrustedHash } from './source.js';
 
 export interface NetworkMirrorOptions {
@@ -195,6 +195,7 @@ export class NetworkMirrorSource implements Source {
   }
 
   private async getJson(url: URL, provider: ProviderAddress, version: Version | undefined, signal: AbortSignal | undefined): Promise<HttpResponse> {
+    const kind = version === undefined ? 'mirrorIndex' : 'mirrorVersion';
     let res: HttpResponse;
     try {
       res = await this.options.http.get(url.href, {
@@ -202,9 +203,11 @@ export class NetworkMirrorSource implements Source {
         ...this.credential(),
         retries: 0,
         maxRedirects: 5,
+        maxBytes: METADATA_LIMITS[kind],
         ...(signal === undefined ? {} : { signal }),
       });
-    } catch (err) {
+    } catch (rawErr) {
+      const err = metadataTooLarge(rawErr, kind);
       if (isProvkitError(err, NetErrorCode.TOO_MANY_REDIRECTS)) {
         throw sourceError(NetErrorCode.TOO_MANY_REDIRECTS, `failed to query provider mirror ${this.base.href} for ${provider.toString()}: too many redirects`, {
           provider,

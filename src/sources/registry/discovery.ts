@@ -21,12 +21,10 @@ import { isProvkitError, ProvkitError } from '../../errors.js';
 import { NetErrorCode, type HttpClient } from '../../net/index.js';
 import { SourceErrorCode } from '../codes.js';
 import type { CredentialsLookup } from '../credentials.js';
-import { jsonObject, mediaType } from '../http-util.js';
+import { jsonObject, mediaType, METADATA_LIMITS, metadataTooLarge } from '../http-util.js';
 
 /** A discovery document: service ID → value (usually a URL string). */
 export type ServiceMap = Readonly<Record<string, unknown>>;
-
-const MAX_DISCOVERY_BYTES = 1024 * 1024;
 
 export interface ServiceDiscoveryOptions {
   readonly http: HttpClient;
@@ -126,13 +124,16 @@ export class ServiceDiscovery {
         ...(token === undefined ? {} : { credential: { host: new URL(url).host, token } }),
         retries: 0,
         connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
-        maxBytes: MAX_DISCOVERY_BYTES,
+        maxBytes: METADATA_LIMITS.discovery,
         ...(signal ?? this.options.signal ? { signal: signal ?? this.options.signal } : {}),
       });
     } catch (err) {
       if (isProvkitError(err, 'ABORTED')) throw err;
       if (isProvkitError(err, NetErrorCode.RESPONSE_TOO_LARGE)) {
-        throw fail(`discovery doc response is too large (limit ${MAX_DISCOVERY_BYTES} bytes)`, { cause: err });
+        // The reference says "discovery doc response is too large" (svchost `disco.go`); this names the URL and the limit.
+        const e = metadataTooLarge(err, 'discovery') as ProvkitError;
+        const { code: _code, message, ...context } = e.toJSON();
+        throw new ProvkitError(SourceErrorCode.SERVICE_DISCOVERY, message, { ...context, cause: err });
       }
       throw fail(`could not connect to ${host}: failed to request discovery document: ${(err as Error).message}`, { cause: err });
     }

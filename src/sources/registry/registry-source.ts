@@ -46,7 +46,7 @@ import { makeHash, parseHash, type Hash } from '../../hashing/index.js';
 import { formatStatus, isRetryableStatus, NetErrorCode, type HttpClient, type HttpResponse } from '../../net/index.js';
 import { SourceErrorCode } from '../codes.js';
 import type { CredentialsLookup } from '../credentials.js';
-import { encodePath, jsonApiHeaders, jsonObject } from '../http-util.js';
+import { encodePath, jsonApiHeaders, jsonObject, METADATA_LIMITS, metadataTooLarge, type MetadataKind } from '../http-util.js';
 import { sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type TrustedHash } from '../source.js';
 import { acceptableHashes, findChecksum } from './checksums.js';
 import type { ServiceDiscovery } from './discovery.js';
@@ -131,7 +131,7 @@ export class RegistrySource implements Source {
     const ctx = { provider, version, platform };
     const base = await this.baseURL(provider, signal);
     const url = new URL(`./${encodePath(provider.namespace, provider.type, version.toString(), 'download', platform.os, platform.arch)}`, base);
-    const res = await this.api(url, provider, signal, ctx);
+    const res = await this.api(url, 'download', provider, signal, ctx);
     if (res.status === 404) {
       throw sourceError(SourceErrorCode.PLATFORM_NOT_SUPPORTED, `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}`, {
         ...ctx,
@@ -196,8 +196,8 @@ export class RegistrySource implements Source {
     const packages = this.packages(body, invalid);
 
     // The documents, fetched at once without credentials or X-Terraform-Version.
-    const document = await this.file(shasumsURL, 'failed to retrieve authentication checksums for provider', ctx, signal);
-    const signature = await this.file(signatureURL, 'failed to retrieve cryptographic signature for provider', ctx, signal);
+    const document = await this.file(shasumsURL, 'checksums', 'failed to retrieve authentication checksums for provider', ctx, signal);
+    const signature = await this.file(signatureURL, 'signature', 'failed to retrieve cryptographic signature for provider', ctx, signal);
 
     // Step 1 (OpenTofu 1.12 `packages`), the parts that need no archive.
     let packageSize: number | undefined;
@@ -285,7 +285,7 @@ export class RegistrySource implements Source {
   private async fetchVersions(provider: ProviderAddress, signal: AbortSignal | undefined): Promise<{ entries: VersionsEntry[]; warnings: string[] }> {
     const base = await this.baseURL(provider, signal);
     const url = new URL(`./${encodePath(provider.namespace, provider.type, 'versions')}`, base);
-    const res = await this.api(url, provider, signal, { provider });
+    const res = await this.api(url, 'versions', provider, signal, { provider });
     if (res.status === 404) {
       throw sourceError(
         SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN,
@@ -368,6 +368,7 @@ export class RegistrySource implements Source {
   /** An API request with the token and headers, with status handling common to both endpoints. */
   private async api(
     url: URL,
+    kind: MetadataKind,
     provider: ProviderAddress,
     signal: AbortSignal | undefined,
     ctx: { provider: ProviderAddress; version?: Version; platform?: Platform },
@@ -379,11 +380,12 @@ export class RegistrySource implements Source {
         headers: jsonApiHeaders(this.options.terraformVersion),
         ...(token === undefined ? {} : { credential: { host: url.host, token } }),
         ...(this.options.retries === undefined ? {} : { retries: this.options.retries }),
+        maxBytes: METADATA_LIMITS[kind],
         ...(signal === undefined ? {} : { signal }),
       });
     } catch (err) {
       if (isProvkitError(err, 'ABORTED')) throw withContext(err, ctx);
-      throw withContext(err, { ...ctx, url: url.href }, `could not query provider registry for ${provider.toString()}`);
+      throw withContext(metadataTooLarge(err, kind), { ...ctx, url: url.href }, `could not query provider registry for ${provider.toString()}`);
     }
     if (res.status === 401 || res.status === 403) {
       throw sourceError(
@@ -421,6 +423,7 @@ export class RegistrySource implements Source {
   /** SHA256SUMS or its signature: no token, no X-Terraform-Version, the registry client's retries. */
   private async file(
     url: URL,
+    kind: MetadataKind,
     what: string,
     ctx: { provider: ProviderAddress; version: Version; platform: Platform },
     signal: AbortSignal | undefined,
@@ -429,11 +432,12 @@ export class RegistrySource implements Source {
     try {
       res = await this.options.http.get(url.href, {
         ...(this.options.retries === undefined ? {} : { retries: this.options.retries }),
+        maxBytes: METADATA_LIMITS[kind],
         ...(signal === undefined ? {} : { signal }),
       });
     } catch (err) {
       if (isProvkitError(err, 'ABORTED')) throw withContext(err, ctx);
-      throw withContext(err, { ...ctx, url: url.href }, `could not query provider registry for ${ctx.provider.toString()}: ${what}`);
+      throw withContext(metadataTooLarge(err, kind), { ...ctx, url: url.href }, `could not query provider registry for ${ctx.provider.toString()}: ${what}`);
     }
     if (res.status !== 200) {
       throw sourceError(

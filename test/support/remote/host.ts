@@ -44,6 +44,18 @@ const FNS: Record<string, (arg: unknown) => unknown> = {
     const { text, size } = arg as { text: string; size: number };
     return Buffer.alloc(size, text);
   },
+  /**
+   * Fault body: a registry versions document listing `count` versions
+   * `0.N.0` (three platforms each) besides the real ones, e.g. 50 MB of
+   * valid JSON.
+   */
+  manyVersions: (arg) => (orig: Buffer) => {
+    const { count } = arg as { count: number };
+    const doc = JSON.parse(orig.toString('utf8')) as { versions: unknown[] };
+    const platforms = [{ os: 'linux', arch: 'amd64' }, { os: 'darwin', arch: 'arm64' }, { os: 'windows', arch: 'amd64' }];
+    for (let i = 1; i <= count; i++) doc.versions.push({ version: `0.${i}.0`, protocols: ['5.0'], platforms });
+    return Buffer.from(JSON.stringify(doc));
+  },
   /** downloadTransform: overwrite fields of the download response. */
   downloadSet: (arg) => (body: Record<string, unknown>) => ({ ...body, ...(arg as Record<string, unknown>) }),
   /** downloadTransform: rewrite `download_url` by a regular-expression replacement `{ from, to }`. */

@@ -51,6 +51,13 @@ export type Fault = (
   | { kind: 'redirect'; location: string; status?: number }
   /** Replace the body; a function gets the normal body. */
   | { kind: 'replace'; body: Buffer | string | ((original: Buffer) => Buffer | Promise<Buffer>); headers?: Record<string, string> }
+  /**
+   * A body without end: the handler's status and headers (no Content-Length,
+   * so chunked), `prefix`, then `chunk` again and again, one write every
+   * `intervalMs` (default 10) once the socket has drained, until the client
+   * goes away. For limits that must hold while a body streams.
+   */
+  | { kind: 'endless'; prefix?: string; chunk: string; intervalMs?: number }
 ) & { times?: number };
 
 /** One logged request. */
@@ -230,6 +237,18 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
       case 'stall': {
         res.writeHead(status, { ...headers, 'content-length': String(body.length) });
         res.write(body.subarray(0, Math.floor(body.length / 2)));
+        return;
+      }
+      case 'endless': {
+        res.writeHead(status, headers);
+        const chunk = Buffer.from(fault.chunk);
+        const next = (): void => {
+          if (res.destroyed || socket.destroyed) return;
+          const t = setTimeout(() => (res.write(chunk) ? next() : res.once('drain', next)), fault.intervalMs ?? 10);
+          t.unref();
+        };
+        res.write(fault.prefix ?? '');
+        next();
         return;
       }
       default:
