@@ -69,7 +69,7 @@ import { ErrorCode, ProvkitError } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
 import type { Hash, HashPool, HashStore, ZipLimits } from '../hashing/index.js';
 import { allowedHashes, type InstalledProvider, type Locks, mergeInit, verifyPackage } from '../lockfile/index.js';
-import type { HttpClient } from '../net/index.js';
+import { redactURL, type HttpClient } from '../net/index.js';
 import { checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
 import {
   findExecutable,
@@ -422,7 +422,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       provider: meta.provider.toString(),
       version: meta.version.toString(),
       platform: meta.platform.toString(),
-      ...(meta.location.kind === 'http' ? { url: meta.location.url } : { file: meta.location.path }),
+      ...(meta.location.kind === 'http' ? { url: redactURL(meta.location.url) } : { file: meta.location.path }),
       expected: allowed.map((h) => h.text).join(', '),
       found: found.text,
     });

@@ -217,9 +217,53 @@ export function parseHttpURL(url: string): URL {
     throw new ProvkitError(ErrorCode.USAGE, `invalid URL ${JSON.stringify(url)}`, { url, cause: err });
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw new ProvkitError(ErrorCode.USAGE, `unsupported URL scheme ${JSON.stringify(u.protocol.slice(0, -1))} in ${url}: only http and https`, { url });
+    const shown = redactURL(url);
+    throw new ProvkitError(ErrorCode.USAGE, `unsupported URL scheme ${JSON.stringify(u.protocol.slice(0, -1))} in ${shown}: only http and https`, { url: shown });
   }
   return u;
+}
+
+/**
+ * `url` with its password replaced by `xxxxx`, as Go's `URL.Redacted`: the
+ * form every message, event and error context shows, so that credentials in
+ * a URL never reach the output.
+ */
+export function redactURL(url: string | URL): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return String(url);
+  }
+  if (u.password !== '') u.password = 'xxxxx';
+  return u.href;
+}
+
+function decodeUserinfo(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/**
+ * A URL's userinfo as the request's `Authorization: Basic`, and the URL to
+ * send without it. Go's client does this for every request whose URL has
+ * userinfo (net/http `client.go` `send`: the decoded user and password,
+ * unless the request already has an Authorization header), so OpenTofu and
+ * terraform download a `download_url` of `https://user:pass@host/…` with
+ * Basic authentication (terraform 1.11.4 observed: `Basic dXNlcjpwQHNz` for
+ * `user:p%40ss@`). A relative redirect keeps the userinfo (the WHATWG and Go
+ * URL resolutions both carry it over); an absolute one without it drops it.
+ */
+function splitUserinfo(u: URL): { href: string; authorization: string | undefined } {
+  if (u.username === '' && u.password === '') return { href: u.href, authorization: undefined };
+  const bare = new URL(u.href);
+  bare.username = '';
+  bare.password = '';
+  const pair = `${decodeUserinfo(u.username)}:${decodeUserinfo(u.password)}`;
+  return { href: bare.href, authorization: `Basic ${Buffer.from(pair, 'utf8').toString('base64')}` };
 }
 
 /** The temporary file {@link HttpClient.download} writes beside `dest`: `.<name>.<random>.partial`. */
@@ -231,15 +275,21 @@ export function tempPathFor(dest: string): string {
 class Hop {
   readonly controller = new AbortController();
   timedOut: string | undefined;
+  /** The URL as messages show it ({@link redactURL}). */
+  readonly url: string;
+  /** The URL itself (userinfo included: relative references resolve against it). */
+  readonly href: string;
   private timer: { cancel(): void } | undefined;
   private lastTouch = 0;
   private readonly unlink: () => void;
 
   constructor(
     private readonly clock: Clock,
-    readonly url: string,
+    url: URL,
     userSignal: AbortSignal | undefined,
   ) {
+    this.href = url.href;
+    this.url = redactURL(url);
     const onAbort = (): void => this.controller.abort(userSignal?.reason);
     if (userSignal?.aborted) onAbort();
     userSignal?.addEventListener('abort', onAbort, { once: true });
@@ -341,7 +391,7 @@ export class HttpClient {
       return {
         status: res.status,
         statusText: res.statusText,
-        url: hop.url,
+        url: hop.href,
         headers: res.headers,
         body: Buffer.concat(chunks),
         attempts,
@@ -529,10 +579,11 @@ export class HttpClient {
     extraHeaders?: () => Record<string, string> | undefined,
   ): Promise<T> {
     parseHttpURL(url);
+    const shown = redactURL(url);
     const backoff = this.opts.backoff ?? DEFAULT_BACKOFF;
     for (let attempt = 1; ; attempt++) {
-      this.checkAborted(o, url);
-      for (const e of o.events) e.onRequest?.({ url, attempt });
+      this.checkAborted(o, shown);
+      for (const e of o.events) e.onRequest?.({ url: shown, attempt });
       let hop: Hop | undefined;
       let delay: number;
       let reason: string;
@@ -551,19 +602,19 @@ export class HttpClient {
         delay = retryDelay(attempt, backoff, { status: res.status, retryAfterMs }, this.opts.maxRetryAfterMs);
       } catch (err) {
         if (err instanceof FinalError) throw err.error;
-        const e = this.mapError(err, hop, url, o, attempt);
+        const e = this.mapError(err, hop, shown, o, attempt);
         if (!retryable.has(e) || attempt > o.retries) throw e;
         reason = `${e.code}: ${e.message}`;
         delay = retryDelay(attempt, backoff);
       } finally {
         hop?.dispose();
       }
-      for (const e of o.events) e.onRetry?.({ url, attempt, delayMs: delay, reason, ...(status === undefined ? {} : { status }) });
+      for (const e of o.events) e.onRetry?.({ url: shown, attempt, delayMs: delay, reason, ...(status === undefined ? {} : { status }) });
       try {
         // eslint-disable-next-line no-await-in-loop -- the backoff between attempts
         await this.clock.sleep(delay, o.signal);
       } catch {
-        this.checkAborted(o, url);
+        this.checkAborted(o, shown);
       }
     }
   }
@@ -579,32 +630,34 @@ export class HttpClient {
     let current = parseHttpURL(url);
     let credential = o.credential;
     for (let redirects = 0; ; redirects++) {
-      const hop = new Hop(this.clock, current.href, o.signal);
+      const hop = new Hop(this.clock, current, o.signal);
       try {
         const headers = { ...o.headers, ...extra };
+        const sent = splitUserinfo(current);
         if (credential !== undefined && current.host === credential.host) headers['authorization'] = `Bearer ${credential.token}`;
-        hop.arm(o.connectTimeoutMs, `no response from ${current.href} within ${o.connectTimeoutMs} ms`);
+        else if (sent.authorization !== undefined && headers['authorization'] === undefined) headers['authorization'] = sent.authorization;
+        hop.arm(o.connectTimeoutMs, `no response from ${hop.url} within ${o.connectTimeoutMs} ms`);
         // eslint-disable-next-line no-await-in-loop -- each redirect hop depends on the previous one
-        const res = await this.fetchImpl(current.href, { method: 'GET', headers, redirect: 'manual', signal: hop.controller.signal });
+        const res = await this.fetchImpl(sent.href, { method: 'GET', headers, redirect: 'manual', signal: hop.controller.signal });
         hop.disarm();
         const location = res.headers.get('location');
         if (!REDIRECT_STATUSES.has(res.status) || location === null) return { res, hop };
         hop.abort();
         if (redirects >= o.maxRedirects) {
-          throw new ProvkitError(NetErrorCode.TOO_MANY_REDIRECTS, `GET ${url}: stopped after ${o.maxRedirects} redirects`, { url });
+          throw new ProvkitError(NetErrorCode.TOO_MANY_REDIRECTS, `GET ${redactURL(url)}: stopped after ${o.maxRedirects} redirects`, { url: redactURL(url) });
         }
         let next: URL;
         try {
           next = parseHttpURL(new URL(location, current).href);
         } catch (err) {
-          throw new ProvkitError(NetErrorCode.CONNECTION, `GET ${current.href}: invalid redirect to ${JSON.stringify(location)}`, {
-            url: current.href,
+          throw new ProvkitError(NetErrorCode.CONNECTION, `GET ${hop.url}: invalid redirect to ${JSON.stringify(redactURL(location))}`, {
+            url: hop.url,
             cause: err,
           });
         }
         const dropped = credential !== undefined && (next.host !== credential.host || (current.protocol === 'https:' && next.protocol === 'http:'));
         if (dropped) credential = undefined;
-        for (const e of o.events) e.onRedirect?.({ from: current.href, to: next.href, status: res.status, credentialsDropped: dropped });
+        for (const e of o.events) e.onRedirect?.({ from: hop.url, to: redactURL(next), status: res.status, credentialsDropped: dropped });
         hop.dispose();
         current = next;
       } catch (err) {

@@ -15,7 +15,7 @@
  * {@link NetErrorCode}, `ABORTED`, `USAGE` or `IO`.
  */
 export { NetErrorCode } from './codes.js';
-export { HttpClient, formatStatus, parseHttpURL, tempPathFor } from './client.js';
+export { HttpClient, formatStatus, parseHttpURL, redactURL, tempPathFor } from './client.js';
 export type { DownloadOptions, DownloadResult, HttpClientOptions, HttpResponse, RequestOptions } from './client.js';
 export { createNodeFetch, trustedCAs } from './node-fetch.js';
 export type { NodeFetch, NodeFetchOptions } from './node-fetch.js';

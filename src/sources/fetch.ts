@@ -47,7 +47,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { ErrorCode, fileError, isProvkitError, ProvkitError, renameFileInError, systemErrorCode, systemErrorPath, systemErrorSyscall, systemErrorText } from '../errors.js';
 import { hashZipPackage, type HashStore, makeHash, ZhStream, type Hash, type ZipPackageHashes, type ZipStream } from '../hashing/index.js';
-import { tempPathFor, type HttpClient, type NetEvents } from '../net/index.js';
+import { redactURL, tempPathFor, type HttpClient, type NetEvents } from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
 import { authenticationLabel, sourceError, withContext, type PackageMeta, type TrustedHash } from './source.js';
 
@@ -196,7 +196,8 @@ export async function authenticateArchive(
 
 function locationContext(meta: PackageMeta): { url?: string; file?: string } {
   const loc = meta.location;
-  return loc.kind === 'http' ? { url: loc.url } : { file: loc.path };
+  // Never a password in output: a download URL may carry userinfo (net/client.ts `splitUserinfo`).
+  return loc.kind === 'http' ? { url: redactURL(loc.url) } : { file: loc.path };
 }
 
 /**
@@ -341,8 +342,8 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
     // A system error about another file than the source (the destination, a
     // temporary copy: a full disk) names that file's final place, not the source.
     const errPath = systemErrorPath(err);
-    const source = loc.kind === 'http' ? loc.url : loc.path;
-    if ((errPath !== undefined && errPath !== source) || (errPath === undefined && (systemErrorSyscall(err) === 'write' || systemErrorSyscall(err) === 'fsync'))) {
+    const source = loc.kind === 'http' ? redactURL(loc.url) : loc.path;
+    if ((errPath !== undefined && errPath !== (loc.kind === 'http' ? loc.url : loc.path)) || (errPath === undefined && (systemErrorSyscall(err) === 'write' || systemErrorSyscall(err) === 'fsync'))) {
       const shown = errPath !== undefined && !copies.includes(errPath) ? errPath : (options.destPath ?? errPath);
       throw withContext(fileError(err, 'cannot write', shown), ctx);
     }

@@ -233,6 +233,41 @@ describe('get', () => {
     server.setFault('/hop2', { kind: 'redirect', location: '/echo-auth' });
     expect((await client().get(`${server.origin}/hop2`, { credential })).body.toString()).toBe('Bearer sekret');
   });
+
+  describe('issue 11 #13: userinfo in a URL, as Go\'s client', () => {
+    const withUser = (origin: string, path: string): string => origin.replace('https://', 'https://user:p%40ss@') + path;
+    const basic = `Basic ${Buffer.from('user:p@ss').toString('base64')}`;
+
+    it('is sent as Authorization: Basic (decoded), not in the URL; the response URL keeps it for relative references', async () => {
+      const res = await client().get(withUser(server.origin, '/echo-auth'));
+      expect(res.body.toString()).toBe(basic);
+      expect(server.log.at(-1)?.path).toBe('/echo-auth');
+      expect(res.url).toBe(withUser(server.origin, '/echo-auth'));
+    });
+
+    it('follows a relative redirect, not an absolute one without it; a bearer credential for the host wins', async () => {
+      server.setFault('/rel', { kind: 'redirect', location: '/echo-auth' });
+      expect((await client().get(withUser(server.origin, '/rel'))).body.toString()).toBe(basic);
+      server.setFault('/abs', { kind: 'redirect', location: `${other.origin}/echo-auth` });
+      expect((await client().get(withUser(server.origin, '/abs'))).body.toString()).toBe('');
+      const bearer = await client().get(withUser(server.origin, '/echo-auth'), { credential: { host: server.host, token: 't' } });
+      expect(bearer.body.toString()).toBe('Bearer t');
+    });
+
+    it('never shows the password: errors, events and the download result say user:xxxxx@', async () => {
+      const dir = await mkdtemp(join(tmp, 'userinfo-'));
+      server.setFault('/data', { kind: 'status', status: 401 });
+      const seen: string[] = [];
+      const err = await caught(client({ events: { onRequest: (e) => seen.push(e.url) } }).download(withUser(server.origin, '/data'), join(dir, 'pkg.zip')));
+      expect(err).toMatchObject({ code: NetErrorCode.HTTP_STATUS, url: `${server.origin.replace('https://', 'https://user:xxxxx@')}/data` });
+      expect(err.message).toBe(`unsuccessful request to ${server.origin.replace('https://', 'https://user:xxxxx@')}/data: 401 Unauthorized`);
+      expect(seen).toEqual([`${server.origin.replace('https://', 'https://user:xxxxx@')}/data`]);
+      server.clearFaults();
+      const res = await client().download(withUser(server.origin, '/data'), join(dir, 'pkg.zip'));
+      expect(res.url).toBe(`${server.origin.replace('https://', 'https://user:xxxxx@')}/data`);
+      expect(server.log.at(-1)?.headers['authorization']).toBe(basic);
+    });
+  });
 });
 
 describe('proxies and CAs', () => {
