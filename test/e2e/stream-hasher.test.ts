@@ -153,14 +153,14 @@ describe('issue 11 #11: a package the streamed hasher cannot follow never stalls
       expectFailure(r, `${reg.host}/acme/stalling`, 'no data from', 'for 1500 ms');
     });
 
-    for (const command of ['lock', 'mirror'] as const) {
-      it(`${command}: SIGTERM while a package body is past 4 MiB → exit 143 at once, nothing left`, async () => {
+    for (const command of ['lock', 'mirror', 'install'] as const) {
+      it(`${command}: SIGTERM while a package body is past 4 MiB → exit 143, nothing left`, async () => {
         const p = project('stalling');
         await reg.clearFaults();
         const archive = await reg.path('archive', 'acme', 'stalling', VERSION, PLATFORM);
         await reg.setFault(archive, { kind: 'stall', phase: 'body' });
         await reg.mark();
-        const args = command === 'lock' ? ['lock', `-platform=${PLATFORM}`] : ['mirror', `-platform=${PLATFORM}`, 'out'];
+        const args = command === 'lock' ? ['lock', `-platform=${PLATFORM}`] : command === 'mirror' ? ['mirror', `-platform=${PLATFORM}`, 'out'] : ['install', `-platform=${PLATFORM}`];
         // No idle timeout to race the signal: only SIGTERM can end this run.
         const cli = startCli(args, { cwd: p, env: { ...w.env, PROVKIT_HTTP_TUNING: 'connect=5000,idle=0,retries=0' }, ...RUN });
         for (let i = 0; i < 400 && !(await reg.log()).some((q) => q.pathname === archive); i++) await new Promise((r) => setTimeout(r, 25));
