@@ -7,6 +7,8 @@ export const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url
 
 export interface ServeChild {
   readonly url: string;
+  /** The server process's id (for /proc/PID/status). */
+  readonly pid: number;
   readonly firstLine: string;
   stdout(): string;
   stderr(): string;
@@ -33,6 +35,7 @@ export function startServe(args: string[], cwd: string, env: Record<string, stri
         const url = /(https?:\/\/[^\s"]+\/)/.exec(firstLine)?.[1] ?? '';
         resolve({
           url,
+          pid: child.pid ?? 0,
           firstLine,
           stdout: () => out,
           stderr: () => err,

@@ -21,8 +21,9 @@ export const SERVE_HELP = `Usage: provkit [global options] serve [options] DIR
   Serves the mirror directory DIR (packed or unpacked layout) with the
   provider network mirror protocol. index.json and VERSION.json files in DIR
   are served as they are; where absent they are generated (with zh: and both
-  h1: forms) and refreshed when DIR changes. Read-only. Stops on SIGINT or
-  SIGTERM after the requests in flight.
+  h1: forms) and refreshed when DIR changes. Read-only. Only regular files
+  inside DIR are served: symlinks leading out of DIR are ignored with a
+  warning. Stops on SIGINT or SIGTERM after the requests in flight.
 
 Options:
   -listen=HOST:PORT   Address to listen on (default 127.0.0.1:8443; port 0: any free port).

@@ -4,21 +4,36 @@
  * (packed and unpacked layouts, §4.2) through {@link FilesystemMirrorSource},
  * so the directory is read by the same rules `install -fs-mirror` uses.
  *
+ * - Only the protocol's documents exist (issue 11 #20): `index.json` and
+ *   `VERSION.json` where VERSION is a version in its canonical form (as
+ *   clients request it), and `terraform-provider-TYPE_VERSION_OS_ARCH.zip`.
+ *   Any other name, `*.json` included (dotfiles, notes, `hashes.json`), is
+ *   not found.
+ * - Only regular files that resolve inside the served directory are read
+ *   (issue 11 #14, see files.ts): a document, an archive, an unpacked
+ *   package or a file of one that is a link out (or a FIFO, a device) is
+ *   treated as absent, with a warning. Versions without a servable package
+ *   are left out of generated documents.
  * - `index.json` and `VERSION.json` found in the provider's directory are
  *   served as they are; where absent they are generated (Go-formatted, with
  *   `zh:` and both `h1:` forms of each archive) and cached.
  * - Unpacked packages (`VERSION/OS_ARCH/` directories) are served as zips
- *   built on the fly (deterministic: sorted entries, fixed times), whose
- *   extracted `h1:` equals the directory's.
+ *   built once onto disk (dir-zip.ts; in a directory under TMPDIR removed by
+ *   {@link MirrorCatalog.close}), rebuilt when a file of the package changes;
+ *   their extracted `h1:` equals the directory's.
  * - Freshness: the scan is redone when older than `refreshMs` (a new source
  *   object); archive hashes are cached by file fingerprint (size, mtime,
  *   inode), so only changed files are hashed again.
+ *
+ * A `file` resource carries an open handle: the bytes sent are those of the
+ * file that was checked, and whoever receives the resource closes it.
  */
 /* eslint-disable no-await-in-loop -- small ordered directory reads: the first on-disk document wins */
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { deflateRawSync } from 'node:zlib';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, open, readdir, rm, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve as resolvePath } from 'node:path';
 
 import {
   type Flavor,
@@ -31,15 +46,26 @@ import {
   type Version,
 } from '../../addresses/index.js';
 import { systemErrorCode } from '../../errors.js';
-import { crc32 } from '../../hashing/crc32.js';
-import { type HashPool, listPackageFiles, normalizeHashes, parseHash } from '../../hashing/index.js';
+import { displayName, type Hash, type HashPool, listPackageFiles, normalizeHashes, zhFromDigest } from '../../hashing/index.js';
 import { goMarshalIndent, mirrorIndexJSON, packedFileName } from '../../layout/index.js';
 import { FilesystemMirrorSource, type PackageMeta, type ScanWarning } from '../../sources/index.js';
+import { writeDirZip } from './dir-zip.js';
+import { isInside, openInside, realPathOf, type Refusal } from './files.js';
 
 /** Something the server can send. */
 export type Resource =
   | { readonly kind: 'bytes'; readonly contentType: string; readonly body: Buffer; readonly etag: string; readonly mtime?: Date }
-  | { readonly kind: 'file'; readonly contentType: string; readonly path: string; readonly size: number; readonly etag: string; readonly mtime: Date };
+  | {
+      readonly kind: 'file';
+      readonly contentType: string;
+      /** Open for reading; the receiver closes it. */
+      readonly handle: FileHandle;
+      /** For messages. */
+      readonly path: string;
+      readonly size: number;
+      readonly etag: string;
+      readonly mtime: Date;
+    };
 
 export interface CatalogOptions {
   readonly dir: string;
@@ -62,15 +88,37 @@ interface ArchiveHashes {
   readonly hashes: readonly string[];
 }
 
+/** A zip of an unpacked package, built onto disk. */
+interface BuiltZip {
+  readonly path: string;
+  readonly size: number;
+  readonly zh: Hash;
+  readonly h1: Hash;
+  readonly etag: string;
+  readonly mtime: Date;
+}
+
+/** The files of an unpacked package as checked: names and fingerprints, or why it is not served. */
+type PackageFiles = { readonly ok: true; readonly files: readonly Buffer[]; readonly key: string } | { readonly ok: false };
+
 const JSON_TYPE = 'application/json';
 const ZIP_TYPE = 'application/zip';
+/** Distinct warnings remembered (each is given once). */
+const MAX_WARNINGS = 1000;
 
 const etagOf = (body: Buffer): string => `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
 
 export class MirrorCatalog {
   private gen: Generation | undefined;
+  private rootReal: Promise<Buffer> | undefined;
+  private cacheDir: Promise<string> | undefined;
+  private seq = 0;
+  /** Aborted by {@link close}: builds stop, none start. */
+  private readonly closing = new AbortController();
+  private readonly building = new Set<Promise<unknown>>();
   private readonly hashCache = new Map<string, ArchiveHashes>();
-  private readonly zipCache = new Map<string, { key: string; zip: Promise<Buffer> }>();
+  private readonly zipCache = new Map<string, { key: string; zip: Promise<BuiltZip> }>();
+  private readonly warned = new Set<string>();
 
   constructor(private readonly options: CatalogOptions) {}
 
@@ -90,9 +138,61 @@ export class MirrorCatalog {
     return this.gen;
   }
 
+  /** The served directory's real path, taken once (it may itself be a symlink, as for `install -fs-mirror`). */
+  private root(): Promise<Buffer> {
+    this.rootReal ??= realPathOf(this.options.dir).then((r) => r ?? Buffer.from(resolvePath(this.options.dir)));
+    return this.rootReal;
+  }
+
+  /** Stops the builds in progress and removes the built zips. */
+  async close(): Promise<void> {
+    this.closing.abort();
+    await Promise.allSettled([...this.building]);
+    const dir = await this.cacheDir?.catch(() => undefined);
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+  }
+
+  private warn(path: string, message: string): void {
+    if (this.warned.has(message)) return;
+    if (this.warned.size >= MAX_WARNINGS) this.warned.clear();
+    this.warned.add(message);
+    this.options.onWarning?.({ path, message });
+  }
+
+  private async refused(path: string, why: Refusal, real: Buffer | undefined, what = path): Promise<void> {
+    if (why === 'missing') return;
+    const root = (await this.root()).toString();
+    this.warn(
+      path,
+      why === 'outside'
+        ? `not serving ${what}: it resolves to ${real ? displayName(real) : '?'}, outside the served directory ${root}`
+        : `not serving ${what}: ${real ? displayName(real) : path} is not a regular file`,
+    );
+  }
+
+  /** Opens `path` if it is a regular file inside the served directory (files.ts), or warns and gives undefined. */
+  private async openFile(path: string, contentType: string, etag?: string): Promise<Resource | undefined> {
+    const opened = await openInside(await this.root(), path);
+    if (!opened.ok) {
+      await this.refused(path, opened.why, opened.real);
+      return undefined;
+    }
+    const st = opened.st;
+    return {
+      kind: 'file',
+      contentType,
+      handle: opened.handle,
+      path,
+      size: Number(st.size),
+      etag: etag ?? `"${st.size.toString(16)}-${st.mtimeNs.toString(16)}-${st.ino.toString(16)}"`,
+      mtime: new Date(Number(st.mtimeMs)),
+    };
+  }
+
   /**
    * The resource at `HOST/NS/TYPE/FILE` (decoded path segments; HOST in
    * either form), or undefined for anything the protocol does not define.
+   * A `file` resource must be closed by the caller.
    */
   async resolve(hostGiven: string, nsGiven: string, typeGiven: string, file: string): Promise<Resource | undefined> {
     const host = tryHostnameForComparison(hostGiven);
@@ -101,24 +201,25 @@ export class MirrorCatalog {
     if (!host.ok || !ns.ok || !type.ok) return undefined;
     const provider = new ProviderAddress(host.hostname, ns.value, type.value);
     const gen = this.generation();
-    const dirs = await this.providerDirs(provider);
-    if (dirs.length === 0) return undefined;
-    const lower = file.toLowerCase();
-    if (lower.endsWith('.json')) {
+    const versionDoc = versionOfDocument(file);
+    if (file === 'index.json' || versionDoc) {
+      const dirs = await this.providerDirs(provider);
+      if (dirs.length === 0) return undefined;
       // An index document the operator put there wins.
       for (const d of dirs) {
-        const onDisk = await fileResource(join(d, file), JSON_TYPE);
+        const onDisk = await this.openFile(join(d, file), JSON_TYPE);
         if (onDisk) return onDisk;
       }
       const key = `${provider.toComparisonString()}/${file}`;
       let doc = gen.docs.get(key);
       if (!doc) {
-        doc = file === 'index.json' ? this.indexDoc(gen, provider) : this.versionDoc(gen, provider, dirs, file.slice(0, -'.json'.length));
+        doc = versionDoc ? this.versionDoc(gen, provider, dirs, versionDoc) : this.indexDoc(gen, provider, dirs);
         gen.docs.set(key, doc);
         doc.catch(() => gen.docs.delete(key));
       }
       return doc;
     }
+    const lower = file.toLowerCase();
     if (!lower.endsWith('.zip')) return undefined;
     const prefix = `terraform-provider-${provider.type}_`;
     if (!lower.startsWith(prefix)) return undefined;
@@ -134,11 +235,8 @@ export class MirrorCatalog {
     }
     const meta = await this.meta(gen, provider, version.version, platform);
     if (!meta) return undefined;
-    if (meta.location.kind === 'local-archive') return fileResource(meta.location.path, ZIP_TYPE);
-    if (meta.location.kind === 'local-dir') {
-      const zip = await this.dirZip(meta.location.path);
-      return { kind: 'bytes', contentType: ZIP_TYPE, body: zip, etag: etagOf(zip) };
-    }
+    if (meta.location.kind === 'local-archive') return this.openFile(meta.location.path, ZIP_TYPE);
+    if (meta.location.kind === 'local-dir') return this.builtZipResource(meta.location.path);
     return undefined;
   }
 
@@ -172,19 +270,8 @@ export class MirrorCatalog {
     return (await Promise.all(nss.map((n) => list(n, part(provider.type))))).flat().sort();
   }
 
-  private async indexDoc(gen: Generation, provider: ProviderAddress): Promise<Resource | undefined> {
-    const available = await gen.source.availableVersions(provider);
-    if (available.versions.length === 0) return undefined;
-    const body = Buffer.from(mirrorIndexJSON(available.versions));
-    return { kind: 'bytes', contentType: JSON_TYPE, body, etag: etagOf(body) };
-  }
-
-  /** `VERSION.json`: every platform the scan finds for the version, with zh: and both h1: forms. */
-  private async versionDoc(gen: Generation, provider: ProviderAddress, dirs: readonly string[], versionText: string): Promise<Resource | undefined> {
-    const parsed = tryParseVersion(versionText);
-    if (!parsed.ok || parsed.version.toString() !== versionText) return undefined;
-    const version = parsed.version;
-    // Candidate platforms from the names on disk; the source decides which are packages.
+  /** Platforms that may have packages, from the names on disk (the source decides which are packages). */
+  private async candidatePlatforms(provider: ProviderAddress, dirs: readonly string[]): Promise<Platform[]> {
     const candidates = new Set<string>();
     const prefix = `terraform-provider-${provider.type}_`;
     for (const d of dirs) {
@@ -199,19 +286,58 @@ export class MirrorCatalog {
         }
       }
     }
+    const out: Platform[] = [];
+    for (const c of candidates) {
+      try {
+        out.push(parsePlatform(c));
+      } catch {
+        // not a platform
+      }
+    }
+    return out;
+  }
+
+  /** The packages of `version` the scan finds, one per platform. */
+  private async packages(gen: Generation, provider: ProviderAddress, version: Version, platforms: readonly Platform[]): Promise<PackageMeta[]> {
+    const metas = await Promise.all(platforms.map((p) => this.meta(gen, provider, version, p)));
+    return metas.filter((m): m is PackageMeta => m !== undefined);
+  }
+
+  /** Whether the package's files are all regular files inside the served directory (nothing is hashed or built). */
+  private async servable(meta: PackageMeta): Promise<boolean> {
+    if (meta.location.kind === 'local-dir') return (await this.packageFiles(meta.location.path)).ok;
+    if (meta.location.kind !== 'local-archive') return false;
+    const opened = await openInside(await this.root(), meta.location.path);
+    if (!opened.ok) {
+      await this.refused(meta.location.path, opened.why, opened.real);
+      return false;
+    }
+    await opened.handle.close();
+    return true;
+  }
+
+  private async indexDoc(gen: Generation, provider: ProviderAddress, dirs: readonly string[]): Promise<Resource | undefined> {
+    const available = await gen.source.availableVersions(provider);
+    const platforms = await this.candidatePlatforms(provider, dirs);
+    const versions: Version[] = [];
+    for (const v of available.versions) {
+      const metas = await this.packages(gen, provider, v, platforms);
+      const ok = await Promise.all(metas.map((m) => this.servable(m)));
+      if (ok.some(Boolean)) versions.push(v);
+    }
+    if (versions.length === 0) return undefined;
+    const body = Buffer.from(mirrorIndexJSON(versions));
+    return { kind: 'bytes', contentType: JSON_TYPE, body, etag: etagOf(body) };
+  }
+
+  /** `VERSION.json`: every servable platform the scan finds for the version, with zh: and both h1: forms. */
+  private async versionDoc(gen: Generation, provider: ProviderAddress, dirs: readonly string[], version: Version): Promise<Resource | undefined> {
+    const metas = await this.packages(gen, provider, version, await this.candidatePlatforms(provider, dirs));
     const archives: Record<string, { hashes: string[]; url: string }> = {};
     await Promise.all(
-      [...candidates].map(async (c) => {
-        let platform: Platform;
-        try {
-          platform = parsePlatform(c);
-        } catch {
-          return;
-        }
-        const meta = await this.meta(gen, provider, version, platform);
-        if (!meta) return;
+      metas.map(async (meta) => {
         const hashes = await this.archiveHashes(meta);
-        if (hashes) archives[platform.toString()] = { hashes: [...hashes], url: packedFileName(provider, version, platform) };
+        if (hashes) archives[meta.platform.toString()] = { hashes: [...hashes], url: packedFileName(provider, version, meta.platform) };
       }),
     );
     if (Object.keys(archives).length === 0) return undefined;
@@ -224,95 +350,147 @@ export class MirrorCatalog {
     const path = meta.location.path;
     if (meta.location.kind === 'local-dir') {
       const zip = await this.dirZip(path);
-      const h1 = await this.options.pool.hashDir(path);
-      return normalizeHashes([parseHash(`zh:${createHash('sha256').update(zip).digest('hex')}`), h1]).map((h) => h.text);
+      return zip ? normalizeHashes([zip.zh, zip.h1]).map((h) => h.text) : undefined;
     }
-    const st = await stat(path, { bigint: true });
-    const key = `${st.size}:${st.mtimeNs}:${st.ino}`;
-    const cached = this.hashCache.get(path);
-    if (cached?.key === key) return cached.hashes;
-    const z = await this.options.pool.hashZip(path);
-    const hashes = normalizeHashes([z.zh, ...(z.h1.ok ? [z.h1.hash] : []), ...(z.h1Zip.ok ? [z.h1Zip.hash] : [])]).map((h) => h.text);
-    this.hashCache.set(path, { key, hashes });
-    return hashes;
+    const opened = await openInside(await this.root(), path);
+    if (!opened.ok) {
+      await this.refused(path, opened.why, opened.real);
+      return undefined;
+    }
+    try {
+      const st = opened.st;
+      const key = `${st.size}:${st.mtimeNs}:${st.ino}:${st.dev}`;
+      const cached = this.hashCache.get(path);
+      if (cached?.key === key) return cached.hashes;
+      // Hashed by its checked real path; what is sent is always read from a checked descriptor.
+      const z = await this.options.pool.hashZip(opened.real.toString());
+      const hashes = normalizeHashes([z.zh, ...(z.h1.ok ? [z.h1.hash] : []), ...(z.h1Zip.ok ? [z.h1Zip.hash] : [])]).map((h) => h.text);
+      this.hashCache.set(path, { key, hashes });
+      return hashes;
+    } finally {
+      await opened.handle.close();
+    }
   }
 
-  /** A deterministic zip of an unpacked package directory, cached while the directory's files are unchanged. */
-  private async dirZip(dir: string): Promise<Buffer> {
-    const files = (await listPackageFiles(dir)).map((b) => b.toString('utf8'));
-    const stats = await Promise.all(files.map((f) => stat(join(dir, f))));
-    const key = files.map((f, i) => `${f}:${stats[i]!.size}:${stats[i]!.mtimeMs}:${stats[i]!.ino}`).join('|');
+  /**
+   * The files of the unpacked package at `dir`, each checked by opening it
+   * (files.ts), with a fingerprint of them all; or a refusal (warned) when
+   * the package or any of its files is not a regular file inside the served
+   * directory.
+   */
+  private async packageFiles(dir: string): Promise<PackageFiles> {
+    const root = await this.root();
+    const real = await realPathOf(dir);
+    if (!real) return { ok: false };
+    if (!isInside(root, real)) {
+      await this.refused(dir, 'outside', real, `the package ${dir}`);
+      return { ok: false };
+    }
+    let names: Buffer[];
+    try {
+      names = await listPackageFiles(dir);
+    } catch (err) {
+      this.warn(dir, `not serving the package ${dir}: ${err instanceof Error ? err.message : String(err)}`);
+      return { ok: false };
+    }
+    const parts: string[] = [];
+    for (const name of names) {
+      const path = Buffer.concat([Buffer.from(dir), Buffer.from('/'), name]);
+      const opened = await openInside(root, path);
+      if (!opened.ok) {
+        await this.refused(displayName(path), opened.why === 'missing' ? 'not-a-file' : opened.why, opened.real ?? path, `the package ${dir}`);
+        return { ok: false };
+      }
+      const st = opened.st;
+      await opened.handle.close();
+      parts.push(`${name.toString('base64')}:${st.size}:${st.mtimeNs}:${st.ino}:${st.dev}:${st.mode}`);
+    }
+    return { ok: true, files: names, key: parts.join('|') };
+  }
+
+  private cacheDirectory(): Promise<string> {
+    if (this.closing.signal.aborted) return Promise.reject(new Error('the mirror server is closing'));
+    this.cacheDir ??= mkdtemp(join(tmpdir(), 'provkit-serve-'));
+    return this.cacheDir;
+  }
+
+  /**
+   * The zip of the unpacked package at `dir`, built onto disk once and
+   * again when a file of the package changes; undefined when the package is
+   * not served (warned).
+   */
+  private async dirZip(dir: string): Promise<BuiltZip | undefined> {
+    const files = await this.packageFiles(dir);
+    if (!files.ok) return undefined;
     const cached = this.zipCache.get(dir);
-    if (cached?.key === key) return cached.zip;
-    const zip = (async () => buildZip(await Promise.all(files.map(async (f, i) => ({ name: f, data: await readFile(join(dir, f)), mode: stats[i]!.mode & 0o777 })))))();
-    this.zipCache.set(dir, { key, zip });
+    if (cached?.key === files.key) return cached.zip;
+    const zip = this.buildZip(dir, files.files);
+    this.building.add(zip);
+    void zip.catch(() => undefined).finally(() => this.building.delete(zip));
+    this.zipCache.set(dir, { key: files.key, zip });
+    zip.then(
+      () => {
+        // The one it replaces is no longer handed out (responses in flight keep their open descriptor).
+        if (cached) void cached.zip.then((old) => rm(old.path, { force: true })).catch(() => undefined);
+      },
+      () => {
+        if (this.zipCache.get(dir)?.zip === zip) this.zipCache.delete(dir);
+      },
+    );
     return zip;
   }
-}
 
-async function fileResource(path: string, contentType: string): Promise<Resource | undefined> {
-  try {
-    const st = await stat(path, { bigint: true });
-    if (!st.isFile()) return undefined;
-    return {
-      kind: 'file',
-      contentType,
-      path,
-      size: Number(st.size),
-      etag: `"${st.size.toString(16)}-${st.mtimeNs.toString(16)}-${st.ino.toString(16)}"`,
-      mtime: new Date(Number(st.mtimeMs)),
-    };
-  } catch {
-    return undefined;
+  private async buildZip(dir: string, names: readonly Buffer[]): Promise<BuiltZip> {
+    const root = await this.root();
+    const path = join(await this.cacheDirectory(), `${++this.seq}.zip`);
+    const out = await open(path, 'wx', 0o600);
+    try {
+      const built = await writeDirZip(
+        out,
+        names.map((name) => ({
+          name,
+          display: displayName(name),
+          open: async () => {
+            const opened = await openInside(root, Buffer.concat([Buffer.from(dir), Buffer.from('/'), name]));
+            if (!opened.ok) throw new Error(`${dir}: ${displayName(name)} changed while it was zipped`);
+            return { handle: opened.handle, size: Number(opened.st.size), mode: Number(opened.st.mode) };
+          },
+        })),
+        dir,
+        this.closing.signal,
+      );
+      await out.close();
+      const sha = createHash('sha256');
+      for await (const chunk of createReadStream(path, { signal: this.closing.signal })) sha.update(chunk as Buffer);
+      const digest = sha.digest();
+      return { path, size: built.size, zh: zhFromDigest(digest), h1: built.h1, etag: `"${digest.toString('base64url').slice(0, 32)}"`, mtime: new Date() };
+    } catch (err) {
+      await out.close().catch(() => undefined);
+      await rm(path, { force: true });
+      throw err;
+    }
+  }
+
+  /** The built zip of an unpacked package, open for sending. */
+  private async builtZipResource(dir: string): Promise<Resource | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const zip = await this.dirZip(dir);
+      if (!zip) return undefined;
+      try {
+        const handle = await open(zip.path, 'r');
+        return { kind: 'file', contentType: ZIP_TYPE, handle, path: dir, size: zip.size, etag: zip.etag, mtime: zip.mtime };
+      } catch (err) {
+        // Replaced by a newer build between the two steps: once more.
+        if (systemErrorCode(err) !== 'ENOENT' || attempt > 0) throw err;
+      }
+    }
   }
 }
 
-/** A zip (deflate, 1980-01-01 times, unix modes) of the given files, in the order given. */
-export function buildZip(files: ReadonlyArray<{ name: string; data: Buffer; mode: number }>): Buffer {
-  const locals: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  const DOS_DATE = (0 << 9) | (1 << 5) | 1; // 1980-01-01
-  for (const f of files) {
-    const name = Buffer.from(f.name, 'utf8');
-    const packed = deflateRawSync(f.data);
-    const crc = crc32(f.data, 0);
-    const lh = Buffer.alloc(30);
-    lh.writeUInt32LE(0x04034b50, 0);
-    lh.writeUInt16LE(20, 4);
-    lh.writeUInt16LE(0x0800, 6);
-    lh.writeUInt16LE(8, 8);
-    lh.writeUInt16LE(0, 10);
-    lh.writeUInt16LE(DOS_DATE, 12);
-    lh.writeUInt32LE(crc, 14);
-    lh.writeUInt32LE(packed.length, 18);
-    lh.writeUInt32LE(f.data.length, 22);
-    lh.writeUInt16LE(name.length, 26);
-    lh.writeUInt16LE(0, 28);
-    const ch = Buffer.alloc(46);
-    ch.writeUInt32LE(0x02014b50, 0);
-    ch.writeUInt16LE((3 << 8) | 20, 4);
-    ch.writeUInt16LE(20, 6);
-    ch.writeUInt16LE(0x0800, 8);
-    ch.writeUInt16LE(8, 10);
-    ch.writeUInt16LE(0, 12);
-    ch.writeUInt16LE(DOS_DATE, 14);
-    ch.writeUInt32LE(crc, 16);
-    ch.writeUInt32LE(packed.length, 20);
-    ch.writeUInt32LE(f.data.length, 24);
-    ch.writeUInt16LE(name.length, 28);
-    ch.writeUInt32LE(((0o100000 | f.mode) << 16) >>> 0, 38);
-    ch.writeUInt32LE(offset, 42);
-    locals.push(lh, name, packed);
-    central.push(ch, name);
-    offset += lh.length + name.length + packed.length;
-  }
-  const cd = Buffer.concat(central);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(files.length, 8);
-  end.writeUInt16LE(files.length, 10);
-  end.writeUInt32LE(cd.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, cd, end]);
+/** The version of a `VERSION.json` name, when VERSION is a version in canonical form (what clients request); else undefined. */
+function versionOfDocument(file: string): Version | undefined {
+  if (!file.endsWith('.json')) return undefined;
+  const text = file.slice(0, -'.json'.length);
+  const parsed = tryParseVersion(text);
+  return parsed.ok && parsed.version.toString() === text ? parsed.version : undefined;
 }

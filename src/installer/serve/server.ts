@@ -12,11 +12,12 @@
  * - `Content-Type: application/json` / `application/zip`; `ETag` with
  *   `If-None-Match` → 304; `Range` (one range) → 206 with `Content-Range`,
  *   416 when unsatisfiable; `If-Range` honoured.
+ * - Only regular files inside the directory are read, from the descriptor
+ *   that was checked (catalog.ts, files.ts).
  * - An access-log callback per request; the library never prints.
  * - `close()` stops accepting, lets requests in flight finish, and drops
  *   the remaining connections after a grace period.
  */
-import { createReadStream } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { isIP, type AddressInfo } from 'node:net';
@@ -207,8 +208,8 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
     url: `${options.tls ? 'https' : 'http'}://${hostForUrl}:${addr.port}/`,
     port: addr.port,
     tls: options.tls !== undefined,
-    close: (graceMs = 5000) =>
-      new Promise<void>((resolve) => {
+    close: async (graceMs = 5000) => {
+      await new Promise<void>((resolve) => {
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         timer.unref();
         server.close(() => {
@@ -216,11 +217,28 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
           resolve();
         });
         server.closeIdleConnections();
-      }),
+      });
+      await catalog.close();
+    },
   };
 }
 
 async function respond(
+  req: IncomingMessage,
+  res: ServerResponse,
+  r: Resource,
+  count: (n: number) => void,
+  send: (status: number, headers: Record<string, string | number>, body?: Buffer) => void,
+): Promise<void> {
+  try {
+    await respondWith(req, res, r, count, send);
+  } finally {
+    // FileHandle.close waits for a read still in flight.
+    if (r.kind === 'file') await r.handle.close();
+  }
+}
+
+async function respondWith(
   req: IncomingMessage,
   res: ServerResponse,
   r: Resource,
@@ -258,7 +276,8 @@ async function respond(
     res.end();
     return;
   }
-  const stream = createReadStream(r.path, { start, end });
+  // Read from the descriptor that was checked when the file was opened (files.ts).
+  const stream = r.handle.createReadStream({ start, end, autoClose: false });
   stream.on('data', (c: string | Buffer) => count(c.length));
   await pipeline(stream, res);
 }
