@@ -1,10 +1,15 @@
-// Issue 11 #14, #20 (serve part) and issue 12 (serve zips): `provkit
+// Issue 11 #14, #15, #20 (serve part) and issue 12 (serve zips): `provkit
 // serve` as a child process, attacked from this process with real sockets.
 //
 // - #14: nothing outside the served directory is served, whatever symlinks
 //   (files, host/namespace/type directories, unpacked packages and the files
 //   in them) or FIFOs the directory holds, also after `tar -xf` of a hostile
 //   bundle (the way docs/bundles.md suggests to get a mirror).
+// - #15: clients that pipeline requests without reading the responses cost a
+//   bounded amount of memory (VmHWM of the server process, read from
+//   /proc/PID/status) and the server answers a normal request afterwards; a
+//   file truncated while it is sent closes the connection; query strings are
+//   not written to the access log.
 // - #20: of a provider directory's `*.json`, only `index.json` and
 //   `VERSION.json` (a canonical version) are served.
 // - Issue 12: an unpacked package's zip is built once onto disk (in TMPDIR,
@@ -13,7 +18,7 @@
 //   conditional-request abuse, slow clients, plain HTTP off loopback.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { get, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -297,6 +302,155 @@ describe('issue 11 #20: serve serves only the protocol documents', () => {
     const index = await fetch(`${s.url}${DEMO}/index.json`);
     expect(index.status).toBe(200);
     expect(JSON.parse(index.body.toString())).toEqual({ versions: { '1.0.0': {}, '1.1.0': {} } });
+  });
+});
+
+/**
+ * Opens `n` connections that each send `perConn` pipelined GETs of `path` and
+ * never read; returns when everything is written, the server closed the
+ * connections, or `maxMs` passed (a server that stops reading stalls the writes).
+ */
+async function flood(url: string, n: number, perConn: number, path: string, maxMs = 15_000): Promise<Socket[]> {
+  const deadline = new Promise<void>((r) => setTimeout(r, maxMs).unref());
+  const u = new URL(url);
+  const request = `GET /${path} HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`;
+  const batch = request.repeat(Math.min(perConn, 500));
+  const sockets = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<Socket>((resolve) => {
+          const sock = connect(Number(u.port), u.hostname, () => resolve(sock));
+          sock.on('error', () => undefined);
+        }),
+    ),
+  );
+  await Promise.all(
+    sockets.map(async (sock) => {
+      sock.pause(); // never read
+      let late = false;
+      void deadline.then(() => (late = true));
+      for (let sent = 0; sent < perConn && !sock.destroyed && !late; sent += 500) {
+        const ok = sock.write(sent + 500 <= perConn ? batch : request.repeat(perConn - sent));
+        // Wait for the kernel to take it, or for the server to close the connection.
+         
+        if (!ok) await Promise.race([deadline, new Promise<void>((r) => (sock.once('drain', r), sock.once('close', () => r())))]);
+      }
+    }),
+  );
+  return sockets;
+}
+
+describe('issue 11 #15: serve memory and connections', () => {
+  let m: string;
+  beforeAll(() => {
+    m = mirrorCopy('m15');
+  });
+
+  // VmHWM of the server measured with these tests (2-core shared machine,
+  // Node 20): before the fix 1109 MiB (200 connections) and 799 MiB (60,000
+  // requests on one connection), and no answer within 30 s afterwards; after
+  // it 110 MiB and 57 MiB.
+  const LIMIT_MB = 200;
+
+  it('200 connections pipelining requests without reading: bounded memory, answers afterwards', async () => {
+    const s = await serve(m);
+    const sockets = await flood(s.url, 200, 2000, `${DEMO}/${DEMO_ZIP}`);
+    const during = memoryOf(s.pid);
+    for (const sock of sockets) sock.destroy();
+    const after = await fetch(`${s.url}${DEMO}/index.json`, {}, 30_000).catch((err: Error) => err);
+    const mem = memoryOf(s.pid);
+    expect(mem.hwm, `VmHWM ${mem.hwm} MiB (VmRSS during the flood ${during.rss} MiB)`).toBeLessThan(LIMIT_MB);
+    expect(after instanceof Error ? after.message : after.status).toBe(200);
+    await s.stop();
+  }, 120_000);
+
+  it('one connection pipelining 60,000 requests: bounded memory, closed, answers afterwards', async () => {
+    const s = await serve(m);
+    const [sock] = await flood(s.url, 1, 60_000, `${DEMO}/${DEMO_ZIP}`);
+    const closed = await new Promise<boolean>((r) => {
+      if (sock!.destroyed) r(true);
+      sock!.once('close', () => r(true));
+      setTimeout(() => r(false), 20_000).unref();
+    });
+    sock!.destroy();
+    const after = await fetch(`${s.url}${DEMO}/index.json`, {}, 30_000).catch((err: Error) => err);
+    const mem = memoryOf(s.pid);
+    expect(mem.hwm, `VmHWM ${mem.hwm} MiB`).toBeLessThan(LIMIT_MB);
+    expect(after instanceof Error ? after.message : after.status).toBe(200);
+    // The server gave up on the connection instead of queueing for it.
+    expect(closed).toBe(true);
+    await s.stop();
+  }, 120_000);
+
+  it('a few pipelined requests (as a well-behaved client sends them) are all answered in order', async () => {
+    const s = await serve(m);
+    const u = new URL(s.url);
+    const paths = [`${DEMO}/index.json`, `${DEMO}/1.1.0.json`, `${DEMO}/${DEMO_ZIP}`, `${DEMO}/nope.json`];
+    const raw = paths.map((p, i) => `GET /${p} HTTP/1.1\r\nHost: ${u.host}\r\n${i === paths.length - 1 ? 'Connection: close\r\n' : ''}\r\n`).join('');
+    const { data } = await rawExchange(s.url, raw);
+    const statuses = [...data.toString('latin1').matchAll(/HTTP\/1\.1 (\d{3})/g)].map((x) => Number(x[1]));
+    expect(statuses).toEqual([200, 200, 200, 404]);
+    await s.stop();
+  });
+
+  it('a file truncated while it is sent: the connection is closed after the short body', async () => {
+    const big = mirrorCopy('m15-trunc');
+    const file = join(big, DEMO, 'terraform-provider-demo_5.0.0_linux_amd64.zip');
+    const size = 64 * 1024 * 1024;
+    writeFileSync(file, Buffer.alloc(size, 7));
+    const s = await serve(big);
+    const u = new URL(s.url);
+    const sock = connect(Number(u.port), u.hostname);
+    sock.on('error', () => undefined);
+    // The big file, then a second request on the same connection.
+    sock.write(`GET /${DEMO}/terraform-provider-demo_5.0.0_linux_amd64.zip HTTP/1.1\r\nHost: ${u.host}\r\n\r\nGET /${DEMO}/index.json HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`);
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let paused = false;
+    await new Promise<void>((r) => {
+      sock.on('data', (c: Buffer) => {
+        chunks.push(c);
+        received += c.length;
+        if (received > 1024 * 1024 && !paused) {
+          // Once: the server stalls (the client does not read) with most of the file unsent.
+          paused = true;
+          sock.pause();
+          r();
+        }
+      });
+    });
+    truncateSync(file, 0);
+    const closed = await new Promise<boolean>((r) => {
+      if (sock.destroyed) r(true);
+      sock.once('close', () => r(true));
+      setTimeout(() => r(false), 20_000).unref();
+      sock.resume();
+    });
+    sock.destroy();
+    const data = Buffer.concat(chunks).toString('latin1');
+    const headerEnd = data.indexOf('\r\n\r\n');
+    expect(data.slice(0, headerEnd)).toContain(`Content-Length: ${size}`);
+    // A short body, then nothing: no second response spliced into the first one's body.
+    expect(data.length - headerEnd - 4).toBeLessThan(size);
+    expect(data.slice(headerEnd)).not.toContain('HTTP/1.1 ');
+    expect(closed).toBe(true);
+    await s.stop();
+    expect(s.stderr()).toMatch(/Error serving .*terraform-provider-demo_5\.0\.0_linux_amd64\.zip: .*changed while/);
+  }, 60_000);
+
+  it('the access log does not record query strings', async () => {
+    const s = await serve(m);
+    expect((await fetch(`${s.url}${DEMO}/index.json?token=${SECRET}&x=1`)).status).toBe(200);
+    expect((await fetch(`${s.url}${DEMO}/nope?access_token=${SECRET}`)).status).toBe(404);
+    await s.stop();
+    expect(s.stdout()).not.toContain(SECRET);
+    expect(s.stdout()).toContain(`"GET /${DEMO}/index.json?[redacted]" 200`);
+    const j = await serve(m, ['-json']);
+    await fetch(`${j.url}${DEMO}/index.json?token=${SECRET}`);
+    await j.stop();
+    expect(j.stdout()).not.toContain(SECRET);
+    expect(j.stdout()).toContain(`"path":"/${DEMO}/index.json?[redacted]"`);
   });
 });
 

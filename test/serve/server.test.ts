@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createHashPool, hashPackageDir, hashZipPackage, type HashPool } from '../../src/hashing/index.js';
 import { extractPackage } from '../../src/installer/extract.js';
-import { isLoopbackHost, mirrorPathSegments, parseListen, parseRange, startMirrorServer, type AccessLogEntry, type MirrorServer } from '../../src/installer/serve/server.js';
+import { isLoopbackHost, loggedPath, mirrorPathSegments, parseListen, parseRange, startMirrorServer, type AccessLogEntry, type MirrorServer } from '../../src/installer/serve/server.js';
 import { testTls, type TestTls } from '../support/servers/tls.js';
 import { MIRROR } from '../bundle/helpers.js';
 
@@ -185,5 +185,7 @@ describe('serve: addresses', () => {
     expect(parseRange('bytes=0-1,3-4', 10)).toBeUndefined();
     expect(mirrorPathSegments('/a/b%2Fc')).toBeUndefined();
     expect(mirrorPathSegments('/a/b/c/d.json?x=1')).toEqual(['a', 'b', 'c', 'd.json']);
+    expect(loggedPath('/a/b/c/index.json?token=s3cret&x=1')).toBe('/a/b/c/index.json?[redacted]');
+    expect(loggedPath('/a/b/c/index.json')).toBe('/a/b/c/index.json');
   });
 });

@@ -23,7 +23,8 @@ export const SERVE_HELP = `Usage: provkit [global options] serve [options] DIR
   are served as they are; where absent they are generated (with zh: and both
   h1: forms) and refreshed when DIR changes. Read-only. Only regular files
   inside DIR are served: symlinks leading out of DIR are ignored with a
-  warning. Stops on SIGINT or SIGTERM after the requests in flight.
+  warning. Query strings are not logged. Stops on SIGINT or SIGTERM after the
+  requests in flight.
 
 Options:
   -listen=HOST:PORT   Address to listen on (default 127.0.0.1:8443; port 0: any free port).

@@ -13,14 +13,19 @@
  *   `If-None-Match` → 304; `Range` (one range) → 206 with `Content-Range`,
  *   416 when unsatisfiable; `If-Range` honoured.
  * - Only regular files inside the directory are read, from the descriptor
- *   that was checked (catalog.ts, files.ts).
- * - An access-log callback per request; the library never prints.
+ *   that was checked (catalog.ts, files.ts); a file that changes length
+ *   while it is sent ends the connection.
+ * - Per connection, one request at a time and at most {@link MAX_PIPELINED}
+ *   outstanding; a connection idle for {@link IDLE_TIMEOUT_MS} is closed.
+ * - An access-log callback per request (query strings redacted); the
+ *   library never prints.
  * - `close()` stops accepting, lets requests in flight finish, and drops
  *   the remaining connections after a grace period.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { isIP, type AddressInfo } from 'node:net';
+import { isIP, type AddressInfo, type Socket } from 'node:net';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import type { Flavor } from '../../addresses/index.js';
@@ -34,6 +39,7 @@ export interface AccessLogEntry {
   readonly time: string;
   readonly remote: string;
   readonly method: string;
+  /** The request target, a query string redacted ({@link loggedPath}). */
   readonly path: string;
   readonly status: number;
   /** Body bytes sent. */
@@ -132,7 +138,44 @@ function etagMatches(header: string | undefined, etag: string): boolean {
 }
 
 /**
+ * The request target as the access log records it: the path, and of a query
+ * string only that there was one (`?[redacted]`): clients put tokens there
+ * (issue 11 #15), and the protocol uses none.
+ */
+export function loggedPath(rawUrl: string): string {
+  const q = rawUrl.indexOf('?');
+  return q < 0 ? rawUrl : `${rawUrl.slice(0, q)}?[redacted]`;
+}
+
+/**
+ * Requests a connection may have outstanding (received, response not yet
+ * sent) before the server gives up on it. HTTP/1.1 allows a client to send
+ * requests without reading the responses; Node parses every request it has
+ * read and queues a response object for each, and resumes reading as soon as
+ * its own queue drains into the socket's buffer, so a client that never
+ * reads made the server grow without bound (issue 11 #15: 60,000 pipelined
+ * requests, 900 MB). tofu and terraform (Go's net/http) never pipeline.
+ */
+export const MAX_PIPELINED = 32;
+/** A connection on which nothing moves (no byte read or written) for this long is closed. */
+export const IDLE_TIMEOUT_MS = 120_000;
+
+/** One connection's queue: its requests are answered one after the other. */
+interface Connection {
+  outstanding: number;
+  busy: boolean;
+  waitingForDrain: boolean;
+  readonly queue: Array<() => Promise<void>>;
+}
+
+/**
  * Starts the server and resolves once it listens.
+ *
+ * Per connection, requests are answered one at a time, and the next one is
+ * started only when the socket has taken the previous response (its buffer
+ * drained): output buffered for a client that does not read is one response
+ * chunk, not one per request. More than {@link MAX_PIPELINED} outstanding
+ * requests close the connection.
  *
  * @throws {ProvkitError} `USAGE` for plain HTTP on a non-loopback address; `IO` when it cannot listen.
  */
@@ -149,15 +192,49 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
     ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
     ...(options.onWarning ? { onWarning: options.onWarning } : {}),
   });
-  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+  const connections = new WeakMap<Socket, Connection>();
+  const connectionOf = (socket: Socket): Connection => {
+    let c = connections.get(socket);
+    if (!c) {
+      const conn: Connection = { outstanding: 0, busy: false, waitingForDrain: false, queue: [] };
+      socket.once('close', () => (conn.queue.length = 0));
+      connections.set(socket, conn);
+      c = conn;
+    }
+    return c;
+  };
+  const pump = (socket: Socket, conn: Connection): void => {
+    if (conn.busy || conn.queue.length === 0 || socket.destroyed) return;
+    if (socket.writableNeedDrain) {
+      if (!conn.waitingForDrain) {
+        conn.waitingForDrain = true;
+        socket.once('drain', () => {
+          conn.waitingForDrain = false;
+          pump(socket, conn);
+        });
+      }
+      return;
+    }
+    const job = conn.queue.shift()!;
+    conn.busy = true;
+    void job().finally(() => {
+      conn.busy = false;
+      conn.outstanding--;
+      pump(socket, conn);
+    });
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = process.hrtime.bigint();
+    const path = loggedPath(req.url ?? '');
     let bytes = 0;
+    const ended = new Promise<void>((resolve) => res.once('close', resolve));
     res.on('finish', () => {
       options.onRequest?.({
         time: new Date().toISOString(),
         remote: req.socket.remoteAddress ?? '',
         method: req.method ?? '',
-        path: req.url ?? '',
+        path,
         status: res.statusCode,
         bytes,
         durationMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
@@ -174,12 +251,12 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
     const notFound = (): void => send(404, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 10 }, Buffer.from('not found\n'));
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       send(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 19 }, Buffer.from('method not allowed\n'));
-      return;
+      return ended;
     }
     const segments = mirrorPathSegments(req.url ?? '');
     if (!segments || segments.length !== 4) {
       notFound();
-      return;
+      return ended;
     }
     const [host, ns, type, file] = segments as [string, string, string, string];
     catalog
@@ -189,13 +266,35 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
         await respond(req, res, resource, (n) => (bytes += n), send);
       })
       .catch((err: unknown) => {
-        options.onError?.(err, req.url ?? '');
+        // A client that went away is not an error of the server.
+        if (!(err instanceof SentShort) && (req.socket.destroyed || res.destroyed) && !res.writableFinished) {
+          res.destroy();
+          return;
+        }
+        options.onError?.(err, path);
         if (!res.headersSent) send(500, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 15 }, Buffer.from('internal error\n'));
         else res.destroy();
       });
+    return ended;
+  };
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const socket = req.socket;
+    if (socket.destroyed) return;
+    const conn = connectionOf(socket);
+    conn.outstanding++;
+    if (conn.outstanding > MAX_PIPELINED) {
+      conn.queue.length = 0;
+      stopParsing(socket);
+      socket.destroy();
+      return;
+    }
+    conn.queue.push(() => handle(req, res));
+    pump(socket, conn);
   };
   const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
   server.keepAliveTimeout = 5000;
+  server.timeout = IDLE_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) =>
       reject(new ProvkitError(ErrorCode.IO, `cannot listen on ${options.host}:${options.port}: ${err.message}`, { cause: err })),
@@ -222,6 +321,26 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
     },
   };
 }
+
+/**
+ * Makes Node's HTTP parser stop at the next request of the chunk it is
+ * parsing, for a connection being dropped. Node parses each chunk read from
+ * the socket (up to 64 KiB, some 600 small pipelined requests) to its end
+ * and builds a request and a response object for every request in it, even
+ * after the socket is destroyed; 200 connections doing that at once cost
+ * hundreds of MB and seconds of CPU. Returning 2 from the parser's
+ * `onIncoming` is how Node's own server (`lib/_http_server.js`
+ * `parserOnIncoming`) ends parsing at an upgrade: llhttp stops there. The
+ * property is internal: where it is missing, the socket is only destroyed
+ * (the cost is then one chunk per connection, still bounded).
+ */
+function stopParsing(socket: Socket): void {
+  const parser = (socket as Socket & { parser?: { onIncoming?: unknown } | null }).parser;
+  if (parser && typeof parser.onIncoming === 'function') parser.onIncoming = (): number => 2;
+}
+
+/** A file that changed length while it was sent: the response cannot be completed. */
+class SentShort extends Error {}
 
 async function respond(
   req: IncomingMessage,
@@ -266,18 +385,31 @@ async function respondWith(
   const status = range ? 206 : 200;
   const start = range ? range.start : 0;
   const end = range ? range.end : size - 1;
-  const headers = { ...base, 'Content-Length': Math.max(0, end - start + 1), ...(range ? { 'Content-Range': `bytes ${start}-${end}/${size}` } : {}) };
+  const length = Math.max(0, end - start + 1);
+  const headers = { ...base, 'Content-Length': length, ...(range ? { 'Content-Range': `bytes ${start}-${end}/${size}` } : {}) };
   if (r.kind === 'bytes') {
     send(status, headers, r.body.subarray(start, end + 1));
     return;
   }
   res.writeHead(status, headers);
-  if (req.method === 'HEAD' || size === 0) {
+  if (req.method === 'HEAD' || length === 0) {
     res.end();
     return;
   }
   // Read from the descriptor that was checked when the file was opened (files.ts).
-  const stream = r.handle.createReadStream({ start, end, autoClose: false });
-  stream.on('data', (c: string | Buffer) => count(c.length));
-  await pipeline(stream, res);
+  // Content-Length is promised: a file that shrank while it was sent ends the
+  // connection (the client sees a short body), never a response that ends
+  // early on a connection that stays open.
+  let sent = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      sent += chunk.length;
+      count(chunk.length);
+      done(null, chunk);
+    },
+    flush(done) {
+      done(sent === length ? null : new SentShort(`${r.path} changed while it was sent: ${sent} of ${length} bytes`));
+    },
+  });
+  await pipeline(r.handle.createReadStream({ start, end, autoClose: false }), counter, res);
 }
