@@ -10,7 +10,7 @@
  * name bytes, base64. Directory entries are skipped, as they are once a package
  * is extracted. Names are used raw (no cleaning, duplicates not collapsed, CRCs
  * not checked): right for well-formed packages like the benchmark's and the
- * demo mirror's, not a reference for hostile ones (that is ../shared/conformance).
+ * demo mirror's, not a reference for hostile ones (that is test/fixtures/conformance).
  *
  * Self-contained on purpose (node built-ins and yauzl only): bench/run.ts
  * transpiles this one file and runs it with plain `node`, so the contender

@@ -7,9 +7,14 @@
  *   tsx bench/run.ts [--runs N] [--only provkit,floor,yauzl]
  *
  * 1. Makes sure the packages exist (bench/generate.ts, into bench/.work/packages).
- * 2. Builds the native floor from ../shared/bench/native-floor (or
- *    $PROVKIT_NATIVE_FLOOR) in bench/.work/native-floor; if that fails, the floor
- *    is reported unavailable.
+ * 2. Builds the native floor in bench/.work/native-floor from the directory
+ *    $PROVKIT_NATIVE_FLOOR (its `zhh1.c` and `build.sh`; needs cc, zlib and
+ *    OpenSSL headers). The floor is an optional external, not part of this
+ *    repository (its source carries no licence, so it is not copied here):
+ *    without $PROVKIT_NATIVE_FLOOR the bench looks in ../shared/bench/native-floor
+ *    (the project workplace's shared folder beside the clone), and when neither
+ *    builds the floor is reported unavailable and the other contenders still
+ *    run. Tests never need it. See CONTRIBUTING.md, "Benchmarks".
  * 3. Runs every contender as a child process over the five zips, N times each
  *    (default 3), interleaved, after reading the zips once so all runs hit the
  *    page cache. Reports medians: wall seconds, CPU seconds, MB/s of

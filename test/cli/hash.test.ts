@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
-const conformance = fileURLToPath(new URL('../../../shared/conformance/', import.meta.url));
+const conformance = fileURLToPath(new URL('../fixtures/conformance/', import.meta.url));
 const corpus = JSON.parse(readFileSync(`${conformance}hashes.json`, 'utf8')) as {
   packages: Record<string, { zh: string; h1?: string; h1_zip: string | null }>;
 };

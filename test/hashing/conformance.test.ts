@@ -1,4 +1,4 @@
-// Every package of ../shared/conformance with the hashes the reference
+// Every package of test/fixtures/conformance with the hashes the reference
 // computed (terraform 1.11.4): h1 (extracted form), h1_zip (zip form), zh,
 // and refusal where it says refuse. Run in-process and through the worker pool.
 import { readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { createHashPool, hashZipPackage, type ZipPackageHashes } from '../../src/hashing/index.js';
 
-const root = fileURLToPath(new URL('../../../shared/conformance/', import.meta.url));
+const root = fileURLToPath(new URL('../fixtures/conformance/', import.meta.url));
 
 interface Expected {
   description: string;

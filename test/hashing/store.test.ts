@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { hashZipPackage, makeHash, openHashStore, type ZipPackageHashes } from '../../src/hashing/index.js';
 
-const conformance = fileURLToPath(new URL('../../../shared/conformance/packages/', import.meta.url));
+const conformance = fileURLToPath(new URL('../fixtures/conformance/packages/', import.meta.url));
 
 let dir: string;
 let ok: ZipPackageHashes;

@@ -18,7 +18,7 @@ import { createHashPool, hashZipPackage, type ZipPackageHashes } from '../../src
 import { ZipStreamDigester, type StreamedDigests } from '../../src/hashing/zip-stream.js';
 import { buildZip, buildZipWithLayout, type ZipEntrySpec } from '../support/zip-writer.js';
 
-const conformance = fileURLToPath(new URL('../../../shared/conformance/packages/', import.meta.url));
+const conformance = fileURLToPath(new URL('../fixtures/conformance/packages/', import.meta.url));
 const fixtures = fileURLToPath(new URL('../fixtures/zip/', import.meta.url));
 
 const archives = [

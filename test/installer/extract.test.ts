@@ -1,5 +1,5 @@
 // Extraction of provider zips (src/installer/extract.ts): every accepted
-// package of ../shared/conformance and test/fixtures/zip/accept extracts to a
+// package of test/fixtures/conformance and test/fixtures/zip/accept extracts to a
 // tree whose HashDir equals the extracted-form h1: the reference recorded,
 // with the names and modes terraform 1.11.4 produced (`terraform init` from a
 // packed filesystem mirror holding these zips, 2026-11-21; the trees are
@@ -18,7 +18,7 @@ import { extractPackage, planPackageExtraction, removeStaleTemps } from '../../s
 import { isProvkitError, type ProvkitError } from '../../src/errors.js';
 import { writeZip } from '../support/zip-writer.js';
 
-const corpusRoot = fileURLToPath(new URL('../../../shared/conformance/', import.meta.url));
+const corpusRoot = fileURLToPath(new URL('../fixtures/conformance/', import.meta.url));
 const fixtureRoot = fileURLToPath(new URL('../fixtures/zip/', import.meta.url));
 
 interface Expected {
