@@ -272,7 +272,7 @@ describe('ProviderAddress', () => {
     expect(a.equals(parseProviderSource('example.com/hashicorp/awss', 'tofu'))).toBe(false);
   });
 
-  it('sorts component by component, by bytes (item 10, terraform-observed)', () => {
+  it('sorts component by component, by bytes (docs/reference.md items 10, 133)', () => {
     const addrs = [
       'registry.example.test/acme-labs/beta',
       'registry.example.test/acme/gamma',
