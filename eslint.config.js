@@ -1,5 +1,5 @@
 // Lint configuration. Besides the usual strictness it enforces the layering of
-// src/ (house style §4.2): a layer may import only from layers below it, and
+// src/ (CONTRIBUTING.md, the layer rule): a layer may import only from layers below it, and
 // errors.ts is shared by all. ESLint's own no-restricted-imports does it (no
 // plugin: eslint-plugin-import-x pulls a native resolver whose per-platform
 // optional packages npm leaves out of the lock file, which breaks `npm ci`).

@@ -1,6 +1,6 @@
 /**
  * Version constraints as the reference tools parse, match, merge and print
- * them (spec §1.3 items 15–18): go-versions `ParseRubyStyleMulti` and
+ * them (docs/reference.md §1.3 items 15–18): go-versions `ParseRubyStyleMulti` and
  * `MeetingConstraints`, and `getproviders.VersionConstraintsString` for the
  * canonical form written to lock files.
  *
@@ -26,7 +26,7 @@ import type { GoVersionsRelease } from './version.js';
 /**
  * A constraint operator. `~>` is two operators, as in go-versions: with three
  * numbers it allows patch releases only (`~> 1.2.3` ⇒ ≥1.2.3 <1.3.0), with
- * fewer it allows minor releases (`~> 1.2` and `~> 1` ⇒ <2.0.0), item 15.
+ * fewer it allows minor releases (`~> 1.2` and `~> 1` ⇒ <2.0.0), docs/reference.md §1.3 item 15.
  */
 export type ConstraintOperator = '=' | '!=' | '>' | '>=' | '<' | '<=' | '~>patch' | '~>minor';
 
@@ -127,7 +127,7 @@ export class VersionConstraints {
 
   /**
    * Whether `v` is acceptable (go-versions `MeetingConstraints(...).Has`,
-   * item 16), which is both the installer's selection test and the check of
+   * docs/reference.md §1.3 item 16), which is both the installer's selection test and the check of
    * a locked version:
    *
    * - every term must hold (an intersection; no terms ⇒ all releases);
@@ -146,7 +146,7 @@ export class VersionConstraints {
   }
 
   /**
-   * The canonical form (`getproviders.VersionConstraintsString`, item 17), as
+   * The canonical form (`getproviders.VersionConstraintsString`, docs/reference.md §1.3 item 17), as
    * lock files demand it: terms de-duplicated by (operator, boundary), sorted
    * by boundary (precedence, then metadata) and then by operator in the order
    * `>`, `>=`, `=`, `~>` (patch), `~>` (minor), `<=`, `<`, `!=`; each printed
@@ -162,7 +162,7 @@ export class VersionConstraints {
     return sorted.map(termToString).join(', ');
   }
 
-  /** The intersection with `others`: their terms appended (Go `Requirements.Merge`, item 18). */
+  /** The intersection with `others`: their terms appended (Go `Requirements.Merge`, docs/reference.md §1.3 item 18). */
   merge(...others: VersionConstraints[]): VersionConstraints {
     return mergeConstraints(this, ...others);
   }
@@ -239,7 +239,7 @@ function constraintError(message: string, input: string): ProvkitError {
 }
 
 /**
- * Parses a constraint string (Go `ParseRubyStyleMulti`, item 15):
+ * Parses a constraint string (Go `ParseRubyStyleMulti`, docs/reference.md §1.3 item 15):
  * comma-separated terms, whitespace-trimmed; operators `=` (or none), `!=`,
  * `>`, `>=`, `<`, `<=`, `~>`; zero or one space between operator and number;
  * no wildcards; missing minor/patch are 0. An empty or blank string is the
@@ -305,14 +305,14 @@ export function tryParseConstraints(
   }
 }
 
-/** The canonical string of `c` (item 17); see {@link VersionConstraints.toString}. */
+/** The canonical string of `c` (docs/reference.md §1.3 item 17); see {@link VersionConstraints.toString}. */
 export function constraintsToString(c: VersionConstraints): string {
   return c.toString();
 }
 
 /**
  * Concatenates the terms of several constraint sets, as requirements from
- * many modules are merged (Go `Requirements.Merge`, item 18). Duplicates are
+ * many modules are merged (Go `Requirements.Merge`, docs/reference.md §1.3 item 18). Duplicates are
  * kept; the canonical string removes them.
  */
 export function mergeConstraints(...sets: VersionConstraints[]): VersionConstraints {
@@ -336,7 +336,7 @@ export function versionMatches(v: Version, c: VersionConstraints): boolean {
 
 /**
  * The newest of `versions` that `c` accepts, or `undefined` (the installer's
- * selection, spec items 16 and 46). Versions are sorted stably by precedence
+ * selection, docs/reference.md items 16 and 46). Versions are sorted stably by precedence
  * and walked from the newest, as Go does, so among versions that differ only
  * in metadata the one listed last wins.
  */

@@ -2,8 +2,8 @@
  * Which reference tool provkit imitates: OpenTofu (`tofu`) or Terraform.
  *
  * The flavor decides the default registry host of short provider addresses
- * (spec §1.1 item 5), a few error texts (items 6–7), the lock-file header and
- * the documentation link of the checksum-mismatch error (item 48).
+ * (docs/reference.md §1.1 item 5), a few error texts (docs/reference.md §1.1 items 6–7), the lock-file header and
+ * the documentation link of the checksum-mismatch error (docs/reference.md §3.4 item 48).
  *
  * Pure: no I/O. {@link resolveFlavor} takes the environment as an argument.
  */
@@ -28,9 +28,9 @@ export interface FlavorInfo {
   readonly productName: 'OpenTofu' | 'Terraform';
   /** The CLI command: `tofu` or `terraform` (lock-file header, hints such as "run tofu init"). */
   readonly command: 'tofu' | 'terraform';
-  /** The registry host of addresses written without a hostname (spec §1.1 item 5). */
+  /** The registry host of addresses written without a hostname (docs/reference.md §1.1 item 5). */
   readonly defaultHost: string;
-  /** The link at the end of the lock-file checksum mismatch errors (spec items 48–49). */
+  /** The link at the end of the lock-file checksum mismatch errors (docs/reference.md §3.4 items 48–49). */
   readonly docsChecksumURL: string;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Service hostnames as the reference tools treat them (`svchost`,
- * spec §1.1 item 4), the `idna.Lookup` profile of Go's `golang.org/x/net/idna`
+ * docs/reference.md §1.1 item 4), the `idna.Lookup` profile of Go's `golang.org/x/net/idna`
  * that they rely on, and the few Go string semantics the rest of
  * `src/addresses` needs to reproduce the reference's messages byte for byte
  * (`%q` quoting, `strings.TrimSpace`, byte-order comparison).
@@ -20,7 +20,7 @@ import type * as Tr46 from 'tr46';
 /**
  * tr46 (UTS #46 tables, a large JSON file) is loaded on first use: ASCII
  * host names, nearly all of them, never need it, and start-up time counts
- * (issue #5, the incremental mirror run).
+ * (bench/results-commands.md: the second mirror run into the same target).
  */
 let tr46Module: typeof Tr46 | undefined;
 function tr46(): typeof Tr46 {
@@ -322,7 +322,7 @@ function validateLabel(label: string): string | undefined {
  * Go's `idna.Lookup.ToASCII` (`toASCII` true) or `idna.Lookup.ToUnicode`
  * (false): UTS #46 non-transitional mapping (lower case, NFC), STD3 ASCII
  * rules, CheckHyphens, CheckJoiners and the Bidi rule, **without**
- * VerifyDNSLength, so empty labels and long labels pass (spec §1.1 items 2, 4).
+ * VerifyDNSLength, so empty labels and long labels pass (docs/reference.md §1.1 items 2, 4).
  *
  * tr46 provides the Unicode tables; the processing order, the punycode codec
  * and the error texts are Go's, so that the first reported problem is the one
@@ -430,7 +430,7 @@ function splitPort(given: string): [string, string] {
 }
 
 /**
- * svchost `ForComparison` without throwing (spec §1.1 item 4): split the port
+ * svchost `ForComparison` without throwing (docs/reference.md §1.1 item 4): split the port
  * at the **first** `:` and normalise it; refuse an empty name, an empty label
  * and any label given in punycode (`xn--`, case-sensitive as in Go); then
  * {@link idnaLookup} to ASCII. The error is the reference's text.

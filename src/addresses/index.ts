@@ -1,7 +1,7 @@
 /**
  * `src/addresses`: provider source addresses, hostnames, versions, version
  * constraints, platforms and the OpenTofu/Terraform flavor, parsed, printed
- * and ordered exactly as the reference tools do (spec §1, items 1–19).
+ * and ordered exactly as the reference tools do (docs/reference.md §1, items 1–19).
  *
  * What it does not do: no I/O, no network, no registry lookups, no lock-file
  * syntax (see `src/lockfile`), no printing. Every failure is a

@@ -1,5 +1,5 @@
 /**
- * Target platforms `os_arch` (spec §1.4 item 19; `internal/getproviders/types.go`).
+ * Target platforms `os_arch` (docs/reference.md §1.4 item 19; `internal/getproviders/types.go`).
  *
  * Parsing applies no allow-list and no case folding, as the reference:
  * any two words without whitespace are a platform. {@link SUPPORTED_PLATFORMS}
@@ -45,7 +45,7 @@ export function comparePlatforms(a: Platform, b: Platform): number {
 const WHITESPACE = /[ \t\n\r]/;
 
 /**
- * Parses `os_arch` (Go `ParsePlatform`, item 19): split on `_`, exactly two
+ * Parses `os_arch` (Go `ParsePlatform`, docs/reference.md §1.4 item 19): split on `_`, exactly two
  * parts, neither containing space, tab, CR or LF. No case folding, no
  * allow-list; as in Go, empty words are accepted (`_` parses).
  *

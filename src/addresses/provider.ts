@@ -1,6 +1,6 @@
 /**
  * Provider source addresses (`hostname/namespace/type`), parsed, normalised,
- * printed and sorted as the reference tools do (spec §1.1 items 1–10;
+ * printed and sorted as the reference tools do (docs/reference.md §1.1 items 1–10;
  * `opentofu/registry-address` `provider.go`, `internal/addrs/provider.go`).
  *
  * Pure: no I/O.
@@ -13,9 +13,9 @@ import type { Hostname } from './hostname.js';
 
 /** The namespace of built-in providers (`terraform.io/builtin/terraform`). */
 export const BUILTIN_NAMESPACE = 'builtin';
-/** The legacy namespace `-`, allowed only with the flavor's default host (spec item 7). */
+/** The legacy namespace `-`, allowed only with the flavor's default host (docs/reference.md §1.1 item 7). */
 export const LEGACY_NAMESPACE = '-';
-/** The namespace implied for one-part sources such as `aws` (spec item 5). */
+/** The namespace implied for one-part sources such as `aws` (docs/reference.md §1.1 item 5). */
 export const DEFAULT_NAMESPACE = 'hashicorp';
 /** Built-in host of Terraform-lineage built-in providers (`terraform.io`). */
 export const TRANSITIONAL_BUILTIN_HOST = 'terraform.io' as Hostname;
@@ -31,7 +31,7 @@ export const BUILTIN_HOST = 'opentofu.org' as Hostname;
  *   and for sorting); {@link displayHostname} is the Unicode form (for
  *   messages, lock files and mirror paths).
  * - {@link toString} is `display-host/namespace/type`, the form lock files use
- *   (Go `Provider.String`, spec item 4).
+ *   (Go `Provider.String`, docs/reference.md §1.1 item 4).
  */
 export class ProviderAddress {
   /** Hostname in comparison form: lower case, punycode, port normalised. */
@@ -69,7 +69,7 @@ export class ProviderAddress {
   /**
    * Go's `Provider.ForDisplay`: like {@link toString} but without the host
    * when it is `flavor`'s default registry host (`hashicorp/aws`). The
-   * reference uses it in the "Did you mean" suggestion (spec item 6).
+   * reference uses it in the "Did you mean" suggestion (docs/reference.md §1.1 item 6).
    */
   toShortString(flavor: Flavor): string {
     if (this.hostname === defaultRegistryHost(flavor)) return `${this.namespace}/${this.type}`;
@@ -82,7 +82,7 @@ export class ProviderAddress {
   }
 
   /**
-   * Whether this is a built-in provider (spec item 9): namespace `builtin`
+   * Whether this is a built-in provider (docs/reference.md §1.1 item 9): namespace `builtin`
    * and host `terraform.io`, or (tofu only) `opentofu.org`. Without a flavor,
    * either host counts.
    */
@@ -108,7 +108,7 @@ export class ProviderAddress {
   }
 
   /**
-   * Sort order of lock files and error lists (spec item 10, terraform-observed):
+   * Sort order of lock files and error lists (docs/reference.md §1.1 item 10, §10 item 133):
    * hostname (comparison form), then namespace, then type, each compared by
    * bytes. Component by component, so `acme/gamma` sorts before
    * `acme-labs/beta` although `-` < `/`.
@@ -135,7 +135,7 @@ export function tryParseProviderPart(given: string): PartResult {
 }
 
 /**
- * Normalises a namespace or type (Go `ParseProviderPart`, spec item 2): no
+ * Normalises a namespace or type (Go `ParseProviderPart`, docs/reference.md §1.1 item 2): no
  * empty string, no `.`, no `--` (which also blocks `xn--`), then
  * `idna.Lookup.ToUnicode`: letters (any script), digits and `-` only, no
  * leading or trailing `-`, lower-cased and NFC. The result is Unicode
@@ -159,7 +159,7 @@ function sourceError(summary: string, detail: string, source: string): ProvkitEr
 
 const FORMAT_DETAIL = 'The "source" attribute must be in the format "[hostname/][namespace/]name"';
 
-/** Prefix checks (spec item 6), per flavor: `[redundant, userError, product]`. */
+/** Prefix checks (docs/reference.md §1.1 item 6), per flavor: `[redundant, userError, product]`. */
 const PREFIX_RULES: Readonly<Record<Flavor, readonly (readonly [string, string, 'Terraform' | 'OpenTofu'])[]>> = {
   terraform: [['terraform-', 'terraform-provider-', 'Terraform']],
   tofu: [
@@ -170,7 +170,7 @@ const PREFIX_RULES: Readonly<Record<Flavor, readonly (readonly [string, string, 
 
 /**
  * Parses a `source` string of a `required_providers` entry or a lock-file
- * label (Go `addrs.ParseProviderSourceString`), spec §1.1 items 1–9:
+ * label (Go `addrs.ParseProviderSourceString`), docs/reference.md §1.1 items 1–9:
  *
  * - `name`, `namespace/name` or `hostname/namespace/name`; no empty part,
  *   at most three parts.
@@ -185,7 +185,7 @@ const PREFIX_RULES: Readonly<Record<Flavor, readonly (readonly [string, string, 
  * - The legacy namespace `-` is kept, but only with the default host.
  *
  * Errors reproduce the reference's Summary/Detail (in `summary`/`detail`),
- * including its quirks (spec item 8): namespace and hostname errors print the
+ * including its quirks (docs/reference.md §1.1 item 8): namespace and hostname errors print the
  * normalised (always empty) value, the hostname error says "hostname
  * namespace", and those Details end with a stray `"`. The message is
  * `Summary: Detail`.
@@ -286,7 +286,7 @@ export function tryParseProviderSource(
 
 /**
  * The provider a bare type name implies when no `source` is written (Go
- * `ImpliedProviderForUnqualifiedType`, spec item 9): `terraform` is the
+ * `ImpliedProviderForUnqualifiedType`, docs/reference.md §1.1 item 9): `terraform` is the
  * built-in `terraform.io/builtin/terraform`; anything else is
  * `<default host>/hashicorp/<type>`.
  *

@@ -1,6 +1,6 @@
 /**
  * Provider versions as the reference tools parse, print and order them
- * (spec §1.2 items 11–14; `apparentlymart/go-versions` v1.0.3, which both
+ * (docs/reference.md §1.2 items 11–14; `apparentlymart/go-versions` v1.0.3, which both
  * OpenTofu and Terraform use through `internal/getproviders/types.go`).
  *
  * The lenient grammar comes from a Ragel state machine shared with the
@@ -21,7 +21,7 @@ const MAX_UINT64 = 18446744073709551615n;
  *
  * Two notions of sameness exist, as in Go:
  * - {@link equals}: every field, metadata included (Go `==`; lock files and
- *   exact constraints use it, spec item 13);
+ *   exact constraints use it, docs/reference.md §1.2 item 13);
  * - {@link same} / {@link compareVersions} returning 0: precedence only,
  *   metadata ignored.
  */
@@ -29,7 +29,7 @@ export class Version {
   readonly major: bigint;
   readonly minor: bigint;
   readonly patch: bigint;
-  /** Without the leading `-`; empty for a release. Not validated beyond the grammar (item 11). */
+  /** Without the leading `-`; empty for a release. Not validated beyond the grammar (docs/reference.md §1.2 item 11). */
   readonly prerelease: string;
   /** Without the leading `+`; empty when absent. */
   readonly metadata: string;
@@ -49,7 +49,7 @@ export class Version {
     Object.freeze(this);
   }
 
-  /** Canonical form `M.m.p[-pre][+meta]` (item 12): what lock files demand. */
+  /** Canonical form `M.m.p[-pre][+meta]` (docs/reference.md §1.2 item 12): what lock files demand. */
   toString(): string {
     let s = `${this.major}.${this.minor}.${this.patch}`;
     if (this.prerelease !== '') s += `-${this.prerelease}`;
@@ -62,7 +62,7 @@ export class Version {
     return this.prerelease !== '';
   }
 
-  /** Go `==`: all fields equal, **metadata included** (item 13). */
+  /** Go `==`: all fields equal, **metadata included** (docs/reference.md §1.2 item 13). */
   equals(other: Version): boolean {
     return this.same(other) && this.metadata === other.metadata;
   }
@@ -94,7 +94,7 @@ function toUint64(n: bigint | number): bigint {
   return b;
 }
 
-/** Go `versions.Unspecified` (0.0.0): never selected by any constraint set (items 14, 16). */
+/** Go `versions.Unspecified` (0.0.0): never selected by any constraint set (docs/reference.md items 14, 16). */
 export const UNSPECIFIED_VERSION: Version = new Version(0, 0, 0);
 
 /** True for exactly 0.0.0 with no prerelease and no metadata. */
@@ -120,7 +120,7 @@ function lessThanStr(s1: string, s2: string): boolean {
 }
 
 /**
- * Go `VersionExtra.LessThan` (prerelease precedence, item 13). Parts are
+ * Go `VersionExtra.LessThan` (prerelease precedence, docs/reference.md §1.2 item 13). Parts are
  * compared dot by dot, except that as soon as one side is on its last part
  * and the other is not, the shorter side is less **without comparing the
  * current part**: `b` < `a.1` (semver says the opposite).
@@ -144,7 +144,7 @@ export function prereleaseLessThan(e: string, other: string): boolean {
 }
 
 /**
- * Precedence (Go `Version.LessThan`, item 13): major, minor, patch
+ * Precedence (Go `Version.LessThan`, docs/reference.md §1.2 item 13): major, minor, patch
  * numerically; a release is greater than a prerelease of the same numbers;
  * prereleases by {@link prereleaseLessThan} (with its quirk). Metadata is
  * ignored: the result is 0 exactly when {@link Version.same} holds.
@@ -368,7 +368,7 @@ function versionError(message: string, input: string): ProvkitError {
 
 /**
  * Parses an exact version (Go `versions.ParseVersion` =
- * `constraints.ParseExactVersion`, item 11). Lenient: missing minor and patch
+ * `constraints.ParseExactVersion`, docs/reference.md §1.2 item 11). Lenient: missing minor and patch
  * are 0 (`1` → 1.0.0), leading zeros are accepted (`01.02.3` → 1.2.3), a
  * trailing `.` or `-` is ignored (`1.` → 1.0.0, as the Ragel scanner stops
  * there), and prerelease and metadata are any `[0-9A-Za-z.-]+` with no

@@ -91,7 +91,7 @@ export async function sourceFor(
   const cli = await loadCliConfigFor(io, globals);
   for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
   if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
-  // -net-mirror: the CLI configuration's credentials for the mirror host (issue 11 #19).
+  // -net-mirror: the CLI configuration's credentials for the mirror host (see netMirrorSourceFor).
   if (flags.netMirror !== undefined) return netMirrorSourceFor(flags.netMirror, globals, http, cli);
   return otherwise === 'registry' ? registrySourceFor(io, globals, http, cli) : installationSourceFor(io, globals, http, cli);
 }

@@ -137,7 +137,7 @@ export async function main(argv: readonly string[], rawIO: CliIO): Promise<numbe
 }
 
 async function runMain(argv: readonly string[], io: CliIO, closed: AbortSignal): Promise<number> {
-  // Global flags may appear before or after the subcommand (issue #2); the
+  // Global flags may appear before or after the subcommand; the
   // subcommand's own flags pass through untouched.
   const global = parseFlags(argv, { flavor: 'string', chdir: 'string', help: 'bool', h: 'bool', version: 'bool' }, true);
   // The command is the first argument that is not a flag; command flags

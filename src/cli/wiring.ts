@@ -1,6 +1,6 @@
 /**
  * Builds the concrete sources from settings: the one place that names them
- * (house style: a single factory maps configuration to sources).
+ * (CONTRIBUTING.md house style 8: a single factory maps configuration to sources).
  */
 import { readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -88,12 +88,12 @@ function signatureCacheFor(env: CliIO['env'], cwd: string): { signatureCache?: S
 /**
  * The sources the CLI configuration's `provider_installation` names (or the
  * implied local mirrors plus the registries), composed in order with their
- * include/exclude patterns, first match as the reference (spec §4.4, §7).
+ * include/exclude patterns, first match as the reference (docs/reference.md §4.4, §7).
  */
 export async function installationSourceFor(io: CliIO, globals: GlobalOptions, http: HttpClient, cli: CliConfig): Promise<Source> {
   const selectors: MultiSourceSelector[] = [];
   const impliedMirrors = cli.providerInstallation.methods.filter((m) => m.kind === 'filesystem_mirror' && m.implied);
-  // The implied direct method leaves alone every provider an implied local mirror has (spec §7 item 100).
+  // The implied direct method leaves alone every provider an implied local mirror has (docs/reference.md §7 item 100).
   const inLocalMirrors = (
     await Promise.all(impliedMirrors.map((mirror) => providersIn(resolve(globals.cwd, (mirror as { path: string }).path))))
   ).flat();

@@ -1,6 +1,6 @@
 /**
  * Host credentials from the environment: `TF_TOKEN_<name>` variables
- * (`cliconfig/credentials.go` `collectCredentialsFromEnv`; spec §7 item 103).
+ * (`cliconfig/credentials.go` `collectCredentialsFromEnv`; docs/reference.md §7 item 103).
  *
  * Decoding a variable name: strip `TF_TOKEN_`, replace `__` by `-`, then `_`
  * by `.`, then take svchost's lenient display form and then its comparison

@@ -1,6 +1,6 @@
 /**
  * Loading and merging the CLI configuration (`cliconfig.go` `LoadConfig`,
- * `Merge`, `Validate`, `EnvConfig`; `cmd/tofu/provider_source.go`; spec §7
+ * `Merge`, `Validate`, `EnvConfig`; `cmd/tofu/provider_source.go`; docs/reference.md §7
  * items 97–104):
  *
  * 1. the main file (see `locations.ts`); named by `TF_CLI_CONFIG_FILE` /

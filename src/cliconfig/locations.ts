@@ -1,7 +1,7 @@
 /**
  * Where the CLI configuration lives, per flavor and operating system
  * (`cliconfig/cliconfig.go`, `config_unix.go`, `config_windows.go`,
- * `cmd/tofu/provider_source.go`, go-userdirs; spec §7 items 97 and 100):
+ * `cmd/tofu/provider_source.go`, go-userdirs; docs/reference.md §7 items 97 and 100):
  *
  * - the main file: `TF_CLI_CONFIG_FILE`, else `TERRAFORM_CONFIG` (then it must
  *   exist); otherwise
@@ -162,7 +162,7 @@ export function userDataPluginDirs(ctx: CliConfigContext): string[] {
 
 /**
  * The implied local mirror directories, in order, before the existence
- * filter (each is used only if it exists as a directory; spec item 100).
+ * filter (each is used only if it exists as a directory; docs/reference.md §7 item 100).
  */
 export async function impliedMirrorCandidates(ctx: CliConfigContext, exists: Exists): Promise<string[]> {
   const p = pathFor(ctx);

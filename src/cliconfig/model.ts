@@ -56,12 +56,12 @@ export interface DirectMethod extends MethodBase {
   /**
    * Set on the implied `direct` method only: every provider found in any of
    * the implied local mirrors (at any version) must also be excluded (spec
-   * §7 item 100). The consumer applies it, since it needs a mirror scan.
+   * docs/reference.md §7 item 100). The consumer applies it, since it needs a mirror scan.
    */
   readonly excludeProvidersInLocalMirrors?: boolean;
 }
 
-/** One provider installation method, consulted in order as a multi-source (spec §4.4). */
+/** One provider installation method, consulted in order as a multi-source (docs/reference.md §4.4). */
 export type InstallationMethod = FilesystemMirrorMethod | NetworkMirrorMethod | DirectMethod;
 
 /** A `dev_overrides` entry: the provider is taken from `dir`, bypassing versions and the lock file. */

@@ -405,7 +405,7 @@ class FileReader {
         }
         case 'dev_overrides': {
           if (pi.methods.length > 0) {
-            // Sic: OpenTofu says "at at" (spec §7 item 99); Terraform 1.11.4 says "at" (confirmed).
+            // Sic: OpenTofu says "at at" (docs/reference.md §7 item 99); Terraform 1.11.4 says "at" (confirmed).
             invalid(
               `The dev_overrides block at ${this.flavor === 'tofu' ? 'at ' : ''}${pos(m.range)} must appear before all other installation methods, because development overrides always have the highest priority.`,
               m.range,

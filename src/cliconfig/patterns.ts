@@ -1,7 +1,7 @@
 /**
  * Provider matching patterns of `include` / `exclude` in a
  * `provider_installation` method (`getproviders.ParseMultiSourceMatchingPatterns`,
- * `MultiSourceSelector.CanHandleProvider`; spec §4.4 item 71):
+ * `MultiSourceSelector.CanHandleProvider`; docs/reference.md §4.4 item 71):
  *
  * - `namespace/type` (on the flavor's default registry host) or
  *   `hostname/namespace/type`, each part possibly the wildcard (an asterisk);

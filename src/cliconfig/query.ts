@@ -15,7 +15,7 @@ import { selectorMatches } from './patterns.js';
 /**
  * The bearer token for `host` (any spelling: Unicode, punycode, with
  * `:port`), or `undefined`: a `TF_TOKEN_*` variable first, then a
- * `credentials` block's `token` (spec §7 item 103: env > config blocks >
+ * `credentials` block's `token` (docs/reference.md §7 item 103: env > config blocks >
  * helper; helpers are not run by provkit).
  */
 export function tokenForHost(config: CliConfig, host: string): string | undefined {
@@ -32,7 +32,7 @@ function normalizeHost(host: string): Hostname | undefined {
 
 /**
  * The `host` block for `host`, whose `services` replace service discovery
- * for that host entirely (spec §4.1 item 52, §7 item 102), or `undefined`.
+ * for that host entirely (docs/reference.md §4.1 item 52, §7 item 102), or `undefined`.
  */
 export function hostConfig(config: CliConfig, host: string): HostConfig | undefined {
   const hn = normalizeHost(host);

@@ -7,7 +7,7 @@
  * As in the reference:
  * - every module call must have a record in `.terraform/modules/modules.json`
  *   (written by `init` / `get`), **local `./…` calls included**; otherwise
- *   "Module not installed" (terraform-observed; confirmed with terraform
+ *   "Module not installed" (docs/reference.md §10 item 138; confirmed with terraform
  *   1.11.4). {@link LoadOptions.resolveLocalModules} relaxes this for local
  *   calls only;
  * - a record whose source differs from the call's is "Module source has

@@ -96,7 +96,7 @@ export function mergeRequirements(into: Requirements, from: Requirements): void 
   for (const r of from.values()) add(into, r.provider, r.constraints);
 }
 
-/** A copy of `reqs` in provider order (hostname, namespace, type; spec §1.1 item 10). */
+/** A copy of `reqs` in provider order (hostname, namespace, type; docs/reference.md §1.1 item 10). */
 export function sortRequirements(reqs: Requirements): Requirements {
   return new Map([...reqs.entries()].sort((a, b) => ProviderAddress.compare(a[1].provider, b[1].provider)));
 }
@@ -106,7 +106,7 @@ export function sortRequirements(reqs: Requirements): Requirements {
  * (`depsfile.ProviderIsLockable`): built-in providers
  * (`terraform.io/builtin/terraform`, and for OpenTofu `opentofu.org/builtin/*`),
  * which are part of the tool, and legacy `-` namespace providers
- * (terraform-observed; `providers lock` silently leaves out `source = "-/foo"`,
+ * (docs/reference.md §10 item 138; `providers lock` silently leaves out `source = "-/foo"`,
  * confirmed with terraform 1.11.4).
  */
 export function lockableRequirements(reqs: Requirements, flavor: Flavor): Requirements {

@@ -1,6 +1,6 @@
 /**
  * `h1:` of an unpacked provider package: Go's `dirhash.HashDir(dir, "", Hash1)`
- * after `filepath.EvalSymlinks(dir)` (spec §2.3 item 25).
+ * after `filepath.EvalSymlinks(dir)` (docs/reference.md §2.3 item 25).
  *
  * Walk rules copied from `filepath.Walk`: entries are Lstat'ed, symlinked
  * directories are not descended into, every non-directory is a file (symlinks

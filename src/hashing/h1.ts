@@ -11,8 +11,8 @@
  * `sha256sum $(find . -type f | sort) | sha256sum`.
  *
  * Why bytes: Go sorts strings by their bytes and zip names are raw bytes (no
- * CP437 decoding, the UTF-8 flag ignored; spec §2.3 item 24). A JavaScript
- * string sort orders U+FF5E and U+1F600 differently (vector V4), so names are
+ * CP437 decoding, the UTF-8 flag ignored; docs/reference.md §2.3 item 24). A JavaScript
+ * string sort orders U+FF5E and U+1F600 differently (docs/reference.md §2.4 vector V4), so names are
  * Buffers and are sorted with `Buffer.compare`.
  */
 import { createHash } from 'node:crypto';

@@ -1,7 +1,7 @@
 /**
  * Hash values as the lock file and mirror JSON carry them: `scheme:value`.
  *
- * Contract (spec §2.1 items 20–21): parsing needs a `:` at index ≥ 1 and
+ * Contract (docs/reference.md §2.1 items 20–21): parsing needs a `:` at index ≥ 1 and
  * validates nothing else; unknown schemes are kept (a lock file written by a
  * newer tool still loads) and match nothing. `h1:` and `zh:` are the schemes
  * this version computes; {@link preferredHashes} keeps exactly those, in input
@@ -42,7 +42,7 @@ export function makeHash(scheme: KnownScheme, value: string): Hash {
   return { scheme, value, text: scheme + value };
 }
 
-/** `zh:` + lowercase hex of a SHA-256 digest (spec §2.2, `HashLegacyZipSHAFromSHA`). */
+/** `zh:` + lowercase hex of a SHA-256 digest (docs/reference.md §2.2, `HashLegacyZipSHAFromSHA`). */
 export function zhFromDigest(digest: Uint8Array): Hash {
   return makeHash(ZH, Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex'));
 }
@@ -58,7 +58,7 @@ export function preferredHashes(hashes: readonly Hash[]): Hash[] {
 
 /**
  * Sorted (plain byte order of the full strings) and de-duplicated, as every
- * write path of the reference does (`NewProviderLock`, spec §3.2 item 39).
+ * write path of the reference does (`NewProviderLock`, docs/reference.md §3.2 item 39).
  */
 export function normalizeHashes(hashes: Iterable<Hash>): Hash[] {
   const byText = new Map<string, Hash>();

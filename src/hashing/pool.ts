@@ -232,7 +232,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     answer.catch(() => undefined);
     const tap = new CopyingTap((chunk) => worker.postMessage({ id, kind: 'stream-chunk', chunk } satisfies WorkerRequest, [chunk]));
     // Once the job has an answer (or its worker died) no more acks come: the
-    // tap must not hold the download for them (issue 11 #11).
+    // tap must not hold the download for them (pinned by test/e2e/stream-hasher.test.ts).
     const job: Job = {
       request: { id, kind: 'stream-start', options: zipOptions },
       resolve: (r) => {

@@ -1,6 +1,6 @@
 /**
- * A persistent, content-addressed store of package hashes (peers.md (d) 1,
- * "Lock hashes for N platforms without N full downloads"; issue #5): the
+ * A persistent, content-addressed store of package hashes (docs/hash-store.md:
+ * lock hashes for N platforms without N full downloads): the
  * `zh:` of an archive (the SHA-256 of its bytes) → both `h1:` forms hashing
  * those bytes gave here earlier.
  *

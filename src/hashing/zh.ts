@@ -1,5 +1,5 @@
 /**
- * `zh:`: the SHA-256 of an archive's bytes (spec §2.2), computed as the bytes
+ * `zh:`: the SHA-256 of an archive's bytes (docs/reference.md §2.2), computed as the bytes
  * pass, so a download is hashed while it is written (ssri's integrity stream).
  */
 import { createHash } from 'node:crypto';

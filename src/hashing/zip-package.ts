@@ -1,8 +1,8 @@
 /**
  * The two `h1:` forms of a packed provider package, and its `zh:`.
  *
- * The reference hashes a zip two ways (spec §2.3 items 26–28,
- * terraform-observed.md "Two different h1 functions"):
+ * The reference hashes a zip two ways (docs/reference.md §2.3 items 26–28,
+ * §10 items 146–148):
  *
  * - the **zip form** (`dirhash.HashZip`): every central-directory entry as
  *   stored, directory entries (read as empty) and duplicate names (listed
@@ -282,7 +282,7 @@ export interface ExtractionPlanOptions {
    * Refuse a name holding a control character (`ZIP_UNSAFE_NAME`), see
    * {@link controlCharacterAt}. The reference extracts ESC and CR as they are
    * and fails on NUL half-way; the installer turns this on so that no such
-   * name is ever created (issue 11 #17). A newline in a file name stays
+   * name is ever created (docs/file-modes.md, "Names with control characters"). A newline in a file name stays
    * `HASH_NEWLINE_IN_NAME` when `refuseNewlines` is on.
    */
   readonly refuseControlCharacters?: boolean;

@@ -4,7 +4,7 @@
  * The reference reads provider packages with Go's `archive/zip`; this module
  * follows that reader's rules (src/archive/zip/reader.go), because a package
  * the reference accepts must hash the same here and one it refuses must be
- * refused (terraform-observed.md, "Two different h1 functions"):
+ * refused (docs/reference.md §10 item 149):
  *
  * - the end record is searched in the last 1 KiB, then the last 65 KiB; junk
  *   after the archive is fine, and junk before it is fine even when offsets

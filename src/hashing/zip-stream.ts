@@ -1,5 +1,5 @@
 /**
- * Hashing a zip while it downloads (issue #5; peers.md (d) 2): the archive's
+ * Hashing a zip while it downloads (ARCHITECTURE.md, "The life of a lock run"): the archive's
  * bytes are parsed in arrival order, entry by entry from the local headers,
  * and each entry's data is inflated and digested (SHA-256, CRC-32, size) as
  * it arrives, so the CPU work overlaps the network instead of following it.
@@ -20,7 +20,7 @@
  * the same limits as the file pass (total output, compression ratio).
  *
  * Never holds the bytes up for longer than it takes to digest what it
- * already has (issue 11 #11): `write` waits only while the parser is busy
+ * already has (pinned by test/e2e/stream-hasher.test.ts): `write` waits only while the parser is busy
  * with more than {@link PIPE_BUFFER} unparsed bytes; whenever the parser
  * waits for input, every waiting writer is let go; and once the parser has
  * stopped following the archive (not a zip, data before the first local

@@ -1,18 +1,18 @@
 /**
  * Provider package directories: the `.terraform/providers` target and the
  * global plugin cache share one layout, `BASE/HOST/NS/TYPE/VERSION/OS_ARCH`
- * (spec §5.1 item 74). This module holds what both need:
+ * (docs/reference.md §5.1 item 74). This module holds what both need:
  *
  * - {@link acquirePackageLock}: a per-package lock file
  *   `BASE/HOST/NS/TYPE/VERSION/OS_ARCH.lock`, held while the package is
- *   installed (spec §5.5 item 86, OpenTofu's `dir_modify.go`), so several
+ *   installed (docs/reference.md §5.5 item 86, OpenTofu's `dir_modify.go`), so several
  *   `provkit install` processes can share one cache;
- * - {@link findExecutable}: the provider executable (item 75);
+ * - {@link findExecutable}: the provider executable (docs/reference.md §5.1 item 75);
  * - {@link linkPackageDir}: install an unpacked package by linking to it
- *   (item 83: an absolute symlink, a copy when links are not possible);
+ *   (docs/reference.md §5.3 item 83: an absolute symlink, a copy when links are not possible);
  * - {@link TreeDirs}: the `HOST/NS/TYPE/VERSION` directories below a base,
  *   made one at a time and never through a symbolic link, and removed again
- *   when the run put nothing in them (issue 11 #17).
+ *   when the run put nothing in them (docs/file-modes.md).
  *
  * The lock. Node has no `flock`, so the lock is the file's existence:
  * created exclusively (written to a temporary file, then `link`ed into
@@ -43,11 +43,11 @@ import { commitDir, siblingTempPath } from './extract.js';
 
 /** The installer's error codes, by short name (the values are {@link ErrorCode}s). */
 export const InstallErrorCode = {
-  /** The package does not match any checksum of the lock file (items 48–49). */
+  /** The package does not match any checksum of the lock file (docs/reference.md §3.4 items 48–49). */
   LOCKFILE_CHECKSUM_MISMATCH: Codes.LOCKFILE_CHECKSUM_MISMATCH,
-  /** The installed package has no `terraform-provider-TYPE` executable (item 75). */
+  /** The installed package has no `terraform-provider-TYPE` executable (docs/reference.md §5.1 item 75). */
   PROVIDER_BINARY_NOT_FOUND: Codes.PROVIDER_BINARY_NOT_FOUND,
-  /** The locked version no longer meets the constraints, or 0.0.0 was requested (items 46, 87). */
+  /** The locked version no longer meets the constraints, or 0.0.0 was requested (docs/reference.md items 46, 87). */
   VERSION_SELECTION: Codes.VERSION_SELECTION,
   /** The lock of a package directory could not be taken (timed out waiting). */
   PACKAGE_LOCK_TIMEOUT: Codes.PACKAGE_LOCK_TIMEOUT,
@@ -67,7 +67,7 @@ export const InstallErrorCode = {
  * the package through it (test/fixtures/install-safety/terraform-1.11.4.json).
  * The base itself may be a link: that is the user's choice of location. The
  * package directory (`OS_ARCH`) may be a link too: that is how a package is
- * installed from a cache (item 83); it is replaced, never written through.
+ * installed from a cache (docs/reference.md §5.3 item 83); it is replaced, never written through.
  *
  * {@link TreeDirs.removeEmpty} removes, deepest first, the directories this
  * run created that are still empty (a failed install leaves none behind).
@@ -156,7 +156,7 @@ export function packageDir(base: string, provider: ProviderAddress, version: Ver
   return join(base, unpackedDirPath(provider, version, platform));
 }
 
-/** `BASE/HOST/NS/TYPE/VERSION/OS_ARCH.lock` (item 86). */
+/** `BASE/HOST/NS/TYPE/VERSION/OS_ARCH.lock` (docs/reference.md §5.5 item 86). */
 export function packageLockPath(base: string, provider: ProviderAddress, version: Version, platform: Platform): string {
   return join(base, providerDirPath(provider), version.toString(), `${platform.toString()}.lock`);
 }
@@ -395,7 +395,7 @@ export async function withPackageLock<T>(path: string, options: PackageLockOptio
 }
 
 /**
- * The provider executable of the package at `dir` (item 75): the first entry
+ * The provider executable of the package at `dir` (docs/reference.md §5.1 item 75): the first entry
  * in byte order that is not a directory (symlinks count; the executable bit
  * is not checked) whose name is `terraform-provider-TYPE` followed by nothing,
  * `_` or `.`.
@@ -437,7 +437,7 @@ async function sameFile(a: string, b: string): Promise<boolean> {
 }
 
 /**
- * Installs the unpacked package at `source` as `target` (item 83): refuses
+ * Installs the unpacked package at `source` as `target` (docs/reference.md §5.3 item 83): refuses
  * to link a directory to itself, replaces whatever is at `target` with an
  * absolute symlink to `source` (atomically: the link is made beside the
  * target and renamed over it), or with a copy when symlinks cannot be made.

@@ -8,7 +8,7 @@ import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 
 export type AuthLabel = 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated';
 
-/** How a platform's hashes changed the lock (`providers lock` item 90). */
+/** How a platform's hashes changed the lock (`providers lock` docs/reference.md §6.1 item 90). */
 export type LockChange = 'new-provider' | 'added' | 'unchanged';
 
 export type InstallerEvent =
@@ -44,8 +44,8 @@ export type InstallerEvent =
   | { readonly type: 'install_start'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly location: string }
   /**
    * `install`: the package is in place at `dir`: `installed` (fetched now),
-   * `previously-installed` (the target already matched the lock, item 78.1) or
-   * `cache` (linked from the plugin cache without fetching, item 78.3).
+   * `previously-installed` (the target already matched the lock, docs/reference.md §5.2 item 78.1) or
+   * `cache` (linked from the plugin cache without fetching, docs/reference.md §5.2 item 78.3).
    */
   | {
       readonly type: 'install_complete';
@@ -58,7 +58,7 @@ export type InstallerEvent =
       readonly keyId: string | undefined;
       readonly dir: string;
     }
-  /** `install`: another process holds a package's lock (reported after a few seconds, item 86). */
+  /** `install`: another process holds a package's lock (reported after a few seconds, docs/reference.md §5.5 item 86). */
   | { readonly type: 'package_lock_wait'; readonly provider: ProviderAddress; readonly path: string; readonly holder: string | undefined; readonly waitedMs: number }
   /** `verify`: one problem found (`code` is stable; see src/installer/verify.ts). */
   | {

@@ -1,8 +1,8 @@
 /**
  * Safe extraction of a provider zip into a package directory, exactly as the
  * reference extracts it (go-getter `ZipDecompressor{}` with `dir=true`,
- * `umask=0`; spec §8.1 items 105–111, terraform-observed.md "Consequences of
- * Go's archive/zip + go-getter extraction").
+ * `umask=0`; docs/reference.md §8.1 items 105–111,
+ * §10 item 149).
  *
  * What lands on disk is what `src/hashing/zip-package.ts` simulates for the
  * lock file's `h1:` (the extracted form), so `hashPackageDir(target)` equals
@@ -17,7 +17,7 @@
  *   (`./x` → `x`, `a//b` → `a/b`; `\` is an ordinary byte);
  * - a symlink entry becomes a regular file holding the link text (go-getter
  *   never creates links, so extraction cannot escape through one);
- * - file modes come from the entry with no umask (item 109): Unix creators
+ * - file modes come from the entry with no umask (docs/reference.md §8.1 item 109): Unix creators
  *   their permission bits, FAT/NTFS/VFAT creators 0666 (0444 when read-only),
  *   other creators 0.
  *
@@ -65,7 +65,7 @@ import { crc32 } from '../hashing/crc32.js';
 import { planExtraction } from '../hashing/zip-package.js';
 import { entryDataOffset, readAt, readZipDirectory, type ZipEntry } from '../hashing/zip-reader.js';
 
-/** Bounds on what a hostile archive can make extraction do (spec item 105: the reference has none). */
+/** Bounds on what a hostile archive can make extraction do (docs/reference.md §8.1 item 105: the reference has none). */
 export interface ExtractLimits {
   /** Most central-directory entries (default 250 000, as the hashing core). */
   readonly maxEntries: number;
@@ -108,7 +108,7 @@ export interface ExtractResult {
   readonly dir: string;
   /**
    * `h1:` of the extracted tree, computed from the bytes as they were
-   * written: equal to `hashPackageDir(dir)` (the lock file's new hash, item 79).
+   * written: equal to `hashPackageDir(dir)` (the lock file's new hash, docs/reference.md §5.2 item 79).
    */
   readonly h1: Hash;
   /** Regular files in the package. */

@@ -1,37 +1,37 @@
 /**
  * The provider step of `init` (`provkit install`): every provider the
  * configuration requires, for one platform, into
- * `TARGET/HOST/NS/TYPE/VERSION/OS_ARCH` (spec §5, items 74–87), verified
- * against the lock file (§3.4 items 46–49), and the lock updated as `init`
- * updates it (§3.3 items 41–42).
+ * `TARGET/HOST/NS/TYPE/VERSION/OS_ARCH` (docs/reference.md §5, items 74–87), verified
+ * against the lock file (docs/reference.md §3.4 items 46–49), and the lock updated as `init`
+ * updates it (docs/reference.md §3.3 items 41–42).
  *
  * Per provider (providers run concurrently; downloads are bounded by
  * `networkConcurrency`, hashing by the pool):
  *
- * 1. Selection (item 46): the locked version unless `upgrade`; it must still
+ * 1. Selection (docs/reference.md §3.4 item 46): the locked version unless `upgrade`; it must still
  *    meet the constraints. Otherwise the newest acceptable version.
  * 2. Reuse without fetching:
  *    - the target already holds the version and matches one of the lock's
- *      `h1:` (HashDir): "Using previously-installed" (item 78.1); the lock
+ *      `h1:` (HashDir): "Using previously-installed" (docs/reference.md §5.2 item 78.1); the lock
  *      entry is kept as it is;
  *    - the plugin cache holds it and matches (or, with
  *      `cacheMayBreakLockFile`, the lock has no hashes): linked into the
- *      target, "from the shared cache directory" (item 78.3).
+ *      target, "from the shared cache directory" (docs/reference.md §5.2 item 78.3).
  *    For a locked version both checks run before the source is asked
  *    anything, so a warm cache or an installed target installs offline
- *    (OpenTofu 1.12 does this for the cache, item 77; terraform 1.11.4 asks
+ *    (OpenTofu 1.12 does this for the cache, docs/reference.md §5.2 item 77; terraform 1.11.4 asks
  *    the source first and fails when it is unreachable, confirmed with
  *    terraform). The cost: a locked version withdrawn from its source is
  *    not noticed while it is installed.
  * 3. Otherwise fetch (`PackageMeta`, then `fetchPackage`, which runs the
- *    source's authentication), check it against the lock (items 47–49: an
+ *    source's authentication), check it against the lock (docs/reference.md §3.4 items 47–49: an
  *    archive by `zh:` or zip-form `h1:`; a directory only when a non-`zh:`
  *    hash exists), and install into the cache if one is configured, else the
  *    target: an archive is extracted (extract.ts: streamed into a temporary
  *    directory, renamed into place when complete), a directory is linked
- *    (item 83). The executable must be there (item 75), before anything is
+ *    (docs/reference.md §5.3 item 83). The executable must be there (docs/reference.md §5.1 item 75), before anything is
  *    committed. With a cache, the result is then linked into the target.
- * 4. The new lock entry (item 79, `mergeInit`): prior hashes when the version
+ * 4. The new lock entry (docs/reference.md §5.2 item 79, `mergeInit`): prior hashes when the version
  *    is unchanged, the installed directory's `h1:`, and the hashes the
  *    flavor trusts (signed SHA256SUMS lines; OpenTofu also locally verified
  *    hashes and, on its default registry without enforcement, registry- and
@@ -46,7 +46,7 @@
  * it, keeping stale files; OpenTofu 1.12 refuses), unless its content already
  * equals the archive's extracted form, when it is kept as is.
  *
- * Where it writes (issue 11 #17): the `HOST/NS/TYPE/VERSION` levels of the
+ * Where it writes (docs/file-modes.md): the `HOST/NS/TYPE/VERSION` levels of the
  * target and the cache are made by {@link TreeDirs}, which refuses a level
  * that is a symbolic link (terraform 1.11.4 writes through it) and, when the
  * run ends, removes the levels it made that stayed empty, so a failed install
@@ -108,11 +108,11 @@ export interface InstallOptions {
   readonly flavor: Flavor;
   /** The `.terraform/providers` directory. */
   readonly targetDir: string;
-  /** The global plugin cache (item 85); must exist. */
+  /** The global plugin cache (docs/reference.md §5.4 item 85); must exist. */
   readonly cacheDir?: string;
-  /** `plugin_cache_may_break_dependency_lock_file` (item 78.4). */
+  /** `plugin_cache_may_break_dependency_lock_file` (docs/reference.md §5.2 item 78.4). */
   readonly cacheMayBreakLockFile?: boolean;
-  /** `-upgrade`: ignore the locked versions (item 46). */
+  /** `-upgrade`: ignore the locked versions (docs/reference.md §3.4 item 46). */
   readonly upgrade?: boolean;
   readonly events?: EventSink;
   readonly signal?: AbortSignal;
@@ -148,7 +148,7 @@ export interface InstallOutcome {
 }
 
 /**
- * What `init` does with the lock file after a successful install (item 42):
+ * What `init` does with the lock file after a successful install (docs/reference.md §3.3 item 42):
  * nothing when the locks are equal (`Locks.Equal` ignores constraints); write
  * them otherwise, or, read-only, a warning (`readonly-changed`) or an error
  * when the set of providers changed (`readonly-providers-changed`).
@@ -168,8 +168,8 @@ export function lockFileAction(old: Locks, next: Locks, equal: boolean, readonly
 }
 
 /**
- * The hashes `init` records beside the installed directory's `h1:` (item 79,
- * item 125): Terraform records what a verified signature covers; OpenTofu
+ * The hashes `init` records beside the installed directory's `h1:` (docs/reference.md §5.2 item 79,
+ * §9 item 125): Terraform records what a verified signature covers; OpenTofu
  * also what was verified locally and, for its default registry without
  * enforced signatures, what the registry or a trusted mirror reported.
  */
@@ -185,7 +185,7 @@ export function initRecordedHashes(provider: ProviderAddress, hashes: readonly T
     .map((h) => h.hash);
 }
 
-/** Why an archive whose extracted form the lock records is still refused (spec item 27). */
+/** Why an archive whose extracted form the lock records is still refused (docs/reference.md §2.3 item 27). */
 function formsHint(entries: readonly string[]): string {
   return (
     `the lock file holds this package's h1: as extracted, but an archive is checked with the h1: of its entries as stored, ` +
@@ -239,7 +239,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       }),
   });
 
-  /** HashDir of `dir`, or undefined when it cannot be hashed (the reference ignores that error, item 78.1). */
+  /** HashDir of `dir`, or undefined when it cannot be hashed (the reference ignores that error, docs/reference.md §5.2 item 78.1). */
   const hashDirOrUndefined = async (dir: string): Promise<Hash | undefined> => {
     try {
       return await pool.hashDir(dir);
@@ -255,7 +255,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     const locked = options.upgrade ? undefined : lock?.version;
     events({ type: 'install_resolving', provider, constraints: constraints.toString(), locked });
 
-    // Step 1: selection (items 46, 87).
+    // Step 1: selection (docs/reference.md items 46, 87).
     const zeroOnly = constraints.terms.length === 1 && constraints.terms[0]?.operator === '=' && constraints.terms[0].boundary.toString() === '0.0.0';
     if (flavor === 'tofu' && (locked?.toString() === '0.0.0' || (!locked && zeroOnly))) {
       throw new ProvkitError(
@@ -297,7 +297,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     };
 
     return withPackageLock(packageLockPath(installBase, provider, version, platform), lockOptions(provider), async () => {
-      // Step 2a: the target already holds a matching package (item 78.1).
+      // Step 2a: the target already holds a matching package (docs/reference.md §5.2 item 78.1).
       if (allowed.length > 0) {
         const t = await inspectPackageDir(targetPath);
         const h1 = t.kind === 'dir' ? await hashDirOrUndefined(targetPath) : undefined;
@@ -306,7 +306,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
           return done('previously-installed', executable, h1, undefined, undefined, undefined);
         }
       }
-      // Step 2b: the cache holds an acceptable package (item 78.3).
+      // Step 2b: the cache holds an acceptable package (docs/reference.md §5.2 item 78.3).
       if (cachePath !== undefined) {
         const c = await inspectPackageDir(cachePath);
         if (c.kind === 'dir') {
@@ -352,7 +352,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
 
   const fetchOne = async (meta: PackageMeta): Promise<FetchedPackage> => {
     const { provider, version } = meta;
-    // A directory of its own per package (archives of different packages share file names, issue 11 #1).
+    // A directory of its own per package (archives of different packages share file names, docs/reliability.md).
     return fetchPackage(meta, {
       ...(meta.location.kind === 'http' ? { destPath: join(await mkdtemp(join(work, 'pkg-')), meta.filename) } : {}),
       ...(options.http ? { http: options.http } : {}),
@@ -365,7 +365,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
   };
 
   /**
-   * Checks a fetched package against the lock (items 48–49) and puts it at
+   * Checks a fetched package against the lock (docs/reference.md §3.4 items 48–49) and puts it at
    * `installPath`; returns the installed directory's `h1:`.
    */
   const installFetched = async (meta: PackageMeta, fetched: FetchedPackage, allowed: readonly Hash[], installPath: string): Promise<Hash> => {
@@ -399,7 +399,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     }
     for (const w of zip.warnings) events({ type: 'warning', summary: `${where}: ${w.message}`, detail: w.entries.join(', '), provider });
     const expected = requireExtractable(zip, fetched.from);
-    // An existing directory whose content already equals the archive is kept (tofu 1.12, item 82.3).
+    // An existing directory whose content already equals the archive is kept (tofu 1.12, docs/reference.md §5.3 item 82.3).
     const existing = await inspectPackageDir(installPath);
     if (existing.kind === 'dir' && (await hashDirOrUndefined(installPath))?.text === expected.text) return expected;
     const result = await extractPackage(fetched.path, installPath, {
@@ -460,7 +460,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
 }
 
 /**
- * The reference's report of failed providers (item 81):
+ * The reference's report of failed providers (docs/reference.md §5.2 item 81):
  * `some providers could not be installed:\n- ADDR: ERR` (sorted, trimmed),
  * with an error's hint, if any, on an indented line after it.
  */

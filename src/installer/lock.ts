@@ -1,6 +1,6 @@
 /**
  * `providers lock`: fetch every requested provider for every platform,
- * compute its hashes, and merge them into the locks (spec §6.1 items 88–91,
+ * compute its hashes, and merge them into the locks (docs/reference.md §6.1 items 88–91,
  * §3.3 item 43).
  *
  * Beyond the reference: all (provider, platform) pairs are fetched and hashed
@@ -8,12 +8,11 @@
  * the hash pool), and no package is fetched twice in one run (in-flight work
  * is shared by key).
  *
- * Which hashes are recorded (item 91, terraform-observed.md "What each source
- * records"): the `h1:` of each platform's package as extracted, plus every
+ * Which hashes are recorded (docs/reference.md §6.1 item 91, §10 items 139–141): the `h1:` of each platform's package as extracted, plus every
  * hash a verified signature covers (all `zh:` lines of a signed SHA256SUMS).
  * The OpenTofu flavor also records mirror hashes that matched the archive and,
  * for its default registry without enforced signatures, registry-reported
- * hashes (item 79).
+ * hashes (docs/reference.md §5.2 item 79).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -106,7 +105,7 @@ export interface LockOutcome {
 }
 
 /**
- * The version `providers lock` and `init` use (item 46): the locked one when
+ * The version `providers lock` and `init` use (docs/reference.md §3.4 item 46): the locked one when
  * it still meets the constraints (and is still available), else the newest
  * acceptable one.
  */
@@ -186,7 +185,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
         events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
         // A directory of its own per package: archives of different packages
         // share file names (`hashicorp/github` and `integrations/github`; one
-        // source under two hosts), issue 11 #1.
+        // source under two hosts), docs/reliability.md.
         const dir = await mkdtemp(join(work, 'pkg-'));
         return fetchPackage(meta, {
           destPath: join(dir, meta.filename),
@@ -225,7 +224,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     }
     const record = (platform: Platform, hashes: Hash[]): void => {
       results.push({ provider, version, constraints: req.constraints, hashes });
-      // "No change" is judged per platform against the old entry (item 90, `ContainsAll`).
+      // "No change" is judged per platform against the old entry (docs/reference.md §6.1 item 90, `ContainsAll`).
       const change: LockChange = !prior
         ? 'new-provider'
         : prior.containsAll(newProviderLock(provider, version, req.constraints, hashes))
@@ -239,7 +238,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
           // -all-platforms beyond the requested ones: a platform whose h1: the
           // registry's `packages` extension reports, where that is recorded
           // as trusted (OpenTofu's default registry, see recordedHashes), is
-          // locked from it without a download (issue #5).
+          // locked from it without a download (docs/hash-store.md).
           if (!options.platforms.some((q) => q.equals(platform))) {
             const meta = await options.source.packageMeta(provider, version, platform, options.signal);
             const trusted = meta.reportedHashes.filter(

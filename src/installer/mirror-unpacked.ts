@@ -1,6 +1,6 @@
 /**
  * `provkit mirror -layout=unpacked`: the filesystem-mirror layout
- * `HOST/NS/TYPE/VERSION/OS_ARCH/` (spec §4.2), each package extracted as the
+ * `HOST/NS/TYPE/VERSION/OS_ARCH/` (docs/reference.md §4.2), each package extracted as the
  * reference extracts it.
  *
  * How: the packages are first mirrored in the packed layout into `packedDir`
@@ -12,7 +12,7 @@
  * then a rename). No index files are written: the unpacked layout has none
  * (`provkit serve` generates them).
  *
- * The target is a shared place (issue 11 #17): its `HOST/NS/TYPE/VERSION`
+ * The target is a shared place (docs/file-modes.md): its `HOST/NS/TYPE/VERSION`
  * levels are made by {@link TreeDirs} (a symbolic link there is refused,
  * never written through; levels this run made and left empty are removed),
  * a package directory is kept only when it is a real directory, and files

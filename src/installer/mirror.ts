@@ -1,15 +1,15 @@
 /**
- * `providers mirror` (spec §6.2 items 92–96): copy every required provider's
+ * `providers mirror` (docs/reference.md §6.2 items 92–96): copy every required provider's
  * packages for the requested platforms into a packed mirror directory and
  * (re)write its `index.json` and `VERSION.json` files.
  *
  * Byte-identical output: archive names, index documents (Go
  * `json.MarshalIndent`, keys sorted, no trailing newline) and the hashes in
- * them per flavor (item 95): terraform writes one `h1:` (zip form) per
+ * them per flavor (docs/reference.md §6.2 item 95): terraform writes one `h1:` (zip form) per
  * archive; OpenTofu writes the platform's verified hashes of packages fetched
  * in this run (the `zh:`, plus the registry's `h1:` where it reports one) and
  * falls back to the zip-form `h1:` for archives from earlier runs. The index
- * covers every packed archive in the target, earlier ones included (item 94).
+ * covers every packed archive in the target, earlier ones included (docs/reference.md §6.2 item 94).
  *
  * Beyond the reference:
  * - incremental: a package already in the target whose bytes verify against
@@ -69,7 +69,7 @@ import { defaultNetworkConcurrency, type FetchRunOptions, selectVersion } from '
 export type MirrorHashes = 'reference' | 'all';
 
 export interface MirrorOptions extends FetchRunOptions {
-  /** The lock file's selections; when non-empty, versions follow it (item 93.2). */
+  /** The lock file's selections; when non-empty, versions follow it (docs/reference.md §6.2 item 93.2). */
   readonly locks: Locks;
   readonly targetDir: string;
   readonly hashes?: MirrorHashes;
@@ -334,7 +334,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   if (failures.length > 0) return { failures, written: 0, reused: 0 };
 
   // The index documents over every packed archive, earlier ones included
-  // (item 94), computed before anything in the target changes: an archive
+  // (docs/reference.md §6.2 item 94), computed before anything in the target changes: an archive
   // that cannot be indexed fails the run with the target untouched.
   const archives = new Map<string, IndexArchive>();
   let writes: Array<{ rel: string; provider: ProviderAddress; bytes: Buffer }>;
@@ -391,7 +391,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   /**
    * The VERSION.json and index.json documents of every provider in
    * `archives` whose bytes differ from the target's (Go
-   * `json.MarshalIndent`, item 94), sorted by path.
+   * `json.MarshalIndent`, docs/reference.md §6.2 item 94), sorted by path.
    */
   async function indexDocuments(list: readonly IndexArchive[]): Promise<Array<{ rel: string; provider: ProviderAddress; bytes: Buffer }>> {
     const cpu = pLimit(4);
@@ -428,7 +428,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     return changed.filter((d) => d !== undefined).sort((a, b) => Buffer.compare(Buffer.from(a.rel), Buffer.from(b.rel)));
   }
 
-  /** The hashes VERSION.json lists for one archive (item 95, plus `hashes: 'all'`). */
+  /** The hashes VERSION.json lists for one archive (docs/reference.md §6.2 item 95, plus `hashes: 'all'`). */
   async function indexHashes(a: IndexArchive): Promise<string[]> {
     const { rel, platform } = a;
     const state = await archiveState(rel).catch((err: unknown) => {

@@ -6,7 +6,7 @@
  *
  * Checks, each reported as one {@link VerifyProblem} with a stable code:
  *
- * - configuration against lock (spec §3.4 item 51, the reference's texts):
+ * - configuration against lock (docs/reference.md §3.4 item 51, the reference's texts):
  *   `CONFIG_NOT_LOCKED`, `CONFIG_CONSTRAINTS_CHANGED`, `CONFIG_LOCK_MISMATCH`;
  * - with a mirror (a filesystem mirror directory, packed or unpacked):
  *   - `VERSION_NOT_IN_MIRROR`: the mirror has no package at all of a locked
@@ -14,7 +14,7 @@
  *   - `PLATFORM_NOT_IN_MIRROR`: a platform asked for has no package, so the
  *     lock's coverage of it cannot be checked;
  *   - `LOCK_MISSING_H1`: the package's `h1:` (extracted form, what `init`
- *     records and checks an installed directory with, item 28) is not in the
+ *     records and checks an installed directory with, docs/reference.md §2.3 item 28) is not in the
  *     lock: the lock does not cover that platform, or the package changed;
  *   - `LOCK_MISSING_ZH`: the lock holds `zh:` hashes for the provider (it was
  *     locked from a registry, whose signed SHA256SUMS covers every platform)
@@ -27,7 +27,7 @@
  *     `VERSION.json` (when the provider has an `index.json`) do not describe
  *     the archives present;
  *   - `H1_FORMS_DIFFER`: the archive's zip-form and extracted-form `h1:`
- *     differ (item 27), naming the entries: a lock holding only the extracted
+ *     differ (docs/reference.md §2.3 item 27), naming the entries: a lock holding only the extracted
  *     `h1:` does not verify this archive when `init` installs from it;
  *   - `PACKAGE_REFUSED`: the archive or directory cannot be hashed or would
  *     not be extracted (`..`, absolute names, bad CRC, …).
@@ -82,7 +82,7 @@ export interface VerifyProblem {
 
 export interface VerifyOptions {
   readonly locks: Locks;
-  /** The configuration's requirements (item 51); omit to skip that check. */
+  /** The configuration's requirements (docs/reference.md §3.4 item 51); omit to skip that check. */
   readonly requirements?: readonly Requirement[];
   /** A filesystem mirror holding the packages (packed and/or unpacked). */
   readonly mirrorDir?: string;

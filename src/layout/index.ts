@@ -2,7 +2,7 @@
  * Mirror and cache path conventions and the network-mirror JSON documents,
  * as the reference writes them. Pure: strings in, strings out.
  *
- * Paths use the display (Unicode) host with its port (spec §5.1 item 74,
+ * Paths use the display (Unicode) host with its port (docs/reference.md §5.1 item 74,
  * §6.2 item 96) and `/` separators; callers join them onto a base directory.
  */
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';

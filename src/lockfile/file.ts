@@ -2,7 +2,7 @@
  * The only file-system code of the lock file: load and atomic save.
  *
  * Save is atomic (fs/atomic.ts): a failed run never leaves a half-written
- * lock file; the old file is either untouched or fully replaced (spec §3.2
+ * lock file; the old file is either untouched or fully replaced (docs/reference.md §3.2
  * item 38, `replacefile.AtomicWriteFile`).
  */
 import { readFile } from 'node:fs/promises';
@@ -18,7 +18,7 @@ export const LOCK_FILE_NAME = '.terraform.lock.hcl';
 
 /**
  * Loads a lock file; a missing file is an empty set of locks with no
- * diagnostics (item 30). Diagnostics name the file `displayName` (default
+ * diagnostics (docs/reference.md §3.1 item 30). Diagnostics name the file `displayName` (default
  * `path`); the commands pass {@link LOCK_FILE_NAME}, as terraform names it
  * relative to the working directory (`on .terraform.lock.hcl line 4`).
  */

@@ -1,6 +1,6 @@
 /**
  * How the reference updates locks, and its trust-on-first-use check, as pure
- * functions (spec §3.3–3.4).
+ * functions (docs/reference.md §3.3–3.4).
  *
  * Which hashes deserve recording is decided by the caller from the sources'
  * trust data (src/sources `Trust`); these functions assemble the new lock
@@ -19,7 +19,7 @@ export interface PlatformLockResult {
 }
 
 /**
- * `providers lock` (item 43): providers not processed stay untouched; for each
+ * `providers lock` (docs/reference.md §3.3 item 43): providers not processed stay untouched; for each
  * processed provider the hashes are the old entry's (unknown schemes kept)
  * plus every platform's, sorted and de-duplicated; version and constraints
  * come from the last platform's result. The file is always rewritten.
@@ -52,7 +52,7 @@ export interface InstalledProvider {
 }
 
 /**
- * `init` (item 41): each installed provider gets the old entry's preferred
+ * `init` (docs/reference.md §3.3 item 41): each installed provider gets the old entry's preferred
  * hashes when the version is unchanged, plus the new local h1: and the signed
  * hashes; entries of providers no longer required are removed; providers
  * that failed keep their old entry.
@@ -70,7 +70,7 @@ export function mergeInit(old: Locks, installed: readonly InstalledProvider[], r
 }
 
 /**
- * The hashes a package must match (item 47): the lock's `h1:`/`zh:` when the
+ * The hashes a package must match (docs/reference.md §3.4 item 47): the lock's `h1:`/`zh:` when the
  * lock is for the selected version, otherwise none (nothing to verify).
  */
 export function allowedHashes(lock: ProviderLock | undefined, version: Version): Hash[] {
@@ -88,7 +88,7 @@ export type Verdict =
   | { readonly kind: 'mismatch'; readonly message: string };
 
 /**
- * Trust on first use (items 48–49): with no allowed hashes there is nothing to
+ * Trust on first use (docs/reference.md §3.4 items 48–49): with no allowed hashes there is nothing to
  * check; an archive must match a `zh:` (file SHA-256) or an `h1:` (zip form);
  * a directory is checked only when some allowed hash is not `zh:`, and must
  * then match an `h1:`. The mismatch messages are the reference's.
@@ -120,7 +120,7 @@ export function verifyPackage(
 }
 
 /**
- * `VerifyDependencySelections` (item 51; hashicorp/terraform and
+ * `VerifyDependencySelections` (docs/reference.md §3.4 item 51; hashicorp/terraform and
  * opentofu/opentofu internal/configs/config.go): whether the lock covers the
  * configuration. Returns the reference's messages, sorted.
  */

@@ -4,7 +4,7 @@
  * Contract: a {@link ProviderLock} made by {@link newProviderLock} holds its
  * hashes sorted and de-duplicated (every write path of the reference goes
  * through `NewProviderLock`); one loaded from a file keeps the file's order
- * and duplicates (spec §3.1 item 37), so that {@link locksEqual} sees an
+ * and duplicates (docs/reference.md §3.1 item 37), so that {@link locksEqual} sees an
  * unsorted file as changed, as the reference does.
  */
 import { ProviderAddress, type Version, VersionConstraints } from '../addresses/index.js';
@@ -88,7 +88,7 @@ export class Locks {
 /**
  * `Locks.Equal`: same providers, same versions (Go `==`, metadata included)
  * and the same hashes item by item. Constraints are **not** compared, so a
- * constraints-only change does not make `init` rewrite the file (§3.3 item 42).
+ * constraints-only change does not make `init` rewrite the file (docs/reference.md §3.3 item 42).
  */
 export function locksEqual(a: Locks, b: Locks): boolean {
   if (a.size !== b.size) return false;

@@ -1,12 +1,12 @@
 /**
  * Reads `.terraform.lock.hcl` with every rule of the reference's loader
- * (`internal/depsfile/locks_file.go`, spec §3.1 items 30–37).
+ * (`internal/depsfile/locks_file.go`, docs/reference.md §3.1 items 30–37).
  *
  * Contract: pure over bytes; never throws for bad content. Every problem is a
  * diagnostic with the file, line and column, worded as the reference words it
  * (per flavor where the text names the product). Locks are returned even when
  * there are errors (the valid blocks), but a caller must not act on a file
- * with errors. Hashes keep the file's order and duplicates (item 37).
+ * with errors. Hashes keep the file's order and duplicates (docs/reference.md §3.1 item 37).
  */
 import {
   type Flavor,
@@ -277,7 +277,7 @@ function decodeVersion(addr: ProviderAddress, attr: Attribute, diagnostics: Diag
       diag('error', 'Invalid provider version number', `The selected version number for provider ${addr.toString()} is invalid: ${parsed.error.message}.`, attr.expr.range),
     );
   }
-  // Checked even after a parse error, against 0.0.0, as the reference does (item 34).
+  // Checked even after a parse error, against 0.0.0, as the reference does (docs/reference.md §3.1 item 34).
   if (version.toString() !== value) {
     diagnostics.push(
       diag(
@@ -339,7 +339,7 @@ function decodeHashes(attr: Attribute, diagnostics: Diagnostic[]): Hash[] {
       out.push(parseHash(r.value));
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      // The reference reports the whole list's range (item 36).
+      // The reference reports the whole list's range (docs/reference.md §3.1 item 36).
       diagnostics.push(diag('error', 'Invalid provider hash string', `Cannot interpret ${goQuote(r.value)} as a provider hash: ${why}.`, attr.expr.range));
     }
   }

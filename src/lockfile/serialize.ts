@@ -1,6 +1,6 @@
 /**
  * Writes `.terraform.lock.hcl` byte-identical to the reference
- * (`SaveLocksToBytes` with hclwrite; spec §3.2, terraform-observed.md):
+ * (`SaveLocksToBytes` with hclwrite; docs/reference.md §3.2, §10 items 131–134):
  *
  * - two header lines naming `tofu init` or `terraform init` by flavor;
  * - per provider, sorted by address: a blank line, `provider "<display>" {`;

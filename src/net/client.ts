@@ -19,7 +19,7 @@
  * destination (opened `wx`), runs caller-supplied pass-through streams (for
  * example a `zh:` hasher) and a verification hook, and renames into place only
  * when everything passed; on any failure the temporary file is removed, so a
- * destination is either absent, untouched or complete (house style §4.3 item 3).
+ * destination is either absent, untouched or complete (CONTRIBUTING.md house style 3).
  *
  * A download whose body drops after N bytes resumes with `Range: bytes=N-`
  * (and `If-Range`: the strong ETag, else Last-Modified) when the 200 said
@@ -486,7 +486,7 @@ export class HttpClient {
             // only notices while the pipeline reads it: a stage that stopped
             // taking bytes (backpressure) would leave the body parked and the
             // pipeline waiting for ever. So they tear the whole pipeline down
-            // (issue 11 #11). (Other aborts of the hop come with a body error.)
+            // (pinned by test/e2e/stream-hasher.test.ts). (Other aborts of the hop come with a body error.)
             const halt = new AbortController();
             const onHopAbort = (): void => {
               if (hop.timedOut !== undefined || o.signal?.aborted) halt.abort(hop.controller.signal.reason);

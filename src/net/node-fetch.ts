@@ -66,7 +66,7 @@ type ProxyAgentClass = new (proxy: string, secureContext: SecureContext | undefi
  * request's options, which node-fetch does not give a `ca`. This subclass adds
  * the trusted CAs there. The module (with its dependencies, ~20 files) is
  * loaded only when a proxy is used: most runs have none, and start-up time
- * counts (issue #5, the incremental mirror run).
+ * counts (bench/results-commands.md: the second mirror run into the same target).
  */
 let proxyAgentClass: Promise<ProxyAgentClass> | undefined;
 function loadProxyAgentClass(): Promise<ProxyAgentClass> {

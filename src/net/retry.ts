@@ -1,7 +1,7 @@
 /**
  * Retry policy: which failures are retried and how long to wait.
  *
- * Modelled on go-retryablehttp as OpenTofu configures it (spec §4.1 items
+ * Modelled on go-retryablehttp as OpenTofu configures it (docs/reference.md §4.1 items
  * 57–58): connection errors, 429 and every 5xx except 501 are retried, with
  * an exponential backoff from `minMs` doubling up to `maxMs`, and a
  * `Retry-After` header (seconds or an HTTP date) on a 429 or 503 replaces the

@@ -4,7 +4,7 @@
  * {@link FetchLike} is a subset of WHATWG `fetch` that node-fetch, undici's
  * `fetch` and a ten-line test double all satisfy. Everything above `src/net`
  * receives an {@link HttpClient} (or a `FetchLike`) as a parameter; nothing
- * creates connections on its own (house style §4.3 item 7).
+ * creates connections on its own (CONTRIBUTING.md house style 7).
  */
 
 /** What the client passes to a {@link FetchLike}. */

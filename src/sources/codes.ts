@@ -1,7 +1,7 @@
 /**
  * The error codes of `src/sources`, by short name (the values are {@link ErrorCode}s).
  *
- * The multi-source (spec §4.4 item 72) branches on three of them:
+ * The multi-source (docs/reference.md §4.4 item 72) branches on three of them:
  * `PROVIDER_NOT_FOUND`, `REGISTRY_PROVIDER_UNKNOWN` and `PLATFORM_NOT_SUPPORTED`
  * are "try the next source"; every other error aborts.
  */

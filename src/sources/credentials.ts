@@ -1,8 +1,8 @@
 /**
- * Bearer tokens per host (spec §7 item 103), as injected lookups.
+ * Bearer tokens per host (docs/reference.md §7 item 103), as injected lookups.
  *
  * Which requests get a host's token is decided by the sources, as the
- * reference does (spec §8.2 item 112): service discovery and the registry API
+ * reference does (docs/reference.md §8.2 item 112): service discovery and the registry API
  * of the provider's host, and a network mirror's JSON documents — never
  * package archives, SHA256SUMS or signatures. The HTTP client then sends a
  * token only to the host it was bound to, so a redirect elsewhere drops it.
@@ -19,7 +19,7 @@ const PREFIX = 'TF_TOKEN_';
  * (`cliconfig/credentials.go`): `__` → `-`, then `_` → `.`, then the lenient
  * display form, then the comparison form, so both Unicode and punycode names
  * work (`TF_TOKEN_xn____caf__dma_example` and `TF_TOKEN_café_example`). A port
- * cannot be written with underscores (terraform-observed: only a literal
+ * cannot be written with underscores (docs/reference.md §7 item 103: only a literal
  * `TF_TOKEN_localhost:28443` works). Empty values and undecodable names are
  * ignored.
  */
@@ -47,7 +47,7 @@ export function staticCredentials(byHost: Readonly<Record<string, string>>): Cre
   return (host) => tokens.get(host);
 }
 
-/** The first lookup that has a token wins (env before config blocks before helpers, spec item 103). */
+/** The first lookup that has a token wins (env before config blocks before helpers, docs/reference.md §7 item 103). */
 export function chainCredentials(...lookups: readonly CredentialsLookup[]): CredentialsLookup {
   return (host) => {
     for (const l of lookups) {

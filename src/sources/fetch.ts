@@ -1,6 +1,6 @@
 /**
  * Fetching a package any source described, and authenticating it as its
- * {@link PackageMeta.authentication} demands (spec §4.1 items 56 and 58,
+ * {@link PackageMeta.authentication} demands (docs/reference.md §4.1 items 56 and 58,
  * §4.3 item 69, §5.3).
  *
  * Verify-then-commit: the archive is streamed (download or local copy)
@@ -9,7 +9,7 @@
  * into place. On any failure nothing is left at the destination and the
  * temporary file is removed.
  *
- * One package, one set of bytes, one set of hashes (issue 11 #1: two packages
+ * One package, one set of bytes, one set of hashes (docs/reliability.md: two packages
  * whose archives share a file name, e.g. `hashicorp/github` and
  * `integrations/github` 4.4.0, once shared a destination, and one was hashed
  * and recorded for the other):

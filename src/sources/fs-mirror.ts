@@ -1,12 +1,12 @@
 /**
- * The filesystem mirror source (spec §4.2 items 59–63; OpenTofu
+ * The filesystem mirror source (docs/reference.md §4.2 items 59–63; OpenTofu
  * `filesystem_search.go` `SearchLocalDirectory`, `filesystem_mirror_source.go`).
  *
  * Two layouts, freely mixed under one base directory, with `HOST` in display
  * form (Unicode, `:port` kept):
  * - unpacked: `HOST/NS/TYPE/VERSION/OS_ARCH/` (a directory);
  * - packed: `HOST/NS/TYPE/terraform-provider-TYPE_VERSION_OS_ARCH.zip` (a file),
- *   the name matched case-insensitively (terraform-observed).
+ *   the name matched case-insensitively (docs/reference.md §10 item 143).
  *
  * Scan rules, as the reference's `filepath.Walk`:
  * - the base directory may be a symlink (resolved first); below it nothing is
@@ -26,7 +26,7 @@
  *
  * The directory is scanned once per source object, on first use, then
  * cached. Packages carry no authentication: they are checked only against the
- * lock file (spec item 62).
+ * lock file (docs/reference.md §4.2 item 62).
  */
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';

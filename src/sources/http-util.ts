@@ -59,7 +59,7 @@ export function urlBasename(url: URL): string {
 
 /**
  * Headers of a JSON API request to a registry or network mirror: `Accept`,
- * and `X-Terraform-Version` when the caller names a version (spec §4).
+ * and `X-Terraform-Version` when the caller names a version (docs/reference.md §4).
  */
 export function jsonApiHeaders(terraformVersion: string | undefined): Record<string, string> {
   return { accept: 'application/json', ...(terraformVersion === undefined ? {} : { 'x-terraform-version': terraformVersion }) };
@@ -68,7 +68,7 @@ export function jsonApiHeaders(terraformVersion: string | undefined): Record<str
 const MiB = 1024 * 1024;
 
 /**
- * The most bytes read of each metadata document (issue 11 #12). The reference
+ * The most bytes read of each metadata document (pinned by test/e2e/metadata-limits.test.ts). The reference
  * reads all but discovery without a limit (`io.ReadAll`), so a response
  * without end grows the process until it dies. The limits are enforced while
  * the body streams (`RequestOptions.maxBytes`: a declared `Content-Length`

@@ -1,5 +1,5 @@
 /**
- * `src/sources`: where provider packages come from (spec §4).
+ * `src/sources`: where provider packages come from (docs/reference.md §4).
  *
  * One {@link Source} interface (versions of a provider; metadata of one
  * package, with typed trust for every reported hash and the authentication to

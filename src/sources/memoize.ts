@@ -1,6 +1,6 @@
 /**
  * A source that asks its underlying source at most once per question (spec
- * §4.4 item 73; OpenTofu `memoize_source.go`): per provider for
+ * docs/reference.md §4.4 item 73; OpenTofu `memoize_source.go`): per provider for
  * `availableVersions`, per (provider, version, platform) for `packageMeta`.
  *
  * - Errors are cached like results (a provider that is not found stays not

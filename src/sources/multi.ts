@@ -1,6 +1,6 @@
 /**
  * Several sources as one, selected per provider by include/exclude patterns,
- * as `provider_installation { … }` configures them (spec §4.4 items 71–72,
+ * as `provider_installation { … }` configures them (docs/reference.md §4.4 items 71–72,
  * §7 item 99; OpenTofu `multi_source.go`).
  *
  * - Patterns: `NS/TYPE` (on the flavor's default registry host) or

@@ -1,10 +1,10 @@
 /**
- * The network mirror source (spec §4.3 items 64–70; OpenTofu
+ * The network mirror source (docs/reference.md §4.3 items 64–70; OpenTofu
  * `http_mirror_source.go`, docs `provider-network-mirror-protocol`).
  *
  * - The base URL must be `https:` with a host. Endpoints are resolved
  *   relative to it **as URLs**, so a base without a trailing `/` loses its
- *   last path segment (terraform-observed: `https://host/mirror` makes every
+ *   last path segment (docs/reference.md §10 item 142: `https://host/mirror` makes every
  *   provider "not found"); the not-found error then carries a hint.
  * - `GET BASE/HOST/NS/TYPE/index.json` (HOST in comparison form, i.e.
  *   punycode) → versions; unparsable versions are skipped with a warning.
@@ -12,13 +12,13 @@
  *   resolved against the final URL of that document, `hashes` parsed.
  * - JSON must be served as `application/json` (parameters allowed).
  * - The mirror host's token goes with the JSON requests only; archives are
- *   fetched without credentials (terraform-observed). At most 5 redirects;
+ *   fetched without credentials (docs/reference.md §4.3 item 68). At most 5 redirects;
  *   the JSON requests are not retried (RetryMax 0).
  * - Reported hashes carry trust `reported-by-mirror`; after the download at
  *   least one `h1:`/`zh:` must match (see fetch.ts). An empty list means the
  *   package is installed unverified: the metadata gets a warning.
  *
- * Fixed on purpose (spec item 70): a provider host with a port works (the
+ * Fixed on purpose (docs/reference.md §4.3 item 70): a provider host with a port works (the
  * reference builds the relative path `localhost:8443/…`, which parses as a URL
  * with scheme `localhost`); here the path is always resolved as a path.
  */
@@ -219,7 +219,7 @@ export class NetworkMirrorSource implements Source {
       throw withContext(err, { provider, ...(version === undefined ? {} : { version }), url: url.href }, `failed to query provider mirror ${this.base.href} for ${provider.toString()}`);
     }
     if (res.status === 401 || res.status === 403) {
-      // The reference always claims credentials were given here (spec item 65).
+      // The reference always claims credentials were given here (docs/reference.md §4.3 item 65).
       const final = new URL(res.url);
       throw sourceError(SourceErrorCode.UNAUTHORIZED, `host ${final.host} rejected the given authentication credentials`, {
         provider,

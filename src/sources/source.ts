@@ -1,5 +1,5 @@
 /**
- * The one `Source` interface and the data it returns (spec §4, OpenTofu
+ * The one `Source` interface and the data it returns (docs/reference.md §4, OpenTofu
  * `internal/getproviders` `Source`, `PackageMeta`, `PackageAuthentication`).
  *
  * A source answers two questions: which versions of a provider exist, and
@@ -10,7 +10,7 @@
  *
  * Trust is data: every hash a source reports carries a {@link Trust} saying
  * why it is believed, so the lock-file policy (which hashes to record, spec
- * §5.2 item 79) is a pure function elsewhere.
+ * docs/reference.md §5.2 item 79) is a pure function elsewhere.
  */
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { ProvkitError, type ErrorCode } from '../errors.js';
@@ -50,12 +50,12 @@ export type PackageLocation =
 
 /** The outcome of the SHA256SUMS signature check, done when the metadata was fetched. */
 export type SignatureOutcome =
-  /** Verified with the key `keyId` (16 upper-case hex). `expired`: tolerated with a warning (OpenTofu, spec item 119). */
+  /** Verified with the key `keyId` (16 upper-case hex). `expired`: tolerated with a warning (OpenTofu, docs/reference.md §8.5 item 119). */
   | { readonly kind: 'signed'; readonly keyId: string; readonly expired: boolean }
-  /** OpenTofu's default registry without keys and without enforcement (spec item 118). */
+  /** OpenTofu's default registry without keys and without enforcement (docs/reference.md §8.5 item 118). */
   | { readonly kind: 'skipped'; readonly reason: string };
 
-/** What a registry package must pass after download (spec §4.1 item 56, steps 1 and 3). */
+/** What a registry package must pass after download (docs/reference.md §4.1 item 56, steps 1 and 3). */
 export interface RegistryAuthentication {
   readonly kind: 'registry';
   /** Lower-case hex SHA-256 the archive must have (`shasum`; already found in SHA256SUMS). */
@@ -67,7 +67,7 @@ export interface RegistryAuthentication {
   readonly packageSize?: number;
 }
 
-/** A network mirror package: at least one of `hashes` must match the archive (spec §4.3 item 69). */
+/** A network mirror package: at least one of `hashes` must match the archive (docs/reference.md §4.3 item 69). */
 export interface MirrorHashAuthentication {
   readonly kind: 'mirror-hashes';
   readonly mirror: string;
@@ -169,7 +169,7 @@ export function withContext(err: unknown, ctx: SourceErrorContext, prefix?: stri
 
 /**
  * The reference's one-word summary of how a fetched package was
- * authenticated (`PackageAuthenticationResult.String`, spec item 120), in
+ * authenticated (`PackageAuthenticationResult.String`, docs/reference.md §8.5 item 120), in
  * priority order: `signed`, `signing skipped` (registry-reported hashes),
  * `verified checksum`, `unauthenticated`.
  */

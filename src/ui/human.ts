@@ -1,6 +1,6 @@
 /**
  * Human rendering of installer events and diagnostics, in the reference's
- * words (spec §6.1 item 90): one line per event, diagnostics in the boxed
+ * words (docs/reference.md §6.1 item 90): one line per event, diagnostics in the boxed
  * form terraform and tofu print. Colour and progress only on a TTY.
  */
 import { type Flavor, flavorInfo, type ProviderAddress } from '../addresses/index.js';
@@ -108,7 +108,7 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
   }
 }
 
-/** The closing lines of `providers lock` (item 90). */
+/** The closing lines of `providers lock` (docs/reference.md §6.1 item 90). */
 export function renderLockSuccess(changed: boolean, flavor: Flavor, out: TextSink): void {
   const product = flavorInfo(flavor).productName;
   const tty = out.isTTY === true;

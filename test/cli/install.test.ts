@@ -601,7 +601,7 @@ describe('provkit install from a registry', () => {
     expect(fresh.code).toBe(0);
     expect(fresh.stderr).toContain('the zip form and the extracted form of this package have different h1: hashes');
     const extracted = (await hashPackageDir(join(dir, '.terraform/providers', reg.host, 'acme/docs/1.0.0/linux_amd64'))).text;
-    // The lock `providers lock -fs-mirror` would write: the extracted h1 only (terraform-observed.md, verified with acme-labs/beta).
+    // The lock `providers lock -fs-mirror` would write: the extracted h1 only (docs/reference.md §10 item 141, verified with acme-labs/beta).
     await writeFile(lockPath(), lockWith([extracted], 'docs', '1.0.0', '1.0.0'));
     await rm(join(dir, '.terraform'), { recursive: true });
     const r = await run(['-flavor=terraform', 'install', '-platform=linux_amd64'], dir, { SSL_CERT_FILE: reg.caPath });

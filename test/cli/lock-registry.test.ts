@@ -1,6 +1,6 @@
 // `provkit lock` against the in-repo fake registry (HTTPS on loopback, signed
 // SHA256SUMS): the lock records the h1: of each requested platform and every
-// zh: of the signed checksum list (terraform-observed.md "What each source
+// zh: of the signed checksum list (docs/reference.md §10 item 139, "What each source
 // records"); faults end in a clear error and an untouched lock file.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';

@@ -82,7 +82,7 @@ describe('issue 11 #19: -net-mirror sends the CLI configuration’s credentials 
       const json = log.filter((q) => q.path.endsWith('.json'));
       expect(json.length).toBeGreaterThan(0);
       expect(json.every((q) => q.headers['authorization'] === `Bearer ${TOKEN}`)).toBe(true);
-      // Archives never carry the token (terraform-observed; sources/net-mirror.ts).
+      // Archives never carry the token (docs/reference.md §4.3 item 68; sources/net-mirror.ts).
       expect(log.filter((q) => q.path.endsWith('.zip')).every((q) => q.headers['authorization'] === undefined)).toBe(true);
       expect(w.tmpLeftovers()).toEqual([]);
     });

@@ -101,8 +101,7 @@ export async function hashesOf(zip: Buffer): Promise<PackageHashes> {
 }
 
 /**
- * What a lock records for a signed registry provider (terraform-observed.md,
- * "What each source records"): the `h1:` of each locked platform and the
+ * What a lock records for a signed registry provider (docs/reference.md §10 item 139): the `h1:` of each locked platform and the
  * `zh:` of every package its signed SHA256SUMS lists; sorted.
  */
 export function expectedLockHashes(byPlatform: ReadonlyMap<string, PackageHashes>, locked: readonly string[]): string[] {

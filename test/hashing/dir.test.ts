@@ -1,5 +1,5 @@
 // h1: of unpacked package directories (HashDir), with the reference's symlink
-// rules (opentofu-reference.md §2.3 item 25, vector V6).
+// rules (docs/reference.md §2.3 item 25, §2.4 vector V6).
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,7 @@
 // dirhash Hash1 over (names, open): expected values are derived independently
 // here (the summary text is built in the test, as golang/mod's hash_test.go
 // does with `h` and `htop`), plus the golden vectors the reference produced
-// (opentofu-reference.md §2.4).
+// (docs/reference.md §2.4).
 import { createHash } from 'node:crypto';
 
 import { describe, expect, it } from 'vitest';

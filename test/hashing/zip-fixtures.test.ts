@@ -30,7 +30,7 @@ const REFERENCE_H1: Record<string, string> = {
   'accept/junk-before-and-after.zip': 'h1:us6YZP1dV5SzJdSr0HCuGbKG+0BhZiLpzIqqIVKVxAc=',
   'accept/stored-and-deflated-empty.zip': 'h1:VSYhDow4XeOL8P3+ffHtPQO66gSBi4x/m93Bx9fceL0=',
   'accept/zero-crc-not-checked.zip': 'h1:d3n6kr3pqULmgTLiUZkPNBw255nQ7Sn/7hfpLBlb5yM=',
-  // opentofu-reference.md §2.4 V2 and V3
+  // docs/reference.md §2.4 V2 and V3
   'accept/v2-directory-entry.zip': 'h1:kpm3HvNWXCJfzn04emBWDcSJJ22UCgJC7lSZ1FbYhUk=',
   'accept/v3-duplicate-names.zip': 'h1:eeLLTL+q/y22vXQTqxwvtBKQkxw/+KHpLHoy2re2hag=',
 };

@@ -1,4 +1,4 @@
-// SHA256SUMS readers (terraform-observed parsing rules) and TF_TOKEN_ decoding.
+// SHA256SUMS readers (docs/reference.md §10 item 139) and TF_TOKEN_ decoding.
 import { describe, expect, it } from 'vitest';
 
 import { hostnameForComparison } from '../../src/addresses/index.js';

@@ -1,5 +1,5 @@
 /**
- * `provkit install [options]`: the provider step of `init` (spec §5, §3.3
+ * `provkit install [options]`: the provider step of `init` (docs/reference.md §5, §3.3
  * item 42). Thin: flags → requirements, old locks, a source, a cache →
  * `runInstall` → render → lock file → exit code.
  */

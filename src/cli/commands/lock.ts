@@ -1,5 +1,5 @@
 /**
- * `provkit lock [options] [PROVIDER...]`: `providers lock` (spec §6.1).
+ * `provkit lock [options] [PROVIDER...]`: `providers lock` (docs/reference.md §6.1).
  * Thin: flags → requirements, old locks, a source → `runLock` → render → save.
  */
 import { join } from 'node:path';
@@ -115,7 +115,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
         })),
       );
     }
-    // The reference always rewrites the file (item 43), atomically; not after an interrupt.
+    // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically; not after an interrupt.
     if (signal.aborted) return 1;
     await saveLockFile(lockPath, outcome.locks, globals.flavor);
     ui.lockSuccess(!locksEqual(old.locks, outcome.locks));

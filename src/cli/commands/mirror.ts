@@ -1,5 +1,5 @@
 /**
- * `provkit mirror [options] TARGET_DIR`: `providers mirror` (spec §6.2).
+ * `provkit mirror [options] TARGET_DIR`: `providers mirror` (docs/reference.md §6.2).
  * Thin: flags → requirements, lock selections, a source → `runMirror` → render.
  */
 import { createHash } from 'node:crypto';

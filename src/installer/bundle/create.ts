@@ -164,7 +164,7 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
             try {
               const meta = await options.source.packageMeta(provider, version, platform, options.signal);
               events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
-              // A directory of its own per package: packages of other providers have the same file names (issue 11 #1).
+              // A directory of its own per package: packages of other providers have the same file names (docs/reliability.md).
               const destPath = meta.location.kind === 'http' ? join(await packageDir(), packedFileName(provider, version, platform)) : undefined;
               const fetched = await network(() =>
                 fetchPackage(meta, {

@@ -1,16 +1,16 @@
 /**
  * What `serve` knows of a mirror directory: the documents and archives of
- * the network mirror protocol (spec §4.3), answered from a filesystem mirror
- * (packed and unpacked layouts, §4.2) through {@link FilesystemMirrorSource},
+ * the network mirror protocol (docs/reference.md §4.3), answered from a filesystem mirror
+ * (packed and unpacked layouts, docs/reference.md §4.2) through {@link FilesystemMirrorSource},
  * so the directory is read by the same rules `install -fs-mirror` uses.
  *
- * - Only the protocol's documents exist (issue 11 #20): `index.json` and
+ * - Only the protocol's documents exist (pinned by test/e2e/serve-hardening.test.ts): `index.json` and
  *   `VERSION.json` where VERSION is a version in its canonical form (as
  *   clients request it), and `terraform-provider-TYPE_VERSION_OS_ARCH.zip`.
  *   Any other name, `*.json` included (dotfiles, notes, `hashes.json`), is
  *   not found.
  * - Only regular files that resolve inside the served directory are read
- *   (issue 11 #14, see files.ts): a document, an archive, an unpacked
+ *   (files.ts; pinned by test/e2e/serve-hardening.test.ts): a document, an archive, an unpacked
  *   package or a file of one that is a link out (or a FIFO, a device) is
  *   treated as absent, with a warning. Versions without a servable package
  *   are left out of generated documents.

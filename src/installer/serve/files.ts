@@ -1,6 +1,6 @@
 /**
  * Opening what `serve` sends: only regular files that resolve inside the
- * served directory (issue 11 #14).
+ * served directory (pinned by test/e2e/serve-hardening.test.ts).
  *
  * A mirror directory may hold symlinks (the filesystem mirror layout allows a
  * packed archive or an unpacked package to be one, see

@@ -1,5 +1,5 @@
 /**
- * `serve`: a read-only provider network mirror (spec §4.3) over a mirror
+ * `serve`: a read-only provider network mirror (docs/reference.md §4.3) over a mirror
  * directory (see catalog.ts for what it serves).
  *
  * - HTTPS with the given certificate; plain HTTP only on a loopback address
@@ -140,7 +140,7 @@ function etagMatches(header: string | undefined, etag: string): boolean {
 /**
  * The request target as the access log records it: the path, and of a query
  * string only that there was one (`?[redacted]`): clients put tokens there
- * (issue 11 #15), and the protocol uses none.
+ * (pinned by test/e2e/serve-hardening.test.ts), and the protocol uses none.
  */
 export function loggedPath(rawUrl: string): string {
   const q = rawUrl.indexOf('?');
@@ -153,7 +153,7 @@ export function loggedPath(rawUrl: string): string {
  * requests without reading the responses; Node parses every request it has
  * read and queues a response object for each, and resumes reading as soon as
  * its own queue drains into the socket's buffer, so a client that never
- * reads made the server grow without bound (issue 11 #15: 60,000 pipelined
+ * reads made the server grow without bound (test/e2e/serve-hardening.test.ts: 60,000 pipelined
  * requests, 900 MB). tofu and terraform (Go's net/http) never pipeline.
  */
 export const MAX_PIPELINED = 32;

@@ -1,6 +1,6 @@
 /**
- * Reading a registry's SHA256SUMS document (spec §4.1 item 56, steps 2 and 4;
- * terraform-observed "What each source records"). Pure.
+ * Reading a registry's SHA256SUMS document (docs/reference.md §4.1 item 56, steps 2 and 4;
+ * §10 item 139). Pure.
  *
  * Two readers, as in the reference, with slightly different line rules:
  * - {@link findChecksum} (`matchingChecksumAuthentication`): split on `\n`,

@@ -1,5 +1,5 @@
 /**
- * Terraform-native service discovery (spec §4.1 items 52–53; `opentofu/svchost`
+ * Terraform-native service discovery (docs/reference.md §4.1 items 52–53; `opentofu/svchost`
  * `disco/`), once per host per run.
  *
  * - `GET https://HOST/.well-known/terraform.json` (HOST in comparison form,

@@ -1,5 +1,5 @@
 /**
- * The provider registry source, protocol v1 (spec §4.1 items 52–58, §8.5;
+ * The provider registry source, protocol v1 (docs/reference.md §4.1 items 52–58, §8.5;
  * OpenTofu `registry_source.go`, `registry_client.go`).
  *
  * - Discovery gives the `providers.v1` base URL of the provider's host
@@ -170,7 +170,7 @@ export class RegistrySource implements Source {
       throw invalid(`registry response to request for ${platform.toString()} archive has incorrect target ${String(os)}_${String(arch)}`);
     }
 
-    // URLs, resolved against the response URL; plain http is accepted (spec item 112).
+    // URLs, resolved against the response URL; plain http is accepted (docs/reference.md §8.2 item 112).
     const link = (field: string, what: string): URL => {
       const raw = body[field];
       let u: URL | undefined;

@@ -1,6 +1,6 @@
 /**
  * Checking the detached OpenPGP signature of a registry's SHA256SUMS (spec
- * §8.5 items 116–119, §9 item 124; OpenTofu `package_authentication.go`
+ * docs/reference.md §8.5 items 116–119, §9 item 124; OpenTofu `package_authentication.go`
  * `signatureAuthentication`), with openpgp.js in place of ProtonMail go-crypto.
  *
  * - Each listed key (`signing_keys.gpg_public_keys[].ascii_armor`) is tried in
@@ -13,10 +13,10 @@
  *   alone judges a key at the signature's creation time): an expired key or
  *   signature is tolerated with a warning by OpenTofu unless
  *   `OPENTOFU_ENFORCE_GPG_EXPIRATION=true`, and refused by Terraform.
- * - When the check applies (spec item 117): Terraform always; OpenTofu when
+ * - When the check applies (docs/reference.md §8.5 item 117): Terraform always; OpenTofu when
  *   the registry listed at least one key, or the provider is not on
  *   `registry.opentofu.org`, or `OPENTOFU_ENFORCE_GPG_VALIDATION=true`.
- *   Otherwise OpenTofu skips it (spec item 118) and the caller records the
+ *   Otherwise OpenTofu skips it (docs/reference.md §8.5 item 118) and the caller records the
  *   SHA256SUMS hashes as registry-reported.
  * - Error texts: Terraform's are the bare reason (`authentication signature
  *   from unknown issuer`); OpenTofu wraps it as `the provider is not signed
