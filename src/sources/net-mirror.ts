@@ -201,7 +201,9 @@ export class NetworkMirrorSource implements Source {
       res = await this.options.http.get(url.href, {
         headers: jsonApiHeaders(this.options.terraformVersion),
         ...this.credential(),
-        retries: 0,
+        // The registry client's retries, as the reference borrows them
+        // (hashicorp/terraform internal/getproviders/http_mirror_source.go:
+        // `retryableClient.RetryMax = discoveryRetry`).
         maxRedirects: 5,
         maxBytes: METADATA_LIMITS[kind],
         ...(signal === undefined ? {} : { signal }),

@@ -4,8 +4,12 @@
  *
  * - `GET https://HOST/.well-known/terraform.json` (HOST in comparison form,
  *   with its port), `Accept: application/json`, the host's token when there
- *   is one; no retries (the reference's discovery client has none), the
- *   client's redirect limit, a 10 s connect timeout by default.
+ *   is one; the client's retries (default 1), the client's redirect limit, a
+ *   10 s connect timeout by default. The reference's discovery client does not
+ *   retry (svchost `disco.go` uses a plain `http.Client`), so one HTTP 500 or
+ *   reset fails a whole `init`; retrying it changes no successful result and
+ *   lets a run ride out a transient fault (a deliberate deviation,
+ *   docs/reliability.md; pinned by test/e2e/fault-matrix.test.ts).
  * - 200 with media type `application/json` and a JSON object of at most
  *   1 MiB: the services. 404: the host has no services. Anything else fails.
  * - Results are cached per host for the life of the object (share one per
@@ -122,7 +126,6 @@ export class ServiceDiscovery {
       res = await this.options.http.get(url, {
         headers: { accept: 'application/json' },
         ...(token === undefined ? {} : { credential: { host: new URL(url).host, token } }),
-        retries: 0,
         connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
         maxBytes: METADATA_LIMITS.discovery,
         ...(signal ?? this.options.signal ? { signal: signal ?? this.options.signal } : {}),

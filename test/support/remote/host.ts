@@ -169,6 +169,10 @@ process.on('message', (msg: Request) => {
     (err: unknown) => process.send?.({ id: msg.id, ok: false, error: err instanceof Error ? `${err.message}\n${err.stack ?? ''}` : String(err) }),
   );
 });
+// One bad request must not take down every server of the run: report and go on.
+process.on('uncaughtException', (err) => {
+  process.stderr.write(`server host: uncaught ${err.stack ?? String(err)}\n`);
+});
 process.on('disconnect', () => {
   void Promise.all([...servers.values()].map((s) => s.close())).finally(() => process.exit(0));
 });

@@ -43,6 +43,8 @@ export type Fault = (
   | { kind: 'truncate'; after?: number }
   /** Declare Content-Length = real length + `delta`, send the body, then close. */
   | { kind: 'wrong-length'; delta: number }
+  /** Close the connection with a TCP reset before any response byte (ECONNRESET on the client). */
+  | { kind: 'reset' }
   /** `headers`: never answer; `body`: send headers and half the body, then nothing. */
   | { kind: 'stall'; phase: 'headers' | 'body' }
   /** Flip one byte in the middle of the body (same length). */
@@ -165,6 +167,16 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
     if (fault) entry.fault = fault.kind;
 
     if (fault?.kind === 'stall' && fault.phase === 'headers') return;
+    if (fault?.kind === 'reset') {
+      // A TCP RST where the socket allows it (plain TCP); a TLS socket cannot
+      // send one from Node, so it is closed without a response byte instead.
+      try {
+        req.socket.resetAndDestroy();
+      } catch {
+        req.socket.destroy();
+      }
+      return;
+    }
     if (fault?.kind === 'status') {
       entry.status = fault.status;
       res.writeHead(fault.status, { 'content-type': 'text/plain', ...fault.headers });
