@@ -390,13 +390,14 @@ describe('discovery', () => {
     });
   });
 
-  it('treats a 404 as no services and other statuses as failures, without retrying', async () => {
+  // The reference does not retry discovery; provkit retries once (docs/reference.md §4.1 item 52).
+  it('treats a 404 as no services and other statuses as failures after one retry', async () => {
     reg.setFault(reg.paths.discovery, { kind: 'status', status: 404, times: 1 });
     expect((await caught(source().availableVersions(addr(reg)))).message).toBe(`host ${reg.host} does not offer a OpenTofu provider registry`);
-    reg.setFault(reg.paths.discovery, { kind: 'status', status: 503, times: 1 });
+    reg.setFault(reg.paths.discovery, { kind: 'status', status: 503, times: 2 });
     const err = await caught(source().availableVersions(addr(reg)));
     expect(err).toMatchObject({ code: SourceErrorCode.SERVICE_DISCOVERY, message: 'failed to request discovery document: 503 Service Unavailable' });
-    expect(reg.requests(reg.paths.discovery)).toHaveLength(2);
+    expect(reg.requests(reg.paths.discovery)).toHaveLength(3);
   });
 
   it('requires application/json', async () => {
@@ -406,7 +407,7 @@ describe('discovery', () => {
 
   it('does not cache failures', async () => {
     const discovery = new ServiceDiscovery({ http: t.http });
-    reg.setFault(reg.paths.discovery, { kind: 'status', status: 500, times: 1 });
+    reg.setFault(reg.paths.discovery, { kind: 'status', status: 500, times: 2 });
     await caught(source({ discovery }).availableVersions(addr(reg)));
     expect((await source({ discovery }).availableVersions(addr(reg))).versions).toHaveLength(2);
   });
