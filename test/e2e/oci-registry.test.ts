@@ -233,6 +233,61 @@ describe.skipIf(BIN === undefined)(`issue 16: OCI mirrors against a real registr
     }
   }, 60_000);
 
+  it('bundle import into the registry serves install; a tampered bundle publishes nothing', async () => {
+    const p = w.project('bundle', { 'main.tf': main() });
+    ok(await runCli(['bundle', 'create', ...PLATFORMS.map((x) => `-platform=${x}`), 'providers.tar'], { cwd: p, env: w.env }));
+    const imp = await runCli(['bundle', 'import', '-lock-out=bundle.lock.hcl', 'providers.tar', `oci://${reg.host}/airgap/{namespace}/{type}`], { cwd: p, env: w.env });
+    ok(imp);
+    expect(imp.stdout).toContain('Imported into oci://');
+    expect(w.tmpLeftovers()).toEqual([]);
+    const index = await registryManifest(reg, 'airgap/acme/demo', '1.1.0');
+    expect(index.status).toBe(200);
+    // install from it, checked against the bundle's lock entries.
+    const inst = w.project('bundle-install', { 'main.tf': main(), '.terraform.lock.hcl': readFileSync(join(p, 'bundle.lock.hcl'), 'utf8') });
+    const cfg = tofurc(inst, `provider_installation {\n  oci_mirror {\n    repository_template = "${reg.host}/airgap/\${namespace}/\${type}"\n    include             = ["${origin.host}/*/*"]\n  }\n}\n`);
+    const r = await runCli(['install'], { cwd: inst, env: { ...w.env, TF_CLI_CONFIG_FILE: cfg } });
+    ok(r);
+    expect(existsSync(join(inst, `.terraform/providers/${origin.host}/acme/tools/0.3.0/linux_amd64/terraform-provider-tools_v0.3.0`))).toBe(true);
+    // One byte flipped in a package member: refused before anything is sent.
+    const tar = readFileSync(join(p, 'providers.tar'));
+    const zip = upstream(demo, '1.1.0', 'linux_amd64');
+    const at = tar.indexOf(zip.subarray(0, 64));
+    expect(at).toBeGreaterThan(0);
+    tar[at + 100] = tar[at + 100]! ^ 0xff;
+    writeFileSync(join(p, 'tampered.tar'), tar);
+    const bad = await runCli(['bundle', 'import', 'tampered.tar', `oci://${reg.host}/tampered/{namespace}/{type}`], { cwd: p, env: w.env });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('Error: Bundle refused');
+    expect(bad.stderr).toContain('does not match the SHA-256 the manifest lists');
+    expect((await registryRequest(reg, '/v2/tampered/acme/demo/tags/list', 'application/json')).status).toBe(404);
+    expect(w.tmpLeftovers()).toEqual([]);
+  }, 120_000);
+
+  it('verify -mirror=oci://… checks a published mirror against a lock file', async () => {
+    const p = w.project('verify', { 'main.tf': main() });
+    const mirror = `oci://${reg.host}/verify/{namespace}/{type}`;
+    ok(await runCli(['mirror', ...PLATFORMS.map((x) => `-platform=${x}`), mirror], { cwd: p, env: w.env }));
+    ok(await runCli(['lock', ...PLATFORMS.map((x) => `-platform=${x}`), `-oci-mirror=${mirror}`], { cwd: p, env: w.env }));
+    const good = await runCli(['verify', `-mirror=${mirror}`], { cwd: p, env: w.env });
+    ok(good);
+    expect(good.stdout).toContain('.terraform.lock.hcl verified: 2 providers checked against 4 packages for darwin_arm64, linux_amd64; no problems.');
+    // A platform the mirror lacks, and a lock without darwin_arm64's hashes.
+    const missing = await runCli(['verify', `-mirror=${mirror}`, '-platform=linux_amd64', '-platform=windows_amd64'], { cwd: p, env: w.env });
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toContain(`${origin.host}/acme/demo 1.1.0 windows_amd64: no package in the mirror for this platform`);
+    const lockText = readFileSync(join(p, '.terraform.lock.hcl'), 'utf8');
+    const darwin = await runCli(['verify', `-mirror=${mirror}`], {
+      cwd: w.project('verify-partial', {
+        'main.tf': main(),
+        '.terraform.lock.hcl': lockText.replace(`"zh:${sha256(upstream(demo, '1.1.0', 'darwin_arm64'))}",\n`, ''),
+      }),
+      env: w.env,
+    });
+    expect(darwin.code).toBe(1);
+    expect(darwin.stdout).toContain(`${origin.host}/acme/demo 1.1.0 darwin_arm64: the lock file records zh: hashes for this provider, but not this archive's`);
+    expect(w.tmpLeftovers()).toEqual([]);
+  }, 120_000);
+
   it('-oci-mirror: a provider whose repository does not exist is "not found"; an invalid template is refused as tofu refuses it', async () => {
     const p = w.project('missing', { 'main.tf': main() });
     const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${reg.host}/nothing-here/{namespace}/{type}`], { cwd: p, env: w.env });
