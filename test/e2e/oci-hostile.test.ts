@@ -200,6 +200,23 @@ describe('issue 16: Bearer token challenges', () => {
     expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
   });
 
+  it('a blob redirected to another host (storage) is fetched without the registry token', async () => {
+    const repo = repository(zip);
+    const storage = await host.files({ files: Object.fromEntries(Object.entries(repo.blobs ?? {}).map(([d, b]) => [`/${d}`, b])) });
+    const redirecting = await host.oci({ repositories: { 'p/acme/demo': repo }, bearer: {}, blobRedirect: storage.origin });
+    const p = w.project('bearer-redirect', { 'main.tf': MAIN });
+    const cas = join(p, 'cas.pem');
+    writeFileSync(cas, `${redirecting.caPem}${storage.caPem}`);
+    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${redirecting.host}/p/{namespace}/{type}`], { cwd: p, env: { ...w.env, SSL_CERT_FILE: cas } });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const got = await storage.log();
+    expect(got.length).toBe(1);
+    expect(got[0]!.headers['authorization']).toBeUndefined();
+    const sent = (await redirecting.log()).find((q) => q.pathname.includes('/blobs/'));
+    expect(String(sent?.headers['authorization'])).toMatch(/^Bearer /);
+  });
+
   it('a public repository behind a token service: anonymous tokens work', async () => {
     const p = w.project('bearer-public', { 'main.tf': MAIN });
     const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${open.host}/p/{namespace}/{type}`], { cwd: p, env: { ...w.env, SSL_CERT_FILE: open.caPath } });

@@ -32,6 +32,8 @@ export interface FakeOciOptions {
   readonly repositories: Record<string, FakeOciRepository>;
   /** Require `Authorization: Bearer` tokens from `/token`, scoped to one repository each. */
   readonly bearer?: { readonly username?: string; readonly password?: string };
+  /** Answer blob GETs with `307` to `BASE/DIGEST` (as registries redirect to their storage). */
+  readonly blobRedirect?: string;
 }
 
 export interface FakeOciRegistry extends TestServer {
@@ -101,6 +103,9 @@ export async function startFakeOciRegistry(options: FakeOciOptions): Promise<Fak
         return { headers: { 'content-type': manifest.mediaType, 'docker-content-digest': sha256(manifest.body) }, body: manifest.body };
       }
       const blob = repo.blobs?.[decodeURIComponent(m[4]!)];
+      if (blob !== undefined && options.blobRedirect !== undefined && req.method === 'GET') {
+        return { status: 307, headers: { location: `${options.blobRedirect}/${decodeURIComponent(m[4]!)}` }, body: '' };
+      }
       if (blob === undefined) return { status: 404, headers: { 'content-type': 'application/json' }, body: '{"errors":[{"code":"BLOB_UNKNOWN","message":"blob unknown to registry"}]}' };
       return { headers: { 'content-type': 'application/octet-stream' }, body: blob };
     },
