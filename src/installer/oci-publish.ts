@@ -87,6 +87,7 @@ export interface PublishOptions {
 
 export interface PublishFailure {
   readonly provider?: ProviderAddress;
+  readonly version?: Version;
   readonly platform?: Platform;
   readonly summary: string;
   readonly error: ProvkitError;
@@ -316,7 +317,7 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
             try {
               manifests.push(await publishPlatform(repo, item.provider, item.version, platform, counter++));
             } catch (err) {
-              failures.push({ provider: item.provider, platform, summary: 'Cannot publish provider package', error: asError(err) });
+              failures.push({ provider: item.provider, version: item.version, platform, summary: 'Cannot publish provider package', error: asError(err) });
             }
           }),
         );
@@ -358,7 +359,7 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
         counts.tagsPushed += 1;
         events({ type: 'oci_tag', provider: item.provider, version: item.version, repository: repo.toString(), tag, digest, platforms, action: 'pushed' });
       } catch (err) {
-        failures.push({ provider: item.provider, summary: 'Cannot tag provider version', error: asError(err) });
+        failures.push({ provider: item.provider, version: item.version, summary: 'Cannot tag provider version', error: asError(err) });
       }
     }
     return { failures, ...counts };

@@ -219,7 +219,7 @@ describe.skipIf(BIN === undefined)(`issue 16: OCI mirrors against a real registr
       const r = await runCli(['mirror', ...PLATFORMS.map((x) => `-platform=${x}`), `oci://${reg.host}/failing/{namespace}/{type}`], { cwd: p, env: w.env });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('Error: Cannot publish provider package');
-      expect(r.stderr).toContain('acme/demo (darwin_arm64)');
+      expect(r.stderr).toContain('acme/demo 1.1.0 for darwin_arm64: ');
       expect(r.stderr).not.toMatch(/\n\s+at /);
       expect(w.tmpLeftovers()).toEqual([]);
     } finally {

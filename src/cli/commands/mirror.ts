@@ -127,7 +127,7 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
 
   if (oci !== undefined) {
     try {
-      return await ociMirrorRun(io, globals, ui, { requirements, locks: lock.locks, platforms, source, http, signal, template: oci, target: flags.positionals[0]!, exit });
+      return await ociMirrorRun(io, globals, ui, { requirements, locks: lock.locks, platforms, source, http, signal, template: oci, target: flags.positionals[0]! });
     } finally {
       close();
     }
@@ -210,7 +210,6 @@ async function ociMirrorRun(
     signal: AbortSignal;
     template: string;
     target: string;
-    exit: number;
   },
 ): Promise<number> {
   const cli = await loadCliConfigFor(io, globals);
@@ -229,7 +228,7 @@ async function ociMirrorRun(
     events: (e: InstallerEvent) => ui.event(e),
   });
   for (const f of outcome.failures) {
-    ui.diagnostic({ severity: 'error', summary: f.summary, detail: f.provider ? `${f.provider.toString()}${f.platform ? ` (${f.platform.toString()})` : ''}: ${f.error.message}` : f.error.message });
+    ui.diagnostic({ severity: 'error', summary: f.summary, detail: failureDetail(f), code: f.error.code });
   }
   ui.summary(
     `Published to ${o.target}: ${outcome.uploaded} blobs uploaded (${outcome.uploadedBytes} bytes), ${outcome.present} already present, ${outcome.mounted} mounted; ${outcome.tagsPushed} tags pushed, ${outcome.tagsUnchanged} unchanged.`,
@@ -243,5 +242,5 @@ async function ociMirrorRun(
       failed: outcome.failures.length,
     },
   );
-  return outcome.failures.length > 0 ? 1 : o.exit;
+  return outcome.failures.length > 0 ? 1 : 0;
 }
