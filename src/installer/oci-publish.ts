@@ -40,6 +40,7 @@ import { join } from 'node:path';
 
 import pLimit from 'p-limit';
 
+import { removeOnExit } from '../fs/cleanup.js';
 import { parsePlatform, type Platform, ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import type { Locks } from '../lockfile/index.js';
@@ -162,6 +163,8 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
   const network = pLimit(options.networkConcurrency ?? defaultNetworkConcurrency());
   const failures: PublishFailure[] = [];
   const work = await mkdtemp(join(tmpdir(), 'provkit-oci-'));
+  // Removed however the process ends (an interrupt's process.exit included: src/fs/cleanup.ts).
+  const forgetWork = removeOnExit(work);
   const counts = { uploaded: 0, uploadedBytes: 0, present: 0, mounted: 0, tagsPushed: 0, tagsUnchanged: 0 };
   /** Blobs known to be in a repository of a registry this run: digest → `registry` → repository names. */
   const knownBlobs = new Map<string, Map<string, Set<string>>>();
@@ -364,7 +367,8 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
     }
     return { failures, ...counts };
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await rm(work, { recursive: true, force: true }).catch(() => undefined);
+    forgetWork();
   }
 }
 

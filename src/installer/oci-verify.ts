@@ -24,6 +24,7 @@ import { join } from 'node:path';
 
 import pLimit from 'p-limit';
 
+import { removeOnExit } from '../fs/cleanup.js';
 import { type Platform, ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
 import { ErrorCode, isProvkitError } from '../errors.js';
 import type { HashPool } from '../hashing/index.js';
@@ -56,6 +57,8 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
   };
   const network = pLimit(defaultNetworkConcurrency());
   const work = await mkdtemp(join(tmpdir(), 'provkit-oci-verify-'));
+  // Removed however the process ends (an interrupt's process.exit included: src/fs/cleanup.ts).
+  const forgetWork = removeOnExit(work);
   let packages = 0;
   const scopeAll: Platform[] = [];
   try {
@@ -153,6 +156,7 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
     );
     return { problems, packages, providers: options.locks.size, platforms: scope };
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await rm(work, { recursive: true, force: true }).catch(() => undefined);
+    forgetWork();
   }
 }

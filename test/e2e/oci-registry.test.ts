@@ -220,6 +220,8 @@ describe.skipIf(BIN === undefined)(`issue 16: OCI mirrors against a real registr
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('Error: Cannot publish provider package');
       expect(r.stderr).toContain('acme/demo 1.1.0 for darwin_arm64: ');
+      // Nothing was published: no summary of it.
+      expect(r.stdout).not.toContain('Published to');
       expect(r.stderr).not.toMatch(/\n\s+at /);
       expect(w.tmpLeftovers()).toEqual([]);
     } finally {
