@@ -150,7 +150,7 @@ export function recordedHashes(provider: ProviderAddress, hashes: readonly Trust
   for (const h of hashes) {
     if (h.trust.kind === 'signed') out.push(h.hash);
     // OpenTofu records every hash the authentication verified locally (installer.go `localHashes`):
-    // a network mirror's matching zh: and h1:, an OCI blob's zh: (issue 16), as `install` does.
+    // a network mirror's matching zh: and h1:, an OCI blob's zh: (docs/oci.md, "Reading"), as `install` does.
     else if (flavor === 'tofu' && h.trust.kind === 'verified-locally') out.push(h.hash);
     else if (tofuRegistryTrusted && (h.trust.kind === 'reported-by-registry' || h.trust.kind === 'reported-by-mirror')) out.push(h.hash);
   }

@@ -1,6 +1,6 @@
 /**
  * `bundle import BUNDLE.tar oci://REGISTRY/TEMPLATE`: a verified bundle
- * published into an OCI registry (issue 16; docs/oci.md, docs/bundles.md).
+ * published into an OCI registry (docs/oci.md, docs/bundles.md).
  *
  * The bundle is unpacked and checked exactly as for a directory target
  * (bundle/import.ts steps 1 and 2: every member against the manifest, every
