@@ -25,6 +25,10 @@ Options:
   -platform=OS_ARCH     A target platform (repeatable; default: this machine's).
   -fs-mirror=DIR        Use a filesystem mirror instead of the origin registries.
   -net-mirror=URL       Use a network mirror (https) instead of the origin registries.
+  -oci-mirror=TEMPLATE  Use repositories of an OCI registry instead of the origin
+                        registries: REGISTRY[:PORT]/PATH, an RFC 6570 level 1
+                        template over {hostname}, {namespace} and {type}, as
+                        tofu providers lock -oci-mirror (see docs/oci.md).
   -enable-plugin-cache  Accepted for compatibility (the cache is not needed to lock).
   -all-platforms        Also lock every platform the registry publishes for the
                         selected version (each fetched and hashed).
@@ -40,6 +44,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
     platform: 'strings',
     'fs-mirror': 'string',
     'net-mirror': 'string',
+    'oci-mirror': 'string',
     'enable-plugin-cache': 'bool',
     'all-platforms': 'bool',
     json: 'bool',
@@ -50,7 +55,8 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
   const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors);
   const fsMirror = flags.strings.get('fs-mirror');
   const netMirror = flags.strings.get('net-mirror');
-  checkMirrorFlags({ fsMirror, netMirror }, errors);
+  const ociMirror = flags.strings.get('oci-mirror');
+  checkMirrorFlags({ fsMirror, netMirror, ociMirror }, errors);
   if (errors.length > 0) return ui.fail(errors);
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
@@ -79,7 +85,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
   if (reportDiagnostics(ui, old.diagnostics)) return ui.fail([]);
 
   const { http, close } = httpFor(io);
-  const source = await sourceFor(io, globals, http, { fsMirror, netMirror }, 'registry', ui);
+  const source = await sourceFor(io, globals, http, { fsMirror, netMirror, ociMirror }, 'registry', ui);
   if (!source) {
     close();
     return ui.fail([]);

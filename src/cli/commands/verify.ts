@@ -7,13 +7,20 @@ import { join, resolve } from 'node:path';
 
 import { loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
-import { runVerify } from '../../installer/verify.js';
+import { runVerify, type VerifyOutcome } from '../../installer/verify.js';
+import { runOciVerify } from '../../installer/oci-verify.js';
+import type { Requirement } from '../../installer/lock.js';
+import { type Platform, ProviderAddress } from '../../addresses/index.js';
+import type { HashPool } from '../../hashing/index.js';
+import type { Locks } from '../../lockfile/index.js';
+import { validateLevel1 } from '../../net/index.js';
+import { loadCliConfigFor, ociMirrorSourceFor } from '../wiring.js';
 import { loadLockFile, LOCK_FILE_NAME } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { parsePlatformFlags, reportDiagnostics } from '../common.js';
+import { httpFor, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
-import { createRenderer } from '../render.js';
+import { createRenderer, type Renderer } from '../render.js';
 
 export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
 
@@ -31,6 +38,10 @@ export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
 
 Options:
   -mirror=DIR           A filesystem mirror holding the packages (packed or unpacked).
+  -mirror=oci://REGISTRY[:PORT]/TEMPLATE
+                        A published OCI mirror (see docs/oci.md): its indexes,
+                        manifests and blobs are read and every package of the
+                        locked versions downloaded (to TMPDIR) and hashed.
   -platform=OS_ARCH     A platform the lock must cover (repeatable; needs -mirror;
                         default: every platform the mirror has).
   -json                 Machine-readable output (JSON lines; see docs/json-ui.md).
@@ -60,7 +71,7 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
 
   const pool = createHashPool();
   try {
-    const outcome = await runVerify({
+    const outcome = mirror?.startsWith('oci://') ? await verifyOci(io, globals, ui, { locks: lock.locks, requirements: [...config.requirements.values()], mirror, platforms, pool }) : await runVerify({
       locks: lock.locks,
       requirements: [...config.requirements.values()],
       ...(mirror === undefined ? {} : { mirrorDir: resolve(globals.cwd, mirror) }),
@@ -68,6 +79,7 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
       pool,
       flavor: globals.flavor,
     });
+    if (outcome === undefined) return ui.fail([]);
     for (const p of outcome.problems) ui.event({ type: 'verify_problem', ...p });
     const fields = {
       problems: outcome.problems.length,
@@ -84,5 +96,49 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
     return 0;
   } finally {
     await pool.close();
+  }
+}
+
+/**
+ * `-mirror=oci://…`: the configuration checks of {@link runVerify}, then the
+ * published mirror's (installer/oci-verify.ts). Undefined when the CLI
+ * configuration or the template is unusable (already reported).
+ */
+async function verifyOci(
+  io: CliIO,
+  globals: GlobalOptions,
+  ui: Renderer,
+  o: { locks: Locks; requirements: Requirement[]; mirror: string; platforms: Platform[]; pool: HashPool },
+): Promise<VerifyOutcome | undefined> {
+  const template = ociTemplate(o.mirror);
+  const problem = validateLevel1(template);
+  if (problem !== undefined) {
+    ui.diagnostic({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The mirror ${o.mirror} is not a valid URI template: ${problem}.` });
+    return undefined;
+  }
+  const cli = await loadCliConfigFor(io, globals);
+  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+  if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
+  const { http, close } = httpFor(io);
+  try {
+    const configProblems = await runVerify({ locks: o.locks, requirements: o.requirements, pool: o.pool, flavor: globals.flavor });
+    const published = await runOciVerify({
+      locks: o.locks,
+      source: ociMirrorSourceFor(template, io, http, cli),
+      mirror: o.mirror,
+      ...(o.platforms.length > 0 ? { platforms: o.platforms } : {}),
+      pool: o.pool,
+      http,
+    });
+    const problems = [...configProblems.problems, ...published.problems].sort(
+      (a, b) =>
+        ProviderAddress.compare(a.provider, b.provider) ||
+        (a.version?.toString() ?? '').localeCompare(b.version?.toString() ?? '') ||
+        (a.platform?.toString() ?? '').localeCompare(b.platform?.toString() ?? '') ||
+        a.code.localeCompare(b.code),
+    );
+    return { ...published, problems };
+  } finally {
+    close();
   }
 }
