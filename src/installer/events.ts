@@ -5,6 +5,7 @@
  * the provider (and version and platform) it is about.
  */
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+import type { NetEvents } from '../net/index.js';
 
 export type AuthLabel = 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated';
 
@@ -22,6 +23,23 @@ export type InstallerEvent =
       readonly bytes: number;
       readonly total: number | undefined;
     }
+  /**
+   * A package download failed and will be tried again after `delayMs`
+   * (`reason`: `HTTP 503`, `NET_TIMEOUT: …`); `attempt` is the attempt that failed.
+   */
+  | {
+      readonly type: 'fetch_retry';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+      readonly attempt: number;
+      readonly delayMs: number;
+      readonly reason: string;
+    }
+  /** A package download continues from byte `offset` of `total` (the server answered a range request). */
+  | { readonly type: 'fetch_resume'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly offset: number; readonly total: number }
+  /** A package could not be fetched or installed (the command reports why at the end). */
+  | { readonly type: 'fetch_failed'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform }
   | {
       readonly type: 'fetch_complete';
       readonly provider: ProviderAddress;
@@ -115,6 +133,18 @@ export function queryWarningsEvent(provider: ProviderAddress, warnings: readonly
     summary: 'Additional provider information from registry',
     detail: `The remote registry returned warnings for ${provider.toString()}:\n${warnings.map((w) => `- ${w}`).join('\n')}`,
     provider,
+  };
+}
+
+/**
+ * The network callbacks of one package's download, as installer events:
+ * progress, retries and resumes (src/net `NetEvents`).
+ */
+export function packageNetEvents(events: EventSink, provider: ProviderAddress, version: Version, platform: Platform): NetEvents {
+  return {
+    onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }),
+    onRetry: (e) => events({ type: 'fetch_retry', provider, version, platform, attempt: e.attempt, delayMs: e.delayMs, reason: e.reason }),
+    onResume: (e) => events({ type: 'fetch_resume', provider, version, platform, offset: e.offset, total: e.total }),
   };
 }
 

@@ -37,7 +37,7 @@ import { type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResul
 import type { HttpClient } from '../net/index.js';
 import { checkFetchedFor, expectedZh, fetchPackage, storedArchive, type FetchedPackage, type Source, type TrustedHash } from '../sources/index.js';
 import { requireExtractable } from './archive-check.js';
-import { type EventSink, ignoreEvents, type LockChange } from './events.js';
+import { type EventSink, ignoreEvents, type LockChange, packageNetEvents } from './events.js';
 
 /**
  * Parallel downloads by default: as many as there are cores, 2 to 4. More at
@@ -190,16 +190,19 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
         // share file names (`hashicorp/github` and `integrations/github`; one
         // source under two hosts), docs/reliability.md.
         const dir = await mkdtemp(join(work, 'pkg-'));
-        return fetchPackage(meta, {
-          destPath: join(dir, meta.filename),
-          ...(options.http ? { http: options.http } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-          hashZip: (path) => options.pool.hashZip(path),
-          streamZip: () => options.pool.streamZip(),
-          events: {
-            onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }),
-          },
-        });
+        try {
+          return await fetchPackage(meta, {
+            destPath: join(dir, meta.filename),
+            ...(options.http ? { http: options.http } : {}),
+            ...(options.signal ? { signal: options.signal } : {}),
+            hashZip: (path) => options.pool.hashZip(path),
+            streamZip: () => options.pool.streamZip(),
+            events: packageNetEvents(events, provider, version, platform),
+          });
+        } catch (err) {
+          events({ type: 'fetch_failed', provider, version, platform });
+          throw err;
+        }
       });
       fetches.set(key, p);
     }

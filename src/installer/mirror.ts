@@ -63,7 +63,7 @@ import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } f
 import { authenticateArchive, checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
 import { requireMirrorable } from './archive-check.js';
 import { acquirePackageLock, type PackageLock, type PackageLockOptions } from './cache.js';
-import { ignoreEvents } from './events.js';
+import { ignoreEvents, packageNetEvents } from './events.js';
 import { defaultNetworkConcurrency, type FetchRunOptions, selectVersion } from './lock.js';
 
 export type MirrorHashes = 'reference' | 'all';
@@ -249,7 +249,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
           hashZip: (p) => options.pool.hashZip(p),
           streamZip: () => options.pool.streamZip(),
           ...(options.hashStore ? { hashStore: options.hashStore } : {}),
-          events: { onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }) },
+          events: packageNetEvents(events, provider, version, platform),
         }),
       );
       if (fetched.kind !== 'archive') {
@@ -260,6 +260,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       }
       checkFetchedFor(fetched, provider, version, platform);
     } catch (err) {
+      events({ type: 'fetch_failed', provider, version, platform });
       failures.push({ provider, version, platform, summary: 'Cannot download provider release', error: asError(err) });
       return;
     }
@@ -273,6 +274,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       packages.push({ provider, version, platform, rel, action: 'written' });
       events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.keyId, reused: false });
     } catch (err) {
+      events({ type: 'fetch_failed', provider, version, platform });
       failures.push({ provider, version, platform, summary: 'Invalid provider package', error: asError(err) });
     }
   };
