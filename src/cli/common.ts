@@ -3,7 +3,8 @@
  * reference's diagnostics, the HTTP client, the source the flags or the CLI
  * configuration select, signal handling, and the archive limits.
  */
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
 
 import { currentPlatform, parsePlatform, type Platform } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
@@ -13,7 +14,9 @@ import { createNodeFetch, HttpClient, httpTuningFromEnv, validateLevel1 } from '
 import { FilesystemMirrorSource, type Source } from '../sources/index.js';
 import { diagnosticLocation } from '../config/index.js';
 import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
+import { diagnosticSnippet, sortDiagnostics } from '../ui/diagnostic.js';
 import type { Diagnostic } from '../ui/human.js';
+import { LOCK_FILE_NAME } from '../lockfile/index.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
 import { hashStoreDir, installationSourceFor, loadCliConfigFor, netMirrorSourceFor, ociMirrorSourceFor, registrySourceFor } from './wiring.js';
@@ -81,9 +84,42 @@ export function ociTemplate(value: string): string {
   return value.startsWith('oci://') ? value.slice('oci://'.length) : value;
 }
 
-/** Renders configuration or lock-file diagnostics (with their file:line:col); true when one is an error. */
-export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnostic[]): boolean {
-  for (const d of diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) });
+/**
+ * Renders configuration or lock-file diagnostics in the reference's order
+ * (`tfdiags.Diagnostics.Sort`), each with its file and line and, for a
+ * configuration file read from `cwd`, the source lines with the subject
+ * underlined (terraform shows the lock file's as "source code not
+ * available": its sources are the configuration's files only,
+ * `Meta.configSources`); true when one is an error.
+ */
+export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnostic[], cwd?: string): boolean {
+  const sources = new Map<string, Uint8Array | undefined>();
+  const source = (filename: string): Uint8Array | undefined => {
+    if (cwd === undefined || basename(filename) === LOCK_FILE_NAME) return undefined;
+    if (!sources.has(filename)) {
+      let bytes: Uint8Array | undefined;
+      try {
+        bytes = readFileSync(resolve(cwd, filename));
+      } catch {
+        bytes = undefined;
+      }
+      sources.set(filename, bytes);
+    }
+    return sources.get(filename);
+  };
+  const keyed = diagnostics.map((d) => ({ d, severity: d.severity, subject: d.range.start.line === 0 ? undefined : { filename: d.range.filename, start: d.range.start.byte, end: d.range.end.byte } }));
+  for (const { d } of sortDiagnostics(keyed)) {
+    const r = d.range;
+    const src = r.start.line === 0 ? undefined : source(r.filename);
+    ui.diagnostic({
+      severity: d.severity,
+      summary: d.summary,
+      detail: d.detail,
+      location: diagnosticLocation(d),
+      ...(r.start.line === 0 ? {} : { range: { filename: r.filename, line: r.start.line, start: r.start.byte, end: r.end.byte } }),
+      ...(src === undefined ? {} : { snippet: diagnosticSnippet(src, r, d.context) }),
+    });
+  }
   return diagnostics.some((d) => d.severity === 'error');
 }
 

@@ -1,7 +1,8 @@
 /** What a command may touch of the outside world (injected, so tests run commands in-process). */
 export interface CliIO {
-  readonly stdout: { write(text: string): unknown; isTTY?: boolean };
-  readonly stderr: { write(text: string): unknown; isTTY?: boolean };
+  /** `columns`: the terminal's width, when the stream is one (Node's `tty.WriteStream`). */
+  readonly stdout: { write(text: string): unknown; isTTY?: boolean; columns?: number };
+  readonly stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   /**

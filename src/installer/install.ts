@@ -84,7 +84,7 @@ import {
   withPackageLock,
 } from './cache.js';
 import { requireExtractable } from './archive-check.js';
-import { type AuthLabel, type EventSink, ignoreEvents, queryWarningsEvent } from './events.js';
+import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, queryWarningsEvent } from './events.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { type ProviderFailure, type Requirement, selectVersion } from './lock.js';
 
@@ -144,7 +144,22 @@ export interface InstallOutcome {
   /** The locks after the install; providers that failed keep their old entry, providers no longer required are gone. */
   readonly locks: Locks;
   readonly installed: readonly InstalledPackage[];
-  readonly failures: readonly ProviderFailure[];
+  readonly failures: readonly InstallFailure[];
+}
+
+/**
+ * Where an install failed, as the reference's installer reports it
+ * (hashicorp/terraform internal/providercache/installer.go events):
+ * `query` while choosing the version (`QueryPackagesFailure`), `fetch`
+ * from the package's metadata on (`FetchPackageFailure`), `cache` while
+ * linking a package from the plugin cache (`LinkFromCacheFailure`).
+ */
+export type InstallPhase = 'query' | 'fetch' | 'cache';
+
+export interface InstallFailure extends ProviderFailure {
+  readonly phase: InstallPhase;
+  /** The version chosen, once it is known (always in the `fetch` and `cache` phases). */
+  readonly version: Version | undefined;
 }
 
 /**
@@ -249,7 +264,8 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
   };
   const matchesH1 = (allowed: readonly Hash[], h1: Hash | undefined): boolean => h1 !== undefined && allowed.some((h) => h.text === h1.text);
 
-  const installOne = async (req: Requirement): Promise<ProviderResult> => {
+  /** `at` follows the work: its phase and version say where a failure happened. */
+  const installOne = async (req: Requirement, at: { phase: InstallPhase; version: Version | undefined; started: boolean }): Promise<ProviderResult> => {
     const { provider, constraints } = req;
     const lock = options.oldLocks.provider(provider);
     const locked = options.upgrade ? undefined : lock?.version;
@@ -278,6 +294,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       version = chosen.version;
       events({ type: 'provider_selected', provider, version, reason: chosen.reason, constraints: constraints.toString() });
     }
+    at.version = version;
     const allowed = allowedHashes(lock, version);
     const targetPath = packageDir(options.targetDir, provider, version, platform);
     const cachePath = options.cacheDir === undefined ? undefined : packageDir(options.cacheDir, provider, version, platform);
@@ -297,6 +314,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     };
 
     return withPackageLock(packageLockPath(installBase, provider, version, platform), lockOptions(provider), async () => {
+      at.phase = 'fetch';
       // Step 2a: the target already holds a matching package (docs/reference.md §5.2 item 78.1).
       if (allowed.length > 0) {
         const t = await inspectPackageDir(targetPath);
@@ -313,6 +331,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
           const h1 = await hashDirOrUndefined(cachePath);
           const acceptable = allowed.length > 0 ? matchesH1(allowed, h1) : options.cacheMayBreakLockFile === true;
           if (acceptable && h1 !== undefined) {
+            at.phase = 'cache';
             await findExecutable(cachePath, provider, version, platform);
             await linkIntoTarget(cachePath);
             const executable = await findExecutable(targetPath, provider, version, platform);
@@ -321,16 +340,19 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
         }
       }
 
-      // Step 3: fetch, verify, install.
+      // Step 3: fetch, verify, install (a locked version is looked up now: still the version query).
+      at.phase = 'query';
       if (!queried) {
         const available = await options.source.availableVersions(provider, options.signal);
         const warned = queryWarningsEvent(provider, available.warnings);
         if (warned) events(warned);
         selectVersion(provider, available.versions, constraints, version, flavor);
       }
+      at.phase = 'fetch';
       const meta = await options.source.packageMeta(provider, version, platform, options.signal);
       for (const w of meta.warnings) events({ type: 'warning', summary: w, detail: '', provider });
       events({ type: 'install_start', provider, version, platform, location: options.source.forDisplay(provider) });
+      at.started = true;
       await removeStaleTemps(installPath);
       const fetched = await network(() => fetchOne(meta));
       try {
@@ -360,7 +382,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       hashZip: (path) => pool.hashZip(path),
       streamZip: () => pool.streamZip(),
       ...(options.hashStore ? { hashStore: options.hashStore } : {}),
-      events: { onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }) },
+      events: packageNetEvents(events, provider, version, platform),
     });
   };
 
@@ -429,16 +451,18 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
 
   const installed: InstalledPackage[] = [];
   const entries: InstalledProvider[] = [];
-  const failures: ProviderFailure[] = [];
+  const failures: InstallFailure[] = [];
   try {
     await Promise.all(
       options.requirements.map(async (req) => {
+        const at: { phase: InstallPhase; version: Version | undefined; started: boolean } = { phase: 'query', version: undefined, started: false };
         try {
-          const r = await installOne(req);
+          const r = await installOne(req, at);
           installed.push(r.installed);
           if (r.lock) entries.push(r.lock);
         } catch (err) {
-          failures.push({ provider: req.provider, platform, error: asProvkitError(err) });
+          if (at.started && at.version) events({ type: 'fetch_failed', provider: req.provider, version: at.version, platform });
+          failures.push({ provider: req.provider, platform, error: asProvkitError(err), phase: at.phase, version: at.version });
         }
       }),
     );
@@ -450,7 +474,9 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
   const order = (p: ProviderAddress): number => options.requirements.findIndex((r) => r.provider.equals(p));
   installed.sort((a, b) => order(a.provider) - order(b.provider));
   entries.sort((a, b) => order(a.provider) - order(b.provider));
-  failures.sort((a, b) => order(a.provider) - order(b.provider));
+  // Version queries come before fetches, as the reference's installer runs them; then in configuration order.
+  const phases: readonly InstallPhase[] = ['query', 'fetch', 'cache'];
+  failures.sort((a, b) => phases.indexOf(a.phase) - phases.indexOf(b.phase) || order(a.provider) - order(b.provider));
   const locks = mergeInit(
     options.oldLocks,
     entries,
@@ -460,11 +486,57 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
 }
 
 /**
- * The reference's report of failed providers (docs/reference.md §5.2 item 81):
- * `some providers could not be installed:\n- ADDR: ERR` (sorted, trimmed),
- * with an error's hint, if any, on an indented line after it.
+ * The reference's diagnostics for failed providers: one per provider, worded
+ * by where it failed, as `init` reports them (the installer event callbacks
+ * of `internal/command/init.go` in hashicorp/terraform v1.11.4 and
+ * opentofu/opentofu): `Failed to query available provider packages` (tofu:
+ * `Failed to resolve provider packages` unless the provider was not found),
+ * `Failed to install provider` (`Error while installing NS/TYPE vX: …`),
+ * `Incompatible provider version` for a package missing for the platform,
+ * `Failed to install provider from shared cache`. A provkit hint, when the
+ * error has one, follows on an indented line (the reference has none).
  */
-export function formatInstallFailures(failures: readonly ProviderFailure[]): string {
-  const lines = [...new Set(failures.map((f) => `- ${f.provider.toString()}: ${f.error.message.trim()}${f.error.hint ? `\n  (${f.error.hint})` : ''}`))].sort();
-  return `some providers could not be installed:\n${lines.join('\n')}`;
+export function installFailureDiagnostics(failures: readonly InstallFailure[], flavor: Flavor): Array<{ severity: 'error'; summary: string; detail: string }> {
+  const tofu = flavor === 'tofu';
+  const command = tofu ? 'tofu' : 'terraform';
+  const product = tofu ? 'OpenTofu' : 'Terraform';
+  return failures.map((f) => {
+    const name = f.provider.toShortString(flavor);
+    const err = f.error.message.trim();
+    const hint = f.error.hint ? `\n  (${f.error.hint})` : '';
+    const v = f.version?.toString() ?? '';
+    const diag = (summary: string, detail: string): { severity: 'error'; summary: string; detail: string } => ({ severity: 'error', summary, detail: `${detail}${hint}` });
+    if (f.phase === 'query') {
+      const code = f.error.code;
+      if (code === ErrorCode.PROVIDER_NOT_FOUND) {
+        // The sources searched (the multi-source's hint, `searched:` and a `- SOURCE` line each) are the detail's list.
+        const searched = /^searched:\n/.test(f.error.hint ?? '') ? (f.error.hint ?? '').split('\n').slice(1) : [];
+        const sources = searched.map((x) => `  ${x}`).join('\n');
+        return { severity: 'error', summary: 'Failed to query available provider packages', detail: `Could not retrieve the list of available versions for provider ${name}: ${err}\n\n${sources}${searched.length > 0 ? '' : hint}` };
+      }
+      if (code === ErrorCode.REGISTRY_PROVIDER_UNKNOWN) {
+        const issue =
+          tofu && f.provider.hostname === defaultRegistryHost('tofu')
+            ? '\n\nIf you believe this provider is missing from the registry, please submit a issue on the OpenTofu Registry https://github.com/opentofu/registry/issues/new/choose'
+            : '';
+        return diag(
+          'Failed to query available provider packages',
+          `Could not retrieve the list of available versions for provider ${name}: ${err}\n\nAll modules should specify their required_providers so that external consumers will get the correct providers when using a module. To see which modules are currently depending on ${name}, run the following command:\n    ${command} providers${issue}`,
+        );
+      }
+      if (tofu) return diag('Failed to resolve provider packages', `Could not resolve provider ${name}: ${err}`);
+      return diag(
+        'Failed to query available provider packages',
+        `Could not retrieve the list of available versions for provider ${name}: ${err}\n\nTo see which modules are currently depending on ${name} and what versions are specified, run the following command:\n    ${command} providers`,
+      );
+    }
+    if (f.phase === 'cache') return diag('Failed to install provider from shared cache', `Error while importing ${name} v${v} from the shared cache directory: ${err}.`);
+    if (f.error.code === ErrorCode.PLATFORM_NOT_SUPPORTED && f.platform) {
+      return diag(
+        'Incompatible provider version',
+        `Provider ${f.provider.toString()} v${v} does not have a package available for your current platform, ${f.platform.toString()}.\n\nProvider releases are separate from ${product} CLI releases, so not all providers are available for all platforms. Other versions of this provider may have different platforms supported.`,
+      );
+    }
+    return diag('Failed to install provider', `Error while installing ${name} v${v}: ${err}`);
+  });
 }

@@ -1,39 +1,81 @@
 /**
  * Human rendering of installer events and diagnostics, in the reference's
- * words (docs/reference.md §6.1 item 90): one line per event, diagnostics in the boxed
- * form terraform and tofu print. Colour and progress only on a TTY.
+ * words (docs/reference.md §6.1 item 90): one line per event, diagnostics as terraform
+ * prints them (src/ui/diagnostic.ts). Colour only where the caller says so
+ * (src/cli/render.ts: on a terminal, unless NO_COLOR or -no-color); the live
+ * progress display is src/ui/progress.ts.
  */
 import { type Flavor, flavorInfo, type ProviderAddress } from '../addresses/index.js';
 import type { ErrorCode } from '../errors.js';
 import type { InstallerEvent } from '../installer/events.js';
+import { colorize, type FormattableDiagnostic, formatDiagnostic, formatDiagnosticPlain, sortDiagnostics } from './diagnostic.js';
 
 export interface TextSink {
   write(text: string): unknown;
   isTTY?: boolean;
 }
 
-export interface Diagnostic {
-  readonly severity: 'error' | 'warning';
-  readonly summary: string;
-  readonly detail: string;
-  /** `file:line,col` where the problem is, when known. */
+export interface Diagnostic extends FormattableDiagnostic {
+  /**
+   * Where the subject is (file, line, and its byte offsets for ordering);
+   * with a `snippet` when the file's text was at hand (configuration files),
+   * without one the reference's "(source code not available)" (the lock file).
+   */
+  readonly range?: { readonly filename: string; readonly line: number; readonly start?: number; readonly end?: number };
+  /** `file:line,col` where the problem is, when known (`-json` only). */
   readonly location?: string;
   /** The error's stable code, when the diagnostic reports one (shown by `-json` only). */
   readonly code?: ErrorCode;
 }
 
-const bold = (tty: boolean, s: string): string => (tty ? `\u001b[1m${s}\u001b[0m` : s);
+/**
+ * How diagnostics are framed (hashicorp/terraform v1.11.4, the same in OpenTofu):
+ * - `meta`: as the commands that report through `Meta.showDiagnostics`
+ *   (`providers lock`, `providers mirror`): the text goes through the
+ *   colouring UI (`ColorizeUi`: `[red]TEXT[reset]` for errors, `[yellow]`
+ *   for warnings, colour codes in the text converted or, without colour,
+ *   removed) to stderr, and a newline follows it (`cli.BasicUi`).
+ * - `view`: as `init`'s view (`views.View.Diagnostics`): the text alone,
+ *   errors to stderr and warnings to stdout.
+ */
+export type DiagnosticFrame = 'meta' | 'view';
 
-/** The boxed diagnostic block (`╷ │ Error: … ╵`). */
-export function renderDiagnostic(d: Diagnostic, out: TextSink): void {
-  const tty = out.isTTY === true;
-  const label = d.severity === 'error' ? (tty ? '\u001b[1m\u001b[31mError: \u001b[0m' : 'Error: ') : tty ? '\u001b[1m\u001b[33mWarning: \u001b[0m' : 'Warning: ';
-  const lines = [`${label}${bold(tty, d.summary)}`];
-  if (d.location) lines.push('', `  on ${d.location}:`);
-  if (d.detail) lines.push('', ...d.detail.split('\n'));
-  // Every line inside the box starts with `│ `, also those of a multi-line summary or detail.
-  out.write(`╷\n${lines.flatMap((l) => l.split('\n')).map((l) => (l === '' ? '│ ' : `│ ${l}`)).join('\n')}\n╵\n`);
+export interface HumanStyle {
+  /** Colour on stdout (the progress lines, "Success!"). */
+  readonly color: boolean;
+  /** Colour in diagnostics: the `│` form; without it, the reference's plain form. */
+  readonly diagnosticColor: boolean;
+  /** Columns diagnostic details are wrapped to: the terminal's, or 78 when stderr is not one (0: no wrapping). */
+  readonly width: number;
+  readonly frame: DiagnosticFrame;
 }
+
+/** The style of output that is not a terminal: no colour, 78 columns, the `meta` frame. */
+export const PLAIN_STYLE: HumanStyle = { color: false, diagnosticColor: false, width: 78, frame: 'meta' };
+
+/** One diagnostic's text as the reference prints it in `style`. */
+export function diagnosticText(d: Diagnostic, style: HumanStyle): string {
+  const msg = style.diagnosticColor ? formatDiagnostic(d, true, style.width) : formatDiagnosticPlain(d, style.width);
+  if (style.frame === 'view') return msg;
+  return `${colorize(`${d.severity === 'error' ? '[red]' : '[yellow]'}${msg}[reset]`, style.diagnosticColor)}\n`;
+}
+
+/** Renders one diagnostic: errors to `err`; warnings too, except in the `view` frame (to `out`). */
+export function renderDiagnostic(d: Diagnostic, err: TextSink, style: HumanStyle = PLAIN_STYLE, out: TextSink = err): void {
+  (d.severity === 'warning' && style.frame === 'view' ? out : err).write(diagnosticText(d, style));
+}
+
+/** Renders diagnostics reported together, in the reference's order ({@link sortDiagnostics}). */
+export function renderDiagnostics(ds: readonly Diagnostic[], err: TextSink, style: HumanStyle = PLAIN_STYLE, out: TextSink = err): void {
+  const keyed = ds.map((d) => ({
+    d,
+    severity: d.severity,
+    subject: d.range ? { filename: d.range.filename, start: d.range.start ?? 0, end: d.range.end ?? 0 } : undefined,
+  }));
+  for (const k of sortDiagnostics(keyed)) renderDiagnostic(k.d, err, style, out);
+}
+
+const bold = (tty: boolean, s: string): string => (tty ? `\u001b[1m${s}\u001b[0m` : s);
 
 const CHANGE_TEXT = {
   'new-provider': 'This was a new provider and the checksums for this platform are now tracked in the lock file',
@@ -47,7 +89,7 @@ const CHANGE_TEXT = {
  * by `Provider.ForDisplay`: without the host when it is `flavor`'s default
  * registry (`hashicorp/aws`; `internal/command/init.go`, `providers_lock.go`).
  */
-export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink, flavor: Flavor): void {
+export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink, flavor: Flavor, style: HumanStyle = PLAIN_STYLE): void {
   const name = (p: ProviderAddress): string => p.toShortString(flavor);
   switch (e.type) {
     case 'fetch_start':
@@ -66,7 +108,7 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
       out.write(`- Obtained ${name(e.provider)} checksums for ${e.platform.toString()}; ${CHANGE_TEXT[e.change]}\n`);
       return;
     case 'warning':
-      renderDiagnostic({ severity: 'warning', summary: e.summary, detail: e.detail }, err);
+      renderDiagnostic({ severity: 'warning', summary: e.summary, detail: e.detail }, err, style, out);
       return;
     case 'provider_selected':
       return;
@@ -91,6 +133,10 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
       );
       return;
     case 'fetch_progress':
+    case 'fetch_retry':
+    case 'fetch_resume':
+    case 'fetch_failed':
+      // The live display's (src/ui/progress.ts), on a terminal only.
       return;
     case 'install_resolving':
       out.write(
@@ -123,9 +169,9 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
 }
 
 /** The closing lines of `providers lock` (docs/reference.md §6.1 item 90). */
-export function renderLockSuccess(changed: boolean, flavor: Flavor, out: TextSink): void {
+export function renderLockSuccess(changed: boolean, flavor: Flavor, out: TextSink, style: HumanStyle = PLAIN_STYLE): void {
   const product = flavorInfo(flavor).productName;
-  const tty = out.isTTY === true;
+  const tty = style.color;
   const success = tty ? '\u001b[1m\u001b[32mSuccess!\u001b[0m' : 'Success!';
   if (changed) {
     out.write(

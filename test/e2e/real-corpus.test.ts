@@ -74,14 +74,7 @@ function errorTexts(stderr: string): string[] {
  * Where provkit differs from terraform on this corpus: `id: scenario` →
  * the defect. Those tests are `it.fails` (they pass while provkit differs).
  */
-const KNOWN_DIFFERENCES: Record<string, string> = {
-  // DEFECT (install/cli): terraform init puts "Terraform encountered problems
-  // during initialisation, including problems with the configuration,
-  // described below. ..." before the configuration's diagnostics; provkit
-  // install prints only the configuration's diagnostics.
-  'c02-cinegy-winvm: init': 'init with an invalid configuration: terraform\'s leading "encountered problems during initialisation" diagnostic missing',
-  'c12-opentofu-provider-from-json: init': 'init with an invalid configuration: terraform\'s leading "encountered problems during initialisation" diagnostic missing',
-};
+const KNOWN_DIFFERENCES: Record<string, string> = {};
 function itUnless(key: string): (name: string, fn: () => Promise<void> | void) => void {
   return KNOWN_DIFFERENCES[key] === undefined ? (name, fn) => it(name, fn) : (name, fn) => it.fails(`${name} [known difference: ${KNOWN_DIFFERENCES[key]}]`, fn);
 }
@@ -165,16 +158,9 @@ describe.concurrent('issue 11 real corpus: lock files through provkit, as terraf
     it(`${item.id}: init / install from the mirror: exit code, lock file untouched`, async () => {
       await installOnce();
     });
-    // DEFECT (install, not lockfile): terraform prints one "Failed to install
-    // provider" diagnostic per provider ("Error while installing NS/TYPE vX:
-    // the current package for HOST/NS/TYPE X doesn't match ..."); provkit
-    // prints one "Failed to install providers" with "some providers could not
-    // be installed: - HOST/NS/TYPE: ..." lines (src/installer/install.ts
-    // formatInstallFailures, src/cli/commands/install.ts).
-    // (Lock files terraform rejects before installing, 021 and 049, fail the
-    // same way in both tools.)
-    const installDefect = recordedLock(item.id).init.stderr.includes('Failed to install provider');
-    (installDefect ? it.fails : it)(`${item.id}: init / install from the mirror: terraform's diagnostics`, async () => {
+    // One "Failed to install provider" diagnostic per provider, as terraform
+    // prints them (issue 14; src/installer/install.ts installFailureDiagnostics).
+    it(`${item.id}: init / install from the mirror: terraform's diagnostics`, async () => {
       const r = await installOnce();
       expect(errorTexts(r.stderr)).toEqual(errorTexts(recordedLock(item.id).init.stderr));
     });
@@ -217,6 +203,8 @@ describe.runIf(CONFIGS.length > 0).concurrent('issue 11 real corpus: configurati
       const dir = project(item, rec, 'init');
       const first = await compareRun(rec.init, dir, mirror, rc);
       if (rec.init.code !== 0) expect(errorTexts(first.stderr)).toEqual(errorTexts(rec.init.stderr));
+      // An invalid configuration: byte for byte, init's preface and the snippets included (issue 14).
+      if (rec.init.stderr.includes('encountered problems during initialisation')) expect(first.stderr).toBe(rec.init.stderr);
       const second = await compareRun(rec.reinit, dir, mirror, rc);
       if (rec.reinit.code !== 0) expect(errorTexts(second.stderr)).toEqual(errorTexts(rec.reinit.stderr));
     });

@@ -41,12 +41,11 @@ function terraformLocatedErrors(stderr: string): string[] {
   return [...stderr.matchAll(/^Error: (.+)\n\n {2}on (\S+) line (\d+)/gm)].map((m) => `${m[1] ?? ''} @ ${m[2] ?? ''}:${m[3] ?? ''}`).sort();
 }
 
-/** The same from provkit's boxed diagnostics (`│ Error: S`, `│   on F:N:C:`). */
-function provkitLocatedErrors(stderr: string): string[] {
-  return [...stderr.matchAll(/^│ Error: (.+)\n│ \n│ {3}on (\S+):(\d+):\d+:$/gm)].map((m) => `${m[1] ?? ''} @ ${m[2] ?? ''}:${m[3] ?? ''}`).sort();
-}
+/** The same from provkit's: diagnostics as terraform prints them (issue 14). */
+const provkitLocatedErrors = terraformLocatedErrors;
 
 const collapse = (s: string): string => s.replace(/[│\s]+/g, ' ');
+
 
 function installedFiles(project: string): string[] {
   const root = join(project, '.terraform/providers');
@@ -125,17 +124,17 @@ describe('issue 11 #9: a 0.0.0 package in a filesystem mirror', () => {
     const r = await runCli(['-flavor=tofu', 'install', '-platform=linux_amd64'], { cwd: project, env: { ...w.env, TF_CLI_CONFIG_FILE: cfg } });
     expect(r.code).toBe(0);
     // opentofu/opentofu internal/command/init.go QueryPackagesWarning, internal/getproviders/filesystem_mirror_source.go.
-    expect(r.stderr).toBe(
-      [
-        '╷',
-        '│ Warning: Additional provider information from registry',
-        '│ ',
-        '│ The remote registry returned warnings for registry.example.test/acme/demo:',
-        `│ - Provider registry.example.test/acme/demo has an unspecified (0.0.0) version available in the filesystem mirror, source at ${mirrors.zero}. It will not be used. `,
-        '│ If the version 0.0.0 is intended to represent a non-published provider, consider using dev_overrides - https://opentofu.org/docs/cli/config/config-file/#development-overrides-for-provider-developers',
-        '╵',
-        '',
-      ].join('\n'),
+    // init's warnings go to stdout (views.View.Diagnostics), as one diagnostic in the plain form off a terminal (issue 14).
+    expect(r.stderr).toBe('');
+    const warning = r.stdout.slice(r.stdout.indexOf('\nWarning: '));
+    expect(warning.match(/Warning: /g)).toHaveLength(1);
+    expect(collapse(warning)).toContain(
+      collapse(
+        'Warning: Additional provider information from registry\n\n' +
+          'The remote registry returned warnings for registry.example.test/acme/demo:\n' +
+          `- Provider registry.example.test/acme/demo has an unspecified (0.0.0) version available in the filesystem mirror, source at ${mirrors.zero}. It will not be used. ` +
+          'If the version 0.0.0 is intended to represent a non-published provider, consider using dev_overrides - https://opentofu.org/docs/cli/config/config-file/#development-overrides-for-provider-developers',
+      ),
     );
     expect(r.stdout).toContain('- Installed registry.example.test/acme/demo v1.0.0 (unauthenticated)');
     expect(w.tmpLeftovers()).toEqual([]);
@@ -156,8 +155,16 @@ describe('issue 11 #10: lock-file errors located where terraform locates them', 
       .map((l) => JSON.parse(l) as { summary: string; range: { filename: string; start: { line: number; column: number } } })
       .map((d) => `${d.summary} @ ${d.range.filename}:${d.range.start.line}:${d.range.start.column}`)
       .sort();
-  const provkitLocated = (stderr: string): string[] =>
-    [...stderr.matchAll(/^│ Error: (.+)\n│ \n│ {3}on (\S+):(\d+:\d+):$/gm)].map((m) => `${m[1] ?? ''} @ ${m[2] ?? ''}:${m[3] ?? ''}`).sort();
+  // Human output: file and line, as terraform prints them; -json: the column too (`location`).
+  const provkitLocated = (stderr: string): string[] => terraformLocatedErrors(stderr);
+  const jsonLocated = (stdout: string): string[] =>
+    stdout
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { type: string; diagnostic?: { severity: string; summary: string; location?: string } })
+      .filter((m) => m.type === 'diagnostic' && m.diagnostic?.severity === 'error' && m.diagnostic.location !== undefined)
+      .map((m) => `${m.diagnostic!.summary} @ ${m.diagnostic!.location!}`)
+      .sort();
 
   for (const name of ['duplicates', 'missing-version']) {
     for (const command of ['lock', 'install'] as const) {
@@ -170,7 +177,10 @@ describe('issue 11 #10: lock-file errors located where terraform locates them', 
         const args = command === 'lock' ? ['lock', `-fs-mirror=${mirrors.main}`, '-platform=linux_amd64'] : ['install', `-fs-mirror=${mirrors.main}`, '-platform=linux_amd64'];
         const r = await runCli(['-flavor=terraform', ...args], { cwd: project, env: w.env });
         expect(r.code).toBe(1);
-        expect(provkitLocated(r.stderr)).toEqual(located(name));
+        expect(provkitLocated(r.stderr)).toEqual(located(name).map((l) => l.replace(/:\d+$/, '')).sort());
+        const j = await runCli(['-flavor=terraform', ...args, '-json'], { cwd: project, env: w.env });
+        expect(j.code).toBe(1);
+        expect(jsonLocated(j.stdout)).toEqual(located(name));
         expect(readFileSync(join(project, '.terraform.lock.hcl'), 'utf8')).toBe(text);
         expect(existsSync(join(project, '.terraform/providers'))).toBe(false);
         expect(w.tmpLeftovers()).toEqual([]);

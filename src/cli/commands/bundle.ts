@@ -93,7 +93,7 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
   if (errors.length > 0) return ui.fail(errors);
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
-  if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
   let requirements: Requirement[] = [...config.requirements.values()];
   const providerArgs = flags.positionals.slice(0, -1);
   if (providerArgs.length > 0) {
@@ -122,7 +122,7 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
   if (errors.length > 0) return ui.fail(errors);
 
   const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME);
-  if (reportDiagnostics(ui, lock.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, lock.diagnostics, globals.cwd)) return ui.fail([]);
 
   let since: Awaited<ReturnType<typeof readBundleManifest>> | undefined;
   const sinceFlag = flags.strings.get('since');
@@ -216,7 +216,7 @@ async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalO
       return ui.fail([errorDiagnostic('Cannot read the trusted lock file', fileError(err, 'cannot read', path))]);
     }
     const parsed = parseLockFile(bytes, path, globals.flavor);
-    if (reportDiagnostics(ui, parsed.diagnostics)) return ui.fail([]);
+    if (reportDiagnostics(ui, parsed.diagnostics, globals.cwd)) return ui.fail([]);
     trustedLocks = parsed.locks;
   }
   const maxMemberSize = flags.ints.get('max-member-size');

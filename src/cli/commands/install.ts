@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { currentPlatform, flavorInfo } from '../../addresses/index.js';
 import { DEFAULT_TEST_DIRECTORY, loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
-import { formatInstallFailures, lockFileAction, runInstall } from '../../installer/install.js';
+import { installFailureDiagnostics, lockFileAction, runInstall } from '../../installer/install.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
@@ -58,7 +58,8 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
     'test-directory': 'string',
     json: 'bool',
   });
-  const ui = createRenderer(io, globals, flags.bools.get('json') === true);
+  // Diagnostics as init's view prints them (errors to stderr, warnings to stdout).
+  const ui = createRenderer(io, globals, flags.bools.get('json') === true, { frame: 'view' });
   const errors: Diagnostic[] = [];
   const info = flavorInfo(globals.flavor);
 
@@ -96,11 +97,18 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
   // As init (`LoadConfigWithTests`): the modules of test files' run blocks count too.
   const testDirectory = flags.strings.get('test-directory') ?? DEFAULT_TEST_DIRECTORY;
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor, dataDir, testDirectory });
-  if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
+  if (config.diagnostics.some((d) => d.severity === 'error')) {
+    // init's preface to an invalid configuration, an error diagnostic of its
+    // own before the configuration's (`views.InitConfigError`, reported with
+    // the loader's diagnostics in internal/command/init.go, terraform v1.11.4;
+    // OpenTofu's `InitHuman.ConfigError` words it as below).
+    ui.diagnostic({ severity: 'error', summary: configErrorPreface(globals.flavor), detail: '' });
+  }
+  if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
   const old = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
-  if (reportDiagnostics(ui, old.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, old.diagnostics, globals.cwd)) return ui.fail([]);
 
   const { http, close } = httpFor(io);
   const zipLimits = zipLimitsFromEnv(io.env);
@@ -131,7 +139,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
       enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
     });
     if (outcome.failures.length > 0) {
-      return ui.fail([{ severity: 'error', summary: 'Failed to install providers', detail: formatInstallFailures(outcome.failures) }]);
+      return ui.fail(installFailureDiagnostics(outcome.failures, globals.flavor));
     }
 
     const action = lockFileAction(old.locks, outcome.locks, locksEqual(old.locks, outcome.locks), readonly);
@@ -169,4 +177,15 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
     await pool.close();
     close();
   }
+}
+
+/**
+ * The text init puts before an invalid configuration's diagnostics
+ * (hashicorp/terraform v1.11.4 internal/command/views/init.go
+ * `errInitConfigError`; opentofu/opentofu internal/command/views/init.go
+ * `InitHuman.ConfigError`), its colour codes removed and trimmed.
+ */
+function configErrorPreface(flavor: GlobalOptions['flavor']): string {
+  const [product, word] = flavor === 'terraform' ? ['Terraform', 'initialisation'] : ['OpenTofu', 'initialization'];
+  return `${product} encountered problems during ${word}, including problems\nwith the configuration, described below.\n\nThe ${product} configuration must be valid before initialization so that\n${product} can determine which modules and providers need to be installed.`;
 }

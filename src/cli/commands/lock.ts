@@ -60,7 +60,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
   if (errors.length > 0) return ui.fail(errors);
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
-  if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
 
   let requirements: Requirement[] = [...config.requirements.values()];
   if (flags.positionals.length > 0) {
@@ -82,7 +82,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
   const old = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
-  if (reportDiagnostics(ui, old.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, old.diagnostics, globals.cwd)) return ui.fail([]);
 
   const { http, close } = httpFor(io);
   const source = await sourceFor(io, globals, http, { fsMirror, netMirror, ociMirror }, 'registry', ui);

@@ -93,11 +93,11 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
   }
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
-  if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
   const requirements = [...config.requirements.values()];
 
   const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME);
-  if (reportDiagnostics(ui, lock.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, lock.diagnostics, globals.cwd)) return ui.fail([]);
   // A lock that does not cover the configuration stops the run before anything
   // is fetched, as terraform 1.11 does (OpenTofu reports it and mirrors anyway,
   // exiting 1; provkit's mirror is all or nothing). A locked version that still

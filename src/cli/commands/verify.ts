@@ -63,11 +63,11 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
 
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor, dataDir });
-  if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
   const lock = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
-  if (reportDiagnostics(ui, lock.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, lock.diagnostics, globals.cwd)) return ui.fail([]);
 
   const pool = createHashPool();
   try {
