@@ -165,7 +165,7 @@ export class ProgressDisplay {
           it.retryReason = shortReason(e.reason);
           it.samples = [];
         }
-        return `  ${this.label(e)}: ${shortReason(e.reason)}; retrying in ${secs} s (attempt ${e.attempt + 1})\n`;
+        return `- ${this.label(e)}: retrying in ${secs} s after ${shortReason(e.reason)}\n`;
       }
       case 'fetch_resume': {
         const it = this.items.get(this.key(e));
@@ -176,7 +176,7 @@ export class ProgressDisplay {
           it.lastData = t;
           it.samples = [[t, e.offset]];
         }
-        return `  ${this.label(e)}: resuming at ${formatBytes(e.offset)} of ${formatBytes(e.total)}\n`;
+        return `- ${this.label(e)}: resuming at ${formatBytes(e.offset)} of ${formatBytes(e.total)}\n`;
       }
       case 'fetch_complete':
       case 'install_complete':
@@ -201,10 +201,13 @@ export class ProgressDisplay {
     const t = this.now();
     const width = Math.max(20, this.options.columns() - 1);
     const items = [...this.items.values()];
-    const labelWidth = Math.min(Math.max(...items.map((i) => i.label.length)), Math.floor(width / 2));
-    const shown = items.slice(0, MAX_LINES).map((it) => {
-      const head = `  ${it.label.padEnd(labelWidth)}  `;
-      return fit(head + this.status(it, t), width);
+    const rows = items.slice(0, MAX_LINES).map((it) => ({ label: it.label, status: this.status(it, t) }));
+    // The status has the room it needs; the labels share what is left (cut at their start: the host goes first).
+    const longest = Math.max(...rows.map((r) => r.status.length));
+    const labelWidth = Math.max(12, Math.min(Math.max(...rows.map((r) => r.label.length)), width - 4 - longest));
+    const shown = rows.map((r) => {
+      const label = r.label.length > labelWidth ? `…${r.label.slice(r.label.length - labelWidth + 1)}` : r.label.padEnd(labelWidth);
+      return fit(`  ${label}  ${r.status}`, width);
     });
     if (items.length > MAX_LINES) shown.push(`  … and ${items.length - MAX_LINES} more`);
     const active = items.filter((i) => i.state === 'downloading' || i.state === 'hashing');
@@ -234,11 +237,11 @@ export class ProgressDisplay {
       case 'waiting':
         return 'waiting';
       case 'retrying':
-        return `retrying in ${Math.max(0, Math.ceil((it.retryUntil - t) / 1000))} s after ${it.retryReason}`;
+        return it.retryUntil > t ? `retrying in ${Math.ceil((it.retryUntil - t) / 1000)} s after ${it.retryReason}` : `retrying after ${it.retryReason}`;
       case 'hashing':
         return `${formatBytes(it.bytes)}  100%  hashing and verifying`;
       case 'downloading': {
-        const pct = it.total ? `${String(Math.floor((it.bytes * 100) / it.total)).padStart(3)}%` : '';
+        const pct = it.total ? `${Math.floor((it.bytes * 100) / it.total)}%` : '';
         const size = it.total === undefined ? formatBytes(it.bytes) : `${formatBytes(it.bytes)} / ${formatBytes(it.total)}`;
         const rate = this.rate(it);
         const stalled = t - it.lastData >= STALL_MS ? `  no data for ${Math.floor((t - it.lastData) / 1000)} s` : '';

@@ -101,6 +101,6 @@ describe('provkit lock: bad input', () => {
     );
     const r = await run(['lock', `-fs-mirror=${mirror}`, '-platform=linux_amd64'], dir);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('locked provider registry.example.test/acme/demo 0.9.0 does not match configured version constraint ~> 1.0; must use tofu init -upgrade');
+    expect(r.stderr.replace(/\s+/g, ' ')).toContain('locked provider registry.example.test/acme/demo 0.9.0 does not match configured version constraint ~> 1.0; must use tofu init -upgrade');
   });
 });

@@ -47,6 +47,8 @@ export type Fault = (
   | { kind: 'reset' }
   /** `headers`: never answer; `body`: send headers and half the body, then nothing. */
   | { kind: 'stall'; phase: 'headers' | 'body' }
+  /** Send the body at about `bytesPerSecond` (in chunks 10 times a second): a slow link, for the live progress display (issue 14). */
+  | { kind: 'throttle'; bytesPerSecond: number }
   /** Flip one byte in the middle of the body (same length). */
   | { kind: 'tamper' }
   | { kind: 'content-type'; value: string }
@@ -261,6 +263,24 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
         };
         res.write(fault.prefix ?? '');
         next();
+        return;
+      }
+      case 'throttle': {
+        res.writeHead(status, { ...headers, 'content-length': String(body.length) });
+        const chunk = Math.max(1, Math.floor(fault.bytesPerSecond / 10));
+        let at = 0;
+        const timer = setInterval(() => {
+          if (res.destroyed) {
+            clearInterval(timer);
+            return;
+          }
+          res.write(body.subarray(at, at + chunk));
+          at += chunk;
+          if (at >= body.length) {
+            clearInterval(timer);
+            res.end();
+          }
+        }, 100);
         return;
       }
       default:
