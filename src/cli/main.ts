@@ -97,6 +97,10 @@ function watchOutput(io: CliIO): { io: CliIO; closed: AbortSignal; failure: () =
   const guard = (s: CliIO['stdout']): CliIO['stdout'] => ({
     write: (text: string) => (controller.signal.aborted ? false : s.write(text)),
     ...(s.isTTY === undefined ? {} : { isTTY: s.isTTY }),
+    // The terminal's width as it is now (it may be resized during the run).
+    get columns() {
+      return s.columns;
+    },
   });
   return {
     io: { ...io, stdout: guard(io.stdout), stderr: guard(io.stderr), outputClosed: io.outputClosed ? AbortSignal.any([io.outputClosed, controller.signal]) : controller.signal },

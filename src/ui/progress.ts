@@ -204,9 +204,12 @@ export class ProgressDisplay {
     const rows = items.slice(0, MAX_LINES).map((it) => ({ label: it.label, status: this.status(it, t) }));
     // The status has the room it needs; the labels share what is left (cut at their start: the host goes first).
     const longest = Math.max(...rows.map((r) => r.status.length));
-    const labelWidth = Math.max(12, Math.min(Math.max(...rows.map((r) => r.label.length)), width - 4 - longest));
+    const widest = Math.max(...rows.map((r) => r.label.length));
+    const labelWidth = Math.max(12, Math.min(widest, width - 4 - longest));
+    // Every label loses the same leading characters (the host, usually), so that they stay aligned.
+    const cut = widest - labelWidth;
     const shown = rows.map((r) => {
-      const label = r.label.length > labelWidth ? `…${r.label.slice(r.label.length - labelWidth + 1)}` : r.label.padEnd(labelWidth);
+      const label = (cut > 0 ? `…${r.label.slice(cut + 1)}` : r.label).padEnd(labelWidth);
       return fit(`  ${label}  ${r.status}`, width);
     });
     if (items.length > MAX_LINES) shown.push(`  … and ${items.length - MAX_LINES} more`);

@@ -31,6 +31,9 @@ import { startHost, type RemoteServer, type ServerHost } from '../support/remote
 import { makeProvider } from '../support/servers/packages.js';
 import { testTls } from '../support/servers/tls.js';
 
+/** Diagnostics are wrapped to the width (issue 14): text compared with its line breaks as spaces. */
+const flat = (s: string): string => s.replace(/\s+/g, ' ');
+
 const CONFIG = readFileSync(join(MIRROR, 'config/main.tf'), 'utf8');
 const ALL_PLATFORMS = ['linux_amd64', 'linux_arm64', 'darwin_amd64', 'darwin_arm64', 'windows_amd64'].map((p) => `-platform=${p}`);
 
@@ -178,7 +181,7 @@ describe('issue 11 #6: temporary files go on every way out', () => {
     const r = await run.done;
     await reg.clearFaults();
     expect(r.code).toBe(129);
-    expect(r.stderr).toContain('provkit lock was interrupted (interrupted by SIGHUP); nothing was changed.');
+    expect(flat(r.stderr)).toContain('provkit lock was interrupted (interrupted by SIGHUP); nothing was changed.');
     expect(readdirSync(run.project)).toEqual(['main.tf']);
     expect(w.tmpLeftovers()).toEqual([]);
   });
@@ -206,12 +209,12 @@ describe('issue 11 #6: serve with a key that does not match its certificate', ()
     mkdirSync(join(p, 'mirror'));
     const r = await runCli(['serve', '-listen=127.0.0.1:0', '-tls-cert=cert.pem', '-tls-key=other-key.pem', 'mirror'], { cwd: p, env: w.env, timeoutMs: 20_000 });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('Error: Invalid TLS certificate or key');
-    expect(r.stderr).toContain(`${join(p, 'cert.pem')} and ${join(p, 'other-key.pem')} cannot be used together: the private key does not belong to the certificate`);
+    expect(flat(r.stderr)).toContain('Error: Invalid TLS certificate or key');
+    expect(flat(r.stderr)).toContain(`${join(p, 'cert.pem')} and ${join(p, 'other-key.pem')} cannot be used together: the private key does not belong to the certificate`);
     noStack(r);
     const junk = await runCli(['serve', '-listen=127.0.0.1:0', '-tls-cert=junk.pem', '-tls-key=other-key.pem', 'mirror'], { cwd: p, env: w.env, timeoutMs: 20_000 });
     expect(junk.code).toBe(1);
-    expect(junk.stderr).toContain('a file is not PEM');
+    expect(flat(junk.stderr)).toContain('a file is not PEM');
     noStack(junk);
   });
 });
@@ -222,8 +225,8 @@ describe('issue 11 #6: mirror into a path that is a regular file', () => {
       const p = w.project(`mirror-file-${rel.replace('/', '-')}`, { 'main.tf': CONFIG, afile: 'keep me\n' });
       const r = await runCli(['mirror', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', rel], { cwd: p, env: w.env });
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain('Error: Invalid mirror directory');
-      expect(r.stderr).toContain(rel === 'afile' ? `cannot mirror into ${join(p, 'afile')}: it exists and is not a directory` : `cannot mirror into ${join(p, rel)}: ${join(p, 'afile')} is not a directory`);
+      expect(flat(r.stderr)).toContain('Error: Invalid mirror directory');
+      expect(flat(r.stderr)).toContain(rel === 'afile' ? `cannot mirror into ${join(p, 'afile')}: it exists and is not a directory` : `cannot mirror into ${join(p, rel)}: ${join(p, 'afile')} is not a directory`);
       noStack(r);
       expect(readFileSync(join(p, 'afile'), 'utf8')).toBe('keep me\n');
       expect(readdirSync(p).sort()).toEqual(['afile', 'main.tf']);
@@ -239,7 +242,7 @@ describe('issue 11 #6: bundle create and import into a read-only directory', () 
     if (ro === undefined) ctx.skip(`read-only directory needs a tmpfs as root: ${mountProblem ?? ''}`);
     const r = await runCli(['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', 'ro/b.tar'], { cwd: p, env: w.env });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(new RegExp(`cannot write the bundle ${join(p, 'ro/b.tar').replace(/[./]/g, '\\$&')}: (read-only file system|permission denied)`));
+    expect(flat(r.stderr)).toMatch(new RegExp(`cannot write the bundle ${join(p, 'ro/b.tar').replace(/[./]/g, '\\$&')}: (read-only file system|permission denied)`));
     noStack(r);
     expect(readdirSync(join(p, 'ro'))).toEqual([]);
     expect(w.tmpLeftovers()).toEqual([]);
@@ -253,7 +256,7 @@ describe('issue 11 #6: bundle create and import into a read-only directory', () 
     for (const target of ['ro', 'ro/mirror']) {
       const r = await runCli(['bundle', 'import', 'b.tar', target], { cwd: p, env: w.env });
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`cannot import into ${join(p, target).replace(/[./]/g, '\\$&')}: (read-only file system|permission denied)`));
+      expect(flat(r.stderr)).toMatch(new RegExp(`cannot import into ${join(p, target).replace(/[./]/g, '\\$&')}: (read-only file system|permission denied)`));
       noStack(r);
     }
     expect(readdirSync(join(p, 'ro'))).toEqual([]);
@@ -270,7 +273,7 @@ describe('issue 11 #6: a full disk', () => {
     tmpfs(join(p, 'disk'), '8k');
     const r = await runCli(['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', '-platform=darwin_arm64', 'disk/b.tar'], { cwd: p, env: w.env });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`cannot write the bundle ${join(p, 'disk/b.tar')}: no space left on device`);
+    expect(flat(r.stderr)).toContain(`cannot write the bundle ${join(p, 'disk/b.tar')}: no space left on device`);
     expect(r.stderr).not.toContain(MIRROR);
     expect(r.stderr).not.toContain('.tmp');
     noStack(r);
@@ -285,7 +288,7 @@ describe('issue 11 #6: a full disk', () => {
     tmpfs(join(p, 'disk'), '8k');
     const r = await runCli(['bundle', 'import', 'b.tar', 'disk/mirror'], { cwd: p, env: w.env });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`cannot import into ${join(p, 'disk/mirror')}: no space left on device`);
+    expect(flat(r.stderr)).toContain(`cannot import into ${join(p, 'disk/mirror')}: no space left on device`);
     expect(r.stderr).not.toContain('.provkit-staging-');
     noStack(r);
     expect(readdirSync(join(p, 'disk'))).toEqual([]);
@@ -299,7 +302,7 @@ describe('issue 11 #6: a corrupt package is named by where it came from', () => 
     const url = `${reg.archivesOrigin}${await reg.path('archive', 'acme', 'broken', '1.0.0', 'linux_amd64')}`;
     const r = await runCli(['bundle', 'create', '-platform=linux_amd64', 'b.tar'], { cwd: p, env: w.env });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`${url}: zip: not a valid zip file`);
+    expect(flat(r.stderr)).toContain(`${url}: zip: not a valid zip file`);
     expect(r.stderr).not.toContain(w.tmp);
     noStack(r);
     expect(readdirSync(p)).toEqual(['main.tf']);

@@ -6,12 +6,14 @@
 // screen holds the command's own lines (kept below as expectations; the
 // captures in docs/terminal.md come from these runs). Piped and -json output
 // hold none of it.
-import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
+import { BIN, e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
 import { runInTerminal, type TerminalRun } from '../support/pty.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import type { FakeProvider } from '../support/servers/packages.js';
@@ -83,7 +85,7 @@ function checkDuring(run: TerminalRun, name: string): void {
   // A package line with bytes, total, percentage and rate (its label cut at the start when the
   // terminal is too narrow for all of it: `…0.1:PORT/acme/big…`), and the overall line.
   expect(during.some((s) => /^ {2}\S*\/acme\/big 2\.0\.0 (linux_amd64|darwin_arm64) +\d+\.\d [KM]iB \/ 1\.5 MiB +\d+% +\d+\.\d KiB\/s$/m.test(s))).toBe(true);
-  expect(during.some((s) => /^0 of 2 packages done, [12] in progress: .*, 0:0\d elapsed$/m.test(s))).toBe(true);
+  expect(during.some((s) => /^0 of 2 packages done, [12] in progress: .*, \d+:\d\d elapsed$/m.test(s))).toBe(true);
   // The retry, as it happened: a line of its own above the display (the package's own line says so
   // too for the 200 ms of the backoff: too short to be sure a screen sample sees it).
   expect(during.some((s) => s.includes('- REGISTRY/acme/big 2.0.0 darwin_arm64: retrying in 1 s after HTTP 503\n'))).toBe(true);
@@ -137,6 +139,37 @@ describe('issue 14: the live progress display in a terminal', () => {
     expect(types).toContain('package_fetch_progress');
     expect(w.tmpLeftovers()).toEqual([]);
   });
+});
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
+
+/** What `node bin/provkit.js ...args` writes to a pseudo-terminal `columns` wide (`script`; stdout and stderr both go to the terminal). */
+function inPty(args: readonly string[], cwd: string, env: Record<string, string>, columns: number): Promise<string> {
+  const command = `stty cols ${columns} rows 40; exec ${[process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ')}`;
+  return new Promise((resolve, reject) => {
+    // stdin stays open (a pipe): at its end `script` would end the terminal's input too.
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', () => {
+      child.stdin.destroy();
+      resolve(out);
+    });
+  });
+}
+
+describe('issue 14: diagnostics in a terminal, as terraform 1.11.4 prints them', () => {
+  // test/fixtures/terminal/README.md: terraform's bytes on a terminal of that width.
+  for (const columns of [80, 60]) {
+    it(`providers lock on an invalid configuration, ${columns} columns: wrapped, with the source lines and the subject underlined, byte for byte`, async () => {
+      const p = w.project(`c12-${columns}`);
+      cpSync(join(FIXTURES, 'real/configs/c12-opentofu-provider-from-json/files'), p, { recursive: true });
+      const out = await inPty(['-flavor=terraform', 'lock'], p, { ...w.env, TF_CLI_CONFIG_FILE: '/dev/null' }, columns);
+      expect(out).toBe(readFileSync(join(FIXTURES, `terminal/c12-providers-lock-${columns}.terraform-1.11.4.txt`), 'utf8'));
+      expect(w.tmpLeftovers()).toEqual([]);
+    });
+  }
 });
 
 // The screens after the runs (80 columns; wrapped lines joined).
