@@ -165,7 +165,7 @@ export class PackagePlan {
     const temporary = !stored && this.work !== undefined && fetched.path.startsWith(await this.work);
     try {
       const zip = fetched.zipHashes;
-      if (!stored) await options.hashStore?.put(zip);
+      if (!stored) await options.hashStore?.put(zip, platform.toString());
       const h1 = requireExtractable(zip, fetched.from);
       for (const w of zip.warnings) events({ type: 'warning', summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
       return { ...done, h1 };

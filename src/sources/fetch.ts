@@ -329,8 +329,9 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       size = hashed(zh).size;
       from = loc.path;
     }
-    // Only results computed here go to the store (a store hit came from it).
-    if (zipHashes !== stored) await options.hashStore?.put(zipHashes!);
+    // Only results computed here go to the store (a store hit came from it),
+    // with the platform they were fetched for (a hint, hashing/store.ts).
+    if (zipHashes !== stored) await options.hashStore?.put(zipHashes!, meta.platform.toString());
   } catch (err) {
     stream?.abort();
     if (claimed !== undefined) await rm(claimed, { force: true });
