@@ -11,7 +11,7 @@ import { type HashStore, openHashStore, type ZipLimits } from '../hashing/index.
 import { parseZipLimits } from '../hashing/zip-reader.js';
 import { createNodeFetch, HttpClient, httpTuningFromEnv } from '../net/index.js';
 import { FilesystemMirrorSource, type Source } from '../sources/index.js';
-import { diagnosticLocation } from '../config/index.js';
+import { diagnosticLocation, findPolicy, type PlatformPolicy } from '../config/index.js';
 import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import type { Diagnostic } from '../ui/human.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
@@ -41,6 +41,30 @@ export function parsePlatformFlags(values: readonly string[], errors: Diagnostic
   }
   if (platforms.length === 0 && orCurrent) platforms.push(currentPlatform());
   return platforms;
+}
+
+/** The platforms a command runs for: `-platform` flags, else the policy (`provkit.hcl`), else a default. */
+export interface CommandPlatforms {
+  /** Empty when no flag was given and there is no policy (the caller picks its default). */
+  readonly platforms: Platform[];
+  readonly origin: 'flags' | 'policy' | 'none';
+  readonly policy?: PlatformPolicy;
+}
+
+/**
+ * `-platform` flags (a bad one adds its diagnostic to `errors`), or, when
+ * none is given, the platform policy of the working directory
+ * (`provkit.hcl`, config/policy.ts; its diagnostics are rendered). Undefined
+ * when the policy file has errors (already rendered: fail).
+ */
+export async function platformsFor(globals: GlobalOptions, values: readonly string[], errors: Diagnostic[], ui: Renderer): Promise<CommandPlatforms | undefined> {
+  const flags = parsePlatformFlags(values, errors, false);
+  if (values.length > 0) return { platforms: flags, origin: 'flags' };
+  const found = await findPolicy(globals.cwd, globals.cwd);
+  if (reportDiagnostics(ui, found.diagnostics)) return undefined;
+  if (!found.policy) return { platforms: [], origin: 'none' };
+  ui.event({ type: 'platforms_chosen', platforms: found.policy.platforms, origin: 'policy', policyFile: found.policy.file });
+  return { platforms: [...found.policy.platforms], origin: 'policy', policy: found.policy };
 }
 
 export interface MirrorFlags {

@@ -35,6 +35,18 @@ export type InstallerEvent =
       readonly stored?: boolean;
     }
   | { readonly type: 'hashes_obtained'; readonly provider: ProviderAddress; readonly platform: Platform; readonly change: LockChange }
+  /**
+   * The platforms of a run (`lock`, `mirror`, `bundle create`, `verify`) and where they came from (installer/platforms.ts):
+   * `-platform` flags, the policy file `policyFile`, inferred from the existing
+   * lock file (`via`: how), or this machine's.
+   */
+  | {
+      readonly type: 'platforms_chosen';
+      readonly platforms: readonly Platform[];
+      readonly origin: 'flags' | 'policy' | 'inferred' | 'host';
+      readonly policyFile?: string;
+      readonly via?: readonly string[];
+    }
   | { readonly type: 'warning'; readonly summary: string; readonly detail: string; readonly provider?: ProviderAddress }
   | { readonly type: 'mirror_package'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly path: string; readonly action: 'written' | 'kept' }
   | { readonly type: 'mirror_index'; readonly provider: ProviderAddress; readonly path: string }

@@ -65,6 +65,12 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
     case 'hashes_obtained':
       out.write(`- Obtained ${name(e.provider)} checksums for ${e.platform.toString()}; ${CHANGE_TEXT[e.change]}\n`);
       return;
+    case 'platforms_chosen': {
+      // Flags and this machine's platform are what the reference uses silently.
+      const text = platformsText(e);
+      if (e.origin === 'policy' || e.origin === 'inferred') out.write(`${text[0]!.toUpperCase()}${text.slice(1)}.\n`);
+      return;
+    }
     case 'warning':
       renderDiagnostic({ severity: 'warning', summary: e.summary, detail: e.detail }, err);
       return;
@@ -105,6 +111,25 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
     case 'verify_problem':
       out.write(`${[e.provider.toString(), e.version?.toString(), e.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${e.message}\n`);
       return;
+  }
+}
+
+/**
+ * Where a lock run's platforms came from, as a phrase: `linux_amd64,
+ * darwin_arm64 from provkit.hcl`, `… inferred from the lock file (hash
+ * store)`, `… given with -platform`, `… (this machine's)`.
+ */
+export function platformsText(e: Extract<InstallerEvent, { type: 'platforms_chosen' }>): string {
+  const list = e.platforms.map(String).join(', ');
+  switch (e.origin) {
+    case 'policy':
+      return `platforms ${list} from ${e.policyFile ?? 'provkit.hcl'}`;
+    case 'inferred':
+      return `platforms ${list} inferred from the existing lock file${e.via && e.via.length > 0 ? ` (by the ${e.via.join(', ')})` : ''}`;
+    case 'flags':
+      return `platforms ${list} given with -platform`;
+    case 'host':
+      return `platform ${list} (this machine's)`;
   }
 }
 

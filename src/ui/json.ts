@@ -28,10 +28,17 @@ export class JsonUI {
   constructor(
     private readonly out: TextSink,
     private readonly now: () => Date = () => new Date(),
+    /** Fields every message carries (`lock -recursive`: the `root` a message is about). */
+    private readonly common: Readonly<Record<string, unknown>> = {},
   ) {}
 
+  /** The same output, every message also carrying `fields` (after `type`). */
+  scoped(fields: Readonly<Record<string, unknown>>): JsonUI {
+    return new JsonUI(this.out, this.now, { ...this.common, ...fields });
+  }
+
   private emit(level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown> = {}): void {
-    const line = { '@level': level, '@message': message, '@module': JSON_MODULE, '@timestamp': rfc3339(this.now()), type, ...fields };
+    const line = { '@level': level, '@message': message, '@module': JSON_MODULE, '@timestamp': rfc3339(this.now()), type, ...this.common, ...fields };
     this.out.write(`${JSON.stringify(line)}\n`);
   }
 
@@ -47,6 +54,11 @@ export class JsonUI {
 
   summary(message: string, fields: Record<string, unknown>): void {
     this.emit('info', message, 'summary', fields);
+  }
+
+  /** A message of any other type (`lock_root`, …; listed in docs/json-ui.md). */
+  message(level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown>): void {
+    this.emit(level, message, type, fields);
   }
 
   event(e: InstallerEvent): void {
@@ -80,6 +92,14 @@ export class JsonUI {
         return;
       case 'hashes_obtained':
         this.emit('info', `Obtained ${e.provider.toString()} checksums for ${e.platform.toString()}`, 'lock_hashes', { ...ref(e), change: e.change.replace('-', '_') });
+        return;
+      case 'platforms_chosen':
+        this.emit('info', `Platforms: ${e.platforms.map(String).join(', ')} (${e.origin})`, 'platforms', {
+          platforms: e.platforms.map(String),
+          origin: e.origin,
+          ...(e.policyFile === undefined ? {} : { policy_file: e.policyFile }),
+          ...(e.via === undefined ? {} : { via: e.via }),
+        });
         return;
       case 'warning':
         this.diagnostic({ severity: 'warning', summary: e.summary, detail: e.detail });

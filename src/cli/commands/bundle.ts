@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { type FileHandle, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 
-import { parseConstraints, tryParseProviderSource, VersionConstraints } from '../../addresses/index.js';
+import { currentPlatform, parseConstraints, tryParseProviderSource, VersionConstraints } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
 import { describeError, ErrorCode, fileError, isProvkitError, ProvkitError } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
@@ -20,7 +20,7 @@ import { bundleCreationTime } from '../../installer/bundle/manifest.js';
 import type { Requirement } from '../../installer/lock.js';
 import { loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { checkMirrorFlags, httpFor, parsePlatformFlags, platformsFor, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -42,7 +42,8 @@ export const BUNDLE_HELP = `Usage: provkit [global options] bundle create [optio
   written atomically). A bundle that fails any check changes nothing.
 
 Options of create:
-  -platform=OS_ARCH     A target platform (repeatable; default: this machine's).
+  -platform=OS_ARCH     A target platform (repeatable; default: the platforms of
+                        provkit.hcl in the working directory, else this machine's).
   -since=OLD.tar        Leave out the packages OLD.tar already holds (a delta bundle).
   -fs-mirror=DIR        Take packages from a filesystem mirror, not the origin registries.
   -net-mirror=URL       Take packages from a network mirror, not the origin registries.
@@ -73,7 +74,8 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
   if (flags.positionals.length < 1) errors.push({ severity: 'error', summary: 'Wrong number of arguments', detail: 'bundle create requires the output file (OUT.tar) as its last argument.' });
-  const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors);
+  const platformValues = flags.lists.get('platform') ?? [];
+  parsePlatformFlags(platformValues, errors);
   const fsMirror = flags.strings.get('fs-mirror');
   const netMirror = flags.strings.get('net-mirror');
   checkMirrorFlags({ fsMirror, netMirror }, errors);
@@ -84,6 +86,10 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
     errors.push(errorDiagnostic('Invalid SOURCE_DATE_EPOCH', err));
   }
   if (errors.length > 0) return ui.fail(errors);
+  // -platform, else the policy file (provkit.hcl), else this machine's.
+  const chosen = await platformsFor(globals, platformValues, errors, ui);
+  if (!chosen) return ui.fail([]);
+  const platforms = chosen.platforms.length > 0 ? chosen.platforms : [currentPlatform()];
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
   if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 
-import { flavorInfo } from '../../addresses/index.js';
+import { currentPlatform, flavorInfo } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
 import { describeError } from '../../errors.js';
 import { checkDirectoryTarget } from '../../fs/target.js';
@@ -15,7 +15,7 @@ import { type MirrorFailure, type MirrorOptions, runMirror } from '../../install
 import { runUnpackedMirror } from '../../installer/mirror-unpacked.js';
 import { loadLockFile, LOCK_FILE_NAME, verifyDependencySelections } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { cacheBase, checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { cacheBase, checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, platformsFor, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -29,7 +29,8 @@ export const MIRROR_HELP = `Usage: provkit [global options] mirror [options] TAR
   not fetched again.
 
 Options:
-  -platform=OS_ARCH   A target platform (repeatable; default: this machine's).
+  -platform=OS_ARCH   A target platform (repeatable; default: the platforms of
+                      provkit.hcl in the working directory, else this machine's).
   -hashes=all         List zh: and both h1: forms in VERSION.json (default:
                       what the reference writes for the flavor).
   -layout=unpacked    Write HOST/NS/TYPE/VERSION/OS_ARCH/ directories (each package
@@ -52,7 +53,8 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
   if (flags.positionals.length !== 1) {
     errors.push({ severity: 'error', summary: 'Wrong number of arguments', detail: 'The providers mirror command requires an output directory as a command-line argument.' });
   }
-  const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors);
+  const platformValues = flags.lists.get('platform') ?? [];
+  parsePlatformFlags(platformValues, errors);
   const hashesFlag = flags.strings.get('hashes') ?? 'reference';
   const hashes = hashesFlag === 'all' ? 'all' : 'reference';
   if (hashesFlag !== 'reference' && hashesFlag !== 'all') {
@@ -70,6 +72,10 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
   // A file where the target (or a directory above it) must go: said before any work.
   const badTarget = await checkDirectoryTarget(targetDir, 'cannot mirror into').then(() => undefined, (err: unknown) => err);
   if (badTarget !== undefined) return ui.fail([{ severity: 'error', summary: 'Invalid mirror directory', detail: describeError(badTarget) }]);
+  // -platform, else the policy file (provkit.hcl), else this machine's.
+  const chosen = await platformsFor(globals, platformValues, errors, ui);
+  if (!chosen) return ui.fail([]);
+  const platforms = chosen.platforms.length > 0 ? chosen.platforms : [currentPlatform()];
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
   if (reportDiagnostics(ui, config.diagnostics)) return ui.fail([]);
