@@ -193,7 +193,13 @@ function ignoreLateSignal(): void {
  * finished successfully had committed everything before the signal took
  * effect, so its 0 stands (the state is "fully updated", never mixed).
  */
-export async function runInterruptible(io: CliIO, what: string, body: (signal: AbortSignal) => Promise<number>): Promise<number> {
+export async function runInterruptible(
+  io: CliIO,
+  what: string,
+  body: (signal: AbortSignal) => Promise<number>,
+  /** What an interrupted run had already done (default: "nothing was changed"). */
+  changed: () => string = () => 'nothing was changed',
+): Promise<number> {
   const interrupt = interruptOnSignals(io.outputClosed);
   try {
     const code = await body(interrupt.signal);
@@ -211,7 +217,7 @@ export async function runInterruptible(io: CliIO, what: string, body: (signal: A
   } finally {
     interrupt.dispose();
   }
-  io.stderr.write(`Error: ${what} was interrupted (${interrupt.signal.reason instanceof Error ? interrupt.signal.reason.message : 'signal'}); nothing was changed.\n`);
+  io.stderr.write(`Error: ${what} was interrupted (${interrupt.signal.reason instanceof Error ? interrupt.signal.reason.message : 'signal'}); ${changed()}.\n`);
   return interrupt.exitCode;
 }
 

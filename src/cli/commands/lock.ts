@@ -59,7 +59,18 @@ Options:
 `;
 
 export function lockCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
-  return runInterruptible(io, 'provkit lock', (signal) => lockRun(args, io, globals, signal));
+  // -recursive writes each root's lock file when that root is done: an
+  // interrupt leaves those written, and every other one as it was.
+  const written = { roots: 0 };
+  return runInterruptible(
+    io,
+    'provkit lock',
+    (signal) => lockRun(args, io, globals, signal, written),
+    () =>
+      written.roots === 0
+        ? 'nothing was changed'
+        : `the lock files of ${written.roots} root module${written.roots === 1 ? '' : 's'} were written before it (each whole); no other file was changed`,
+  );
 }
 
 /** A run's source, memoised so that every question is asked once (the registry's already is). */
@@ -83,7 +94,7 @@ function failureDiagnostics(failures: readonly ProviderFailure[], platforms: rea
   }));
 }
 
-async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
+async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal, written: { roots: number }): Promise<number> {
   const flags = parseFlags(args, {
     platform: 'strings',
     'fs-mirror': 'string',
@@ -110,7 +121,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
   }
   if (errors.length > 0) return ui.fail(errors);
   const common = { io, globals, ui, signal, platformFlags, fsMirror, netMirror, check, allPlatforms: flags.bools.get('all-platforms') === true };
-  return recursive ? lockTree({ ...common, json }) : lockOne({ ...common, positionals: flags.positionals });
+  return recursive ? lockTree({ ...common, json, written }) : lockOne({ ...common, positionals: flags.positionals });
 }
 
 interface RunArgs {
@@ -267,7 +278,7 @@ function statusText(o: RootOutcome): string {
 }
 
 /** `lock -recursive`: every root module below the working directory. */
-async function lockTree(a: RunArgs & { json: boolean }): Promise<number> {
+async function lockTree(a: RunArgs & { json: boolean; written: { roots: number } }): Promise<number> {
   const { io, globals, ui, signal } = a;
   const started = Date.now();
   const json = a.json ? new JsonUI(io.stdout) : undefined;
@@ -333,6 +344,7 @@ async function lockTree(a: RunArgs & { json: boolean }): Promise<number> {
           ...(o.error ? [{ severity: 'error' as const, summary: o.error.summary ?? 'Failed to lock the root module', detail: o.error.message, location: o.root, code: o.error.code }] : []),
         ];
         if (o.status === 'failed') failed = true;
+        if (!a.check && o.status !== 'failed') a.written.roots += 1;
         const platforms = o.platforms ? platformsText({ type: 'platforms_chosen', ...o.platforms }) : undefined;
         if (json) {
           const scoped = json.scoped({ root: o.root });
