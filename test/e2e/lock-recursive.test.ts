@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { copyTree, FAILING_ROOT, FIXTURE_MIRROR, NOT_ROOTS, PLATFORMS, RECORDED, ROOTS, withHost } from '../fixtures/recursive/cases.js';
+import { spawnCli, waitFor } from '../faults/support.js';
 import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { fixtureProviders, makeProvider } from '../support/servers/packages.js';
@@ -400,5 +401,38 @@ describe('issue 15 #7: verify reports roots whose lock does not cover the policy
     const r = await runCli(['-flavor=terraform', 'verify'], { cwd: dir, env: w.env });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('registry.example.test/acme/tools 0.3.0: the lock file cannot cover every platform of provkit.hcl: 2 platforms (linux_amd64, darwin_arm64) are left for 1 h1: hash');
+  });
+});
+
+describe('issue 15 #8: an interrupted lock -recursive says which lock files it had written', () => {
+  it('roots done before the signal keep their (whole) lock files and are counted, though an earlier root was still at work', async () => {
+    // `a` waits on an archive that never comes; `b` and `c` finish and are
+    // written as soon as they are done, before `a` is reported (roots are
+    // reported in order).
+    const dir = w.project('interrupt', {
+      'a/main.tf': requiresTf({ demo: `${reg.host}/acme/demo@1.0.0` }),
+      'b/main.tf': requiresTf({ tools: `${reg.host}/acme/tools` }),
+      'c/main.tf': requiresTf({ tools: `${reg.host}/acme/tools` }),
+    });
+    await reg.clearFaults();
+    await reg.setFault(await reg.path('archive', 'acme', 'demo', '1.0.0', 'linux_amd64'), { kind: 'stall', phase: 'headers' });
+    try {
+      const run = spawnCli(['lock', '-recursive', '-platform=linux_amd64'], dir, w.env);
+      const written = (): boolean => existsSync(join(dir, 'b/.terraform.lock.hcl')) && existsSync(join(dir, 'c/.terraform.lock.hcl'));
+      await waitFor(written, 30_000, 'the lock files of b and c').catch((err: unknown) => {
+        run.child.kill('SIGKILL');
+        throw new Error(`${String(err)}\n${run.output()}`);
+      });
+      run.child.kill('SIGINT');
+      const r = await run.done;
+      expect(r.code, r.stdout + r.stderr).toBe(130);
+      expect(r.stderr).toContain('Error: provkit lock was interrupted (');
+      expect(r.stderr).toContain('the lock files of 2 root modules were written before it (each whole); no other file was changed.');
+      expect(existsSync(join(dir, 'a/.terraform.lock.hcl'))).toBe(false);
+      expect(readFileSync(join(dir, 'b/.terraform.lock.hcl'), 'utf8')).toContain(`provider "${reg.host}/acme/tools"`);
+      expect(w.tmpLeftovers()).toEqual([]);
+    } finally {
+      await reg.clearFaults();
+    }
   });
 });
