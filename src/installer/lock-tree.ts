@@ -124,7 +124,9 @@ export function describeLockChanges(old: Locks, next: Locks, oldBytes: Buffer | 
     const more = l.hashes.filter((h) => !had.has(h.text)).length;
     if (more > 0) {
       const platforms = added.get(l.provider.toComparisonString()) ?? [];
-      out.push(`${name}: ${more} hash${more === 1 ? '' : 'es'} added${platforms.length > 0 ? ` (${platforms.map(String).join(', ')})` : ''}`);
+      // Sorted: the events that fill `added` arrive in whatever order packages finish.
+      const named = [...new Set(platforms.map(String))].sort();
+      out.push(`${name}: ${more} hash${more === 1 ? '' : 'es'} added${named.length > 0 ? ` (${named.join(', ')})` : ''}`);
     }
   }
   if (out.length === 0) out.push(`${LOCK_FILE_NAME} differs in form only (same selections and hashes): it is rewritten as the reference writes it`);

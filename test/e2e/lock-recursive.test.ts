@@ -196,6 +196,30 @@ describe('issue 15 #3: lock -recursive -check', () => {
     expect(locks(dir, good)).toEqual(before);
   });
 
+  it('a single lock -check: 0 when up to date, 2 saying what would change, 1 on an error; never writes', async () => {
+    const dir = w.project('check-single', { 'main.tf': requiresTf({ tools: 'registry.example.test/acme/tools' }) });
+    const lockFile = join(dir, '.terraform.lock.hcl');
+    const missing = await runCli(['-flavor=terraform', 'lock', '-check', fsMirror, '-platform=linux_amd64'], { cwd: dir, env: w.env });
+    expect(missing.code).toBe(2);
+    expect(missing.stdout).toContain('.terraform.lock.hcl would change:\n  no .terraform.lock.hcl yet: a new one with 1 provider');
+    expect(existsSync(lockFile)).toBe(false);
+    expect((await runCli(['-flavor=terraform', 'lock', fsMirror, '-platform=linux_amd64'], { cwd: dir, env: w.env })).code).toBe(0);
+    const before = readFileSync(lockFile, 'utf8');
+    const mtime = statSync(lockFile).mtimeMs;
+    const clean = await runCli(['-flavor=terraform', 'lock', '-check', fsMirror, '-platform=linux_amd64'], { cwd: dir, env: w.env });
+    expect(clean.stderr).toBe('');
+    expect(clean.code).toBe(0);
+    expect(clean.stdout).toContain('.terraform.lock.hcl is up to date.');
+    const more = await runCli(['-flavor=terraform', 'lock', '-check', '-json', fsMirror, '-platform=linux_amd64', '-platform=darwin_arm64'], { cwd: dir, env: w.env });
+    expect(more.code).toBe(2);
+    expect(jsonLines(more.stdout).find((m) => m.type === 'summary')).toMatchObject({ changed: true, changes: ['registry.example.test/acme/tools: 1 hash added (darwin_arm64)'] });
+    const bad = await runCli(['-flavor=terraform', 'lock', '-check', fsMirror, '-platform=linux_amd64'], { cwd: w.project('check-single-bad', { 'main.tf': requiresTf({ demo: 'registry.example.test/acme/demo@>= 9.0' }) }), env: w.env });
+    expect(bad.code).toBe(1);
+    expect(readFileSync(lockFile, 'utf8')).toBe(before);
+    expect(statSync(lockFile).mtimeMs).toBe(mtime);
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+
   it('exits 1 on an error', async () => {
     const dir = join(w.base, 'check-error');
     copyTree(dir);
@@ -392,6 +416,32 @@ describe('issue 15 #7: verify reports roots whose lock does not cover the policy
     const ok = await runCli(['verify', '-recursive'], { cwd: dir, env });
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain('2 root modules verified: no problems.');
+  });
+
+  it('verify -mirror checks the policy\'s platforms instead of every platform the mirror has', async () => {
+    const dir = w.project('verify-mirror-policy', { 'main.tf': requiresTf({ tools: 'registry.example.test/acme/tools' }) });
+    expect((await runCli(['-flavor=terraform', 'lock', fsMirror, '-platform=linux_amd64'], { cwd: dir, env: w.env })).code).toBe(0);
+    const verify = (): Promise<Awaited<ReturnType<typeof runCli>>> => runCli(['-flavor=terraform', 'verify', '-json', `-mirror=${FIXTURE_MIRROR}`], { cwd: dir, env: w.env });
+    const missing = (stdout: string): unknown[] =>
+      jsonLines(stdout)
+        .filter((m) => m.type === 'verify_problem')
+        .map((m) => m['platform'])
+        .sort();
+    // No policy: every platform the mirror has (5) must be covered.
+    const none = await verify();
+    expect(none.code).toBe(1);
+    expect(missing(none.stdout)).toEqual(['darwin_amd64', 'darwin_arm64', 'linux_arm64', 'windows_amd64']);
+    writeFileSync(join(dir, 'provkit.hcl'), 'platforms = ["linux_amd64"]\n');
+    const one = await verify();
+    expect(one.stderr).toBe('');
+    expect(one.code).toBe(0);
+    writeFileSync(join(dir, 'provkit.hcl'), 'platforms = ["linux_amd64", "darwin_arm64"]\n');
+    const two = await verify();
+    expect(two.code).toBe(1);
+    expect(missing(two.stdout)).toEqual(['darwin_arm64']);
+    // Locked under the policy, it passes.
+    expect((await runCli(['-flavor=terraform', 'lock', fsMirror], { cwd: dir, env: w.env })).code).toBe(0);
+    expect((await verify()).code).toBe(0);
   });
 
   it('without the hash store, a lock with fewer h1: hashes than the policy has platforms is reported', async () => {

@@ -223,6 +223,8 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
       inference: new PlatformInference({ plan: parts.plan, ...(parts.hashStore ? { hashStore: parts.hashStore } : {}), signal }),
     });
     ui.event({ type: 'platforms_chosen', ...chosen });
+    // The platforms each provider gains hashes for (-check names them, as lock -recursive does).
+    const added = new Map<string, Platform[]>();
     const outcome = await runLock({
       signal,
       requirements,
@@ -235,6 +237,10 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
       flavor: globals.flavor,
       // With -check nothing becomes "tracked in the lock file".
       events: (e) => {
+        if (e.type === 'hashes_obtained' && e.change !== 'unchanged') {
+          const key = e.provider.toComparisonString();
+          added.set(key, [...(added.get(key) ?? []), e.platform]);
+        }
         if (!(a.check && e.type === 'hashes_obtained')) ui.event(e);
       },
       enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
@@ -249,7 +255,7 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
         ui.summary(`${LOCK_FILE_NAME} is up to date.`, { changed: false });
         return 0;
       }
-      const changes = describeLockChanges(old.locks, outcome.locks, oldBytes, new Map());
+      const changes = describeLockChanges(old.locks, outcome.locks, oldBytes, added);
       ui.summary(`${LOCK_FILE_NAME} would change:\n${changes.map((c) => `  ${c}`).join('\n')}`, { changed: true, changes });
       return 2;
     }
