@@ -347,7 +347,8 @@ describe('issue 15 #6: without flags or a policy, a lock keeps the platforms it 
     const rec = await runCli(['lock', '-recursive', '-json', '-check'], { cwd: dir, env });
     expect(rec.code).toBe(0);
     const root = jsonLines(rec.stdout).find((m) => m.type === 'lock_root');
-    expect([root?.['platforms'], root?.['platforms_origin'], root?.['platforms_via']]).toEqual([['darwin_arm64', 'windows_amd64'], 'inferred', ['hash store']]);
+    // The working directory itself is the root: `.`.
+    expect([root?.root, root?.['platforms'], root?.['platforms_origin'], root?.['platforms_via']]).toEqual(['.', ['darwin_arm64', 'windows_amd64'], 'inferred', ['hash store']]);
   });
 
   it('inferred through the registry\'s per-platform hashes (OpenTofu packages extension), no hash store', async () => {
