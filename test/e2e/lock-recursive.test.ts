@@ -72,6 +72,7 @@ describe('issue 15 #1: lock -recursive finds the root modules', () => {
     expect(rooted.map((m) => m.root)).toEqual([...ROOTS]);
     for (const d of NOT_ROOTS) expect(existsSync(join(dir, d, '.terraform.lock.hcl'))).toBe(false);
     expect(w.tmpLeftovers()).toEqual([]);
+    expect(w.leftovers()).toEqual([]);
   });
 
   it('.tofu files make a root for OpenTofu, not for Terraform', async () => {
@@ -102,6 +103,7 @@ describe('issue 15 #2: each root gets exactly what terraform providers lock writ
     for (const root of ROOTS.filter((x) => x !== FAILING_ROOT)) expect(r.stdout).toMatch(new RegExp(`^- ${root}: lock file (created|updated) `, 'm'));
     expect(r.stdout).toMatch(/^Locked 6 root modules \(1 updated, 4 created, 1 failed\): 2 providers, 6 unique packages \(0 downloaded, 6 from the mirror, 0 from the hash store\)/m);
     expect(w.tmpLeftovers()).toEqual([]);
+    expect(w.leftovers()).toEqual([]);
   });
 
   it('from the registry: byte-identical lock files, and every unique package fetched once (the request log)', async () => {
@@ -133,6 +135,7 @@ describe('issue 15 #2: each root gets exactly what terraform providers lock writ
     expect(archives).toHaveLength(6);
     expect(r.stdout).toMatch(/6 unique packages \(6 downloaded, 0 from the hash store\)/);
     expect(w.tmpLeftovers()).toEqual([]);
+    expect(w.leftovers()).toEqual([]);
   });
 
   it('with the hash store filled, nothing is downloaded and the lock files are the same', async () => {
@@ -148,6 +151,35 @@ describe('issue 15 #2: each root gets exactly what terraform providers lock writ
     expect(locks(join(w.base, 'registry-store-2'))).toEqual(recorded('registry', reg.host));
     expect((await reg.log()).filter((q) => q.pathname.endsWith('.zip'))).toEqual([]);
     expect(second.stdout).toMatch(/6 unique packages \(0 downloaded, 6 from the hash store\)/);
+  });
+});
+
+describe('issue 15 #2b: a package that fails fails only the roots that need it', () => {
+  it('a tampered archive: its root is named and keeps no lock file, the others are written, exit 1', async () => {
+    const dir = w.project('bad-package', {
+      'a/main.tf': requiresTf({ demo: `${reg.host}/acme/demo@1.0.0`, tools: `${reg.host}/acme/tools` }),
+      'b/main.tf': requiresTf({ tools: `${reg.host}/acme/tools` }),
+    });
+    const alone = w.project('bad-package-alone', { 'main.tf': requiresTf({ tools: `${reg.host}/acme/tools` }) });
+    expect((await runCli(['lock', '-platform=linux_amd64'], { cwd: alone, env: w.env })).code).toBe(0);
+    await reg.clearFaults();
+    await reg.setFault(await reg.path('archive', 'acme', 'demo', '1.0.0', 'linux_amd64'), { kind: 'tamper', times: 20 });
+    try {
+      const r = await runCli(['lock', '-recursive', '-platform=linux_amd64'], { cwd: dir, env: w.env });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(r.stdout).toContain('- a: failed');
+      expect(r.stdout).toMatch(/^- b: lock file created /m);
+      expect(r.stderr).toContain('on a:');
+      expect(r.stderr.replace(/[│\s]+/g, ' ')).toContain(`${reg.host}/acme/demo`);
+      expect(r.stderr).toContain('checksum');
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(existsSync(join(dir, 'a/.terraform.lock.hcl'))).toBe(false);
+      expect(readFileSync(join(dir, 'b/.terraform.lock.hcl'), 'utf8')).toBe(readFileSync(join(alone, '.terraform.lock.hcl'), 'utf8'));
+      expect(w.tmpLeftovers()).toEqual([]);
+      expect(w.leftovers()).toEqual([]);
+    } finally {
+      await reg.clearFaults();
+    }
   });
 });
 
@@ -172,6 +204,7 @@ describe('issue 15 #3: lock -recursive -check', () => {
     expect(good.map((r2) => statSync(join(dir, r2, '.terraform.lock.hcl')).mtimeMs)).toEqual(mtimes);
     expect(r.stdout).toMatch(/^Checked 5 root modules \(5 unchanged\)/m);
     expect(w.tmpLeftovers()).toEqual([]);
+    expect(w.leftovers()).toEqual([]);
   });
 
   it('exits 2 naming each root and what would change, and writes nothing', async () => {
@@ -218,6 +251,7 @@ describe('issue 15 #3: lock -recursive -check', () => {
     expect(readFileSync(lockFile, 'utf8')).toBe(before);
     expect(statSync(lockFile).mtimeMs).toBe(mtime);
     expect(w.tmpLeftovers()).toEqual([]);
+    expect(w.leftovers()).toEqual([]);
   });
 
   it('exits 1 on an error', async () => {
@@ -314,6 +348,7 @@ describe('issue 15 #5: the platform policy, provkit.hcl', () => {
     expect(r2.stderr).toContain('on envs/provkit.hcl:1:29:');
     expect(locks(dir)).toEqual(before);
     expect(w.tmpLeftovers()).toEqual([]);
+    expect(w.leftovers()).toEqual([]);
   });
 
   it('mirror and bundle create use provkit.hcl', async () => {
@@ -482,6 +517,7 @@ describe('issue 15 #8: an interrupted lock -recursive says which lock files it h
       expect(existsSync(join(dir, 'a/.terraform.lock.hcl'))).toBe(false);
       expect(readFileSync(join(dir, 'b/.terraform.lock.hcl'), 'utf8')).toContain(`provider "${reg.host}/acme/tools"`);
       expect(w.tmpLeftovers()).toEqual([]);
+      expect(w.leftovers()).toEqual([]);
     } finally {
       await reg.clearFaults();
     }
