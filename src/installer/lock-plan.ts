@@ -139,7 +139,7 @@ export class PackagePlan {
       events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
       // A directory of its own per package: archives of different packages
       // share file names (`hashicorp/github` and `integrations/github`; one
-      // source under two hosts), issue 11 #1.
+      // source under two hosts), docs/reliability.md.
       const dir = await mkdtemp(join(await this.workDir(), `pkg-${n}-`));
       const got = await fetchPackage(meta, {
         destPath: join(dir, meta.filename),

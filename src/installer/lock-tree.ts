@@ -208,7 +208,7 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
     const changes = same ? [] : describeLockChanges(old.locks, outcome.locks, oldBytes, added);
     if (options.check) return { ...done, status: same ? 'unchanged' : 'would-change', changes };
     try {
-      // The reference always rewrites the file (item 43), atomically.
+      // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically.
       await saveLockFile(lockPath, outcome.locks, options.flavor);
     } catch (err) {
       return { ...done, status: 'failed', error: err instanceof ProvkitError ? err : new ProvkitError(ErrorCode.IO, String(err), { cause: err }) };
