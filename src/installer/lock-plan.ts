@@ -108,6 +108,16 @@ export class PackagePlan {
     return p;
   }
 
+  /**
+   * Creates the plan's temporary directory now rather than at the first
+   * download: a run's work directory exists from its start, so every way out
+   * (close(), a signal, process exit) has it to remove, as for every other
+   * command (test/e2e/diagnostics.test.ts, "temporary files go on every way out").
+   */
+  async open(): Promise<void> {
+    await this.workDir();
+  }
+
   /** Removes the plan's temporary directory (call once, when every root is done). */
   async close(): Promise<void> {
     const work = this.work;

@@ -159,6 +159,13 @@ async function runParts(
     networkConcurrency: defaultNetworkConcurrency(),
     ...(hashStore ? { hashStore } : {}),
   });
+  try {
+    await plan.open();
+  } catch (err) {
+    await pool.close();
+    close();
+    throw err;
+  }
   return {
     source,
     plan,
