@@ -92,6 +92,10 @@ export const ErrorCode = {
   /** The SHA256SUMS signature is missing, invalid, or by no listed key. */
   SIGNATURE_INVALID: 'SIGNATURE_INVALID',
   INVALID_SOURCE_CONFIG: 'INVALID_SOURCE_CONFIG',
+  /** An OCI registry refused a push (blob upload, manifest, tag) or answered it in a way that cannot be used. */
+  OCI_PUSH_REFUSED: 'OCI_PUSH_REFUSED',
+  /** OCI registry credentials that cannot be used: a Docker-style config file, a credential helper or a token service failed. */
+  OCI_CREDENTIALS: 'OCI_CREDENTIALS',
 
   // --- installer (src/installer)
   /** The package does not match any checksum of the lock file. */

@@ -9,14 +9,14 @@ import { currentPlatform, parsePlatform, type Platform } from '../addresses/inde
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { type HashStore, openHashStore, type ZipLimits } from '../hashing/index.js';
 import { parseZipLimits } from '../hashing/zip-reader.js';
-import { createNodeFetch, HttpClient, httpTuningFromEnv } from '../net/index.js';
+import { createNodeFetch, HttpClient, httpTuningFromEnv, validateLevel1 } from '../net/index.js';
 import { FilesystemMirrorSource, type Source } from '../sources/index.js';
 import { diagnosticLocation, findPolicy, type PlatformPolicy } from '../config/index.js';
 import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import type { Diagnostic } from '../ui/human.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
-import { hashStoreDir, installationSourceFor, loadCliConfigFor, netMirrorSourceFor, registrySourceFor } from './wiring.js';
+import { hashStoreDir, installationSourceFor, loadCliConfigFor, netMirrorSourceFor, ociMirrorSourceFor, registrySourceFor } from './wiring.js';
 
 export { cacheBase } from './wiring.js';
 
@@ -70,16 +70,39 @@ export async function platformsFor(globals: GlobalOptions, values: readonly stri
 export interface MirrorFlags {
   readonly fsMirror: string | undefined;
   readonly netMirror: string | undefined;
+  /** `-oci-mirror=TEMPLATE` (OpenTofu 1.13 `providers lock`), without or with an `oci://` prefix. */
+  readonly ociMirror?: string | undefined;
 }
 
-/** `-fs-mirror` and `-net-mirror`: mutually exclusive, and the URL must be https (the reference's messages). */
+/**
+ * `-fs-mirror`, `-net-mirror`, `-oci-mirror`: mutually exclusive (terraform's
+ * and OpenTofu ≤ 1.12's message for the first two; OpenTofu 1.13's when
+ * `-oci-mirror` is one of them), the URL must be https, the template a
+ * level 1 URI template (the reference's messages).
+ */
 export function checkMirrorFlags(flags: MirrorFlags, errors: Diagnostic[]): void {
-  if (flags.fsMirror !== undefined && flags.netMirror !== undefined) {
-    errors.push({ severity: 'error', summary: 'Invalid installation method options', detail: 'The -fs-mirror and -net-mirror command line options are mutually-exclusive.' });
+  const given = [flags.fsMirror, flags.netMirror, flags.ociMirror].filter((f) => f !== undefined).length;
+  if (given > 1) {
+    errors.push({
+      severity: 'error',
+      summary: 'Invalid installation method options',
+      detail: flags.ociMirror === undefined ? 'The -fs-mirror and -net-mirror command line options are mutually-exclusive.' : 'The mirror command line options are mutually-exclusive.',
+    });
+  }
+  if (flags.ociMirror !== undefined) {
+    const problem = validateLevel1(ociTemplate(flags.ociMirror));
+    if (problem !== undefined) {
+      errors.push({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The -oci-mirror argument is not a valid URI template: ${problem}.` });
+    }
   }
   if (flags.netMirror !== undefined && !/^https:\/\/[^/]/.test(flags.netMirror)) {
     errors.push({ severity: 'error', summary: 'Invalid network mirror URL', detail: 'The -net-mirror option requires a valid https: URL as the mirror base URL.' });
   }
+}
+
+/** The template of an `-oci-mirror` value or `oci://` target: an `oci://` prefix is dropped. */
+export function ociTemplate(value: string): string {
+  return value.startsWith('oci://') ? value.slice('oci://'.length) : value;
 }
 
 /** Renders configuration or lock-file diagnostics (with their file:line:col); true when one is an error. */
@@ -117,6 +140,8 @@ export async function sourceFor(
   if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
   // -net-mirror: the CLI configuration's credentials for the mirror host (see netMirrorSourceFor).
   if (flags.netMirror !== undefined) return netMirrorSourceFor(flags.netMirror, globals, http, cli);
+  // -oci-mirror: the CLI configuration's OCI credentials (as OpenTofu's OCICredentialsPolicyBuilder).
+  if (flags.ociMirror !== undefined) return ociMirrorSourceFor(ociTemplate(flags.ociMirror), io, http, cli);
   return otherwise === 'registry' ? registrySourceFor(io, globals, http, cli) : installationSourceFor(io, globals, http, cli);
 }
 

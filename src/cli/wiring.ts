@@ -7,14 +7,16 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { tryHostnameForComparison } from '../addresses/index.js';
-import { type CliConfig, hostOSFromNode, type InstallationMethod, loadCliConfig, tokenForHost } from '../cliconfig/index.js';
-import type { HttpClient } from '../net/index.js';
+import { type CliConfig, hostOSFromNode, type InstallationMethod, loadCliConfig, ociCredentialsLookup, tokenForHost } from '../cliconfig/index.js';
+import { ErrorCode, ProvkitError } from '../errors.js';
+import { expandLevel1, type HttpClient, OciClient, parseRepositoryAddress, type RepositoryAddress } from '../net/index.js';
 import {
   FilesystemMirrorSource,
   MemoizeSource,
   MultiSource,
   type MultiSourceSelector,
   NetworkMirrorSource,
+  OciMirrorSource,
   type ProviderPattern,
   RegistrySource,
   ServiceDiscovery,
@@ -113,7 +115,49 @@ function sourceFor(m: InstallationMethod, io: CliIO, globals: GlobalOptions, htt
       return netMirrorSourceFor(m.url, globals, http, cli, m.trustAllHashes);
     case 'direct':
       return registrySourceFor(io, globals, http, cli);
+    case 'oci_mirror':
+      return new OciMirrorSource({ client: ociClientFor(io, http, cli), repositoryFor: m.repositoryFor });
   }
+}
+
+/**
+ * An OCI registry client for a run: credentials as OpenTofu finds them
+ * (`oci_credentials` blocks, `oci_default_credentials`, Docker-style config
+ * files; cliconfig/oci-credentials.ts), upload chunks of
+ * `PROVKIT_OCI_CHUNK_SIZE` bytes (default 8 MiB; docs/oci.md).
+ */
+export function ociClientFor(io: CliIO, http: HttpClient, cli: CliConfig): OciClient {
+  const chunk = io.env['PROVKIT_OCI_CHUNK_SIZE'];
+  const chunkSize = chunk !== undefined && /^[1-9][0-9]*$/.test(chunk) ? Number(chunk) : undefined;
+  return new OciClient({
+    http,
+    credentials: ociCredentialsLookup(cli, { env: io.env, homeDir: io.env['HOME'] ?? homedir(), os: hostOSFromNode(process.platform) }),
+    ...(chunkSize === undefined ? {} : { chunkSize }),
+  });
+}
+
+/**
+ * The repository of a provider under an RFC 6570 level 1 template
+ * (`-oci-mirror`, `oci://` targets): `{hostname}`, `{namespace}`, `{type}`
+ * expanded and the result parsed as a repository address, as
+ * `tofu providers lock -oci-mirror` does (opentofu/opentofu
+ * internal/command/providers_lock.go).
+ */
+export function templateRepositoryMapping(template: string): (p: { hostname: string; namespace: string; type: string }) => RepositoryAddress {
+  return (p) => {
+    let uri: string;
+    try {
+      uri = expandLevel1(template, { hostname: p.hostname, namespace: p.namespace, type: p.type });
+    } catch (err) {
+      throw new ProvkitError(ErrorCode.INVALID_SOURCE_CONFIG, `error while expanding uri template: ${(err as Error).message}`);
+    }
+    return parseRepositoryAddress(uri);
+  };
+}
+
+/** The OCI mirror of `-oci-mirror=TEMPLATE` (or an `oci://` mirror). */
+export function ociMirrorSourceFor(template: string, io: CliIO, http: HttpClient, cli: CliConfig): OciMirrorSource {
+  return new OciMirrorSource({ client: ociClientFor(io, http, cli), repositoryFor: templateRepositoryMapping(template) });
 }
 
 /**

@@ -26,6 +26,9 @@ export type {
   HostConfig,
   InstallationMethod,
   NetworkMirrorMethod,
+  OciCredentialsBlock,
+  OciDefaultCredentials,
+  OciMirrorMethod,
   PlainValue,
   ProviderInstallation,
 } from './model.js';
@@ -55,3 +58,7 @@ export {
 } from './locations.js';
 export type { CliConfigContext, Exists, HostOS, MainConfigFile } from './locations.js';
 export { forcedServiceURL, hostConfig, matches, tokenForHost } from './query.js';
+export { prepareRepositoryMapping } from './oci-template.js';
+export type { RepositoryMapping } from './oci-template.js';
+export { dockerConfigSearchLocations, ociCredentialsLookup, prefixSpecificity, runDockerCredentialHelper } from './oci-credentials.js';
+export type { HelperResult, OciCredentialsEnv } from './oci-credentials.js';

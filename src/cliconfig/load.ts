@@ -42,6 +42,8 @@ import type {
   DevOverride,
   HostConfig,
   InstallationMethod,
+  OciCredentialsBlock,
+  OciDefaultCredentials,
   ProviderInstallation,
 } from './model.js';
 import type { CliConfigFile, RawProviderInstallation } from './parse.js';
@@ -194,7 +196,11 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
   const credentials = new Map<Hostname, CredentialsConfig>();
   const helpers = new Map<string, CredentialsHelperConfig>();
   const installations: RawProviderInstallation[] = [];
+  const ociCredentials: OciCredentialsBlock[] = [];
+  const ociDefaults: OciDefaultCredentials[] = [];
   for (const f of files) {
+    ociCredentials.push(...f.ociCredentials);
+    ociDefaults.push(...f.ociDefaultCredentials);
     if (pluginCacheDir === undefined && f.pluginCacheDir !== undefined && f.pluginCacheDir !== '') {
       pluginCacheDir = expandEnv(f.pluginCacheDir, ctx.env);
     }
@@ -234,6 +240,13 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
   // 4. Validate.
   if (helpers.size > 1) diags.push({ severity: 'error', summary: 'No more than one credentials_helper block may be specified', detail: '' });
   if (installations.length > 1) diags.push({ severity: 'error', summary: 'No more than one provider_installation block may be specified', detail: '' });
+  // OpenTofu's OCI credentials blocks (cliconfig.go Validate).
+  if (ociDefaults.length > 1) diags.push({ severity: 'error', summary: 'No more than one oci_default_credentials block may be specified', detail: '' });
+  const prefixes = new Set<string>();
+  for (const c of ociCredentials) {
+    if (prefixes.has(c.prefix)) diags.push({ severity: 'error', summary: `Duplicate oci_credentials block for ${goQuote(c.prefix)}`, detail: '' });
+    prefixes.add(c.prefix);
+  }
   if (pluginCacheDir !== undefined && (await fs.stat(pluginCacheDir)) === undefined) {
     diags.push({
       severity: 'error',
@@ -263,6 +276,8 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
     envTokens: tokensFromEnv(ctx.env),
     ...(helper ? { credentialsHelper: helper } : {}),
     providerInstallation,
+    ociCredentials,
+    ...(ociDefaults[0] === undefined ? {} : { ociDefaultCredentials: ociDefaults[0] }),
     diagnostics: diags,
   };
 }
@@ -303,7 +318,11 @@ function explicitInstallation(raw: RawProviderInstallation, ctx: CliConfigContex
       });
       continue;
     }
-    if (m.kind === 'filesystem_mirror') {
+    if (m.kind === 'oci_mirror') {
+      const mapping = m.repositoryMapping;
+      if (mapping === undefined) continue;
+      methods.push({ kind: 'oci_mirror', repositoryTemplate: m.repositoryTemplate ?? '', repositoryFor: mapping, include, exclude, ...at });
+    } else if (m.kind === 'filesystem_mirror') {
       methods.push({ kind: 'filesystem_mirror', path: m.path ?? '', include, exclude, ...at });
     } else if (m.kind === 'network_mirror') {
       methods.push({

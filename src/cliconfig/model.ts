@@ -6,6 +6,7 @@
  */
 import type { Hostname, ProviderAddress } from '../addresses/index.js';
 import type { Range } from '../hcl/index.js';
+import type { RepositoryAddress } from '../net/oci/reference.js';
 import type { ProviderPattern, ProviderSelector } from './patterns.js';
 
 /**
@@ -61,8 +62,43 @@ export interface DirectMethod extends MethodBase {
   readonly excludeProvidersInLocalMirrors?: boolean;
 }
 
+/**
+ * OpenTofu's `oci_mirror { repository_template, include, exclude }`
+ * (docs/oci.md): providers from OCI registry repositories.
+ */
+export interface OciMirrorMethod extends MethodBase {
+  readonly kind: 'oci_mirror';
+  /** The template as written. */
+  readonly repositoryTemplate: string;
+  /**
+   * The repository of a provider: the template evaluated and parsed
+   * (cliconfig/oci-template.ts).
+   *
+   * @throws {Error} with the reference's text when the result is not a repository address.
+   */
+  readonly repositoryFor: (provider: ProviderAddress) => RepositoryAddress;
+}
+
 /** One provider installation method, consulted in order as a multi-source (docs/reference.md §4.4). */
-export type InstallationMethod = FilesystemMirrorMethod | NetworkMirrorMethod | DirectMethod;
+export type InstallationMethod = FilesystemMirrorMethod | NetworkMirrorMethod | DirectMethod | OciMirrorMethod;
+
+/** An `oci_credentials "PREFIX" { … }` block (OpenTofu): credentials for the repositories under a `registry[/path]` prefix. */
+export type OciCredentialsBlock = { readonly prefix: string; readonly range?: Range } & (
+  | { readonly kind: 'basic'; readonly username: string; readonly password: string }
+  | { readonly kind: 'oauth'; readonly accessToken: string; readonly refreshToken: string }
+  | { readonly kind: 'helper'; readonly helper: string }
+);
+
+/** The `oci_default_credentials { … }` block (OpenTofu); its defaults when absent. */
+export interface OciDefaultCredentials {
+  /** Look for Docker-style config files (and other ambient credentials); default true. */
+  readonly discoverAmbientCredentials: boolean;
+  /** Read exactly these Docker-style config files (absolute paths) instead of searching the usual places. */
+  readonly dockerStyleConfigFiles?: readonly string[];
+  /** A credential helper for every registry without a more specific setting. */
+  readonly dockerCredentialsHelper?: string;
+  readonly range?: Range;
+}
 
 /** A `dev_overrides` entry: the provider is taken from `dir`, bypassing versions and the lock file. */
 export interface DevOverride {
@@ -120,5 +156,9 @@ export interface CliConfig {
   readonly envTokens: ReadonlyMap<Hostname, string>;
   readonly credentialsHelper?: CredentialsHelperConfig;
   readonly providerInstallation: ProviderInstallation;
+  /** `oci_credentials` blocks of every file, in merge order. */
+  readonly ociCredentials: readonly OciCredentialsBlock[];
+  /** The one `oci_default_credentials` block, if any. */
+  readonly ociDefaultCredentials?: OciDefaultCredentials;
   readonly diagnostics: readonly CliConfigDiagnostic[];
 }

@@ -13,32 +13,42 @@
  * so syntax errors are worded as HCL 2's, with file, line and column.
  *
  * Recognised: `plugin_cache_dir`, `plugin_cache_may_break_dependency_lock_file`,
- * `host`, `credentials`, `credentials_helper`, `provider_installation`.
+ * `host`, `credentials`, `credentials_helper`, `provider_installation` (with
+ * OpenTofu's `oci_mirror` method), and OpenTofu's `oci_credentials` and
+ * `oci_default_credentials` blocks (opentofu/opentofu
+ * internal/command/cliconfig/oci_credentials.go; docs/oci.md).
  * Accepted and ignored: everything else (`disable_checkpoint`,
  * `disable_checkpoint_signature`, `providers`, `provisioners`,
- * `registry_protocols`, OpenTofu's OCI settings, …).
+ * `registry_protocols`, …).
  *
  * Pure: no I/O.
  */
 import type { Flavor } from '../addresses/index.js';
-import { flavorInfo, goQuote, tryParseProviderSource } from '../addresses/index.js';
+import { goQuote, tryParseProviderSource } from '../addresses/index.js';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+
 import { goPathClean } from '../fs/paths.js';
 import { parseJSON } from '../hcl/index.js';
 import type { JsonValue } from '../hcl/index.js';
 
 import type { Body, Expression, Range, SourceText } from '../hcl/index.js';
 import { parseHCL, sourceText } from '../hcl/index.js';
-import type { CliConfigDiagnostic, DevOverride, PlainValue } from './model.js';
+import type { CliConfigDiagnostic, DevOverride, OciCredentialsBlock, OciDefaultCredentials, PlainValue } from './model.js';
+import { parseRepositoryAddress } from '../net/oci/reference.js';
+import { prepareRepositoryMapping, type RepositoryMapping } from './oci-template.js';
 
 /** An installation method as written, patterns not yet parsed. */
 export interface RawMethod {
-  readonly kind: 'direct' | 'filesystem_mirror' | 'network_mirror';
+  readonly kind: 'direct' | 'filesystem_mirror' | 'network_mirror' | 'oci_mirror';
   readonly include: readonly string[];
   readonly exclude: readonly string[];
   readonly path?: string;
   readonly url?: string;
   readonly downloadRetryCount?: number;
   readonly trustAllHashes?: boolean;
+  /** `oci_mirror`: the template as written, and the checked mapping it defines. */
+  readonly repositoryTemplate?: string;
+  readonly repositoryMapping?: RepositoryMapping;
   readonly range?: Range;
 }
 
@@ -59,6 +69,8 @@ export interface CliConfigFile {
   readonly credentials: { name: string; attributes: Record<string, PlainValue>; range?: Range }[];
   readonly credentialsHelpers: { type: string; args: string[]; range?: Range }[];
   readonly providerInstallations: RawProviderInstallation[];
+  readonly ociCredentials: OciCredentialsBlock[];
+  readonly ociDefaultCredentials: OciDefaultCredentials[];
 }
 
 /** The result of {@link parseCliConfigFile}. */
@@ -275,6 +287,8 @@ interface MethodItem {
   readonly body: PlainObject;
   /** Where the method block starts (the reference's `methodBlock.Pos()`). */
   readonly range: Range;
+  /** Where its body starts, the `{` (the reference's `methodBody.Pos()`, used by `oci_mirror`). */
+  readonly bodyRange: Range;
 }
 
 class FileReader {
@@ -287,13 +301,142 @@ class FileReader {
     credentials: CliConfigFile['credentials'];
     credentialsHelpers: CliConfigFile['credentialsHelpers'];
     providerInstallations: RawProviderInstallation[];
+    ociCredentials: OciCredentialsBlock[];
+    ociDefaultCredentials: OciDefaultCredentials[];
   };
 
   constructor(
     filename: string,
     private readonly flavor: Flavor,
   ) {
-    this.file = { filename, pluginCacheMayBreakDependencyLockFile: false, hosts: [], credentials: [], credentialsHelpers: [], providerInstallations: [] };
+    this.file = {
+      filename,
+      pluginCacheMayBreakDependencyLockFile: false,
+      hosts: [],
+      credentials: [],
+      credentialsHelpers: [],
+      providerInstallations: [],
+      ociCredentials: [],
+      ociDefaultCredentials: [],
+    };
+  }
+
+  // --- OpenTofu's OCI credentials (oci_credentials.go) -----------------------------
+
+  /** `oci_credentials "PREFIX" { … }` (`decodeOCICredentialsBlockBody`); `at` is the body's `{`. */
+  private ociCredentials(label: string, body: PlainValue, at: Range): void {
+    const summary = 'Invalid oci_credentials block';
+    const where = `The oci_credentials block at ${pos(at)}`;
+    if (!isPlainObject(body)) {
+      this.diags.push(err(summary, `${where} must be represented by a JSON object.`, at));
+      return;
+    }
+    let repositoryPath: string;
+    try {
+      repositoryPath = parseRepositoryAddress(label).repository;
+    } catch (e) {
+      this.diags.push(err(summary, `${where} has an invalid block label: ${(e as Error).message}.`, at));
+      return;
+    }
+    const fields: Record<string, string | undefined> = {};
+    for (const name of ['username', 'password', 'access_token', 'refresh_token', 'docker_credentials_helper']) {
+      const v = optionalString(body[name]);
+      if (v === false) {
+        this.diags.push(err(summary, `Invalid oci_credentials block at ${pos(at)}: ${name} must be a string.`, at));
+        return;
+      }
+      fields[name] = v;
+    }
+    const basic = fields['username'] !== undefined || fields['password'] !== undefined;
+    const oauth = fields['access_token'] !== undefined || fields['refresh_token'] !== undefined;
+    const helper = fields['docker_credentials_helper'] !== undefined;
+    const styles = [basic, oauth, helper].filter(Boolean).length;
+    if (styles === 0) {
+      this.diags.push(err(summary, `${where} must set either username+password, access_token+refresh_token, or docker_credentials_helper.`, at));
+      return;
+    }
+    if (styles > 1) {
+      this.diags.push(err(summary, `${where} must set only one group out of username+password, access_token+refresh_token, or docker_credentials_helper.`, at));
+      return;
+    }
+    if (basic) {
+      if (fields['username'] === undefined || fields['password'] === undefined) {
+        this.diags.push(err(summary, `${where} must set both username and password together when using static credentials.`, at));
+        return;
+      }
+      this.file.ociCredentials.push({ prefix: label, kind: 'basic', username: fields['username'], password: fields['password'], range: at });
+      return;
+    }
+    if (oauth) {
+      if (fields['access_token'] === undefined || fields['refresh_token'] === undefined) {
+        this.diags.push(err(summary, `${where} must set both access_token and refresh_token together when using OAuth-style credentials.`, at));
+        return;
+      }
+      this.file.ociCredentials.push({ prefix: label, kind: 'oauth', accessToken: fields['access_token'], refreshToken: fields['refresh_token'], range: at });
+      return;
+    }
+    const name = fields['docker_credentials_helper'] ?? '';
+    let ok = true;
+    if (repositoryPath !== '') {
+      ok = false;
+      this.diags.push(err(summary, `${where} cannot set docker_credentials_helper with a repository path: credential helpers only support credentials for whole domains.`, at));
+    }
+    if (!validHelperName(name)) {
+      ok = false;
+      this.diags.push(err(summary, `${where} specifies the invalid Docker credential helper name ${goQuote(name)}. Must be a non-empty string that could be used as part of an executable filename.`, at));
+    }
+    if (ok) this.file.ociCredentials.push({ prefix: label, kind: 'helper', helper: name, range: at });
+  }
+
+  /** `oci_default_credentials { … }` (`decodeOCIDefaultCredentialsBlockBody`); `at` is the body's `{`. */
+  private ociDefaultCredentials(body: PlainValue, at: Range): void {
+    const summary = 'Invalid oci_default_credentials block';
+    const where = `The oci_default_credentials block at ${pos(at)}`;
+    if (!isPlainObject(body)) {
+      this.diags.push(err(summary, `${where} must be represented by a JSON object.`, at));
+      return;
+    }
+    const discover = optionalBool(body.discover_ambient_credentials);
+    if (discover === 'invalid') {
+      this.diags.push(err(summary, `Invalid oci_default_credentials block at ${pos(at)}: discover_ambient_credentials must be a boolean.`, at));
+      return;
+    }
+    let files: string[] | undefined;
+    if (body.docker_style_config_files !== undefined && body.docker_style_config_files !== null) {
+      const list = stringList(body.docker_style_config_files);
+      if (!list) {
+        this.diags.push(err(summary, `Invalid oci_default_credentials block at ${pos(at)}: docker_style_config_files must be a list of strings.`, at));
+        return;
+      }
+      // Relative to the directory of the file that says so, made absolute.
+      const base = dirname(this.file.filename);
+      files = list.map((f) => resolve(isAbsolute(f) ? f : join(base, f)));
+    }
+    const helper = optionalString(body.docker_credentials_helper);
+    if (helper === false) {
+      this.diags.push(err(summary, `Invalid oci_default_credentials block at ${pos(at)}: docker_credentials_helper must be a string.`, at));
+      return;
+    }
+    let ok = true;
+    if (helper !== undefined && !validHelperName(helper)) {
+      ok = false;
+      this.diags.push(err(summary, `${where} specifies the invalid Docker credential helper name ${goQuote(helper)}. Must be a non-empty string that could be used as part of an executable filename.`, at));
+    }
+    const discoverAmbient = discover ?? true;
+    if (!discoverAmbient && files !== undefined) {
+      ok = false;
+      this.diags.push(
+        err(summary, `${where} disables discovery of ambient credentials, but also sets docker_style_config_files which is relevant only when ambient credentials discovery is enabled.`, at),
+      );
+    }
+    if (ok) {
+      this.file.ociDefaultCredentials.push({
+        discoverAmbientCredentials: discoverAmbient,
+        ...(files === undefined ? {} : { dockerStyleConfigFiles: files }),
+        ...(helper === undefined ? {} : { dockerCredentialsHelper: helper }),
+        range: at,
+      });
+    }
   }
 
   // --- settings shared by both syntaxes -------------------------------------------
@@ -345,7 +488,6 @@ class FileReader {
 
   /** The methods of one provider_installation block (`decodeProviderInstallationFromConfig`). */
   private providerInstallation(methods: readonly MethodItem[], blockRange: Range): void {
-    const product = flavorInfo(this.flavor).productName;
     const pi: { methods: RawMethod[]; devOverrides: DevOverride[]; range: Range } = { methods: [], devOverrides: [], range: blockRange };
     const invalid = (detail: string, at: Range): void => {
       this.diags.push(err('Invalid provider_installation method block', detail, at));
@@ -432,19 +574,36 @@ class FileReader {
           }
           continue;
         }
-        case 'oci_mirror':
-          if (this.flavor === 'tofu') {
-            this.diags.push(
-              err(
-                'Unsupported provider installation method',
-                `provkit does not support ${product}'s oci_mirror installation method (at ${pos(m.range)}); remove it, or use ${product} itself for this configuration.`,
-                m.range,
-              ),
-            );
+        case 'oci_mirror': {
+          if (this.flavor !== 'tofu') {
+            invalid(`Unknown provider installation method ${goQuote(m.type)} at ${pos(m.range)}.`, m.range);
             continue;
           }
-          invalid(`Unknown provider installation method ${goQuote(m.type)} at ${pos(m.range)}.`, m.range);
+          // OpenTofu 1.10+ (decodeOCIMirrorInstallationMethodBlock): positions are the body's `{`.
+          const bodyAt = pos(m.bodyRange);
+          const ociList = (name: 'include' | 'exclude'): string[] | undefined => {
+            const v = stringList(m.body[name]);
+            if (!v) invalid(`Invalid oci_mirror block at ${bodyAt}: ${name} must be a list of strings.`, m.range);
+            return v;
+          };
+          const include = ociList('include');
+          const exclude = include ? ociList('exclude') : undefined;
+          if (!include || !exclude) continue;
+          const template = optionalString(m.body.repository_template);
+          if (template === false) {
+            invalid(`Invalid oci_mirror block at ${bodyAt}: repository_template must be a string.`, m.range);
+            continue;
+          }
+          if (template === undefined || template === '') {
+            invalid(`Invalid oci_mirror block at ${bodyAt}: "repository_template" argument is required.`, m.range);
+            continue;
+          }
+          const prepared = prepareRepositoryMapping(template, include, bodyAt, this.flavor);
+          this.diags.push(...prepared.diags.map((d) => ({ ...d, range: m.range })));
+          if (prepared.mapping === undefined || prepared.diags.some((d) => d.severity === 'error')) continue;
+          pi.methods.push({ kind: 'oci_mirror', include, exclude, repositoryTemplate: template, repositoryMapping: prepared.mapping, range: m.range });
           continue;
+        }
         default:
           invalid(`Unknown provider installation method ${goQuote(m.type)} at ${pos(m.range)}.`, m.range);
       }
@@ -464,6 +623,10 @@ class FileReader {
         this.diags.push(
           err('Invalid provider_installation block', `The provider_installation block at ${pos(a.nameRange)} must not be introduced with an equals sign.`, a.nameRange),
         );
+        continue;
+      }
+      if (a.name === 'oci_credentials' || a.name === 'oci_default_credentials') {
+        this.diags.push(err(`Invalid ${a.name} block`, `The ${a.name} block at ${pos(a.nameRange)} must not be introduced with an equals sign.`, a.nameRange));
         continue;
       }
       if (a.name === 'host' || a.name === 'credentials' || a.name === 'credentials_helper') {
@@ -487,6 +650,22 @@ class FileReader {
         this.namedBlock(b.type, b.labels[0] ?? '', plainFromBody(b.body, source, this.diags), b.typeRange);
         continue;
       }
+      if (b.type === 'oci_credentials') {
+        if (b.labels.length !== 1) {
+          this.diags.push(err('Invalid oci_credentials block', `The oci_credentials block at ${pos(b.typeRange)} must have one label, giving an OCI repository address prefix.`, b.typeRange));
+          continue;
+        }
+        this.ociCredentials(b.labels[0] ?? '', plainFromBody(b.body, source, this.diags), b.openBraceRange);
+        continue;
+      }
+      if (b.type === 'oci_default_credentials') {
+        if (b.labels.length > 0) {
+          this.diags.push(err('Invalid oci_default_credentials block', `The oci_default_credentials block at ${pos(b.typeRange)} must not have any labels.`, b.typeRange));
+          continue;
+        }
+        this.ociDefaultCredentials(plainFromBody(b.body, source, this.diags), b.openBraceRange);
+        continue;
+      }
       if (b.type !== 'provider_installation') continue;
       if (b.labels.length > 0) {
         this.diags.push(err('Invalid provider_installation block', `The provider_installation block at ${pos(b.typeRange)} must not have any labels.`, b.typeRange));
@@ -507,7 +686,7 @@ class FileReader {
             ),
           );
         }
-        methods.push({ type: m.type, body: plainFromBody(m.body, source, this.diags), range: m.typeRange });
+        methods.push({ type: m.type, body: plainFromBody(m.body, source, this.diags), range: m.typeRange, bodyRange: m.openBraceRange });
       }
       this.providerInstallation(methods, b.typeRange);
     }
@@ -554,11 +733,25 @@ class FileReader {
                 );
                 continue;
               }
-              methods.push({ type: mp.name, body: plainFromJSON(body) as PlainObject, range: mp.nameRange });
+              methods.push({ type: mp.name, body: plainFromJSON(body) as PlainObject, range: mp.nameRange, bodyRange: body.range });
             }
           }
           this.providerInstallation(methods, p.nameRange);
         }
+        continue;
+      }
+      if (p.name === 'oci_credentials') {
+        for (const o of objects) {
+          if (o.kind !== 'object') {
+            this.diags.push(err('Invalid oci_credentials block', `The oci_credentials block at ${pos(p.nameRange)} must have one label, giving an OCI repository address prefix.`, o.range));
+            continue;
+          }
+          for (const entry of o.props) this.ociCredentials(entry.name, plainFromJSON(entry.value), entry.value.range);
+        }
+        continue;
+      }
+      if (p.name === 'oci_default_credentials') {
+        for (const o of objects) this.ociDefaultCredentials(plainFromJSON(o), o.range);
         continue;
       }
       if (p.name === 'host' || p.name === 'credentials' || p.name === 'credentials_helper') {
@@ -571,4 +764,9 @@ class FileReader {
       this.setting(p.name, plainFromJSON(p.value), p.nameRange);
     }
   }
+}
+
+/** OpenTofu's `validDockerCredentialHelperName`: non-empty, no path separator. */
+function validHelperName(n: string): boolean {
+  return n !== '' && !n.includes('/') && !(process.platform === 'win32' && n.includes('\\'));
 }

@@ -50,6 +50,36 @@ export type InstallerEvent =
   | { readonly type: 'warning'; readonly summary: string; readonly detail: string; readonly provider?: ProviderAddress }
   | { readonly type: 'mirror_package'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly path: string; readonly action: 'written' | 'kept' }
   | { readonly type: 'mirror_index'; readonly provider: ProviderAddress; readonly path: string }
+  /**
+   * Publishing to an OCI registry (installer/oci-publish.ts): a blob of a
+   * package is `uploaded`, already `present` in the repository, or
+   * `mounted` from another repository of the registry (`from`).
+   */
+  | {
+      readonly type: 'oci_blob';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+      /** `REGISTRY/REPOSITORY`. */
+      readonly repository: string;
+      readonly digest: string;
+      readonly size: number;
+      readonly what: 'package' | 'config';
+      readonly action: 'uploaded' | 'present' | 'mounted';
+      readonly from?: string;
+    }
+  /** Publishing: a version's tag now names its index (`pushed`), or already did (`unchanged`). */
+  | {
+      readonly type: 'oci_tag';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly repository: string;
+      readonly tag: string;
+      readonly digest: string;
+      /** Every platform the index lists (earlier publishes included), sorted. */
+      readonly platforms: readonly Platform[];
+      readonly action: 'pushed' | 'unchanged';
+    }
   /** `install`: about to choose a version (the locked one, or the newest meeting `constraints`). */
   | { readonly type: 'install_resolving'; readonly provider: ProviderAddress; readonly constraints: string; readonly locked: Version | undefined }
   /** `install`: fetching and installing a package (not emitted when an installed or cached package is reused). */

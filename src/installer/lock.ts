@@ -12,7 +12,8 @@
  *
  * Which hashes are recorded (docs/reference.md §6.1 item 91, §10 items 139–141): the `h1:` of each platform's package as extracted, plus every
  * hash a verified signature covers (all `zh:` lines of a signed SHA256SUMS).
- * The OpenTofu flavor also records mirror hashes that matched the archive and,
+ * The OpenTofu flavor also records hashes verified against the archive (a
+ * network mirror's matching `zh:`/`h1:`, an OCI mirror's blob `zh:`) and,
  * for its default registry without enforced signatures, registry-reported
  * hashes (docs/reference.md §5.2 item 79).
  */
@@ -151,7 +152,9 @@ export function recordedHashes(provider: ProviderAddress, hashes: readonly Trust
   const tofuRegistryTrusted = flavor === 'tofu' && provider.hostname === defaultRegistryHost('tofu') && !enforceSignatures;
   for (const h of hashes) {
     if (h.trust.kind === 'signed') out.push(h.hash);
-    else if (flavor === 'tofu' && h.trust.kind === 'verified-locally' && h.hash.scheme !== 'zh:') out.push(h.hash);
+    // OpenTofu records every hash the authentication verified locally (installer.go `localHashes`):
+    // a network mirror's matching zh: and h1:, an OCI blob's zh: (docs/oci.md, "Reading"), as `install` does.
+    else if (flavor === 'tofu' && h.trust.kind === 'verified-locally') out.push(h.hash);
     else if (tofuRegistryTrusted && (h.trust.kind === 'reported-by-registry' || h.trust.kind === 'reported-by-mirror')) out.push(h.hash);
   }
   return out;

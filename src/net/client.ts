@@ -44,7 +44,7 @@ import { pipeline } from 'node:stream/promises';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { NetErrorCode } from './codes.js';
 import { DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, retryDelay, type BackoffOptions } from './retry.js';
-import { systemClock, type BearerCredential, type Clock, type FetchLike, type FetchResponse, type NetEvents } from './types.js';
+import { systemClock, type BearerCredential, type Clock, type FetchLike, type FetchResponse, type HttpMethod, type NetEvents } from './types.js';
 
 /** Client-wide settings; every field has a default. */
 export interface HttpClientOptions {
@@ -85,6 +85,16 @@ export interface RequestOptions {
   readonly signal?: AbortSignal;
   /** Per-request callbacks, called after the client's own. */
   readonly events?: NetEvents;
+}
+
+/**
+ * Options of {@link HttpClient.send}: any method, an optional body. A
+ * request with a body is not retried unless `retries` says so, and its
+ * redirects are not followed (the 3xx is returned).
+ */
+export interface SendOptions extends RequestOptions {
+  readonly method: HttpMethod;
+  readonly body?: Buffer;
 }
 
 /** A complete response of {@link HttpClient.get}. */
@@ -350,6 +360,8 @@ class Hop {
 }
 
 interface Resolved {
+  method: HttpMethod;
+  body: Buffer | undefined;
   headers: Record<string, string>;
   credential: BearerCredential | undefined;
   retries: number;
@@ -392,6 +404,32 @@ export class HttpClient {
         status: res.status,
         statusText: res.statusText,
         url: hop.href,
+        headers: res.headers,
+        body: Buffer.concat(chunks),
+        attempts,
+      };
+    });
+  }
+
+  /**
+   * One request with any method (the OCI registry client's `HEAD`, `PUT`,
+   * `POST`, `PATCH`); the whole body is read (none for `HEAD`). Statuses,
+   * redirects (`GET`/`HEAD` only), credentials and errors as {@link get};
+   * retries only for `GET`/`HEAD` unless `retries` is given.
+   */
+  async send(url: string, options: SendOptions): Promise<HttpResponse> {
+    const idempotent = options.method === 'GET' || options.method === 'HEAD';
+    const o = this.resolve(options, options.retries ?? (idempotent ? (this.opts.retries ?? 1) : 0), options.method, options.body);
+    return this.run(url, o, async (res, hop, attempts) => {
+      const chunks: Buffer[] = [];
+      if (options.method === 'HEAD') {
+        // No body (its Content-Length describes the GET's); Node's parser reads none.
+        if (res.body !== null) for await (const _ of res.body) hop.touch();
+      } else for await (const chunk of this.body(res, hop, o)) chunks.push(chunk);
+      return {
+        status: res.status,
+        statusText: res.statusText,
+        url: hop.url,
         headers: res.headers,
         body: Buffer.concat(chunks),
         attempts,
@@ -553,9 +591,11 @@ export class HttpClient {
     if (tmp !== undefined) await rm(tmp, { force: true });
   }
 
-  private resolve(options: RequestOptions, retries: number): Resolved {
+  private resolve(options: RequestOptions, retries: number, method: HttpMethod = 'GET', body?: Buffer): Resolved {
     const headers: Record<string, string> = { 'user-agent': this.opts.userAgent ?? 'provkit', ...lowerHeaders(options.headers) };
     return {
+      method,
+      body,
       headers,
       credential: options.credential,
       retries: Math.max(0, retries),
@@ -634,23 +674,31 @@ export class HttpClient {
       try {
         const headers = { ...o.headers, ...extra };
         const sent = splitUserinfo(current);
-        if (credential !== undefined && current.host === credential.host) headers['authorization'] = `Bearer ${credential.token}`;
+        if (credential !== undefined && current.host === credential.host) headers['authorization'] = `${credential.scheme ?? 'Bearer'} ${credential.token}`;
         else if (sent.authorization !== undefined && headers['authorization'] === undefined) headers['authorization'] = sent.authorization;
         hop.arm(o.connectTimeoutMs, `no response from ${hop.url} within ${o.connectTimeoutMs} ms`);
         // eslint-disable-next-line no-await-in-loop -- each redirect hop depends on the previous one
-        const res = await this.fetchImpl(sent.href, { method: 'GET', headers, redirect: 'manual', signal: hop.controller.signal });
+        const res = await this.fetchImpl(sent.href, {
+          method: o.method,
+          headers,
+          redirect: 'manual',
+          signal: hop.controller.signal,
+          ...(o.body === undefined ? {} : { body: o.body }),
+        });
         hop.disarm();
         const location = res.headers.get('location');
-        if (!REDIRECT_STATUSES.has(res.status) || location === null) return { res, hop };
+        // Only GET and HEAD follow redirects: an upload's Location is the caller's business.
+        const follows = o.method === 'GET' || o.method === 'HEAD';
+        if (!follows || !REDIRECT_STATUSES.has(res.status) || location === null) return { res, hop };
         hop.abort();
         if (redirects >= o.maxRedirects) {
-          throw new ProvkitError(NetErrorCode.TOO_MANY_REDIRECTS, `GET ${redactURL(url)}: stopped after ${o.maxRedirects} redirects`, { url: redactURL(url) });
+          throw new ProvkitError(NetErrorCode.TOO_MANY_REDIRECTS, `${o.method} ${redactURL(url)}: stopped after ${o.maxRedirects} redirects`, { url: redactURL(url) });
         }
         let next: URL;
         try {
           next = parseHttpURL(new URL(location, current).href);
         } catch (err) {
-          throw new ProvkitError(NetErrorCode.CONNECTION, `GET ${hop.url}: invalid redirect to ${JSON.stringify(redactURL(location))}`, {
+          throw new ProvkitError(NetErrorCode.CONNECTION, `${o.method} ${hop.url}: invalid redirect to ${JSON.stringify(redactURL(location))}`, {
             url: hop.url,
             cause: err,
           });
@@ -747,7 +795,7 @@ export class HttpClient {
       return new ProvkitError(ErrorCode.ABORTED, `request to ${at} was interrupted`, { url: at, cause: o.signal.reason });
     }
     if (hop?.timedOut !== undefined) {
-      return markRetryable(new ProvkitError(NetErrorCode.TIMEOUT, `GET ${at}: ${hop.timedOut}${attemptsSuffix(attempt)}`, { url: at, cause: err }));
+      return markRetryable(new ProvkitError(NetErrorCode.TIMEOUT, `${o.method} ${at}: ${hop.timedOut}${attemptsSuffix(attempt)}`, { url: at, cause: err }));
     }
     if (err instanceof ProvkitError) {
       if (retryable.has(err) && attempt > 1) {
@@ -756,7 +804,7 @@ export class HttpClient {
       return err;
     }
     const code = errCode(err);
-    const e = new ProvkitError(NetErrorCode.CONNECTION, `GET ${at}: ${describe(err)}${attemptsSuffix(attempt)}`, { url: at, cause: err });
+    const e = new ProvkitError(NetErrorCode.CONNECTION, `${o.method} ${at}: ${describe(err)}${attemptsSuffix(attempt)}`, { url: at, cause: err });
     return code !== undefined && TLS_CERT_CODES.has(code) ? e : markRetryable(e);
   }
 }

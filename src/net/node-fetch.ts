@@ -154,6 +154,7 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
     const res = await fetch(url, {
       method: init.method,
       headers: init.headers,
+      ...(init.body === undefined ? {} : { body: init.body }),
       redirect: 'manual',
       signal: init.signal,
       agent: agentFor,

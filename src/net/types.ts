@@ -9,13 +9,19 @@
 
 /** What the client passes to a {@link FetchLike}. */
 export interface FetchInit {
-  readonly method: 'GET' | 'HEAD';
+  /** `PUT`, `POST` and `PATCH` are used by the OCI registry client (publishing), with a {@link body}. */
+  readonly method: HttpMethod;
   /** Header names are lower case. */
   readonly headers: Readonly<Record<string, string>>;
   /** Always `manual`: the client follows redirects itself, to drop credentials across hosts. */
   readonly redirect: 'manual';
   readonly signal: AbortSignal;
+  /** The request body (`PUT`, `POST`, `PATCH`), sent with its `Content-Length`; absent for `GET` and `HEAD`. */
+  readonly body?: Buffer;
 }
+
+/** The request methods provkit sends. */
+export type HttpMethod = 'GET' | 'HEAD' | 'PUT' | 'POST' | 'PATCH';
 
 /** Response headers, looked up case-insensitively. */
 export interface FetchHeaders {
@@ -98,6 +104,12 @@ export interface BearerCredential {
   /** `hostname[:port]` as in a URL's `host` (lower case, punycode, default port omitted). */
   readonly host: string;
   readonly token: string;
+  /**
+   * The `Authorization` scheme (default `Bearer`). `Basic` (token =
+   * base64 of `user:password`) is used for OCI registries that challenge
+   * with Basic; the same host binding applies.
+   */
+  readonly scheme?: 'Bearer' | 'Basic';
 }
 
 /** Progress and retry notifications. All optional: an absent callback costs nothing. */

@@ -32,6 +32,10 @@
  *   any download; the reference checks it last, after the archive, so when a
  *   package has *both* a bad signature and a bad archive, provkit reports the
  *   signature and the reference the archive.
+ * - OCI blob: the layer's size and digest (`provider package does not match
+ *   digest sha256:…`, OpenTofu `fetchOCIBlobToTemporaryFile`); the download
+ *   carries the registry credential its location names and reads at most
+ *   the layer's size;
  * - network mirror: at least one listed `zh:` or `h1:` must match the archive;
  *   `h1:` is compared with the zip form (`dirhash.HashZip`, as the reference)
  *   and, as a deliberate extension, also with the extracted form (what a
@@ -170,6 +174,23 @@ export async function authenticateArchive(
     }
     return { hashes: [local] };
   }
+  if (auth.kind === 'oci-blob') {
+    if (got.size !== auth.size) {
+      throw sourceError(SourceErrorCode.CHECKSUM_MISMATCH, `fetching provider package blob ${auth.digest}: incorrect response size: expected ${auth.size} bytes, but got ${got.size} bytes`, {
+        ...ctx,
+        expected: String(auth.size),
+        found: String(got.size),
+      });
+    }
+    if (`sha256:${got.zh.value}` !== auth.digest) {
+      throw sourceError(SourceErrorCode.CHECKSUM_MISMATCH, `fetching provider package blob ${auth.digest}: provider package does not match digest ${auth.digest}`, {
+        ...ctx,
+        expected: `zh:${auth.digest.slice('sha256:'.length)}`,
+        found: got.zh.text,
+      });
+    }
+    return { hashes: [local] };
+  }
   // Network mirror hashes.
   const matched: TrustedHash[] = [];
   let zipHashes: ZipPackageHashes | undefined;
@@ -267,7 +288,12 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
         throw sourceError(ErrorCode.USAGE, 'fetchPackage needs an http client and a destination path for a remote package', ctx);
       }
       claimed = await claimDestination(options.destPath);
+      const credential = loc.credential?.();
       const res = await options.http.download(loc.url, options.destPath, {
+        ...(credential === undefined ? {} : { credential }),
+        ...(loc.headers === undefined ? {} : { headers: loc.headers }),
+        // An OCI blob is never more than its layer's size (OpenTofu reads through an io.LimitReader).
+        ...(meta.authentication?.kind === 'oci-blob' ? { maxBytes: meta.authentication.size } : {}),
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         ...(options.events === undefined ? {} : { events: options.events }),
         transforms: () => [(zh = new ZhStream()), ...startStream()],

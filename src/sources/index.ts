@@ -17,6 +17,7 @@ export { authenticationLabel, sourceError, withContext } from './source.js';
 export type {
   AvailableVersions,
   MirrorHashAuthentication,
+  OciBlobAuthentication,
   PackageAuthentication,
   PackageLocation,
   PackageMeta,
@@ -34,6 +35,8 @@ export type { FilesystemMirrorOptions, ScanWarning } from './fs-mirror.js';
 export { chainCredentials, credentialsFromEnv, staticCredentials } from './credentials.js';
 export type { CredentialsLookup } from './credentials.js';
 export { NetworkMirrorSource } from './net-mirror.js';
+export { OciMirrorSource, PACKAGE_MEDIA_TYPE, PROVIDER_ARTIFACT_TYPE, PROVIDER_TARGET_ARTIFACT_TYPE, readDescriptor, selectImageManifest, selectLayer } from './oci-mirror.js';
+export type { Descriptor, OciMirrorOptions, ProviderIndex } from './oci-mirror.js';
 export type { NetworkMirrorOptions } from './net-mirror.js';
 export * from './registry/index.js';
 export { canHandleProvider, MultiSource, parseProviderPatterns, patternMatches } from './multi.js';

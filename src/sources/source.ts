@@ -15,6 +15,7 @@
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { ProvkitError, type ErrorCode } from '../errors.js';
 import type { Hash } from '../hashing/index.js';
+import type { BearerCredential } from '../net/index.js';
 
 /** Why a hash is believed (OpenTofu `HashDisposition`, one reason per entry). */
 export type Trust =
@@ -46,7 +47,18 @@ export interface TrustedHash {
 export type PackageLocation =
   | { readonly kind: 'local-archive'; readonly path: string }
   | { readonly kind: 'local-dir'; readonly path: string }
-  | { readonly kind: 'http'; readonly url: string };
+  | {
+      readonly kind: 'http';
+      readonly url: string;
+      /**
+       * The `Authorization` the download needs, bound to its host (an OCI
+       * registry's blob). A function, so that the secret is never part of
+       * the metadata's data.
+       */
+      readonly credential?: () => BearerCredential | undefined;
+      /** Request headers of the download (an OCI blob's `Accept`). */
+      readonly headers?: Readonly<Record<string, string>>;
+    };
 
 /** The outcome of the SHA256SUMS signature check, done when the metadata was fetched. */
 export type SignatureOutcome =
@@ -75,7 +87,20 @@ export interface MirrorHashAuthentication {
   readonly hashes: readonly Hash[];
 }
 
-export type PackageAuthentication = RegistryAuthentication | MirrorHashAuthentication;
+/**
+ * An OCI blob (OpenTofu `PackageOCIBlobArchive`): exactly `size` bytes
+ * whose SHA-256 is the layer digest, which is the package's `zh:`.
+ */
+export interface OciBlobAuthentication {
+  readonly kind: 'oci-blob';
+  /** `sha256:HEX`. */
+  readonly digest: string;
+  readonly size: number;
+  /** `REGISTRY/REPOSITORY`, for messages. */
+  readonly repository: string;
+}
+
+export type PackageAuthentication = RegistryAuthentication | MirrorHashAuthentication | OciBlobAuthentication;
 
 /** Everything known about one package before it is fetched. */
 export interface PackageMeta {

@@ -82,6 +82,20 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
     case 'mirror_index':
       out.write(`  - Updated ${e.path}\n`);
       return;
+    case 'oci_blob':
+      out.write(
+        e.action === 'uploaded'
+          ? `  - Uploaded ${e.what} ${e.digest} (${e.size} bytes) to ${e.repository}\n`
+          : e.action === 'mounted'
+            ? `  - Mounted ${e.what} ${e.digest} into ${e.repository} from ${e.from ?? 'another repository'}\n`
+            : `  - ${e.repository} already has ${e.what} ${e.digest}\n`,
+      );
+      return;
+    case 'oci_tag':
+      out.write(
+        `  - ${e.action === 'pushed' ? 'Tagged' : 'Unchanged:'} ${e.repository}:${e.tag} ${e.action === 'pushed' ? 'as' : 'is'} ${e.digest} (${e.platforms.map(String).join(', ')})\n`,
+      );
+      return;
     case 'fetch_progress':
       return;
     case 'install_resolving':

@@ -110,6 +110,28 @@ export class JsonUI {
       case 'mirror_index':
         this.emit('info', `Updated ${e.path}`, 'mirror_index', { provider: e.provider.toString(), path: e.path });
         return;
+      case 'oci_blob':
+        this.emit('info', `${e.action === 'uploaded' ? 'Uploaded' : e.action === 'mounted' ? 'Mounted' : 'Already present:'} ${e.what} ${e.digest} (${e.repository})`, 'oci_blob', {
+          ...ref(e),
+          repository: e.repository,
+          digest: e.digest,
+          size: e.size,
+          what: e.what,
+          action: e.action,
+          from: e.from ?? null,
+        });
+        return;
+      case 'oci_tag':
+        this.emit('info', `${e.action === 'pushed' ? 'Tagged' : 'Unchanged:'} ${e.repository}:${e.tag} ${e.digest}`, 'oci_tag', {
+          provider: e.provider.toString(),
+          version: e.version.toString(),
+          repository: e.repository,
+          tag: e.tag,
+          digest: e.digest,
+          platforms: e.platforms.map(String),
+          action: e.action,
+        });
+        return;
       case 'install_resolving':
         this.emit('info', `${e.provider.toString()}: ${e.locked ? `reusing ${e.locked.toString()} from the lock file` : `finding versions matching "${e.constraints}"`}`, 'install_resolving', {
           provider: e.provider.toString(),

@@ -70,9 +70,14 @@ describe('native syntax', () => {
     ]);
   });
 
-  it('reports bad dev_overrides addresses and unsupported OCI mirrors', () => {
+  it('reports bad dev_overrides addresses, OCI mirror templates (issue 16: checked as OpenTofu does), and oci_mirror for terraform', () => {
     const r = parseCliConfigFile('provider_installation {\n  dev_overrides {\n    "a/b/c/d" = "/x"\n  }\n  oci_mirror {\n    repository_template = "x"\n  }\n}\n', 'x.tfrc', 'tofu');
-    expect(r.diagnostics.map((d) => d.summary)).toEqual(['Invalid provider installation dev overrides', 'Unsupported provider installation method']);
+    expect(r.diagnostics.map((d) => d.summary)).toEqual([
+      'Invalid provider installation dev overrides',
+      'Invalid oci_mirror repository template',
+      'Invalid oci_mirror repository template',
+      'Invalid oci_mirror repository template',
+    ]);
     expect(r.diagnostics[0]?.detail).toBe(
       'The entry "a/b/c/d" in 1:1 is not a valid provider source string.\n\nInvalid provider source string: The "source" attribute must be in the format "[hostname/][namespace/]name"',
     );

@@ -16,11 +16,15 @@ import { makeDirectory } from '../../fs/target.js';
 import { createHashPool } from '../../hashing/index.js';
 import { createBundle } from '../../installer/bundle/create.js';
 import { importBundle, readBundleManifest } from '../../installer/bundle/import.js';
+import { importBundleToOci } from '../../installer/bundle/import-oci.js';
+import { validateLevel1 } from '../../net/index.js';
+import type { Locks } from '../../lockfile/index.js';
+import { loadCliConfigFor, ociClientFor, templateRepositoryMapping } from '../wiring.js';
 import { bundleCreationTime } from '../../installer/bundle/manifest.js';
 import type { Requirement } from '../../installer/lock.js';
 import { loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, httpFor, parsePlatformFlags, platformsFor, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { checkMirrorFlags, httpFor, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -28,6 +32,7 @@ import { VERSION } from '../version.js';
 
 export const BUNDLE_HELP = `Usage: provkit [global options] bundle create [options] [PROVIDER[@CONSTRAINT]...] OUT.tar
        provkit [global options] bundle import [options] BUNDLE.tar TARGET_DIR
+       provkit [global options] bundle import [options] BUNDLE.tar oci://REGISTRY[:PORT]/TEMPLATE
 
   create: writes an air-gap bundle: a tar holding a packed mirror of the
   providers (index.json and VERSION.json with zh: and both h1: forms), their
@@ -39,7 +44,9 @@ export const BUNDLE_HELP = `Usage: provkit [global options] bundle create [optio
 
   import: checks every member against the manifest and every package against
   its hashes, then merges the mirror into TARGET_DIR (indexes are unions,
-  written atomically). A bundle that fails any check changes nothing.
+  written atomically). A bundle that fails any check changes nothing. With
+  an oci:// target the checked packages are published into an OCI registry
+  as mirror oci://… publishes them (see docs/oci.md).
 
 Options of create:
   -platform=OS_ARCH     A target platform (repeatable; default: the platforms of
@@ -220,6 +227,15 @@ async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalO
   }
   const maxMemberSize = flags.ints.get('max-member-size');
   const bundlePath = resolve(globals.cwd, flags.positionals[0]!);
+  if (flags.positionals[1]!.startsWith('oci://')) {
+    return bundleImportOci(io, globals, ui, signal, {
+      bundlePath,
+      target: flags.positionals[1]!,
+      ...(maxMemberSize === undefined ? {} : { maxMemberSize }),
+      ...(trustedLocks ? { trustedLocks } : {}),
+      lockOut: flags.strings.get('lock-out'),
+    });
+  }
   const target = resolve(globals.cwd, flags.positionals[1]!);
   const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
   try {
@@ -267,5 +283,82 @@ async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalO
     return 0;
   } finally {
     await pool.close();
+  }
+}
+
+/** `bundle import BUNDLE.tar oci://…` (installer/bundle/import-oci.ts). */
+async function bundleImportOci(
+  io: CliIO,
+  globals: GlobalOptions,
+  ui: Renderer,
+  signal: AbortSignal,
+  o: { bundlePath: string; target: string; maxMemberSize?: number; trustedLocks?: Locks; lockOut: string | undefined },
+): Promise<number> {
+  const template = ociTemplate(o.target);
+  const problem = validateLevel1(template);
+  if (problem !== undefined) {
+    return ui.fail([{ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The target ${o.target} is not a valid URI template: ${problem}.` }]);
+  }
+  const cli = await loadCliConfigFor(io, globals);
+  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+  if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+  const { http, close } = httpFor(io);
+  const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
+  try {
+    let outcome;
+    try {
+      outcome = await importBundleToOci({
+        bundlePath: o.bundlePath,
+        pool,
+        flavor: globals.flavor,
+        client: ociClientFor(io, http, cli),
+        target: { display: o.target, repositoryFor: templateRepositoryMapping(template) },
+        signal,
+        ...(o.maxMemberSize === undefined ? {} : { maxMemberSize: o.maxMemberSize }),
+        ...(o.trustedLocks ? { trustedLocks: o.trustedLocks } : {}),
+        events: (e) => ui.event(e),
+      });
+    } catch (err) {
+      // An interrupt is reported by runInterruptible.
+      if (isProvkitError(err, ErrorCode.ABORTED)) throw err;
+      const ioFailure = isProvkitError(err, ErrorCode.IO) || isProvkitError(err, ErrorCode.NOT_FOUND) || isProvkitError(err, ErrorCode.NOT_A_DIRECTORY);
+      return ui.fail([errorDiagnostic(ioFailure ? 'Cannot import the bundle' : 'Bundle refused', err)]);
+    }
+    if (outcome.failures.length > 0) {
+      // No tag moved (installer/oci-publish.ts): no summary, no lock entries written.
+      return ui.fail(
+        outcome.failures.map((f) => ({
+          severity: 'error' as const,
+          summary: f.summary,
+          detail: f.provider ? `${[f.provider.toString(), f.version?.toString(), f.platform ? `for ${f.platform.toString()}` : undefined].filter((x) => x !== undefined).join(' ')}: ${f.error.message}` : f.error.message,
+          code: f.error.code,
+        })),
+      );
+    }
+    if (o.lockOut !== undefined) {
+      const path = resolve(globals.cwd, o.lockOut);
+      try {
+        await writeFileAtomic(path, outcome.lockFile);
+      } catch (err) {
+        return ui.fail([errorDiagnostic(`Imported into ${o.target}, but the lock entries were not written`, fileError(err, 'cannot write', path))]);
+      }
+    }
+    ui.summary(
+      `Imported into ${o.target}: ${outcome.packages} packages; ${outcome.uploaded} blobs uploaded (${outcome.uploadedBytes} bytes), ${outcome.present} already present, ${outcome.mounted} mounted; ${outcome.tagsPushed} tags pushed, ${outcome.tagsUnchanged} unchanged.`,
+      {
+        target: o.target,
+        packages: outcome.packages,
+        uploaded: outcome.uploaded,
+        uploaded_bytes: outcome.uploadedBytes,
+        present: outcome.present,
+        mounted: outcome.mounted,
+        tags_pushed: outcome.tagsPushed,
+        tags_unchanged: outcome.tagsUnchanged,
+      },
+    );
+    return 0;
+  } finally {
+    await pool.close();
+    close();
   }
 }

@@ -52,6 +52,10 @@ Options:
                         lock would write, 2 when one would change (named), 1 on error.
   -fs-mirror=DIR        Use a filesystem mirror instead of the origin registries.
   -net-mirror=URL       Use a network mirror (https) instead of the origin registries.
+  -oci-mirror=TEMPLATE  Use repositories of an OCI registry instead of the origin
+                        registries: REGISTRY[:PORT]/PATH, an RFC 6570 level 1
+                        template over {hostname}, {namespace} and {type}, as
+                        tofu providers lock -oci-mirror (see docs/oci.md).
   -enable-plugin-cache  Accepted for compatibility (the cache is not needed to lock).
   -all-platforms        Also lock every platform the registry publishes for the
                         selected version (each fetched and hashed).
@@ -99,6 +103,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
     platform: 'strings',
     'fs-mirror': 'string',
     'net-mirror': 'string',
+    'oci-mirror': 'string',
     'enable-plugin-cache': 'bool',
     'all-platforms': 'bool',
     recursive: 'bool',
@@ -113,14 +118,15 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
   const platformFlags = parsePlatformFlags(platformValues, errors, false);
   const fsMirror = flags.strings.get('fs-mirror');
   const netMirror = flags.strings.get('net-mirror');
-  checkMirrorFlags({ fsMirror, netMirror }, errors);
+  const ociMirror = flags.strings.get('oci-mirror');
+  checkMirrorFlags({ fsMirror, netMirror, ociMirror }, errors);
   const recursive = flags.bools.get('recursive') === true;
   const check = flags.bools.get('check') === true;
   if (recursive && flags.positionals.length > 0) {
     errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: 'Provider arguments cannot be combined with -recursive: each root module locks the providers its configuration requires.' });
   }
   if (errors.length > 0) return ui.fail(errors);
-  const common = { io, globals, ui, signal, platformFlags, fsMirror, netMirror, check, allPlatforms: flags.bools.get('all-platforms') === true };
+  const common = { io, globals, ui, signal, platformFlags, fsMirror, netMirror, ociMirror, check, allPlatforms: flags.bools.get('all-platforms') === true };
   return recursive ? lockTree({ ...common, json, written }) : lockOne({ ...common, positionals: flags.positionals });
 }
 
@@ -132,6 +138,7 @@ interface RunArgs {
   readonly platformFlags: Platform[];
   readonly fsMirror: string | undefined;
   readonly netMirror: string | undefined;
+  readonly ociMirror: string | undefined;
   readonly check: boolean;
   readonly allPlatforms: boolean;
 }
@@ -142,7 +149,7 @@ async function runParts(
   events: (e: InstallerEvent) => void,
 ): Promise<{ source: Source; plan: PackagePlan; pool: ReturnType<typeof createHashPool>; http: HttpClient; hashStore?: HashStore; close: () => Promise<void> } | undefined> {
   const { http, close } = httpFor(a.io);
-  const found = await sourceFor(a.io, a.globals, http, { fsMirror: a.fsMirror, netMirror: a.netMirror }, 'registry', a.ui);
+  const found = await sourceFor(a.io, a.globals, http, { fsMirror: a.fsMirror, netMirror: a.netMirror, ociMirror: a.ociMirror }, 'registry', a.ui);
   if (!found) {
     close();
     return undefined;

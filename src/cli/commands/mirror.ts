@@ -13,20 +13,31 @@ import { createHashPool } from '../../hashing/index.js';
 import type { InstallerEvent } from '../../installer/events.js';
 import { type MirrorFailure, type MirrorOptions, runMirror } from '../../installer/mirror.js';
 import { runUnpackedMirror } from '../../installer/mirror-unpacked.js';
+import { runOciMirror } from '../../installer/oci-publish.js';
 import { loadLockFile, LOCK_FILE_NAME, verifyDependencySelections } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { cacheBase, checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, platformsFor, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { cacheBase, checkMirrorFlags, hashStoreOption, httpFor, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
-import { createRenderer } from '../render.js';
+import { createRenderer, type Renderer } from '../render.js';
+import { loadCliConfigFor, ociClientFor, templateRepositoryMapping } from '../wiring.js';
+import { validateLevel1 } from '../../net/index.js';
 
 export const MIRROR_HELP = `Usage: provkit [global options] mirror [options] TARGET_DIR
+       provkit [global options] mirror [options] oci://REGISTRY[:PORT]/TEMPLATE
 
   Copies the configuration's providers for each platform into TARGET_DIR as
   a packed filesystem mirror with index.json and VERSION.json files that a
   network mirror can serve (providers mirror). Versions follow the lock file
   when there is one. Packages already in TARGET_DIR that verify are kept,
   not fetched again.
+
+  With an oci:// target, publishes them into an OCI registry as OpenTofu's
+  oci_mirror reads them: TEMPLATE names each provider's repository with
+  {hostname}, {namespace} and {type} (RFC 6570 level 1, as tofu providers
+  lock -oci-mirror), e.g. oci://registry.internal:5000/providers/{namespace}/{type}.
+  Credentials: oci_credentials blocks of the CLI configuration and
+  Docker-style config files (see docs/oci.md).
 
 Options:
   -platform=OS_ARCH   A target platform (repeatable; default: the platforms of
@@ -67,11 +78,21 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
   const fsMirror = flags.strings.get('fs-mirror');
   const netMirror = flags.strings.get('net-mirror');
   checkMirrorFlags({ fsMirror, netMirror }, errors);
+  const oci = flags.positionals.length === 1 && flags.positionals[0]!.startsWith('oci://') ? ociTemplate(flags.positionals[0]!) : undefined;
+  if (oci !== undefined) {
+    const problem = validateLevel1(oci);
+    if (problem !== undefined) errors.push({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The target ${flags.positionals[0]!} is not a valid URI template: ${problem}.` });
+    if (flags.strings.has('layout') || flags.strings.has('hashes')) {
+      errors.push({ severity: 'error', summary: 'Invalid options for an OCI mirror', detail: 'The -layout and -hashes options apply to directory targets, not to an oci:// target.' });
+    }
+  }
   if (errors.length > 0) return ui.fail(errors);
   const targetDir = resolve(globals.cwd, flags.positionals[0]!);
-  // A file where the target (or a directory above it) must go: said before any work.
-  const badTarget = await checkDirectoryTarget(targetDir, 'cannot mirror into').then(() => undefined, (err: unknown) => err);
-  if (badTarget !== undefined) return ui.fail([{ severity: 'error', summary: 'Invalid mirror directory', detail: describeError(badTarget) }]);
+  if (oci === undefined) {
+    // A file where the target (or a directory above it) must go: said before any work.
+    const badTarget = await checkDirectoryTarget(targetDir, 'cannot mirror into').then(() => undefined, (err: unknown) => err);
+    if (badTarget !== undefined) return ui.fail([{ severity: 'error', summary: 'Invalid mirror directory', detail: describeError(badTarget) }]);
+  }
   // -platform, else the policy file (provkit.hcl), else this machine's.
   const chosen = await platformsFor(globals, platformValues, errors, ui);
   if (!chosen) return ui.fail([]);
@@ -110,6 +131,13 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
     return ui.fail([]);
   }
 
+  if (oci !== undefined) {
+    try {
+      return await ociMirrorRun(io, globals, ui, { requirements, locks: lock.locks, platforms, source, http, signal, template: oci, target: flags.positionals[0]! });
+    } finally {
+      close();
+    }
+  }
   const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
   try {
     const options = {
@@ -172,4 +200,54 @@ function mirrorCacheFile(env: CliIO['env'], targetDir: string): string {
 /** The packed copies behind an unpacked mirror target (`-layout=unpacked`). */
 function mirrorPackedCacheDir(env: CliIO['env'], targetDir: string): string {
   return join(cacheBase(env), 'mirror-packed', createHash('sha256').update(targetDir).digest('hex').slice(0, 32));
+}
+
+/** `mirror oci://…`: publish into an OCI registry (installer/oci-publish.ts). */
+async function ociMirrorRun(
+  io: CliIO,
+  globals: GlobalOptions,
+  ui: Renderer,
+  o: {
+    requirements: MirrorOptions['requirements'];
+    locks: MirrorOptions['locks'];
+    platforms: MirrorOptions['platforms'];
+    source: MirrorOptions['source'];
+    http: NonNullable<MirrorOptions['http']>;
+    signal: AbortSignal;
+    template: string;
+    target: string;
+  },
+): Promise<number> {
+  const cli = await loadCliConfigFor(io, globals);
+  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+  if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+  const outcome = await runOciMirror({
+    requirements: o.requirements,
+    locks: o.locks,
+    platforms: o.platforms,
+    source: o.source,
+    http: o.http,
+    signal: o.signal,
+    flavor: globals.flavor,
+    client: ociClientFor(io, o.http, cli),
+    target: { display: o.target, repositoryFor: templateRepositoryMapping(o.template) },
+    events: (e: InstallerEvent) => ui.event(e),
+  });
+  if (outcome.failures.length > 0) {
+    // A failed package moves no tag (installer/oci-publish.ts); a tag that fails is named here, the tags pushed before it were reported as events. No summary.
+    return ui.fail(outcome.failures.map((f) => ({ severity: 'error' as const, summary: f.summary, detail: failureDetail(f), code: f.error.code })));
+  }
+  ui.summary(
+    `Published to ${o.target}: ${outcome.uploaded} blobs uploaded (${outcome.uploadedBytes} bytes), ${outcome.present} already present, ${outcome.mounted} mounted; ${outcome.tagsPushed} tags pushed, ${outcome.tagsUnchanged} unchanged.`,
+    {
+      uploaded: outcome.uploaded,
+      uploaded_bytes: outcome.uploadedBytes,
+      present: outcome.present,
+      mounted: outcome.mounted,
+      tags_pushed: outcome.tagsPushed,
+      tags_unchanged: outcome.tagsUnchanged,
+      failed: 0,
+    },
+  );
+  return 0;
 }

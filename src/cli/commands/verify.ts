@@ -7,14 +7,18 @@
  */
 import { join, posix, resolve } from 'node:path';
 
-import type { Platform } from '../../addresses/index.js';
+import { type Platform, ProviderAddress } from '../../addresses/index.js';
 import { type Diagnostic as ConfigDiagnostic, diagnosticLocation, discoverRoots, findPolicy, loadModuleRequirements, type PlatformPolicy } from '../../config/index.js';
 import { createHashPool, type HashPool, type HashStore } from '../../hashing/index.js';
+import type { Requirement } from '../../installer/lock.js';
+import { runOciVerify } from '../../installer/oci-verify.js';
 import { runVerify, type VerifyOutcome } from '../../installer/verify.js';
-import { loadLockFile, LOCK_FILE_NAME } from '../../lockfile/index.js';
+import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.js';
+import { validateLevel1 } from '../../net/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
-import { hashStoreOption, parsePlatformFlags, reportDiagnostics } from '../common.js';
+import { hashStoreOption, httpFor, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
+import { loadCliConfigFor, ociMirrorSourceFor } from '../wiring.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -40,6 +44,10 @@ export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
 Options:
   -recursive            Check every root module of the tree (see "lock -recursive").
   -mirror=DIR           A filesystem mirror holding the packages (packed or unpacked).
+  -mirror=oci://REGISTRY[:PORT]/TEMPLATE
+                        A published OCI mirror (see docs/oci.md): its indexes,
+                        manifests and blobs are read and every package of the
+                        locked versions downloaded (to TMPDIR) and hashed.
   -platform=OS_ARCH     A platform the lock must cover (repeatable; needs -mirror;
                         default: the policy's, else every platform the mirror has).
   -json                 Machine-readable output (JSON lines; see docs/json-ui.md).
@@ -103,7 +111,9 @@ async function verifyRoot(
   if (diagnostics.some((d) => d.severity === 'error')) return { diagnostics, failed: true };
 
   const platforms = c.platforms.length > 0 ? c.platforms : policy.policy ? [...policy.policy.platforms] : [];
-  const outcome = await runVerify({
+  const outcome = c.mirror?.startsWith('oci://')
+    ? await verifyOci(io, globals, c.ui, { locks: lock.locks, requirements: [...config.requirements.values()], mirror: c.mirror, platforms, pool: c.pool })
+    : await runVerify({
     locks: lock.locks,
     requirements: [...config.requirements.values()],
     ...(c.mirror === undefined ? {} : { mirrorDir: resolve(globals.cwd, c.mirror) }),
@@ -113,6 +123,7 @@ async function verifyRoot(
     pool: c.pool,
     flavor: globals.flavor,
   });
+  if (outcome === undefined) return { diagnostics, failed: true };
   return { diagnostics, failed: false, outcome, ...(policy.policy ? { policy: policy.policy } : {}) };
 }
 
@@ -173,4 +184,48 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
   const fields = { roots: tree.roots.length, failing, problems };
   ui.summary(`${tree.roots.length} root module${tree.roots.length === 1 ? '' : 's'} verified: ${failing === 0 ? 'no problems' : `${failing} with problems (${problems} in all)`}.`, fields);
   return failing > 0 ? 1 : 0;
+}
+
+/**
+ * `-mirror=oci://…`: the configuration checks of {@link runVerify}, then the
+ * published mirror's (installer/oci-verify.ts). Undefined when the CLI
+ * configuration or the template is unusable (already reported).
+ */
+async function verifyOci(
+  io: CliIO,
+  globals: GlobalOptions,
+  ui: Renderer,
+  o: { locks: Locks; requirements: Requirement[]; mirror: string; platforms: Platform[]; pool: HashPool },
+): Promise<VerifyOutcome | undefined> {
+  const template = ociTemplate(o.mirror);
+  const problem = validateLevel1(template);
+  if (problem !== undefined) {
+    ui.diagnostic({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The mirror ${o.mirror} is not a valid URI template: ${problem}.` });
+    return undefined;
+  }
+  const cli = await loadCliConfigFor(io, globals);
+  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+  if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
+  const { http, close } = httpFor(io);
+  try {
+    const configProblems = await runVerify({ locks: o.locks, requirements: o.requirements, pool: o.pool, flavor: globals.flavor });
+    const published = await runOciVerify({
+      locks: o.locks,
+      source: ociMirrorSourceFor(template, io, http, cli),
+      mirror: o.mirror,
+      ...(o.platforms.length > 0 ? { platforms: o.platforms } : {}),
+      pool: o.pool,
+      http,
+    });
+    const problems = [...configProblems.problems, ...published.problems].sort(
+      (a, b) =>
+        ProviderAddress.compare(a.provider, b.provider) ||
+        (a.version?.toString() ?? '').localeCompare(b.version?.toString() ?? '') ||
+        (a.platform?.toString() ?? '').localeCompare(b.platform?.toString() ?? '') ||
+        a.code.localeCompare(b.code),
+    );
+    return { ...published, problems };
+  } finally {
+    close();
+  }
 }

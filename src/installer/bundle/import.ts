@@ -296,6 +296,24 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
 }
 
 /**
+ * Steps 1 to 3 only, into `staging` (an empty directory the caller owns and
+ * removes): the bundle's members, checked and their packages verified, form a
+ * packed filesystem mirror there. `bundle import … oci://…` publishes from it
+ * (bundle/import-oci.ts). `place` is what errors writing `staging` name (a
+ * place the user knows, never the staging path).
+ */
+export async function unpackAndVerifyBundle(
+  options: Pick<BundleImportOptions, 'bundlePath' | 'pool' | 'flavor' | 'maxMemberSize' | 'trustedLocks' | 'signal'>,
+  staging: string,
+  place: string,
+): Promise<{ manifest: BundleManifest; lockFile: Buffer }> {
+  const full: BundleImportOptions = { ...options, targetDir: place };
+  const checked = await unpackVerified(full, staging, place, options.maxMemberSize ?? DEFAULT_MAX_MEMBER_SIZE);
+  const lockFile = await verifyPackages(checked, staging, full);
+  return { manifest: checked.manifest, lockFile };
+}
+
+/**
  * A failure writing the target as the user reads it: `cannot import into
  * TARGET: read-only file system` (a system error behind a lock-file error
  * too), whatever staging or lock file it happened to.

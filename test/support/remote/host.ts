@@ -21,6 +21,7 @@
  * test run leaves no server behind.
  */
 import { startFakeNetMirror, startFakeRegistry, startServer, type TestServer } from '../servers/index.js';
+import { startFakeOciRegistry, type FakeOciOptions } from '../servers/oci.js';
 
 interface Request {
   id: number;
@@ -111,6 +112,10 @@ async function handle(req: Request): Promise<unknown> {
           break;
         case 'net-mirror':
           s = (await startFakeNetMirror(options as unknown as Parameters<typeof startFakeNetMirror>[0])) as unknown as AnyServer;
+          break;
+        case 'oci':
+          // Issue 16: a fake OCI registry serving hostile content as given (servers/oci.ts).
+          s = (await startFakeOciRegistry(options as unknown as FakeOciOptions)) as unknown as AnyServer;
           break;
         case 'files': {
           // A static file server: `files` maps decoded pathnames to bodies.

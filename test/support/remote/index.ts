@@ -23,6 +23,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 import type { Fault, FakeNetMirrorOptions, FakeRegistryOptions, LoggedRequest } from '../servers/index.js';
+import type { FakeOciOptions } from '../servers/oci.js';
 
 const HOST = fileURLToPath(new URL('./host.ts', import.meta.url));
 
@@ -79,6 +80,8 @@ export interface RemoteServer {
 export interface ServerHost {
   registry(options: Remote<FakeRegistryOptions>): Promise<RemoteServer>;
   netMirror(options: Remote<FakeNetMirrorOptions>): Promise<RemoteServer>;
+  /** A fake OCI registry (servers/oci.ts): content served as given, optional Bearer tokens. */
+  oci(options: FakeOciOptions): Promise<RemoteServer>;
   /** A static file server: decoded pathname → body. */
   files(options: { files: Record<string, Buffer | string>; tls?: boolean; contentType?: string }): Promise<RemoteServer>;
   /** The host's pid (to check it is a separate process). */
@@ -192,6 +195,7 @@ export async function startHost(): Promise<ServerHost> {
     pid: child.pid ?? -1,
     registry: (options) => wrap('registry', options),
     netMirror: (options) => wrap('net-mirror', options),
+    oci: (options) => wrap('oci', options),
     files: (options) => wrap('files', options),
     async close() {
       if (exited) return;

@@ -1,0 +1,472 @@
+/**
+ * Publishing provider packages into an OCI registry, in the layout
+ * OpenTofu's `oci_mirror` reads (sources/oci-mirror.ts; docs/oci.md):
+ *
+ * - one repository per provider (`target.repositoryFor`);
+ * - per platform, the upstream zip as a blob, byte for byte (its digest is
+ *   the package's `zh:`), a config blob holding the platform
+ *   (`{"architecture":"amd64","os":"linux"}`, media type
+ *   `application/vnd.oci.image.config.v1+json`, as `oras push
+ *   --artifact-platform` writes it in OpenTofu's documented recipe), and an
+ *   image manifest (`artifactType: application/vnd.opentofu.provider-target`,
+ *   one `archive/zip` layer titled with the package's file name);
+ * - per version, an image index (`artifactType:
+ *   application/vnd.opentofu.provider`) listing one manifest per platform,
+ *   tagged with the version (`+` written `_`).
+ *
+ * Deterministic: manifests are compact JSON with a fixed key order and no
+ * timestamps, the index lists platforms sorted, so publishing the same
+ * packages again yields the same digests (and a tag already naming the same
+ * index is left alone). A version's index keeps the platforms an earlier
+ * publish put there and this run does not touch.
+ *
+ * Order and atomicity: blobs first (a blob the repository has is not
+ * uploaded again — `HEAD`; one this run put into another repository of the
+ * registry is mounted from there), then the platform manifests by digest,
+ * and only when every package of the run got that far, the indexes by tag:
+ * a reader never sees a tag whose manifests or blobs are missing, and a
+ * failed run moves no tag (what it uploaded is unreferenced; the registry's
+ * garbage collection removes it).
+ *
+ * Downloads: a registry package whose signed `zh:` the target repository
+ * already holds as a blob is not downloaded at all; everything else is
+ * fetched and authenticated as `mirror` does (sources/fetch.ts) into a
+ * temporary directory that is removed afterwards. Uploads read the file in
+ * chunks (net/oci/client.ts), so memory stays bounded whatever the size.
+ */
+import { open, rm, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import pLimit from 'p-limit';
+
+import { removeOnExit } from '../fs/cleanup.js';
+import { parsePlatform, type Platform, ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
+import { ErrorCode, ProvkitError } from '../errors.js';
+import type { Locks } from '../lockfile/index.js';
+import { packedFileName } from '../layout/index.js';
+import { MediaType, type OciClient, type OciRepository, type RepositoryAddress, sha256Digest, versionTag } from '../net/index.js';
+import {
+  expectedZh,
+  fetchPackage,
+  PACKAGE_MEDIA_TYPE,
+  PROVIDER_ARTIFACT_TYPE,
+  PROVIDER_TARGET_ARTIFACT_TYPE,
+  readDescriptor,
+  type Descriptor,
+  type PackageMeta,
+  type Source,
+} from '../sources/index.js';
+import { type EventSink, ignoreEvents } from './events.js';
+import { defaultNetworkConcurrency, type FetchRunOptions, selectVersion } from './lock.js';
+
+/** Where packages are published. */
+export interface OciTarget {
+  /** For messages: the template as given. */
+  readonly display: string;
+  /** The repository of a provider; throws when the template cannot name one. */
+  readonly repositoryFor: (provider: ProviderAddress) => RepositoryAddress;
+}
+
+/** One provider version to publish, for the given platforms. */
+export interface PublishItem {
+  readonly provider: ProviderAddress;
+  readonly version: Version;
+  readonly platforms: readonly Platform[];
+}
+
+export interface PublishOptions {
+  readonly items: readonly PublishItem[];
+  readonly source: Source;
+  readonly client: OciClient;
+  readonly target: OciTarget;
+  readonly http?: FetchRunOptions['http'];
+  readonly events?: EventSink;
+  readonly signal?: AbortSignal;
+  readonly networkConcurrency?: number;
+}
+
+export interface PublishFailure {
+  readonly provider?: ProviderAddress;
+  readonly version?: Version;
+  readonly platform?: Platform;
+  readonly summary: string;
+  readonly error: ProvkitError;
+}
+
+export interface PublishOutcome {
+  readonly failures: readonly PublishFailure[];
+  /** Blobs uploaded (bytes sent), found present, mounted. */
+  readonly uploaded: number;
+  readonly uploadedBytes: number;
+  readonly present: number;
+  readonly mounted: number;
+  /** Tags pushed and tags that already named the same index. */
+  readonly tagsPushed: number;
+  readonly tagsUnchanged: number;
+}
+
+/** A platform's published parts, ready for the index. */
+interface PlatformManifest {
+  readonly platform: Platform;
+  readonly descriptor: Descriptor;
+  readonly body: Buffer;
+}
+
+/** The config blob of a platform: its OCI platform object, compact, fixed key order. */
+export function platformConfig(platform: Platform): Buffer {
+  return Buffer.from(JSON.stringify({ architecture: platform.arch, os: platform.os }));
+}
+
+/** The image manifest of one platform's package (see the module comment). */
+export function platformManifest(config: Descriptor, layer: { digest: string; size: number; title: string }): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: MediaType.MANIFEST,
+      artifactType: PROVIDER_TARGET_ARTIFACT_TYPE,
+      config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
+      layers: [{ mediaType: PACKAGE_MEDIA_TYPE, digest: layer.digest, size: layer.size, annotations: { 'org.opencontainers.image.title': layer.title } }],
+    }),
+  );
+}
+
+/** The descriptor of an entry of a version's index. */
+function indexEntry(m: { digest: string; size: number; platform: { os: string; architecture: string } }): Record<string, unknown> {
+  return {
+    mediaType: MediaType.MANIFEST,
+    digest: m.digest,
+    size: m.size,
+    platform: { architecture: m.platform.architecture, os: m.platform.os },
+    artifactType: PROVIDER_TARGET_ARTIFACT_TYPE,
+  };
+}
+
+/** The index of a version: entries sorted by platform (`os_arch`), then digest. */
+export function providerIndex(entries: ReadonlyArray<Record<string, unknown>>): Buffer {
+  const key = (e: Record<string, unknown>): string => {
+    const p = e['platform'] as { os?: string; architecture?: string } | undefined;
+    return `${p?.os ?? ''}_${p?.architecture ?? ''}\u0000${String(e['digest'])}`;
+  };
+  const sorted = [...entries].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  return Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.INDEX, artifactType: PROVIDER_ARTIFACT_TYPE, manifests: sorted }));
+}
+
+function asError(err: unknown): ProvkitError {
+  if (err instanceof ProvkitError) return err;
+  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
+}
+
+/** Publishes `items` (see the module comment). */
+export async function publishToOci(options: PublishOptions): Promise<PublishOutcome> {
+  const events = options.events ?? ignoreEvents;
+  const network = pLimit(options.networkConcurrency ?? defaultNetworkConcurrency());
+  const failures: PublishFailure[] = [];
+  const work = await mkdtemp(join(tmpdir(), 'provkit-oci-'));
+  // Removed however the process ends (an interrupt's process.exit included: src/fs/cleanup.ts).
+  const forgetWork = removeOnExit(work);
+  const counts = { uploaded: 0, uploadedBytes: 0, present: 0, mounted: 0, tagsPushed: 0, tagsUnchanged: 0 };
+  /** Blobs known to be in a repository of a registry this run: digest → `registry` → repository names. */
+  const knownBlobs = new Map<string, Map<string, Set<string>>>();
+  /** One in-flight placement per repository and digest. */
+  const placing = new Map<string, Promise<'uploaded' | 'present' | 'mounted'>>();
+  /**
+   * The first placement of each digest per registry: later ones (into other
+   * repositories) wait for it, then mount from there instead of uploading
+   * the same bytes again (the platform configs are shared by every provider).
+   */
+  const firstPlacement = new Map<string, Promise<void>>();
+  const remember = (repo: OciRepository, digest: string): void => {
+    let byRegistry = knownBlobs.get(digest);
+    if (!byRegistry) knownBlobs.set(digest, (byRegistry = new Map<string, Set<string>>()));
+    let names = byRegistry.get(repo.registry);
+    if (!names) byRegistry.set(repo.registry, (names = new Set()));
+    names.add(repo.name);
+  };
+
+  /**
+   * Puts a blob into a repository: nothing when it is there, a mount when
+   * another repository of the registry has it from this run, else an upload.
+   */
+  const placeBlob = (repo: OciRepository, digest: string, size: number, read: (offset: number, length: number) => Promise<Buffer>): Promise<{ action: 'uploaded' | 'present' | 'mounted'; from?: string }> => {
+    const key = `${repo.toString()}@${digest}`;
+    let from: string | undefined;
+    let p = placing.get(key);
+    if (!p) {
+      const registryKey = `${repo.registry}@${digest}`;
+      const earlier = firstPlacement.get(registryKey);
+      p = (async () => {
+        await earlier;
+        if (await repo.hasBlob(digest, options.signal)) return 'present';
+        const others = [...(knownBlobs.get(digest)?.get(repo.registry) ?? [])].filter((n) => n !== repo.name).sort();
+        for (const other of others) {
+          // eslint-disable-next-line no-await-in-loop -- the first repository that lends it wins
+          if (await repo.mountBlob(digest, other, options.signal)) {
+            from = `${repo.registry}/${other}`;
+            return 'mounted';
+          }
+        }
+        await repo.pushBlob(digest, size, read, options.signal);
+        return 'uploaded';
+      })();
+      placing.set(key, p);
+      if (earlier === undefined) firstPlacement.set(registryKey, p.then(() => undefined, () => undefined));
+      p.catch(() => placing.delete(key));
+    }
+    return p.then((action) => {
+      remember(repo, digest);
+      return { action, ...(from === undefined ? {} : { from }) };
+    });
+  };
+
+  /** Everything of one platform short of the index: blobs and the image manifest. */
+  const publishPlatform = async (repo: OciRepository, provider: ProviderAddress, version: Version, platform: Platform, n: number): Promise<PlatformManifest> => {
+    const meta: PackageMeta = await options.source.packageMeta(provider, version, platform, options.signal);
+    const title = packedFileName(provider, version, platform);
+    const blob = (what: 'package' | 'config', digest: string, size: number, r: { action: 'uploaded' | 'present' | 'mounted'; from?: string }): void => {
+      if (r.action === 'uploaded') {
+        counts.uploaded += 1;
+        counts.uploadedBytes += size;
+      } else if (r.action === 'present') counts.present += 1;
+      else counts.mounted += 1;
+      events({ type: 'oci_blob', provider, version, platform, repository: repo.toString(), digest, size, what, action: r.action, ...(r.from === undefined ? {} : { from: r.from }) });
+    };
+
+    // A registry package whose signed zh: the repository holds needs no download.
+    let layer: { digest: string; size: number } | undefined;
+    const zh = expectedZh(meta);
+    if (zh !== undefined) {
+      const digest = `sha256:${zh.value}`;
+      const size = await network(() => blobSize(repo, digest, options.signal));
+      if (size !== undefined && (meta.authentication?.kind !== 'registry' || meta.authentication.packageSize === undefined || meta.authentication.packageSize === size)) {
+        layer = { digest, size };
+        remember(repo, digest);
+        blob('package', digest, size, { action: 'present' });
+        events({ type: 'fetch_complete', provider, version, platform, auth: 'verified checksum', keyId: undefined, reused: true });
+      }
+    }
+    if (layer === undefined) {
+      events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
+      const fetched = await network(async () => {
+        const f = await fetchPackage(meta, {
+          ...(meta.location.kind === 'http' ? { destPath: join(work, `${n}-${meta.filename}`) } : {}),
+          ...(options.http ? { http: options.http } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+          events: { onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }) },
+        });
+        if (f.kind !== 'archive') {
+          throw new ProvkitError(ErrorCode.USAGE, `${provider.toString()} ${version.toString()} for ${platform.toString()} is an unpacked directory in the source; an OCI mirror needs its zip`, {
+            provider: provider.toString(),
+          });
+        }
+        events({ type: 'fetch_complete', provider, version, platform, auth: f.label, keyId: f.keyId, reused: false });
+        const digest = `sha256:${f.zh.value}`;
+        const fh = await open(f.path, 'r');
+        try {
+          const read = async (offset: number, length: number): Promise<Buffer> => {
+            const buf = Buffer.alloc(length);
+            let got = 0;
+            while (got < length) {
+              // eslint-disable-next-line no-await-in-loop -- a short read continues where it stopped
+              const { bytesRead } = await fh.read(buf, got, length - got, offset + got);
+              if (bytesRead === 0) throw new ProvkitError(ErrorCode.IO, `${f.path}: ended after ${offset + got} bytes while uploading`, { file: f.path });
+              got += bytesRead;
+            }
+            return buf;
+          };
+          blob('package', digest, f.size, await placeBlob(repo, digest, f.size, read));
+        } finally {
+          await fh.close();
+          if (f.path.startsWith(work)) await rm(f.path, { force: true });
+        }
+        return { digest, size: f.size };
+      });
+      layer = fetched;
+    }
+
+    const configBytes = platformConfig(platform);
+    const config: Descriptor = { mediaType: MediaType.CONFIG, digest: sha256Digest(configBytes), size: configBytes.length };
+    blob('config', config.digest, config.size, await network(() => placeBlob(repo, config.digest, config.size, (o, l) => Promise.resolve(configBytes.subarray(o, o + l)))));
+    const body = platformManifest(config, { ...layer, title });
+    const digest = sha256Digest(body);
+    await network(() => repo.putManifest(digest, MediaType.MANIFEST, body, options.signal));
+    return { platform, body, descriptor: { mediaType: MediaType.MANIFEST, digest, size: body.length, artifactType: PROVIDER_TARGET_ARTIFACT_TYPE, platform: { os: platform.os, architecture: platform.arch } } };
+  };
+
+  const ready: Array<{ item: PublishItem; repo: OciRepository; manifests: PlatformManifest[] }> = [];
+  let counter = 0;
+  try {
+    await Promise.all(
+      options.items.map(async (item) => {
+        let repo: OciRepository;
+        try {
+          const addr = options.target.repositoryFor(item.provider);
+          if (addr.repository === '') throw new Error(`${addr.registry} names a registry but no repository`);
+          repo = options.client.repository(addr.registry, addr.repository);
+        } catch (err) {
+          failures.push({
+            provider: item.provider,
+            summary: 'Invalid OCI repository',
+            error: new ProvkitError(ErrorCode.INVALID_SOURCE_CONFIG, `selecting OCI repository address for ${item.provider.toString()} from ${options.target.display}: ${(err as Error).message}`, {
+              provider: item.provider.toString(),
+              cause: err,
+            }),
+          });
+          return;
+        }
+        const manifests: PlatformManifest[] = [];
+        await Promise.all(
+          item.platforms.map(async (platform) => {
+            try {
+              manifests.push(await publishPlatform(repo, item.provider, item.version, platform, counter++));
+            } catch (err) {
+              failures.push({ provider: item.provider, version: item.version, platform, summary: 'Cannot publish provider package', error: asError(err) });
+            }
+          }),
+        );
+        ready.push({ item, repo, manifests });
+      }),
+    );
+    if (options.signal?.aborted) {
+      throw new ProvkitError(ErrorCode.ABORTED, `publishing to ${options.target.display} was interrupted; no tag was changed`, { cause: options.signal.reason });
+    }
+    // All or nothing: no tag moves unless every package is in place.
+    if (failures.length > 0) return { failures, ...counts, tagsPushed: 0, tagsUnchanged: 0 };
+
+    ready.sort((a, b) => ProviderAddress.compare(a.item.provider, b.item.provider) || a.item.version.toString().localeCompare(b.item.version.toString()));
+    for (const { item, repo, manifests } of ready) {
+      const tag = versionTag(item.version.toString());
+      try {
+        // eslint-disable-next-line no-await-in-loop -- tags one after another, in a stable order
+        const previous = await previousEntries(repo, tag, options.signal);
+        const mine = new Set(manifests.map((m) => m.platform.toString()));
+        const kept = previous.entries.filter((e) => {
+          const d = readDescriptor(e);
+          const p = d?.platform;
+          return !(d?.artifactType === PROVIDER_TARGET_ARTIFACT_TYPE && p?.os !== undefined && p.architecture !== undefined && mine.has(`${p.os}_${p.architecture}`));
+        });
+        const entries = [
+          ...kept,
+          ...manifests.map((m) => indexEntry({ digest: m.descriptor.digest, size: m.descriptor.size, platform: { os: m.platform.os, architecture: m.platform.arch } })),
+        ];
+        const body = providerIndex(entries);
+        const digest = sha256Digest(body);
+        const platforms = platformsOf(entries, manifests);
+        if (previous.digest === digest) {
+          counts.tagsUnchanged += 1;
+          events({ type: 'oci_tag', provider: item.provider, version: item.version, repository: repo.toString(), tag, digest, platforms, action: 'unchanged' });
+          continue;
+        }
+        // eslint-disable-next-line no-await-in-loop
+        await repo.putManifest(tag, MediaType.INDEX, body, options.signal);
+        counts.tagsPushed += 1;
+        events({ type: 'oci_tag', provider: item.provider, version: item.version, repository: repo.toString(), tag, digest, platforms, action: 'pushed' });
+      } catch (err) {
+        failures.push({ provider: item.provider, version: item.version, summary: 'Cannot tag provider version', error: asError(err) });
+      }
+    }
+    return { failures, ...counts };
+  } finally {
+    await rm(work, { recursive: true, force: true }).catch(() => undefined);
+    forgetWork();
+  }
+}
+
+/** The size of a blob the repository has (`HEAD`), or undefined (absent, or no length given). */
+async function blobSize(repo: OciRepository, digest: string, signal?: AbortSignal): Promise<number | undefined> {
+  return (await repo.statBlob(digest, signal))?.size;
+}
+
+/**
+ * The entries of the index a tag names now, to keep what this run does not
+ * replace. A tag naming anything but a provider index is not overwritten.
+ */
+async function previousEntries(repo: OciRepository, tag: string, signal?: AbortSignal): Promise<{ digest?: string; entries: Array<Record<string, unknown>> }> {
+  const existing = await repo.getManifest(tag, [MediaType.INDEX, MediaType.MANIFEST, MediaType.DOCKER_LIST, MediaType.DOCKER_MANIFEST], signal);
+  if (existing === undefined) return { entries: [] };
+  let doc: unknown;
+  try {
+    doc = JSON.parse(existing.body.toString('utf8'));
+  } catch {
+    doc = undefined;
+  }
+  const rec = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>) : {};
+  if (rec['mediaType'] !== MediaType.INDEX || rec['artifactType'] !== PROVIDER_ARTIFACT_TYPE || !Array.isArray(rec['manifests'] ?? [])) {
+    throw new ProvkitError(
+      ErrorCode.OCI_PUSH_REFUSED,
+      `the tag ${repo.toString()}:${tag} already names something that is not an OpenTofu provider index (media type ${JSON.stringify(rec['mediaType'] ?? existing.mediaType ?? '')}, artifact type ${JSON.stringify(rec['artifactType'] ?? '')}); it was not replaced`,
+      { url: existing.url },
+    );
+  }
+  const entries = ((rec['manifests'] as unknown[] | undefined) ?? []).filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null && !Array.isArray(e));
+  return { digest: existing.digest, entries };
+}
+
+/** The platforms an index lists (this run's, and those kept from before), sorted. */
+function platformsOf(entries: ReadonlyArray<Record<string, unknown>>, mine: readonly PlatformManifest[]): Platform[] {
+  const out: Platform[] = mine.map((m) => m.platform);
+  for (const e of entries) {
+    const d = readDescriptor(e);
+    const p = d?.platform;
+    if (d?.artifactType !== PROVIDER_TARGET_ARTIFACT_TYPE || p?.os === undefined || p.architecture === undefined) continue;
+    if (out.some((q) => q.os === p.os && q.arch === p.architecture)) continue;
+    try {
+      out.push(parsePlatform(`${p.os}_${p.architecture}`));
+    } catch {
+      // Not a platform provkit knows: listed in the index all the same.
+    }
+  }
+  return sortPlatforms(out);
+}
+
+/** Options of {@link runOciMirror}: `mirror oci://…`. */
+export interface OciMirrorOptions extends Omit<FetchRunOptions, 'pool' | 'hashStore'> {
+  /** The lock file's selections; when non-empty, versions follow it (as `mirror`). */
+  readonly locks: Locks;
+  readonly client: OciClient;
+  readonly target: OciTarget;
+}
+
+/**
+ * `provkit mirror oci://…`: selects each required provider's version as
+ * `mirror` does (the lock file's, else the newest meeting the constraints)
+ * and publishes it for every platform.
+ */
+export async function runOciMirror(options: OciMirrorOptions): Promise<PublishOutcome> {
+  const events = options.events ?? ignoreEvents;
+  const failures: PublishFailure[] = [];
+  const items: PublishItem[] = [];
+  await Promise.all(
+    options.requirements.map(async (req) => {
+      const { provider } = req;
+      try {
+        const locked = options.locks.size > 0 ? options.locks.provider(provider) : undefined;
+        if (options.locks.size > 0 && !locked) {
+          failures.push({
+            provider,
+            summary: 'Provider not found in lockfile',
+            error: new ProvkitError(ErrorCode.NOT_FOUND, `Failed to find ${provider.toString()} in the lock file`, { provider: provider.toString() }),
+          });
+          return;
+        }
+        const available = await options.source.availableVersions(provider, options.signal);
+        const version = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor).version;
+        events({ type: 'provider_selected', provider, version, reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints', constraints: req.constraints.toString() });
+        items.push({ provider, version, platforms: options.platforms });
+      } catch (err) {
+        failures.push({ provider, summary: 'Provider not available', error: asError(err) });
+      }
+    }),
+  );
+  if (failures.length > 0) return { failures, uploaded: 0, uploadedBytes: 0, present: 0, mounted: 0, tagsPushed: 0, tagsUnchanged: 0 };
+  return publishToOci({
+    items,
+    source: options.source,
+    client: options.client,
+    target: options.target,
+    events,
+    ...(options.http ? { http: options.http } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.networkConcurrency === undefined ? {} : { networkConcurrency: options.networkConcurrency }),
+  });
+}

@@ -1,0 +1,162 @@
+/**
+ * `provkit verify -mirror=oci://REGISTRY/TEMPLATE`: the checks of
+ * `verify.ts` against a published OCI mirror instead of a directory (issue
+ * 16). The registry is read, nothing is written; every package of every
+ * locked version is downloaded into TMPDIR (removed afterwards) and hashed.
+ *
+ * Problems, with `verify.ts`'s codes:
+ * - `VERSION_NOT_IN_MIRROR`: the provider's repository does not exist or
+ *   has no tag for the locked version;
+ * - `INDEX_INVALID`: the version's index or a platform's manifest is not
+ *   what OpenTofu reads (the reader's message: no `artifactType`, two zip
+ *   layers, …);
+ * - `INDEX_MISMATCH`: a blob does not match its layer's digest or size;
+ * - `PLATFORM_NOT_IN_MIRROR`: a platform in scope has no manifest;
+ * - `LOCK_MISSING_H1`, `LOCK_MISSING_ZH`, `H1_FORMS_DIFFER`,
+ *   `PACKAGE_REFUSED`: as for a directory.
+ *
+ * Platforms in scope: those given, else every platform the indexes of the
+ * locked versions list.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import pLimit from 'p-limit';
+
+import { removeOnExit } from '../fs/cleanup.js';
+import { type Platform, ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
+import { ErrorCode, isProvkitError } from '../errors.js';
+import type { HashPool } from '../hashing/index.js';
+import type { Locks } from '../lockfile/index.js';
+import type { HttpClient } from '../net/index.js';
+import { fetchPackage, type OciMirrorSource } from '../sources/index.js';
+import { defaultNetworkConcurrency } from './lock.js';
+import type { VerifyOutcome, VerifyProblem, VerifyProblemCode } from './verify.js';
+
+export interface OciVerifyOptions {
+  readonly locks: Locks;
+  readonly source: OciMirrorSource;
+  /** For messages: the mirror as given. */
+  readonly mirror: string;
+  readonly platforms?: readonly Platform[];
+  readonly pool: HashPool;
+  readonly http: HttpClient;
+  readonly signal?: AbortSignal;
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** See the module comment. */
+export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOutcome> {
+  const problems: VerifyProblem[] = [];
+  const problem = (provider: ProviderAddress, version: Version | undefined, platform: Platform | undefined, code: VerifyProblemCode, text: string): void => {
+    problems.push({ provider, version, platform, code, message: text });
+  };
+  const network = pLimit(defaultNetworkConcurrency());
+  const work = await mkdtemp(join(tmpdir(), 'provkit-oci-verify-'));
+  // Removed however the process ends (an interrupt's process.exit included: src/fs/cleanup.ts).
+  const forgetWork = removeOnExit(work);
+  let packages = 0;
+  const scopeAll: Platform[] = [];
+  try {
+    // Which platforms each locked version has.
+    const published = await Promise.all(
+      options.locks.all().map(async (lock) => {
+        const { provider, version } = lock;
+        try {
+          const available = await options.source.availableVersions(provider, options.signal);
+          if (!available.versions.some((v) => v.equals(version))) {
+            problem(provider, version, undefined, 'VERSION_NOT_IN_MIRROR', `the mirror ${options.mirror} has no tag for this version, so the lock file cannot be checked against it`);
+            return { lock, platforms: [] as Platform[] };
+          }
+          const platforms = (await options.source.publishedPlatforms(provider, version, options.signal)) ?? [];
+          return { lock, platforms };
+        } catch (err) {
+          if (isProvkitError(err, ErrorCode.PROVIDER_NOT_FOUND)) {
+            problem(provider, version, undefined, 'VERSION_NOT_IN_MIRROR', `the mirror ${options.mirror} has no repository for this provider, so the lock file cannot be checked against it`);
+          } else {
+            problem(provider, version, undefined, 'INDEX_INVALID', message(err));
+          }
+          return { lock, platforms: [] as Platform[] };
+        }
+      }),
+    );
+    for (const p of published) scopeAll.push(...p.platforms);
+    const scope = sortPlatforms(options.platforms ?? scopeAll);
+    const inScope = (p: Platform): boolean => scope.some((s) => s.equals(p));
+
+    await Promise.all(
+      published.flatMap(({ lock, platforms }) => {
+        const { provider, version } = lock;
+        const locked = new Set(lock.hashes.map((h) => h.text));
+        const lockHasZh = lock.hashes.some((h) => h.scheme === 'zh:');
+        if (platforms.length > 0) {
+          for (const platform of scope) {
+            if (!platforms.some((p) => p.equals(platform))) {
+              problem(provider, version, platform, 'PLATFORM_NOT_IN_MIRROR', "no package in the mirror for this platform, so the lock file's coverage of it cannot be checked");
+            }
+          }
+        }
+        return platforms.map((platform) =>
+          network(async () => {
+            let path: string | undefined;
+            try {
+              let meta;
+              try {
+                meta = await options.source.packageMeta(provider, version, platform, options.signal);
+              } catch (err) {
+                problem(provider, version, platform, 'INDEX_INVALID', message(err));
+                return;
+              }
+              let fetched;
+              try {
+                fetched = await fetchPackage(meta, { destPath: join(work, `${packages++}-${meta.filename}`), http: options.http, ...(options.signal ? { signal: options.signal } : {}) });
+              } catch (err) {
+                problem(provider, version, platform, isProvkitError(err, ErrorCode.CHECKSUM_MISMATCH) ? 'INDEX_MISMATCH' : 'PACKAGE_REFUSED', message(err));
+                return;
+              }
+              if (fetched.kind !== 'archive') return;
+              path = fetched.path;
+              const zip = await options.pool.hashZip(fetched.path, fetched.zh);
+              if (!zip.h1.ok) {
+                problem(provider, version, platform, 'PACKAGE_REFUSED', `the package is refused: ${zip.h1.error.message}`);
+                return;
+              }
+              const differ = zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER');
+              if (differ) problem(provider, version, platform, 'H1_FORMS_DIFFER', `${differ.message} Entries: ${differ.entries.map((e) => JSON.stringify(e)).join(', ')}.`);
+              if (!inScope(platform)) return;
+              if (!locked.has(zip.h1.hash.text)) {
+                problem(
+                  provider,
+                  version,
+                  platform,
+                  'LOCK_MISSING_H1',
+                  `its h1: (${zip.h1.hash.text}) is not in the lock file: the lock does not cover ${platform.toString()}, or the package differs from the one locked (provkit lock -platform=${platform.toString()} records it)`,
+                );
+              }
+              if (lockHasZh && !locked.has(zip.zh.text)) {
+                problem(provider, version, platform, 'LOCK_MISSING_ZH', `the lock file records zh: hashes for this provider, but not this archive's (${zip.zh.text}): it is not the archive the registry signed`);
+              }
+            } finally {
+              if (path !== undefined) await rm(path, { force: true });
+            }
+          }),
+        );
+      }),
+    );
+    problems.sort(
+      (a, b) =>
+        ProviderAddress.compare(a.provider, b.provider) ||
+        (a.version?.toString() ?? '').localeCompare(b.version?.toString() ?? '') ||
+        (a.platform?.toString() ?? '').localeCompare(b.platform?.toString() ?? '') ||
+        a.code.localeCompare(b.code),
+    );
+    return { problems, packages, providers: options.locks.size, platforms: scope };
+  } finally {
+    await rm(work, { recursive: true, force: true }).catch(() => undefined);
+    forgetWork();
+  }
+}
