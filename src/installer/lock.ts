@@ -30,7 +30,7 @@ import {
   type Version,
   type VersionConstraints,
 } from '../addresses/index.js';
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
 import type { Hash, HashPool, HashStore } from '../hashing/index.js';
 import { type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult } from '../lockfile/index.js';
@@ -179,7 +179,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     if (!p) {
       p = network(async () => {
         const meta = await options.source.packageMeta(provider, version, platform, options.signal);
-        for (const w of meta.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+        for (const w of meta.warnings) events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
         const zh = expectedZh(meta);
         // A hit means no download at all, so lock consults the store itself
         // (and keeps what it hashes, below) instead of handing it to fetchPackage.
@@ -212,7 +212,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     let version: Version;
     try {
       const available = await options.source.availableVersions(provider, options.signal);
-      for (const w of available.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+      for (const w of available.warnings) events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
       const chosen = selectVersion(provider, available.versions, req.constraints, prior?.version, options.flavor);
       version = chosen.version;
       events({ type: 'provider_selected', provider, version, reason: chosen.reason, constraints: req.constraints.toString() });
@@ -263,7 +263,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
             const zip = fetched.zipHashes;
             if (!stored) await options.hashStore?.put(zip);
             const extracted = requireExtractable(zip, fetched.from);
-            for (const w of zip.warnings) events({ type: 'warning', summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
+            for (const w of zip.warnings) events({ type: 'warning', code: w.code, summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
             h1 = extracted;
           }
           record(platform, [h1, ...recordedHashes(provider, fetched.hashes, options.flavor, options.enforceSignatures ?? false)]);

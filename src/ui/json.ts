@@ -30,6 +30,11 @@ export class JsonUI {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
+  /** Writes one message: the common keys, then `fields` (types and keys are listed in docs/json-ui.md). */
+  message(level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown> = {}): void {
+    this.emit(level, message, type, fields);
+  }
+
   private emit(level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown> = {}): void {
     const line = { '@level': level, '@message': message, '@module': JSON_MODULE, '@timestamp': rfc3339(this.now()), type, ...fields };
     this.out.write(`${JSON.stringify(line)}\n`);
@@ -41,7 +46,20 @@ export class JsonUI {
 
   diagnostic(d: Diagnostic): void {
     this.emit(d.severity === 'error' ? 'error' : 'warn', `${d.severity === 'error' ? 'Error' : 'Warning'}: ${d.summary}`, 'diagnostic', {
-      diagnostic: { severity: d.severity, summary: d.summary, detail: d.detail, ...(d.location ? { location: d.location } : {}), ...(d.code ? { code: d.code } : {}) },
+      diagnostic: {
+        severity: d.severity,
+        summary: d.summary,
+        detail: d.detail,
+        // `location` (file:line:col) as before, and the reference's `range` (viewsjson.DiagnosticRange, start only).
+        ...(d.range
+          ? {
+              location: `${d.range.filename}:${d.range.line}${d.range.column === undefined ? '' : `:${d.range.column}`}`,
+              range: { filename: d.range.filename, start: { line: d.range.line, ...(d.range.column === undefined ? {} : { column: d.range.column }) } },
+            }
+          : {}),
+        code: d.code,
+        ...(d.hint === undefined ? {} : { hint: d.hint }),
+      },
     });
   }
 
@@ -82,7 +100,7 @@ export class JsonUI {
         this.emit('info', `Obtained ${e.provider.toString()} checksums for ${e.platform.toString()}`, 'lock_hashes', { ...ref(e), change: e.change.replace('-', '_') });
         return;
       case 'warning':
-        this.diagnostic({ severity: 'warning', summary: e.summary, detail: e.detail });
+        this.diagnostic({ severity: 'warning', summary: e.summary, detail: e.detail, code: e.code });
         return;
       case 'mirror_package':
         this.emit('info', `${e.action === 'kept' ? 'Kept' : 'Wrote'} ${e.path}`, 'mirror_package', { ...ref(e), path: e.path, action: e.action });

@@ -11,6 +11,7 @@ import { runLock, type Requirement } from '../../installer/lock.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { ErrorCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -68,12 +69,12 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
     for (const arg of flags.positionals) {
       const parsed = tryParseProviderSource(arg, globals.flavor);
       if (!parsed.ok) {
-        errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: parsed.error.detail ?? parsed.error.message });
+        errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: parsed.error.detail ?? parsed.error.message, code: parsed.error.code });
         continue;
       }
       const req = requirements.find((r) => r.provider.equals(parsed.address));
       if (!req) {
-        errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: `The provider ${parsed.address.toString()} is not required by the current configuration.` });
+        errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: `The provider ${parsed.address.toString()} is not required by the current configuration.`, code: ErrorCode.USAGE });
       } else if (!wanted.includes(req)) wanted.push(req);
     }
     requirements = wanted;
@@ -109,13 +110,20 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
     if (outcome.failures.length > 0) {
       const product = globals.flavor === 'terraform' ? 'Terraform' : 'OpenTofu';
       const byPlatform = new Map<string, string[]>();
+      // The code of the first failure for the platform (in provider order) is the diagnostic's code.
+      const codes = new Map<string, ErrorCode>();
+      const hints = new Map<string, string>();
       for (const f of outcome.failures) {
         const key = f.platform?.toString() ?? platforms.map(String).join(', ');
         byPlatform.set(key, [...(byPlatform.get(key) ?? []), `- ${f.provider.toString()}: ${f.error.message}`]);
+        if (!codes.has(key)) codes.set(key, f.error.code);
+        if (!hints.has(key) && f.error.hint !== undefined) hints.set(key, f.error.hint);
       }
       return ui.fail(
         [...byPlatform.entries()].sort().map(([plat, lines]) => ({
           severity: 'error' as const,
+          code: codes.get(plat) ?? ErrorCode.INTERNAL,
+          ...(hints.has(plat) ? { hint: hints.get(plat)! } : {}),
           summary: 'Could not retrieve providers for locking',
           detail: `${product} failed to fetch the requested providers for ${plat} in order to calculate their checksums: some providers could not be installed:\n${[...new Set(lines)].sort().join('\n')}.`,
         })),

@@ -18,6 +18,7 @@ import { loadCliConfigFor, ociMirrorSourceFor } from '../wiring.js';
 import { loadLockFile, LOCK_FILE_NAME } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { httpFor, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
+import { ErrorCode, WarningCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -56,9 +57,9 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
   const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors, false);
   const mirror = flags.strings.get('mirror');
   if (platforms.length > 0 && mirror === undefined) {
-    errors.push({ severity: 'error', summary: 'A mirror is needed', detail: 'Checking that the lock file covers a platform needs the packages: give -mirror=DIR.' });
+    errors.push({ severity: 'error', summary: 'A mirror is needed', detail: 'Checking that the lock file covers a platform needs the packages: give -mirror=DIR.', code: ErrorCode.USAGE });
   }
-  if (flags.positionals.length > 0) errors.push({ severity: 'error', summary: 'Unexpected arguments', detail: `verify takes no arguments, not ${flags.positionals.join(' ')}.` });
+  if (flags.positionals.length > 0) errors.push({ severity: 'error', summary: 'Unexpected arguments', detail: `verify takes no arguments, not ${flags.positionals.join(' ')}.`, code: ErrorCode.USAGE });
   if (errors.length > 0) return ui.fail(errors);
 
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
@@ -113,11 +114,11 @@ async function verifyOci(
   const template = ociTemplate(o.mirror);
   const problem = validateLevel1(template);
   if (problem !== undefined) {
-    ui.diagnostic({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The mirror ${o.mirror} is not a valid URI template: ${problem}.` });
+    ui.diagnostic({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The mirror ${o.mirror} is not a valid URI template: ${problem}.`, code: ErrorCode.USAGE });
     return undefined;
   }
   const cli = await loadCliConfigFor(io, globals);
-  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING });
   if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
   const { http, close } = httpFor(io);
   try {
