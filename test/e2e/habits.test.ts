@@ -67,7 +67,7 @@ describe('issue 14 #1: -no-color, NO_COLOR, colour only on a terminal', () => {
       expect(r.stderr, args.join(' ')).not.toContain('flag provided but not defined');
       expect(r.code, args.join(' ')).toBe(0);
     }
-    expect(await w.tmpLeftovers()).toEqual([]);
+    expect(w.tmpLeftovers()).toEqual([]);
   });
 });
 
@@ -113,7 +113,7 @@ describe('issue 14 #1: the reference’s flags', () => {
       expect(r.stderr).toContain('its value is empty');
       expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
     }
-    expect(await w.tmpLeftovers()).toEqual([]);
+    expect(w.tmpLeftovers()).toEqual([]);
   });
 
   it('a mistyped flag: the reference’s error after the usage, and a suggestion', { timeout: 30_000 }, async () => {
