@@ -5,10 +5,11 @@
  */
 import { resolve } from 'node:path';
 
-import { resolveFlavor } from '../addresses/index.js';
+import { FLAVOR_ENV_VAR } from '../addresses/index.js';
 import { describeError, type Diagnostic, diagnosticFromError, ErrorCode, ProvkitError, systemErrorCode, systemErrorText } from '../errors.js';
 import { renderDiagnostic } from '../ui/human.js';
 import { parseFlags } from './flags.js';
+import { chooseFlavor } from './flavor.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import { humanSink } from './render.js';
 import { colorAllowed, extractViewFlags, OutputSession, type ViewFlags } from './view.js';
@@ -36,7 +37,12 @@ Commands:
 
 Global options (before or after the command):
   -flavor=tofu|terraform   Default registry host, lock-file header and messages
-                           (default: tofu, or $PROVKIT_FLAVOR)
+                           (default: $PROVKIT_FLAVOR, else terraform for a project
+                           whose .terraform.lock.hcl "terraform init" wrote or
+                           lists registry.terraform.io providers only, else tofu)
+  -no-color                No colour (also NO_COLOR=1); colour only on a terminal
+  -json-into=FILE          Write the -json stream into FILE as well as the human
+                           output (OpenTofu 1.12)
   -chdir=DIR               Work in DIR
   -help                    Show this help
 `;
@@ -222,9 +228,9 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
     }
     const command = await load();
     help = command.help;
-    const flavor = resolveFlavor(global.strings.get('flavor'), io.env);
     const chdir = global.strings.get('chdir');
     const cwd = chdir === undefined ? io.cwd : resolve(io.cwd, chdir);
+    const { flavor, reason } = chooseFlavor(global.strings.get('flavor'), io.env, cwd);
     if (view.jsonInto !== undefined) {
       const problem = session.openJsonInto(view.jsonInto, cwd);
       if (problem) {
@@ -232,6 +238,12 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
         if (!session.json) renderDiagnostic(problem, humanSink(io.stderr, session.color));
         return 1;
       }
+    }
+    if (reason !== undefined) {
+      // Said once, before the command's own output: stderr for people
+      // (stdout stays the reference's), a `flavor` message under -json.
+      for (const ui of session.jsonUIs()) ui.message('info', `Using the ${flavor} flavor: ${reason}`, 'flavor', { flavor, reason });
+      if (!session.json) io.stderr.write(`provkit: using the ${flavor} flavor: ${reason} (-flavor or ${FLAVOR_ENV_VAR} to choose).\n`);
     }
     const globals: GlobalOptions = { flavor, cwd, color: session.color };
     const run = command.run(rest, io, globals);

@@ -145,3 +145,53 @@ describe('issue 14 #1: the reference’s flags', () => {
     });
   });
 });
+
+describe('issue 14 #2: the flavor follows the project', () => {
+  const TF_HEADER = '# This file is maintained automatically by "terraform init".\n# Manual edits may be lost in future updates.\n';
+  const TF_CONFIG = 'terraform {\n  required_providers {\n    demo = {\n      source = "hashicorp/demo"\n    }\n  }\n}\n';
+  let tfMirror: string;
+  beforeAll(async () => {
+    tfMirror = w.project('tf-mirror');
+    const p = await makeProvider('hashicorp', 'demo', ['1.0.0'], ['linux_amd64']);
+    const dir = join(tfMirror, 'registry.terraform.io', 'hashicorp', 'demo');
+    mkdirSync(dir, { recursive: true });
+    for (const v of p.versions) for (const pkg of v.packages) writeFileSync(join(dir, `terraform-provider-demo_${v.version}_${pkg.platform}.zip`), pkg.zip);
+  });
+
+  it('a lock file written by terraform init makes a terraform run, and says so', { timeout: 30_000 }, async () => {
+    const p = w.project('tf-header', { 'main.tf': TF_CONFIG, '.terraform.lock.hcl': `${TF_HEADER}\nprovider "registry.terraform.io/hashicorp/demo" {\n  version = "1.0.0"\n}\n` });
+    const r = await runCli(['lock', `-fs-mirror=${tfMirror}`, '-platform=linux_amd64'], { cwd: p, env: w.env });
+    expect(r.stderr).toBe('provkit: using the terraform flavor: .terraform.lock.hcl was written by "terraform init" (-flavor or PROVKIT_FLAVOR to choose).\n');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Terraform has updated the lock file.');
+    expect(readFileSync(join(p, '.terraform.lock.hcl'), 'utf8')).toMatch(/^# This file is maintained automatically by "terraform init"\.\n[\s\S]*provider "registry\.terraform\.io\/hashicorp\/demo"[\s\S]*h1:/);
+    // -json says it as a message after the version message.
+    const j = await runCli(['lock', '-json', `-fs-mirror=${tfMirror}`, '-platform=linux_amd64'], { cwd: p, env: w.env });
+    const lines = j.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.slice(0, 2).map((l) => l['type'])).toEqual(['version', 'flavor']);
+    expect(lines[1]).toMatchObject({ flavor: 'terraform', reason: '.terraform.lock.hcl was written by "terraform init"' });
+  });
+
+  it('a lock file of registry.terraform.io providers only makes a terraform run', { timeout: 30_000 }, async () => {
+    const p = w.project('tf-hosts', { 'main.tf': TF_CONFIG, '.terraform.lock.hcl': `provider "registry.terraform.io/hashicorp/demo" {\n  version = "1.0.0"\n}\n` });
+    const r = await runCli(['lock', `-fs-mirror=${tfMirror}`, '-platform=linux_amd64'], { cwd: p, env: w.env });
+    expect(r.stderr).toContain('provkit: using the terraform flavor: every provider in .terraform.lock.hcl is from registry.terraform.io');
+    expect(r.code).toBe(0);
+  });
+
+  it('-flavor and PROVKIT_FLAVOR still decide; nothing changed keeps the file’s header', { timeout: 30_000 }, async () => {
+    const p = w.project('tf-explicit', {
+      'main.tf': TF_CONFIG.replace('"hashicorp/demo"', '"registry.terraform.io/hashicorp/demo"'),
+      '.terraform.lock.hcl': `${TF_HEADER}\nprovider "registry.terraform.io/hashicorp/demo" {\n  version = "1.0.0"\n}\n`,
+    });
+    expect((await runCli(['lock', `-fs-mirror=${tfMirror}`, '-platform=linux_amd64'], { cwd: p, env: w.env })).code).toBe(0);
+    const before = readFileSync(join(p, '.terraform.lock.hcl'), 'utf8');
+    for (const [args, env] of [[['-flavor=tofu'], {}], [[], { PROVKIT_FLAVOR: 'tofu' }]] as const) {
+      const r = await runCli([...args, 'lock', `-fs-mirror=${tfMirror}`, '-platform=linux_amd64'], { cwd: p, env: { ...w.env, ...env } });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('OpenTofu has validated the lock file and found no need for changes.');
+      expect(readFileSync(join(p, '.terraform.lock.hcl'), 'utf8')).toBe(before);
+    }
+  });
+});

@@ -2,13 +2,14 @@
  * `provkit lock [options] [PROVIDER...]`: `providers lock` (docs/reference.md §6.1).
  * Thin: flags → requirements, old locks, a source → `runLock` → render → save.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { tryParseProviderSource } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
 import { runLock, type Requirement } from '../../installer/lock.js';
-import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
+import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile, serializeLocks } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { ErrorCode } from '../../errors.js';
@@ -131,8 +132,15 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
     }
     // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically; not after an interrupt.
     if (signal.aborted) return 1;
-    await saveLockFile(lockPath, outcome.locks, globals.flavor);
-    ui.lockSuccess(!locksEqual(old.locks, outcome.locks));
+    const changed = !locksEqual(old.locks, outcome.locks);
+    // Nothing changed and the file is the other flavor's writing of these
+    // very locks (a terraform project run with -flavor=tofu): it is kept as
+    // it is, not given this flavor's header while the run says "no need for
+    // changes" (issue 14).
+    const other = globals.flavor === 'tofu' ? 'terraform' : 'tofu';
+    const keep = !changed && (await readFile(lockPath).catch(() => undefined))?.equals(serializeLocks(outcome.locks, other)) === true;
+    if (!keep) await saveLockFile(lockPath, outcome.locks, globals.flavor);
+    ui.lockSuccess(changed);
     return 0;
   } finally {
     await pool.close();
