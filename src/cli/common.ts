@@ -221,6 +221,12 @@ function ignoreLateSignal(): void {
  */
 export async function runInterruptible(io: CliIO, what: string, body: (signal: AbortSignal) => Promise<number>): Promise<number> {
   const interrupt = interruptOnSignals(io.outputClosed);
+  // Under -json (and -json-into) the interrupt is a diagnostic on the JSON
+  // streams too; stderr keeps its line unless stdout is the JSON stream.
+  const report = (d: Diagnostic, text: string): void => {
+    for (const ui of io.output?.jsonUIs() ?? []) ui.diagnostic(d);
+    if (io.output?.json !== true) io.stderr.write(text);
+  };
   try {
     const code = await body(interrupt.signal);
     if (interrupt.exitCode === undefined) return code;
@@ -228,7 +234,8 @@ export async function runInterruptible(io: CliIO, what: string, body: (signal: A
     if (interrupt.exitCode === EXIT_OUTPUT_CLOSED) return EXIT_OUTPUT_CLOSED;
     if (code === 0) {
       // The signal came after the last commit: everything was done, and is kept.
-      io.stderr.write(`Warning: ${what} was already complete when the interrupt arrived; all changes are in place.\n`);
+      const detail = `${what} was already complete when the interrupt arrived; all changes are in place.`;
+      report({ severity: 'warning', summary: 'Interrupted after completion', detail, code: WarningCode.INTERRUPTED_AFTER_COMMIT }, `Warning: ${detail}\n`);
       return 0;
     }
   } catch (err) {
@@ -237,7 +244,8 @@ export async function runInterruptible(io: CliIO, what: string, body: (signal: A
   } finally {
     interrupt.dispose();
   }
-  io.stderr.write(`Error: ${what} was interrupted (${interrupt.signal.reason instanceof Error ? interrupt.signal.reason.message : 'signal'}); nothing was changed.\n`);
+  const detail = `${what} was interrupted (${interrupt.signal.reason instanceof Error ? interrupt.signal.reason.message : 'signal'}); nothing was changed.`;
+  report({ severity: 'error', summary: 'Interrupted', detail, code: ErrorCode.ABORTED }, `Error: ${detail}\n`);
   return interrupt.exitCode;
 }
 

@@ -252,8 +252,8 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
     return await Promise.race([run, abortedAs(closed, EXIT_OUTPUT_CLOSED)]);
   } catch (err) {
     if (err instanceof ProvkitError && err.code === ErrorCode.INVALID_FLAGS) return reportFlagError(err, io, help, session);
-    if (err instanceof ProvkitError) return reportError(err, io, session);
-    throw err;
+    // Anything else is a provkit bug: a diagnostic (INTERNAL), never a stack trace.
+    return reportError(err, io, session);
   } finally {
     session.close();
   }
