@@ -198,7 +198,7 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
   const io: CliIO = { ...baseIO, output: session };
   let help = HELP;
   try {
-    // Global flags may appear before or after the subcommand (issue #2); the
+    // Global flags may appear before or after the subcommand; the
     // subcommand's own flags pass through untouched. `-chdir DIR` (a space,
     // not `=`) is accepted too; terraform and tofu refuse it ("Invalid -chdir
     // option: must include an equals sign").
