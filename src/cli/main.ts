@@ -45,6 +45,26 @@ Global options (before or after the command):
                            output (OpenTofu 1.12)
   -chdir=DIR               Work in DIR
   -help                    Show this help
+
+Environment (the ones an air gap needs):
+  SSL_CERT_FILE, NODE_EXTRA_CA_CERTS   CA bundle (PEM) for registries and mirrors
+  HTTPS_PROXY, HTTP_PROXY, NO_PROXY    Proxy for https and http URLs, and hosts without one
+  TF_CLI_CONFIG_FILE                   The CLI configuration (provider_installation,
+                                       credentials, network_mirror); default:
+                                       the reference's files in the home directory
+  TF_TOKEN_<host>                      A registry or mirror host's API token
+  PROVKIT_CACHE_DIR                    provkit's cache (default $XDG_CACHE_HOME/provkit,
+                                       else ~/.cache/provkit)
+  PROVKIT_HASH_STORE                   Hash store directory (default <cache>/hashes; off: none)
+  TF_PLUGIN_CACHE_DIR                  install: the shared plugin cache
+  TF_DATA_DIR                          install: instead of .terraform
+  TF_PROVIDER_DOWNLOAD_RETRY           Download retries (default 2)
+  PROVKIT_HTTP_TUNING                  connect=MS,idle=MS,retries=N,backoff=MS,retry-after-max=MS
+  PROVKIT_ZIP_LIMITS                   entries=N,bytes=N[K|M|G],ratio=N (docs/reliability.md)
+  PROVKIT_FLAVOR                       tofu or terraform (see -flavor)
+  NO_COLOR                             No colour (as -no-color)
+
+Documentation: README.md, docs/ (shipped in the package).
 `;
 
 type Command = (args: readonly string[], io: CliIO, globals: GlobalOptions) => Promise<number>;
