@@ -16,7 +16,7 @@ import { Worker } from 'node:worker_threads';
 
 import { ErrorCode, ProvkitError, type SerializedError } from '../errors.js';
 import { hashPackageDir } from './dir-package.js';
-import type { Hash } from './hash.js';
+import { asHash, type Hash } from './hash.js';
 import { hashZipPackage, type FormResult, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
 import { hashWithDigests, ZipStreamDigester } from './zip-stream.js';
 
@@ -75,8 +75,9 @@ export function serializeZipHashes(r: ZipPackageHashes): SerializedZipHashes {
 }
 
 function deserializeZipHashes(r: SerializedZipHashes): ZipPackageHashes {
-  const form = (f: SerializedForm): FormResult => (f.ok ? f : { ok: false, error: ProvkitError.fromJSON(f.error) });
-  return { ...r, h1: form(r.h1), h1Zip: form(r.h1Zip) };
+  // Structured cloning drops the hashes' toString/toJSON (hash.ts asHash): given back here.
+  const form = (f: SerializedForm): FormResult => (f.ok ? { ...f, hash: asHash(f.hash) } : { ok: false, error: ProvkitError.fromJSON(f.error) });
+  return { ...r, zh: asHash(r.zh), h1: form(r.h1), h1Zip: form(r.h1Zip) };
 }
 
 export function toSerializedError(err: unknown): SerializedError {
@@ -288,7 +289,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     async hashDir(path) {
       const r = await submit('dir', path);
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
-      return r.dir!;
+      return asHash(r.dir!);
     },
     streamZip,
     async close() {

@@ -5,6 +5,7 @@
  * the provider (and version and platform) it is about.
  */
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+import { WarningCode } from '../errors.js';
 
 export type AuthLabel = 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated';
 
@@ -47,7 +48,7 @@ export type InstallerEvent =
       readonly policyFile?: string;
       readonly via?: readonly string[];
     }
-  | { readonly type: 'warning'; readonly summary: string; readonly detail: string; readonly provider?: ProviderAddress }
+  | { readonly type: 'warning'; readonly code: WarningCode; readonly summary: string; readonly detail: string; readonly provider?: ProviderAddress }
   | { readonly type: 'mirror_package'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly path: string; readonly action: 'written' | 'kept' }
   | { readonly type: 'mirror_index'; readonly provider: ProviderAddress; readonly path: string }
   /**
@@ -124,6 +125,7 @@ export function queryWarningsEvent(provider: ProviderAddress, warnings: readonly
   if (warnings.length === 0) return undefined;
   return {
     type: 'warning',
+    code: WarningCode.REGISTRY_WARNINGS,
     summary: 'Additional provider information from registry',
     detail: `The remote registry returned warnings for ${provider.toString()}:\n${warnings.map((w) => `- ${w}`).join('\n')}`,
     provider,

@@ -65,7 +65,7 @@ import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 
 import { defaultRegistryHost, type Flavor, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
 import type { Hash, HashPool, HashStore, ZipLimits } from '../hashing/index.js';
 import { allowedHashes, type InstalledProvider, type Locks, mergeInit, verifyPackage } from '../lockfile/index.js';
@@ -233,6 +233,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     onBreak: (b) =>
       events({
         type: 'warning',
+        code: WarningCode.STALE_LOCK_REMOVED,
         summary: `Broke a stale package lock`,
         detail: `${b.path} was ${b.reason === 'dead-process' ? `held by process ${b.holder?.pid ?? '?'}, which no longer runs` : 'not refreshed for too long'}; it was removed.`,
         provider,
@@ -329,7 +330,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
         selectVersion(provider, available.versions, constraints, version, flavor);
       }
       const meta = await options.source.packageMeta(provider, version, platform, options.signal);
-      for (const w of meta.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+      for (const w of meta.warnings) events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
       events({ type: 'install_start', provider, version, platform, location: options.source.forDisplay(provider) });
       await removeStaleTemps(installPath);
       const fetched = await network(() => fetchOne(meta));
@@ -378,6 +379,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       if (verdict.kind === 'unverified' && verdict.reason === 'only-zh-for-directory') {
         events({
           type: 'warning',
+          code: WarningCode.PACKAGE_UNVERIFIED,
           summary: `${where}: installed without verification`,
           detail: `The lock file holds only zh: hashes for this version, which cannot verify an unpacked package directory (${fetched.path}); it was installed unverified, as the reference does. Run "provkit lock" to record h1: hashes.`,
           provider,
@@ -397,7 +399,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       const forms = extracted !== undefined && allowed.some((h) => h.text === extracted);
       throw mismatch(verdict.message, meta, fetched.zh, allowed, forms ? formsHint(zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER')?.entries ?? []) : undefined);
     }
-    for (const w of zip.warnings) events({ type: 'warning', summary: `${where}: ${w.message}`, detail: w.entries.join(', '), provider });
+    for (const w of zip.warnings) events({ type: 'warning', code: w.code, summary: `${where}: ${w.message}`, detail: w.entries.join(', '), provider });
     const expected = requireExtractable(zip, fetched.from);
     // An existing directory whose content already equals the archive is kept (tofu 1.12, docs/reference.md §5.3 item 82.3).
     const existing = await inspectPackageDir(installPath);

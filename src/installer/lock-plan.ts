@@ -25,6 +25,7 @@ import { dirname, join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
 
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+import { WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
 import type { Hash, HashPool, HashStore } from '../hashing/index.js';
 import type { HttpClient } from '../net/index.js';
@@ -140,7 +141,7 @@ export class PackagePlan {
     const { options, events } = this;
     const fetched: FetchedPackage = await this.network(async () => {
       const meta = await options.source.packageMeta(provider, version, platform, options.signal);
-      for (const w of meta.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+      for (const w of meta.warnings) events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
       const zh = expectedZh(meta);
       // A hit means no download at all, so the plan consults the store itself
       // (and keeps what it hashes, below) instead of handing it to fetchPackage.
@@ -177,7 +178,7 @@ export class PackagePlan {
       const zip = fetched.zipHashes;
       if (!stored) await options.hashStore?.put(zip, platform.toString());
       const h1 = requireExtractable(zip, fetched.from);
-      for (const w of zip.warnings) events({ type: 'warning', summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
+      for (const w of zip.warnings) events({ type: 'warning', code: w.code, summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
       return { ...done, h1 };
     } finally {
       if (temporary) await rm(dirname(fetched.path), { recursive: true, force: true });

@@ -28,7 +28,7 @@ import {
   type Version,
   type VersionConstraints,
 } from '../addresses/index.js';
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import type { Hash, HashPool, HashStore } from '../hashing/index.js';
 import { type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
@@ -190,7 +190,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     let version: Version;
     try {
       const available = await options.source.availableVersions(provider, options.signal);
-      for (const w of available.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+      for (const w of available.warnings) events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
       const chosen = selectVersion(provider, available.versions, req.constraints, prior?.version, options.flavor);
       version = chosen.version;
       events({ type: 'provider_selected', provider, version, reason: chosen.reason, constraints: req.constraints.toString() });

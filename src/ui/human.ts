@@ -4,7 +4,7 @@
  * form terraform and tofu print. Colour and progress only on a TTY.
  */
 import { type Flavor, flavorInfo, type ProviderAddress } from '../addresses/index.js';
-import type { ErrorCode } from '../errors.js';
+import { type Diagnostic, rangeText } from '../errors.js';
 import type { InstallerEvent } from '../installer/events.js';
 
 export interface TextSink {
@@ -12,15 +12,8 @@ export interface TextSink {
   isTTY?: boolean;
 }
 
-export interface Diagnostic {
-  readonly severity: 'error' | 'warning';
-  readonly summary: string;
-  readonly detail: string;
-  /** `file:line,col` where the problem is, when known. */
-  readonly location?: string;
-  /** The error's stable code, when the diagnostic reports one (shown by `-json` only). */
-  readonly code?: ErrorCode;
-}
+/** The one diagnostic type (src/errors.ts); rendered boxed here, as `diagnostic` messages by json.ts. */
+export type { Diagnostic } from '../errors.js';
 
 const bold = (tty: boolean, s: string): string => (tty ? `\u001b[1m${s}\u001b[0m` : s);
 
@@ -29,8 +22,9 @@ export function renderDiagnostic(d: Diagnostic, out: TextSink): void {
   const tty = out.isTTY === true;
   const label = d.severity === 'error' ? (tty ? '\u001b[1m\u001b[31mError: \u001b[0m' : 'Error: ') : tty ? '\u001b[1m\u001b[33mWarning: \u001b[0m' : 'Warning: ';
   const lines = [`${label}${bold(tty, d.summary)}`];
-  if (d.location) lines.push('', `  on ${d.location}:`);
+  if (d.range) lines.push('', `  on ${rangeText(d.range)}:`);
   if (d.detail) lines.push('', ...d.detail.split('\n'));
+  if (d.hint) lines.push('', `Hint: ${d.hint}`);
   // Every line inside the box starts with `│ `, also those of a multi-line summary or detail.
   out.write(`╷\n${lines.flatMap((l) => l.split('\n')).map((l) => (l === '' ? '│ ' : `│ ${l}`)).join('\n')}\n╵\n`);
 }
@@ -72,7 +66,7 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
       return;
     }
     case 'warning':
-      renderDiagnostic({ severity: 'warning', summary: e.summary, detail: e.detail }, err);
+      renderDiagnostic({ severity: 'warning', summary: e.summary, detail: e.detail, code: e.code }, err);
       return;
     case 'provider_selected':
       return;

@@ -6,6 +6,7 @@
  * local offset) and `type`. Message types are listed in docs/json-ui.md;
  * consumers should show `@message` for types they do not know.
  */
+import { rangeText } from '../errors.js';
 import type { InstallerEvent } from '../installer/events.js';
 import type { Diagnostic, TextSink } from './human.js';
 
@@ -48,7 +49,22 @@ export class JsonUI {
 
   diagnostic(d: Diagnostic): void {
     this.emit(d.severity === 'error' ? 'error' : 'warn', `${d.severity === 'error' ? 'Error' : 'Warning'}: ${d.summary}`, 'diagnostic', {
-      diagnostic: { severity: d.severity, summary: d.summary, detail: d.detail, ...(d.location ? { location: d.location } : {}), ...(d.code ? { code: d.code } : {}) },
+      diagnostic: {
+        severity: d.severity,
+        summary: d.summary,
+        detail: d.detail,
+        // `location` (file:line:col) as before, and the reference's `range` (viewsjson.DiagnosticRange, start only).
+        ...(d.range
+          ? {
+              location: rangeText(d.range),
+              ...(d.range.line === undefined
+                ? {}
+                : { range: { filename: d.range.filename, start: { line: d.range.line, ...(d.range.column === undefined ? {} : { column: d.range.column }) } } }),
+            }
+          : {}),
+        code: d.code,
+        ...(d.hint === undefined ? {} : { hint: d.hint }),
+      },
     });
   }
 
@@ -56,8 +72,8 @@ export class JsonUI {
     this.emit('info', message, 'summary', fields);
   }
 
-  /** A message of any other type (`lock_root`, …; listed in docs/json-ui.md). */
-  message(level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown>): void {
+  /** A message of any other type (`lock_root`, …): the common keys, then `fields` (listed in docs/json-ui.md). */
+  message(level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown> = {}): void {
     this.emit(level, message, type, fields);
   }
 
@@ -102,7 +118,7 @@ export class JsonUI {
         });
         return;
       case 'warning':
-        this.diagnostic({ severity: 'warning', summary: e.summary, detail: e.detail });
+        this.diagnostic({ severity: 'warning', summary: e.summary, detail: e.detail, code: e.code });
         return;
       case 'mirror_package':
         this.emit('info', `${e.action === 'kept' ? 'Kept' : 'Wrote'} ${e.path}`, 'mirror_package', { ...ref(e), path: e.path, action: e.action });

@@ -19,7 +19,7 @@ function sink(): { text: string; write(s: string): void } {
 describe('issue 11 #9: boxed diagnostics', () => {
   it('starts every line inside the box with │, also those of a multi-line summary', () => {
     const out = sink();
-    renderDiagnostic({ severity: 'warning', summary: 'first line \nsecond line', detail: 'a\n\nb' }, out);
+    renderDiagnostic({ severity: 'warning', summary: 'first line \nsecond line', detail: 'a\n\nb', code: 'SOURCE_WARNING' }, out);
     expect(out.text).toBe('╷\n│ Warning: first line \n│ second line\n│ \n│ a\n│ \n│ b\n╵\n');
   });
 
@@ -28,6 +28,7 @@ describe('issue 11 #9: boxed diagnostics', () => {
     expect(queryWarningsEvent(provider, [])).toBeUndefined();
     expect(queryWarningsEvent(provider, ['one', 'two'])).toEqual({
       type: 'warning',
+      code: 'REGISTRY_WARNINGS',
       summary: 'Additional provider information from registry',
       detail: 'The remote registry returned warnings for registry.example.test/acme/demo:\n- one\n- two',
       provider,

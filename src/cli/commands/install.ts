@@ -13,6 +13,7 @@ import { formatInstallFailures, lockFileAction, runInstall } from '../../install
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { ErrorCode, WarningCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -38,6 +39,7 @@ Options:
                           Packages are installed there and linked into
                           .terraform/providers; several installs may share it.
   -json                   Machine-readable output (JSON lines; see docs/json-ui.md).
+  -input=false            Accepted for init's command lines (provkit never prompts).
 
 Environment: TF_DATA_DIR (default .terraform), TF_PLUGIN_CACHE_DIR,
 TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE.
@@ -57,6 +59,8 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
     'plugin-cache-dir': 'string',
     'test-directory': 'string',
     json: 'bool',
+    // Accepted and ignored, as init's (provkit never prompts).
+    input: 'bool',
   });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
@@ -69,11 +73,11 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
   checkMirrorFlags({ fsMirror, netMirror }, errors);
   const lockfileMode = flags.strings.get('lockfile');
   if (lockfileMode !== undefined && lockfileMode !== 'readonly') {
-    errors.push({ severity: 'error', summary: 'Invalid -lockfile option', detail: `The only valid value of -lockfile is "readonly", not ${JSON.stringify(lockfileMode)}.` });
+    errors.push({ severity: 'error', summary: 'Invalid -lockfile option', detail: `The only valid value of -lockfile is "readonly", not ${JSON.stringify(lockfileMode)}.`, code: ErrorCode.USAGE });
   }
   const readonly = lockfileMode === 'readonly';
   const upgrade = flags.bools.get('upgrade') === true;
-  if (readonly && upgrade) errors.push({ severity: 'error', summary: 'The -upgrade flag conflicts with -lockfile=readonly.', detail: '' });
+  if (readonly && upgrade) errors.push({ severity: 'error', summary: 'The -upgrade flag conflicts with -lockfile=readonly.', detail: '', code: ErrorCode.USAGE });
 
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   const targetDir = resolve(globals.cwd, dataDir, 'providers');
@@ -88,6 +92,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
         severity: 'error',
         summary: 'Invalid plugin cache directory',
         detail: `The specified plugin cache dir ${cacheDir} cannot be opened: ${err instanceof Error ? err.message : String(err)}`,
+        code: ErrorCode.USAGE,
       });
     }
   }
@@ -131,7 +136,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
       enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
     });
     if (outcome.failures.length > 0) {
-      return ui.fail([{ severity: 'error', summary: 'Failed to install providers', detail: formatInstallFailures(outcome.failures) }]);
+      return ui.fail([{ severity: 'error', summary: 'Failed to install providers', detail: formatInstallFailures(outcome.failures), code: outcome.failures[0]?.error.code ?? ErrorCode.INTERNAL }]);
     }
 
     const action = lockFileAction(old.locks, outcome.locks, locksEqual(old.locks, outcome.locks), readonly);
@@ -142,6 +147,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
           severity: 'error',
           summary: 'Provider dependency changes detected',
           detail: `Changes to the required provider dependencies were detected, but the lock file is read-only. To use and record these requirements, run "${info.command} init" without the "-lockfile=readonly" flag.`,
+          code: ErrorCode.LOCK_FILE_READONLY,
         },
       ]);
     }
@@ -150,6 +156,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
         severity: 'warning',
         summary: 'Provider lock file not updated',
         detail: `Changes to the provider selections were detected, but not saved in the ${LOCK_FILE_NAME} file. To record these selections, run "${info.command} init" without the "-lockfile=readonly" flag.`,
+        code: WarningCode.LOCK_FILE_NOT_UPDATED,
       });
     }
     if (action === 'write') {

@@ -8,8 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { tryParseProviderSource, type Platform } from '../../addresses/index.js';
-import { diagnosticLocation, discoverRoots, findPolicy, loadModuleRequirements, loadPolicyFile } from '../../config/index.js';
-import { systemErrorCode } from '../../errors.js';
+import { discoverRoots, findPolicy, loadModuleRequirements, loadPolicyFile } from '../../config/index.js';
+import { ErrorCode, systemErrorCode } from '../../errors.js';
 import { createHashPool, type HashStore } from '../../hashing/index.js';
 import type { InstallerEvent } from '../../installer/events.js';
 import { defaultNetworkConcurrency, type ProviderFailure, runLock, type Requirement } from '../../installer/lock.js';
@@ -21,7 +21,7 @@ import type { HttpClient } from '../../net/index.js';
 import { MemoizeSource, type Source } from '../../sources/index.js';
 import { type Diagnostic, platformsText, renderDiagnostic } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
-import { checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { checkMirrorFlags, fromHclDiagnostic, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -86,15 +86,22 @@ function memoised(source: Source): Source {
 function failureDiagnostics(failures: readonly ProviderFailure[], platforms: readonly Platform[], globals: GlobalOptions, location?: string): Diagnostic[] {
   const product = globals.flavor === 'terraform' ? 'Terraform' : 'OpenTofu';
   const byPlatform = new Map<string, string[]>();
+  // The code of the first failure for the platform (in provider order) is the diagnostic's code.
+  const codes = new Map<string, ErrorCode>();
+  const hints = new Map<string, string>();
   for (const f of failures) {
     const key = f.platform?.toString() ?? platforms.map(String).join(', ');
     byPlatform.set(key, [...(byPlatform.get(key) ?? []), `- ${f.provider.toString()}: ${f.error.message}`]);
+    if (!codes.has(key)) codes.set(key, f.error.code);
+    if (!hints.has(key) && f.error.hint !== undefined) hints.set(key, f.error.hint);
   }
   return [...byPlatform.entries()].sort().map(([plat, lines]) => ({
     severity: 'error' as const,
+    code: codes.get(plat) ?? ErrorCode.INTERNAL,
+    ...(hints.has(plat) ? { hint: hints.get(plat)! } : {}),
     summary: 'Could not retrieve providers for locking',
     detail: `${product} failed to fetch the requested providers for ${plat} in order to calculate their checksums: some providers could not be installed:\n${[...new Set(lines)].sort().join('\n')}.`,
-    ...(location === undefined ? {} : { location }),
+    ...(location === undefined ? {} : { range: { filename: location } }),
   }));
 }
 
@@ -123,7 +130,7 @@ async function lockRun(args: readonly string[], io: CliIO, globals: GlobalOption
   const recursive = flags.bools.get('recursive') === true;
   const check = flags.bools.get('check') === true;
   if (recursive && flags.positionals.length > 0) {
-    errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: 'Provider arguments cannot be combined with -recursive: each root module locks the providers its configuration requires.' });
+    errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: 'Provider arguments cannot be combined with -recursive: each root module locks the providers its configuration requires.', code: ErrorCode.USAGE });
   }
   if (errors.length > 0) return ui.fail(errors);
   const common = { io, globals, ui, signal, platformFlags, fsMirror, netMirror, ociMirror, check, allPlatforms: flags.bools.get('all-platforms') === true };
@@ -209,12 +216,12 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
     for (const arg of a.positionals) {
       const parsed = tryParseProviderSource(arg, globals.flavor);
       if (!parsed.ok) {
-        errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: parsed.error.detail ?? parsed.error.message });
+        errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: parsed.error.detail ?? parsed.error.message, code: parsed.error.code });
         continue;
       }
       const req = requirements.find((r) => r.provider.equals(parsed.address));
       if (!req) {
-        errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: `The provider ${parsed.address.toString()} is not required by the current configuration.` });
+        errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: `The provider ${parsed.address.toString()} is not required by the current configuration.`, code: ErrorCode.USAGE });
       } else if (!wanted.includes(req)) wanted.push(req);
     }
     requirements = wanted;
@@ -273,8 +280,15 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
       ui.summary(`${LOCK_FILE_NAME} would change:\n${changes.map((c) => `  ${c}`).join('\n')}`, { changed: true, changes });
       return 2;
     }
-    await saveLockFile(lockPath, outcome.locks, globals.flavor);
-    ui.lockSuccess(!locksEqual(old.locks, outcome.locks));
+    const changed = !locksEqual(old.locks, outcome.locks);
+    // Nothing changed and the file is the other flavor's writing of these
+    // very locks (a terraform project run with -flavor=tofu): it is kept as
+    // it is, not given this flavor's header while the run says "no need for
+    // changes" (docs/api.md, flavor).
+    const other = globals.flavor === 'tofu' ? 'terraform' : 'tofu';
+    const keep = !changed && (await readFile(lockPath).catch(() => undefined))?.equals(serializeLocks(outcome.locks, other)) === true;
+    if (!keep) await saveLockFile(lockPath, outcome.locks, globals.flavor);
+    ui.lockSuccess(changed);
     return 0;
   } finally {
     await parts.close();
@@ -310,6 +324,7 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
       {
         severity: 'error',
         summary: 'No root modules',
+        code: ErrorCode.INVALID_CONFIGURATION,
         detail: `No directory under ${globals.cwd} holds configuration files (${globals.flavor === 'tofu' ? '.tf, .tf.json, .tofu or .tofu.json' : '.tf or .tf.json'}) other than modules other directories call.`,
       },
     ]);
@@ -359,9 +374,9 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
       },
       onRoot: (o) => {
         const diagnostics: Diagnostic[] = [
-          ...o.diagnostics.map((d) => ({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation(d) })),
+          ...o.diagnostics.map(fromHclDiagnostic),
           ...failureDiagnostics(o.failures, o.platforms?.platforms ?? [], globals, o.root),
-          ...(o.error ? [{ severity: 'error' as const, summary: o.error.summary ?? 'Failed to lock the root module', detail: o.error.message, location: o.root, code: o.error.code }] : []),
+          ...(o.error ? [{ severity: 'error' as const, summary: o.error.summary ?? 'Failed to lock the root module', detail: o.error.message, range: { filename: o.root }, code: o.error.code }] : []),
         ];
         if (o.status === 'failed') failed = true;
         if (!a.check && o.status !== 'failed') a.written.roots += 1;

@@ -8,7 +8,7 @@
 import { join, posix, resolve } from 'node:path';
 
 import { type Platform, ProviderAddress } from '../../addresses/index.js';
-import { type Diagnostic as ConfigDiagnostic, diagnosticLocation, discoverRoots, findPolicy, loadModuleRequirements, type PlatformPolicy } from '../../config/index.js';
+import { type Diagnostic as ConfigDiagnostic, discoverRoots, findPolicy, loadModuleRequirements, type PlatformPolicy } from '../../config/index.js';
 import { createHashPool, type HashPool, type HashStore } from '../../hashing/index.js';
 import type { Requirement } from '../../installer/lock.js';
 import { runOciVerify } from '../../installer/oci-verify.js';
@@ -17,8 +17,9 @@ import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.j
 import { validateLevel1 } from '../../net/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
-import { hashStoreOption, httpFor, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
+import { fromHclDiagnostic, hashStoreOption, httpFor, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
 import { loadCliConfigFor, ociMirrorSourceFor } from '../wiring.js';
+import { ErrorCode, WarningCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -63,9 +64,9 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
   const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors, false);
   const mirror = flags.strings.get('mirror');
   if (platforms.length > 0 && mirror === undefined) {
-    errors.push({ severity: 'error', summary: 'A mirror is needed', detail: 'Checking that the lock file covers a platform needs the packages: give -mirror=DIR.' });
+    errors.push({ severity: 'error', summary: 'A mirror is needed', detail: 'Checking that the lock file covers a platform needs the packages: give -mirror=DIR.', code: ErrorCode.USAGE });
   }
-  if (flags.positionals.length > 0) errors.push({ severity: 'error', summary: 'Unexpected arguments', detail: `verify takes no arguments, not ${flags.positionals.join(' ')}.` });
+  if (flags.positionals.length > 0) errors.push({ severity: 'error', summary: 'Unexpected arguments', detail: `verify takes no arguments, not ${flags.positionals.join(' ')}.`, code: ErrorCode.USAGE });
   if (errors.length > 0) return ui.fail(errors);
 
   const pool = createHashPool();
@@ -98,7 +99,7 @@ async function verifyRoot(
   const { io, globals } = c;
   const within = (name: string): string => (root === undefined || root === '.' ? name : posix.join(root, name));
   const asUi = (ds: readonly ConfigDiagnostic[]): Diagnostic[] =>
-    ds.map((d) => ({ severity: d.severity, summary: d.summary, detail: d.detail, location: diagnosticLocation({ ...d, range: { ...d.range, filename: within(d.range.filename) } }) }));
+    ds.map((d) => fromHclDiagnostic({ ...d, range: { ...d.range, filename: within(d.range.filename) } }));
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   // A tree is checked as lock -recursive locks it: local module calls read from disk.
   const config = await loadModuleRequirements(dir, { flavor: globals.flavor, dataDir, ...(root === undefined ? {} : { resolveLocalModules: true }) });
@@ -200,11 +201,11 @@ async function verifyOci(
   const template = ociTemplate(o.mirror);
   const problem = validateLevel1(template);
   if (problem !== undefined) {
-    ui.diagnostic({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The mirror ${o.mirror} is not a valid URI template: ${problem}.` });
+    ui.diagnostic({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The mirror ${o.mirror} is not a valid URI template: ${problem}.`, code: ErrorCode.USAGE });
     return undefined;
   }
   const cli = await loadCliConfigFor(io, globals);
-  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING });
   if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
   const { http, close } = httpFor(io);
   try {
