@@ -10,6 +10,7 @@
  * Workers are started lazily, kept while the pool is open, and do not keep
  * the process alive while idle. `concurrency: 0` hashes in this thread.
  */
+import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Transform, type TransformCallback } from 'node:stream';
 import { Worker } from 'node:worker_threads';
@@ -281,6 +282,12 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
 
   const api: HashPool = {
     async hashZip(path, knownZh) {
+      // A small archive is hashed here: starting a worker (a new V8 isolate
+      // that loads the hashing modules) costs more CPU than hashing it, and a
+      // tiny lock would pay that start-up for nothing (issue 13). The size is
+      // only a scheduling hint: the same function computes the same hashes
+      // in either thread.
+      if ((await fileSize(path)) <= IN_THREAD_BYTES) return hashZipPackage(path, withZh(zipOptions, knownZh));
       const r = await submit('zip', path, withZh(zipOptions, knownZh));
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return deserializeZipHashes(r.zip!);
@@ -302,6 +309,21 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     },
   };
   return api;
+}
+
+/**
+ * Archives up to this size are hashed in the calling thread (see `hashZip`):
+ * a worker's start costs ~30-60 ms of CPU, hashing 1 MiB of zip ~5 ms.
+ */
+const IN_THREAD_BYTES = 4 * 1024 * 1024;
+
+/** The size of a file, or Infinity when it cannot be read (the worker then reports the error as before). */
+async function fileSize(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
 }
 
 function withZh(zipOptions: ZipHashOptions, knownZh: Hash | undefined): ZipHashOptions {
