@@ -189,9 +189,13 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
         // A directory of its own per package: archives of different packages
         // share file names (`hashicorp/github` and `integrations/github`; one
         // source under two hosts), docs/reliability.md.
-        const dir = await mkdtemp(join(work, 'pkg-'));
+        // A local archive (a filesystem mirror) is hashed in place, where it
+        // is: lock keeps no copy of it. Anything else is fetched into a
+        // directory of its own.
+        const inPlace = meta.location.kind === 'local-archive';
+        const dir = inPlace ? undefined : await mkdtemp(join(work, 'pkg-'));
         return fetchPackage(meta, {
-          destPath: join(dir, meta.filename),
+          ...(dir === undefined ? {} : { destPath: join(dir, meta.filename) }),
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           hashZip: (path) => options.pool.hashZip(path),
