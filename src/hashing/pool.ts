@@ -284,7 +284,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     async hashZip(path, knownZh) {
       // A small archive is hashed here: starting a worker (a new V8 isolate
       // that loads the hashing modules) costs more CPU than hashing it, and a
-      // tiny lock would pay that start-up for nothing (issue 13). The size is
+      // tiny lock would pay that start-up for nothing. The size is
       // only a scheduling hint: the same function computes the same hashes
       // in either thread.
       if ((await fileSize(path)) <= IN_THREAD_BYTES) return hashZipPackage(path, withZh(zipOptions, knownZh));

@@ -42,7 +42,7 @@ const ZH_READ = 1024 * 1024;
  * `zh:` of a file, read sequentially in 1 MiB reads into one buffer that is
  * reused (the digest is updated synchronously before the next read): a fresh
  * buffer per read cost page faults and garbage collection, ~0.3 CPU-s per
- * 200 MB on the incompressible benchmark (issue 13). Symlinks are followed,
+ * 200 MB on the incompressible benchmark (bench/commands.ts). Symlinks are followed,
  * as `EvalSymlinks` does.
  */
 export async function zhOfFile(path: string): Promise<Hash> {

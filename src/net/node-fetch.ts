@@ -61,7 +61,7 @@ export interface NodeFetch {
 }
 
 /**
- * Start-up (issue 13): node-fetch (with its web-streams polyfill, ~0.5 MB of
+ * Start-up (bench/commands.ts, the tiny lock): node-fetch (with its web-streams polyfill, ~0.5 MB of
  * code) and Node's http, https and tls modules are loaded when the first
  * request is made, not when the adapter is created: a run that never goes to
  * the network (a lock from a filesystem mirror) does not load them.
@@ -149,7 +149,7 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
   // whole CA list again for each TLS connection. None for the default roots.
   // Built on the first https request, not before: parsing a full CA bundle
   // costs ~0.1-0.2 s of CPU, which a run that never makes a TLS connection
-  // (a lock from a filesystem mirror) must not pay (issue 13, start-up).
+  // (a lock from a filesystem mirror) must not pay.
   let tls: { secureContext: SecureContext | undefined; agent: HttpsAgent } | undefined;
   const tlsParts = (): { secureContext: SecureContext | undefined; agent: HttpsAgent } => {
     if (tls === undefined) {

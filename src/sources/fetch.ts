@@ -314,7 +314,7 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       size = res.size;
       from = res.url;
     } else if (options.destPath === undefined) {
-      // Read in place (issue 13): one hashing job over the file gives its
+      // Read in place: one hashing job over the file gives its
       // `zh:` and both `h1:` forms (hashZipPackage); no copy, no separate
       // `zh:` pass. The file must be the same before and after (size, times,
       // inode), else the hashes might describe two different contents.
