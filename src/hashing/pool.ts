@@ -24,6 +24,12 @@ import { hashWithDigests, ZipStreamDigester } from './zip-stream.js';
 export interface HashPoolOptions extends ZipHashOptions {
   /** Packages hashed at once; default `os.availableParallelism()`. 0 = no workers. */
   concurrency?: number;
+  /**
+   * `hashZip` of an archive at most this large runs in the calling thread
+   * (default 0: never). For commands whose start-up counts (a small lock):
+   * starting a worker costs more than hashing a small zip.
+   */
+  inThreadBytes?: number;
 }
 
 export interface HashPool {
@@ -155,6 +161,7 @@ function workerURL(): URL {
 
 export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const concurrency = options.concurrency ?? availableParallelism();
+  const inThreadBytes = options.inThreadBytes ?? 0;
   const zipOptions: ZipHashOptions = options.limits ? { limits: options.limits } : {};
   if (concurrency === 0) {
     return {
@@ -280,6 +287,24 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       pump();
     });
 
+  // In-thread jobs are bounded like the workers' (at most `concurrency` at
+  // once): a caller may submit hundreds at a time (`provkit hash` of 800 zips).
+  let inThreadRunning = 0;
+  const inThreadWaiting: Array<() => void> = [];
+  const inThread = async <T>(job: () => Promise<T>): Promise<T> => {
+    while (inThreadRunning >= concurrency) {
+      // eslint-disable-next-line no-await-in-loop -- waiting for a slot
+      await new Promise<void>((resolve) => inThreadWaiting.push(resolve));
+    }
+    inThreadRunning += 1;
+    try {
+      return await job();
+    } finally {
+      inThreadRunning -= 1;
+      inThreadWaiting.shift()?.();
+    }
+  };
+
   const api: HashPool = {
     async hashZip(path, knownZh) {
       // A small archive is hashed here: starting a worker (a new V8 isolate
@@ -287,7 +312,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       // tiny lock would pay that start-up for nothing. The size is
       // only a scheduling hint: the same function computes the same hashes
       // in either thread.
-      if ((await fileSize(path)) <= IN_THREAD_BYTES) return hashZipPackage(path, withZh(zipOptions, knownZh));
+      if (inThreadBytes > 0 && (await fileSize(path)) <= inThreadBytes) return inThread(() => hashZipPackage(path, withZh(zipOptions, knownZh)));
       const r = await submit('zip', path, withZh(zipOptions, knownZh));
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return deserializeZipHashes(r.zip!);
@@ -310,12 +335,6 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   };
   return api;
 }
-
-/**
- * Archives up to this size are hashed in the calling thread (see `hashZip`):
- * a worker's start costs ~30-60 ms of CPU, hashing 1 MiB of zip ~5 ms.
- */
-const IN_THREAD_BYTES = 4 * 1024 * 1024;
 
 /** The size of a file, or Infinity when it cannot be read (the worker then reports the error as before). */
 async function fileSize(path: string): Promise<number> {
