@@ -112,6 +112,9 @@ async function main(): Promise<number> {
   process.env['SSL_CERT_FILE'] = reg.caPath;
   process.env['TF_CLI_CONFIG_FILE'] = rc;
   process.env['CHECKPOINT_DISABLE'] = '1';
+  // The fake registry runs in this process: on a loaded shared machine it can
+  // answer later than provkit's default 10 s connect timeout.
+  process.env['PROVKIT_HTTP_TUNING'] ??= 'connect=120000';
   process.env['PROVKIT_CACHE_DIR'] = join(scratch, 'cache');
   const platformFlags = PLATFORMS.map((p) => `-platform=${p}`);
   const noiseFlags = ['-platform=linux_amd64', '-platform=darwin_arm64'];
