@@ -151,9 +151,12 @@ export class PackagePlan {
       // A directory of its own per package: archives of different packages
       // share file names (`hashicorp/github` and `integrations/github`; one
       // source under two hosts), docs/reliability.md.
-      const dir = await mkdtemp(join(await this.workDir(), `pkg-${n}-`));
+      // A local archive (a filesystem mirror) is hashed in place, where it
+      // is: the plan keeps no copy of it (and never removes it, below).
+      // Anything else is fetched into a directory of its own.
+      const dir = meta.location.kind === 'local-archive' ? undefined : await mkdtemp(join(await this.workDir(), `pkg-${n}-`));
       const got = await fetchPackage(meta, {
-        destPath: join(dir, meta.filename),
+        ...(dir === undefined ? {} : { destPath: join(dir, meta.filename) }),
         ...(options.http ? { http: options.http } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         hashZip: (path) => options.pool.hashZip(path),

@@ -162,7 +162,9 @@ async function runParts(
     return undefined;
   }
   const source = memoised(found);
-  const pool = createHashPool({ limits: zipLimitsFromEnv(a.io.env) });
+  // Small archives (up to 4 MiB) are hashed in this thread: a worker's
+  // start costs ~30-60 ms of CPU, hashing 1 MiB of zip ~5 ms (bench/PROFILE.md).
+  const pool = createHashPool({ limits: zipLimitsFromEnv(a.io.env), inThreadBytes: 4 * 1024 * 1024 });
   const { hashStore } = hashStoreOption(a.io.env, a.globals.cwd);
   const plan = new PackagePlan({
     source,
