@@ -377,13 +377,7 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> 
     await checkPolicyCoverage(options.locks, options.policy, options.hashStore, problem);
   }
 
-  problems.sort(
-    (a, b) =>
-      ProviderAddress.compare(a.provider, b.provider) ||
-      (a.version?.toString() ?? '').localeCompare(b.version?.toString() ?? '') ||
-      (a.platform?.toString() ?? '').localeCompare(b.platform?.toString() ?? '') ||
-      a.code.localeCompare(b.code),
-  );
+  problems.sort(compareProblems);
   return { problems, packages: packagesHashed, providers: options.locks.size, platforms: scope };
 }
 
@@ -501,4 +495,14 @@ async function checkIndexes(
     }
   }
   return corrupt;
+}
+
+/** The order problems are reported in: provider, version, platform, code (deterministic output). */
+export function compareProblems(a: VerifyProblem, b: VerifyProblem): number {
+  return (
+    ProviderAddress.compare(a.provider, b.provider) ||
+    (a.version?.toString() ?? '').localeCompare(b.version?.toString() ?? '') ||
+    (a.platform?.toString() ?? '').localeCompare(b.platform?.toString() ?? '') ||
+    a.code.localeCompare(b.code)
+  );
 }

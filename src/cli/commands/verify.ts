@@ -7,12 +7,12 @@
  */
 import { join, posix, resolve } from 'node:path';
 
-import { type Platform, ProviderAddress } from '../../addresses/index.js';
+import type { Platform } from '../../addresses/index.js';
 import { type Diagnostic as ConfigDiagnostic, discoverRoots, findPolicy, loadModuleRequirements, type PlatformPolicy } from '../../config/index.js';
 import { createHashPool, type HashPool, type HashStore } from '../../hashing/index.js';
 import type { Requirement } from '../../installer/lock.js';
 import { runOciVerify } from '../../installer/oci-verify.js';
-import { runVerify, type VerifyOutcome } from '../../installer/verify.js';
+import { compareProblems, runVerify, type VerifyOutcome } from '../../installer/verify.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.js';
 import { validateLevel1 } from '../../net/index.js';
 import type { Diagnostic } from '../../ui/human.js';
@@ -218,13 +218,7 @@ async function verifyOci(
       pool: o.pool,
       http,
     });
-    const problems = [...configProblems.problems, ...published.problems].sort(
-      (a, b) =>
-        ProviderAddress.compare(a.provider, b.provider) ||
-        (a.version?.toString() ?? '').localeCompare(b.version?.toString() ?? '') ||
-        (a.platform?.toString() ?? '').localeCompare(b.platform?.toString() ?? '') ||
-        a.code.localeCompare(b.code),
-    );
+    const problems = [...configProblems.problems, ...published.problems].sort(compareProblems);
     return { ...published, problems };
   } finally {
     close();
