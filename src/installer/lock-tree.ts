@@ -133,7 +133,8 @@ export function describeLockChanges(old: Locks, next: Locks, oldBytes: Buffer | 
   return out;
 }
 
-async function readBytes(path: string): Promise<Buffer | undefined> {
+/** A lock file's bytes, or undefined when there is none yet (other read errors are thrown). */
+export async function readLockBytes(path: string): Promise<Buffer | undefined> {
   try {
     return await readFile(path);
   } catch (err) {
@@ -200,7 +201,7 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
     const bytes = serializeLocks(outcome.locks, options.flavor);
     let oldBytes: Buffer | undefined;
     try {
-      oldBytes = await readBytes(lockPath);
+      oldBytes = await readLockBytes(lockPath);
     } catch (err) {
       return { ...done, status: 'failed', error: new ProvkitError(ErrorCode.IO, `${lockPath}: ${err instanceof Error ? err.message : String(err)}`, { file: lockPath, cause: err }) };
     }

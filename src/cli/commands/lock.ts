@@ -4,17 +4,16 @@
  * Thin: flags → requirements, old locks, a source, platforms → `runLock` /
  * `runTreeLock` → render → save (or compare, with `-check`).
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { tryParseProviderSource, type Platform } from '../../addresses/index.js';
 import { discoverRoots, findPolicy, loadModuleRequirements, loadPolicyFile } from '../../config/index.js';
-import { ErrorCode, systemErrorCode } from '../../errors.js';
+import { ErrorCode } from '../../errors.js';
 import { createHashPool, type HashStore } from '../../hashing/index.js';
 import type { InstallerEvent } from '../../installer/events.js';
 import { defaultNetworkConcurrency, type ProviderFailure, runLock, type Requirement } from '../../installer/lock.js';
 import { PackagePlan } from '../../installer/lock-plan.js';
-import { describeLockChanges, type RootOutcome, runTreeLock } from '../../installer/lock-tree.js';
+import { describeLockChanges, readLockBytes, type RootOutcome, runTreeLock } from '../../installer/lock-tree.js';
 import { choosePlatforms, PlatformInference } from '../../installer/platforms.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile, serializeLocks } from '../../lockfile/index.js';
 import type { HttpClient } from '../../net/index.js';
@@ -196,15 +195,6 @@ async function runParts(
   };
 }
 
-async function readBytes(path: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(path);
-  } catch (err) {
-    if (systemErrorCode(err) === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
 /** `lock` in the working directory. */
 async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise<number> {
   const { io, globals, ui, signal } = a;
@@ -272,8 +262,9 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
     if (outcome.failures.length > 0) return ui.fail(failureDiagnostics(outcome.failures, chosen.platforms, globals));
     // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically; not after an interrupt.
     if (signal.aborted) return 1;
+    // Read once: -check compares with it, and an unchanged other-flavor file is kept as it is.
+    const oldBytes = await readLockBytes(lockPath);
     if (a.check) {
-      const oldBytes = await readBytes(lockPath);
       if (oldBytes !== undefined && Buffer.compare(oldBytes, Buffer.from(serializeLocks(outcome.locks, globals.flavor))) === 0) {
         ui.summary(`${LOCK_FILE_NAME} is up to date.`, { changed: false });
         return 0;
@@ -288,7 +279,7 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
     // it is, not given this flavor's header while the run says "no need for
     // changes" (docs/api.md, flavor).
     const other = globals.flavor === 'tofu' ? 'terraform' : 'tofu';
-    const keep = !changed && (await readFile(lockPath).catch(() => undefined))?.equals(serializeLocks(outcome.locks, other)) === true;
+    const keep = !changed && oldBytes?.equals(serializeLocks(outcome.locks, other)) === true;
     if (!keep) await saveLockFile(lockPath, outcome.locks, globals.flavor);
     ui.lockSuccess(changed);
     return 0;
