@@ -275,6 +275,16 @@ export interface SerializedError extends ErrorContext {
 }
 
 /** True when `err` is a provkit error with the given code. */
+/**
+ * A thrown value as a {@link ProvkitError}: itself when it is one, else an
+ * `IO` error with its message and the value as the cause (the one conversion
+ * the installer's per-package failure lists use).
+ */
+export function asProvkitError(err: unknown): ProvkitError {
+  if (err instanceof ProvkitError) return err;
+  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
+}
+
 export function isProvkitError(err: unknown, code?: ErrorCode): err is ProvkitError {
   return err instanceof ProvkitError && (code === undefined || err.code === code);
 }

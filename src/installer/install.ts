@@ -65,7 +65,7 @@ import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 
 import { defaultRegistryHost, type Flavor, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
-import { ErrorCode, ProvkitError, WarningCode } from '../errors.js';
+import { asProvkitError, ProvkitError, WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
 import type { Hash, HashPool, HashStore, ZipLimits } from '../hashing/index.js';
 import { allowedHashes, type InstalledProvider, type Locks, mergeInit, verifyPackage } from '../lockfile/index.js';
@@ -194,10 +194,6 @@ function formsHint(entries: readonly string[]): string {
   );
 }
 
-function asProvkitError(err: unknown): ProvkitError {
-  if (err instanceof ProvkitError) return err;
-  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
-}
 
 /** What one provider's install produced. */
 interface ProviderResult {

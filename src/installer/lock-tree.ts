@@ -29,7 +29,7 @@ import pLimit from 'p-limit';
 
 import type { Flavor, Platform } from '../addresses/index.js';
 import { findPolicy, loadConfig, type PolicyResult } from '../config/index.js';
-import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import type { Diagnostic } from '../hcl/index.js';
 import type { HashPool, HashStore } from '../hashing/index.js';
 import { LOCK_FILE_NAME, loadLockFile, type Locks, saveLockFile, serializeLocks } from '../lockfile/index.js';
@@ -243,7 +243,7 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
             diagnostics: [],
             failures: [],
             changes: [],
-            error: err instanceof ProvkitError ? err : new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err }),
+            error: asProvkitError(err),
           };
         }
         report(i, outcome);

@@ -28,7 +28,7 @@ import {
   type Version,
   type VersionConstraints,
 } from '../addresses/index.js';
-import { ErrorCode, ProvkitError, WarningCode } from '../errors.js';
+import { asProvkitError, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import type { Hash, HashPool, HashStore } from '../hashing/index.js';
 import { type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
@@ -160,10 +160,6 @@ export function recordedHashes(provider: ProviderAddress, hashes: readonly Trust
   return out;
 }
 
-function asProvkitError(err: unknown): ProvkitError {
-  if (err instanceof ProvkitError) return err;
-  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
-}
 
 export async function runLock(options: LockOptions): Promise<LockOutcome> {
   const events = options.events ?? ignoreEvents;

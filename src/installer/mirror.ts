@@ -55,7 +55,7 @@ import {
   ProviderAddress,
   type Version,
 } from '../addresses/index.js';
-import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
 import { normalizeHashes, zhOfFile, type ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
@@ -224,7 +224,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     try {
       meta = await options.source.packageMeta(provider, version, platform, options.signal);
     } catch (err) {
-      failures.push({ provider, version, platform, summary: 'Provider release not available', error: asError(err) });
+      failures.push({ provider, version, platform, summary: 'Provider release not available', error: asProvkitError(err) });
       return;
     }
     // Incremental: an archive already there that authenticates is kept.
@@ -260,7 +260,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       }
       checkFetchedFor(fetched, provider, version, platform);
     } catch (err) {
-      failures.push({ provider, version, platform, summary: 'Cannot download provider release', error: asError(err) });
+      failures.push({ provider, version, platform, summary: 'Cannot download provider release', error: asProvkitError(err) });
       return;
     }
     staged.set(rel, stagedDest);
@@ -273,7 +273,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       packages.push({ provider, version, platform, rel, action: 'written' });
       events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.keyId, reused: false });
     } catch (err) {
-      failures.push({ provider, version, platform, summary: 'Invalid provider package', error: asError(err) });
+      failures.push({ provider, version, platform, summary: 'Invalid provider package', error: asProvkitError(err) });
     }
   };
 
@@ -320,7 +320,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
         version = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor).version;
         events({ type: 'provider_selected', provider, version, reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints', constraints: req.constraints.toString() });
       } catch (err) {
-        failures.push({ provider, summary: 'Provider not available', error: asError(err) });
+        failures.push({ provider, summary: 'Provider not available', error: asProvkitError(err) });
         return;
       }
       await Promise.all(options.platforms.map((platform) => mirrorPackage(provider, version, platform)));
@@ -344,7 +344,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     writes = await indexDocuments([...archives.values()]);
   } catch (err) {
     if (err instanceof IndexFailure) failures.push(err.failure);
-    else failures.push({ summary: 'Failed to update indexes', error: asError(err) });
+    else failures.push({ summary: 'Failed to update indexes', error: asProvkitError(err) });
     return { failures, written: 0, reused: 0 };
   }
   if (options.signal?.aborted) throw aborted();
@@ -362,7 +362,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     );
     await commitRenames(options.targetDir, staging, [...staged.keys(), ...writes.map((w) => w.rel)].sort());
   } catch (err) {
-    failures.push({ summary: 'Failed to update the mirror', error: asError(err) });
+    failures.push({ summary: 'Failed to update the mirror', error: asProvkitError(err) });
     return { failures, written: 0, reused: 0 };
   }
 
@@ -432,7 +432,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   async function indexHashes(a: IndexArchive): Promise<string[]> {
     const { rel, platform } = a;
     const state = await archiveState(rel).catch((err: unknown) => {
-      throw new IndexFailure(a, asError(err));
+      throw new IndexFailure(a, asProvkitError(err));
     });
     if (options.hashes === 'all') {
       return normalizeHashes([state.zh, state.h1, state.h1Zip].flatMap((t) => (t ? [{ scheme: t.slice(0, 3), value: t.slice(3), text: t }] : []))).map((h) => h.text);
@@ -454,7 +454,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       const z = await options.pool.hashZip(join(options.targetDir, rel)).catch((err: unknown) => err);
       const error =
         z instanceof Error
-          ? asError(z)
+          ? asProvkitError(z)
           : (z as ZipPackageHashes).h1Zip.ok
             ? new ProvkitError(ErrorCode.IO, `${join(options.targetDir, rel)}: changed while it was indexed`, { file: join(options.targetDir, rel) })
             : ((z as ZipPackageHashes).h1Zip as { error: ProvkitError }).error;
@@ -541,10 +541,6 @@ async function removeEmptyDirs(dir: string, top: string): Promise<void> {
   }
 }
 
-function asError(err: unknown): ProvkitError {
-  if (err instanceof ProvkitError) return err;
-  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
-}
 
 /** Packed archives in a mirror directory (`SearchLocalDirectory`, packed only). */
 async function scanPacked(base: string): Promise<Array<{ provider: ProviderAddress; version: Version; platform: Platform; rel: string }>> {
