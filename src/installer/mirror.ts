@@ -63,8 +63,8 @@ import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } f
 import { authenticateArchive, checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
 import { requireMirrorable } from './archive-check.js';
 import { acquirePackageLock, type PackageLock, type PackageLockOptions } from './cache.js';
-import { ignoreEvents } from './events.js';
-import { defaultNetworkConcurrency, type FetchRunOptions, selectVersion } from './lock.js';
+import { type EventSink, ignoreEvents } from './events.js';
+import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement, selectVersion } from './lock.js';
 
 export type MirrorHashes = 'reference' | 'all';
 
@@ -85,6 +85,38 @@ export interface MirrorOptions extends FetchRunOptions {
 
 /** The lock file a mirror run holds in its target. */
 export const MIRROR_LOCK_NAME = '.provkit-mirror.lock';
+/**
+ * The version `mirror` (and `mirror oci://`) takes for a requirement: the lock
+ * file's when the lock file has entries (a provider missing from it is a
+ * failure, as the reference's `providers mirror`), else the newest meeting
+ * the constraints. Emits `provider_selected` for a version taken.
+ */
+export async function selectMirrorVersion(
+  options: Pick<FetchRunOptions, 'source' | 'flavor' | 'signal'> & { readonly locks: Locks },
+  req: Requirement,
+  events: EventSink,
+): Promise<{ readonly version: Version } | { readonly failure: MirrorFailure }> {
+  const { provider } = req;
+  try {
+    const locked = options.locks.size > 0 ? options.locks.provider(provider) : undefined;
+    if (options.locks.size > 0 && !locked) {
+      return {
+        failure: {
+          provider,
+          summary: 'Provider not found in lockfile',
+          error: new ProvkitError(ErrorCode.NOT_FOUND, `Failed to find ${provider.toString()} in the lock file`, { provider: provider.toString() }),
+        },
+      };
+    }
+    const available = await options.source.availableVersions(provider, options.signal);
+    const version = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor).version;
+    events({ type: 'provider_selected', provider, version, reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints', constraints: req.constraints.toString() });
+    return { version };
+  } catch (err) {
+    return { failure: { provider, summary: 'Provider not available', error: asProvkitError(err) } };
+  }
+}
+
 /** The prefix of the staging directories inside a target. */
 export const MIRROR_STAGING_PREFIX = '.provkit-staging-';
 
@@ -304,26 +336,13 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
 
   await Promise.all(
     options.requirements.map(async (req) => {
-      const { provider } = req;
-      let version: Version;
-      try {
-        const locked = options.locks.size > 0 ? options.locks.provider(provider) : undefined;
-        if (options.locks.size > 0 && !locked) {
-          failures.push({
-            provider,
-            summary: 'Provider not found in lockfile',
-            error: new ProvkitError(ErrorCode.NOT_FOUND, `Failed to find ${provider.toString()} in the lock file`, { provider: provider.toString() }),
-          });
-          return;
-        }
-        const available = await options.source.availableVersions(provider, options.signal);
-        version = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor).version;
-        events({ type: 'provider_selected', provider, version, reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints', constraints: req.constraints.toString() });
-      } catch (err) {
-        failures.push({ provider, summary: 'Provider not available', error: asProvkitError(err) });
+      const selected = await selectMirrorVersion(options, req, events);
+      if ('failure' in selected) {
+        failures.push(selected.failure);
         return;
       }
-      await Promise.all(options.platforms.map((platform) => mirrorPackage(provider, version, platform)));
+      const { version } = selected;
+      await Promise.all(options.platforms.map((platform) => mirrorPackage(req.provider, version, platform)));
     }),
   );
 

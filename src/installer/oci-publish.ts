@@ -58,7 +58,8 @@ import {
   type Source,
 } from '../sources/index.js';
 import { type EventSink, ignoreEvents } from './events.js';
-import { defaultNetworkConcurrency, type FetchRunOptions, selectVersion } from './lock.js';
+import { defaultNetworkConcurrency, type FetchRunOptions } from './lock.js';
+import { selectMirrorVersion } from './mirror.js';
 
 /** Where packages are published. */
 export interface OciTarget {
@@ -434,24 +435,9 @@ export async function runOciMirror(options: OciMirrorOptions): Promise<PublishOu
   const items: PublishItem[] = [];
   await Promise.all(
     options.requirements.map(async (req) => {
-      const { provider } = req;
-      try {
-        const locked = options.locks.size > 0 ? options.locks.provider(provider) : undefined;
-        if (options.locks.size > 0 && !locked) {
-          failures.push({
-            provider,
-            summary: 'Provider not found in lockfile',
-            error: new ProvkitError(ErrorCode.NOT_FOUND, `Failed to find ${provider.toString()} in the lock file`, { provider: provider.toString() }),
-          });
-          return;
-        }
-        const available = await options.source.availableVersions(provider, options.signal);
-        const version = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor).version;
-        events({ type: 'provider_selected', provider, version, reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints', constraints: req.constraints.toString() });
-        items.push({ provider, version, platforms: options.platforms });
-      } catch (err) {
-        failures.push({ provider, summary: 'Provider not available', error: asProvkitError(err) });
-      }
+      const selected = await selectMirrorVersion(options, req, events);
+      if ('failure' in selected) failures.push(selected.failure);
+      else items.push({ provider: req.provider, version: selected.version, platforms: options.platforms });
     }),
   );
   if (failures.length > 0) return { failures, uploaded: 0, uploadedBytes: 0, present: 0, mounted: 0, tagsPushed: 0, tagsUnchanged: 0 };
