@@ -235,7 +235,7 @@ function machineBusyS(): number | undefined {
 // Contenders.
 
 /** Builds zhh1 in bench/.work/native-floor from a copy of the shared sources; returns the binary or why not. */
-async function buildNativeFloor(): Promise<{ bin: string; note: string } | { error: string }> {
+export async function buildNativeFloor(): Promise<{ bin: string; note: string } | { error: string }> {
   const dir = join(WORK, 'native-floor');
   try {
     await mkdir(dir, { recursive: true });

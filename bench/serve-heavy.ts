@@ -8,13 +8,13 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { startFakeRegistry, type FakeRegistry } from '../test/support/servers/registry.js';
-import { ensureBenchPackages } from './generate.js';
+import { ensureBenchPackages, type GenerateOptions } from './generate.js';
 
 export const PLATFORMS = ['linux_amd64', 'linux_arm64', 'darwin_amd64', 'darwin_arm64', 'windows_amd64'];
 
 /** Serves `acme/heavy` 1.0.0 for {@link PLATFORMS}; also returns the zips' paths. */
-export async function startHeavyRegistry(lifetimeMs?: number): Promise<{ reg: FakeRegistry; paths: string[] }> {
-  const { paths } = await ensureBenchPackages();
+export async function startHeavyRegistry(lifetimeMs?: number, generate: GenerateOptions = {}): Promise<{ reg: FakeRegistry; paths: string[] }> {
+  const { paths } = await ensureBenchPackages(generate);
   const zips = new Map<string, Buffer>();
   for (const p of paths) {
     const m = /_1\.0\.0_(\w+_\w+)\.zip$/.exec(basename(p));

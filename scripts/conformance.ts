@@ -16,6 +16,7 @@ import { fixtureProviders } from '../test/support/servers/packages.js';
 import { startFakeRegistry } from '../test/support/servers/registry.js';
 import { testTls } from '../test/support/servers/tls.js';
 import { startServe } from '../test/serve/child.js';
+import { copyTree, PLATFORMS as TREE_PLATFORMS, ROOTS as TREE_ROOTS } from '../test/fixtures/recursive/cases.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BIN = join(ROOT, 'bin/provkit.js');
@@ -135,6 +136,46 @@ async function main(): Promise<number> {
     await compare('init / install from a filesystem mirror', ['init', '-backend=false', '-input=false'], ['install'], config('registry.example.test'), { ...env, TF_CLI_CONFIG_FILE: fsMirrorRc });
     await compare('init / install from the registry', ['init', '-backend=false', '-input=false'], ['install'], config(reg.host), env);
     await compare('lock: unknown provider', ['providers', 'lock', '-platform=linux_amd64'], ['lock', '-platform=linux_amd64'], config(reg.host).replace('acme/tools', 'acme/nope'), env);
+    // lock -recursive (issue 15) against terraform run in each root module of
+    // the monorepo fixture (test/fixtures/recursive/tree): `terraform get` where
+    // the root calls local modules, then `providers lock`; every root's lock
+    // file (or its absence) and failure must match.
+    await (async () => {
+      const name = 'lock -recursive vs providers lock in each root';
+      const tf = join(work, 'recursive', 'terraform');
+      const pk = join(work, 'recursive', 'provkit');
+      copyTree(tf, reg.host);
+      copyTree(pk, reg.host);
+      const flags = TREE_PLATFORMS.map((p) => `-platform=${p}`);
+      const detail: string[] = [];
+      const failedTf = new Set<string>();
+      for (const root of TREE_ROOTS) {
+        const d = join(tf, root);
+        const main = await readFile(join(d, 'main.tf'), 'utf8').catch(() => '');
+        if (main.includes('source = "../')) await exec('terraform', ['get', '-no-color'], d, env);
+        const t = await exec('terraform', ['providers', 'lock', '-no-color', ...flags], d, env);
+        if (t.code !== 0) failedTf.add(root);
+      }
+      const p = await exec(process.execPath, [BIN, '-flavor=terraform', 'lock', '-recursive', '-json', ...flags], pk, env);
+      const failedPk = new Set(
+        p.stdout
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as { type?: string; root?: string; status?: string })
+          .filter((m) => m.type === 'lock_root' && m.status === 'failed')
+          .map((m) => m.root ?? ''),
+      );
+      if ([...failedTf].sort().join(',') !== [...failedPk].sort().join(',')) detail.push(`failing roots differ: terraform ${[...failedTf].join(', ')}; provkit ${[...failedPk].join(', ')}`);
+      if (p.code !== (failedTf.size > 0 ? 1 : 0)) detail.push(`provkit exited ${p.code}`);
+      for (const root of TREE_ROOTS) {
+        const a = await readFile(join(tf, root, '.terraform.lock.hcl')).catch(() => undefined);
+        const b = await readFile(join(pk, root, '.terraform.lock.hcl')).catch(() => undefined);
+        if (a === undefined && b === undefined) continue;
+        if (a === undefined || b === undefined || !a.equals(b)) detail.push(`${root}/.terraform.lock.hcl differs:\n--- terraform\n${a?.toString() ?? '(none)'}\n--- provkit\n${b?.toString() ?? '(none)'}`);
+      }
+      results.push({ name, ok: detail.length === 0, detail });
+      console.log(`${detail.length === 0 ? 'SAME' : 'DIFF'}  ${name}  (${TREE_ROOTS.length} roots; failing: ${[...failedTf].join(', ') || 'none'})`);
+    })();
     // terraform init through a network_mirror block pointing at `provkit serve`
     // (HTTPS on 127.0.0.1, indexes generated from the packed fixture mirror):
     // init must succeed and leave provkit's lock file byte-identical.

@@ -113,6 +113,14 @@ export const ErrorCode = {
    */
   UNSAFE_INSTALL_PATH: 'UNSAFE_INSTALL_PATH',
 
+  // --- the lock file as a whole (src/lockfile, the commands)
+  /** A lock file that does not parse or decode (diagnostics carry the file and line). */
+  INVALID_LOCK_FILE: 'INVALID_LOCK_FILE',
+  /** The lock file does not cover the configuration ("Inconsistent dependency lock file"). */
+  INCONSISTENT_LOCK_FILE: 'INCONSISTENT_LOCK_FILE',
+  /** `-lockfile=readonly` and the set of providers would change ("Provider dependency changes detected"). */
+  LOCK_FILE_READONLY: 'LOCK_FILE_READONLY',
+
   // --- air-gap bundles and the mirror server
   /** A bundle whose manifest is missing, malformed or not the first member. */
   BUNDLE_INVALID: 'BUNDLE_INVALID',
@@ -127,11 +135,61 @@ export const ErrorCode = {
   IO: 'IO',
   NOT_FOUND: 'NOT_FOUND',
   USAGE: 'USAGE',
+  /**
+   * A command-line flag that is not defined, lacks its value or has a bad
+   * one (the reference's "Failed to parse command-line flags").
+   */
+  INVALID_FLAGS: 'INVALID_FLAGS',
   WORKER_FAILED: 'WORKER_FAILED',
   ABORTED: 'ABORTED',
+  /** An unexpected failure inside provkit (a bug; the diagnostic asks for a report). */
+  INTERNAL: 'INTERNAL',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/**
+ * Stable codes of warnings, the diagnostics of severity `warning` (`-json`
+ * carries them as `diagnostic.code`, as it carries an error's
+ * {@link ErrorCode}). Same contract: never renamed or reused.
+ */
+export const WarningCode = {
+  /** The registry returned `warnings` with a provider's versions ("Additional provider information from registry"). */
+  REGISTRY_WARNINGS: 'REGISTRY_WARNINGS',
+  /** A source's remark about a package or its metadata (an expired signing key, blank lines in SHA256SUMS, …). */
+  SOURCE_WARNING: 'SOURCE_WARNING',
+  /** An archive whose zip-form and extracted-form `h1:` differ (hashing/zip-package.ts). */
+  H1_FORMS_DIFFER: 'H1_FORMS_DIFFER',
+  /** An archive with a symbolic link entry, extracted as a file holding the link text (hashing/zip-package.ts). */
+  ZIP_SYMLINK_ENTRY: 'ZIP_SYMLINK_ENTRY',
+  /** A package installed without verification: the lock holds only `zh:` hashes, which cannot check a directory. */
+  PACKAGE_UNVERIFIED: 'PACKAGE_UNVERIFIED',
+  /** A package, cache or mirror lock whose holder is gone was removed. */
+  STALE_LOCK_REMOVED: 'STALE_LOCK_REMOVED',
+  /** Waiting for another run that holds the mirror target's lock. */
+  LOCK_WAIT: 'LOCK_WAIT',
+  /** The lock file records checksums of this platform only ("Incomplete lock file information for providers"). */
+  INCOMPLETE_LOCK_FILE: 'INCOMPLETE_LOCK_FILE',
+  /** `-lockfile=readonly`: the lock file would have changed ("Provider lock file not updated"). */
+  LOCK_FILE_NOT_UPDATED: 'LOCK_FILE_NOT_UPDATED',
+  /** A warning of the configuration (deprecated syntax, …), with its file and line. */
+  CONFIGURATION_WARNING: 'CONFIGURATION_WARNING',
+  /** A warning of the lock file, with its file and line. */
+  LOCK_FILE_WARNING: 'LOCK_FILE_WARNING',
+  /** A warning of the CLI configuration (a file that cannot be opened, an unknown setting, …). */
+  CLI_CONFIGURATION_WARNING: 'CLI_CONFIGURATION_WARNING',
+  /** An interrupt arrived after the command had committed everything: the run stands. */
+  INTERRUPTED_AFTER_COMMIT: 'INTERRUPTED_AFTER_COMMIT',
+  /** `provkit serve` without TLS: clients that require https cannot use it. */
+  PLAIN_HTTP: 'PLAIN_HTTP',
+  /** `provkit serve` found something in the directory it cannot serve. */
+  SCAN_WARNING: 'SCAN_WARNING',
+} as const;
+
+export type WarningCode = (typeof WarningCode)[keyof typeof WarningCode];
+
+/** The code a diagnostic carries: an error's {@link ErrorCode} or a {@link WarningCode}. */
+export type DiagnosticCode = ErrorCode | WarningCode;
 
 /** Context that locates a failure. All optional; set what is known. */
 export interface ErrorContext {
@@ -217,6 +275,16 @@ export interface SerializedError extends ErrorContext {
 }
 
 /** True when `err` is a provkit error with the given code. */
+/**
+ * A thrown value as a {@link ProvkitError}: itself when it is one, else an
+ * `IO` error with its message and the value as the cause (the one conversion
+ * the installer's per-package failure lists use).
+ */
+export function asProvkitError(err: unknown): ProvkitError {
+  if (err instanceof ProvkitError) return err;
+  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
+}
+
 export function isProvkitError(err: unknown, code?: ErrorCode): err is ProvkitError {
   return err instanceof ProvkitError && (code === undefined || err.code === code);
 }
@@ -364,4 +432,61 @@ export function describeError(err: unknown): string {
   }
   if (code?.startsWith('ERR_OSSL_') && typeof rec.reason === 'string') return `TLS: ${rec.reason}`;
   return `internal error: ${err instanceof Error ? err.message : String(err)}; please report this with the command line`;
+}
+
+/**
+ * Where a diagnostic points: a file and a 1-based line (and column), as the
+ * reference's `tfdiags.SourceRange` start (`filename`, `start.line`,
+ * `start.column`; internal/command/views/json/diagnostic.go).
+ */
+export interface DiagnosticRange {
+  readonly filename: string;
+  /** 1-based; absent when the diagnostic is about a file or directory as a whole (a root module of `lock -recursive`). */
+  readonly line?: number;
+  readonly column?: number;
+  /** Byte offsets of the subject in the file (start inclusive, end exclusive), when known: the reference's diagnostic order (src/ui/diagnostic.ts `sortDiagnostics`) and source snippets. */
+  readonly start?: number;
+  readonly end?: number;
+}
+
+/** `FILE`, `FILE:LINE` or `FILE:LINE:COLUMN`: how a range reads in text. */
+export function rangeText(r: DiagnosticRange): string {
+  if (r.line === undefined) return r.filename;
+  return `${r.filename}:${r.line}${r.column === undefined ? '' : `:${r.column}`}`;
+}
+
+/**
+ * The one diagnostic of provkit: what every command reports, rendered boxed
+ * by src/ui/human.ts and as a `diagnostic` message by src/ui/json.ts (the
+ * reference's `viewsjson.Diagnostic`: severity, summary, detail, range),
+ * plus provkit's stable `code` (an {@link ErrorCode} or {@link WarningCode})
+ * and a `hint` (what to do about it), when there is one.
+ */
+export interface Diagnostic {
+  readonly severity: 'error' | 'warning';
+  readonly summary: string;
+  readonly detail: string;
+  readonly range?: DiagnosticRange;
+  readonly code: DiagnosticCode;
+  readonly hint?: string;
+}
+
+/**
+ * The one conversion from a thrown value to a {@link Diagnostic}: a
+ * {@link ProvkitError} gives its summary (or `fallbackSummary`), its detail
+ * (or its message), file and line as the range, code and hint; anything else
+ * is an INTERNAL diagnostic with the value's message (no stack trace).
+ */
+export function diagnosticFromError(err: unknown, fallbackSummary = 'Error'): Diagnostic {
+  if (err instanceof ProvkitError) {
+    return {
+      severity: 'error',
+      summary: err.summary ?? fallbackSummary,
+      detail: err.detail ?? err.message,
+      ...(err.file !== undefined && err.line !== undefined ? { range: { filename: err.file, line: err.line, ...(err.column === undefined ? {} : { column: err.column }) } } : {}),
+      code: err.code,
+      ...(err.hint === undefined ? {} : { hint: err.hint }),
+    };
+  }
+  return { severity: 'error', summary: fallbackSummary, detail: describeError(err), code: ErrorCode.INTERNAL };
 }

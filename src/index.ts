@@ -9,6 +9,10 @@ export * from './errors.js';
 export * from './hashing/index.js';
 export * from './addresses/index.js';
 export * from './lockfile/index.js';
+// The one Diagnostic of provkit (what the commands report); the parsers'
+// source-located diagnostics (parseLockFile's) are `HclDiagnostic`.
+export type { Diagnostic, DiagnosticCode, DiagnosticRange } from './errors.js';
+export type { Diagnostic as HclDiagnostic } from './hcl/index.js';
 export * as hcl from './hcl/index.js';
 export * as config from './config/index.js';
 export * as cliconfig from './cliconfig/index.js';

@@ -7,15 +7,14 @@ import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 
 import { currentPlatform, parsePlatform, type Platform } from '../addresses/index.js';
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import { type HashStore, openHashStore, type ZipLimits } from '../hashing/index.js';
 import { parseZipLimits } from '../hashing/zip-reader.js';
 import { createNodeFetch, HttpClient, httpTuningFromEnv, validateLevel1 } from '../net/index.js';
 import { FilesystemMirrorSource, type Source } from '../sources/index.js';
-import { diagnosticLocation } from '../config/index.js';
+import { findPolicy, type PlatformPolicy } from '../config/index.js';
 import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import { diagnosticSnippet, sortDiagnostics } from '../ui/diagnostic.js';
-import type { Diagnostic } from '../ui/human.js';
 import { LOCK_FILE_NAME } from '../lockfile/index.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
@@ -39,11 +38,36 @@ export function parsePlatformFlags(values: readonly string[], errors: Diagnostic
         severity: 'error',
         summary: 'Invalid target platform',
         detail: `The string ${JSON.stringify(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
+        code: ErrorCode.INVALID_PLATFORM,
       });
     }
   }
   if (platforms.length === 0 && orCurrent) platforms.push(currentPlatform());
   return platforms;
+}
+
+/** The platforms a command runs for: `-platform` flags, else the policy (`provkit.hcl`), else a default. */
+export interface CommandPlatforms {
+  /** Empty when no flag was given and there is no policy (the caller picks its default). */
+  readonly platforms: Platform[];
+  readonly origin: 'flags' | 'policy' | 'none';
+  readonly policy?: PlatformPolicy;
+}
+
+/**
+ * `-platform` flags (a bad one adds its diagnostic to `errors`), or, when
+ * none is given, the platform policy of the working directory
+ * (`provkit.hcl`, config/policy.ts; its diagnostics are rendered). Undefined
+ * when the policy file has errors (already rendered: fail).
+ */
+export async function platformsFor(globals: GlobalOptions, values: readonly string[], errors: Diagnostic[], ui: Renderer): Promise<CommandPlatforms | undefined> {
+  const flags = parsePlatformFlags(values, errors, false);
+  if (values.length > 0) return { platforms: flags, origin: 'flags' };
+  const found = await findPolicy(globals.cwd, globals.cwd);
+  if (reportDiagnostics(ui, found.diagnostics, globals.cwd)) return undefined;
+  if (!found.policy) return { platforms: [], origin: 'none' };
+  ui.event({ type: 'platforms_chosen', platforms: found.policy.platforms, origin: 'policy', policyFile: found.policy.file });
+  return { platforms: [...found.policy.platforms], origin: 'policy', policy: found.policy };
 }
 
 export interface MirrorFlags {
@@ -66,22 +90,47 @@ export function checkMirrorFlags(flags: MirrorFlags, errors: Diagnostic[]): void
       severity: 'error',
       summary: 'Invalid installation method options',
       detail: flags.ociMirror === undefined ? 'The -fs-mirror and -net-mirror command line options are mutually-exclusive.' : 'The mirror command line options are mutually-exclusive.',
+      code: ErrorCode.USAGE,
     });
   }
   if (flags.ociMirror !== undefined) {
     const problem = validateLevel1(ociTemplate(flags.ociMirror));
     if (problem !== undefined) {
-      errors.push({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The -oci-mirror argument is not a valid URI template: ${problem}.` });
+      errors.push({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The -oci-mirror argument is not a valid URI template: ${problem}.`, code: ErrorCode.USAGE });
     }
   }
+  // terraform 1.11.4 takes an empty -fs-mirror= as "no mirror" and quietly
+  // consults the origin registries: a variable that expanded to nothing in a
+  // CI script would leave the air gap. provkit refuses it.
+  if (flags.fsMirror === '') {
+    errors.push({
+      severity: 'error',
+      summary: 'Invalid -fs-mirror option',
+      detail: 'The -fs-mirror option requires a directory, and its value is empty. Give the filesystem mirror directory, or leave the option out to use the origin registries.',
+      code: ErrorCode.USAGE,
+    });
+  }
   if (flags.netMirror !== undefined && !/^https:\/\/[^/]/.test(flags.netMirror)) {
-    errors.push({ severity: 'error', summary: 'Invalid network mirror URL', detail: 'The -net-mirror option requires a valid https: URL as the mirror base URL.' });
+    errors.push({ severity: 'error', summary: 'Invalid network mirror URL', detail: 'The -net-mirror option requires a valid https: URL as the mirror base URL.', code: ErrorCode.USAGE });
   }
 }
 
 /** The template of an `-oci-mirror` value or `oci://` target: an `oci://` prefix is dropped. */
 export function ociTemplate(value: string): string {
   return value.startsWith('oci://') ? value.slice('oci://'.length) : value;
+}
+
+/**
+ * A configuration or lock-file diagnostic (from src/hcl) as the one
+ * {@link Diagnostic}: its file, start and byte offsets as the range, and the
+ * code of the file it is about (the lock file's codes for `.terraform.lock.hcl`).
+ */
+export function fromHclDiagnostic(d: HclDiagnostic): Diagnostic {
+  const lock = /(^|[\\/])\.terraform\.lock\.hcl$/.test(d.range.filename);
+  const code = d.severity === 'error' ? (lock ? ErrorCode.INVALID_LOCK_FILE : ErrorCode.INVALID_CONFIGURATION) : lock ? WarningCode.LOCK_FILE_WARNING : WarningCode.CONFIGURATION_WARNING;
+  const r = d.range;
+  const range = r.start.line === 0 ? undefined : { filename: r.filename, line: r.start.line, column: r.start.column, start: r.start.byte, end: r.end.byte };
+  return { severity: d.severity, summary: d.summary, detail: d.detail, ...(range ? { range } : {}), code };
 }
 
 /**
@@ -111,14 +160,7 @@ export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnos
   for (const { d } of sortDiagnostics(keyed)) {
     const r = d.range;
     const src = r.start.line === 0 ? undefined : source(r.filename);
-    ui.diagnostic({
-      severity: d.severity,
-      summary: d.summary,
-      detail: d.detail,
-      location: diagnosticLocation(d),
-      ...(r.start.line === 0 ? {} : { range: { filename: r.filename, line: r.start.line, start: r.start.byte, end: r.end.byte } }),
-      ...(src === undefined ? {} : { snippet: diagnosticSnippet(src, r, d.context) }),
-    });
+    ui.diagnostic({ ...fromHclDiagnostic(d), ...(src === undefined ? {} : { snippet: diagnosticSnippet(src, r, d.context) }) });
   }
   return diagnostics.some((d) => d.severity === 'error');
 }
@@ -148,7 +190,9 @@ export async function sourceFor(
 ): Promise<Source | undefined> {
   if (flags.fsMirror !== undefined) return new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, flags.fsMirror), flavor: globals.flavor });
   const cli = await loadCliConfigFor(io, globals);
-  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+  for (const d of cli.diagnostics) {
+    ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING });
+  }
   if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
   // -net-mirror: the CLI configuration's credentials for the mirror host (see netMirrorSourceFor).
   if (flags.netMirror !== undefined) return netMirrorSourceFor(flags.netMirror, globals, http, cli);
@@ -230,8 +274,20 @@ function ignoreLateSignal(): void {
  * finished successfully had committed everything before the signal took
  * effect, so its 0 stands (the state is "fully updated", never mixed).
  */
-export async function runInterruptible(io: CliIO, what: string, body: (signal: AbortSignal) => Promise<number>): Promise<number> {
+export async function runInterruptible(
+  io: CliIO,
+  what: string,
+  body: (signal: AbortSignal) => Promise<number>,
+  /** What an interrupted run had already done (default: "nothing was changed"). */
+  changed: () => string = () => 'nothing was changed',
+): Promise<number> {
   const interrupt = interruptOnSignals(io.outputClosed);
+  // Under -json (and -json-into) the interrupt is a diagnostic on the JSON
+  // streams too; stderr keeps its line unless stdout is the JSON stream.
+  const report = (d: Diagnostic, text: string): void => {
+    for (const ui of io.output?.jsonUIs() ?? []) ui.diagnostic(d);
+    if (io.output?.json !== true) io.stderr.write(text);
+  };
   try {
     const code = await body(interrupt.signal);
     if (interrupt.exitCode === undefined) return code;
@@ -239,7 +295,8 @@ export async function runInterruptible(io: CliIO, what: string, body: (signal: A
     if (interrupt.exitCode === EXIT_OUTPUT_CLOSED) return EXIT_OUTPUT_CLOSED;
     if (code === 0) {
       // The signal came after the last commit: everything was done, and is kept.
-      io.stderr.write(`Warning: ${what} was already complete when the interrupt arrived; all changes are in place.\n`);
+      const detail = `${what} was already complete when the interrupt arrived; all changes are in place.`;
+      report({ severity: 'warning', summary: 'Interrupted after completion', detail, code: WarningCode.INTERRUPTED_AFTER_COMMIT }, `Warning: ${detail}\n`);
       return 0;
     }
   } catch (err) {
@@ -248,7 +305,8 @@ export async function runInterruptible(io: CliIO, what: string, body: (signal: A
   } finally {
     interrupt.dispose();
   }
-  io.stderr.write(`Error: ${what} was interrupted (${interrupt.signal.reason instanceof Error ? interrupt.signal.reason.message : 'signal'}); nothing was changed.\n`);
+  const detail = `${what} was interrupted (${interrupt.signal.reason instanceof Error ? interrupt.signal.reason.message : 'signal'}); ${changed()}.`;
+  report({ severity: 'error', summary: 'Interrupted', detail, code: ErrorCode.ABORTED }, `Error: ${detail}\n`);
   return interrupt.exitCode;
 }
 

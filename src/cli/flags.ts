@@ -18,12 +18,54 @@ export interface ParsedFlags {
   readonly positionals: readonly string[];
 }
 
-function usage(message: string): ProvkitError {
-  return new ProvkitError(ErrorCode.USAGE, message);
+/**
+ * A flag error, worded as Go's `flag` package words it (the reference's
+ * flags are Go flags: `flag provided but not defined: -x`, `flag needs an
+ * argument: -x`, `invalid boolean value "v" for -x: parse error`); the
+ * command line layer reports it as the reference does ("Failed to parse
+ * command-line flags", src/cli/usage.ts). `expected` holds the flag the
+ * user probably meant, when one is close.
+ */
+function usage(message: string, found: string, suggestion?: string): ProvkitError {
+  return new ProvkitError(ErrorCode.INVALID_FLAGS, message, { found, ...(suggestion === undefined ? {} : { expected: `-${suggestion}` }) });
 }
 
 /**
- * Parses `args` against `spec`. Unknown flags are a USAGE error unless
+ * The defined flag closest to `name` (edit distance at most 2, or `name`
+ * being a prefix of it), for "Did you mean -platform?". Ties go to the
+ * first in `names`.
+ */
+export function closestFlag(name: string, names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of names) {
+    const d = candidate.startsWith(name) && name.length >= 3 ? 1 : editDistance(name, candidate);
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2 || a.length > 64 || b.length > 64) return 3;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      // A swap of two neighbours (`platfrom`) counts as one edit, as users type it.
+      const swap = i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1] ? (prev[j - 2] ?? 0) + 1 : Infinity;
+      cur.push(Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost, swap));
+    }
+    prev = cur;
+  }
+  return prev[b.length] ?? 0;
+}
+
+/**
+ * Parses `args` against `spec`. Unknown flags are an INVALID_FLAGS error unless
  * `passUnknown` is set, in which case they are returned as positionals (the
  * global-flag pass uses that to leave subcommand flags alone).
  */
@@ -53,24 +95,24 @@ export function parseFlags(args: readonly string[], spec: FlagSpec, passUnknown 
         positionals.push(arg);
         continue;
       }
-      throw usage(`flag provided but not defined: -${name}`);
+      throw usage(`flag provided but not defined: -${name}`, `-${name}`, closestFlag(name, Object.keys(spec)));
     }
     if (kind === 'bool') {
       if (value === undefined || value === 'true' || value === '1') bools.set(name, true);
       else if (value === 'false' || value === '0') bools.set(name, false);
-      else throw usage(`invalid boolean value ${JSON.stringify(value)} for -${name}`);
+      else throw usage(`invalid boolean value ${JSON.stringify(value)} for -${name}: parse error`, `-${name}`);
       continue;
     }
     if (value === undefined) {
       const next = args[i + 1];
-      if (next === undefined) throw usage(`flag needs an argument: -${name}`);
+      if (next === undefined) throw usage(`flag needs an argument: -${name}`, `-${name}`);
       value = next;
       i += 1;
     }
     if (kind === 'string') strings.set(name, value);
     else if (kind === 'strings') lists.set(name, [...(lists.get(name) ?? []), value]);
     else {
-      if (!/^\d+$/.test(value)) throw usage(`invalid value ${JSON.stringify(value)} for -${name}: a non-negative integer is required`);
+      if (!/^\d+$/.test(value)) throw usage(`invalid value ${JSON.stringify(value)} for flag -${name}: a non-negative integer is required`, `-${name}`);
       ints.set(name, Number(value));
     }
   }

@@ -1,3 +1,5 @@
+import type { OutputSession } from './view.js';
+
 /** What a command may touch of the outside world (injected, so tests run commands in-process). */
 export interface CliIO {
   /** `columns`: the terminal's width, when the stream is one (Node's `tty.WriteStream`). */
@@ -10,6 +12,11 @@ export interface CliIO {
    * The command stops as if interrupted, quietly (see {@link EXIT_OUTPUT_CLOSED}).
    */
   readonly outputClosed?: AbortSignal;
+  /**
+   * The run's output session (`-json` streams, `-json-into`; src/cli/view.ts),
+   * set by `main`. Without it, renderers make their own.
+   */
+  readonly output?: OutputSession;
 }
 
 /**
@@ -25,4 +32,10 @@ export interface GlobalOptions {
   readonly flavor: 'tofu' | 'terraform';
   /** The working directory after `-chdir`. */
   readonly cwd: string;
+  /**
+   * Colour allowed: no `-no-color`, no `NO_COLOR` (src/cli/view.ts). The
+   * renderers write colour only where this is true and their stream is a
+   * terminal.
+   */
+  readonly color: boolean;
 }

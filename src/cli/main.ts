@@ -5,10 +5,14 @@
  */
 import { resolve } from 'node:path';
 
-import { resolveFlavor } from '../addresses/index.js';
-import { describeError, ErrorCode, ProvkitError, systemErrorCode, systemErrorText } from '../errors.js';
+import { FLAVOR_ENV_VAR } from '../addresses/index.js';
+import { describeError, type Diagnostic, diagnosticFromError, ErrorCode, ProvkitError, systemErrorCode, systemErrorText } from '../errors.js';
+import { renderDiagnostic } from '../ui/human.js';
 import { parseFlags } from './flags.js';
+import { chooseFlavor } from './flavor.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
+import { humanStyle } from './render.js';
+import { colorAllowed, extractViewFlags, OutputSession, type ViewFlags } from './view.js';
 import { VERSION } from './version.js';
 
 export type { CliIO } from './io.js';
@@ -33,9 +37,34 @@ Commands:
 
 Global options (before or after the command):
   -flavor=tofu|terraform   Default registry host, lock-file header and messages
-                           (default: tofu, or $PROVKIT_FLAVOR)
+                           (default: $PROVKIT_FLAVOR, else terraform for a project
+                           whose .terraform.lock.hcl "terraform init" wrote or
+                           lists registry.terraform.io providers only, else tofu)
+  -no-color                No colour (also NO_COLOR=1); colour only on a terminal
+  -json-into=FILE          Write the -json stream into FILE as well as the human
+                           output (OpenTofu 1.12)
   -chdir=DIR               Work in DIR
   -help                    Show this help
+
+Environment (the ones an air gap needs):
+  SSL_CERT_FILE, NODE_EXTRA_CA_CERTS   CA bundle (PEM) for registries and mirrors
+  HTTPS_PROXY, HTTP_PROXY, NO_PROXY    Proxy for https and http URLs, and hosts without one
+  TF_CLI_CONFIG_FILE                   The CLI configuration (provider_installation,
+                                       credentials, network_mirror); default:
+                                       the reference's files in the home directory
+  TF_TOKEN_<host>                      A registry or mirror host's API token
+  PROVKIT_CACHE_DIR                    provkit's cache (default $XDG_CACHE_HOME/provkit,
+                                       else ~/.cache/provkit)
+  PROVKIT_HASH_STORE                   Hash store directory (default <cache>/hashes; off: none)
+  TF_PLUGIN_CACHE_DIR                  install: the shared plugin cache
+  TF_DATA_DIR                          install: instead of .terraform
+  TF_PROVIDER_DOWNLOAD_RETRY           Download retries (default 2)
+  PROVKIT_HTTP_TUNING                  connect=MS,idle=MS,retries=N,backoff=MS,retry-after-max=MS
+  PROVKIT_ZIP_LIMITS                   entries=N,bytes=N[K|M|G],ratio=N (docs/reliability.md)
+  PROVKIT_FLAVOR                       tofu or terraform (see -flavor)
+  NO_COLOR                             No colour (as -no-color)
+
+Documentation: README.md, docs/ (shipped in the package).
 `;
 
 type Command = (args: readonly string[], io: CliIO, globals: GlobalOptions) => Promise<number>;
@@ -140,38 +169,118 @@ export async function main(argv: readonly string[], rawIO: CliIO): Promise<numbe
   }
 }
 
-async function runMain(argv: readonly string[], io: CliIO, closed: AbortSignal): Promise<number> {
-  // Global flags may appear before or after the subcommand; the
-  // subcommand's own flags pass through untouched.
-  const global = parseFlags(argv, { flavor: 'string', chdir: 'string', help: 'bool', h: 'bool', version: 'bool' }, true);
-  // The command is the first argument that is not a flag; command flags
-  // given before it (`provkit -json hash x.zip`) are passed on to it.
-  const at = global.positionals.findIndex((a) => !a.startsWith('-'));
-  const name = at < 0 ? undefined : global.positionals[at];
-  const rest = global.positionals.filter((_, i) => i !== at);
-  if (global.bools.get('version') || name === 'version') {
-    io.stdout.write(`provkit v${VERSION}\n`);
-    return 0;
+/**
+ * A flag error as the reference reports it (`Error parsing command-line
+ * flags: …` after the command's usage, in red where colour is allowed;
+ * hashicorp/terraform internal/command/providers_lock.go), with provkit's
+ * suggestion of the flag the user probably meant; under `-json`, a
+ * diagnostic (INVALID_FLAGS) on the JSON streams.
+ */
+function reportFlagError(err: ProvkitError, io: CliIO, help: string, session: OutputSession): number {
+  const suggestion = err.expected === undefined ? '' : `Did you mean ${err.expected}?\n`;
+  if (session.json || session.jsonIntoUI()) {
+    const d: Diagnostic = {
+      severity: 'error',
+      summary: 'Failed to parse command-line flags',
+      detail: err.message,
+      code: ErrorCode.INVALID_FLAGS,
+      ...(err.expected === undefined ? {} : { hint: `Did you mean ${err.expected}?` }),
+    };
+    for (const ui of session.jsonUIs()) ui.diagnostic(d);
+    if (session.json) return 1;
   }
-  const load = name === undefined ? undefined : COMMANDS[name];
-  if (global.bools.get('help') || global.bools.get('h') || name === undefined || name === 'help') {
-    const topic = name === 'help' ? rest[0] : name;
-    const loadTopic = topic === undefined ? undefined : COMMANDS[topic];
-    io.stdout.write(loadTopic ? (await loadTopic()).help : HELP);
-    return name === undefined && !global.bools.get('help') && !global.bools.get('h') ? 1 : 0;
+  const red = session.color && io.stderr.isTTY === true;
+  const [on, off] = red ? ['\u001b[31m', '\u001b[0m\u001b[0m'] : ['', ''];
+  io.stderr.write(`${on}\n${help}${off}\n${on}Error parsing command-line flags: ${err.message}\n${suggestion}${off}\n`);
+  return 1;
+}
+
+/** Any other failure before or around a command: the one conversion, on the run's streams. */
+function reportError(err: unknown, io: CliIO, session: OutputSession): number {
+  const d = diagnosticFromError(err);
+  for (const ui of session.jsonUIs()) ui.diagnostic(d);
+  if (!session.json) {
+    const red = session.color && io.stderr.isTTY === true;
+    io.stderr.write(`${red ? '\u001b[1m\u001b[31mError: \u001b[0m' : 'Error: '}${err instanceof Error ? err.message : String(err)}\n${d.hint === undefined ? '' : `\n${d.hint}\n`}`);
   }
-  if (!load) {
-    io.stderr.write(`Error: unknown command ${JSON.stringify(name)}\n\n${HELP}`);
-    return 1;
+  return 1;
+}
+
+/** The global flags (before or after the command). */
+const GLOBAL_FLAGS = { flavor: 'string', chdir: 'string', help: 'bool', h: 'bool', version: 'bool' } as const;
+
+async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSignal): Promise<number> {
+  let view: ViewFlags;
+  let args: string[];
+  try {
+    ({ view, rest: args } = extractViewFlags(argv, true));
+  } catch (err) {
+    const session = new OutputSession(baseIO.stdout, argv.includes('-json'), colorAllowed(argv.includes('-no-color'), baseIO.env));
+    return err instanceof ProvkitError ? reportFlagError(err, baseIO, HELP, session) : reportError(err, baseIO, session);
   }
-  const command = await load();
-  const flavor = resolveFlavor(global.strings.get('flavor'), io.env);
-  const chdir = global.strings.get('chdir');
-  const globals: GlobalOptions = { flavor, cwd: chdir === undefined ? io.cwd : resolve(io.cwd, chdir) };
-  const run = command.run(rest, io, globals);
-  if (command.interruptible) return await run;
-  // Nothing to clean up: a command whose output nobody reads is left behind.
-  return await Promise.race([run, abortedAs(closed, EXIT_OUTPUT_CLOSED)]);
+  const session = new OutputSession(baseIO.stdout, view.json, colorAllowed(view.noColor, baseIO.env));
+  const io: CliIO = { ...baseIO, output: session };
+  let help = HELP;
+  try {
+    // Global flags may appear before or after the subcommand; the
+    // subcommand's own flags pass through untouched. `-chdir DIR` (a space,
+    // not `=`) is accepted too; terraform and tofu refuse it ("Invalid -chdir
+    // option: must include an equals sign").
+    const global = parseFlags(args, GLOBAL_FLAGS, true);
+    // The command is the first argument that is not a flag; command flags
+    // given before it (`provkit -json hash x.zip`) are passed on to it.
+    const at = global.positionals.findIndex((a) => !a.startsWith('-'));
+    const name = at < 0 ? undefined : global.positionals[at];
+    const rest = global.positionals.filter((_, i) => i !== at);
+    if (global.bools.get('version') || name === 'version') {
+      const ui = session.jsonUI();
+      if (!ui) io.stdout.write(`provkit v${VERSION}\n`);
+      return 0;
+    }
+    const load = name === undefined ? undefined : COMMANDS[name];
+    if (global.bools.get('help') || global.bools.get('h') || name === undefined || name === 'help') {
+      const topic = name === 'help' ? rest[0] : name;
+      const loadTopic = topic === undefined ? undefined : COMMANDS[topic];
+      io.stdout.write(loadTopic ? (await loadTopic()).help : HELP);
+      return name === undefined && !global.bools.get('help') && !global.bools.get('h') ? 1 : 0;
+    }
+    if (!load) {
+      const d: Diagnostic = { severity: 'error', summary: 'Unknown command', detail: `unknown command ${JSON.stringify(name)}`, code: ErrorCode.USAGE };
+      for (const ui of session.jsonUIs()) ui.diagnostic(d);
+      if (!session.json) io.stderr.write(`Error: unknown command ${JSON.stringify(name)}\n\n${HELP}`);
+      return 1;
+    }
+    const command = await load();
+    help = command.help;
+    const chdir = global.strings.get('chdir');
+    const cwd = chdir === undefined ? io.cwd : resolve(io.cwd, chdir);
+    const { flavor, reason } = chooseFlavor(global.strings.get('flavor'), io.env, cwd);
+    if (view.jsonInto !== undefined) {
+      const problem = session.openJsonInto(view.jsonInto, cwd);
+      if (problem) {
+        for (const ui of session.jsonUIs()) ui.diagnostic(problem);
+        if (!session.json) renderDiagnostic(problem, io.stderr, humanStyle(io, session.color));
+        return 1;
+      }
+    }
+    if (reason !== undefined) {
+      // Said once, before the command's own output: stderr for people
+      // (stdout stays the reference's), a `flavor` message under -json.
+      for (const ui of session.jsonUIs()) ui.message('info', `Using the ${flavor} flavor: ${reason}`, 'flavor', { flavor, reason });
+      if (!session.json) io.stderr.write(`provkit: using the ${flavor} flavor: ${reason} (-flavor or ${FLAVOR_ENV_VAR} to choose).\n`);
+    }
+    const globals: GlobalOptions = { flavor, cwd, color: session.color };
+    const run = command.run(rest, io, globals);
+    if (command.interruptible) return await run;
+    // Nothing to clean up: a command whose output nobody reads is left behind.
+    return await Promise.race([run, abortedAs(closed, EXIT_OUTPUT_CLOSED)]);
+  } catch (err) {
+    if (err instanceof ProvkitError && err.code === ErrorCode.INVALID_FLAGS) return reportFlagError(err, io, help, session);
+    // Anything else is a provkit bug: a diagnostic (INTERNAL), never a stack trace.
+    return reportError(err, io, session);
+  } finally {
+    session.close();
+  }
 }
 
 /** Resolves with `value` once `signal` is aborted (never before). */

@@ -3,9 +3,13 @@
  * (stderr) in the reference's form, or `-json` lines (stdout). On a
  * terminal, human output also gets colour (unless turned off) and the live
  * progress display (src/ui/progress.ts); piped output and `-json` never do.
+ * With `-json-into=FILE` (src/cli/view.ts) the human renderer also writes
+ * the `-json` stream into FILE. Every `-json` stream starts with the
+ * `version` message, written once by the run's output session whoever
+ * reports first.
  */
 import type { InstallerEvent } from '../installer/events.js';
-import { type DiagnosticFrame, type HumanStyle, renderDiagnostic, renderEventHuman, renderLockSuccess, type Diagnostic, type TextSink } from '../ui/human.js';
+import { type Diagnostic, type DiagnosticFrame, type HumanStyle, renderDiagnostic, renderEventHuman, renderLockSuccess, type TextSink } from '../ui/human.js';
 import { JsonUI } from '../ui/json.js';
 import { ProgressDisplay } from '../ui/progress.js';
 import type { CliIO, GlobalOptions } from './io.js';
@@ -23,11 +27,6 @@ export interface Renderer {
 
 export interface RendererOptions {
   /**
-   * Colour allowed (no `-no-color`, no `NO_COLOR`); it is still written only
-   * to a terminal. Default: allowed unless `NO_COLOR` is set (non-empty).
-   */
-  readonly color?: boolean;
-  /**
    * How diagnostics are framed: `meta` (default) as `providers lock` and
    * `providers mirror` print them, `view` as `init` does (see src/ui/human.ts).
    */
@@ -39,34 +38,57 @@ function columnsOf(s: { isTTY?: boolean; columns?: number }): number {
   return s.isTTY === true && s.columns !== undefined && s.columns > 0 ? s.columns : 78;
 }
 
-/** The human style of a run (colour per stream, the width diagnostics wrap to, their frame). */
-export function humanStyle(io: CliIO, options: RendererOptions = {}): HumanStyle {
-  const noColor = io.env['NO_COLOR'];
-  const allowed = options.color ?? (noColor === undefined || noColor === '');
+/**
+ * The human style of a run: colour per stream (`color`: allowed, no
+ * `-no-color` and no `NO_COLOR`; written only to a terminal), the width
+ * diagnostics wrap to, their frame.
+ */
+export function humanStyle(io: Pick<CliIO, 'stdout' | 'stderr'>, color: boolean, options: RendererOptions = {}): HumanStyle {
   return {
-    color: allowed && io.stdout.isTTY === true,
-    diagnosticColor: allowed && io.stderr.isTTY === true,
+    color: color && io.stdout.isTTY === true,
+    diagnosticColor: color && io.stderr.isTTY === true,
     width: columnsOf(io.stderr),
     frame: options.frame ?? 'meta',
   };
 }
 
-export function createRenderer(io: CliIO, globals: GlobalOptions, json: boolean, options: RendererOptions = {}): Renderer {
+/**
+ * The JSON streams a command writes to: stdout's when `json`, and the
+ * `-json-into` file's when one was opened (each begun with the version
+ * message). Without an output session (a command run in-process by a
+ * test), stdout's is made here.
+ */
+export function jsonUIsFor(io: CliIO, json: boolean): JsonUI[] {
+  const uis: JsonUI[] = [];
   if (json) {
-    const ui = new JsonUI(io.stdout);
-    ui.version(VERSION);
+    let ui = io.output?.jsonUI();
+    if (!ui) {
+      ui = new JsonUI(io.stdout);
+      ui.version(VERSION);
+    }
+    uis.push(ui);
+  }
+  const into = io.output?.jsonIntoUI();
+  if (into) uis.push(into);
+  return uis;
+}
+
+export function createRenderer(io: CliIO, globals: GlobalOptions, json: boolean, options: RendererOptions = {}): Renderer {
+  const uis = jsonUIsFor(io, json);
+  const each = (f: (ui: JsonUI) => void): void => uis.forEach(f);
+  if (json) {
     return {
-      event: (e) => ui.event(e),
-      diagnostic: (d) => ui.diagnostic(d),
+      event: (e) => each((ui) => ui.event(e)),
+      diagnostic: (d) => each((ui) => ui.diagnostic(d)),
       fail(errors) {
-        for (const d of errors) ui.diagnostic(d);
+        for (const d of errors) each((ui) => ui.diagnostic(d));
         return 1;
       },
-      lockSuccess: (changed) => ui.summary(changed ? 'Lock file updated' : 'Lock file already up to date', { changed }),
-      summary: (message, fields) => ui.summary(message, fields),
+      lockSuccess: (changed) => each((ui) => ui.summary(changed ? 'Lock file updated' : 'Lock file already up to date', { changed })),
+      summary: (message, fields) => each((ui) => ui.summary(message, fields)),
     };
   }
-  const style = humanStyle(io, options);
+  const style = humanStyle(io, globals.color, options);
   const progress =
     io.stdout.isTTY === true ? new ProgressDisplay({ out: io.stdout, flavor: globals.flavor, columns: () => columnsOf(io.stdout), color: style.color }) : undefined;
   // Every write goes around the live display, when there is one.
@@ -78,20 +100,29 @@ export function createRenderer(io: CliIO, globals: GlobalOptions, json: boolean,
       const note = progress?.event(e);
       renderEventHuman(e, out, err, globals.flavor, style);
       if (note !== undefined) out.write(note);
+      each((ui) => ui.event(e));
     },
-    diagnostic: (d) => renderDiagnostic(d, err, style, out),
+    diagnostic: (d) => {
+      renderDiagnostic(d, err, style, out);
+      each((ui) => ui.diagnostic(d));
+    },
     fail(errors) {
       progress?.stop();
-      for (const d of errors) renderDiagnostic(d, io.stderr, style, io.stdout);
+      for (const d of errors) {
+        renderDiagnostic(d, io.stderr, style, io.stdout);
+        each((ui) => ui.diagnostic(d));
+      }
       return 1;
     },
     lockSuccess(changed) {
       progress?.stop();
       renderLockSuccess(changed, globals.flavor, io.stdout, style);
+      each((ui) => ui.summary(changed ? 'Lock file updated' : 'Lock file already up to date', { changed }));
     },
-    summary(message) {
+    summary(message, fields) {
       progress?.stop();
       io.stdout.write(`\n${message}\n`);
+      each((ui) => ui.summary(message, fields));
     },
   };
 }

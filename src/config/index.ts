@@ -14,6 +14,10 @@
  *   {@link configFileNames} (directory listing → files),
  *   {@link parseModuleManifest}.
  *
+ * Also: {@link discoverRoots} (the root modules of a directory tree, for
+ * `lock -recursive`) and the platform policy file `provkit.hcl`
+ * ({@link parsePolicyFile}, {@link findPolicy}).
+ *
  * What it does not do: install modules, evaluate variables or functions,
  * validate resource arguments or expressions beyond what provider
  * requirements need, print anything. Every problem is a diagnostic, never an
@@ -41,6 +45,10 @@ export { isGoVersionConstraint } from './goversion.js';
 export { isLocalModuleSource, parseModuleSource } from './module-source.js';
 export type { ModuleSource, ModuleSourceError } from './module-source.js';
 export { diagnosticLocation, hasErrors } from './diagnostics.js';
+export { discoverRoots, isWalkedDirectory } from './roots.js';
+export type { DiscoveredTree, DiscoverOptions } from './roots.js';
+export { findPolicy, loadPolicyFile, parsePolicyFile, POLICY_FILE_NAME } from './policy.js';
+export type { PlatformPolicy, PolicyResult } from './policy.js';
 export type { Diagnostic, Range } from './diagnostics.js';
 export type {
   ConfigFile,

@@ -34,12 +34,34 @@ export function parseHash(text: string): Hash {
       { found: text },
     );
   }
-  return { scheme: text.slice(0, colon + 1), value: text.slice(colon + 1), text };
+  return asHash({ scheme: text.slice(0, colon + 1), value: text.slice(colon + 1), text });
+}
+
+/**
+ * What every {@link Hash} provkit makes shares: it prints as its text
+ * (`String(h)`, template strings) and serialises as it (`JSON.stringify`),
+ * as the reference's `getproviders.Hash` is a string. Non-enumerable, so a
+ * hash still compares and spreads as `{ scheme, value, text }`.
+ */
+const HASH_PROTO: object = Object.freeze(
+  Object.create(Object.prototype, {
+    toString: { value(this: Hash): string { return this.text; } },
+    toJSON: { value(this: Hash): string { return this.text; } },
+  }) as object,
+);
+
+/**
+ * `h` with {@link HASH_PROTO} (a hash that crossed a worker boundary, or
+ * a plain object of the same shape, gets its `toString`/`toJSON` back).
+ */
+export function asHash(h: Hash): Hash {
+  if (Object.getPrototypeOf(h) === HASH_PROTO) return h;
+  return Object.assign(Object.create(HASH_PROTO) as Hash, { scheme: h.scheme, value: h.value, text: h.text });
 }
 
 /** Builds a hash from a scheme and value without re-parsing. */
 export function makeHash(scheme: KnownScheme, value: string): Hash {
-  return { scheme, value, text: scheme + value };
+  return asHash({ scheme, value, text: scheme + value });
 }
 
 /** `zh:` + lowercase hex of a SHA-256 digest (docs/reference.md §2.2, `HashLegacyZipSHAFromSHA`). */

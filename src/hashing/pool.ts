@@ -10,19 +10,26 @@
  * Workers are started lazily, kept while the pool is open, and do not keep
  * the process alive while idle. `concurrency: 0` hashes in this thread.
  */
+import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Transform, type TransformCallback } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 
 import { ErrorCode, ProvkitError, type SerializedError } from '../errors.js';
 import { hashPackageDir } from './dir-package.js';
-import type { Hash } from './hash.js';
+import { asHash, type Hash } from './hash.js';
 import { hashZipPackage, type FormResult, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
 import { hashWithDigests, ZipStreamDigester } from './zip-stream.js';
 
 export interface HashPoolOptions extends ZipHashOptions {
   /** Packages hashed at once; default `os.availableParallelism()`. 0 = no workers. */
   concurrency?: number;
+  /**
+   * `hashZip` of an archive at most this large runs in the calling thread
+   * (default 0: never). For commands whose start-up counts (a small lock):
+   * starting a worker costs more than hashing a small zip.
+   */
+  inThreadBytes?: number;
 }
 
 export interface HashPool {
@@ -75,8 +82,9 @@ export function serializeZipHashes(r: ZipPackageHashes): SerializedZipHashes {
 }
 
 function deserializeZipHashes(r: SerializedZipHashes): ZipPackageHashes {
-  const form = (f: SerializedForm): FormResult => (f.ok ? f : { ok: false, error: ProvkitError.fromJSON(f.error) });
-  return { ...r, h1: form(r.h1), h1Zip: form(r.h1Zip) };
+  // Structured cloning drops the hashes' toString/toJSON (hash.ts asHash): given back here.
+  const form = (f: SerializedForm): FormResult => (f.ok ? { ...f, hash: asHash(f.hash) } : { ok: false, error: ProvkitError.fromJSON(f.error) });
+  return { ...r, zh: asHash(r.zh), h1: form(r.h1), h1Zip: form(r.h1Zip) };
 }
 
 export function toSerializedError(err: unknown): SerializedError {
@@ -154,6 +162,7 @@ function workerURL(): URL {
 
 export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const concurrency = options.concurrency ?? availableParallelism();
+  const inThreadBytes = options.inThreadBytes ?? 0;
   const zipOptions: ZipHashOptions = options.limits ? { limits: options.limits } : {};
   if (concurrency === 0) {
     return {
@@ -279,8 +288,32 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       pump();
     });
 
+  // In-thread jobs are bounded like the workers' (at most `concurrency` at
+  // once): a caller may submit hundreds at a time (`provkit hash` of 800 zips).
+  let inThreadRunning = 0;
+  const inThreadWaiting: Array<() => void> = [];
+  const inThread = async <T>(job: () => Promise<T>): Promise<T> => {
+    while (inThreadRunning >= concurrency) {
+      // eslint-disable-next-line no-await-in-loop -- waiting for a slot
+      await new Promise<void>((resolve) => inThreadWaiting.push(resolve));
+    }
+    inThreadRunning += 1;
+    try {
+      return await job();
+    } finally {
+      inThreadRunning -= 1;
+      inThreadWaiting.shift()?.();
+    }
+  };
+
   const api: HashPool = {
     async hashZip(path, knownZh) {
+      // A small archive is hashed here: starting a worker (a new V8 isolate
+      // that loads the hashing modules) costs more CPU than hashing it, and a
+      // tiny lock would pay that start-up for nothing. The size is
+      // only a scheduling hint: the same function computes the same hashes
+      // in either thread.
+      if (inThreadBytes > 0 && (await fileSize(path)) <= inThreadBytes) return inThread(() => hashZipPackage(path, withZh(zipOptions, knownZh)));
       const r = await submit('zip', path, withZh(zipOptions, knownZh));
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return deserializeZipHashes(r.zip!);
@@ -288,7 +321,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     async hashDir(path) {
       const r = await submit('dir', path);
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
-      return r.dir!;
+      return asHash(r.dir!);
     },
     streamZip,
     async close() {
@@ -302,6 +335,15 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     },
   };
   return api;
+}
+
+/** The size of a file, or Infinity when it cannot be read (the worker then reports the error as before). */
+async function fileSize(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
 }
 
 function withZh(zipOptions: ZipHashOptions, knownZh: Hash | undefined): ZipHashOptions {

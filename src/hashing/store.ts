@@ -12,6 +12,12 @@
  * computed locally are stored (trust `verified-locally`), and only complete
  * ones (both forms hashed); a refused archive is hashed again each time.
  *
+ * Each entry may also name the platform whose package the archive was
+ * fetched as (`platform`, OS_ARCH): not part of the hashes (the bytes could
+ * be published for two platforms; the last one recorded wins), only a hint
+ * that lets `lock` tell which platforms an existing lock file's `h1:` values
+ * stand for without downloading anything (installer/platforms.ts).
+ *
  * Layout: `DIR/<first 2 hex digits>/<64 hex digits>.json`, one small JSON
  * document per archive, written atomically (temp file + rename), so several
  * processes may share a store, and a store may be copied between machines
@@ -31,8 +37,22 @@ import type { HashWarning, ZipPackageHashes } from './zip-package.js';
 export interface HashStore {
   /** The hashes of the archive whose `zh:` is `zh`, when this store has them. */
   get(zh: Hash): Promise<ZipPackageHashes | undefined>;
-  /** Records a locally computed result (ignored unless both forms succeeded). Never throws. */
-  put(result: ZipPackageHashes): Promise<void>;
+  /**
+   * The hashes of the archive whose `zh:` is `zh` and the platform it was
+   * last recorded for (when recorded), when this store has them.
+   */
+  lookup(zh: Hash): Promise<StoredHashes | undefined>;
+  /**
+   * Records a locally computed result (ignored unless both forms succeeded),
+   * with the platform (OS_ARCH) of the package when known. Never throws.
+   */
+  put(result: ZipPackageHashes, platform?: string): Promise<void>;
+}
+
+/** What {@link HashStore.lookup} finds. */
+export interface StoredHashes {
+  readonly hashes: ZipPackageHashes;
+  readonly platform?: string;
 }
 
 /** Bump when the document's meaning changes: older entries become misses. */
@@ -46,54 +66,62 @@ interface StoredEntry {
   warnings: HashWarning[];
   entryCount: number;
   uncompressedBytes: number;
+  /** Optional (format 1 entries written before it existed lack it). */
+  platform?: string;
 }
 
 const ZH_HEX = /^[0-9a-f]{64}$/;
 const H1_TEXT = /^h1:[A-Za-z0-9+/]{43}=$/;
+const PLATFORM_TEXT = /^[a-z0-9]+_[a-z0-9]+$/;
 
 /** The store in `dir` (created on the first put). */
 export function openHashStore(dir: string): HashStore {
   const pathOf = (hex: string): string => join(dir, hex.slice(0, 2), `${hex}.json`);
+  const lookup = async (zh: Hash): Promise<StoredHashes | undefined> => {
+    if (zh.scheme !== 'zh:' || !ZH_HEX.test(zh.value)) return undefined;
+    const path = pathOf(zh.value);
+    let doc: unknown;
+    try {
+      doc = JSON.parse(await readFile(path, 'utf8'));
+    } catch {
+      return undefined;
+    }
+    const e = doc as Partial<StoredEntry> | null;
+    if (
+      !e ||
+      e.format !== FORMAT ||
+      e.zh !== zh.text ||
+      typeof e.h1 !== 'string' ||
+      !H1_TEXT.test(e.h1) ||
+      typeof e.h1Zip !== 'string' ||
+      !H1_TEXT.test(e.h1Zip) ||
+      !Array.isArray(e.warnings) ||
+      typeof e.entryCount !== 'number' ||
+      typeof e.uncompressedBytes !== 'number'
+    ) {
+      return undefined;
+    }
+    const warnings = e.warnings.filter(
+      (w): w is HashWarning =>
+        typeof w === 'object' && w !== null && (w.code === 'H1_FORMS_DIFFER' || w.code === 'ZIP_SYMLINK_ENTRY') && typeof w.message === 'string' && Array.isArray(w.entries),
+    );
+    const hashes: ZipPackageHashes = {
+      path,
+      zh,
+      h1: { ok: true, hash: parseHash(e.h1) },
+      h1Zip: { ok: true, hash: parseHash(e.h1Zip) },
+      warnings,
+      entryCount: e.entryCount,
+      uncompressedBytes: e.uncompressedBytes,
+    };
+    return typeof e.platform === 'string' && PLATFORM_TEXT.test(e.platform) ? { hashes, platform: e.platform } : { hashes };
+  };
   return {
+    lookup,
     async get(zh) {
-      if (zh.scheme !== 'zh:' || !ZH_HEX.test(zh.value)) return undefined;
-      const path = pathOf(zh.value);
-      let doc: unknown;
-      try {
-        doc = JSON.parse(await readFile(path, 'utf8'));
-      } catch {
-        return undefined;
-      }
-      const e = doc as Partial<StoredEntry> | null;
-      if (
-        !e ||
-        e.format !== FORMAT ||
-        e.zh !== zh.text ||
-        typeof e.h1 !== 'string' ||
-        !H1_TEXT.test(e.h1) ||
-        typeof e.h1Zip !== 'string' ||
-        !H1_TEXT.test(e.h1Zip) ||
-        !Array.isArray(e.warnings) ||
-        typeof e.entryCount !== 'number' ||
-        typeof e.uncompressedBytes !== 'number'
-      ) {
-        return undefined;
-      }
-      const warnings = e.warnings.filter(
-        (w): w is HashWarning =>
-          typeof w === 'object' && w !== null && (w.code === 'H1_FORMS_DIFFER' || w.code === 'ZIP_SYMLINK_ENTRY') && typeof w.message === 'string' && Array.isArray(w.entries),
-      );
-      return {
-        path,
-        zh,
-        h1: { ok: true, hash: parseHash(e.h1) },
-        h1Zip: { ok: true, hash: parseHash(e.h1Zip) },
-        warnings,
-        entryCount: e.entryCount,
-        uncompressedBytes: e.uncompressedBytes,
-      };
+      return (await lookup(zh))?.hashes;
     },
-    async put(result) {
+    async put(result, platform) {
       if (!result.h1.ok || !result.h1Zip.ok || !ZH_HEX.test(result.zh.value)) return;
       const entry: StoredEntry = {
         format: FORMAT,
@@ -103,6 +131,7 @@ export function openHashStore(dir: string): HashStore {
         warnings: result.warnings.map((w) => ({ code: w.code, message: w.message, entries: [...w.entries] })),
         entryCount: result.entryCount,
         uncompressedBytes: result.uncompressedBytes,
+        ...(platform !== undefined && PLATFORM_TEXT.test(platform) ? { platform } : {}),
       };
       const path = pathOf(result.zh.value);
       try {

@@ -6,6 +6,7 @@
  */
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import type { NetEvents } from '../net/index.js';
+import { WarningCode } from '../errors.js';
 
 export type AuthLabel = 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated';
 
@@ -53,7 +54,19 @@ export type InstallerEvent =
       readonly stored?: boolean;
     }
   | { readonly type: 'hashes_obtained'; readonly provider: ProviderAddress; readonly platform: Platform; readonly change: LockChange }
-  | { readonly type: 'warning'; readonly summary: string; readonly detail: string; readonly provider?: ProviderAddress }
+  /**
+   * The platforms of a run (`lock`, `mirror`, `bundle create`, `verify`) and where they came from (installer/platforms.ts):
+   * `-platform` flags, the policy file `policyFile`, inferred from the existing
+   * lock file (`via`: how), or this machine's.
+   */
+  | {
+      readonly type: 'platforms_chosen';
+      readonly platforms: readonly Platform[];
+      readonly origin: 'flags' | 'policy' | 'inferred' | 'host';
+      readonly policyFile?: string;
+      readonly via?: readonly string[];
+    }
+  | { readonly type: 'warning'; readonly code: WarningCode; readonly summary: string; readonly detail: string; readonly provider?: ProviderAddress }
   | { readonly type: 'mirror_package'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly path: string; readonly action: 'written' | 'kept' }
   | { readonly type: 'mirror_index'; readonly provider: ProviderAddress; readonly path: string }
   /**
@@ -130,6 +143,7 @@ export function queryWarningsEvent(provider: ProviderAddress, warnings: readonly
   if (warnings.length === 0) return undefined;
   return {
     type: 'warning',
+    code: WarningCode.REGISTRY_WARNINGS,
     summary: 'Additional provider information from registry',
     detail: `The remote registry returned warnings for ${provider.toString()}:\n${warnings.map((w) => `- ${w}`).join('\n')}`,
     provider,

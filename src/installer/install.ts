@@ -65,7 +65,7 @@ import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 
 import { defaultRegistryHost, type Flavor, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
 import type { Hash, HashPool, HashStore, ZipLimits } from '../hashing/index.js';
 import { allowedHashes, type InstalledProvider, type Locks, mergeInit, verifyPackage } from '../lockfile/index.js';
@@ -209,10 +209,6 @@ function formsHint(entries: readonly string[]): string {
   );
 }
 
-function asProvkitError(err: unknown): ProvkitError {
-  if (err instanceof ProvkitError) return err;
-  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
-}
 
 /** What one provider's install produced. */
 interface ProviderResult {
@@ -248,6 +244,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     onBreak: (b) =>
       events({
         type: 'warning',
+        code: WarningCode.STALE_LOCK_REMOVED,
         summary: `Broke a stale package lock`,
         detail: `${b.path} was ${b.reason === 'dead-process' ? `held by process ${b.holder?.pid ?? '?'}, which no longer runs` : 'not refreshed for too long'}; it was removed.`,
         provider,
@@ -350,7 +347,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       }
       at.phase = 'fetch';
       const meta = await options.source.packageMeta(provider, version, platform, options.signal);
-      for (const w of meta.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+      for (const w of meta.warnings) events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
       events({ type: 'install_start', provider, version, platform, location: options.source.forDisplay(provider) });
       at.started = true;
       await removeStaleTemps(installPath);
@@ -400,6 +397,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       if (verdict.kind === 'unverified' && verdict.reason === 'only-zh-for-directory') {
         events({
           type: 'warning',
+          code: WarningCode.PACKAGE_UNVERIFIED,
           summary: `${where}: installed without verification`,
           detail: `The lock file holds only zh: hashes for this version, which cannot verify an unpacked package directory (${fetched.path}); it was installed unverified, as the reference does. Run "provkit lock" to record h1: hashes.`,
           provider,
@@ -419,7 +417,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       const forms = extracted !== undefined && allowed.some((h) => h.text === extracted);
       throw mismatch(verdict.message, meta, fetched.zh, allowed, forms ? formsHint(zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER')?.entries ?? []) : undefined);
     }
-    for (const w of zip.warnings) events({ type: 'warning', summary: `${where}: ${w.message}`, detail: w.entries.join(', '), provider });
+    for (const w of zip.warnings) events({ type: 'warning', code: w.code, summary: `${where}: ${w.message}`, detail: w.entries.join(', '), provider });
     const expected = requireExtractable(zip, fetched.from);
     // An existing directory whose content already equals the archive is kept (tofu 1.12, docs/reference.md §5.3 item 82.3).
     const existing = await inspectPackageDir(installPath);
@@ -494,25 +492,24 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
  * `Failed to install provider` (`Error while installing NS/TYPE vX: …`),
  * `Incompatible provider version` for a package missing for the platform,
  * `Failed to install provider from shared cache`. A provkit hint, when the
- * error has one, follows on an indented line (the reference has none).
+ * error has one, is the diagnostic's `hint` (the reference has none).
  */
-export function installFailureDiagnostics(failures: readonly InstallFailure[], flavor: Flavor): Array<{ severity: 'error'; summary: string; detail: string }> {
+export function installFailureDiagnostics(failures: readonly InstallFailure[], flavor: Flavor): Diagnostic[] {
   const tofu = flavor === 'tofu';
   const command = tofu ? 'tofu' : 'terraform';
   const product = tofu ? 'OpenTofu' : 'Terraform';
   return failures.map((f) => {
     const name = f.provider.toShortString(flavor);
     const err = f.error.message.trim();
-    const hint = f.error.hint ? `\n  (${f.error.hint})` : '';
     const v = f.version?.toString() ?? '';
-    const diag = (summary: string, detail: string): { severity: 'error'; summary: string; detail: string } => ({ severity: 'error', summary, detail: `${detail}${hint}` });
+    const { code } = f.error;
+    const diag = (summary: string, detail: string, hint = f.error.hint): Diagnostic => ({ severity: 'error', summary, detail, code, ...(hint === undefined ? {} : { hint }) });
     if (f.phase === 'query') {
-      const code = f.error.code;
       if (code === ErrorCode.PROVIDER_NOT_FOUND) {
         // The sources searched (the multi-source's hint, `searched:` and a `- SOURCE` line each) are the detail's list.
         const searched = /^searched:\n/.test(f.error.hint ?? '') ? (f.error.hint ?? '').split('\n').slice(1) : [];
         const sources = searched.map((x) => `  ${x}`).join('\n');
-        return { severity: 'error', summary: 'Failed to query available provider packages', detail: `Could not retrieve the list of available versions for provider ${name}: ${err}\n\n${sources}${searched.length > 0 ? '' : hint}` };
+        return diag('Failed to query available provider packages', `Could not retrieve the list of available versions for provider ${name}: ${err}\n\n${sources}`, searched.length > 0 ? undefined : f.error.hint);
       }
       if (code === ErrorCode.REGISTRY_PROVIDER_UNKNOWN) {
         const issue =

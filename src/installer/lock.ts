@@ -5,8 +5,10 @@
  *
  * Beyond the reference: all (provider, platform) pairs are fetched and hashed
  * concurrently (network and CPU bounded separately: `networkConcurrency` and
- * the hash pool), and no package is fetched twice in one run (in-flight work
- * is shared by key).
+ * the hash pool), and no package is fetched twice in one run: packages are
+ * fetched and hashed by a {@link PackagePlan} (lock-plan.ts), which
+ * `lock -recursive` shares between all the root modules of a tree, while
+ * version selection and the merge stay per root (this function, once per root).
  *
  * Which hashes are recorded (docs/reference.md §6.1 item 91, §10 items 139–141): the `h1:` of each platform's package as extracted, plus every
  * hash a verified signature covers (all `zh:` lines of a signed SHA256SUMS).
@@ -15,11 +17,7 @@
  * for its default registry without enforced signatures, registry-reported
  * hashes (docs/reference.md §5.2 item 79).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
-
-import pLimit from 'p-limit';
+import { availableParallelism } from 'node:os';
 
 import {
   defaultRegistryHost,
@@ -30,14 +28,13 @@ import {
   type Version,
   type VersionConstraints,
 } from '../addresses/index.js';
-import { ErrorCode, ProvkitError } from '../errors.js';
-import { removeOnExit } from '../fs/cleanup.js';
+import { asProvkitError, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import type { Hash, HashPool, HashStore } from '../hashing/index.js';
 import { type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
-import { checkFetchedFor, expectedZh, fetchPackage, storedArchive, type FetchedPackage, type Source, type TrustedHash } from '../sources/index.js';
-import { requireExtractable } from './archive-check.js';
-import { type EventSink, ignoreEvents, type LockChange, packageNetEvents } from './events.js';
+import type { Source, TrustedHash } from '../sources/index.js';
+import { type EventSink, ignoreEvents, type LockChange } from './events.js';
+import { PackagePlan } from './lock-plan.js';
 
 /**
  * Parallel downloads by default: as many as there are cores, 2 to 4. More at
@@ -89,6 +86,12 @@ export interface LockOptions extends FetchRunOptions {
   readonly allPlatforms?: boolean;
   /** `OPENTOFU_ENFORCE_GPG_VALIDATION` in effect. */
   readonly enforceSignatures?: boolean;
+  /**
+   * Packages fetched and hashed once for several runs (`lock -recursive`);
+   * it must fetch from `source`. Without it the run has a plan of its own.
+   * Package events then go to the plan's sink, not to `events`.
+   */
+  readonly plan?: PackagePlan;
 }
 
 export interface ProviderFailure {
@@ -157,57 +160,25 @@ export function recordedHashes(provider: ProviderAddress, hashes: readonly Trust
   return out;
 }
 
-function asProvkitError(err: unknown): ProvkitError {
-  if (err instanceof ProvkitError) return err;
-  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
-}
 
 export async function runLock(options: LockOptions): Promise<LockOutcome> {
   const events = options.events ?? ignoreEvents;
-  const network = pLimit(options.networkConcurrency ?? defaultNetworkConcurrency());
-  const work = await mkdtemp(join(tmpdir(), 'provkit-lock-'));
-  // Removed in the finally below; and at exit if the process ends without getting there (src/fs/cleanup.ts).
-  const forgetWork = removeOnExit(work);
-  const fetches = new Map<string, Promise<FetchedPackage>>();
+  // A plan of its own unless the caller shares one between runs (lock -recursive).
+  const plan =
+    options.plan ??
+    new PackagePlan({
+      source: options.source,
+      pool: options.pool,
+      ...(options.http ? { http: options.http } : {}),
+      events,
+      ...(options.signal ? { signal: options.signal } : {}),
+      networkConcurrency: options.networkConcurrency ?? defaultNetworkConcurrency(),
+      ...(options.hashStore ? { hashStore: options.hashStore } : {}),
+    });
+  if (!options.plan) await plan.open();
   const failures: ProviderFailure[] = [];
   const results: PlatformLockResult[] = [];
   const changes: Array<{ provider: ProviderAddress; platform: Platform; change: LockChange }> = [];
-
-  const fetchOnce = (provider: ProviderAddress, version: Version, platform: Platform): Promise<FetchedPackage> => {
-    const key = `${provider.toComparisonString()} ${version.toString()} ${platform.toString()}`;
-    let p = fetches.get(key);
-    if (!p) {
-      p = network(async () => {
-        const meta = await options.source.packageMeta(provider, version, platform, options.signal);
-        for (const w of meta.warnings) events({ type: 'warning', summary: w, detail: '', provider });
-        const zh = expectedZh(meta);
-        // A hit means no download at all, so lock consults the store itself
-        // (and keeps what it hashes, below) instead of handing it to fetchPackage.
-        const stored = zh && (await options.hashStore?.get(zh));
-        if (stored) return storedArchive(meta, stored);
-        events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
-        // A directory of its own per package: archives of different packages
-        // share file names (`hashicorp/github` and `integrations/github`; one
-        // source under two hosts), docs/reliability.md.
-        const dir = await mkdtemp(join(work, 'pkg-'));
-        try {
-          return await fetchPackage(meta, {
-            destPath: join(dir, meta.filename),
-            ...(options.http ? { http: options.http } : {}),
-            ...(options.signal ? { signal: options.signal } : {}),
-            hashZip: (path) => options.pool.hashZip(path),
-            streamZip: () => options.pool.streamZip(),
-            events: packageNetEvents(events, provider, version, platform),
-          });
-        } catch (err) {
-          events({ type: 'fetch_failed', provider, version, platform });
-          throw err;
-        }
-      });
-      fetches.set(key, p);
-    }
-    return p;
-  };
 
   const lockOne = async (req: Requirement): Promise<void> => {
     const { provider } = req;
@@ -215,7 +186,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     let version: Version;
     try {
       const available = await options.source.availableVersions(provider, options.signal);
-      for (const w of available.warnings) events({ type: 'warning', summary: w, detail: '', provider });
+      for (const w of available.warnings) events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
       const chosen = selectVersion(provider, available.versions, req.constraints, prior?.version, options.flavor);
       version = chosen.version;
       events({ type: 'provider_selected', provider, version, reason: chosen.reason, constraints: req.constraints.toString() });
@@ -255,21 +226,9 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
               return;
             }
           }
-          const fetched = await fetchOnce(provider, version, platform);
-          checkFetchedFor(fetched, provider, version, platform);
-          const stored = fetched.kind === 'archive' && fetched.stored === true;
-          events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined, reused: false, stored });
-          let h1: Hash;
-          if (fetched.kind === 'dir') {
-            h1 = await options.pool.hashDir(fetched.path);
-          } else {
-            const zip = fetched.zipHashes;
-            if (!stored) await options.hashStore?.put(zip);
-            const extracted = requireExtractable(zip, fetched.from);
-            for (const w of zip.warnings) events({ type: 'warning', summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
-            h1 = extracted;
-          }
-          record(platform, [h1, ...recordedHashes(provider, fetched.hashes, options.flavor, options.enforceSignatures ?? false)]);
+          // Fetched and hashed once per plan (lock-plan.ts).
+          const pkg = await plan.lock(provider, version, platform);
+          record(platform, [pkg.h1, ...recordedHashes(provider, pkg.hashes, options.flavor, options.enforceSignatures ?? false)]);
         } catch (err) {
           failures.push({ provider, platform, error: asProvkitError(err) });
         }
@@ -280,8 +239,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
   try {
     await Promise.all(options.requirements.map(lockOne));
   } finally {
-    await rm(work, { recursive: true, force: true });
-    forgetWork();
+    if (!options.plan) await plan.close();
   }
   // Report in a stable order: providers as the lock sorts them, then platforms as given.
   const order = (p: ProviderAddress): number => options.requirements.findIndex((r) => r.provider.equals(p));

@@ -23,7 +23,7 @@ import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
-import { ProvkitError, ErrorCode } from '../errors.js';
+import { asProvkitError, ErrorCode, ProvkitError } from '../errors.js';
 import { hashPackageDir } from '../hashing/index.js';
 import { unpackedDirPath } from '../layout/index.js';
 import { TreeDirs, versionDirPath } from './cache.js';
@@ -82,7 +82,7 @@ export async function runUnpackedMirror(options: UnpackedMirrorOptions): Promise
         events({ type: 'mirror_package', provider: s.provider, version: s.version, platform: s.platform, path: rel, action: 'written' });
       } catch (err) {
         if (err instanceof ProvkitError && err.code === ErrorCode.ABORTED) throw err;
-        const error = err instanceof ProvkitError ? err : new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
+        const error = asProvkitError(err);
         failures.push({ provider: s.provider, platform: s.platform, summary: 'Cannot unpack provider package', error });
       }
     }

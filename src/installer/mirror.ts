@@ -55,7 +55,7 @@ import {
   ProviderAddress,
   type Version,
 } from '../addresses/index.js';
-import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
 import { normalizeHashes, zhOfFile, type ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
@@ -63,8 +63,8 @@ import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } f
 import { authenticateArchive, checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
 import { requireMirrorable } from './archive-check.js';
 import { acquirePackageLock, type PackageLock, type PackageLockOptions } from './cache.js';
-import { ignoreEvents, packageNetEvents } from './events.js';
-import { defaultNetworkConcurrency, type FetchRunOptions, selectVersion } from './lock.js';
+import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
+import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement, selectVersion } from './lock.js';
 
 export type MirrorHashes = 'reference' | 'all';
 
@@ -85,6 +85,38 @@ export interface MirrorOptions extends FetchRunOptions {
 
 /** The lock file a mirror run holds in its target. */
 export const MIRROR_LOCK_NAME = '.provkit-mirror.lock';
+/**
+ * The version `mirror` (and `mirror oci://`) takes for a requirement: the lock
+ * file's when the lock file has entries (a provider missing from it is a
+ * failure, as the reference's `providers mirror`), else the newest meeting
+ * the constraints. Emits `provider_selected` for a version taken.
+ */
+export async function selectMirrorVersion(
+  options: Pick<FetchRunOptions, 'source' | 'flavor' | 'signal'> & { readonly locks: Locks },
+  req: Requirement,
+  events: EventSink,
+): Promise<{ readonly version: Version } | { readonly failure: MirrorFailure }> {
+  const { provider } = req;
+  try {
+    const locked = options.locks.size > 0 ? options.locks.provider(provider) : undefined;
+    if (options.locks.size > 0 && !locked) {
+      return {
+        failure: {
+          provider,
+          summary: 'Provider not found in lockfile',
+          error: new ProvkitError(ErrorCode.NOT_FOUND, `Failed to find ${provider.toString()} in the lock file`, { provider: provider.toString() }),
+        },
+      };
+    }
+    const available = await options.source.availableVersions(provider, options.signal);
+    const version = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor).version;
+    events({ type: 'provider_selected', provider, version, reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints', constraints: req.constraints.toString() });
+    return { version };
+  } catch (err) {
+    return { failure: { provider, summary: 'Provider not available', error: asProvkitError(err) } };
+  }
+}
+
 /** The prefix of the staging directories inside a target. */
 export const MIRROR_STAGING_PREFIX = '.provkit-staging-';
 
@@ -224,7 +256,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     try {
       meta = await options.source.packageMeta(provider, version, platform, options.signal);
     } catch (err) {
-      failures.push({ provider, version, platform, summary: 'Provider release not available', error: asError(err) });
+      failures.push({ provider, version, platform, summary: 'Provider release not available', error: asProvkitError(err) });
       return;
     }
     // Incremental: an archive already there that authenticates is kept.
@@ -261,7 +293,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       checkFetchedFor(fetched, provider, version, platform);
     } catch (err) {
       events({ type: 'fetch_failed', provider, version, platform });
-      failures.push({ provider, version, platform, summary: 'Cannot download provider release', error: asError(err) });
+      failures.push({ provider, version, platform, summary: 'Cannot download provider release', error: asProvkitError(err) });
       return;
     }
     staged.set(rel, stagedDest);
@@ -275,7 +307,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.keyId, reused: false });
     } catch (err) {
       events({ type: 'fetch_failed', provider, version, platform });
-      failures.push({ provider, version, platform, summary: 'Invalid provider package', error: asError(err) });
+      failures.push({ provider, version, platform, summary: 'Invalid provider package', error: asProvkitError(err) });
     }
   };
 
@@ -306,26 +338,13 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
 
   await Promise.all(
     options.requirements.map(async (req) => {
-      const { provider } = req;
-      let version: Version;
-      try {
-        const locked = options.locks.size > 0 ? options.locks.provider(provider) : undefined;
-        if (options.locks.size > 0 && !locked) {
-          failures.push({
-            provider,
-            summary: 'Provider not found in lockfile',
-            error: new ProvkitError(ErrorCode.NOT_FOUND, `Failed to find ${provider.toString()} in the lock file`, { provider: provider.toString() }),
-          });
-          return;
-        }
-        const available = await options.source.availableVersions(provider, options.signal);
-        version = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor).version;
-        events({ type: 'provider_selected', provider, version, reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints', constraints: req.constraints.toString() });
-      } catch (err) {
-        failures.push({ provider, summary: 'Provider not available', error: asError(err) });
+      const selected = await selectMirrorVersion(options, req, events);
+      if ('failure' in selected) {
+        failures.push(selected.failure);
         return;
       }
-      await Promise.all(options.platforms.map((platform) => mirrorPackage(provider, version, platform)));
+      const { version } = selected;
+      await Promise.all(options.platforms.map((platform) => mirrorPackage(req.provider, version, platform)));
     }),
   );
 
@@ -346,7 +365,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     writes = await indexDocuments([...archives.values()]);
   } catch (err) {
     if (err instanceof IndexFailure) failures.push(err.failure);
-    else failures.push({ summary: 'Failed to update indexes', error: asError(err) });
+    else failures.push({ summary: 'Failed to update indexes', error: asProvkitError(err) });
     return { failures, written: 0, reused: 0 };
   }
   if (options.signal?.aborted) throw aborted();
@@ -364,7 +383,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     );
     await commitRenames(options.targetDir, staging, [...staged.keys(), ...writes.map((w) => w.rel)].sort());
   } catch (err) {
-    failures.push({ summary: 'Failed to update the mirror', error: asError(err) });
+    failures.push({ summary: 'Failed to update the mirror', error: asProvkitError(err) });
     return { failures, written: 0, reused: 0 };
   }
 
@@ -434,7 +453,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   async function indexHashes(a: IndexArchive): Promise<string[]> {
     const { rel, platform } = a;
     const state = await archiveState(rel).catch((err: unknown) => {
-      throw new IndexFailure(a, asError(err));
+      throw new IndexFailure(a, asProvkitError(err));
     });
     if (options.hashes === 'all') {
       return normalizeHashes([state.zh, state.h1, state.h1Zip].flatMap((t) => (t ? [{ scheme: t.slice(0, 3), value: t.slice(3), text: t }] : []))).map((h) => h.text);
@@ -456,7 +475,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       const z = await options.pool.hashZip(join(options.targetDir, rel)).catch((err: unknown) => err);
       const error =
         z instanceof Error
-          ? asError(z)
+          ? asProvkitError(z)
           : (z as ZipPackageHashes).h1Zip.ok
             ? new ProvkitError(ErrorCode.IO, `${join(options.targetDir, rel)}: changed while it was indexed`, { file: join(options.targetDir, rel) })
             : ((z as ZipPackageHashes).h1Zip as { error: ProvkitError }).error;
@@ -543,10 +562,6 @@ async function removeEmptyDirs(dir: string, top: string): Promise<void> {
   }
 }
 
-function asError(err: unknown): ProvkitError {
-  if (err instanceof ProvkitError) return err;
-  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
-}
 
 /** Packed archives in a mirror directory (`SearchLocalDirectory`, packed only). */
 async function scanPacked(base: string): Promise<Array<{ provider: ProviderAddress; version: Version; platform: Platform; rel: string }>> {

@@ -42,7 +42,7 @@ import pLimit from 'p-limit';
 
 import { removeOnExit } from '../fs/cleanup.js';
 import { parsePlatform, type Platform, ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { asProvkitError, ErrorCode, ProvkitError } from '../errors.js';
 import type { Locks } from '../lockfile/index.js';
 import { packedFileName } from '../layout/index.js';
 import { MediaType, type OciClient, type OciRepository, type RepositoryAddress, sha256Digest, versionTag } from '../net/index.js';
@@ -58,7 +58,8 @@ import {
   type Source,
 } from '../sources/index.js';
 import { type EventSink, ignoreEvents } from './events.js';
-import { defaultNetworkConcurrency, type FetchRunOptions, selectVersion } from './lock.js';
+import { defaultNetworkConcurrency, type FetchRunOptions } from './lock.js';
+import { selectMirrorVersion } from './mirror.js';
 
 /** Where packages are published. */
 export interface OciTarget {
@@ -152,10 +153,6 @@ export function providerIndex(entries: ReadonlyArray<Record<string, unknown>>): 
   return Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.INDEX, artifactType: PROVIDER_ARTIFACT_TYPE, manifests: sorted }));
 }
 
-function asError(err: unknown): ProvkitError {
-  if (err instanceof ProvkitError) return err;
-  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
-}
 
 /** Publishes `items` (see the module comment). */
 export async function publishToOci(options: PublishOptions): Promise<PublishOutcome> {
@@ -320,7 +317,7 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
             try {
               manifests.push(await publishPlatform(repo, item.provider, item.version, platform, counter++));
             } catch (err) {
-              failures.push({ provider: item.provider, version: item.version, platform, summary: 'Cannot publish provider package', error: asError(err) });
+              failures.push({ provider: item.provider, version: item.version, platform, summary: 'Cannot publish provider package', error: asProvkitError(err) });
             }
           }),
         );
@@ -362,7 +359,7 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
         counts.tagsPushed += 1;
         events({ type: 'oci_tag', provider: item.provider, version: item.version, repository: repo.toString(), tag, digest, platforms, action: 'pushed' });
       } catch (err) {
-        failures.push({ provider: item.provider, version: item.version, summary: 'Cannot tag provider version', error: asError(err) });
+        failures.push({ provider: item.provider, version: item.version, summary: 'Cannot tag provider version', error: asProvkitError(err) });
       }
     }
     return { failures, ...counts };
@@ -438,24 +435,9 @@ export async function runOciMirror(options: OciMirrorOptions): Promise<PublishOu
   const items: PublishItem[] = [];
   await Promise.all(
     options.requirements.map(async (req) => {
-      const { provider } = req;
-      try {
-        const locked = options.locks.size > 0 ? options.locks.provider(provider) : undefined;
-        if (options.locks.size > 0 && !locked) {
-          failures.push({
-            provider,
-            summary: 'Provider not found in lockfile',
-            error: new ProvkitError(ErrorCode.NOT_FOUND, `Failed to find ${provider.toString()} in the lock file`, { provider: provider.toString() }),
-          });
-          return;
-        }
-        const available = await options.source.availableVersions(provider, options.signal);
-        const version = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor).version;
-        events({ type: 'provider_selected', provider, version, reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints', constraints: req.constraints.toString() });
-        items.push({ provider, version, platforms: options.platforms });
-      } catch (err) {
-        failures.push({ provider, summary: 'Provider not available', error: asError(err) });
-      }
+      const selected = await selectMirrorVersion(options, req, events);
+      if ('failure' in selected) failures.push(selected.failure);
+      else items.push({ provider: req.provider, version: selected.version, platforms: options.platforms });
     }),
   );
   if (failures.length > 0) return { failures, uploaded: 0, uploadedBytes: 0, present: 0, mounted: 0, tagsPushed: 0, tagsUnchanged: 0 };

@@ -25,14 +25,14 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 
 import { removeOnExit } from '../fs/cleanup.js';
-import { type Platform, ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
+import { type Platform, type ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
 import { ErrorCode, isProvkitError } from '../errors.js';
 import type { HashPool } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
 import { fetchPackage, type OciMirrorSource } from '../sources/index.js';
 import { defaultNetworkConcurrency } from './lock.js';
-import type { VerifyOutcome, VerifyProblem, VerifyProblemCode } from './verify.js';
+import { compareProblems, type VerifyOutcome, type VerifyProblem, type VerifyProblemCode } from './verify.js';
 
 export interface OciVerifyOptions {
   readonly locks: Locks;
@@ -147,13 +147,7 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
         );
       }),
     );
-    problems.sort(
-      (a, b) =>
-        ProviderAddress.compare(a.provider, b.provider) ||
-        (a.version?.toString() ?? '').localeCompare(b.version?.toString() ?? '') ||
-        (a.platform?.toString() ?? '').localeCompare(b.platform?.toString() ?? '') ||
-        a.code.localeCompare(b.code),
-    );
+    problems.sort(compareProblems);
     return { problems, packages, providers: options.locks.size, platforms: scope };
   } finally {
     await rm(work, { recursive: true, force: true }).catch(() => undefined);

@@ -31,6 +31,14 @@
  *     `h1:` does not verify this archive when `init` installs from it;
  *   - `PACKAGE_REFUSED`: the archive or directory cannot be hashed or would
  *     not be extracted (`..`, absolute names, bad CRC, …).
+ * - without a mirror, with a platform policy (`provkit.hcl`, config/policy.ts):
+ *   `LOCK_MISSING_PLATFORM`, a platform of the policy the lock does not
+ *   cover. Offline, so only what is known here counts: the hash store
+ *   (hashing/store.ts) tells which platform a `zh:` of the lock is the
+ *   package of and what its `h1:` is, so a platform whose package's `h1:` is
+ *   missing is named; beyond that, a lock with fewer `h1:` hashes than the
+ *   policy has platforms it could not attribute cannot cover them all, and
+ *   says so. A platform neither can tell about is not reported.
  *
  * Which platforms are checked for coverage: those given, else every platform
  * the mirror has a package of for some locked provider version. Packages of
@@ -50,7 +58,7 @@ import {
   type Version,
 } from '../addresses/index.js';
 import { systemErrorCode } from '../errors.js';
-import type { Hash, HashPool, ZipPackageHashes } from '../hashing/index.js';
+import type { Hash, HashPool, HashStore, ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { FilesystemMirrorSource } from '../sources/index.js';
 import type { Requirement } from './lock.js';
@@ -69,7 +77,8 @@ export type VerifyProblemCode =
   | 'INDEX_MISSING_ARCHIVE'
   | 'INDEX_INVALID'
   | 'H1_FORMS_DIFFER'
-  | 'PACKAGE_REFUSED';
+  | 'PACKAGE_REFUSED'
+  | 'LOCK_MISSING_PLATFORM';
 
 /** One problem; rendered as `PROVIDER [VERSION [PLATFORM]]: MESSAGE`. */
 export interface VerifyProblem {
@@ -90,6 +99,9 @@ export interface VerifyOptions {
   readonly platforms?: readonly Platform[];
   readonly pool: HashPool;
   readonly flavor: Flavor;
+  /** Without `mirrorDir`: the platforms a policy file (`file`) asks the lock to cover, checked through `hashStore`. */
+  readonly policy?: { readonly platforms: readonly Platform[]; readonly file: string };
+  readonly hashStore?: HashStore;
 }
 
 export interface VerifyOutcome {
@@ -360,14 +372,61 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> 
     }
   }
 
-  problems.sort(
-    (a, b) =>
-      ProviderAddress.compare(a.provider, b.provider) ||
-      (a.version?.toString() ?? '').localeCompare(b.version?.toString() ?? '') ||
-      (a.platform?.toString() ?? '').localeCompare(b.platform?.toString() ?? '') ||
-      a.code.localeCompare(b.code),
-  );
+  if (options.mirrorDir === undefined && options.policy !== undefined) {
+    scope = [...options.policy.platforms];
+    await checkPolicyCoverage(options.locks, options.policy, options.hashStore, problem);
+  }
+
+  problems.sort(compareProblems);
   return { problems, packages: packagesHashed, providers: options.locks.size, platforms: scope };
+}
+
+/** `LOCK_MISSING_PLATFORM` without a mirror; see the module comment. */
+async function checkPolicyCoverage(
+  locks: Locks,
+  policy: { readonly platforms: readonly Platform[]; readonly file: string },
+  hashStore: HashStore | undefined,
+  problem: (provider: ProviderAddress, version: Version | undefined, platform: Platform | undefined, code: VerifyProblemCode, message: string) => void,
+): Promise<void> {
+  for (const lock of locks.all()) {
+    const h1s = new Set(lock.hashes.filter((h) => h.scheme === 'h1:').map((h) => h.text));
+    // Platform → the h1: forms of its package, from the store entries of the lock's zh: values.
+    const known = new Map<string, string[]>();
+    // eslint-disable-next-line no-await-in-loop -- a few small files per provider
+    const found = hashStore ? await Promise.all(lock.hashes.filter((h) => h.scheme === 'zh:').map((zh) => hashStore.lookup(zh))) : [];
+    for (const f of found) {
+      if (f?.platform === undefined) continue;
+      known.set(f.platform, [...(known.get(f.platform) ?? []), ...[f.hashes.h1, f.hashes.h1Zip].flatMap((r) => (r.ok ? [r.hash.text] : []))]);
+    }
+    const attributedH1 = new Set([...known.values()].flat().filter((h) => h1s.has(h)));
+    const unknown: Platform[] = [];
+    for (const platform of policy.platforms) {
+      const forms = known.get(platform.toString());
+      if (forms === undefined) {
+        unknown.push(platform);
+        continue;
+      }
+      if (!forms.some((h) => h1s.has(h))) {
+        problem(
+          lock.provider,
+          lock.version,
+          platform,
+          'LOCK_MISSING_PLATFORM',
+          `the lock file does not cover ${platform.toString()}, a platform of ${policy.file}: it records the zh: of that package but not its h1: (${forms[0] ?? '?'}); provkit lock adds it`,
+        );
+      }
+    }
+    const unattributed = [...h1s].filter((h) => !attributedH1.has(h)).length;
+    if (unknown.length > unattributed) {
+      problem(
+        lock.provider,
+        lock.version,
+        undefined,
+        'LOCK_MISSING_PLATFORM',
+        `the lock file cannot cover every platform of ${policy.file}: ${unknown.length} platform${unknown.length === 1 ? '' : 's'} (${unknown.map(String).join(', ')}) ${unknown.length === 1 ? 'is' : 'are'} left for ${unattributed === 0 ? 'no' : unattributed} h1: hash${unattributed === 1 ? '' : 'es'}; provkit lock adds the missing ones`,
+      );
+    }
+  }
 }
 
 /**
@@ -436,4 +495,14 @@ async function checkIndexes(
     }
   }
   return corrupt;
+}
+
+/** The order problems are reported in: provider, version, platform, code (deterministic output). */
+export function compareProblems(a: VerifyProblem, b: VerifyProblem): number {
+  return (
+    ProviderAddress.compare(a.provider, b.provider) ||
+    (a.version?.toString() ?? '').localeCompare(b.version?.toString() ?? '') ||
+    (a.platform?.toString() ?? '').localeCompare(b.platform?.toString() ?? '') ||
+    a.code.localeCompare(b.code)
+  );
 }

@@ -9,8 +9,10 @@
  * with errors. Hashes keep the file's order and duplicates (docs/reference.md §3.1 item 37).
  */
 import {
+  DEFAULT_FLAVOR,
   type Flavor,
   flavorInfo,
+  parseFlavor,
   goQuote,
   tryParseConstraints,
   tryParseProviderSource,
@@ -20,6 +22,7 @@ import {
   VersionConstraints,
   type ProviderAddress,
 } from '../addresses/index.js';
+import { ErrorCode, ProvkitError } from '../errors.js';
 import { parseHash, type Hash } from '../hashing/index.js';
 import {
   type Attribute,
@@ -73,7 +76,21 @@ function decodeString(expr: Expression, nullable: boolean): { value: string | nu
   return { value: undefined, diagnostics: [...r.diagnostics, unsuitable('string required')] };
 }
 
-export function parseLockFile(source: Uint8Array | string, filename: string, flavor: Flavor): LockParseResult {
+/**
+ * Parses `.terraform.lock.hcl` text into locks and diagnostics (never
+ * throws for bad text: problems are diagnostics). `filename` names the file
+ * in diagnostics (default `.terraform.lock.hcl`); `flavor` gives the default
+ * registry host (default tofu, as the CLI's).
+ *
+ * @throws ProvkitError INVALID_FLAVOR for a `flavor` that is not one (a
+ *   JavaScript caller), USAGE when `source` is neither
+ *   text nor bytes.
+ */
+export function parseLockFile(source: Uint8Array | string, filename = '.terraform.lock.hcl', flavor: Flavor = DEFAULT_FLAVOR): LockParseResult {
+  if (typeof source !== 'string' && !(source instanceof Uint8Array)) {
+    throw new ProvkitError(ErrorCode.USAGE, `parseLockFile: the lock file must be given as a string or bytes, not ${source === null ? 'null' : typeof source}`);
+  }
+  flavor = parseFlavor(flavor);
   const parsed = parseHCL(source, filename);
   const diagnostics: Diagnostic[] = [...parsed.diagnostics];
   // Decoded even after syntax errors, as the reference decodes the partial

@@ -676,6 +676,8 @@ export class HttpClient {
         const sent = splitUserinfo(current);
         if (credential !== undefined && current.host === credential.host) headers['authorization'] = `${credential.scheme ?? 'Bearer'} ${credential.token}`;
         else if (sent.authorization !== undefined && headers['authorization'] === undefined) headers['authorization'] = sent.authorization;
+        // eslint-disable-next-line no-await-in-loop -- once per hop, before its timer starts
+        if (this.fetchImpl.prepare) await this.fetchImpl.prepare(sent.href);
         hop.arm(o.connectTimeoutMs, `no response from ${hop.url} within ${o.connectTimeoutMs} ms`);
         // eslint-disable-next-line no-await-in-loop -- each redirect hop depends on the previous one
         const res = await this.fetchImpl(sent.href, {

@@ -12,6 +12,7 @@
  *   context of its own, built once: building one from the ~140 bundled roots
  *   costs ~80 ms, which the default context does not pay.
  * - Keep-alive agents, one per proxy; {@link NodeFetch.close} destroys them.
+ *   The https agent and its secure context are made on the first https request.
  * - No automatic redirects (the client follows them) and no size limits (the
  *   client checks them).
  *
@@ -19,18 +20,21 @@
  * is created.
  */
 import { readFileSync } from 'node:fs';
-import { Agent as HttpAgent, type ClientRequest } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import { createSecureContext, type SecureContext } from 'node:tls';
+import type * as Http from 'node:http';
+import type { Agent as HttpAgent, ClientRequest } from 'node:http';
+import type * as Https from 'node:https';
+import type { Agent as HttpsAgent } from 'node:https';
+import { createRequire } from 'node:module';
 import type { LookupFunction, Socket } from 'node:net';
-import { rootCertificates } from 'node:tls';
+import type * as Tls from 'node:tls';
+import type { SecureContext } from 'node:tls';
 
 import type { HttpsProxyAgent } from 'https-proxy-agent';
-import fetch from 'node-fetch';
+import type * as NodeFetchModule from 'node-fetch';
 
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { ProxyConfig, type Env } from './proxy.js';
-import type { FetchLike, FetchResponse } from './types.js';
+import type { FetchInit, FetchLike, FetchResponse } from './types.js';
 
 export interface NodeFetchOptions {
   /** Proxy and CA variables are read from here (pass `process.env` in the CLI). */
@@ -55,6 +59,17 @@ export interface NodeFetch {
   /** Closes pooled connections. The adapter stays usable (new connections are made). */
   close(): void;
 }
+
+/**
+ * Start-up (bench/commands.ts, the tiny lock): node-fetch (with its web-streams polyfill, ~0.5 MB of
+ * code) and Node's http, https and tls modules are loaded when the first
+ * request is made, not when the adapter is created: a run that never goes to
+ * the network (a lock from a filesystem mirror) does not load them.
+ */
+const nodeRequire = createRequire(import.meta.url);
+const tlsModule = (): typeof Tls => nodeRequire('node:tls') as typeof Tls;
+let fetchModule: Promise<typeof NodeFetchModule> | undefined;
+const loadFetch = (): Promise<typeof NodeFetchModule> => (fetchModule ??= import('node-fetch'));
 
 type ProxyConnectOpts = Parameters<HttpsProxyAgent<string>['connect']>[1];
 
@@ -114,7 +129,7 @@ export function trustedCAs(env: Env, extra: readonly string[] = []): string[] | 
   const nodeExtra = env['NODE_EXTRA_CA_CERTS'];
   const withNodeExtra = nodeExtra !== undefined && nodeExtra !== '';
   if (!withNodeExtra && extra.length === 0) return undefined;
-  return [...rootCertificates, ...(withNodeExtra ? [readCaFile(nodeExtra, 'NODE_EXTRA_CA_CERTS')] : []), ...extra];
+  return [...tlsModule().rootCertificates, ...(withNodeExtra ? [readCaFile(nodeExtra, 'NODE_EXTRA_CA_CERTS')] : []), ...extra];
 }
 
 /**
@@ -128,29 +143,40 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
   const proxies = new ProxyConfig(options.env);
   const keepAlive = options.keepAlive ?? true;
   const lookup = options.lookup === undefined ? {} : { lookup: options.lookup };
-  const httpAgent = new HttpAgent({ keepAlive, ...lookup });
+  let httpAgentMade: HttpAgent | undefined;
+  const httpAgent = (): HttpAgent => (httpAgentMade ??= new (nodeRequire('node:http') as typeof Http).Agent({ keepAlive, ...lookup }));
   // One secure context for every connection: given only \`ca\`, Node parses the
   // whole CA list again for each TLS connection. None for the default roots.
-  const secureContext = ca === undefined ? undefined : createSecureContext({ ca });
-  const httpsAgent = new HttpsAgent({ keepAlive, ...(secureContext ? { secureContext } : {}), ...lookup });
+  // Built on the first https request, not before: parsing a full CA bundle
+  // costs ~0.1-0.2 s of CPU, which a run that never makes a TLS connection
+  // (a lock from a filesystem mirror) must not pay.
+  let tls: { secureContext: SecureContext | undefined; agent: HttpsAgent } | undefined;
+  const tlsParts = (): { secureContext: SecureContext | undefined; agent: HttpsAgent } => {
+    if (tls === undefined) {
+      const secureContext = ca === undefined ? undefined : tlsModule().createSecureContext({ ca });
+      tls = { secureContext, agent: new (nodeRequire('node:https') as typeof Https).Agent({ keepAlive, ...(secureContext ? { secureContext } : {}), ...lookup }) };
+    }
+    return tls;
+  };
   const proxyAgents = new Map<string, HttpsProxyAgent<string>>();
   let ProxyAgent: ProxyAgentClass | undefined;
 
   const agentFor = (url: URL): HttpAgent => {
     const proxy = proxies.proxyFor(url);
-    if (proxy === undefined) return url.protocol === 'https:' ? httpsAgent : httpAgent;
+    if (proxy === undefined) return url.protocol === 'https:' ? tlsParts().agent : httpAgent();
     let agent = proxyAgents.get(proxy.href);
     if (agent === undefined) {
       if (ProxyAgent === undefined) throw new ProvkitError(ErrorCode.IO, 'internal: the proxy agent was not loaded');
-      agent = new ProxyAgent(proxy.href, secureContext, keepAlive);
+      agent = new ProxyAgent(proxy.href, tlsParts().secureContext, keepAlive);
       proxyAgents.set(proxy.href, agent);
     }
     return agent;
   };
 
-  const fetchLike: FetchLike = async (url, init) => {
+  const fetchLike = async (url: string, init: FetchInit): Promise<FetchResponse> => {
     // Redirects are followed by the caller, one fetch per hop: each hop's URL is checked here.
     if (ProxyAgent === undefined && proxies.proxyFor(new URL(url)) !== undefined) ProxyAgent = await loadProxyAgentClass();
+    const { default: fetch } = await loadFetch();
     const res = await fetch(url, {
       method: init.method,
       headers: init.headers,
@@ -174,12 +200,20 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
     return out;
   };
 
+  /** Loads node-fetch and, for an https URL, builds the TLS agent (see {@link FetchLike.prepare}). */
+  const prepare = async (url: string): Promise<void> => {
+    await loadFetch();
+    if (url.startsWith('https:')) tlsParts();
+  };
   return {
-    fetch: fetchLike,
-    caCount: ca?.length ?? rootCertificates.length,
+    fetch: Object.assign(fetchLike, { prepare }),
+    // A getter: Node builds `rootCertificates` on first access.
+    get caCount() {
+      return ca?.length ?? tlsModule().rootCertificates.length;
+    },
     close() {
-      httpAgent.destroy();
-      httpsAgent.destroy();
+      httpAgentMade?.destroy();
+      tls?.agent.destroy();
       for (const a of proxyAgents.values()) a.destroy();
     },
   };

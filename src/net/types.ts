@@ -45,7 +45,14 @@ export interface FetchResponse {
  * headers arrive, rejects on connection or TLS failure or when `init.signal`
  * aborts.
  */
-export type FetchLike = (url: string, init: FetchInit) => Promise<FetchResponse>;
+export type FetchLike = ((url: string, init: FetchInit) => Promise<FetchResponse>) & {
+  /**
+   * Optional one-time set-up for a request to `url` (loading code, building
+   * a TLS context), awaited by the client before the request's timers start,
+   * so that lazy loading never counts against a connect timeout.
+   */
+  readonly prepare?: (url: string) => Promise<void>;
+};
 
 /**
  * Time, injectable so that tests run retries and timeouts in milliseconds or

@@ -42,8 +42,8 @@
  *   registry's `packages` h1 and lock files hold), so mirrors that copied
  *   those hashes work. Matching hashes become `verified-locally`.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { createReadStream, createWriteStream, type Stats } from 'node:fs';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -240,6 +240,8 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
   }
   const plainHashZip = options.hashZip ?? hashZipPackage;
   let zh: ZhStream | undefined;
+  /** A local archive read in place: its `zh:` and size, from the hashing job. */
+  let inPlace: { zh: Hash; size: number } | undefined;
   let verified: Verified | undefined;
   let zipHashes: ZipPackageHashes | undefined;
   let path: string;
@@ -312,20 +314,23 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       size = res.size;
       from = res.url;
     } else if (options.destPath === undefined) {
-      zh = new ZhStream();
-      await pipeline(
-        createReadStream(loc.path),
-        zh,
-        async (source: AsyncIterable<Buffer>) => {
-          for await (const _ of source) {
-            // Only the hash is wanted.
-          }
-        },
-        options.signal === undefined ? {} : { signal: options.signal },
-      );
-      await check(loc.path, hashed(zh));
+      // Read in place: one hashing job over the file gives its
+      // `zh:` and both `h1:` forms (hashZipPackage); no copy, no separate
+      // `zh:` pass. The file must be the same before and after (size, times,
+      // inode), else the hashes might describe two different contents.
+      options.signal?.throwIfAborted();
+      const before = await stat(loc.path);
+      const hashes = await plainHashZip(loc.path);
+      const after = await stat(loc.path);
+      if (!sameFile(before, after)) {
+        throw sourceError(ErrorCode.IO, `${loc.path} changed while it was being read`, ctx);
+      }
+      options.signal?.throwIfAborted();
+      inPlace = { zh: hashes.zh, size: before.size };
+      verified = await authenticateArchive(meta, loc.path, inPlace, () => Promise.resolve(hashes));
+      zipHashes = stored && stored.zh.text === hashes.zh.text ? stored : hashes;
       path = loc.path;
-      size = hashed(zh).size;
+      size = before.size;
       from = loc.path;
     } else {
       const dest = options.destPath;
@@ -355,8 +360,9 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       size = hashed(zh).size;
       from = loc.path;
     }
-    // Only results computed here go to the store (a store hit came from it).
-    if (zipHashes !== stored) await options.hashStore?.put(zipHashes!);
+    // Only results computed here go to the store (a store hit came from it),
+    // with the platform they were fetched for (a hint, hashing/store.ts).
+    if (zipHashes !== stored) await options.hashStore?.put(zipHashes!, meta.platform.toString());
   } catch (err) {
     stream?.abort();
     if (claimed !== undefined) await rm(claimed, { force: true });
@@ -378,7 +384,7 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       cause: err,
     });
   }
-  const got = hashed(zh);
+  const got = inPlace ?? hashed(zh);
   const hashes: TrustedHash[] = [...meta.reportedHashes, ...(verified?.hashes ?? [])];
   const auth = meta.authentication;
   const keyId = auth?.kind === 'registry' && auth.signature.kind === 'signed' ? auth.signature.keyId : undefined;
@@ -478,6 +484,11 @@ export function storedArchive(meta: PackageMeta, stored: ZipPackageHashes): Fetc
     stored: true,
     warnings: [...meta.warnings],
   };
+}
+
+/** The same file, unchanged: inode, size and modification and change times. */
+function sameFile(a: Stats, b: Stats): boolean {
+  return a.ino === b.ino && a.dev === b.dev && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
 }
 
 function hashed(zh: ZhStream | undefined): { zh: Hash; size: number } {

@@ -37,6 +37,7 @@ import {
   LEGACY_NAMESPACE,
   parsePlatform,
   ProviderAddress,
+  sortPlatforms,
   tryHostnameForComparison,
   tryParseProviderPart,
   tryParseVersion,
@@ -132,6 +133,16 @@ export class FilesystemMirrorSource implements Source {
       );
     }
     return match.meta;
+  }
+
+  /** The platforms of the packages found for (provider, version), sorted (scan errors reject). */
+  async localPlatforms(provider: ProviderAddress, version: Version): Promise<Platform[]> {
+    const all = await this.scan();
+    const out: Platform[] = [];
+    for (const f of all.get(provider.toComparisonString()) ?? []) {
+      if (f.version.equals(version) && !out.some((p) => p.equals(f.platform))) out.push(f.platform);
+    }
+    return sortPlatforms(out);
   }
 
   private scan(): Promise<Map<string, Found[]>> {

@@ -38,6 +38,11 @@ export class MemoizeSource implements Source {
   publishedPlatforms(provider: ProviderAddress, version: Version, signal?: AbortSignal): Promise<Platform[] | undefined> {
     return this.underlying.publishedPlatforms ? this.underlying.publishedPlatforms(provider, version, signal) : Promise.resolve(undefined);
   }
+
+  get localPlatforms(): ((provider: ProviderAddress, version: Version) => Promise<Platform[]>) | undefined {
+    const u = this.underlying;
+    return u.localPlatforms ? (provider, version) => u.localPlatforms!(provider, version) : undefined;
+  }
 }
 
 async function memo<T>(cache: Map<string, Promise<T>>, key: string, signal: AbortSignal | undefined, call: (s: AbortSignal | undefined) => Promise<T>): Promise<T> {

@@ -148,6 +148,12 @@ export interface Source {
    * registry's versions list); undefined otherwise. `lock -all-platforms` uses it.
    */
   publishedPlatforms?(provider: ProviderAddress, version: Version, signal?: AbortSignal): Promise<Platform[] | undefined>;
+  /**
+   * Local sources only (filesystem mirrors): the platforms this source holds
+   * a package of for a version, sorted; reading them costs no download.
+   * `lock` uses it to tell which platforms an existing lock file covers.
+   */
+  localPlatforms?(provider: ProviderAddress, version: Version): Promise<Platform[]>;
 }
 
 /** Context for {@link sourceError}. */

@@ -29,8 +29,10 @@ export interface FormattableDiagnostic {
   readonly severity: 'error' | 'warning';
   readonly summary: string;
   readonly detail: string;
-  /** The subject's file and start line, when the diagnostic has one. */
-  readonly range?: { readonly filename: string; readonly line: number };
+  /** The subject's file and start line, when the diagnostic has one (no line: a file or directory as a whole). */
+  readonly range?: { readonly filename: string; readonly line?: number };
+  /** What to do about it (provkit's; the reference has none): after the detail, as `Hint: …`. */
+  readonly hint?: string;
   /** Undefined with a range: "(source code not available)". */
   readonly snippet?: DiagnosticSnippet;
 }
@@ -281,6 +283,8 @@ function jsonSteps(v: JsonValue, offset: number): string[] {
 /** `appendSourceSnippets`: `  on FILE line N, in CONTEXT:` and the numbered lines, the subject underlined. */
 function sourceSnippet(d: FormattableDiagnostic, color: boolean): string {
   if (!d.range) return '';
+  // A file or directory as a whole (a root module of `lock -recursive`): provkit's, the reference has none.
+  if (d.range.line === undefined) return `  on ${d.range.filename}:\n\n`;
   if (!d.snippet) return `  on ${d.range.filename} line ${d.range.line}:\n  (source code not available)\n\n`;
   const s = d.snippet;
   let out = `  on ${d.range.filename} line ${d.range.line}${s.context === undefined ? '' : `, in ${s.context}`}:\n`;
@@ -297,6 +301,12 @@ function sourceSnippet(d: FormattableDiagnostic, color: boolean): string {
     out += `${String(s.startLine + i).padStart(4)}: ${line}\n`;
   });
   return `${out}\n`;
+}
+
+/** The detail, and the hint after it when there is one. */
+function detailText(d: FormattableDiagnostic): string {
+  if (d.hint === undefined) return d.detail;
+  return d.detail === '' ? `Hint: ${d.hint}` : `${d.detail}\n\nHint: ${d.hint}`;
 }
 
 /** The detail, each line not starting with a space word-wrapped at `lim` (none when `lim` ≤ 0). */
@@ -324,7 +334,7 @@ export function formatDiagnostic(d: FormattableDiagnostic, color: boolean, width
   // fmt.Fprintf(&buf, color.Color("[bold]%s[reset]\n\n"), summary): the appended reset follows the newlines.
   let buf = `${head}${color ? `\u001b[1m${d.summary}\u001b[0m\n\n\u001b[0m` : `${d.summary}\n\n`}`;
   buf += sourceSnippet(d, color);
-  buf += wrappedDetail(d.detail, width - 2 - 1);
+  buf += wrappedDetail(detailText(d), width - 2 - 1);
   // bufio.Scanner's lines: a final newline ends the last line; `\r` before a newline is dropped.
   const lines = buf.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
@@ -336,7 +346,8 @@ export function formatDiagnostic(d: FormattableDiagnostic, color: boolean, width
 export function formatDiagnosticPlain(d: FormattableDiagnostic, width: number): string {
   let buf = `\n${d.severity === 'error' ? 'Error' : 'Warning'}: ${d.summary}\n\n`;
   buf += sourceSnippet(d, false);
-  buf += width > 1 ? wrappedDetail(d.detail, width - 1) : d.detail === '' ? '' : `${d.detail}\n`;
+  const detail = detailText(d);
+  buf += width > 1 ? wrappedDetail(detail, width - 1) : detail === '' ? '' : `${detail}\n`;
   return buf;
 }
 

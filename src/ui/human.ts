@@ -6,7 +6,7 @@
  * progress display is src/ui/progress.ts.
  */
 import { type Flavor, flavorInfo, type ProviderAddress } from '../addresses/index.js';
-import type { ErrorCode } from '../errors.js';
+import type { Diagnostic as BaseDiagnostic } from '../errors.js';
 import type { InstallerEvent } from '../installer/events.js';
 import { colorize, type FormattableDiagnostic, formatDiagnostic, formatDiagnosticPlain, sortDiagnostics } from './diagnostic.js';
 
@@ -15,18 +15,14 @@ export interface TextSink {
   isTTY?: boolean;
 }
 
-export interface Diagnostic extends FormattableDiagnostic {
-  /**
-   * Where the subject is (file, line, and its byte offsets for ordering);
-   * with a `snippet` when the file's text was at hand (configuration files),
-   * without one the reference's "(source code not available)" (the lock file).
-   */
-  readonly range?: { readonly filename: string; readonly line: number; readonly start?: number; readonly end?: number };
-  /** `file:line,col` where the problem is, when known (`-json` only). */
-  readonly location?: string;
-  /** The error's stable code, when the diagnostic reports one (shown by `-json` only). */
-  readonly code?: ErrorCode;
-}
+/**
+ * The one diagnostic type (src/errors.ts), with the source lines of its
+ * range when the file's text was at hand (configuration files; without them
+ * a range reads "(source code not available)", as the lock file's does in
+ * the reference). Rendered as terraform does here, as `diagnostic` messages
+ * by json.ts (which ignores the snippet).
+ */
+export type Diagnostic = BaseDiagnostic & FormattableDiagnostic;
 
 /**
  * How diagnostics are framed (hashicorp/terraform v1.11.4, the same in OpenTofu):
@@ -107,8 +103,14 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
     case 'hashes_obtained':
       out.write(`- Obtained ${name(e.provider)} checksums for ${e.platform.toString()}; ${CHANGE_TEXT[e.change]}\n`);
       return;
+    case 'platforms_chosen': {
+      // Flags and this machine's platform are what the reference uses silently.
+      const text = platformsText(e);
+      if (e.origin === 'policy' || e.origin === 'inferred') out.write(`${text[0]!.toUpperCase()}${text.slice(1)}.\n`);
+      return;
+    }
     case 'warning':
-      renderDiagnostic({ severity: 'warning', summary: e.summary, detail: e.detail }, err, style, out);
+      renderDiagnostic({ severity: 'warning', summary: e.summary, detail: e.detail, code: e.code }, err, style, out);
       return;
     case 'provider_selected':
       return;
@@ -165,6 +167,25 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
     case 'verify_problem':
       out.write(`${[e.provider.toString(), e.version?.toString(), e.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${e.message}\n`);
       return;
+  }
+}
+
+/**
+ * Where a lock run's platforms came from, as a phrase: `linux_amd64,
+ * darwin_arm64 from provkit.hcl`, `… inferred from the lock file (hash
+ * store)`, `… given with -platform`, `… (this machine's)`.
+ */
+export function platformsText(e: Extract<InstallerEvent, { type: 'platforms_chosen' }>): string {
+  const list = e.platforms.map(String).join(', ');
+  switch (e.origin) {
+    case 'policy':
+      return `platforms ${list} from ${e.policyFile ?? 'provkit.hcl'}`;
+    case 'inferred':
+      return `platforms ${list} inferred from the existing lock file${e.via && e.via.length > 0 ? ` (by the ${e.via.join(', ')})` : ''}`;
+    case 'flags':
+      return `platforms ${list} given with -platform`;
+    case 'host':
+      return `platform ${list} (this machine's)`;
   }
 }
 

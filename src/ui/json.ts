@@ -6,6 +6,7 @@
  * local offset) and `type`. Message types are listed in docs/json-ui.md;
  * consumers should show `@message` for types they do not know.
  */
+import { rangeText } from '../errors.js';
 import type { InstallerEvent } from '../installer/events.js';
 import type { Diagnostic, TextSink } from './human.js';
 
@@ -28,10 +29,17 @@ export class JsonUI {
   constructor(
     private readonly out: TextSink,
     private readonly now: () => Date = () => new Date(),
+    /** Fields every message carries (`lock -recursive`: the `root` a message is about). */
+    private readonly common: Readonly<Record<string, unknown>> = {},
   ) {}
 
+  /** The same output, every message also carrying `fields` (after `type`). */
+  scoped(fields: Readonly<Record<string, unknown>>): JsonUI {
+    return new JsonUI(this.out, this.now, { ...this.common, ...fields });
+  }
+
   private emit(level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown> = {}): void {
-    const line = { '@level': level, '@message': message, '@module': JSON_MODULE, '@timestamp': rfc3339(this.now()), type, ...fields };
+    const line = { '@level': level, '@message': message, '@module': JSON_MODULE, '@timestamp': rfc3339(this.now()), type, ...this.common, ...fields };
     this.out.write(`${JSON.stringify(line)}\n`);
   }
 
@@ -41,12 +49,32 @@ export class JsonUI {
 
   diagnostic(d: Diagnostic): void {
     this.emit(d.severity === 'error' ? 'error' : 'warn', `${d.severity === 'error' ? 'Error' : 'Warning'}: ${d.summary}`, 'diagnostic', {
-      diagnostic: { severity: d.severity, summary: d.summary, detail: d.detail, ...(d.location ? { location: d.location } : {}), ...(d.code ? { code: d.code } : {}) },
+      diagnostic: {
+        severity: d.severity,
+        summary: d.summary,
+        detail: d.detail,
+        // `location` (file:line:col) as before, and the reference's `range` (viewsjson.DiagnosticRange, start only).
+        ...(d.range
+          ? {
+              location: rangeText(d.range),
+              ...(d.range.line === undefined
+                ? {}
+                : { range: { filename: d.range.filename, start: { line: d.range.line, ...(d.range.column === undefined ? {} : { column: d.range.column }) } } }),
+            }
+          : {}),
+        code: d.code,
+        ...(d.hint === undefined ? {} : { hint: d.hint }),
+      },
     });
   }
 
   summary(message: string, fields: Record<string, unknown>): void {
     this.emit('info', message, 'summary', fields);
+  }
+
+  /** A message of any other type (`lock_root`, …): the common keys, then `fields` (listed in docs/json-ui.md). */
+  message(level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown> = {}): void {
+    this.emit(level, message, type, fields);
   }
 
   event(e: InstallerEvent): void {
@@ -69,6 +97,22 @@ export class JsonUI {
           total: e.total ?? null,
         });
         return;
+      case 'fetch_retry':
+        // Not in the reference's stream (its installer is silent while it retries): provkit's, so that a machine sees a backoff too.
+        this.emit('info', `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: retrying in ${Math.ceil(e.delayMs / 1000)} s after ${e.reason}`, 'package_fetch_retry', {
+          ...ref(e),
+          attempt: e.attempt,
+          delay_ms: e.delayMs,
+          reason: e.reason,
+        });
+        return;
+      case 'fetch_resume':
+        this.emit('info', `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: resuming at byte ${e.offset}`, 'package_fetch_resume', { ...ref(e), offset: e.offset, total: e.total });
+        return;
+      case 'fetch_failed':
+        // The reason follows as the command's diagnostic.
+        this.emit('info', `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: failed`, 'package_fetch_failed', ref(e));
+        return;
       case 'fetch_complete':
         this.emit('info', `Retrieved ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} (${e.auth})`, 'package_fetch_complete', {
           ...ref(e),
@@ -81,8 +125,16 @@ export class JsonUI {
       case 'hashes_obtained':
         this.emit('info', `Obtained ${e.provider.toString()} checksums for ${e.platform.toString()}`, 'lock_hashes', { ...ref(e), change: e.change.replace('-', '_') });
         return;
+      case 'platforms_chosen':
+        this.emit('info', `Platforms: ${e.platforms.map(String).join(', ')} (${e.origin})`, 'platforms', {
+          platforms: e.platforms.map(String),
+          origin: e.origin,
+          ...(e.policyFile === undefined ? {} : { policy_file: e.policyFile }),
+          ...(e.via === undefined ? {} : { via: e.via }),
+        });
+        return;
       case 'warning':
-        this.diagnostic({ severity: 'warning', summary: e.summary, detail: e.detail });
+        this.diagnostic({ severity: 'warning', summary: e.summary, detail: e.detail, code: e.code });
         return;
       case 'mirror_package':
         this.emit('info', `${e.action === 'kept' ? 'Kept' : 'Wrote'} ${e.path}`, 'mirror_package', { ...ref(e), path: e.path, action: e.action });

@@ -304,7 +304,8 @@ provider "registry.example.test/acme/tools" {
     const r = await run(['install', `-fs-mirror=${mirror}`, '-platform=linux_amd64'], dir);
     expect(r.code).toBe(1);
     expect(flat(r.stderr)).toContain(
-      'locked provider registry.example.test/acme/demo 0.9.0 does not match configured version constraint ~> 1.0; must use tofu init -upgrade to allow selection of new versions',
+      // The lock file is terraform's (its header): the run is a terraform one.
+      'locked provider registry.example.test/acme/demo 0.9.0 does not match configured version constraint ~> 1.0; must use terraform init -upgrade to allow selection of new versions',
     );
   });
 

@@ -57,6 +57,8 @@ describe('provkit serve', () => {
     const first = JSON.parse(s.firstLine) as { type: string; url: string };
     expect(first.type).toBe('listening');
     expect(first.url).toBe(s.url);
+    // Issue 14 -json: the stream starts with the version message.
+    expect(JSON.parse(s.stdout().split('\n')[0]!)).toMatchObject({ type: 'version', ui: '1.0' });
     await fetchText(`${s.url}registry.example.test/acme/demo/1.1.0.json`);
     expect(await s.stop('SIGINT')).toBe(0);
     const access = s

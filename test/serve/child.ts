@@ -1,5 +1,6 @@
 // Starts `provkit serve` as a child process and reads the URL from its first
-// stdout line; `stop()` sends SIGTERM and waits for the exit.
+// stdout line (with -json: the first after the `version` message, which
+// every -json stream starts with); `stop()` sends SIGTERM and waits for the exit.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -26,12 +27,13 @@ export function startServe(args: string[], cwd: string, env: Record<string, stri
       child.kill('SIGKILL');
       reject(new Error(`provkit serve did not start: ${err}`));
     }, 10_000);
+    const firstOf = (text: string): string | undefined => text.split('\n').slice(0, -1).find((l) => !l.includes('"type":"version"'));
     child.stdout.on('data', (c: Buffer) => {
-      const had = out.includes('\n');
+      const had = firstOf(out) !== undefined;
       out += c.toString();
-      if (!had && out.includes('\n')) {
+      const firstLine = firstOf(out);
+      if (!had && firstLine !== undefined) {
         clearTimeout(timer);
-        const firstLine = out.slice(0, out.indexOf('\n'));
         const url = /(https?:\/\/[^\s"]+\/)/.exec(firstLine)?.[1] ?? '';
         resolve({
           url,
@@ -48,7 +50,7 @@ export function startServe(args: string[], cwd: string, env: Record<string, stri
     });
     void exited.then((code) => {
       clearTimeout(timer);
-      if (!out.includes('\n')) reject(new Error(`provkit serve exited with ${String(code)}: ${err}`));
+      if (firstOf(out) === undefined) reject(new Error(`provkit serve exited with ${String(code)}: ${err}`));
     });
   });
 }

@@ -18,6 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { checkedStreams, jsonUiStreamProblems, wantsJsonStream } from './json-ui-schema.js';
+
 export const BIN = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
 
 export interface CliResult {
@@ -76,6 +78,16 @@ export function startCli(args: string[], opts: RunOptions): StartedCli {
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      // Issue 14: every -json stream in the suite is checked against the one
+      // schema (test/support/json-ui-schema.ts); a run killed outright is not.
+      if (wantsJsonStream(args) && !timedOut && signal !== 'SIGKILL') {
+        checkedStreams.count += 1;
+        const problems = jsonUiStreamProblems(stdout);
+        if (problems.length > 0) {
+          reject(new Error(`the -json output of provkit ${args.join(' ')} breaks docs/json-ui.md:\n${problems.join('\n')}\n--- stdout:\n${stdout}`));
+          return;
+        }
+      }
       resolve({ code: code ?? 128 + (SIGNALS[signal ?? ''] ?? 0), signal, stdout, stderr, timedOut });
     });
   });

@@ -19,7 +19,7 @@ function sink(): { text: string; write(s: string): void } {
 describe('issue 11 #9, issue 14: diagnostics as terraform frames them', () => {
   it('starts every line inside the box with │, also those of a multi-line summary (colour on a terminal)', () => {
     const out = sink();
-    renderDiagnostic({ severity: 'warning', summary: 'first line \nsecond line', detail: 'a\n\nb' }, out, { color: true, diagnosticColor: true, width: 80, frame: 'view' });
+    renderDiagnostic({ severity: 'warning', summary: 'first line \nsecond line', detail: 'a\n\nb', code: 'SOURCE_WARNING' }, out, { color: true, diagnosticColor: true, width: 80, frame: 'view' });
     const plain = out.text.replace(/\u001b\[[0-9;]*m/g, '');
     expect(plain).toBe('╷\n│ Warning: first line \n│ second line\n│ \n│ a\n│ \n│ b\n╵\n');
   });
@@ -27,11 +27,11 @@ describe('issue 11 #9, issue 14: diagnostics as terraform frames them', () => {
   it('wraps the detail to the width (terraform: width - 3 in the box, width - 1 plain)', () => {
     const detail = 'word '.repeat(40).trim();
     const boxed = sink();
-    renderDiagnostic({ severity: 'error', summary: 'S', detail }, boxed, { color: true, diagnosticColor: true, width: 40, frame: 'view' });
+    renderDiagnostic({ severity: 'error', summary: 'S', detail, code: 'INTERNAL' }, boxed, { color: true, diagnosticColor: true, width: 40, frame: 'view' });
     const lines = boxed.text.replace(/\u001b\[[0-9;]*m/g, '').split('\n');
     expect(lines.every((l) => [...l].length <= 40)).toBe(true);
     const plain = sink();
-    renderDiagnostic({ severity: 'error', summary: 'S', detail }, plain, { color: false, diagnosticColor: false, width: 40, frame: 'view' });
+    renderDiagnostic({ severity: 'error', summary: 'S', detail, code: 'INTERNAL' }, plain, { color: false, diagnosticColor: false, width: 40, frame: 'view' });
     expect(plain.text).toBe(`\nError: S\n\n${'word word word word word word word word\n'.repeat(5)}`);
   });
 
@@ -40,6 +40,7 @@ describe('issue 11 #9, issue 14: diagnostics as terraform frames them', () => {
     expect(queryWarningsEvent(provider, [])).toBeUndefined();
     expect(queryWarningsEvent(provider, ['one', 'two'])).toEqual({
       type: 'warning',
+      code: 'REGISTRY_WARNINGS',
       summary: 'Additional provider information from registry',
       detail: 'The remote registry returned warnings for registry.example.test/acme/demo:\n- one\n- two',
       provider,

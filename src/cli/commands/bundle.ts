@@ -7,9 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { type FileHandle, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 
-import { parseConstraints, tryParseProviderSource, VersionConstraints } from '../../addresses/index.js';
+import { currentPlatform, parseConstraints, tryParseProviderSource, VersionConstraints } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
-import { describeError, ErrorCode, fileError, isProvkitError, ProvkitError } from '../../errors.js';
+import { describeError, diagnosticFromError, ErrorCode, fileError, isProvkitError, ProvkitError, WarningCode } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
 import { removeOnExit } from '../../fs/cleanup.js';
 import { makeDirectory } from '../../fs/target.js';
@@ -24,7 +24,7 @@ import { bundleCreationTime } from '../../installer/bundle/manifest.js';
 import type { Requirement } from '../../installer/lock.js';
 import { loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, httpFor, ociTemplate, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { checkMirrorFlags, httpFor, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -49,7 +49,8 @@ export const BUNDLE_HELP = `Usage: provkit [global options] bundle create [optio
   as mirror oci://… publishes them (see docs/oci.md).
 
 Options of create:
-  -platform=OS_ARCH     A target platform (repeatable; default: this machine's).
+  -platform=OS_ARCH     A target platform (repeatable; default: the platforms of
+                        provkit.hcl in the working directory, else this machine's).
   -since=OLD.tar        Leave out the packages OLD.tar already holds (a delta bundle).
   -fs-mirror=DIR        Take packages from a filesystem mirror, not the origin registries.
   -net-mirror=URL       Take packages from a network mirror, not the origin registries.
@@ -68,19 +69,20 @@ export async function bundleCommand(args: readonly string[], io: CliIO, globals:
   if (sub === 'create') return runInterruptible(io, 'provkit bundle create', (signal) => bundleCreate(rest, io, globals, signal));
   if (sub === 'import') return runInterruptible(io, 'provkit bundle import', (signal) => bundleImport(rest, io, globals, signal));
   const ui = createRenderer(io, globals, args.includes('-json') || args.includes('--json'));
-  return ui.fail([{ severity: 'error', summary: 'Missing or unknown bundle subcommand', detail: `Use "bundle create" or "bundle import" (got ${JSON.stringify(sub ?? '')}).\n\n${BUNDLE_HELP}` }]);
+  return ui.fail([{ severity: 'error', summary: 'Missing or unknown bundle subcommand', detail: `Use "bundle create" or "bundle import" (got ${JSON.stringify(sub ?? '')}).\n\n${BUNDLE_HELP}`, code: ErrorCode.USAGE }]);
 }
 
 function errorDiagnostic(summary: string, err: unknown): Diagnostic {
-  return { severity: 'error', summary, detail: describeError(err) };
+  return { ...diagnosticFromError(err, summary), summary, detail: describeError(err) };
 }
 
 async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
   const flags = parseFlags(args, { platform: 'strings', since: 'string', 'fs-mirror': 'string', 'net-mirror': 'string', json: 'bool' });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
-  if (flags.positionals.length < 1) errors.push({ severity: 'error', summary: 'Wrong number of arguments', detail: 'bundle create requires the output file (OUT.tar) as its last argument.' });
-  const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors);
+  if (flags.positionals.length < 1) errors.push({ severity: 'error', summary: 'Wrong number of arguments', detail: 'bundle create requires the output file (OUT.tar) as its last argument.', code: ErrorCode.USAGE });
+  const platformValues = flags.lists.get('platform') ?? [];
+  parsePlatformFlags(platformValues, errors);
   const fsMirror = flags.strings.get('fs-mirror');
   const netMirror = flags.strings.get('net-mirror');
   checkMirrorFlags({ fsMirror, netMirror }, errors);
@@ -91,6 +93,10 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
     errors.push(errorDiagnostic('Invalid SOURCE_DATE_EPOCH', err));
   }
   if (errors.length > 0) return ui.fail(errors);
+  // -platform, else the policy file (provkit.hcl), else this machine's.
+  const chosen = await platformsFor(globals, platformValues, errors, ui);
+  if (!chosen) return ui.fail([]);
+  const platforms = chosen.platforms.length > 0 ? chosen.platforms : [currentPlatform()];
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
   if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
@@ -102,7 +108,7 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
       const at = arg.indexOf('@');
       const parsed = tryParseProviderSource(at < 0 ? arg : arg.slice(0, at), globals.flavor);
       if (!parsed.ok) {
-        errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: parsed.error.detail ?? parsed.error.message });
+        errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: parsed.error.detail ?? parsed.error.message, code: parsed.error.code });
         continue;
       }
       let constraints: VersionConstraints = requirements.find((r) => r.provider.equals(parsed.address))?.constraints ?? new VersionConstraints();
@@ -118,7 +124,7 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
     }
     requirements = wanted;
   }
-  if (requirements.length === 0) errors.push({ severity: 'error', summary: 'No providers to bundle', detail: 'Name providers as arguments, or run in a directory whose configuration requires some.' });
+  if (requirements.length === 0) errors.push({ severity: 'error', summary: 'No providers to bundle', detail: 'Name providers as arguments, or run in a directory whose configuration requires some.', code: ErrorCode.USAGE });
   if (errors.length > 0) return ui.fail(errors);
 
   const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME);
@@ -172,7 +178,7 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
       events: (e) => ui.event(e),
     });
     if (outcome.failures.length > 0) {
-      return ui.fail(outcome.failures.map((f) => ({ severity: 'error' as const, summary: f.summary, detail: `${f.provider.toString()}${f.platform ? ` (${f.platform.toString()})` : ''}: ${f.error.message}` })));
+      return ui.fail(outcome.failures.map((f) => ({ severity: 'error' as const, summary: f.summary, detail: `${f.provider.toString()}${f.platform ? ` (${f.platform.toString()})` : ''}: ${f.error.message}`, code: f.error.code, ...(f.error.hint === undefined ? {} : { hint: f.error.hint }) })));
     }
     try {
       await rename(tmp, out);
@@ -203,7 +209,7 @@ async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalO
   const flags = parseFlags(args, { 'trusted-lock': 'string', 'lock-out': 'string', 'max-member-size': 'int', json: 'bool' });
   const ui: Renderer = createRenderer(io, globals, flags.bools.get('json') === true);
   if (flags.positionals.length !== 2) {
-    return ui.fail([{ severity: 'error', summary: 'Wrong number of arguments', detail: 'bundle import requires the bundle file and the target mirror directory.' }]);
+    return ui.fail([{ severity: 'error', summary: 'Wrong number of arguments', detail: 'bundle import requires the bundle file and the target mirror directory.', code: ErrorCode.USAGE }]);
   }
   const trusted = flags.strings.get('trusted-lock');
   let trustedLocks;
@@ -247,8 +253,9 @@ async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalO
               severity: 'warning',
               summary: 'Waiting for another run',
               detail: `${target} is locked${w.holder ? ` by process ${w.holder.pid} on ${w.holder.hostname}` : ''} (an import or mirror run); waiting for it to finish.`,
+              code: WarningCode.LOCK_WAIT,
             }),
-          onBreak: (b) => ui.diagnostic({ severity: 'warning', summary: 'Stale mirror lock removed', detail: `${b.path} (${b.reason})` }),
+          onBreak: (b) => ui.diagnostic({ severity: 'warning', summary: 'Stale mirror lock removed', detail: `${b.path} (${b.reason})`, code: WarningCode.STALE_LOCK_REMOVED }),
         },
         ...(maxMemberSize === undefined ? {} : { maxMemberSize }),
         ...(trustedLocks ? { trustedLocks } : {}),
@@ -291,10 +298,10 @@ async function bundleImportOci(
   const template = ociTemplate(o.target);
   const problem = validateLevel1(template);
   if (problem !== undefined) {
-    return ui.fail([{ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The target ${o.target} is not a valid URI template: ${problem}.` }]);
+    return ui.fail([{ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The target ${o.target} is not a valid URI template: ${problem}.`, code: ErrorCode.USAGE }]);
   }
   const cli = await loadCliConfigFor(io, globals);
-  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING });
   if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
   const { http, close } = httpFor(io);
   const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });

@@ -13,6 +13,7 @@ import { installFailureDiagnostics, lockFileAction, runInstall } from '../../ins
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { ErrorCode, WarningCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -38,6 +39,7 @@ Options:
                           Packages are installed there and linked into
                           .terraform/providers; several installs may share it.
   -json                   Machine-readable output (JSON lines; see docs/json-ui.md).
+  -input=false            Accepted for init's command lines (provkit never prompts).
 
 Environment: TF_DATA_DIR (default .terraform), TF_PLUGIN_CACHE_DIR,
 TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE.
@@ -57,6 +59,8 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
     'plugin-cache-dir': 'string',
     'test-directory': 'string',
     json: 'bool',
+    // Accepted and ignored, as init's (provkit never prompts).
+    input: 'bool',
   });
   // Diagnostics as init's view prints them (errors to stderr, warnings to stdout).
   const ui = createRenderer(io, globals, flags.bools.get('json') === true, { frame: 'view' });
@@ -70,11 +74,11 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
   checkMirrorFlags({ fsMirror, netMirror }, errors);
   const lockfileMode = flags.strings.get('lockfile');
   if (lockfileMode !== undefined && lockfileMode !== 'readonly') {
-    errors.push({ severity: 'error', summary: 'Invalid -lockfile option', detail: `The only valid value of -lockfile is "readonly", not ${JSON.stringify(lockfileMode)}.` });
+    errors.push({ severity: 'error', summary: 'Invalid -lockfile option', detail: `The only valid value of -lockfile is "readonly", not ${JSON.stringify(lockfileMode)}.`, code: ErrorCode.USAGE });
   }
   const readonly = lockfileMode === 'readonly';
   const upgrade = flags.bools.get('upgrade') === true;
-  if (readonly && upgrade) errors.push({ severity: 'error', summary: 'The -upgrade flag conflicts with -lockfile=readonly.', detail: '' });
+  if (readonly && upgrade) errors.push({ severity: 'error', summary: 'The -upgrade flag conflicts with -lockfile=readonly.', detail: '', code: ErrorCode.USAGE });
 
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   const targetDir = resolve(globals.cwd, dataDir, 'providers');
@@ -89,6 +93,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
         severity: 'error',
         summary: 'Invalid plugin cache directory',
         detail: `The specified plugin cache dir ${cacheDir} cannot be opened: ${err instanceof Error ? err.message : String(err)}`,
+        code: ErrorCode.USAGE,
       });
     }
   }
@@ -102,7 +107,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
     // own before the configuration's (`views.InitConfigError`, reported with
     // the loader's diagnostics in internal/command/init.go, terraform v1.11.4;
     // OpenTofu's `InitHuman.ConfigError` words it as below).
-    ui.diagnostic({ severity: 'error', summary: configErrorPreface(globals.flavor), detail: '' });
+    ui.diagnostic({ severity: 'error', summary: configErrorPreface(globals.flavor), detail: '', code: ErrorCode.INVALID_CONFIGURATION });
   }
   if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
 
@@ -150,6 +155,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
           severity: 'error',
           summary: 'Provider dependency changes detected',
           detail: `Changes to the required provider dependencies were detected, but the lock file is read-only. To use and record these requirements, run "${info.command} init" without the "-lockfile=readonly" flag.`,
+          code: ErrorCode.LOCK_FILE_READONLY,
         },
       ]);
     }
@@ -158,6 +164,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
         severity: 'warning',
         summary: 'Provider lock file not updated',
         detail: `Changes to the provider selections were detected, but not saved in the ${LOCK_FILE_NAME} file. To record these selections, run "${info.command} init" without the "-lockfile=readonly" flag.`,
+        code: WarningCode.LOCK_FILE_NOT_UPDATED,
       });
     }
     if (action === 'write') {

@@ -5,18 +5,18 @@
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 
-import { flavorInfo } from '../../addresses/index.js';
+import { currentPlatform, flavorInfo } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
-import { describeError } from '../../errors.js';
 import { checkDirectoryTarget } from '../../fs/target.js';
 import { createHashPool } from '../../hashing/index.js';
 import type { InstallerEvent } from '../../installer/events.js';
 import { type MirrorFailure, type MirrorOptions, runMirror } from '../../installer/mirror.js';
 import { runUnpackedMirror } from '../../installer/mirror-unpacked.js';
 import { runOciMirror } from '../../installer/oci-publish.js';
-import { loadLockFile, LOCK_FILE_NAME, verifyDependencySelections } from '../../lockfile/index.js';
+import { loadLockFile, LOCK_FILE_NAME, Locks, verifyDependencySelections } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { cacheBase, checkMirrorFlags, hashStoreOption, httpFor, ociTemplate, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { cacheBase, checkMirrorFlags, hashStoreOption, httpFor, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { describeError, ErrorCode, ProvkitError, WarningCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -40,7 +40,8 @@ export const MIRROR_HELP = `Usage: provkit [global options] mirror [options] TAR
   Docker-style config files (see docs/oci.md).
 
 Options:
-  -platform=OS_ARCH   A target platform (repeatable; default: this machine's).
+  -platform=OS_ARCH   A target platform (repeatable; default: the platforms of
+                      provkit.hcl in the working directory, else this machine's).
   -hashes=all         List zh: and both h1: forms in VERSION.json (default:
                       what the reference writes for the flavor).
   -layout=unpacked    Write HOST/NS/TYPE/VERSION/OS_ARCH/ directories (each package
@@ -49,6 +50,8 @@ Options:
                       directory so re-runs stay incremental.
   -fs-mirror=DIR      Take packages from a filesystem mirror, not the origin registries.
   -net-mirror=URL     Take packages from a network mirror, not the origin registries.
+  -lock-file=false    Ignore the dependency lock file: mirror the newest versions
+                      the configuration allows (terraform 1.10+).
   -json               Machine-readable output (JSON lines; see docs/json-ui.md).
 `;
 
@@ -57,21 +60,22 @@ export function mirrorCommand(args: readonly string[], io: CliIO, globals: Globa
 }
 
 async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
-  const flags = parseFlags(args, { platform: 'strings', hashes: 'string', layout: 'string', 'fs-mirror': 'string', 'net-mirror': 'string', json: 'bool' });
+  const flags = parseFlags(args, { platform: 'strings', hashes: 'string', layout: 'string', 'fs-mirror': 'string', 'net-mirror': 'string', json: 'bool', 'lock-file': 'bool' });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
   if (flags.positionals.length !== 1) {
-    errors.push({ severity: 'error', summary: 'Wrong number of arguments', detail: 'The providers mirror command requires an output directory as a command-line argument.' });
+    errors.push({ severity: 'error', summary: 'Wrong number of arguments', detail: 'The providers mirror command requires an output directory as a command-line argument.', code: ErrorCode.USAGE });
   }
-  const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors);
+  const platformValues = flags.lists.get('platform') ?? [];
+  parsePlatformFlags(platformValues, errors);
   const hashesFlag = flags.strings.get('hashes') ?? 'reference';
   const hashes = hashesFlag === 'all' ? 'all' : 'reference';
   if (hashesFlag !== 'reference' && hashesFlag !== 'all') {
-    errors.push({ severity: 'error', summary: 'Invalid -hashes option', detail: `The -hashes option must be "reference" or "all", not ${JSON.stringify(hashesFlag)}.` });
+    errors.push({ severity: 'error', summary: 'Invalid -hashes option', detail: `The -hashes option must be "reference" or "all", not ${JSON.stringify(hashesFlag)}.`, code: ErrorCode.USAGE });
   }
   const layout = flags.strings.get('layout') ?? 'packed';
   if (layout !== 'packed' && layout !== 'unpacked') {
-    errors.push({ severity: 'error', summary: 'Invalid -layout option', detail: `The -layout option must be "packed" or "unpacked", not ${JSON.stringify(layout)}.` });
+    errors.push({ severity: 'error', summary: 'Invalid -layout option', detail: `The -layout option must be "packed" or "unpacked", not ${JSON.stringify(layout)}.`, code: ErrorCode.USAGE });
   }
   const fsMirror = flags.strings.get('fs-mirror');
   const netMirror = flags.strings.get('net-mirror');
@@ -79,9 +83,9 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
   const oci = flags.positionals.length === 1 && flags.positionals[0]!.startsWith('oci://') ? ociTemplate(flags.positionals[0]!) : undefined;
   if (oci !== undefined) {
     const problem = validateLevel1(oci);
-    if (problem !== undefined) errors.push({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The target ${flags.positionals[0]!} is not a valid URI template: ${problem}.` });
+    if (problem !== undefined) errors.push({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The target ${flags.positionals[0]!} is not a valid URI template: ${problem}.`, code: ErrorCode.USAGE });
     if (flags.strings.has('layout') || flags.strings.has('hashes')) {
-      errors.push({ severity: 'error', summary: 'Invalid options for an OCI mirror', detail: 'The -layout and -hashes options apply to directory targets, not to an oci:// target.' });
+      errors.push({ severity: 'error', summary: 'Invalid options for an OCI mirror', detail: 'The -layout and -hashes options apply to directory targets, not to an oci:// target.', code: ErrorCode.USAGE });
     }
   }
   if (errors.length > 0) return ui.fail(errors);
@@ -89,14 +93,21 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
   if (oci === undefined) {
     // A file where the target (or a directory above it) must go: said before any work.
     const badTarget = await checkDirectoryTarget(targetDir, 'cannot mirror into').then(() => undefined, (err: unknown) => err);
-    if (badTarget !== undefined) return ui.fail([{ severity: 'error', summary: 'Invalid mirror directory', detail: describeError(badTarget) }]);
+    if (badTarget !== undefined) return ui.fail([{ severity: 'error', summary: 'Invalid mirror directory', detail: describeError(badTarget), code: badTarget instanceof ProvkitError ? badTarget.code : ErrorCode.IO }]);
   }
+  // -platform, else the policy file (provkit.hcl), else this machine's.
+  const chosen = await platformsFor(globals, platformValues, errors, ui);
+  if (!chosen) return ui.fail([]);
+  const platforms = chosen.platforms.length > 0 ? chosen.platforms : [currentPlatform()];
 
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
   if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
   const requirements = [...config.requirements.values()];
 
-  const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME);
+  // -lock-file=false: the lock file is not read at all (terraform 1.10+
+  // internal/command/providers_mirror.go: `if c.Meta.lockFileEnabled`).
+  const useLock = flags.bools.get('lock-file') !== false;
+  const lock = useLock ? await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME) : { locks: new Locks(), diagnostics: [] };
   if (reportDiagnostics(ui, lock.diagnostics, globals.cwd)) return ui.fail([]);
   // A lock that does not cover the configuration stops the run before anything
   // is fetched, as terraform 1.11 does (OpenTofu reports it and mirrors anyway,
@@ -113,6 +124,7 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
           severity: 'error',
           summary: 'Inconsistent dependency lock file',
           detail: `To update the locked dependency selections to match a changed configuration, run:\n  ${flavorInfo(globals.flavor).command} init -upgrade\n got:[${problems.join(' ')}]`,
+          code: ErrorCode.INCONSISTENT_LOCK_FILE,
         },
       ]);
     }
@@ -142,8 +154,9 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
             severity: 'warning',
             summary: 'Waiting for another mirror run',
             detail: `${targetDir} is locked${w.holder ? ` by process ${w.holder.pid} on ${w.holder.hostname}` : ''}; waiting for it to finish.`,
+            code: WarningCode.LOCK_WAIT,
           }),
-        onBreak: (b) => ui.diagnostic({ severity: 'warning', summary: 'Stale mirror lock removed', detail: `${b.path} (${b.reason})` }),
+        onBreak: (b) => ui.diagnostic({ severity: 'warning', summary: 'Stale mirror lock removed', detail: `${b.path} (${b.reason})`, code: WarningCode.STALE_LOCK_REMOVED }),
       },
       requirements,
       locks: lock.locks,
@@ -164,7 +177,7 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
         : await runMirror(options);
     if (outcome.failures.length > 0) {
       // Nothing changed in the target: no summary of work that did not happen.
-      return ui.fail(outcome.failures.map((f) => ({ severity: 'error' as const, summary: f.summary, detail: failureDetail(f), code: f.error.code })));
+      return ui.fail(outcome.failures.map((f) => ({ severity: 'error' as const, summary: f.summary, detail: failureDetail(f), code: f.error.code, ...(f.error.hint === undefined ? {} : { hint: f.error.hint }) })));
     }
     ui.summary(`Mirrored: ${outcome.written} fetched, ${outcome.reused} already present and verified.`, { fetched: outcome.written, reused: outcome.reused, failed: 0 });
     return 0;
@@ -213,7 +226,7 @@ async function ociMirrorRun(
   },
 ): Promise<number> {
   const cli = await loadCliConfigFor(io, globals);
-  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING });
   if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
   const outcome = await runOciMirror({
     requirements: o.requirements,

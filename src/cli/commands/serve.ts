@@ -8,13 +8,13 @@ import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 
-import { describeError } from '../../errors.js';
+import { type Diagnostic, describeError, diagnosticFromError, ErrorCode, ProvkitError, WarningCode } from '../../errors.js';
 import { createHashPool } from '../../hashing/index.js';
 import { type AccessLogEntry, isLoopbackHost, parseListen, startMirrorServer } from '../../installer/serve/server.js';
 import { renderDiagnostic } from '../../ui/human.js';
-import { JSON_MODULE, rfc3339 } from '../../ui/json.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { humanStyle, jsonUIsFor } from '../render.js';
 
 export const SERVE_HELP = `Usage: provkit [global options] serve [options] DIR
 
@@ -39,12 +39,17 @@ Options:
 export async function serveCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
   const flags = parseFlags(args, { listen: 'string', 'tls-cert': 'string', 'tls-key': 'string', refresh: 'int', json: 'bool' });
   const json = flags.bools.get('json') === true;
+  // -json: the run's JSON streams (stdout's starts with the version message; -json-into's too).
+  const uis = jsonUIsFor(io, json);
   const line = (level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown> = {}): void => {
-    io.stdout.write(`${JSON.stringify({ '@level': level, '@message': message, '@module': JSON_MODULE, '@timestamp': rfc3339(new Date()), type, ...fields })}\n`);
+    for (const ui of uis) ui.message(level, message, type, fields);
   };
-  const fail = (summary: string, detail: string): number => {
-    if (json) line('error', `Error: ${summary}`, 'diagnostic', { diagnostic: { severity: 'error', summary, detail } });
-    else renderDiagnostic({ severity: 'error', summary, detail }, io.stderr);
+  const diagnostic = (d: Diagnostic): void => {
+    for (const ui of uis) ui.diagnostic(d);
+    if (!json) renderDiagnostic(d, io.stderr, humanStyle(io, globals.color));
+  };
+  const fail = (summary: string, detail: string, code: ErrorCode = ErrorCode.USAGE): number => {
+    diagnostic({ severity: 'error', summary, detail, code });
     return 1;
   };
   if (flags.positionals.length !== 1) return fail('Wrong number of arguments', 'serve requires the mirror directory as its argument.');
@@ -66,7 +71,7 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     try {
       tls = { cert: await readFile(certPath), key: await readFile(keyPath) };
     } catch (err) {
-      return fail('Cannot read the TLS files', describeError(err));
+      return fail('Cannot read the TLS files', describeError(err), ErrorCode.IO);
     }
     // Checked here, where the files are known: the server would throw OpenSSL's
     // words from deep inside node:https.
@@ -80,8 +85,8 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     return fail('Plain HTTP refused', `Without -tls-cert and -tls-key, provkit serve listens on a loopback address only (not ${listen.host}).`);
   }
   const accessLog = (e: AccessLogEntry): void => {
-    if (json) line('info', `${e.method} ${e.path} ${e.status}`, 'access', { ...e });
-    else io.stdout.write(`${e.remote} - - [${e.time}] "${e.method} ${e.path}" ${e.status} ${e.bytes} ${e.durationMs}ms ${JSON.stringify(e.userAgent)}\n`);
+    line('info', `${e.method} ${e.path} ${e.status}`, 'access', { ...e });
+    if (!json) io.stdout.write(`${e.remote} - - [${e.time}] "${e.method} ${e.path}" ${e.status} ${e.bytes} ${e.durationMs}ms ${JSON.stringify(e.userAgent)}\n`);
   };
   const pool = createHashPool();
   try {
@@ -94,15 +99,20 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
       ...(tls ? { tls } : {}),
       ...(flags.ints.get('refresh') === undefined ? {} : { refreshMs: flags.ints.get('refresh')! }),
       onRequest: accessLog,
-      onWarning: (w) => (json ? line('warn', w.message, 'scan_warning', { path: w.path }) : io.stderr.write(`Warning: ${w.message}\n`)),
-      onError: (err, path) => (json ? line('error', `${path}: ${String(err)}`, 'serve_error', { path }) : io.stderr.write(`Error serving ${path}: ${err instanceof Error ? err.message : String(err)}\n`)),
+      onWarning: (w) => {
+        line('warn', w.message, 'scan_warning', { path: w.path, code: WarningCode.SCAN_WARNING });
+        if (!json) io.stderr.write(`Warning: ${w.message}\n`);
+      },
+      onError: (err, path) => {
+        line('error', `${path}: ${String(err)}`, 'serve_error', { path, code: err instanceof ProvkitError ? err.code : ErrorCode.INTERNAL });
+        if (!json) io.stderr.write(`Error serving ${path}: ${err instanceof Error ? err.message : String(err)}\n`);
+      },
     });
-    if (json) line('info', `Listening on ${server.url}`, 'listening', { url: server.url, dir });
-    else io.stdout.write(`Listening on ${server.url}\n`);
+    line('info', `Listening on ${server.url}`, 'listening', { url: server.url, dir });
+    if (!json) io.stdout.write(`Listening on ${server.url}\n`);
     if (!server.tls) {
       const detail = 'tofu and terraform accept network mirrors over https only; use -tls-cert and -tls-key for them.';
-      if (json) line('warn', `Warning: serving plain HTTP on ${server.url}`, 'diagnostic', { diagnostic: { severity: 'warning', summary: 'Serving plain HTTP', detail } });
-      else renderDiagnostic({ severity: 'warning', summary: `Serving plain HTTP on ${server.url}`, detail }, io.stderr);
+      diagnostic({ severity: 'warning', summary: `Serving plain HTTP on ${server.url}`, detail, code: WarningCode.PLAIN_HTTP });
     }
     const signal = await new Promise<string>((done) => {
       const stop = (s: string): void => {
@@ -116,11 +126,12 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
       process.on('SIGTERM', onTerm);
     });
     await server.close();
-    if (json) line('info', `Stopped (${signal})`, 'stopped', { signal });
-    else io.stdout.write(`Stopped (${signal}).\n`);
+    line('info', `Stopped (${signal})`, 'stopped', { signal });
+    if (!json) io.stdout.write(`Stopped (${signal}).\n`);
     return 0;
   } catch (err) {
-    return fail('Cannot serve', describeError(err));
+    diagnostic({ ...diagnosticFromError(err), summary: 'Cannot serve', detail: describeError(err) });
+    return 1;
   } finally {
     await pool.close();
   }

@@ -1,23 +1,25 @@
 /**
  * `provkit verify [options]`: offline checks of .terraform.lock.hcl for CI
- * (src/installer/verify.ts). Thin: flags → locks, requirements, mirror →
- * `runVerify` → one line per problem → exit 1 if any, else a summary and 0.
+ * (src/installer/verify.ts), of one root module or, with `-recursive`, of
+ * every root module of the tree. Thin: flags → locks, requirements, mirror,
+ * platform policy → `runVerify` → one line per problem → exit 1 if any,
+ * else a summary and 0.
  */
-import { join, resolve } from 'node:path';
+import { join, posix, resolve } from 'node:path';
 
-import { loadModuleRequirements } from '../../config/index.js';
-import { createHashPool } from '../../hashing/index.js';
-import { runVerify, type VerifyOutcome } from '../../installer/verify.js';
-import { runOciVerify } from '../../installer/oci-verify.js';
+import type { Platform } from '../../addresses/index.js';
+import { type Diagnostic as ConfigDiagnostic, discoverRoots, findPolicy, loadModuleRequirements, type PlatformPolicy } from '../../config/index.js';
+import { createHashPool, type HashPool, type HashStore } from '../../hashing/index.js';
 import type { Requirement } from '../../installer/lock.js';
-import { type Platform, ProviderAddress } from '../../addresses/index.js';
-import type { HashPool } from '../../hashing/index.js';
-import type { Locks } from '../../lockfile/index.js';
+import { runOciVerify } from '../../installer/oci-verify.js';
+import { compareProblems, runVerify, type VerifyOutcome } from '../../installer/verify.js';
+import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.js';
 import { validateLevel1 } from '../../net/index.js';
-import { loadCliConfigFor, ociMirrorSourceFor } from '../wiring.js';
-import { loadLockFile, LOCK_FILE_NAME } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { httpFor, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
+import { JsonUI } from '../../ui/json.js';
+import { fromHclDiagnostic, hashStoreOption, httpFor, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
+import { loadCliConfigFor, ociMirrorSourceFor } from '../wiring.js';
+import { ErrorCode, WarningCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -35,68 +37,154 @@ export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
     every package in the mirror matches the mirror's index.json/VERSION.json
     and can be installed; archives whose zip-form and extracted-form h1:
     differ are flagged (H1_FORMS_DIFFER).
+  - With a platform policy (provkit.hcl, the nearest one in the root
+    module's directory or above it, up to the working directory) and no
+    -mirror: the lock file covers the policy's platforms, as far as the hash
+    store can tell (LOCK_MISSING_PLATFORM).
 
 Options:
+  -recursive            Check every root module of the tree (see "lock -recursive").
   -mirror=DIR           A filesystem mirror holding the packages (packed or unpacked).
   -mirror=oci://REGISTRY[:PORT]/TEMPLATE
                         A published OCI mirror (see docs/oci.md): its indexes,
                         manifests and blobs are read and every package of the
                         locked versions downloaded (to TMPDIR) and hashed.
   -platform=OS_ARCH     A platform the lock must cover (repeatable; needs -mirror;
-                        default: every platform the mirror has).
+                        default: the policy's, else every platform the mirror has).
   -json                 Machine-readable output (JSON lines; see docs/json-ui.md).
 `;
 
 export async function verifyCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
-  const flags = parseFlags(args, { platform: 'strings', mirror: 'string', json: 'bool' });
-  const ui = createRenderer(io, globals, flags.bools.get('json') === true);
+  const flags = parseFlags(args, { platform: 'strings', mirror: 'string', json: 'bool', recursive: 'bool' });
+  const json = flags.bools.get('json') === true;
+  const ui = createRenderer(io, globals, json);
   const errors: Diagnostic[] = [];
 
-  // None given: every platform the mirror has.
+  // None given: the policy's, else every platform the mirror has.
   const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors, false);
   const mirror = flags.strings.get('mirror');
   if (platforms.length > 0 && mirror === undefined) {
-    errors.push({ severity: 'error', summary: 'A mirror is needed', detail: 'Checking that the lock file covers a platform needs the packages: give -mirror=DIR.' });
+    errors.push({ severity: 'error', summary: 'A mirror is needed', detail: 'Checking that the lock file covers a platform needs the packages: give -mirror=DIR.', code: ErrorCode.USAGE });
   }
-  if (flags.positionals.length > 0) errors.push({ severity: 'error', summary: 'Unexpected arguments', detail: `verify takes no arguments, not ${flags.positionals.join(' ')}.` });
+  if (flags.positionals.length > 0) errors.push({ severity: 'error', summary: 'Unexpected arguments', detail: `verify takes no arguments, not ${flags.positionals.join(' ')}.`, code: ErrorCode.USAGE });
   if (errors.length > 0) return ui.fail(errors);
 
-  const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
-  const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor, dataDir });
-  if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
-
-  const lockPath = join(globals.cwd, LOCK_FILE_NAME);
-  const lock = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
-  if (reportDiagnostics(ui, lock.diagnostics, globals.cwd)) return ui.fail([]);
-
   const pool = createHashPool();
+  const { hashStore } = hashStoreOption(io.env, globals.cwd);
+  const context: VerifyContext = { io, globals, ui, pool, platforms, ...(mirror === undefined ? {} : { mirror }), ...(hashStore ? { hashStore } : {}) };
   try {
-    const outcome = mirror?.startsWith('oci://') ? await verifyOci(io, globals, ui, { locks: lock.locks, requirements: [...config.requirements.values()], mirror, platforms, pool }) : await runVerify({
-      locks: lock.locks,
-      requirements: [...config.requirements.values()],
-      ...(mirror === undefined ? {} : { mirrorDir: resolve(globals.cwd, mirror) }),
-      ...(platforms.length > 0 ? { platforms } : {}),
-      pool,
-      flavor: globals.flavor,
-    });
-    if (outcome === undefined) return ui.fail([]);
-    for (const p of outcome.problems) ui.event({ type: 'verify_problem', ...p });
-    const fields = {
-      problems: outcome.problems.length,
-      providers: outcome.providers,
-      packages: outcome.packages,
-      platforms: outcome.platforms.map(String),
-    };
-    if (outcome.problems.length > 0) {
-      ui.summary(`${outcome.problems.length} problem${outcome.problems.length === 1 ? '' : 's'} found.`, fields);
-      return 1;
-    }
-    const scope = mirror === undefined ? 'against the configuration' : `against ${outcome.packages} package${outcome.packages === 1 ? '' : 's'} for ${outcome.platforms.map(String).join(', ') || 'no platform'}`;
-    ui.summary(`${LOCK_FILE_NAME} verified: ${outcome.providers} provider${outcome.providers === 1 ? '' : 's'} checked ${scope}; no problems.`, fields);
-    return 0;
+    if (flags.bools.get('recursive') !== true) return await verifyOne(context);
+    return await verifyTree(context, json ? new JsonUI(io.stdout) : undefined);
   } finally {
     await pool.close();
   }
+}
+
+interface VerifyContext {
+  readonly io: CliIO;
+  readonly globals: GlobalOptions;
+  readonly ui: Renderer;
+  readonly pool: HashPool;
+  readonly platforms: Platform[];
+  readonly mirror?: string;
+  readonly hashStore?: HashStore;
+}
+
+/** One root's checks: its diagnostics (failures to load) or the verify outcome. */
+async function verifyRoot(
+  c: VerifyContext,
+  dir: string,
+  root: string | undefined,
+): Promise<{ diagnostics: Diagnostic[]; failed: boolean; outcome?: VerifyOutcome; policy?: PlatformPolicy }> {
+  const { io, globals } = c;
+  const within = (name: string): string => (root === undefined || root === '.' ? name : posix.join(root, name));
+  const asUi = (ds: readonly ConfigDiagnostic[]): Diagnostic[] =>
+    ds.map((d) => fromHclDiagnostic({ ...d, range: { ...d.range, filename: within(d.range.filename) } }));
+  const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
+  // A tree is checked as lock -recursive locks it: local module calls read from disk.
+  const config = await loadModuleRequirements(dir, { flavor: globals.flavor, dataDir, ...(root === undefined ? {} : { resolveLocalModules: true }) });
+  const diagnostics = asUi(config.diagnostics);
+  if (config.diagnostics.some((d) => d.severity === 'error')) return { diagnostics, failed: true };
+  const lock = await loadLockFile(join(dir, LOCK_FILE_NAME), globals.flavor, within(LOCK_FILE_NAME));
+  diagnostics.push(...asUi(lock.diagnostics));
+  const policy = c.platforms.length > 0 ? { diagnostics: [] } : await findPolicy(dir, globals.cwd);
+  diagnostics.push(...asUi(policy.diagnostics));
+  if (diagnostics.some((d) => d.severity === 'error')) return { diagnostics, failed: true };
+
+  const platforms = c.platforms.length > 0 ? c.platforms : policy.policy ? [...policy.policy.platforms] : [];
+  const outcome = c.mirror?.startsWith('oci://')
+    ? await verifyOci(io, globals, c.ui, { locks: lock.locks, requirements: [...config.requirements.values()], mirror: c.mirror, platforms, pool: c.pool })
+    : await runVerify({
+    locks: lock.locks,
+    requirements: [...config.requirements.values()],
+    ...(c.mirror === undefined ? {} : { mirrorDir: resolve(globals.cwd, c.mirror) }),
+    ...(platforms.length > 0 && c.mirror !== undefined ? { platforms } : {}),
+    ...(policy.policy && c.platforms.length === 0 ? { policy: { platforms: policy.policy.platforms, file: policy.policy.file } } : {}),
+    ...(c.hashStore ? { hashStore: c.hashStore } : {}),
+    pool: c.pool,
+    flavor: globals.flavor,
+  });
+  if (outcome === undefined) return { diagnostics, failed: true };
+  return { diagnostics, failed: false, outcome, ...(policy.policy ? { policy: policy.policy } : {}) };
+}
+
+async function verifyOne(c: VerifyContext): Promise<number> {
+  const { ui, globals } = c;
+  const r = await verifyRoot(c, globals.cwd, undefined);
+  for (const d of r.diagnostics) ui.diagnostic(d);
+  if (r.failed || !r.outcome) return ui.fail([]);
+  const outcome = r.outcome;
+  for (const p of outcome.problems) ui.event({ type: 'verify_problem', ...p });
+  const fields = {
+    problems: outcome.problems.length,
+    providers: outcome.providers,
+    packages: outcome.packages,
+    platforms: outcome.platforms.map(String),
+  };
+  if (outcome.problems.length > 0) {
+    ui.summary(`${outcome.problems.length} problem${outcome.problems.length === 1 ? '' : 's'} found.`, fields);
+    return 1;
+  }
+  const scope =
+    c.mirror !== undefined
+      ? `against ${outcome.packages} package${outcome.packages === 1 ? '' : 's'} for ${outcome.platforms.map(String).join(', ') || 'no platform'}`
+      : r.policy
+        ? `against the configuration and the platforms of ${r.policy.file}`
+        : 'against the configuration';
+  ui.summary(`${LOCK_FILE_NAME} verified: ${outcome.providers} provider${outcome.providers === 1 ? '' : 's'} checked ${scope}; no problems.`, fields);
+  return 0;
+}
+
+async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<number> {
+  const { ui, globals, io } = c;
+  const tree = await discoverRoots(globals.cwd, { flavor: globals.flavor });
+  if (reportDiagnostics(ui, tree.diagnostics)) return ui.fail([]);
+  let problems = 0;
+  let failing = 0;
+  for (const root of tree.roots) {
+    // eslint-disable-next-line no-await-in-loop -- offline and quick; one root's lines together
+    const r = await verifyRoot(c, root === '.' ? globals.cwd : join(globals.cwd, root), root);
+    const found = r.outcome?.problems ?? [];
+    if (r.failed || found.length > 0) failing += 1;
+    problems += found.length;
+    if (json) {
+      const scoped = json.scoped({ root });
+      for (const d of r.diagnostics) scoped.diagnostic(d);
+      for (const p of found) scoped.event({ type: 'verify_problem', ...p });
+      scoped.message(r.failed || found.length > 0 ? 'error' : 'info', `${root}: ${r.failed ? 'failed' : `${found.length} problem${found.length === 1 ? '' : 's'}`}`, 'verify_root', {
+        status: r.failed ? 'failed' : found.length > 0 ? 'problems' : 'ok',
+        problems: found.length,
+        platforms: r.outcome?.platforms.map(String) ?? [],
+      });
+      continue;
+    }
+    io.stdout.write(`- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : `${found.length} problem${found.length === 1 ? '' : 's'}`}\n`);
+    for (const p of found) io.stdout.write(`    ${[p.provider.toString(), p.version?.toString(), p.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${p.message}\n`);
+    for (const d of r.diagnostics) ui.diagnostic(d);
+  }
+  const fields = { roots: tree.roots.length, failing, problems };
+  ui.summary(`${tree.roots.length} root module${tree.roots.length === 1 ? '' : 's'} verified: ${failing === 0 ? 'no problems' : `${failing} with problems (${problems} in all)`}.`, fields);
+  return failing > 0 ? 1 : 0;
 }
 
 /**
@@ -113,11 +201,11 @@ async function verifyOci(
   const template = ociTemplate(o.mirror);
   const problem = validateLevel1(template);
   if (problem !== undefined) {
-    ui.diagnostic({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The mirror ${o.mirror} is not a valid URI template: ${problem}.` });
+    ui.diagnostic({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The mirror ${o.mirror} is not a valid URI template: ${problem}.`, code: ErrorCode.USAGE });
     return undefined;
   }
   const cli = await loadCliConfigFor(io, globals);
-  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail });
+  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING });
   if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
   const { http, close } = httpFor(io);
   try {
@@ -130,13 +218,7 @@ async function verifyOci(
       pool: o.pool,
       http,
     });
-    const problems = [...configProblems.problems, ...published.problems].sort(
-      (a, b) =>
-        ProviderAddress.compare(a.provider, b.provider) ||
-        (a.version?.toString() ?? '').localeCompare(b.version?.toString() ?? '') ||
-        (a.platform?.toString() ?? '').localeCompare(b.platform?.toString() ?? '') ||
-        a.code.localeCompare(b.code),
-    );
+    const problems = [...configProblems.problems, ...published.problems].sort(compareProblems);
     return { ...published, problems };
   } finally {
     close();

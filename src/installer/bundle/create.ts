@@ -32,7 +32,7 @@ import pLimit from 'p-limit';
 import tar from 'tar-stream';
 
 import { parsePlatform, type Platform, type ProviderAddress, type Version } from '../../addresses/index.js';
-import { ErrorCode, fileError, ProvkitError } from '../../errors.js';
+import { asProvkitError, ErrorCode, fileError, ProvkitError } from '../../errors.js';
 import { removeOnExit } from '../../fs/cleanup.js';
 import { normalizeHashes, parseHash } from '../../hashing/index.js';
 import { Locks, newProviderLock, serializeLocks } from '../../lockfile/index.js';
@@ -94,10 +94,6 @@ interface Picked {
   readonly packages: Array<BundlePackage & { readonly file?: string; readonly from?: string; readonly size?: number }>;
 }
 
-function asError(err: unknown): ProvkitError {
-  if (err instanceof ProvkitError) return err;
-  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
-}
 
 const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
@@ -147,7 +143,7 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
           version = sel.version;
           events({ type: 'provider_selected', provider, version, reason: sel.reason, constraints: req.constraints.toString() });
         } catch (err) {
-          failures.push({ provider, summary: 'Provider not available', error: asError(err) });
+          failures.push({ provider, summary: 'Provider not available', error: asProvkitError(err) });
           return;
         }
         const entry: Picked = { req, version, packages: [] };
@@ -205,7 +201,7 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
                 size: fetched.size,
               };
             } catch (err) {
-              failures.push({ provider, platform, summary: 'Cannot fetch provider package', error: asError(err) });
+              failures.push({ provider, platform, summary: 'Cannot fetch provider package', error: asProvkitError(err) });
             }
           }),
         );

@@ -93,6 +93,8 @@ export class RegistrySource implements Source {
   private readonly policy: SignaturePolicy;
   /** Versions with their protocols, for protocol suggestions. */
   private readonly versionsSeen = new Map<string, VersionsEntry[]>();
+  /** SHA256SUMS documents and signatures by URL (see `file`). */
+  private readonly documents = new Map<string, Promise<Buffer>>();
 
   constructor(private readonly options: RegistrySourceOptions) {
     this.policy = options.signaturePolicy ?? signaturePolicy(options.flavor);
@@ -420,8 +422,34 @@ export class RegistrySource implements Source {
     return body;
   }
 
-  /** SHA256SUMS or its signature: no token, no X-Terraform-Version, the registry client's retries. */
+  /**
+   * SHA256SUMS or its signature: no token, no X-Terraform-Version, the
+   * registry client's retries. One document serves every platform of a
+   * version, so it is fetched once per URL for the life of the source
+   * (concurrent askers share the request); a failure is not kept: a caller
+   * that waited on a failed request asks again for itself.
+   */
   private async file(
+    url: URL,
+    kind: MetadataKind,
+    what: string,
+    ctx: { provider: ProviderAddress; version: Version; platform: Platform },
+    signal: AbortSignal | undefined,
+  ): Promise<Buffer> {
+    const shared = this.documents.get(url.href);
+    if (shared) {
+      const got = await shared.catch(() => undefined);
+      if (got !== undefined) return got;
+    }
+    const mine = this.fetchFile(url, kind, what, ctx, signal);
+    this.documents.set(url.href, mine);
+    mine.catch(() => {
+      if (this.documents.get(url.href) === mine) this.documents.delete(url.href);
+    });
+    return mine;
+  }
+
+  private async fetchFile(
     url: URL,
     kind: MetadataKind,
     what: string,

@@ -1,0 +1,195 @@
+/**
+ * The package layer of `lock`: each (provider, version, platform) package is
+ * fetched and hashed at most once per plan, however many root modules need
+ * it (`lock -recursive` shares one plan between all the roots of a tree;
+ * a single `lock` has its own).
+ *
+ * What a plan keeps of a package is small ({@link LockedPackage}: its `h1:`
+ * and the hashes its source reported or authentication verified), never the
+ * bytes: the archive is removed as soon as it is hashed, so disk and memory
+ * do not grow with the packages fetched. The source's answers are memoised
+ * by the source itself (`MemoizeSource`), so the metadata of a package is
+ * asked for once too.
+ *
+ * Per package, in order: the source's metadata; when the registry vouches
+ * for the archive's `zh:` and the hash store (hashing/store.ts) knows it, no
+ * download at all; otherwise a download (network-bounded: `networkConcurrency`)
+ * hashed while it streams (CPU-bounded: the hash pool), refused when no client
+ * could extract it (archive-check.ts), added to the hash store with its
+ * platform.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+import pLimit, { type LimitFunction } from 'p-limit';
+
+import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+import { WarningCode } from '../errors.js';
+import { removeOnExit } from '../fs/cleanup.js';
+import type { Hash, HashPool, HashStore } from '../hashing/index.js';
+import type { HttpClient } from '../net/index.js';
+import { checkFetchedFor, expectedZh, fetchPackage, storedArchive, type FetchedPackage, type Source, type TrustedHash } from '../sources/index.js';
+import { requireExtractable } from './archive-check.js';
+import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents } from './events.js';
+
+/** What the plan needs (the fetching part of `FetchRunOptions`). */
+export interface PackagePlanOptions {
+  readonly source: Source;
+  readonly pool: HashPool;
+  /** Needed when a source returns http locations. */
+  readonly http?: HttpClient;
+  /** Package events (`fetch_start`, `fetch_progress`, `fetch_complete`, package warnings). */
+  readonly events?: EventSink;
+  readonly signal?: AbortSignal;
+  /** Parallel downloads. */
+  readonly networkConcurrency: number;
+  readonly hashStore?: HashStore;
+}
+
+/** What a plan learnt of one package. */
+export interface LockedPackage {
+  readonly kind: 'archive' | 'dir';
+  /** The `h1:` of the package as extracted (what a lock records). */
+  readonly h1: Hash;
+  /** The metadata's reported hashes plus what authentication verified, each with its reason. */
+  readonly hashes: readonly TrustedHash[];
+  readonly label: AuthLabel;
+  readonly keyId: string | undefined;
+  /** True when the hashes came from the hash store by the registry's signed `zh:` (nothing downloaded). */
+  readonly stored: boolean;
+}
+
+/** Counts of one plan's work. */
+export interface PlanStats {
+  /** Distinct (provider, version, platform) packages asked for. */
+  readonly packages: number;
+  /** Packages downloaded (http). */
+  readonly downloaded: number;
+  /** Packages read from a local mirror (copied or hashed in place). */
+  readonly local: number;
+  /** Packages whose hashes came from the hash store. */
+  readonly fromStore: number;
+}
+
+/** See the module comment. */
+export class PackagePlan {
+  private readonly network: LimitFunction;
+  private readonly packages = new Map<string, Promise<LockedPackage>>();
+  private work: Promise<string> | undefined;
+  private forgetWork: (() => void) | undefined;
+  private seq = 0;
+  private downloaded = 0;
+  private local = 0;
+  private fromStore = 0;
+  private readonly events: EventSink;
+
+  constructor(private readonly options: PackagePlanOptions) {
+    this.network = pLimit(options.networkConcurrency);
+    this.events = options.events ?? ignoreEvents;
+  }
+
+  /** The source the plan fetches from. */
+  get source(): Source {
+    return this.options.source;
+  }
+
+  stats(): PlanStats {
+    return { packages: this.packages.size, downloaded: this.downloaded, local: this.local, fromStore: this.fromStore };
+  }
+
+  /** The package's hashes: fetched and hashed on the first call, shared afterwards (failures too). */
+  lock(provider: ProviderAddress, version: Version, platform: Platform): Promise<LockedPackage> {
+    const key = `${provider.toComparisonString()} ${version.toString()} ${platform.toString()}`;
+    let p = this.packages.get(key);
+    if (!p) {
+      p = this.lockNew(provider, version, platform, (this.seq += 1));
+      this.packages.set(key, p);
+    }
+    return p;
+  }
+
+  /**
+   * Creates the plan's temporary directory now rather than at the first
+   * download: a run's work directory exists from its start, so every way out
+   * (close(), a signal, process exit) has it to remove, as for every other
+   * command (test/e2e/diagnostics.test.ts, "temporary files go on every way out").
+   */
+  async open(): Promise<void> {
+    await this.workDir();
+  }
+
+  /** Removes the plan's temporary directory (call once, when every root is done). */
+  async close(): Promise<void> {
+    const work = this.work;
+    this.work = undefined;
+    if (work) await rm(await work.catch(() => ''), { recursive: true, force: true }).catch(() => undefined);
+    this.forgetWork?.();
+    this.forgetWork = undefined;
+  }
+
+  private workDir(): Promise<string> {
+    this.work ??= mkdtemp(join(tmpdir(), 'provkit-lock-')).then((dir) => {
+      // Removed by close(); and at exit if the process ends without getting there (src/fs/cleanup.ts).
+      this.forgetWork = removeOnExit(dir);
+      return dir;
+    });
+    return this.work;
+  }
+
+  private async lockNew(provider: ProviderAddress, version: Version, platform: Platform, n: number): Promise<LockedPackage> {
+    const { options, events } = this;
+    const fetched: FetchedPackage = await this.network(async () => {
+      const meta = await options.source.packageMeta(provider, version, platform, options.signal);
+      for (const w of meta.warnings) events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
+      const zh = expectedZh(meta);
+      // A hit means no download at all, so the plan consults the store itself
+      // (and keeps what it hashes, below) instead of handing it to fetchPackage.
+      const stored = zh && (await options.hashStore?.get(zh));
+      if (stored) return storedArchive(meta, stored);
+      events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
+      // A directory of its own per package: archives of different packages
+      // share file names (`hashicorp/github` and `integrations/github`; one
+      // source under two hosts), docs/reliability.md.
+      // A local archive (a filesystem mirror) is hashed in place, where it
+      // is: the plan keeps no copy of it (and never removes it, below).
+      // Anything else is fetched into a directory of its own.
+      const dir = meta.location.kind === 'local-archive' ? undefined : await mkdtemp(join(await this.workDir(), `pkg-${n}-`));
+      let got: FetchedPackage;
+      try {
+        got = await fetchPackage(meta, {
+          ...(dir === undefined ? {} : { destPath: join(dir, meta.filename) }),
+          ...(options.http ? { http: options.http } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+          hashZip: (path) => options.pool.hashZip(path),
+          streamZip: () => options.pool.streamZip(),
+          events: packageNetEvents(events, provider, version, platform),
+        });
+      } catch (err) {
+        // The progress display closes the package's line (docs/terminal.md).
+        events({ type: 'fetch_failed', provider, version, platform });
+        throw err;
+      }
+      if (meta.location.kind === 'http') this.downloaded += 1;
+      else this.local += 1;
+      return got;
+    });
+    checkFetchedFor(fetched, provider, version, platform);
+    const stored = fetched.kind === 'archive' && fetched.stored === true;
+    if (stored) this.fromStore += 1;
+    events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined, reused: false, stored });
+    const done = { kind: fetched.kind, hashes: fetched.hashes, label: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined, stored };
+    if (fetched.kind === 'dir') return { ...done, h1: await options.pool.hashDir(fetched.path) };
+    // The archive is not needed once hashed (a stored one is the store's own file).
+    const temporary = !stored && this.work !== undefined && fetched.path.startsWith(await this.work);
+    try {
+      const zip = fetched.zipHashes;
+      if (!stored) await options.hashStore?.put(zip, platform.toString());
+      const h1 = requireExtractable(zip, fetched.from);
+      for (const w of zip.warnings) events({ type: 'warning', code: w.code, summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
+      return { ...done, h1 };
+    } finally {
+      if (temporary) await rm(dirname(fetched.path), { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * `lock -recursive`: every root module of a tree locked in one process
+ * (docs/recursive-lock.md).
+ *
+ * Each root gets exactly what `lock` run in that root gives: its own
+ * configuration (the root and its child modules: local calls read from
+ * disk, as `get` would install them, others from the root's module
+ * manifest), its own lock file to merge into, its own platforms
+ * (installer/platforms.ts: flags, the nearest `provkit.hcl`, the platforms
+ * its lock already covers, this machine's), and {@link runLock} for version
+ * selection and the merge. What the roots share is the {@link PackagePlan}:
+ * each (provider, version, platform) package is fetched and hashed at most
+ * once for the whole tree, and the source's answers are memoised.
+ *
+ * Roots are worked on a bounded number at once (`rootConcurrency`), so what
+ * a run holds is the plan (a few hashes per package) plus the roots in hand,
+ * whatever the number of roots. Each root's lock file is written atomically
+ * as soon as that root is done, and only when it succeeded; a failing root
+ * does not stop the others. With `check`, nothing is written: each root is
+ * compared, byte for byte, with what would be written.
+ *
+ * Results are reported through `onRoot` in the order of `roots` (sorted),
+ * whatever order they finish in.
+ */
+import { readFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+
+import pLimit from 'p-limit';
+
+import type { Flavor, Platform } from '../addresses/index.js';
+import { findPolicy, loadConfig, type PolicyResult } from '../config/index.js';
+import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import type { Diagnostic } from '../hcl/index.js';
+import type { HashPool, HashStore } from '../hashing/index.js';
+import { LOCK_FILE_NAME, loadLockFile, type Locks, saveLockFile, serializeLocks } from '../lockfile/index.js';
+import type { InstallerEvent } from './events.js';
+import { type ProviderFailure, type Requirement, runLock } from './lock.js';
+import type { PackagePlan } from './lock-plan.js';
+import { type ChosenPlatforms, choosePlatforms, PlatformInference } from './platforms.js';
+
+export interface TreeLockOptions {
+  /** The directory the command runs in; roots and file names are relative to it. */
+  readonly baseDir: string;
+  /** Root module directories relative to `baseDir` (`.` for itself), in report order. */
+  readonly roots: readonly string[];
+  readonly flavor: Flavor;
+  /** Shared by every root; its source is the run's source. */
+  readonly plan: PackagePlan;
+  readonly pool: HashPool;
+  /** `-platform` flags (empty: none given). */
+  readonly platformFlags: readonly Platform[];
+  /** Compare instead of writing. */
+  readonly check: boolean;
+  readonly allPlatforms?: boolean;
+  readonly enforceSignatures?: boolean;
+  /** For platform inference (the store the plan uses). */
+  readonly hashStore?: HashStore;
+  readonly signal?: AbortSignal;
+  /** Roots worked on at once (default 8). */
+  readonly rootConcurrency?: number;
+  /** Events of one root's run (`provider_selected`, `hashes_obtained`, `lock_platforms`, warnings). */
+  readonly events: (root: string, e: InstallerEvent) => void;
+  /** Each root's outcome, in the order of `roots`. */
+  readonly onRoot: (outcome: RootOutcome) => void;
+}
+
+/**
+ * `unchanged`: the file already held exactly these bytes (it is rewritten
+ * anyway, as the reference does); `updated`/`created`: written with new
+ * bytes; `would-change` (check): differs or is missing; `failed`.
+ */
+export type RootStatus = 'unchanged' | 'updated' | 'created' | 'would-change' | 'failed';
+
+export interface RootOutcome {
+  readonly root: string;
+  readonly status: RootStatus;
+  /** Undefined when the root failed before its platforms were chosen. */
+  readonly platforms?: ChosenPlatforms;
+  /** Providers the configuration requires. */
+  readonly providers: number;
+  /** Configuration, lock-file and policy diagnostics, file names relative to the base directory. */
+  readonly diagnostics: readonly Diagnostic[];
+  /** Providers that could not be locked. */
+  readonly failures: readonly ProviderFailure[];
+  /** Any other error (the lock file could not be read or written). */
+  readonly error?: ProvkitError;
+  /** What changed (or, with check, would change), one phrase each. */
+  readonly changes: readonly string[];
+}
+
+export interface TreeLockResult {
+  readonly roots: number;
+  readonly byStatus: Readonly<Record<RootStatus, number>>;
+  /** Distinct providers required across the roots. */
+  readonly providers: number;
+}
+
+/** Diagnostics of a root's files, their names made relative to the base directory. */
+function underRoot(root: string, diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  if (root === '.') return [...diagnostics];
+  return diagnostics.map((d) => ({
+    ...d,
+    range: { ...d.range, filename: posix.join(root, d.range.filename) },
+    ...(d.context ? { context: { ...d.context, filename: posix.join(root, d.context.filename) } } : {}),
+  }));
+}
+
+/** What differs between the old locks and the new ones, one phrase each (sorted by provider). */
+export function describeLockChanges(old: Locks, next: Locks, oldBytes: Buffer | undefined, added: ReadonlyMap<string, readonly Platform[]>): string[] {
+  if (oldBytes === undefined) return [`no ${LOCK_FILE_NAME} yet: a new one with ${next.size} provider${next.size === 1 ? '' : 's'}`];
+  const out: string[] = [];
+  for (const l of next.all()) {
+    const was = old.provider(l.provider);
+    const name = l.provider.toString();
+    if (!was) {
+      out.push(`${name}: new, version ${l.version.toString()}`);
+      continue;
+    }
+    if (!was.version.equals(l.version)) out.push(`${name}: version ${was.version.toString()} → ${l.version.toString()}`);
+    if (was.constraints.toString() !== l.constraints.toString()) {
+      out.push(`${name}: constraints ${JSON.stringify(was.constraints.toString())} → ${JSON.stringify(l.constraints.toString())}`);
+    }
+    const had = new Set(was.hashes.map((h) => h.text));
+    const more = l.hashes.filter((h) => !had.has(h.text)).length;
+    if (more > 0) {
+      const platforms = added.get(l.provider.toComparisonString()) ?? [];
+      // Sorted: the events that fill `added` arrive in whatever order packages finish.
+      const named = [...new Set(platforms.map(String))].sort();
+      out.push(`${name}: ${more} hash${more === 1 ? '' : 'es'} added${named.length > 0 ? ` (${named.join(', ')})` : ''}`);
+    }
+  }
+  if (out.length === 0) out.push(`${LOCK_FILE_NAME} differs in form only (same selections and hashes): it is rewritten as the reference writes it`);
+  return out;
+}
+
+/** A lock file's bytes, or undefined when there is none yet (other read errors are thrown). */
+export async function readLockBytes(path: string): Promise<Buffer | undefined> {
+  try {
+    return await readFile(path);
+  } catch (err) {
+    if (systemErrorCode(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Locks every root; see the module comment. Never throws for one root's failure. */
+export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockResult> {
+  const limit = pLimit(Math.max(1, options.rootConcurrency ?? 8));
+  const policies = new Map<string, Promise<PolicyResult>>();
+  const inference = new PlatformInference({
+    plan: options.plan,
+    ...(options.hashStore ? { hashStore: options.hashStore } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const byStatus: Record<RootStatus, number> = { unchanged: 0, updated: 0, created: 0, 'would-change': 0, failed: 0 };
+  const providers = new Set<string>();
+
+  const lockRoot = async (root: string): Promise<RootOutcome> => {
+    const dir = root === '.' ? options.baseDir : join(options.baseDir, root);
+    const base = { root, providers: 0, failures: [], changes: [] };
+    const config = await loadConfig(dir, { flavor: options.flavor, resolveLocalModules: true });
+    const diagnostics = underRoot(root, config.diagnostics);
+    if (diagnostics.some((d) => d.severity === 'error')) return { ...base, status: 'failed', diagnostics };
+    const requirements: Requirement[] = [...config.requirements.values()];
+    for (const r of requirements) providers.add(r.provider.toComparisonString());
+
+    const lockPath = join(dir, LOCK_FILE_NAME);
+    const old = await loadLockFile(lockPath, options.flavor, root === '.' ? LOCK_FILE_NAME : posix.join(root, LOCK_FILE_NAME));
+    diagnostics.push(...old.diagnostics);
+    const policy = options.platformFlags.length > 0 ? { diagnostics: [] } : await findPolicy(dir, options.baseDir, { cache: policies });
+    diagnostics.push(...policy.diagnostics);
+    if (diagnostics.some((d) => d.severity === 'error')) return { ...base, providers: requirements.length, status: 'failed', diagnostics };
+
+    const platforms = await choosePlatforms({ flags: options.platformFlags, policy: policy.policy, locks: old.locks, inference });
+    const events = (e: InstallerEvent): void => options.events(root, e);
+    events({ type: 'platforms_chosen', ...platforms });
+    const added = new Map<string, Platform[]>();
+    const outcome = await runLock({
+      requirements,
+      oldLocks: old.locks,
+      platforms: platforms.platforms,
+      source: options.plan.source,
+      pool: options.pool,
+      plan: options.plan,
+      flavor: options.flavor,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.allPlatforms ? { allPlatforms: true } : {}),
+      ...(options.enforceSignatures ? { enforceSignatures: true } : {}),
+      events: (e) => {
+        if (e.type === 'hashes_obtained' && e.change !== 'unchanged') {
+          const key = e.provider.toComparisonString();
+          added.set(key, [...(added.get(key) ?? []), e.platform]);
+        }
+        // With -check nothing becomes "tracked in the lock file".
+        if (!(options.check && e.type === 'hashes_obtained')) events(e);
+      },
+    });
+    const done = { ...base, providers: requirements.length, platforms, diagnostics };
+    if (outcome.failures.length > 0) return { ...done, status: 'failed', failures: outcome.failures };
+    if (options.signal?.aborted === true) return { ...done, status: 'failed', error: new ProvkitError(ErrorCode.ABORTED, 'interrupted') };
+    const bytes = serializeLocks(outcome.locks, options.flavor);
+    let oldBytes: Buffer | undefined;
+    try {
+      oldBytes = await readLockBytes(lockPath);
+    } catch (err) {
+      return { ...done, status: 'failed', error: new ProvkitError(ErrorCode.IO, `${lockPath}: ${err instanceof Error ? err.message : String(err)}`, { file: lockPath, cause: err }) };
+    }
+    const same = oldBytes !== undefined && Buffer.compare(oldBytes, Buffer.from(bytes)) === 0;
+    const changes = same ? [] : describeLockChanges(old.locks, outcome.locks, oldBytes, added);
+    if (options.check) return { ...done, status: same ? 'unchanged' : 'would-change', changes };
+    try {
+      // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically.
+      await saveLockFile(lockPath, outcome.locks, options.flavor);
+    } catch (err) {
+      return { ...done, status: 'failed', error: err instanceof ProvkitError ? err : new ProvkitError(ErrorCode.IO, String(err), { cause: err }) };
+    }
+    return { ...done, status: same ? 'unchanged' : oldBytes === undefined ? 'created' : 'updated', changes };
+  };
+
+  // Reported in the order of `roots`: finished roots wait for the ones before them.
+  const finished = new Map<number, RootOutcome>();
+  let next = 0;
+  const report = (i: number, outcome: RootOutcome): void => {
+    finished.set(i, outcome);
+    for (let o = finished.get(next); o !== undefined; o = finished.get(next)) {
+      finished.delete(next);
+      next += 1;
+      byStatus[o.status] += 1;
+      options.onRoot(o);
+    }
+  };
+  await Promise.all(
+    options.roots.map((root, i) =>
+      limit(async () => {
+        let outcome: RootOutcome;
+        try {
+          outcome = await lockRoot(root);
+        } catch (err) {
+          outcome = {
+            root,
+            status: 'failed',
+            providers: 0,
+            diagnostics: [],
+            failures: [],
+            changes: [],
+            error: asProvkitError(err),
+          };
+        }
+        report(i, outcome);
+      }),
+    ),
+  );
+  return { roots: options.roots.length, byStatus, providers: providers.size };
+}
