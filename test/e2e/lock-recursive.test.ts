@@ -338,14 +338,15 @@ describe('issue 15 #5: the platform policy, provkit.hcl', () => {
     const r = await runCli(['-flavor=terraform', 'lock', '-recursive', fsMirror], { cwd: dir, env: w.env });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('Error: Unsupported argument');
-    expect(r.stderr).toContain('on envs/provkit.hcl:2:1:');
+    expect(r.stderr).toContain('on envs/provkit.hcl line 2:');
     expect(r.stderr).toContain('An argument named "arch" is not expected here.');
     expect(locks(dir)).toEqual(before);
     writeFileSync(join(dir, 'envs/provkit.hcl'), 'platforms = ["linux_amd64", "linux-arm64"]\n');
     const r2 = await runCli(['-flavor=terraform', 'lock', '-recursive', fsMirror], { cwd: dir, env: w.env });
     expect(r2.code).toBe(1);
     expect(r2.stderr).toContain('Error: Invalid target platform');
-    expect(r2.stderr).toContain('on envs/provkit.hcl:1:29:');
+    // As terraform shows a configuration diagnostic: the file, the line, the source line.
+    expect(r2.stderr).toContain('on envs/provkit.hcl line 1:\n   1: platforms = ["linux_amd64", "linux-arm64"]\n');
     expect(locks(dir)).toEqual(before);
     expect(w.tmpLeftovers()).toEqual([]);
     expect(w.leftovers()).toEqual([]);

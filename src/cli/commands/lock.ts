@@ -311,7 +311,7 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
   const json = a.json ? new JsonUI(io.stdout) : undefined;
 
   const tree = await discoverRoots(globals.cwd, { flavor: globals.flavor });
-  if (reportDiagnostics(ui, tree.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, tree.diagnostics, globals.cwd)) return ui.fail([]);
   if (tree.roots.length === 0) {
     return ui.fail([
       {
@@ -325,7 +325,7 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
   // Every policy file of the tree is checked before anything is fetched.
   if (a.platformFlags.length === 0) {
     const policies = await Promise.all(tree.policyFiles.map((f) => loadPolicyFile(join(globals.cwd, f), f)));
-    if (reportDiagnostics(ui, policies.flatMap((p) => p.diagnostics))) return ui.fail([]);
+    if (reportDiagnostics(ui, policies.flatMap((p) => p.diagnostics), globals.cwd)) return ui.fail([]);
   }
 
   // Warnings are the same for every root that meets them: each is shown once.

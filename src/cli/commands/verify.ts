@@ -158,7 +158,7 @@ async function verifyOne(c: VerifyContext): Promise<number> {
 async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<number> {
   const { ui, globals, io } = c;
   const tree = await discoverRoots(globals.cwd, { flavor: globals.flavor });
-  if (reportDiagnostics(ui, tree.diagnostics)) return ui.fail([]);
+  if (reportDiagnostics(ui, tree.diagnostics, globals.cwd)) return ui.fail([]);
   let problems = 0;
   let failing = 0;
   for (const root of tree.roots) {
