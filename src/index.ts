@@ -1,26 +1,137 @@
 /**
- * provkit's public library API: re-exports only. The library never prints; it
- * returns values and emits typed events that the CLI's renderers display.
+ * provkit's public library API, curated: what `import { … } from 'provkit'`
+ * gives. The library never prints; it returns values and emits typed events
+ * (`InstallerEvent`) that the CLI's renderers display. Every name here is in
+ * the API report (etc/provkit.api.md, `npm run api`), so a change to it is
+ * deliberate; docs/api.md shows it in use, with examples the tests run.
  *
- * The core (errors, addresses, hashing, lock file) is exported flat; the
- * larger layers as namespaces.
+ * The parsers and the lower layers are behind subpath exports
+ * (`provkit/hcl`, `provkit/config`, `provkit/cliconfig`, `provkit/net`,
+ * `provkit/sources`, `provkit/layout`): usable, but not part of this
+ * curated surface.
  */
-export * from './errors.js';
-export * from './hashing/index.js';
-export * from './addresses/index.js';
-export * from './lockfile/index.js';
-// The one Diagnostic of provkit (what the commands report); the parsers'
-// source-located diagnostics (parseLockFile's) are `HclDiagnostic`.
-export type { Diagnostic, DiagnosticCode, DiagnosticRange } from './errors.js';
+
+// Errors: one base class with a stable code; one Diagnostic.
+export { ErrorCode, WarningCode, ProvkitError, isProvkitError, describeError, diagnosticFromError, rangeText } from './errors.js';
+export type { Diagnostic, DiagnosticCode, DiagnosticRange, ErrorContext, SerializedError } from './errors.js';
+
+// Addresses: providers, versions, constraints, platforms, flavors.
+export {
+  ProviderAddress,
+  parseProviderSource,
+  tryParseProviderSource,
+  Version,
+  parseVersion,
+  tryParseVersion,
+  VersionConstraints,
+  parseConstraints,
+  tryParseConstraints,
+  versionMatches,
+  Platform,
+  parsePlatform,
+  currentPlatform,
+  SUPPORTED_PLATFORMS,
+  FLAVORS,
+  DEFAULT_FLAVOR,
+  flavorInfo,
+  defaultRegistryHost,
+  parseFlavor,
+} from './addresses/index.js';
+export type { Flavor, FlavorInfo } from './addresses/index.js';
+
+// Hashing: typed hashes with a scheme; zh: and h1: of packages.
+export {
+  parseHash,
+  H1,
+  ZH,
+  hashZipPackage,
+  hashPackageDir,
+  zhOfFile,
+  hashPath,
+  hashPaths,
+  createHashPool,
+  openHashStore,
+  DEFAULT_ZIP_LIMITS,
+} from './hashing/index.js';
+export type {
+  Hash,
+  KnownScheme,
+  FormResult,
+  HashWarning,
+  ZipPackageHashes,
+  ZipHashOptions,
+  PathHashResult,
+  HashPool,
+  HashPoolOptions,
+  HashStore,
+  StoredHashes,
+  ZipLimits,
+} from './hashing/index.js';
+
+// Lock files: parse, model, write; the verdict on a package.
+export {
+  LOCK_FILE_NAME,
+  Locks,
+  ProviderLock,
+  newProviderLock,
+  locksEqual,
+  parseLockFile,
+  serializeLocks,
+  lockFileHeader,
+  loadLockFile,
+  saveLockFile,
+  allowedHashes,
+  verifyPackage,
+} from './lockfile/index.js';
+export type { LockParseResult, PackageHashes, Verdict } from './lockfile/index.js';
+// The parsers' source-located diagnostics (parseLockFile's).
 export type { Diagnostic as HclDiagnostic } from './hcl/index.js';
-export * as hcl from './hcl/index.js';
-export * as config from './config/index.js';
-export * as cliconfig from './cliconfig/index.js';
-export * as layout from './layout/index.js';
-export * as net from './net/index.js';
-export * as sources from './sources/index.js';
-export { runLock, selectVersion, type LockOptions, type LockOutcome, type Requirement } from './installer/lock.js';
-export { runMirror, type MirrorOptions, type MirrorOutcome } from './installer/mirror.js';
+
+// Sources: where packages come from, and the factory the CLI uses.
+export {
+  FilesystemMirrorSource,
+  NetworkMirrorSource,
+  OciMirrorSource,
+  RegistrySource,
+  ServiceDiscovery,
+  MultiSource,
+  MemoizeSource,
+  sourceFromCliConfig,
+  signaturePolicy,
+} from './sources/index.js';
+export type {
+  AvailableVersions,
+  FilesystemMirrorOptions,
+  NetworkMirrorOptions,
+  OciMirrorOptions,
+  RegistrySourceOptions,
+  MultiSourceSelector,
+  PackageAuthentication,
+  PackageLocation,
+  PackageMeta,
+  ProviderPattern,
+  Source,
+  SourceContext,
+  Trust,
+  TrustedHash,
+} from './sources/index.js';
+export { processCliConfigContext } from './cliconfig/index.js';
+export type { CliConfigContext } from './cliconfig/index.js';
+export { HttpClient } from './net/index.js';
+
+// Operations: what the commands run, with their options and outcomes.
+export { runLock, selectVersion } from './installer/lock.js';
+export type { LockOptions, LockOutcome, ProviderFailure, Requirement, FetchRunOptions } from './installer/lock.js';
+export { runMirror } from './installer/mirror.js';
+export type { MirrorOptions, MirrorOutcome, MirrorFailure, MirrorHashes } from './installer/mirror.js';
 export { runInstall } from './installer/install.js';
+export type { InstallOptions, InstallOutcome, InstalledPackage, InstallFailure, InstallPhase } from './installer/install.js';
+export { runVerify } from './installer/verify.js';
+export type { VerifyOptions, VerifyOutcome, VerifyProblem, VerifyProblemCode } from './installer/verify.js';
+export { createBundle } from './installer/bundle/create.js';
+export type { BundleCreateOptions, BundleCreateOutcome, BundleFailure } from './installer/bundle/create.js';
+export { importBundle } from './installer/bundle/import.js';
+export type { BundleImportOptions, BundleImportOutcome } from './installer/bundle/import.js';
 export { extractPackage } from './installer/extract.js';
-export type { InstallerEvent, EventSink } from './installer/events.js';
+export type { ExtractOptions, ExtractResult } from './installer/extract.js';
+export type { InstallerEvent, EventSink, AuthLabel, LockChange } from './installer/events.js';

@@ -11,16 +11,16 @@ import { type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors
 import { type HashStore, openHashStore, type ZipLimits } from '../hashing/index.js';
 import { parseZipLimits } from '../hashing/zip-reader.js';
 import { createNodeFetch, HttpClient, httpTuningFromEnv, validateLevel1 } from '../net/index.js';
-import { FilesystemMirrorSource, type Source } from '../sources/index.js';
+import { FilesystemMirrorSource, hashStoreDir, installationSourceFor, netMirrorSourceFor, ociMirrorSourceFor, registrySourceFor, type Source } from '../sources/index.js';
 import { findPolicy, type PlatformPolicy } from '../config/index.js';
 import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import { diagnosticSnippet, sortDiagnostics } from '../ui/diagnostic.js';
 import { LOCK_FILE_NAME } from '../lockfile/index.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
-import { hashStoreDir, installationSourceFor, loadCliConfigFor, netMirrorSourceFor, ociMirrorSourceFor, registrySourceFor } from './wiring.js';
+import { loadCliConfigFor, sourceContext } from './wiring.js';
 
-export { cacheBase } from './wiring.js';
+export { cacheBase } from '../sources/index.js';
 
 /**
  * The `-platform` values, de-duplicated in order; a bad one adds the
@@ -195,10 +195,11 @@ export async function sourceFor(
   }
   if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
   // -net-mirror: the CLI configuration's credentials for the mirror host (see netMirrorSourceFor).
-  if (flags.netMirror !== undefined) return netMirrorSourceFor(flags.netMirror, globals, http, cli);
+  if (flags.netMirror !== undefined) return netMirrorSourceFor(flags.netMirror, sourceContext(io, globals, http), cli);
   // -oci-mirror: the CLI configuration's OCI credentials (as OpenTofu's OCICredentialsPolicyBuilder).
-  if (flags.ociMirror !== undefined) return ociMirrorSourceFor(ociTemplate(flags.ociMirror), io, http, cli);
-  return otherwise === 'registry' ? registrySourceFor(io, globals, http, cli) : installationSourceFor(io, globals, http, cli);
+  if (flags.ociMirror !== undefined) return ociMirrorSourceFor(ociTemplate(flags.ociMirror), sourceContext(io, globals, http), cli);
+  const ctx = sourceContext(io, globals, http);
+  return otherwise === 'registry' ? registrySourceFor(ctx, cli) : installationSourceFor(ctx, cli);
 }
 
 /** A run that SIGINT or SIGTERM interrupts (see {@link interruptOnSignals}). */

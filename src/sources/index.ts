@@ -44,3 +44,15 @@ export type { MultiSourceSelector, ProviderPattern } from './multi.js';
 export { MemoizeSource } from './memoize.js';
 export { HangingSource, MockSource } from './testing.js';
 export type { MockPackage, MockSourceOptions, SourceCall } from './testing.js';
+export {
+  cacheBase,
+  hashStoreDir,
+  installationSourceFor,
+  netMirrorSourceFor,
+  ociClientFor,
+  ociMirrorSourceFor,
+  registrySourceFor,
+  sourceFromCliConfig,
+  templateRepositoryMapping,
+} from './from-cli-config.js';
+export type { SourceContext } from './from-cli-config.js';

@@ -23,8 +23,8 @@ function runExample(i: number): { status: number | null; stdout: string; stderr:
 }
 
 describe('issue 14 library: docs/api.md examples run', () => {
-  it('has the three examples', () => {
-    expect(blocks).toHaveLength(3);
+  it('has the five examples', () => {
+    expect(blocks).toHaveLength(5);
   });
 
   it('hashes a zip; hash values print as their text', () => {
@@ -53,6 +53,29 @@ describe('issue 14 library: docs/api.md examples run', () => {
     const r = runExample(2);
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe('INVALID_HASH Invalid hash\n');
+  });
+
+  it('locks a configuration through a custom source: the questions it was asked, the lock file written', () => {
+    const r = runExample(3);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    // The h1: is the conformance package's recorded hash (test/fixtures/conformance: comment.zip).
+    expect(r.stdout).toBe(
+      'versions of registry.opentofu.org/acme/demo\n' +
+        'package registry.opentofu.org/acme/demo 1.0.0 linux_amd64\n' +
+        '# This file is maintained automatically by "tofu init".\n# Manual edits may be lost in future updates.\n\n' +
+        'provider "registry.opentofu.org/acme/demo" {\n  version     = "1.0.0"\n  constraints = "~> 1.0"\n  hashes = [\n' +
+        '    "h1:0A1EWNUOQmgFrARBK8Wf4JyLw7PYSRWz3I+x+MEybHo=",\n  ]\n}\n',
+    );
+  });
+
+  it('verifies a mirror: no problem against its own hashes, the package named when the lock does not vouch for it', () => {
+    const r = runExample(4);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(
+      '1 package(s), 0 problem(s)\n1 package(s), 1 problem(s)\nLOCK_MISSING_H1 registry.opentofu.org/acme/demo 1.0.0 linux_amd64\n',
+    );
   });
 });
 

@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 
 import { describe, expect, it } from 'vitest';
 
-import { EMPTY_H1, hash1, hash1FromDigests, isProvkitError } from '../../src/index.js';
+import { isProvkitError } from '../../src/errors.js';
+import { EMPTY_H1, hash1, hash1FromDigests } from '../../src/hashing/index.js';
 import { displayName } from '../../src/hashing/index.js';
 
 const sha = (b: Buffer | string): Buffer => createHash('sha256').update(b).digest();

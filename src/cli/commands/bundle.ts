@@ -19,7 +19,8 @@ import { importBundle, readBundleManifest } from '../../installer/bundle/import.
 import { importBundleToOci } from '../../installer/bundle/import-oci.js';
 import { validateLevel1 } from '../../net/index.js';
 import type { Locks } from '../../lockfile/index.js';
-import { loadCliConfigFor, ociClientFor, templateRepositoryMapping } from '../wiring.js';
+import { ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
+import { loadCliConfigFor, sourceContext } from '../wiring.js';
 import { bundleCreationTime } from '../../installer/bundle/manifest.js';
 import type { Requirement } from '../../installer/lock.js';
 import { loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
@@ -312,7 +313,7 @@ async function bundleImportOci(
         bundlePath: o.bundlePath,
         pool,
         flavor: globals.flavor,
-        client: ociClientFor(io, http, cli),
+        client: ociClientFor(sourceContext(io, globals, http), cli),
         target: { display: o.target, repositoryFor: templateRepositoryMapping(template) },
         signal,
         ...(o.maxMemberSize === undefined ? {} : { maxMemberSize: o.maxMemberSize }),

@@ -20,7 +20,8 @@ import { describeError, ErrorCode, ProvkitError, WarningCode } from '../../error
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
-import { loadCliConfigFor, ociClientFor, templateRepositoryMapping } from '../wiring.js';
+import { ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
+import { loadCliConfigFor, sourceContext } from '../wiring.js';
 import { validateLevel1 } from '../../net/index.js';
 
 export const MIRROR_HELP = `Usage: provkit [global options] mirror [options] TARGET_DIR
@@ -236,7 +237,7 @@ async function ociMirrorRun(
     http: o.http,
     signal: o.signal,
     flavor: globals.flavor,
-    client: ociClientFor(io, o.http, cli),
+    client: ociClientFor(sourceContext(io, globals, o.http), cli),
     target: { display: o.target, repositoryFor: templateRepositoryMapping(o.template) },
     events: (e: InstallerEvent) => ui.event(e),
   });

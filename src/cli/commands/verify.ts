@@ -18,7 +18,8 @@ import { validateLevel1 } from '../../net/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
 import { fromHclDiagnostic, hashStoreOption, httpFor, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
-import { loadCliConfigFor, ociMirrorSourceFor } from '../wiring.js';
+import { ociMirrorSourceFor } from '../../sources/index.js';
+import { loadCliConfigFor, sourceContext } from '../wiring.js';
 import { ErrorCode, WarningCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
@@ -212,7 +213,7 @@ async function verifyOci(
     const configProblems = await runVerify({ locks: o.locks, requirements: o.requirements, pool: o.pool, flavor: globals.flavor });
     const published = await runOciVerify({
       locks: o.locks,
-      source: ociMirrorSourceFor(template, io, http, cli),
+      source: ociMirrorSourceFor(template, sourceContext(io, globals, http), cli),
       mirror: o.mirror,
       ...(o.platforms.length > 0 ? { platforms: o.platforms } : {}),
       pool: o.pool,

@@ -1,0 +1,46 @@
+// Issue 12 (a curated public API): the declarations the build emits for
+// `provkit` match the API report etc/provkit.api.md, so that a change to the
+// public API is a deliberate change to that file (`npm run api` rewrites it).
+// And the subpath exports resolve, as a user's `import` does.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('issue 12: the public API', () => {
+  it('matches the API report (etc/provkit.api.md)', () => {
+    expect(existsSync(join(ROOT, 'dist/index.d.ts'))).toBe(true);
+    const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/@microsoft/api-extractor/bin/api-extractor'), 'run'], { cwd: ROOT, encoding: 'utf8' });
+    // api-extractor exits non-zero when the report differs, and says so.
+    expect(r.stdout + r.stderr).not.toMatch(/You have changed the API signature|API report (file )?(is )?missing/i);
+    expect(r.status).toBe(0);
+  });
+
+  it('exports the operations, sources, hashing, lock-file and error names, and none of the internals', () => {
+    const report = readFileSync(join(ROOT, 'etc/provkit.api.md'), 'utf8');
+    for (const name of ['runLock', 'runMirror', 'runInstall', 'runVerify', 'createBundle', 'importBundle', 'sourceFromCliConfig', 'FilesystemMirrorSource', 'hashZipPackage', 'parseLockFile', 'serializeLocks', 'ProvkitError', 'diagnosticFromError']) {
+      expect(report).toMatch(new RegExp(`export (async )?(function|class|const) ${name}\\b`));
+    }
+    for (const internal of ['goQuote', 'compareBytewise', 'packageNetEvents', 'installFailureDiagnostics', 'MockSource']) {
+      expect(report).not.toMatch(new RegExp(`export (async )?(function|class|const) ${internal}\\b`));
+    }
+  });
+
+  const dir = mkdtempSync(join(ROOT, '.api-subpaths-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('resolves the subpath exports (provkit/hcl, /config, /cliconfig, /net, /sources, /layout)', () => {
+    const file = join(dir, 'subpaths.mjs');
+    writeFileSync(
+      file,
+      "for (const p of ['hcl', 'config', 'cliconfig', 'net', 'sources', 'layout']) { const m = await import(`provkit/${p}`); console.log(p, Object.keys(m).length > 0); }\n",
+    );
+    const r = spawnSync(process.execPath, [file], { cwd: dir, encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('hcl true\nconfig true\ncliconfig true\nnet true\nsources true\nlayout true\n');
+  });
+});
