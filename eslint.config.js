@@ -68,6 +68,8 @@ export default tseslint.config(
       'no-await-in-loop': 'error',
       '@typescript-eslint/explicit-module-boundary-types': 'error',
       '@typescript-eslint/no-floating-promises': 'error',
+      // Every case of a union handled, or a default saying why not (style: exhaustive switches over events and kinds).
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true, requireDefaultForNonUnion: false }],
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'use named exports' }],
