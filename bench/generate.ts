@@ -66,9 +66,9 @@ export interface BenchManifest {
 
 export interface GenerateOptions {
   seed?: number;
-  out?: string;
+  out?: string | undefined;
   /** Regenerate even if the manifest matches. */
-  force?: boolean;
+  force?: boolean | undefined;
   /** Size of each binary entry (tests use small ones). */
   binaryBytes?: number;
   log?: (line: string) => void;

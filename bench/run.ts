@@ -71,7 +71,7 @@ interface Outcome {
   contender: Contender;
   runs: Measurement[];
   /** Why the contender has no figures (failed to start or exited non-zero). */
-  unavailable?: string;
+  unavailable?: string | undefined;
 }
 
 // ---------------------------------------------------------------------------
@@ -277,14 +277,14 @@ function median(xs: readonly number[]): number | undefined {
 interface Row {
   id: ContenderId;
   label: string;
-  wallS?: number;
-  cpuS?: number;
-  mbPerS?: number;
-  rssMB?: number;
-  ratio?: number;
-  cpuRatio?: number;
-  othersPct?: number;
-  note?: string;
+  wallS?: number | undefined;
+  cpuS?: number | undefined;
+  mbPerS?: number | undefined;
+  rssMB?: number | undefined;
+  ratio?: number | undefined;
+  cpuRatio?: number | undefined;
+  othersPct?: number | undefined;
+  note?: string | undefined;
 }
 
 function summarise(outcomes: readonly Outcome[], uncompressedBytes: number): Row[] {

@@ -201,7 +201,7 @@ interface Found {
 /** The citations of one comment, each with whether `docs/reference.md` anchors it. */
 function scan(comment: string): Found[] {
   const found: Found[] = [];
-  const stack: Array<{ anchored: boolean; section?: string }> = [{ anchored: false }];
+  const stack: Array<{ anchored: boolean; section?: string | undefined }> = [{ anchored: false }];
   let rfc = false;
   for (const m of comment.matchAll(TOKEN)) {
     const top = stack[stack.length - 1] ?? { anchored: false };

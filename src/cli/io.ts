@@ -3,8 +3,8 @@ import type { OutputSession } from './view.js';
 /** What a command may touch of the outside world (injected, so tests run commands in-process). */
 export interface CliIO {
   /** `columns`: the terminal's width, when the stream is one (Node's `tty.WriteStream`). */
-  readonly stdout: { write(text: string): unknown; isTTY?: boolean; columns?: number };
-  readonly stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number };
+  readonly stdout: { write(text: string): unknown; isTTY?: boolean; columns?: number | undefined };
+  readonly stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number | undefined };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   /**

@@ -34,7 +34,7 @@ export interface RendererOptions {
 }
 
 /** Columns of a terminal when the stream is one; terraform's default of 78 otherwise (`terminal.Streams` `defaultColumns`). */
-function columnsOf(s: { isTTY?: boolean; columns?: number }): number {
+function columnsOf(s: { isTTY?: boolean; columns?: number | undefined }): number {
   return s.isTTY === true && s.columns !== undefined && s.columns > 0 ? s.columns : 78;
 }
 

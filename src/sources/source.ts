@@ -153,7 +153,7 @@ export interface Source {
    * a package of for a version, sorted; reading them costs no download.
    * `lock` uses it to tell which platforms an existing lock file covers.
    */
-  localPlatforms?(provider: ProviderAddress, version: Version): Promise<Platform[]>;
+  readonly localPlatforms?: ((provider: ProviderAddress, version: Version) => Promise<Platform[]>) | undefined;
 }
 
 /** Context for {@link sourceError}. */

@@ -46,7 +46,7 @@ export async function makeBundle(out: string, pool: HashPool, options: { platfor
 export interface RawEntry {
   name: string;
   data?: Buffer | string;
-  type?: 'file' | 'symlink' | 'link' | 'directory';
+  type?: 'file' | 'symlink' | 'link' | 'directory' | undefined;
   linkname?: string;
   /** Header size to claim (defaults to the data length). */
   size?: number;
