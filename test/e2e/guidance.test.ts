@@ -1,0 +1,95 @@
+// Issue 14 (the reference's guidance where users get stuck): provkit runs as a
+// child process against a fake registry in another process (remote host) or
+// a filesystem mirror on disk, and says what terraform 1.11.4 says in the same
+// place. terraform's own output is recorded in
+// test/fixtures/guidance/terraform-1.11.4.txt (record-terraform.sh there, the
+// commands written beside each output); these tests read it, never terraform.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { e2eWorkspace, runCli, type E2eWorkspace } from '../support/e2e.js';
+import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
+import { makeProvider } from '../support/servers/packages.js';
+
+const FS_HOST = 'registry.example.test';
+const RECORDED = readFileSync(new URL('../fixtures/guidance/terraform-1.11.4.txt', import.meta.url), 'utf8');
+
+/** The recorded output of one case of record-terraform.sh (`=== TITLE`): its stdout and stderr. */
+function recorded(title: string): { stdout: string; stderr: string } {
+  const start = RECORDED.indexOf(`=== ${title}\n`);
+  if (start < 0) throw new Error(`no recorded case ${title}`);
+  const end = RECORDED.indexOf('\n=== ', start + 1);
+  const text = RECORDED.slice(start, end < 0 ? undefined : end + 1);
+  const out = text.indexOf('--- stdout\n');
+  const err = text.indexOf('--- stderr\n');
+  return { stdout: text.slice(out + '--- stdout\n'.length, err), stderr: text.slice(err + '--- stderr\n'.length) };
+}
+
+/** Words only: no box drawing, no wrapping. */
+const words = (s: string): string => s.replace(/[╷│╵]/g, ' ').replace(/\s+/g, ' ').trim();
+
+let host: ServerHost;
+let reg: RemoteServer;
+let w: E2eWorkspace;
+/** A filesystem mirror: acme/demo 1.0.0 and 1.1.0 packed for linux_amd64 and darwin_arm64, 1.1.0 also unpacked for freebsd_amd64. */
+let fsm: string;
+let unpackedH1: string;
+
+beforeAll(async () => {
+  host = await startHost();
+  reg = await host.registry({ providers: [await makeProvider('acme', 'demo', ['1.0.0', '1.1.0'], ['linux_amd64', 'darwin_arm64'])] });
+  w = e2eWorkspace(reg.caPath);
+  fsm = w.project('fs-mirror');
+  const dir = join(fsm, FS_HOST, 'acme', 'demo');
+  mkdirSync(dir, { recursive: true });
+  const p = await makeProvider('acme', 'demo', ['1.0.0', '1.1.0'], ['linux_amd64', 'darwin_arm64']);
+  for (const v of p.versions) for (const pkg of v.packages) writeFileSync(join(dir, `terraform-provider-demo_${v.version}_${pkg.platform}.zip`), pkg.zip);
+  // An unpacked package (`VERSION/OS_ARCH/`), as `mirror -layout=unpacked` writes it.
+  const unpacked = join(dir, '1.1.0', 'freebsd_amd64');
+  mkdirSync(unpacked, { recursive: true });
+  writeFileSync(join(unpacked, 'terraform-provider-demo_v1.1.0'), '#!/bin/sh\n# demo 1.1.0 freebsd_amd64\nexit 1\n', { mode: 0o755 });
+  writeFileSync(join(unpacked, 'README.md'), 'fake demo 1.1.0 for freebsd_amd64\n');
+  const h = await runCli(['hash', unpacked], { cwd: w.base, env: w.env });
+  expect(h.code).toBe(0);
+  unpackedH1 = h.stdout.trim();
+});
+afterAll(async () => {
+  await host.close();
+  w.remove();
+});
+
+const fsConfig = `terraform {\n  required_providers {\n    demo = { source = "${FS_HOST}/acme/demo" }\n  }\n}\n`;
+const regConfig = (): string => `terraform {\n  required_providers {\n    demo = {\n      source  = "${reg.host}/acme/demo"\n      version = "~> 1.0"\n    }\n  }\n}\n`;
+/** A CLI configuration whose only installation method is the filesystem mirror (as `init` is used with one). */
+function fsCliConfig(): string {
+  const path = join(w.base, 'fsm.tfrc');
+  writeFileSync(path, `provider_installation {\n  filesystem_mirror {\n    path = ${JSON.stringify(fsm)}\n  }\n}\n`);
+  return path;
+}
+const hashesOf = (lock: string): string[] => [...lock.matchAll(/"(h1:[^"]+|zh:[^"]+)"/g)].map((m) => m[1]!);
+const jsonLines = (stdout: string): Array<Record<string, unknown>> =>
+  stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('issue 14: lock -all-platforms -fs-mirror locks every platform the mirror holds', () => {
+  it('packed *_OS_ARCH.zip and unpacked OS_ARCH/ entries alike, not only this machine\'s', { timeout: 60_000 }, async () => {
+    const p = w.project('all-platforms-fsm', { 'main.tf': fsConfig });
+    const r = await runCli(['lock', '-all-platforms', `-fs-mirror=${fsm}`, '-platform=linux_amd64'], { cwd: p, env: w.env });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    for (const platform of ['linux_amd64', 'darwin_arm64', 'freebsd_amd64']) expect(r.stdout).toContain(`checksums for ${platform};`);
+    const hashes = hashesOf(readFileSync(join(p, '.terraform.lock.hcl'), 'utf8'));
+    expect(hashes).toHaveLength(3);
+    expect(hashes).toContain(unpackedH1);
+    // The same three as locking them by name.
+    const q = w.project('all-platforms-named', { 'main.tf': fsConfig });
+    const named = await runCli(['lock', `-fs-mirror=${fsm}`, '-platform=linux_amd64', '-platform=darwin_arm64', '-platform=freebsd_amd64'], { cwd: q, env: w.env });
+    expect(named.code).toBe(0);
+    expect(hashesOf(readFileSync(join(q, '.terraform.lock.hcl'), 'utf8'))).toEqual(hashes);
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+});
