@@ -70,7 +70,7 @@ import { removeOnExit } from '../fs/cleanup.js';
 import type { Hash, HashPool, HashStore, ZipLimits } from '../hashing/index.js';
 import { allowedHashes, type InstalledProvider, type Locks, mergeInit, verifyPackage } from '../lockfile/index.js';
 import { redactURL, type HttpClient } from '../net/index.js';
-import { checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
+import { availablePlatformsIn, checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
 import {
   findExecutable,
   inspectPackageDir,
@@ -531,9 +531,15 @@ export function installFailureDiagnostics(failures: readonly InstallFailure[], f
     if (f.error.code === ErrorCode.PLATFORM_NOT_SUPPORTED && f.platform) {
       return diag(
         'Incompatible provider version',
-        `Provider ${f.provider.toString()} v${v} does not have a package available for your current platform, ${f.platform.toString()}.\n\nProvider releases are separate from ${product} CLI releases, so not all providers are available for all platforms. Other versions of this provider may have different platforms supported.`,
+        `Provider ${f.provider.toString()} v${v} does not have a package available for your current platform, ${f.platform.toString()}.\n\nProvider releases are separate from ${product} CLI releases, so not all providers are available for all platforms. Other versions of this provider may have different platforms supported.${availableText(f.error.message)}`,
       );
     }
     return diag('Failed to install provider', `Error while installing ${name} v${v}: ${err}`);
   });
+}
+
+/** provkit's sentence after init's "Incompatible provider version": the platforms the source has (its error names them). */
+function availableText(message: string): string {
+  const platforms = availablePlatformsIn(message);
+  return platforms.length === 0 ? '' : `\n\nThis version is available for: ${platforms.join(', ')}.`;
 }

@@ -93,3 +93,32 @@ describe('issue 14: lock -all-platforms -fs-mirror locks every platform the mirr
     expect(w.tmpLeftovers()).toEqual([]);
   });
 });
+describe('issue 14: a platform the source does not have: the error lists the platforms it has', () => {
+  it('lock from a filesystem mirror (a typo): terraform\'s error, then the platforms of 1.1.0 there', { timeout: 60_000 }, async () => {
+    const p = w.project('typo-fsm', { 'main.tf': fsConfig });
+    const r = await runCli(['-flavor=terraform', 'lock', `-fs-mirror=${fsm}`, '-platform=linux_amd46'], { cwd: p, env: w.env });
+    expect(r.code).toBe(1);
+    expect(words(recorded('lock from the filesystem mirror, platform typo').stderr)).toContain('Error: Could not retrieve providers for locking');
+    expect(words(r.stderr)).toContain(
+      `provider ${FS_HOST}/acme/demo 1.1.0 is not available for linux_amd46 in the filesystem mirror at ${fsm} (available for: darwin_arm64, freebsd_amd64, linux_amd64).`,
+    );
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+
+  it('lock and mirror from a registry, install: the platforms the registry publishes for the version', { timeout: 60_000 }, async () => {
+    const p = w.project('typo-registry', { 'main.tf': regConfig() });
+    const lock = await runCli(['-flavor=terraform', 'lock', '-platform=linux_amd46'], { cwd: p, env: w.env });
+    expect(lock.code).toBe(1);
+    const tf = words(recorded('lock for a platform typo').stderr).replaceAll('HOST', reg.host);
+    expect(tf).toContain(`provider ${reg.host}/acme/demo 1.1.0 is not available for linux_amd46.`);
+    expect(words(lock.stderr)).toContain(`provider ${reg.host}/acme/demo 1.1.0 is not available for linux_amd46 (available for: darwin_arm64, linux_amd64).`);
+    const mirror = await runCli(['-flavor=terraform', 'mirror', '-platform=linux_amd46', 'out'], { cwd: p, env: w.env });
+    expect(mirror.code).toBe(1);
+    expect(words(mirror.stderr)).toContain('(available for: darwin_arm64, linux_amd64)');
+    const install = await runCli(['-flavor=terraform', 'install', '-platform=freebsd_amd64'], { cwd: p, env: w.env });
+    expect(install.code).toBe(1);
+    expect(words(install.stderr)).toContain('Error: Incompatible provider version');
+    expect(words(install.stderr)).toContain('This version is available for: darwin_arm64, linux_amd64.');
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+});
