@@ -113,6 +113,8 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
       renderDiagnostic({ severity: 'warning', summary: e.summary, detail: e.detail, code: e.code }, err, style, out);
       return;
     case 'provider_selected':
+      // `providers mirror`'s lines (hashicorp/terraform v1.11.4 internal/command/providers_mirror.go).
+      if (e.announce === true) out.write(`- Mirroring ${name(e.provider)}...\n  - ${selectedText(e)}\n`);
       return;
     case 'mirror_package':
       out.write(`  - ${e.action === 'kept' ? 'Kept' : 'Wrote'} ${e.path}\n`);
@@ -186,6 +188,24 @@ export function platformsText(e: Extract<InstallerEvent, { type: 'platforms_chos
       return `platforms ${list} given with -platform`;
     case 'host':
       return `platform ${list} (this machine's)`;
+  }
+}
+
+/**
+ * Why a version was chosen, in `providers mirror`'s words (hashicorp/terraform
+ * v1.11.4 internal/command/providers_mirror.go): `Selected v1.1.0 to match
+ * dependency lock file`, `… to meet constraints ~> 1.0`, `… with no
+ * constraints` (OpenTofu's providers_mirror.go words them the same).
+ */
+export function selectedText(e: Extract<InstallerEvent, { type: 'provider_selected' }>): string {
+  const v = `Selected v${e.version.toString()}`;
+  switch (e.reason) {
+    case 'lock':
+      return `${v} to match dependency lock file`;
+    case 'constraints':
+      return `${v} to meet constraints ${e.constraints}`;
+    case 'unconstrained':
+      return `${v} with no constraints`;
   }
 }
 

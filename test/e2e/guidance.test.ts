@@ -122,3 +122,25 @@ describe('issue 14: a platform the source does not have: the error lists the pla
     expect(w.tmpLeftovers()).toEqual([]);
   });
 });
+describe('issue 14: mirror says which version it chose and why, as providers mirror does', () => {
+  it('"Selected v1.1.0 to match dependency lock file" / "to meet constraints ~> 1.0" (terraform 1.11.4\'s lines); -json: the provider_selected message', { timeout: 60_000 }, async () => {
+    const p = w.project('selected', { 'main.tf': regConfig() });
+    const unlocked = await runCli(['-flavor=terraform', 'mirror', '-platform=linux_amd64', 'out'], { cwd: p, env: w.env });
+    expect(unlocked.code).toBe(0);
+    const tfUnlocked = recorded('mirror without a lock entry').stdout.replaceAll('HOST', reg.host);
+    const firstTwo = (s: string): string => s.split('\n').slice(0, 2).join('\n');
+    expect(firstTwo(tfUnlocked)).toBe(`- Mirroring ${reg.host}/acme/demo...\n  - Selected v1.1.0 to meet constraints ~> 1.0`);
+    expect(unlocked.stdout).toContain(firstTwo(tfUnlocked));
+    expect((await runCli(['-flavor=terraform', 'lock', '-platform=linux_amd64'], { cwd: p, env: w.env })).code).toBe(0);
+    const locked = await runCli(['-flavor=terraform', 'mirror', '-platform=linux_amd64', 'out2'], { cwd: p, env: w.env });
+    expect(locked.code).toBe(0);
+    const tfLocked = recorded('mirror with a lock entry').stdout.replaceAll('HOST', reg.host);
+    expect(locked.stdout).toContain(firstTwo(tfLocked));
+    const j = await runCli(['-flavor=terraform', 'mirror', '-platform=linux_amd64', '-json', 'out3'], { cwd: p, env: w.env });
+    expect(j.code).toBe(0);
+    const sel = jsonLines(j.stdout).find((m) => m['type'] === 'provider_selected');
+    expect(sel).toMatchObject({ '@message': `${reg.host}/acme/demo: Selected v1.1.0 to match dependency lock file`, reason: 'lock', version: '1.1.0' });
+    // lock and install do not print it (providers lock and init do not).
+    expect(j.stdout.split('\n')[0]).toContain('"type":"version"');
+  });
+});
