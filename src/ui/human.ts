@@ -96,8 +96,8 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
         e.reused
           ? `- Using ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} already in the mirror (${e.auth})\n`
           : e.stored
-            ? `- Found ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} in the hash store by its checksum (${e.auth}${e.keyId ? `, key ID ${e.keyId}` : ''}); not downloaded\n`
-            : `- Retrieved ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} (${e.auth}${e.keyId ? `, key ID ${e.keyId}` : ''})\n`,
+            ? `- Found ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} in the hash store by its checksum (${authenticationText(e.auth, e.keyId, flavor)}); not downloaded\n`
+            : `- Retrieved ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} (${authenticationText(e.auth, e.keyId, flavor)})\n`,
       );
       return;
     case 'hashes_obtained':
@@ -160,7 +160,7 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
           ? `- Using previously-installed ${name(e.provider)} v${e.version.toString()}\n`
           : e.mode === 'cache'
             ? `- Using ${name(e.provider)} v${e.version.toString()} from the shared cache directory\n`
-            : `- Installed ${name(e.provider)} v${e.version.toString()} (${e.auth ?? 'unauthenticated'}${e.keyId ? `, key ID ${e.keyId}` : ''})\n`,
+            : `- Installed ${name(e.provider)} v${e.version.toString()} (${authenticationText(e.auth ?? 'unauthenticated', e.keyId, flavor)})\n`,
       );
       return;
     case 'package_lock_wait':
@@ -207,6 +207,36 @@ export function selectedText(e: Extract<InstallerEvent, { type: 'provider_select
     case 'unconstrained':
       return `${v} with no constraints`;
   }
+}
+
+/**
+ * HashiCorp's release signing key ID: what terraform checks a package
+ * against to call it "signed by HashiCorp" (hashicorp/terraform v1.11.4
+ * internal/getproviders/public_keys.go `HashicorpPublicKey`).
+ */
+const HASHICORP_KEY_ID = '34365D9472D7468F';
+
+/**
+ * How a package's authentication reads in `(…)` after "Installed"/"Retrieved",
+ * as the flavor words it:
+ * - OpenTofu (opentofu/opentofu internal/getproviders/package_authentication.go,
+ *   internal/command/init.go): `signed, key ID X`, `signing skipped`,
+ *   `verified checksum`, `unauthenticated`;
+ * - terraform (hashicorp/terraform v1.11.4 internal/getproviders/
+ *   package_authentication.go, internal/command/init.go): a signature by
+ *   HashiCorp's key is `signed by HashiCorp` (no key ID), any other key
+ *   `self-signed, key ID X` (confirmed with terraform 1.11.4,
+ *   test/fixtures/guidance/terraform-1.11.4.txt). Terraform's "signed by a
+ *   HashiCorp partner" needs a trust signature checked against HashiCorp's
+ *   partners key, which provkit does not check: such packages read
+ *   `self-signed`. HashiCorp's key is told by its key ID here, where
+ *   terraform verifies with the key itself.
+ */
+export function authenticationText(auth: string, keyId: string | undefined, flavor: Flavor): string {
+  if (auth === 'signed' && flavor === 'terraform') {
+    return keyId === HASHICORP_KEY_ID ? 'signed by HashiCorp' : `self-signed${keyId ? `, key ID ${keyId}` : ''}`;
+  }
+  return `${auth}${keyId ? `, key ID ${keyId}` : ''}`;
 }
 
 /** The closing lines of `providers lock` (docs/reference.md §6.1 item 90). */

@@ -144,3 +144,37 @@ describe('issue 14: mirror says which version it chose and why, as providers mir
     expect(j.stdout.split('\n')[0]).toContain('"type":"version"');
   });
 });
+describe('issue 14: signed and self-signed as the reference words them', () => {
+  it('terraform: "self-signed, key ID …" in install, lock and mirror, and init\'s note on partner and community providers', { timeout: 60_000 }, async () => {
+    const p = w.project('self-signed', { 'main.tf': regConfig() });
+    const tfInit = recorded('init from the registry (self-signed)').stdout;
+    const keyId = /key ID ([0-9A-F]{16})/.exec(tfInit)?.[1];
+    expect(keyId).toBeDefined();
+    const install = await runCli(['-flavor=terraform', 'install', '-platform=linux_amd64'], { cwd: p, env: w.env });
+    expect(install.code).toBe(0);
+    const installed = /^- Installed .*$/m.exec(tfInit)![0].replaceAll('HOST', reg.host);
+    expect(install.stdout).toContain(installed);
+    const note = tfInit.slice(tfInit.indexOf('Partner and community'), tfInit.indexOf('/signing') + '/signing'.length);
+    expect(note).toContain('https://');
+    expect(install.stdout).toContain(note);
+    const lock = await runCli(['-flavor=terraform', 'lock', '-platform=linux_amd64', '-platform=darwin_arm64'], { cwd: p, env: w.env });
+    expect(lock.code).toBe(0);
+    expect(lock.stdout).toContain(`- Retrieved ${reg.host}/acme/demo 1.1.0 for darwin_arm64 (self-signed, key ID ${keyId!})`);
+    const mirror = await runCli(['-flavor=terraform', 'mirror', '-platform=linux_amd64', 'out'], { cwd: p, env: w.env });
+    expect(mirror.code).toBe(0);
+    expect(mirror.stdout).toContain(`(self-signed, key ID ${keyId!})`);
+    expect(install.stdout + lock.stdout + mirror.stdout).not.toMatch(/\(signed, key ID/);
+  });
+
+  it('tofu: "signed, key ID …" and OpenTofu\'s note', { timeout: 60_000 }, async () => {
+    const p = w.project('signed-tofu', { 'main.tf': regConfig() });
+    const install = await runCli(['-flavor=tofu', 'install', '-platform=linux_amd64'], { cwd: p, env: w.env });
+    expect(install.code).toBe(0);
+    expect(install.stdout).toMatch(/- Installed \S+ v1\.1\.0 \(signed, key ID [0-9A-F]{16}\)/);
+    // opentofu/opentofu internal/command/views/init.go ProvidersSignedInfo.
+    expect(install.stdout).toContain(
+      "Providers are signed by their developers.\nIf you'd like to know more about provider signing, you can read about it here:\nhttps://opentofu.org/docs/cli/plugins/signing/",
+    );
+    expect(install.stdout).not.toContain('self-signed');
+  });
+});
