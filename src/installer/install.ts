@@ -183,6 +183,24 @@ export function lockFileAction(old: Locks, next: Locks, equal: boolean, readonly
 }
 
 /**
+ * The providers whose new lock entry holds only the checksum computed here,
+ * for this platform (init's "Incomplete lock file information for
+ * providers": hashicorp/terraform v1.11.4 and opentofu/opentofu
+ * internal/command/init.go, the `ProvidersLockUpdated` callback): no signed
+ * hashes were recorded, and the old entry had none besides that one either.
+ * Sorted by their display names (`name`), as init sorts them.
+ */
+export function incompleteLockProviders(installed: readonly InstalledPackage[], next: Locks, name: (p: ProviderAddress) => string): string[] {
+  const out: string[] = [];
+  for (const pkg of installed) {
+    if (pkg.mode === 'previously-installed') continue;
+    const hashes = next.provider(pkg.provider)?.hashes ?? [];
+    if (hashes.length > 0 && hashes.every((h) => h.text === pkg.h1.text)) out.push(name(pkg.provider));
+  }
+  return [...new Set(out)].sort();
+}
+
+/**
  * The hashes `init` records beside the installed directory's `h1:` (docs/reference.md §5.2 item 79,
  * §9 item 125): Terraform records what a verified signature covers; OpenTofu
  * also what was verified locally and, for its default registry without

@@ -75,6 +75,57 @@ const jsonLines = (stdout: string): Array<Record<string, unknown>> =>
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
+describe('issue 14: install warns "Incomplete lock file information for providers" as init does', () => {
+  it('terraform: after installing from a filesystem mirror, terraform 1.11.4\'s warning word for word; not again when nothing changed', { timeout: 60_000 }, async () => {
+    const p = w.project('incomplete-tf', { 'main.tf': fsConfig });
+    const env = { ...w.env, TF_CLI_CONFIG_FILE: fsCliConfig() };
+    const r = await runCli(['-flavor=terraform', 'install', '-platform=linux_amd64'], { cwd: p, env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    const tf = recorded('init from a filesystem mirror').stdout;
+    const warning = (s: string): string => s.slice(s.indexOf('Warning: Incomplete lock file information for providers'), s.indexOf('(where linux_amd64 is the platform to generate)'));
+    expect(warning(tf)).not.toBe('');
+    expect(words(warning(r.stdout))).toBe(words(warning(tf)));
+    // After the lock file message, as init prints it.
+    expect(r.stdout.indexOf('Warning: Incomplete')).toBeGreaterThan(r.stdout.indexOf('Terraform has created a lock file'));
+    const again = await runCli(['-flavor=terraform', 'install', '-platform=linux_amd64'], { cwd: p, env });
+    expect(again.code).toBe(0);
+    expect(recorded('init again, nothing changed').stdout).not.toContain('Incomplete lock file');
+    expect(again.stdout).not.toContain('Incomplete lock file');
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+
+  it('tofu: OpenTofu\'s wording; -json: a warning diagnostic with code INCOMPLETE_LOCK_FILE', { timeout: 60_000 }, async () => {
+    const p = w.project('incomplete-tofu', { 'main.tf': fsConfig });
+    const env = { ...w.env, TF_CLI_CONFIG_FILE: fsCliConfig() };
+    const r = await runCli(['-flavor=tofu', 'install', '-platform=linux_amd64', '-json'], { cwd: p, env });
+    expect(r.code).toBe(0);
+    const d = jsonLines(r.stdout).find((m) => m['type'] === 'diagnostic')?.['diagnostic'] as Record<string, string> | undefined;
+    expect(d).toMatchObject({ severity: 'warning', summary: 'Incomplete lock file information for providers', code: 'INCOMPLETE_LOCK_FILE' });
+    // opentofu/opentofu internal/command/init.go incompleteLockFileInformationBody.
+    expect(d?.['detail']).toBe(
+      'Due to your customized provider installation methods, OpenTofu was forced to calculate lock file checksums locally for the following providers:\n' +
+        `  - ${FS_HOST}/acme/demo\n\n` +
+        'The current .terraform.lock.hcl file only includes checksums for linux_amd64, so OpenTofu running on another platform will fail to install these providers.\n\n' +
+        'To calculate additional checksums for another platform, run:\n  tofu providers lock -platform=linux_amd64\n(where linux_amd64 is the platform to generate)',
+    );
+  });
+
+  it('no warning from a registry (signed checksums of every platform recorded), nor when the lock already has other platforms\' hashes', { timeout: 60_000 }, async () => {
+    const p = w.project('incomplete-registry', { 'main.tf': regConfig() });
+    const r = await runCli(['-flavor=terraform', 'install', '-platform=linux_amd64'], { cwd: p, env: w.env });
+    expect(r.code).toBe(0);
+    expect(recorded('init from the registry (self-signed)').stdout).not.toContain('Incomplete lock file');
+    expect(r.stdout).not.toContain('Incomplete lock file');
+    const q = w.project('incomplete-locked', { 'main.tf': fsConfig });
+    const env = { ...w.env, TF_CLI_CONFIG_FILE: fsCliConfig() };
+    expect((await runCli(['-flavor=terraform', 'lock', `-fs-mirror=${fsm}`, '-platform=linux_amd64', '-platform=darwin_arm64'], { cwd: q, env })).code).toBe(0);
+    const i = await runCli(['-flavor=terraform', 'install', '-platform=linux_amd64'], { cwd: q, env });
+    expect(i.code).toBe(0);
+    expect(i.stdout).not.toContain('Incomplete lock file');
+  });
+});
+
 describe('issue 14: lock -all-platforms -fs-mirror locks every platform the mirror holds', () => {
   it('packed *_OS_ARCH.zip and unpacked OS_ARCH/ entries alike, not only this machine\'s', { timeout: 60_000 }, async () => {
     const p = w.project('all-platforms-fsm', { 'main.tf': fsConfig });
@@ -93,6 +144,7 @@ describe('issue 14: lock -all-platforms -fs-mirror locks every platform the mirr
     expect(w.tmpLeftovers()).toEqual([]);
   });
 });
+
 describe('issue 14: a platform the source does not have: the error lists the platforms it has', () => {
   it('lock from a filesystem mirror (a typo): terraform\'s error, then the platforms of 1.1.0 there', { timeout: 60_000 }, async () => {
     const p = w.project('typo-fsm', { 'main.tf': fsConfig });
@@ -122,6 +174,7 @@ describe('issue 14: a platform the source does not have: the error lists the pla
     expect(w.tmpLeftovers()).toEqual([]);
   });
 });
+
 describe('issue 14: mirror says which version it chose and why, as providers mirror does', () => {
   it('"Selected v1.1.0 to match dependency lock file" / "to meet constraints ~> 1.0" (terraform 1.11.4\'s lines); -json: the provider_selected message', { timeout: 60_000 }, async () => {
     const p = w.project('selected', { 'main.tf': regConfig() });
@@ -144,6 +197,7 @@ describe('issue 14: mirror says which version it chose and why, as providers mir
     expect(j.stdout.split('\n')[0]).toContain('"type":"version"');
   });
 });
+
 describe('issue 14: signed and self-signed as the reference words them', () => {
   it('terraform: "self-signed, key ID …" in install, lock and mirror, and init\'s note on partner and community providers', { timeout: 60_000 }, async () => {
     const p = w.project('self-signed', { 'main.tf': regConfig() });

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { currentPlatform, flavorInfo } from '../../addresses/index.js';
 import { DEFAULT_TEST_DIRECTORY, loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
-import { installFailureDiagnostics, lockFileAction, runInstall } from '../../installer/install.js';
+import { incompleteLockProviders, installFailureDiagnostics, lockFileAction, runInstall } from '../../installer/install.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import { authenticationText, type Diagnostic } from '../../ui/human.js';
 import { checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
@@ -184,6 +184,8 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
           : `${info.productName} has made some changes to the provider dependency selections recorded in the ${LOCK_FILE_NAME} file. Review those changes and commit them to your version control system if they represent changes you intended to make.`,
         { ...fields, event: 'lock_file_written' },
       );
+      const incomplete = incompleteLockProviders(outcome.installed, outcome.locks, (p) => p.toShortString(globals.flavor));
+      if (incomplete.length > 0) ui.diagnostic(incompleteLockWarning(incomplete, platform.toString(), globals.flavor));
     }
     ui.summary(`Success! ${outcome.installed.length} provider${outcome.installed.length === 1 ? '' : 's'} installed for ${platform.toString()} in ${targetDir}.`, fields);
     return 0;
@@ -202,6 +204,27 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
 function configErrorPreface(flavor: GlobalOptions['flavor']): string {
   const [product, word] = flavor === 'terraform' ? ['Terraform', 'initialisation'] : ['OpenTofu', 'initialization'];
   return `${product} encountered problems during ${word}, including problems\nwith the configuration, described below.\n\nThe ${product} configuration must be valid before initialization so that\n${product} can determine which modules and providers need to be installed.`;
+}
+
+/**
+ * init's warning when the lock file records checksums of this platform only
+ * (hashicorp/terraform v1.11.4 internal/command/init.go
+ * `incompleteLockFileInformationBody`; opentofu/opentofu
+ * internal/command/init.go words it for OpenTofu and tofu). init names the
+ * machine's platform; provkit names the platform it installed for
+ * (`-platform`, by default the machine's).
+ */
+function incompleteLockWarning(providers: readonly string[], platform: string, flavor: GlobalOptions['flavor']): Diagnostic {
+  const { productName, command } = flavorInfo(flavor);
+  return {
+    severity: 'warning',
+    summary: 'Incomplete lock file information for providers',
+    detail:
+      `Due to your customized provider installation methods, ${productName} was forced to calculate lock file checksums locally for the following providers:\n  - ${providers.join('\n  - ')}\n\n` +
+      `The current ${LOCK_FILE_NAME} file only includes checksums for ${platform}, so ${productName} running on another platform will fail to install these providers.\n\n` +
+      `To calculate additional checksums for another platform, run:\n  ${command} providers lock -platform=linux_amd64\n(where linux_amd64 is the platform to generate)`,
+    code: WarningCode.INCOMPLETE_LOCK_FILE,
+  };
 }
 
 /**
