@@ -232,3 +232,58 @@ describe('issue 14: signed and self-signed as the reference words them', () => {
     expect(install.stdout).not.toContain('self-signed');
   });
 });
+
+describe('issue 14: network_mirror { trust_all_hashes = true } (OpenTofu 1.12) through install', () => {
+  // opentofu/opentofu v1.12 internal/getproviders/http_mirror_source.go: with
+  // trust_all_hashes every platform's hashes in VERSION.json are handed to the
+  // authentication (ReportedByTrustedMirror); internal/command/init.go records
+  // those for registry.opentofu.org providers only (docs/reference.md §5.2 item 80).
+  const PLATFORMS = ['linux_amd64', 'darwin_arm64', 'windows_amd64'];
+  let mirror: RemoteServer;
+  const cliConfigFor = (name: string, trust: boolean): string => {
+    const path = join(w.base, `${name}.tfrc`);
+    writeFileSync(path, `provider_installation {\n  network_mirror {\n    url = "${mirror.url}"\n${trust ? '    trust_all_hashes = true\n' : ''}  }\n}\n`);
+    return path;
+  };
+  const project = (name: string, source: string): string =>
+    w.project(name, { 'main.tf': `terraform {\n  required_providers {\n    demo = { source = "${source}" }\n  }\n}\n` });
+
+  beforeAll(async () => {
+    mirror = await host.netMirror({
+      providers: [
+        await makeProvider('hashicorp', 'demo', ['1.0.0'], PLATFORMS, 'registry.opentofu.org'),
+        await makeProvider('acme', 'demo', ['1.0.0'], PLATFORMS, 'registry.example.test'),
+      ],
+      hashes: 'both',
+    });
+  });
+
+  it('tofu, a registry.opentofu.org provider: every platform\'s zh: and h1: from the mirror are recorded; without it only this platform\'s', { timeout: 60_000 }, async () => {
+    const trusted = project('trust-all', 'hashicorp/demo');
+    const r = await runCli(['-flavor=tofu', 'install', '-platform=linux_amd64'], { cwd: trusted, env: { ...w.env, TF_CLI_CONFIG_FILE: cliConfigFor('trust-all', true) } });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const all = hashesOf(readFileSync(join(trusted, '.terraform.lock.hcl'), 'utf8'));
+    expect(all.filter((h) => h.startsWith('zh:'))).toHaveLength(PLATFORMS.length);
+    expect(all.filter((h) => h.startsWith('h1:'))).toHaveLength(PLATFORMS.length);
+    const plain = project('trust-none', 'hashicorp/demo');
+    const p = await runCli(['-flavor=tofu', 'install', '-platform=linux_amd64'], { cwd: plain, env: { ...w.env, TF_CLI_CONFIG_FILE: cliConfigFor('trust-none', false) } });
+    expect(p.code).toBe(0);
+    const one = hashesOf(readFileSync(join(plain, '.terraform.lock.hcl'), 'utf8'));
+    expect(one.filter((h) => h.startsWith('zh:'))).toHaveLength(1);
+    expect(one.filter((h) => h.startsWith('h1:'))).toHaveLength(1);
+    expect(all).toEqual(expect.arrayContaining(one));
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+
+  it('another host than registry.opentofu.org: only the hashes verified here', { timeout: 60_000 }, async () => {
+    const other = project('trust-other-host', 'registry.example.test/acme/demo');
+    const r = await runCli(['-flavor=tofu', 'install', '-platform=linux_amd64'], { cwd: other, env: { ...w.env, TF_CLI_CONFIG_FILE: cliConfigFor('trust-other', true) } });
+    expect(r.code).toBe(0);
+    const without = project('trust-other-host-off', 'registry.example.test/acme/demo');
+    expect((await runCli(['-flavor=tofu', 'install', '-platform=linux_amd64'], { cwd: without, env: { ...w.env, TF_CLI_CONFIG_FILE: cliConfigFor('trust-other-off', false) } })).code).toBe(0);
+    const hashes = hashesOf(readFileSync(join(other, '.terraform.lock.hcl'), 'utf8'));
+    expect(hashes).toEqual(hashesOf(readFileSync(join(without, '.terraform.lock.hcl'), 'utf8')));
+    expect(hashes.filter((h) => h.startsWith('zh:'))).toHaveLength(1);
+  });
+});
