@@ -287,3 +287,25 @@ describe('issue 14: network_mirror { trust_all_hashes = true } (OpenTofu 1.12) t
     expect(hashes.filter((h) => h.startsWith('zh:'))).toHaveLength(1);
   });
 });
+
+describe('issue 14: mirror writes VERSION.json hashes as each flavor\'s reference does', () => {
+  // opentofu/opentofu v1.12 internal/command/providers_mirror.go: the
+  // authentication's hashes of the platform (the zh:, plus the registry's h1:
+  // where it reports `packages`); terraform 1.11.4: one h1: (HashZip) per
+  // archive (docs/reference.md §6.2 item 95).
+  it('tofu: the zh: of the archive verified against the signed SHA256SUMS; terraform: the zip-form h1:', { timeout: 60_000 }, async () => {
+    const p = w.project('version-json', { 'main.tf': regConfig() });
+    const doc = (dir: string): Record<string, { hashes: string[]; url: string }> =>
+      (JSON.parse(readFileSync(join(p, dir, reg.host, 'acme', 'demo', '1.1.0.json'), 'utf8')) as { archives: Record<string, { hashes: string[]; url: string }> }).archives;
+    for (const flavor of ['tofu', 'terraform'] as const) {
+      const r = await runCli([`-flavor=${flavor}`, 'mirror', '-platform=linux_amd64', `out-${flavor}`], { cwd: p, env: w.env });
+      expect(r.code).toBe(0);
+    }
+    const zip = join(p, 'out-tofu', reg.host, 'acme', 'demo', 'terraform-provider-demo_1.1.0_linux_amd64.zip');
+    const h = await runCli(['hash', zip], { cwd: p, env: w.env });
+    const [h1, zh] = h.stdout.trim().split('\n');
+    expect(zh).toMatch(/^zh:[0-9a-f]{64}$/);
+    expect(doc('out-tofu')['linux_amd64']).toEqual({ hashes: [zh], url: 'terraform-provider-demo_1.1.0_linux_amd64.zip' });
+    expect(doc('out-terraform')['linux_amd64']).toEqual({ hashes: [h1], url: 'terraform-provider-demo_1.1.0_linux_amd64.zip' });
+  });
+});
