@@ -14,7 +14,15 @@ export type AuthLabel = 'signed' | 'signing skipped' | 'verified checksum' | 'un
 export type LockChange = 'new-provider' | 'added' | 'unchanged';
 
 export type InstallerEvent =
-  | { readonly type: 'provider_selected'; readonly provider: ProviderAddress; readonly version: Version; readonly reason: 'lock' | 'constraints' | 'unconstrained'; readonly constraints: string }
+  | {
+      readonly type: 'provider_selected';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly reason: 'lock' | 'constraints' | 'unconstrained';
+      readonly constraints: string;
+      /** Said in human output (`mirror`, as `providers mirror` says "Selected v1.1.0 to …"); `-json` always carries it. */
+      readonly announce?: boolean;
+    }
   | { readonly type: 'fetch_start'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly location: string }
   | {
       readonly type: 'fetch_progress';

@@ -70,7 +70,7 @@ import { removeOnExit } from '../fs/cleanup.js';
 import type { Hash, HashPool, HashStore, ZipLimits } from '../hashing/index.js';
 import { allowedHashes, type InstalledProvider, type Locks, mergeInit, verifyPackage } from '../lockfile/index.js';
 import { redactURL, type HttpClient } from '../net/index.js';
-import { checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
+import { availablePlatformsIn, checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
 import {
   findExecutable,
   inspectPackageDir,
@@ -180,6 +180,24 @@ export function lockFileAction(old: Locks, next: Locks, equal: boolean, readonly
       .map((x) => x.provider.toComparisonString())
       .join('\n');
   return keys(old) === keys(next) ? 'readonly-changed' : 'readonly-providers-changed';
+}
+
+/**
+ * The providers whose new lock entry holds only the checksum computed here,
+ * for this platform (init's "Incomplete lock file information for
+ * providers": hashicorp/terraform v1.11.4 and opentofu/opentofu
+ * internal/command/init.go, the `ProvidersLockUpdated` callback): no signed
+ * hashes were recorded, and the old entry had none besides that one either.
+ * Sorted by their display names (`name`), as init sorts them.
+ */
+export function incompleteLockProviders(installed: readonly InstalledPackage[], next: Locks, name: (p: ProviderAddress) => string): string[] {
+  const out: string[] = [];
+  for (const pkg of installed) {
+    if (pkg.mode === 'previously-installed') continue;
+    const hashes = next.provider(pkg.provider)?.hashes ?? [];
+    if (hashes.length > 0 && hashes.every((h) => h.text === pkg.h1.text)) out.push(name(pkg.provider));
+  }
+  return [...new Set(out)].sort();
 }
 
 /**
@@ -531,9 +549,15 @@ export function installFailureDiagnostics(failures: readonly InstallFailure[], f
     if (f.error.code === ErrorCode.PLATFORM_NOT_SUPPORTED && f.platform) {
       return diag(
         'Incompatible provider version',
-        `Provider ${f.provider.toString()} v${v} does not have a package available for your current platform, ${f.platform.toString()}.\n\nProvider releases are separate from ${product} CLI releases, so not all providers are available for all platforms. Other versions of this provider may have different platforms supported.`,
+        `Provider ${f.provider.toString()} v${v} does not have a package available for your current platform, ${f.platform.toString()}.\n\nProvider releases are separate from ${product} CLI releases, so not all providers are available for all platforms. Other versions of this provider may have different platforms supported.${availableText(f.error.message)}`,
       );
     }
     return diag('Failed to install provider', `Error while installing ${name} v${v}: ${err}`);
   });
+}
+
+/** provkit's sentence after init's "Incompatible provider version": the platforms the source has (its error names them). */
+function availableText(message: string): string {
+  const platforms = availablePlatformsIn(message);
+  return platforms.length === 0 ? '' : `\n\nThis version is available for: ${platforms.join(', ')}.`;
 }

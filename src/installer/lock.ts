@@ -79,7 +79,8 @@ export interface LockOptions extends FetchRunOptions {
   readonly oldLocks: Locks;
   /**
    * `-all-platforms`: also lock every platform the source publishes for the
-   * selected version (registries list them): from the registry's `packages`
+   * selected version (registries list them; a filesystem mirror holds them):
+   * from the registry's `packages`
    * h1: where that is trusted (OpenTofu's default registry), otherwise each
    * fetched and hashed.
    */
@@ -195,8 +196,14 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
       return;
     }
     let platforms = options.platforms;
-    if (options.allPlatforms && options.source.publishedPlatforms) {
-      const published = (await options.source.publishedPlatforms(provider, version, options.signal).catch(() => undefined)) ?? [];
+    if (options.allPlatforms) {
+      // A registry's (or OCI mirror's) published list; a filesystem mirror's
+      // packages, packed `*_OS_ARCH.zip` and unpacked `OS_ARCH/` alike.
+      const source = options.source;
+      const published =
+        (await source.publishedPlatforms?.(provider, version, options.signal).catch(() => undefined)) ??
+        (await source.localPlatforms?.(provider, version).catch(() => undefined)) ??
+        [];
       platforms = [...platforms, ...published.filter((p) => !platforms.some((q) => q.equals(p)))];
     }
     const record = (platform: Platform, hashes: Hash[]): void => {

@@ -110,7 +110,14 @@ export async function selectMirrorVersion(
     }
     const available = await options.source.availableVersions(provider, options.signal);
     const version = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor).version;
-    events({ type: 'provider_selected', provider, version, reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints', constraints: req.constraints.toString() });
+    events({
+      type: 'provider_selected',
+      provider,
+      version,
+      reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints',
+      constraints: req.constraints.toString(),
+      announce: true,
+    });
     return { version };
   } catch (err) {
     return { failure: { provider, summary: 'Provider not available', error: asProvkitError(err) } };

@@ -47,7 +47,7 @@ import {
 } from '../addresses/index.js';
 import { ErrorCode, systemErrorCode } from '../errors.js';
 import { SourceErrorCode } from './codes.js';
-import { sourceError, type AvailableVersions, type PackageMeta, type Source } from './source.js';
+import { availablePlatformsSuffix, sourceError, type AvailableVersions, type PackageMeta, type Source } from './source.js';
 
 /** A skipped entry of the scan (the reference logs these at WARN). */
 export interface ScanWarning {
@@ -128,7 +128,7 @@ export class FilesystemMirrorSource implements Source {
     if (match === undefined) {
       throw sourceError(
         SourceErrorCode.PLATFORM_NOT_SUPPORTED,
-        `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()} in the filesystem mirror at ${this.options.baseDir}`,
+        `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()} in the filesystem mirror at ${this.options.baseDir}${availablePlatformsSuffix(await this.localPlatforms(provider, version))}`,
         { provider, version, platform, file: this.options.baseDir },
       );
     }

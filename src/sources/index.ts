@@ -13,7 +13,7 @@
  * print. Network access goes through an injected `HttpClient` (`src/net`).
  */
 export { SourceErrorCode } from './codes.js';
-export { authenticationLabel, sourceError, withContext } from './source.js';
+export { authenticationLabel, availablePlatformsIn, availablePlatformsSuffix, sourceError, withContext } from './source.js';
 export type {
   AvailableVersions,
   MirrorHashAuthentication,

@@ -27,7 +27,7 @@ import {
 import { anyPatternMatches, type PatternSegments, parseProviderPatterns as parseCliPatterns, patternMatches } from '../cliconfig/index.js';
 import { isProvkitError } from '../errors.js';
 import { SourceErrorCode } from './codes.js';
-import { sourceError, type AvailableVersions, type PackageMeta, type Source } from './source.js';
+import { availablePlatformsIn, availablePlatformsSuffix, sourceError, type AvailableVersions, type PackageMeta, type Source } from './source.js';
 
 /** A parsed include/exclude pattern; `*` matches anything in its position. */
 export type ProviderPattern = PatternSegments;
@@ -108,17 +108,22 @@ export class MultiSource implements Source {
   }
 
   async packageMeta(provider: ProviderAddress, version: Version, platform: Platform, signal?: AbortSignal): Promise<PackageMeta> {
+    // The platforms the skipped sources said they have (availablePlatformsSuffix), for the final error.
+    const available = new Set<string>();
     for (const selector of this.selectors) {
       if (!canHandleProvider(selector, provider)) continue;
       try {
         // eslint-disable-next-line no-await-in-loop -- the first source in configuration order wins
         return await selector.source.packageMeta(provider, version, platform, signal);
       } catch (err) {
-        if (isSkippable(err, SourceErrorCode.PROVIDER_NOT_FOUND, SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN, SourceErrorCode.PLATFORM_NOT_SUPPORTED)) continue;
+        if (isSkippable(err, SourceErrorCode.PROVIDER_NOT_FOUND, SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN, SourceErrorCode.PLATFORM_NOT_SUPPORTED)) {
+          if (err instanceof Error) for (const p of availablePlatformsIn(err.message)) available.add(p);
+          continue;
+        }
         throw err;
       }
     }
-    throw sourceError(SourceErrorCode.PLATFORM_NOT_SUPPORTED, `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}`, {
+    throw sourceError(SourceErrorCode.PLATFORM_NOT_SUPPORTED, `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}${availablePlatformsSuffix([...available])}`, {
       provider,
       version,
       platform,

@@ -30,7 +30,7 @@ import { NetErrorCode, type HttpClient, type HttpResponse } from '../net/index.j
 import { SourceErrorCode } from './codes.js';
 import type { CredentialsLookup } from './credentials.js';
 import { encodePath, jsonApiHeaders, jsonObject, mediaType, METADATA_LIMITS, metadataTooLarge, urlBasename, urlHostname } from './http-util.js';
-import { sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type TrustedHash } from './source.js';
+import { availablePlatformsSuffix, sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type TrustedHash } from './source.js';
 
 export interface NetworkMirrorOptions {
   /** The mirror base URL (https; keep the trailing `/`). */
@@ -134,7 +134,7 @@ export class NetworkMirrorSource implements Source {
     if (entry === undefined) {
       throw sourceError(
         SourceErrorCode.PLATFORM_NOT_SUPPORTED,
-        `provider mirror ${this.base.href} does not have a package of ${provider.toString()} ${version.toString()} for ${platform.toString()}`,
+        `provider mirror ${this.base.href} does not have a package of ${provider.toString()} ${version.toString()} for ${platform.toString()}${availablePlatformsSuffix(platformsOf(Object.keys(byPlatform)))}`,
         { ...ctx, url: res.url },
       );
     }
@@ -289,4 +289,17 @@ export class NetworkMirrorSource implements Source {
   ): Error {
     return sourceError(SourceErrorCode.INVALID_RESPONSE, message, { provider, url, ...ctx });
   }
+}
+
+/** The platforms among a mirror's `archives` keys (others are skipped). */
+function platformsOf(keys: readonly string[]): Platform[] {
+  const out: Platform[] = [];
+  for (const k of keys) {
+    try {
+      out.push(parsePlatform(k));
+    } catch {
+      // Not a platform: not offered.
+    }
+  }
+  return out;
 }

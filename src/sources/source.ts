@@ -210,3 +210,22 @@ export function authenticationLabel(hashes: readonly TrustedHash[]): 'signed' | 
   if (hashes.some((h) => h.trust.kind === 'verified-locally')) return 'verified checksum';
   return 'unauthenticated';
 }
+
+/**
+ * The end of a "not available for PLATFORM" message: the platforms the source
+ * does have the version for (` (available for: darwin_arm64, linux_amd64)`),
+ * so that a typo or a missing build is plain; empty when none are known.
+ * The reference's message stops before it (hashicorp/terraform v1.11.4
+ * internal/getproviders/errors.go `ErrPlatformNotSupported`).
+ */
+export function availablePlatformsSuffix(platforms: readonly (Platform | string)[] | undefined): string {
+  if (platforms === undefined || platforms.length === 0) return '';
+  const names = [...new Set(platforms.map(String))].sort();
+  return ` (available for: ${names.join(', ')})`;
+}
+
+/** The platforms named by {@link availablePlatformsSuffix} at the end of `message`, if any. */
+export function availablePlatformsIn(message: string): string[] {
+  const m = / \(available for: ([^()]*)\)$/.exec(message);
+  return m?.[1] === undefined ? [] : m[1].split(', ');
+}

@@ -96,8 +96,8 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
         e.reused
           ? `- Using ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} already in the mirror (${e.auth})\n`
           : e.stored
-            ? `- Found ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} in the hash store by its checksum (${e.auth}${e.keyId ? `, key ID ${e.keyId}` : ''}); not downloaded\n`
-            : `- Retrieved ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} (${e.auth}${e.keyId ? `, key ID ${e.keyId}` : ''})\n`,
+            ? `- Found ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} in the hash store by its checksum (${authenticationText(e.auth, e.keyId, flavor)}); not downloaded\n`
+            : `- Retrieved ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} (${authenticationText(e.auth, e.keyId, flavor)})\n`,
       );
       return;
     case 'hashes_obtained':
@@ -113,6 +113,8 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
       renderDiagnostic({ severity: 'warning', summary: e.summary, detail: e.detail, code: e.code }, err, style, out);
       return;
     case 'provider_selected':
+      // `providers mirror`'s lines (hashicorp/terraform v1.11.4 internal/command/providers_mirror.go).
+      if (e.announce === true) out.write(`- Mirroring ${name(e.provider)}...\n  - ${selectedText(e)}\n`);
       return;
     case 'mirror_package':
       out.write(`  - ${e.action === 'kept' ? 'Kept' : 'Wrote'} ${e.path}\n`);
@@ -158,7 +160,7 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
           ? `- Using previously-installed ${name(e.provider)} v${e.version.toString()}\n`
           : e.mode === 'cache'
             ? `- Using ${name(e.provider)} v${e.version.toString()} from the shared cache directory\n`
-            : `- Installed ${name(e.provider)} v${e.version.toString()} (${e.auth ?? 'unauthenticated'}${e.keyId ? `, key ID ${e.keyId}` : ''})\n`,
+            : `- Installed ${name(e.provider)} v${e.version.toString()} (${authenticationText(e.auth ?? 'unauthenticated', e.keyId, flavor)})\n`,
       );
       return;
     case 'package_lock_wait':
@@ -187,6 +189,54 @@ export function platformsText(e: Extract<InstallerEvent, { type: 'platforms_chos
     case 'host':
       return `platform ${list} (this machine's)`;
   }
+}
+
+/**
+ * Why a version was chosen, in `providers mirror`'s words (hashicorp/terraform
+ * v1.11.4 internal/command/providers_mirror.go): `Selected v1.1.0 to match
+ * dependency lock file`, `… to meet constraints ~> 1.0`, `… with no
+ * constraints` (OpenTofu's providers_mirror.go words them the same).
+ */
+export function selectedText(e: Extract<InstallerEvent, { type: 'provider_selected' }>): string {
+  const v = `Selected v${e.version.toString()}`;
+  switch (e.reason) {
+    case 'lock':
+      return `${v} to match dependency lock file`;
+    case 'constraints':
+      return `${v} to meet constraints ${e.constraints}`;
+    case 'unconstrained':
+      return `${v} with no constraints`;
+  }
+}
+
+/**
+ * HashiCorp's release signing key ID: what terraform checks a package
+ * against to call it "signed by HashiCorp" (hashicorp/terraform v1.11.4
+ * internal/getproviders/public_keys.go `HashicorpPublicKey`).
+ */
+const HASHICORP_KEY_ID = '34365D9472D7468F';
+
+/**
+ * How a package's authentication reads in `(…)` after "Installed"/"Retrieved",
+ * as the flavor words it:
+ * - OpenTofu (opentofu/opentofu internal/getproviders/package_authentication.go,
+ *   internal/command/init.go): `signed, key ID X`, `signing skipped`,
+ *   `verified checksum`, `unauthenticated`;
+ * - terraform (hashicorp/terraform v1.11.4 internal/getproviders/
+ *   package_authentication.go, internal/command/init.go): a signature by
+ *   HashiCorp's key is `signed by HashiCorp` (no key ID), any other key
+ *   `self-signed, key ID X` (confirmed with terraform 1.11.4,
+ *   test/fixtures/guidance/terraform-1.11.4.txt). Terraform's "signed by a
+ *   HashiCorp partner" needs a trust signature checked against HashiCorp's
+ *   partners key, which provkit does not check: such packages read
+ *   `self-signed`. HashiCorp's key is told by its key ID here, where
+ *   terraform verifies with the key itself.
+ */
+export function authenticationText(auth: string, keyId: string | undefined, flavor: Flavor): string {
+  if (auth === 'signed' && flavor === 'terraform') {
+    return keyId === HASHICORP_KEY_ID ? 'signed by HashiCorp' : `self-signed${keyId ? `, key ID ${keyId}` : ''}`;
+  }
+  return `${auth}${keyId ? `, key ID ${keyId}` : ''}`;
 }
 
 /** The closing lines of `providers lock` (docs/reference.md §6.1 item 90). */

@@ -8,7 +8,7 @@
  */
 import { rangeText } from '../errors.js';
 import type { InstallerEvent } from '../installer/events.js';
-import type { Diagnostic, TextSink } from './human.js';
+import { type Diagnostic, selectedText, type TextSink } from './human.js';
 
 export const UI_VERSION = '1.0';
 export const JSON_MODULE = 'provkit.ui';
@@ -85,7 +85,7 @@ export class JsonUI {
     });
     switch (e.type) {
       case 'provider_selected':
-        this.emit('info', `${e.provider.toString()}: selected ${e.version.toString()}`, 'provider_selected', { ...ref(e), reason: e.reason, constraints: e.constraints });
+        this.emit('info', `${e.provider.toString()}: ${selectedText(e)}`, 'provider_selected', { ...ref(e), reason: e.reason, constraints: e.constraints });
         return;
       case 'fetch_start':
         this.emit('info', `Fetching ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()}...`, 'package_fetch_start', { ...ref(e), location: e.location });

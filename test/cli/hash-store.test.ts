@@ -68,7 +68,7 @@ describe('provkit lock with a hash store', () => {
     expect(again.stderr).toBe('');
     expect(again.code).toBe(0);
     expect(zipRequests() - before, 'no archive downloaded the second time').toBe(3);
-    expect(again.stdout).toMatch(/- Found .*\/acme\/demo 1\.1\.0 for linux_amd64 in the hash store by its checksum \(signed, key ID [0-9A-F]{16}\); not downloaded/);
+    expect(again.stdout).toMatch(/- Found .*\/acme\/demo 1\.1\.0 for linux_amd64 in the hash store by its checksum \(self-signed, key ID [0-9A-F]{16}\); not downloaded/);
     expect(await readFile(join(p, '.terraform.lock.hcl'), 'utf8')).toBe(lock);
 
     // -json says where the hashes came from.

@@ -61,7 +61,7 @@ describe('provkit lock from a registry', () => {
     const r = await run(['-flavor=terraform', 'lock', '-platform=linux_amd64', '-platform=darwin_arm64'], p);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/- Retrieved .*\/acme\/demo 1\.1\.0 for linux_amd64 \(signed, key ID [0-9A-F]{16}\)/);
+    expect(r.stdout).toMatch(/- Retrieved .*\/acme\/demo 1\.1\.0 for linux_amd64 \(self-signed, key ID [0-9A-F]{16}\)/);
     const expected = [
       HASHES.packages[key('1.1.0', 'darwin_arm64')]!.h1,
       HASHES.packages[key('1.1.0', 'linux_amd64')]!.h1,

@@ -170,7 +170,7 @@ describe('protocol', () => {
     const plat = await caught(source().packageMeta(addr(reg), V110, parsePlatform('linux_arm')));
     expect(plat).toMatchObject({
       code: SourceErrorCode.PLATFORM_NOT_SUPPORTED,
-      message: `provider ${reg.host}/acme/demo 1.1.0 is not available for linux_arm`,
+      message: `provider ${reg.host}/acme/demo 1.1.0 is not available for linux_arm (available for: darwin_amd64, darwin_arm64, linux_amd64, linux_arm64, windows_amd64)`,
       version: '1.1.0',
       platform: 'linux_arm',
     });

@@ -9,9 +9,9 @@ import { join, resolve } from 'node:path';
 import { currentPlatform, flavorInfo } from '../../addresses/index.js';
 import { DEFAULT_TEST_DIRECTORY, loadModuleRequirements } from '../../config/index.js';
 import { createHashPool } from '../../hashing/index.js';
-import { installFailureDiagnostics, lockFileAction, runInstall } from '../../installer/install.js';
+import { incompleteLockProviders, installFailureDiagnostics, lockFileAction, runInstall } from '../../installer/install.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
-import type { Diagnostic } from '../../ui/human.js';
+import { authenticationText, type Diagnostic } from '../../ui/human.js';
 import { checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
 import { ErrorCode, WarningCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
@@ -124,6 +124,7 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
     if (!source) return ui.fail([]);
 
     const mayBreak = io.env['TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE'];
+    const signedKeys: (string | undefined)[] = [];
     const outcome = await runInstall({
       signal,
       zipLimits,
@@ -140,12 +141,18 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
       ...(cacheDir === undefined ? {} : { cacheDir }),
       cacheMayBreakLockFile: mayBreak !== undefined && mayBreak !== '' && mayBreak !== '0',
       upgrade,
-      events: (e) => ui.event(e),
+      events: (e) => {
+        if (e.type === 'install_complete' && e.auth === 'signed') signedKeys.push(e.keyId);
+        ui.event(e);
+      },
       enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
     });
     if (outcome.failures.length > 0) {
       return ui.fail(installFailureDiagnostics(outcome.failures, globals.flavor));
     }
+
+    const signingNote = signingInfo(signedKeys, globals.flavor);
+    if (signingNote !== undefined) ui.summary(signingNote, { event: 'providers_signed' });
 
     const action = lockFileAction(old.locks, outcome.locks, locksEqual(old.locks, outcome.locks), readonly);
     const fields = { platform: platform.toString(), installed: outcome.installed.length, lock_file: action };
@@ -177,6 +184,8 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
           : `${info.productName} has made some changes to the provider dependency selections recorded in the ${LOCK_FILE_NAME} file. Review those changes and commit them to your version control system if they represent changes you intended to make.`,
         { ...fields, event: 'lock_file_written' },
       );
+      const incomplete = incompleteLockProviders(outcome.installed, outcome.locks, (p) => p.toShortString(globals.flavor));
+      if (incomplete.length > 0) ui.diagnostic(incompleteLockWarning(incomplete, platform.toString(), globals.flavor));
     }
     ui.summary(`Success! ${outcome.installed.length} provider${outcome.installed.length === 1 ? '' : 's'} installed for ${platform.toString()} in ${targetDir}.`, fields);
     return 0;
@@ -195,4 +204,42 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
 function configErrorPreface(flavor: GlobalOptions['flavor']): string {
   const [product, word] = flavor === 'terraform' ? ['Terraform', 'initialisation'] : ['OpenTofu', 'initialization'];
   return `${product} encountered problems during ${word}, including problems\nwith the configuration, described below.\n\nThe ${product} configuration must be valid before initialization so that\n${product} can determine which modules and providers need to be installed.`;
+}
+
+/**
+ * init's warning when the lock file records checksums of this platform only
+ * (hashicorp/terraform v1.11.4 internal/command/init.go
+ * `incompleteLockFileInformationBody`; opentofu/opentofu
+ * internal/command/init.go words it for OpenTofu and tofu). init names the
+ * machine's platform; provkit names the platform it installed for
+ * (`-platform`, by default the machine's).
+ */
+function incompleteLockWarning(providers: readonly string[], platform: string, flavor: GlobalOptions['flavor']): Diagnostic {
+  const { productName, command } = flavorInfo(flavor);
+  return {
+    severity: 'warning',
+    summary: 'Incomplete lock file information for providers',
+    detail:
+      `Due to your customized provider installation methods, ${productName} was forced to calculate lock file checksums locally for the following providers:\n  - ${providers.join('\n  - ')}\n\n` +
+      `The current ${LOCK_FILE_NAME} file only includes checksums for ${platform}, so ${productName} running on another platform will fail to install these providers.\n\n` +
+      `To calculate additional checksums for another platform, run:\n  ${command} providers lock -platform=linux_amd64\n(where linux_amd64 is the platform to generate)`,
+    code: WarningCode.INCOMPLETE_LOCK_FILE,
+  };
+}
+
+/**
+ * init's note after installing signed packages: OpenTofu's for any signed
+ * package (opentofu/opentofu internal/command/views/init.go
+ * `ProvidersSignedInfo`), terraform's for a partner or community package,
+ * one not signed by HashiCorp (hashicorp/terraform v1.11.4
+ * internal/command/init.go `ProvidersFetched`; its link as terraform 1.11.4
+ * prints it, test/fixtures/guidance/terraform-1.11.4.txt).
+ */
+function signingInfo(keys: readonly (string | undefined)[], flavor: GlobalOptions['flavor']): string | undefined {
+  if (flavor === 'terraform') {
+    if (!keys.some((k) => authenticationText('signed', k, flavor) !== 'signed by HashiCorp')) return undefined;
+    return "Partner and community providers are signed by their developers.\nIf you'd like to know more about provider signing, you can read about it here:\nhttps://developer.hashicorp.com/terraform/cli/plugins/signing";
+  }
+  if (keys.length === 0) return undefined;
+  return "Providers are signed by their developers.\nIf you'd like to know more about provider signing, you can read about it here:\nhttps://opentofu.org/docs/cli/plugins/signing/";
 }

@@ -56,8 +56,9 @@ Options:
                         template over {hostname}, {namespace} and {type}, as
                         tofu providers lock -oci-mirror (see docs/oci.md).
   -enable-plugin-cache  Accepted for compatibility (the cache is not needed to lock).
-  -all-platforms        Also lock every platform the registry publishes for the
-                        selected version (each fetched and hashed).
+  -all-platforms        Also lock every platform the source has for the
+                        selected version: those the registry publishes, or the
+                        packages a filesystem mirror holds (each fetched and hashed).
   -json                 Machine-readable output (JSON lines; see docs/json-ui.md).
 `;
 

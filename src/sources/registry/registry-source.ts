@@ -47,7 +47,7 @@ import { formatStatus, isRetryableStatus, NetErrorCode, type HttpClient, type Ht
 import { SourceErrorCode } from '../codes.js';
 import type { CredentialsLookup } from '../credentials.js';
 import { encodePath, jsonApiHeaders, jsonObject, METADATA_LIMITS, metadataTooLarge, type MetadataKind } from '../http-util.js';
-import { sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type TrustedHash } from '../source.js';
+import { availablePlatformsSuffix, sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type TrustedHash } from '../source.js';
 import { acceptableHashes, findChecksum } from './checksums.js';
 import type { ServiceDiscovery } from './discovery.js';
 import { checkChecksumsSignature, signaturePolicy, type SignatureCache, type SignaturePolicy, type SigningKey } from './signature.js';
@@ -135,7 +135,8 @@ export class RegistrySource implements Source {
     const url = new URL(`./${encodePath(provider.namespace, provider.type, version.toString(), 'download', platform.os, platform.arch)}`, base);
     const res = await this.api(url, 'download', provider, signal, ctx);
     if (res.status === 404) {
-      throw sourceError(SourceErrorCode.PLATFORM_NOT_SUPPORTED, `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}`, {
+      const has = await this.publishedPlatforms(provider, version, signal).catch(() => undefined);
+      throw sourceError(SourceErrorCode.PLATFORM_NOT_SUPPORTED, `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}${availablePlatformsSuffix(has)}`, {
         ...ctx,
         url: res.url,
       });
