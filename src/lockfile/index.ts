@@ -9,4 +9,5 @@ export * from './parse.js';
 export * from './serialize.js';
 export * from './merge.js';
 export * from './record.js';
+export * from './verdict.js';
 export * from './file.js';
