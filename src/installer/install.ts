@@ -33,9 +33,9 @@
  *    committed. With a cache, the result is then linked into the target.
  * 4. The new lock entry (docs/reference.md §5.2 item 79, `mergeInit`): prior hashes when the version
  *    is unchanged, the installed directory's `h1:`, and the hashes the
- *    flavor trusts (signed SHA256SUMS lines; OpenTofu also locally verified
- *    hashes and, on its default registry without enforcement, registry- and
- *    mirror-reported ones).
+ *    flavor trusts, by the rule `lock` also uses (lockfile/record.ts: signed
+ *    SHA256SUMS lines; OpenTofu also locally verified hashes and, on its
+ *    default registry without enforcement, registry- and mirror-reported ones).
  *
  * Every install into a package directory (cache or target) holds that
  * package's lock file (cache.ts), so concurrent installs sharing a cache are
@@ -68,9 +68,9 @@ import { defaultRegistryHost, type Flavor, type Platform, type ProviderAddress, 
 import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
 import type { Hash, HashPool, HashStore, ZipLimits } from '../hashing/index.js';
-import { allowedHashes, type InstalledProvider, type Locks, mergeInit, verifyPackage } from '../lockfile/index.js';
+import { allowedHashes, hashesToRecord, type InstalledProvider, type Locks, mergeInit, reportedHashesTrusted, verifyPackage } from '../lockfile/index.js';
 import { redactURL, type HttpClient } from '../net/index.js';
-import { availablePlatformsIn, checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type Source, type TrustedHash } from '../sources/index.js';
+import { availablePlatformsIn, checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type Source } from '../sources/index.js';
 import {
   findExecutable,
   inspectPackageDir,
@@ -198,24 +198,6 @@ export function incompleteLockProviders(installed: readonly InstalledPackage[], 
     if (hashes.length > 0 && hashes.every((h) => h.text === pkg.h1.text)) out.push(name(pkg.provider));
   }
   return [...new Set(out)].sort();
-}
-
-/**
- * The hashes `init` records beside the installed directory's `h1:` (docs/reference.md §5.2 item 79,
- * §9 item 125): Terraform records what a verified signature covers; OpenTofu
- * also what was verified locally and, for its default registry without
- * enforced signatures, what the registry or a trusted mirror reported.
- */
-export function initRecordedHashes(provider: ProviderAddress, hashes: readonly TrustedHash[], flavor: Flavor, enforceSignatures: boolean): Hash[] {
-  const trustReported = flavor === 'tofu' && provider.hostname === defaultRegistryHost('tofu') && !enforceSignatures;
-  return hashes
-    .filter(
-      (h) =>
-        h.trust.kind === 'signed' ||
-        (flavor === 'tofu' && h.trust.kind === 'verified-locally') ||
-        (trustReported && (h.trust.kind === 'reported-by-registry' || h.trust.kind === 'reported-by-mirror')),
-    )
-    .map((h) => h.hash);
 }
 
 /** Why an archive whose extracted form the lock records is still refused (docs/reference.md §2.3 item 27). */
@@ -377,7 +359,13 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
         await findExecutable(installPath, provider, version, platform);
         if (cachePath !== undefined) await linkIntoTarget(cachePath);
         const executable = await findExecutable(targetPath, provider, version, platform);
-        const signedHashes = initRecordedHashes(provider, fetched.hashes, flavor, options.enforceSignatures ?? false);
+        // The lock file layer's one rule (lockfile/record.ts), as `providers lock` records.
+        const signedHashes = hashesToRecord({
+          flavor,
+          operation: 'init',
+          reportedTrusted: reportedHashesTrusted(provider, options.enforceSignatures ?? false),
+          hashes: fetched.hashes,
+        });
         const keyId = fetched.kind === 'archive' ? fetched.keyId : undefined;
         return done('installed', executable, h1, fetched.label, keyId, { provider, version, constraints, localHash: h1, signedHashes });
       } finally {

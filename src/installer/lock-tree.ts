@@ -32,7 +32,7 @@ import { findPolicy, loadConfig, type PolicyResult } from '../config/index.js';
 import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import type { Diagnostic } from '../hcl/index.js';
 import type { HashPool, HashStore } from '../hashing/index.js';
-import { LOCK_FILE_NAME, loadLockFile, type Locks, saveLockFile, serializeLocks } from '../lockfile/index.js';
+import { LOCK_FILE_NAME, loadLockFile, type Locks, providersLockWrite, saveLockFile } from '../lockfile/index.js';
 import type { InstallerEvent } from './events.js';
 import { type ProviderFailure, type Requirement, runLock } from './lock.js';
 import type { PackagePlan } from './lock-plan.js';
@@ -66,8 +66,10 @@ export interface TreeLockOptions {
 
 /**
  * `unchanged`: the file already held exactly these bytes (it is rewritten
- * anyway, as the reference does); `updated`/`created`: written with new
- * bytes; `would-change` (check): differs or is missing; `failed`.
+ * anyway, as the reference does), or is the other flavor's writing of these
+ * very locks (kept as it is, as `lock` keeps it: lockfile/write-decision.ts);
+ * `updated`/`created`: written with new bytes; `would-change` (check):
+ * differs or is missing; `failed`.
  */
 export type RootStatus = 'unchanged' | 'updated' | 'created' | 'would-change' | 'failed';
 
@@ -198,23 +200,24 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
     const done = { ...base, providers: requirements.length, platforms, diagnostics };
     if (outcome.failures.length > 0) return { ...done, status: 'failed', failures: outcome.failures };
     if (options.signal?.aborted === true) return { ...done, status: 'failed', error: new ProvkitError(ErrorCode.ABORTED, 'interrupted') };
-    const bytes = serializeLocks(outcome.locks, options.flavor);
     let oldBytes: Buffer | undefined;
     try {
       oldBytes = await readLockBytes(lockPath);
     } catch (err) {
       return { ...done, status: 'failed', error: new ProvkitError(ErrorCode.IO, `${lockPath}: ${err instanceof Error ? err.message : String(err)}`, { file: lockPath, cause: err }) };
     }
-    const same = oldBytes !== undefined && Buffer.compare(oldBytes, Buffer.from(bytes)) === 0;
-    const changes = same ? [] : describeLockChanges(old.locks, outcome.locks, oldBytes, added);
-    if (options.check) return { ...done, status: same ? 'unchanged' : 'would-change', changes };
+    // Whether and what to write: the one decision of a single lock too (lockfile/write-decision.ts).
+    const decision = providersLockWrite(old.locks, outcome.locks, oldBytes, options.flavor);
+    if (options.check) {
+      return { ...done, status: decision.sameBytes ? 'unchanged' : 'would-change', changes: decision.sameBytes ? [] : describeLockChanges(old.locks, outcome.locks, oldBytes, added) };
+    }
     try {
-      // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically.
-      await saveLockFile(lockPath, outcome.locks, options.flavor);
+      // Rewritten even when unchanged, atomically (docs/reference.md §3.3 item 43), except the other flavor's writing of these very locks.
+      if (decision.write) await saveLockFile(lockPath, outcome.locks, options.flavor);
     } catch (err) {
       return { ...done, status: 'failed', error: err instanceof ProvkitError ? err : new ProvkitError(ErrorCode.IO, String(err), { cause: err }) };
     }
-    return { ...done, status: same ? 'unchanged' : oldBytes === undefined ? 'created' : 'updated', changes };
+    return { ...done, status: decision.file, changes: decision.file === 'unchanged' ? [] : describeLockChanges(old.locks, outcome.locks, oldBytes, added) };
   };
 
   // Reported in the order of `roots`: finished roots wait for the ones before them.

@@ -10,17 +10,15 @@
  * `lock -recursive` shares between all the root modules of a tree, while
  * version selection and the merge stay per root (this function, once per root).
  *
- * Which hashes are recorded (docs/reference.md §6.1 item 91, §10 items 139–141): the `h1:` of each platform's package as extracted, plus every
- * hash a verified signature covers (all `zh:` lines of a signed SHA256SUMS).
- * The OpenTofu flavor also records hashes verified against the archive (a
- * network mirror's matching `zh:`/`h1:`, an OCI mirror's blob `zh:`) and,
- * for its default registry without enforced signatures, registry-reported
- * hashes (docs/reference.md §5.2 item 79).
+ * Which hashes are recorded (docs/reference.md §6.1 item 91, §10 items 139–141): the `h1:` of each platform's package as extracted, plus
+ * those the lock file layer's one rule keeps (lockfile/record.ts, the same
+ * rule `install` uses): every hash a verified signature covers; for the
+ * OpenTofu flavor also hashes verified against the archive and, for its
+ * default registry without enforced signatures, reported ones.
  */
 import { availableParallelism } from 'node:os';
 
 import {
-  defaultRegistryHost,
   type Flavor,
   flavorInfo,
   Platform,
@@ -30,7 +28,7 @@ import {
 } from '../addresses/index.js';
 import { asProvkitError, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import type { Hash, HashPool, HashStore } from '../hashing/index.js';
-import { type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult } from '../lockfile/index.js';
+import { hashesToRecord, type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult, reportedHashesTrusted } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
 import type { Source, TrustedHash } from '../sources/index.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
@@ -147,20 +145,13 @@ export function selectVersion(
   return { version: best, reason: constraints.isEmpty ? 'unconstrained' : 'constraints' };
 }
 
-/** The hashes of one fetched package that a lock records, beside its `h1:` (see the module comment). */
-export function recordedHashes(provider: ProviderAddress, hashes: readonly TrustedHash[], flavor: Flavor, enforceSignatures: boolean): Hash[] {
-  const out: Hash[] = [];
-  const tofuRegistryTrusted = flavor === 'tofu' && provider.hostname === defaultRegistryHost('tofu') && !enforceSignatures;
-  for (const h of hashes) {
-    if (h.trust.kind === 'signed') out.push(h.hash);
-    // OpenTofu records every hash the authentication verified locally (installer.go `localHashes`):
-    // a network mirror's matching zh: and h1:, an OCI blob's zh: (docs/oci.md, "Reading"), as `install` does.
-    else if (flavor === 'tofu' && h.trust.kind === 'verified-locally') out.push(h.hash);
-    else if (tofuRegistryTrusted && (h.trust.kind === 'reported-by-registry' || h.trust.kind === 'reported-by-mirror')) out.push(h.hash);
-  }
-  return out;
+/**
+ * The hashes of one fetched package that `providers lock` records beside its
+ * `h1:`: the lock file layer's one rule (lockfile/record.ts).
+ */
+function recordedHashes(provider: ProviderAddress, hashes: readonly TrustedHash[], flavor: Flavor, enforceSignatures: boolean): Hash[] {
+  return hashesToRecord({ flavor, operation: 'providers-lock', reportedTrusted: reportedHashesTrusted(provider, enforceSignatures), hashes });
 }
-
 
 export async function runLock(options: LockOptions): Promise<LockOutcome> {
   const events = options.events ?? ignoreEvents;

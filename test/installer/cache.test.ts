@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { parsePlatform, parseProviderSource, parseVersion } from '../../src/addresses/index.js';
 import { acquirePackageLock, findExecutable, linkPackageDir, packageDir, packageLockPath, withPackageLock } from '../../src/installer/cache.js';
-import { initRecordedHashes, lockFileAction } from '../../src/installer/install.js';
+import { lockFileAction } from '../../src/installer/install.js';
 import { Locks, newProviderLock } from '../../src/lockfile/index.js';
 import { parseHash } from '../../src/hashing/index.js';
 
@@ -210,19 +210,5 @@ describe('lock policy helpers', () => {
     expect(lockFileAction(a, lockOf('r.example/x/b'), false, true)).toBe('readonly-providers-changed');
     const changed = new Locks([newProviderLock(parseProviderSource('r.example/x/a', 'tofu'), V, undefined, [h('h1:a'), h('h1:b')])]);
     expect(lockFileAction(a, changed, false, true)).toBe('readonly-changed');
-  });
-
-  it('initRecordedHashes records signed hashes; tofu also locally verified and default-registry reported ones (item 79)', () => {
-    const hashes = [
-      { hash: h('zh:signed'), trust: { kind: 'signed' as const, keyIds: ['K'] } },
-      { hash: h('zh:local'), trust: { kind: 'verified-locally' as const } },
-      { hash: h('h1:reported'), trust: { kind: 'reported-by-registry' as const } },
-    ];
-    const third = parseProviderSource('registry.example.test/acme/demo', 'tofu');
-    const official = parseProviderSource('registry.opentofu.org/acme/demo', 'tofu');
-    expect(initRecordedHashes(third, hashes, 'terraform', false).map((x) => x.text)).toEqual(['zh:signed']);
-    expect(initRecordedHashes(third, hashes, 'tofu', false).map((x) => x.text)).toEqual(['zh:signed', 'zh:local']);
-    expect(initRecordedHashes(official, hashes, 'tofu', false).map((x) => x.text)).toEqual(['zh:signed', 'zh:local', 'h1:reported']);
-    expect(initRecordedHashes(official, hashes, 'tofu', true).map((x) => x.text)).toEqual(['zh:signed', 'zh:local']);
   });
 });

@@ -15,7 +15,7 @@ import { defaultNetworkConcurrency, type ProviderFailure, runLock, type Requirem
 import { PackagePlan } from '../../installer/lock-plan.js';
 import { describeLockChanges, readLockBytes, type RootOutcome, runTreeLock } from '../../installer/lock-tree.js';
 import { choosePlatforms, PlatformInference } from '../../installer/platforms.js';
-import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile, serializeLocks } from '../../lockfile/index.js';
+import { loadLockFile, LOCK_FILE_NAME, providersLockWrite, saveLockFile } from '../../lockfile/index.js';
 import type { HttpClient } from '../../net/index.js';
 import { MemoizeSource, type Source } from '../../sources/index.js';
 import { type Diagnostic, platformsText, renderDiagnostic } from '../../ui/human.js';
@@ -265,8 +265,10 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
     if (signal.aborted) return 1;
     // Read once: -check compares with it, and an unchanged other-flavor file is kept as it is.
     const oldBytes = await readLockBytes(lockPath);
+    // Whether and what to write: the one decision of lock -recursive too (lockfile/write-decision.ts).
+    const decision = providersLockWrite(old.locks, outcome.locks, oldBytes, globals.flavor);
     if (a.check) {
-      if (oldBytes !== undefined && Buffer.compare(oldBytes, Buffer.from(serializeLocks(outcome.locks, globals.flavor))) === 0) {
+      if (decision.sameBytes) {
         ui.summary(`${LOCK_FILE_NAME} is up to date.`, { changed: false });
         return 0;
       }
@@ -274,15 +276,9 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
       ui.summary(`${LOCK_FILE_NAME} would change:\n${changes.map((c) => `  ${c}`).join('\n')}`, { changed: true, changes });
       return 2;
     }
-    const changed = !locksEqual(old.locks, outcome.locks);
-    // Nothing changed and the file is the other flavor's writing of these
-    // very locks (a terraform project run with -flavor=tofu): it is kept as
-    // it is, not given this flavor's header while the run says "no need for
-    // changes" (docs/api.md, flavor).
-    const other = globals.flavor === 'tofu' ? 'terraform' : 'tofu';
-    const keep = !changed && oldBytes?.equals(serializeLocks(outcome.locks, other)) === true;
-    if (!keep) await saveLockFile(lockPath, outcome.locks, globals.flavor);
-    ui.lockSuccess(changed);
+    // Rewritten even when unchanged, except the other flavor's writing of these very locks.
+    if (decision.write) await saveLockFile(lockPath, outcome.locks, globals.flavor);
+    ui.lockSuccess(decision.changed);
     return 0;
   } finally {
     await parts.close();
