@@ -51,15 +51,17 @@
  * failure, or an abort, the temporary directory is removed, so an interrupted
  * extraction never leaves a half-written package at the target.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { chmod, type FileHandle, lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { chmod, type FileHandle, lstat, mkdir, open, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as zlib from 'node:zlib';
 
 import { ErrorCode, isProvkitError, ProvkitError, systemErrorCode } from '../errors.js';
+import { swapDirInto } from '../fs/swap.js';
+import { removeTempsBeside, tempPathBeside } from '../fs/temp-name.js';
 import { DEFAULT_ZIP_LIMITS, displayName, type Hash, hash1FromDigests, type NamedDigest, type ZipLimits } from '../hashing/index.js';
 import { crc32 } from '../hashing/crc32.js';
 import { planExtraction } from '../hashing/zip-package.js';
@@ -163,11 +165,6 @@ export function planPackageExtraction(zipPath: string, entries: readonly ZipEntr
   return plan.steps.map((step) => (step.kind === 'file' ? { ...step, mode: entryFileMode(step.entry) } : step));
 }
 
-/** A unique name for a temporary sibling of `target` (same directory, so a rename is atomic). */
-export function siblingTempPath(target: string, tag: string): string {
-  return join(dirname(target), `.${basename(target)}.${tag}-${randomBytes(6).toString('hex')}.tmp`);
-}
-
 /** Whether a path exists (Lstat: a symlink counts, dangling or not). */
 export async function pathExists(path: string): Promise<boolean> {
   try {
@@ -177,40 +174,6 @@ export async function pathExists(path: string): Promise<boolean> {
     if (systemErrorCode(err) === 'ENOENT') return false;
     throw err;
   }
-}
-
-/**
- * Renames the complete `tempPath` (a directory or a symlink) to `target`.
- * An absent target or an empty directory is simply replaced; any other
- * existing target fails (`existing: 'fail'`) or is moved aside and removed
- * after the swap (`'replace'`; readers see the old or the new package, except
- * for the instant between the two renames).
- *
- * @throws ProvkitError IO naming the target
- */
-export async function commitDir(tempPath: string, target: string, existing: 'fail' | 'replace'): Promise<void> {
-  await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-  try {
-    await rename(tempPath, target);
-    return;
-  } catch (err) {
-    const code = systemErrorCode(err);
-    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR') {
-      throw new ProvkitError(ErrorCode.IO, `cannot install the package at ${target}: ${err instanceof Error ? err.message : String(err)}`, { file: target, cause: err });
-    }
-    if (existing === 'fail') {
-      throw new ProvkitError(ErrorCode.IO, `cannot install the package at ${target}: something is already there`, { file: target, cause: err });
-    }
-  }
-  const aside = siblingTempPath(target, 'old');
-  await rename(target, aside);
-  try {
-    await rename(tempPath, target);
-  } catch (err) {
-    await rename(aside, target).catch(() => undefined);
-    throw new ProvkitError(ErrorCode.IO, `cannot install the package at ${target}: ${err instanceof Error ? err.message : String(err)}`, { file: target, cause: err });
-  }
-  await rm(aside, { recursive: true, force: true });
 }
 
 /** Counts bytes, CRC-32 and SHA-256 of an entry's content; fails as soon as it exceeds the recorded size. */
@@ -333,7 +296,7 @@ export async function extractPackage(zipPath: string, target: string, options: E
     const steps = planPackageExtraction(zipPath, entries, limits);
 
     await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-    temp = siblingTempPath(target, 'extract');
+    temp = tempPathBeside(target, { tag: 'extract' });
     // Created 0755 under the process umask, as go-getter's MkdirAll(dst, 0755).
     await mkdir(temp, { mode: 0o755 });
     const tempBuf = Buffer.from(temp);
@@ -368,7 +331,7 @@ export async function extractPackage(zipPath: string, target: string, options: E
     await Promise.all([...files.values()].map((f) => chmod(abs(f.rel), f.mode & mask)));
     const h1 = hash1FromDigests([...files.values()]);
     if (options.beforeCommit) await options.beforeCommit(temp);
-    await commitDir(temp, target, options.existing ?? 'fail');
+    await swapDirInto(temp, target, { existing: options.existing ?? 'fail', what: 'cannot install the package at' });
     temp = undefined;
     return { dir: target, h1, files: files.size, bytes };
   } catch (err) {
@@ -383,19 +346,10 @@ export async function extractPackage(zipPath: string, target: string, options: E
 /**
  * Removes temporary directories that interrupted extractions left beside
  * `target` (`.<name>.extract-*.tmp`, `.<name>.old-*.tmp`). Call it only while
- * holding the package's lock, so no live extraction is removed.
+ * holding the package's mutex, so no live extraction is removed.
  */
 export async function removeStaleTemps(target: string): Promise<void> {
-  const prefix = `.${basename(target)}.`;
-  let names: string[];
-  try {
-    names = await readdir(dirname(target));
-  } catch (err) {
-    if (systemErrorCode(err) === 'ENOENT') return;
-    throw err;
-  }
-  const stale = names.filter((n) => n.startsWith(prefix) && /\.(extract|old|link)-[0-9a-f]{12}\.tmp$/.test(n));
-  await Promise.all(stale.map((n) => rm(join(dirname(target), n), { recursive: true, force: true })));
+  await removeTempsBeside(target, ['extract', 'old', 'link']);
 }
 
 /** True when `err` is a refusal of the archive itself (as opposed to I/O trouble). */
