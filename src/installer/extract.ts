@@ -64,6 +64,7 @@ import { swapDirInto } from '../fs/swap.js';
 import { removeTempsBeside, tempPathBeside } from '../fs/temp-name.js';
 import { DEFAULT_ZIP_LIMITS, displayName, type Hash, hash1FromDigests, type NamedDigest, type ZipLimits } from '../hashing/index.js';
 import { crc32 } from '../hashing/crc32.js';
+import { FLAG_DATA_DESCRIPTOR, METHOD_DEFLATE, METHOD_STORE, SIG_DESCRIPTOR } from '../hashing/zip-format.js';
 import { planExtraction } from '../hashing/zip-package.js';
 import { entryDataOffset, readAt, readZipDirectory, type ZipEntry } from '../hashing/zip-reader.js';
 
@@ -235,7 +236,7 @@ function streamError(zipPath: string, e: ZipEntry, err: unknown): ProvkitError {
  */
 async function writeEntry(fh: FileHandle, zipPath: string, e: ZipEntry, fileSize: number, dest: Buffer, signal: AbortSignal | undefined): Promise<Buffer> {
   const start = await entryDataOffset(fh, zipPath, e);
-  if (e.method !== 0 && e.method !== 8) {
+  if (e.method !== METHOD_STORE && e.method !== METHOD_DEFLATE) {
     throw entryError(ErrorCode.ZIP_UNSUPPORTED_METHOD, zipPath, e, `zip: unsupported compression algorithm (method ${e.method})`);
   }
   const end = Math.min(start + e.compressedSize, fileSize);
@@ -243,7 +244,7 @@ async function writeEntry(fh: FileHandle, zipPath: string, e: ZipEntry, fileSize
   const source = Readable.from(readRange(fh, start, end), { objectMode: false });
   const sink = createWriteStream(dest, { flags: 'w', mode: 0o600 });
   try {
-    if (e.method === 8) {
+    if (e.method === METHOD_DEFLATE) {
       const inflater = zlib.createInflateRaw({ chunkSize: 256 * 1024 });
       await pipeline(source, inflater, check, sink, signal ? { signal } : {});
     } else {
@@ -255,9 +256,9 @@ async function writeEntry(fh: FileHandle, zipPath: string, e: ZipEntry, fileSize
   if (check.n !== e.uncompressedSize) {
     throw entryError(ErrorCode.ZIP_SIZE, zipPath, e, `unexpected EOF: content is ${check.n} bytes, the recorded size is ${e.uncompressedSize}`);
   }
-  if (e.flags & 0x8) {
+  if (e.flags & FLAG_DATA_DESCRIPTOR) {
     const d = await readAt(fh, start + e.compressedSize, 16);
-    const hasSig = d.length >= 4 && d.readUInt32LE(0) === 0x08074b50;
+    const hasSig = d.length >= 4 && d.readUInt32LE(0) === SIG_DESCRIPTOR;
     const at = hasSig ? 4 : 0;
     if (d.length < at + 12) throw entryError(ErrorCode.ZIP_SIZE, zipPath, e, 'unexpected EOF in the data descriptor');
     if (d.readUInt32LE(at) !== e.crc32 || check.crc !== e.crc32) throw entryError(ErrorCode.ZIP_CHECKSUM, zipPath, e, 'zip: checksum error');
