@@ -21,6 +21,7 @@ import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { ErrorCode as Codes, ProvkitError, systemErrorCode } from '../errors.js';
 import { swapDirInto } from '../fs/swap.js';
 import { tempPathBeside } from '../fs/temp-name.js';
+import { compareBytewise } from '../go/index.js';
 import { providerDirPath, unpackedDirPath } from '../layout/index.js';
 
 /** The installer's error codes, by short name (the values are {@link ErrorCode}s). */
@@ -159,7 +160,7 @@ export async function findExecutable(dir: string, provider: ProviderAddress, ver
   } catch (err) {
     throw new ProvkitError(Codes.IO, `cannot read the package directory ${dir}: ${err instanceof Error ? err.message : String(err)}`, { file: dir, cause: err });
   }
-  entries.sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+  entries.sort((a, b) => compareBytewise(a.name, b.name));
   for (const e of entries) {
     if (e.isDirectory()) continue;
     if (!e.name.startsWith(prefix)) continue;

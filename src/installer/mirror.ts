@@ -59,6 +59,7 @@ import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode } from '../err
 import { writeFileAtomic } from '../fs/atomic.js';
 import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../fs/dir-mutex.js';
 import { removeTempsIn, tempPathIn } from '../fs/temp-name.js';
+import { compareBytewise } from '../go/index.js';
 import { normalizeHashes, zhOfFile, type ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../layout/index.js';
@@ -386,7 +387,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   }
 
   // Only now is there anything to report about the target.
-  packages.sort((a, b) => Buffer.compare(Buffer.from(a.rel), Buffer.from(b.rel)));
+  packages.sort((a, b) => compareBytewise(a.rel, b.rel));
   for (const p of packages) events({ type: 'mirror_package', provider: p.provider, version: p.version, platform: p.platform, path: p.rel, action: p.action });
   for (const w of writes) events({ type: 'mirror_index', provider: w.provider, path: w.rel });
 
@@ -444,7 +445,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
         return have !== undefined && have.equals(d.bytes) ? undefined : d;
       }),
     );
-    return changed.filter((d) => d !== undefined).sort((a, b) => Buffer.compare(Buffer.from(a.rel), Buffer.from(b.rel)));
+    return changed.filter((d) => d !== undefined).sort((a, b) => compareBytewise(a.rel, b.rel));
   }
 
   /** The hashes VERSION.json lists for one archive (docs/reference.md §6.2 item 95, plus `hashes: 'all'`). */

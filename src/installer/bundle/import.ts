@@ -55,9 +55,10 @@ import { writeFileAtomic } from '../../fs/atomic.js';
 import { removeOnExit } from '../../fs/cleanup.js';
 import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../../fs/dir-mutex.js';
 import { makeDirectory } from '../../fs/target.js';
+import { compareBytewise, goMarshalIndent, type GoJSON } from '../../go/index.js';
 import { removeTempsIn, tempPathIn } from '../../fs/temp-name.js';
 import { type HashPool, normalizeHashes, parseHash } from '../../hashing/index.js';
-import { goMarshalIndent, type GoJSON, packedFileName, providerDirPath } from '../../layout/index.js';
+import { packedFileName, providerDirPath } from '../../layout/index.js';
 import { hasErrors, type Locks, parseLockFile } from '../../lockfile/index.js';
 import { MIRROR_MUTEX_FILE, MIRROR_STAGING_PREFIX } from '../mirror.js';
 import { BUNDLE_LOCK_NAME, type BundleManifest, MANIFEST_NAME, MAX_MANIFEST_SIZE, parseManifest, unsafeMemberName } from './manifest.js';
@@ -438,7 +439,7 @@ async function verifyPackages(checked: CheckedManifest, staging: string, options
   const packages = [...providers.values()]
     .flatMap((p) => [...p.packages.values()])
     .filter((k) => members.has(k.path))
-    .sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+    .sort((a, b) => compareBytewise(a.path, b.path));
   // Hashed in parallel; checked one after another in member order, so the
   // same bundle always gets the same first refusal.
   const results = await Promise.all(
