@@ -68,16 +68,7 @@ export function isTempNameBeside(target: string, name: string, tags: readonly st
  * guards `target`, so that no live temporary is removed.
  */
 export async function removeTempsBeside(target: string, tags: readonly string[], ext = '.tmp'): Promise<void> {
-  const dir = dirname(target);
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (err) {
-    if (systemErrorCode(err) === 'ENOENT') return;
-    throw err;
-  }
-  const stale = names.filter((n) => isTempNameBeside(target, n, tags, ext));
-  await Promise.all(stale.map((n) => rm(join(dir, n), { recursive: true, force: true })));
+  await removeMatching(dirname(target), (n) => isTempNameBeside(target, n, tags, ext));
 }
 
 /**
@@ -86,6 +77,11 @@ export async function removeTempsBeside(target: string, tags: readonly string[],
  * while holding the mutex that guards `dir`.
  */
 export async function removeTempsIn(dir: string, prefix: string): Promise<void> {
+  await removeMatching(dir, (n) => n.startsWith(prefix));
+}
+
+/** Removes the entries of `dir` whose names match (recursively); a missing `dir` has none. */
+async function removeMatching(dir: string, match: (name: string) => boolean): Promise<void> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -93,5 +89,5 @@ export async function removeTempsIn(dir: string, prefix: string): Promise<void> 
     if (systemErrorCode(err) === 'ENOENT') return;
     throw err;
   }
-  await Promise.all(names.filter((n) => n.startsWith(prefix)).map((n) => rm(join(dir, n), { recursive: true, force: true })));
+  await Promise.all(names.filter(match).map((n) => rm(join(dir, n), { recursive: true, force: true })));
 }
