@@ -1,9 +1,8 @@
 /**
  * Service hostnames as the reference tools treat them (`svchost`,
  * docs/reference.md §1.1 item 4), the `idna.Lookup` profile of Go's `golang.org/x/net/idna`
- * that they rely on, and the few Go string semantics the rest of
- * `src/addresses` needs to reproduce the reference's messages byte for byte
- * (`%q` quoting, `strings.TrimSpace`, byte-order comparison).
+ * that they rely on. (Go's string semantics, `%q` quoting and the like,
+ * are in src/go/.)
  *
  * Two forms of a hostname exist:
  * - the **comparison form** ({@link Hostname}): lower case, punycode (ASCII),
@@ -31,76 +30,7 @@ const tr46ToASCII: typeof Tr46.toASCII = (...args) => tr46().toASCII(...args);
 const tr46ToUnicode: typeof Tr46.toUnicode = (...args) => tr46().toUnicode(...args);
 
 import { ErrorCode, ProvkitError } from '../errors.js';
-
-// ---------------------------------------------------------------------------
-// Go string semantics
-
-const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/gu;
-
-/**
- * Go's `strings.TrimSpace`: trims Unicode `White_Space` (which, unlike JS
- * `String.prototype.trim`, includes U+0085 and excludes U+FEFF).
- */
-export function goTrimSpace(s: string): string {
-  return s.replace(GO_SPACE, '');
-}
-
-const GO_PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-/**
- * Go's `strconv.Quote` (the `%q` verb): double quotes, `\"` and `\\`,
- * printable runes raw, others as `\a \b \f \n \r \t \v`, `\xHH`, `\uHHHH` or
- * `\UHHHHHHHH` (lower-case hex). A lone UTF-16 surrogate, which Go cannot see,
- * is written as U+FFFD.
- */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    let cp = ch.codePointAt(0) ?? 0xfffd;
-    if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
-    if (cp === 0x22 || cp === 0x5c) {
-      out += '\\' + ch;
-    } else if (GO_PRINTABLE.test(String.fromCodePoint(cp))) {
-      out += String.fromCodePoint(cp);
-    } else {
-      switch (cp) {
-        case 0x07: out += '\\a'; break;
-        case 0x08: out += '\\b'; break;
-        case 0x0c: out += '\\f'; break;
-        case 0x0a: out += '\\n'; break;
-        case 0x0d: out += '\\r'; break;
-        case 0x09: out += '\\t'; break;
-        case 0x0b: out += '\\v'; break;
-        default:
-          if (cp < 0x20 || cp === 0x7f) out += '\\x' + cp.toString(16).padStart(2, '0');
-          else if (cp < 0x10000) out += '\\u' + cp.toString(16).padStart(4, '0');
-          else out += '\\U' + cp.toString(16).padStart(8, '0');
-      }
-    }
-  }
-  return out + '"';
-}
-
-/**
- * Compares two strings as Go compares them: by their UTF-8 bytes, which is
- * the same as comparing code points (not UTF-16 code units, as JS `<` does).
- * Returns a negative number, zero or a positive number.
- */
-export function compareBytewise(a: string, b: string): number {
-  if (a === b) return 0;
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    const ca = a.codePointAt(i) ?? 0;
-    const cb = b.codePointAt(j) ?? 0;
-    if (ca !== cb) return ca < cb ? -1 : 1;
-    i += ca > 0xffff ? 2 : 1;
-    j += cb > 0xffff ? 2 : 1;
-  }
-  if (i < a.length) return 1;
-  if (j < b.length) return -1;
-  return 0;
-}
+import { goQuote } from '../go/index.js';
 
 // ---------------------------------------------------------------------------
 // Punycode (RFC 3492), ported from golang.org/x/net/idna/punycode.go so that

@@ -21,11 +21,10 @@ export {
 } from './flavor.js';
 export type { Flavor, FlavorInfo } from './flavor.js';
 
+// Go's string semantics, for the layers that quote the reference's messages (src/go/).
+export { compareBytewise, goQuote, goTrimSpace } from '../go/index.js';
 export {
-  compareBytewise,
   displayHostnameLenient,
-  goQuote,
-  goTrimSpace,
   hostnameForComparison,
   hostnameForDisplay,
   idnaLookup,

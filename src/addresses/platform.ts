@@ -9,7 +9,7 @@
  * (or the values it is given), nothing else.
  */
 import { ErrorCode, ProvkitError } from '../errors.js';
-import { compareBytewise } from './hostname.js';
+import { compareBytewise } from '../go/index.js';
 
 /** A target platform: Go `GOOS` and `GOARCH` names. Immutable. */
 export class Platform {

@@ -6,9 +6,10 @@
  * Pure: no I/O.
  */
 import { ErrorCode, ProvkitError } from '../errors.js';
+import { compareBytewise, goQuote } from '../go/index.js';
 import { defaultRegistryHost, FLAVORS } from './flavor.js';
 import type { Flavor } from './flavor.js';
-import { compareBytewise, goQuote, hostnameForDisplay, idnaLookup, tryHostnameForComparison } from './hostname.js';
+import { hostnameForDisplay, idnaLookup, tryHostnameForComparison } from './hostname.js';
 import type { Hostname } from './hostname.js';
 
 /** The namespace of built-in providers (`terraform.io/builtin/terraform`). */

@@ -10,9 +10,9 @@
  * Pure: no I/O.
  */
 import { ErrorCode, ProvkitError } from '../errors.js';
+import { goQuote, goTrimSpace } from '../go/index.js';
 import { DEFAULT_FLAVOR } from './flavor.js';
 import type { Flavor } from './flavor.js';
-import { goQuote, goTrimSpace } from './hostname.js';
 
 const MAX_UINT64 = 18446744073709551615n;
 

@@ -27,7 +27,7 @@ import type { Flavor } from '../addresses/index.js';
 import { goQuote, tryParseProviderSource } from '../addresses/index.js';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
-import { goPathClean } from '../fs/paths.js';
+import { goPathClean } from '../go/index.js';
 import { parseJSON } from '../hcl/index.js';
 import type { JsonValue } from '../hcl/index.js';
 

@@ -23,7 +23,7 @@
  */
 import type { Flavor } from '../addresses/index.js';
 import { defaultRegistryHost, tryHostnameForComparison } from '../addresses/index.js';
-import { goPathClean } from '../fs/paths.js';
+import { goPathClean } from '../go/index.js';
 
 /** A parsed module source address. */
 export type ModuleSource =

@@ -25,7 +25,7 @@
 import { posix } from 'node:path';
 
 import type { Flavor } from '../addresses/index.js';
-import { flavorInfo, goQuote } from '../addresses/index.js';
+import { compareBytewise, flavorInfo, goQuote } from '../addresses/index.js';
 import type { Diagnostic, Range } from '../hcl/index.js';
 import { isValidIdentifier, parseHCL, parseJSON, staticString } from '../hcl/index.js';
 import type { BlockView, BodySchema, BodyView } from './body.js';
@@ -71,7 +71,7 @@ export function testFileNames(entries: readonly DirEntry[], flavor: Flavor): str
   const names = entries
     .filter((e) => !e.isDirectory && !isIgnoredFile(e.name) && exts.some((x) => e.name.endsWith(x)))
     .map((e) => e.name)
-    .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    .sort(compareBytewise);
   if (flavor !== 'tofu') return names;
   const set = new Set(names);
   return names.filter((n) => {

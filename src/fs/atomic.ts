@@ -4,13 +4,13 @@
  * target. Readers see the old bytes or the new bytes, never a mix; on any
  * failure the temp file is removed and the target is untouched.
  */
-import { randomBytes } from 'node:crypto';
 import { chmod, open, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+
+import { tempPathBeside } from './temp-name.js';
 
 /** Writes `bytes` to `path` atomically (temp file + rename), mode 0644 unless `mode` says otherwise. */
 export async function writeFileAtomic(path: string, bytes: Uint8Array, mode = 0o644): Promise<void> {
-  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = tempPathBeside(path);
   let renamed = false;
   try {
     const fh = await open(tmp, 'wx', mode);

@@ -8,6 +8,7 @@
  * order.
  */
 import { ErrorCode, ProvkitError } from '../errors.js';
+import { compareBytewise } from '../go/index.js';
 
 /** The schemes provkit computes. Others are carried as opaque strings. */
 export type KnownScheme = 'h1:' | 'zh:';
@@ -85,5 +86,5 @@ export function preferredHashes(hashes: readonly Hash[]): Hash[] {
 export function normalizeHashes(hashes: Iterable<Hash>): Hash[] {
   const byText = new Map<string, Hash>();
   for (const h of hashes) byText.set(h.text, h);
-  return [...byText.values()].sort((a, b) => Buffer.compare(Buffer.from(a.text), Buffer.from(b.text)));
+  return [...byText.values()].sort((a, b) => compareBytewise(a.text, b.text));
 }

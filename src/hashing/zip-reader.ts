@@ -32,18 +32,26 @@ import * as zlib from 'node:zlib';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { crc32 } from './crc32.js';
 import { displayName } from './h1.js';
+import {
+  EXTRA_ZIP64,
+  FLAG_DATA_DESCRIPTOR,
+  LEN_CENTRAL,
+  LEN_END,
+  LEN_END64,
+  LEN_LOC64,
+  LEN_LOCAL,
+  MAX16,
+  MAX32,
+  METHOD_DEFLATE,
+  METHOD_STORE,
+  SIG_CENTRAL,
+  SIG_DESCRIPTOR,
+  SIG_END,
+  SIG_END64,
+  SIG_LOC64,
+  SIG_LOCAL,
+} from './zip-format.js';
 
-const SIG_LOCAL = 0x04034b50;
-const SIG_CENTRAL = 0x02014b50;
-const SIG_END64 = 0x06064b50;
-const SIG_LOC64 = 0x07064b50;
-const SIG_DESCRIPTOR = 0x08074b50;
-const LEN_END = 22;
-const LEN_CENTRAL = 46;
-const LEN_LOCAL = 30;
-const LEN_LOC64 = 20;
-const LEN_END64 = 56;
-const FLAG_DATA_DESCRIPTOR = 0x8;
 
 /** One central-directory entry, as Go's `zip.File` sees it. */
 export interface ZipEntry {
@@ -175,7 +183,7 @@ class Fields {
 /** `findSignatureInBlock`: the last end-record signature whose comment fits in the block. */
 function findEndSignature(b: Buffer): number {
   for (let i = b.length - LEN_END; i >= 0; i--) {
-    if (b[i] === 0x50 && b[i + 1] === 0x4b && b[i + 2] === 0x05 && b[i + 3] === 0x06) {
+    if (b.readUInt32LE(i) === SIG_END) {
       const n = b.readUInt16LE(i + LEN_END - 2);
       // A truncated comment: Go gives up on this block (Info-ZIP ignores it).
       if (n + LEN_END + i > b.length) return -1;
@@ -217,7 +225,7 @@ async function readDirectoryEnd(fh: FileHandle, size: number, file: string): Pro
   const end: EndRecord = { records: f.u16(), dirSize: f.u32(), dirOffset: f.u32() };
   // The zip64 end record is consulted when a field is saturated. (Go tests
   // the 32-bit size against 0xffff, not 0xffffffff; copied as is.)
-  if (end.records === 0xffff || end.dirSize === 0xffff || end.dirOffset === 0xffffffff) {
+  if (end.records === MAX16 || end.dirSize === MAX16 || end.dirOffset === MAX32) {
     const p = await findDirectory64End(fh, endOffset);
     if (p >= 0) {
       endOffset = p;
@@ -277,16 +285,16 @@ function parseZip64Extra(header: Buffer, extra: Buffer): { csize: number; usize:
   let csize = header.readUInt32LE(20);
   let usize = header.readUInt32LE(24);
   let offset = header.readUInt32LE(42);
-  let needU = usize === 0xffffffff;
-  let needC = csize === 0xffffffff;
-  let needO = offset === 0xffffffff;
+  let needU = usize === MAX32;
+  let needC = csize === MAX32;
+  let needO = offset === MAX32;
   let p = 0;
   while (extra.length - p >= 4) {
     const tag = extra.readUInt16LE(p);
     const len = extra.readUInt16LE(p + 2);
     p += 4;
     if (extra.length - p < len) break;
-    if (tag === 0x0001) {
+    if (tag === EXTRA_ZIP64) {
       const field = new Fields(extra.subarray(p, p + len));
       if (needU) {
         needU = false;
@@ -471,7 +479,7 @@ export async function digestEntry(
     if (e.uncompressedSize !== 0) throw entryError(ErrorCode.ZIP_FORMAT, file, e, 'zip: not a valid zip file (directory entry with data)');
     return sha.digest();
   }
-  if (e.method !== 0 && e.method !== 8) {
+  if (e.method !== METHOD_STORE && e.method !== METHOD_DEFLATE) {
     throw entryError(ErrorCode.ZIP_UNSUPPORTED_METHOD, file, e, `zip: unsupported compression algorithm (method ${e.method})`);
   }
   // The section Go reads is cut at the end of the file.
@@ -495,7 +503,7 @@ export async function digestEntry(
     n = hint.size;
     crc = hint.crc32;
     digest = hint.sha256;
-  } else if (e.method === 0) {
+  } else if (e.method === METHOD_STORE) {
     for (let pos = start; pos < end; ) {
       // eslint-disable-next-line no-await-in-loop -- sequential read of one entry
       const chunk = await readAt(fh, pos, Math.min(READ_BLOCK, end - pos));

@@ -32,14 +32,10 @@ import { createHash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 
 import { crc32 } from './crc32.js';
+import { FLAG_DATA_DESCRIPTOR, LEN_LOCAL, MAX32, METHOD_DEFLATE, METHOD_STORE, SIG_CENTRAL, SIG_DESCRIPTOR, SIG_LOCAL } from './zip-format.js';
 import { hashZipPackage, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
 import { DEFAULT_ZIP_LIMITS, RATIO_FLOOR_BYTES, type StreamedDigest, writeWithBackpressure, type ZipLimits } from './zip-reader.js';
 
-const SIG_LOCAL = 0x04034b50;
-const SIG_CENTRAL = 0x02014b50;
-const SIG_DESCRIPTOR = 0x08074b50;
-const LEN_LOCAL = 30;
-const FLAG_DATA_DESCRIPTOR = 0x8;
 const INFLATE_CHUNK = 1024 * 1024;
 const PIPE_BUFFER = 2 * 1024 * 1024;
 /** Chunks below this size are copied into blocks of ACC_BLOCK bytes. */
@@ -263,18 +259,18 @@ export class ZipStreamDigester {
       this.skip(LEN_LOCAL + nameLen + extraLen);
       const start = this.base;
       let consumed: number;
-      if (method === 8) {
+      if (method === METHOD_DEFLATE) {
         // eslint-disable-next-line no-await-in-loop
         const r = await this.inflateEntry(start);
         if (!r) return;
         consumed = r;
-        if (!(flags & FLAG_DATA_DESCRIPTOR) && localCsize !== 0xffffffff) {
+        if (!(flags & FLAG_DATA_DESCRIPTOR) && localCsize !== MAX32) {
           // The next header is where the local header says the data ends.
           if (localCsize < consumed) return;
           // eslint-disable-next-line no-await-in-loop
           if (!(await this.discard(localCsize - consumed))) return;
         }
-      } else if (method === 0 && !(flags & FLAG_DATA_DESCRIPTOR) && localCsize !== 0xffffffff) {
+      } else if (method === METHOD_STORE && !(flags & FLAG_DATA_DESCRIPTOR) && localCsize !== MAX32) {
         // eslint-disable-next-line no-await-in-loop
         if (!(await this.storeEntry(start, localCsize))) return;
         consumed = localCsize;

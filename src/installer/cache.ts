@@ -3,43 +3,26 @@
  * global plugin cache share one layout, `BASE/HOST/NS/TYPE/VERSION/OS_ARCH`
  * (docs/reference.md §5.1 item 74). This module holds what both need:
  *
- * - {@link acquirePackageLock}: a per-package lock file
- *   `BASE/HOST/NS/TYPE/VERSION/OS_ARCH.lock`, held while the package is
- *   installed (docs/reference.md §5.5 item 86, OpenTofu's `dir_modify.go`), so several
- *   `provkit install` processes can share one cache;
+ * - {@link packageMutexPath}: where the directory mutex (src/fs/dir-mutex.ts)
+ *   of a package lives, `BASE/HOST/NS/TYPE/VERSION/OS_ARCH.lock`, held while
+ *   the package is installed (docs/reference.md §5.5 item 86, OpenTofu's
+ *   `dir_modify.go`), so several `provkit install` processes can share one cache;
  * - {@link findExecutable}: the provider executable (docs/reference.md §5.1 item 75);
  * - {@link linkPackageDir}: install an unpacked package by linking to it
  *   (docs/reference.md §5.3 item 83: an absolute symlink, a copy when links are not possible);
  * - {@link TreeDirs}: the `HOST/NS/TYPE/VERSION` directories below a base,
  *   made one at a time and never through a symbolic link, and removed again
  *   when the run put nothing in them (docs/file-modes.md).
- *
- * The lock. Node has no `flock`, so the lock is the file's existence:
- * created exclusively (written to a temporary file, then `link`ed into
- * place, so it never exists without its content) holding the owner's PID,
- * host name, creation time and a random token. The owner touches it every
- * `heartbeatMs`. A waiter breaks a lock that is stale: its PID is dead on
- * this host, or it has not been touched for `staleMs` (a crashed owner on
- * another host, a hung process, or a lock file of unknown content). Breaking
- * is itself serialised by a short-lived `.lock.break` file, and re-checks
- * under it that the lock still holds the content judged stale, so two waiters
- * never both break it and never break a fresh one.
- *
- * Limits, by design: the protocol is provkit's own. OpenTofu 1.12 `flock`s a
- * persistent, empty `.lock` file at the same path, which provkit sees as a
- * lock of unknown content and breaks once it is `staleMs` old; do not run
- * provkit and OpenTofu on one cache at the same moment. Terraform 1.11 takes
- * no lock at all.
  */
-import { randomBytes } from 'node:crypto';
-import { cp, link, lstat, mkdir, readdir, readFile, realpath, rm, rmdir, stat, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { cp, lstat, mkdir, readdir, realpath, rm, rmdir, stat, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { ErrorCode as Codes, ProvkitError, systemErrorCode } from '../errors.js';
+import { swapDirInto } from '../fs/swap.js';
+import { tempPathBeside } from '../fs/temp-name.js';
+import { compareBytewise } from '../go/index.js';
 import { providerDirPath, unpackedDirPath } from '../layout/index.js';
-import { commitDir, siblingTempPath } from './extract.js';
 
 /** The installer's error codes, by short name (the values are {@link ErrorCode}s). */
 export const InstallErrorCode = {
@@ -49,7 +32,7 @@ export const InstallErrorCode = {
   PROVIDER_BINARY_NOT_FOUND: Codes.PROVIDER_BINARY_NOT_FOUND,
   /** The locked version no longer meets the constraints, or 0.0.0 was requested (docs/reference.md items 46, 87). */
   VERSION_SELECTION: Codes.VERSION_SELECTION,
-  /** The lock of a package directory could not be taken (timed out waiting). */
+  /** The mutex of a package directory could not be taken (timed out waiting). */
   PACKAGE_LOCK_TIMEOUT: Codes.PACKAGE_LOCK_TIMEOUT,
   /** A directory of the provider tree is a symbolic link or not a directory. */
   UNSAFE_INSTALL_PATH: Codes.UNSAFE_INSTALL_PATH,
@@ -156,242 +139,9 @@ export function packageDir(base: string, provider: ProviderAddress, version: Ver
   return join(base, unpackedDirPath(provider, version, platform));
 }
 
-/** `BASE/HOST/NS/TYPE/VERSION/OS_ARCH.lock` (docs/reference.md §5.5 item 86). */
-export function packageLockPath(base: string, provider: ProviderAddress, version: Version, platform: Platform): string {
+/** The file of a package directory's mutex: `BASE/HOST/NS/TYPE/VERSION/OS_ARCH.lock` (docs/reference.md §5.5 item 86). */
+export function packageMutexPath(base: string, provider: ProviderAddress, version: Version, platform: Platform): string {
   return join(base, providerDirPath(provider), version.toString(), `${platform.toString()}.lock`);
-}
-
-/** Who holds a lock, as written in the lock file. */
-export interface LockHolder {
-  readonly pid: number;
-  readonly hostname: string;
-  /** Milliseconds since the epoch. */
-  readonly created: number;
-  readonly token: string;
-}
-
-export interface PackageLockOptions {
-  /** A lock untouched for this long is broken (default 120 000 ms). */
-  readonly staleMs?: number;
-  /** How often the owner touches its lock (default `staleMs / 4`). */
-  readonly heartbeatMs?: number;
-  /** Give up after waiting this long (default: wait as long as the holder is alive). */
-  readonly timeoutMs?: number;
-  /** Report contention after waiting this long (default 5 000 ms, as OpenTofu). */
-  readonly noticeAfterMs?: number;
-  /** Called once when a wait exceeds `noticeAfterMs`. */
-  readonly onWait?: (info: { readonly path: string; readonly holder: LockHolder | undefined; readonly waitedMs: number }) => void;
-  /** Called when a stale lock is broken. */
-  readonly onBreak?: (info: { readonly path: string; readonly holder: LockHolder | undefined; readonly reason: 'dead-process' | 'expired' }) => void;
-  readonly signal?: AbortSignal;
-}
-
-/** A held lock; release it exactly once. */
-export interface PackageLock {
-  readonly path: string;
-  release(): Promise<void>;
-}
-
-const DEFAULT_STALE_MS = 120_000;
-const BREAK_STALE_MS = 10_000;
-
-function parseHolder(raw: Buffer): LockHolder | undefined {
-  try {
-    const v = JSON.parse(raw.toString('utf8')) as Partial<LockHolder>;
-    if (typeof v.pid === 'number' && typeof v.hostname === 'string' && typeof v.created === 'number' && typeof v.token === 'string') {
-      return { pid: v.pid, hostname: v.hostname, created: v.created, token: v.token };
-    }
-  } catch {
-    // Unknown content (an OpenTofu flock file, a foreign tool): judged by age only.
-  }
-  return undefined;
-}
-
-/** Whether a process with this PID exists on this host (`kill(pid, 0)`; EPERM means it exists). */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return systemErrorCode(err) === 'EPERM';
-  }
-}
-
-function staleReason(holder: LockHolder | undefined, mtimeMs: number, staleMs: number): 'dead-process' | 'expired' | undefined {
-  if (holder && holder.hostname === hostname() && holder.pid !== process.pid && !pidAlive(holder.pid)) return 'dead-process';
-  if (Date.now() - mtimeMs > staleMs) return 'expired';
-  return undefined;
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolveSleep, reject) => {
-    if (signal?.aborted) {
-      reject(aborted());
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(aborted());
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolveSleep();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-function aborted(): ProvkitError {
-  return new ProvkitError(Codes.ABORTED, 'waiting for a package lock was interrupted');
-}
-
-/** Creates `path` holding `content`, failing with EEXIST if it exists; never visible without its content. */
-async function createExclusive(path: string, content: string): Promise<void> {
-  const tmp = `${path}.${randomBytes(6).toString('hex')}.new`;
-  await writeFile(tmp, content, { flag: 'wx', mode: 0o644 });
-  try {
-    await link(tmp, path);
-  } catch (err) {
-    const code = systemErrorCode(err);
-    if (code === 'EEXIST') throw err;
-    // Hard links unsupported here (some network or FAT file systems): fall
-    // back to an exclusive create, whose content appears a moment later;
-    // a waiter reading it empty judges it by age, which is fresh.
-    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS' || code === 'EXDEV') {
-      await writeFile(path, content, { flag: 'wx', mode: 0o644 });
-    } else {
-      throw err;
-    }
-  } finally {
-    await rm(tmp, { force: true });
-  }
-}
-
-/** Breaks the lock at `path` if it still holds `observed` and is still stale; returns whether it did. */
-async function breakStale(path: string, observed: Buffer, staleMs: number): Promise<boolean> {
-  const breaker = `${path}.break`;
-  try {
-    await writeFile(breaker, String(process.pid), { flag: 'wx', mode: 0o644 });
-  } catch (err) {
-    if (systemErrorCode(err) !== 'EEXIST') throw err;
-    // Someone else is breaking it; a breaker left by a crash is removed after a while.
-    const st = await stat(breaker).catch(() => undefined);
-    if (st && Date.now() - st.mtimeMs > BREAK_STALE_MS) await rm(breaker, { force: true });
-    return false;
-  }
-  try {
-    const [current, st] = await Promise.all([readFile(path), stat(path)]);
-    if (!current.equals(observed) || staleReason(parseHolder(current), st.mtimeMs, staleMs) === undefined) return false;
-    await unlink(path);
-    return true;
-  } catch (err) {
-    if (systemErrorCode(err) === 'ENOENT') return false;
-    throw err;
-  } finally {
-    await rm(breaker, { force: true });
-  }
-}
-
-/**
- * Takes the lock at `path` (see the module comment), waiting while another
- * live process holds it. Parent directories are created (0755).
- *
- * @throws ProvkitError ABORTED (the signal fired), PACKAGE_LOCK_TIMEOUT
- *   (`timeoutMs` passed), IO
- */
-export async function acquirePackageLock(path: string, options: PackageLockOptions = {}): Promise<PackageLock> {
-  const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
-  const heartbeatMs = options.heartbeatMs ?? Math.max(50, Math.floor(staleMs / 4));
-  const noticeAfterMs = options.noticeAfterMs ?? 5_000;
-  const holder: LockHolder = { pid: process.pid, hostname: hostname(), created: Date.now(), token: randomBytes(12).toString('hex') };
-  const content = `${JSON.stringify(holder)}\n`;
-  const started = Date.now();
-  let delay = 10;
-  let noticed = false;
-  let recreated = false;
-  await mkdir(dirname(path), { recursive: true, mode: 0o755 });
-  for (;;) {
-    if (options.signal?.aborted) throw aborted();
-    try {
-      // eslint-disable-next-line no-await-in-loop -- retries in order until the lock is ours
-      await createExclusive(path, content);
-      break;
-    } catch (err) {
-      const code = systemErrorCode(err);
-      if (code === 'ENOENT' && !recreated) {
-        // Another run removed the directory it had made and left empty (TreeDirs.removeEmpty) just now: make it again, once.
-        recreated = true;
-        // eslint-disable-next-line no-await-in-loop
-        await mkdir(dirname(path), { recursive: true, mode: 0o755 });
-        continue;
-      }
-      if (code !== 'EEXIST') {
-        throw new ProvkitError(Codes.IO, `cannot create the lock file ${path}: ${err instanceof Error ? err.message : String(err)}`, { file: path, cause: err });
-      }
-    }
-    let raw: Buffer;
-    let mtimeMs: number;
-    try {
-      // eslint-disable-next-line no-await-in-loop
-      [raw, { mtimeMs }] = await Promise.all([readFile(path), stat(path)]);
-    } catch (err) {
-      if (systemErrorCode(err) === 'ENOENT') continue; // released meanwhile: try again at once
-      throw new ProvkitError(Codes.IO, `cannot read the lock file ${path}: ${err instanceof Error ? err.message : String(err)}`, { file: path, cause: err });
-    }
-    const other = parseHolder(raw);
-    const reason = staleReason(other, mtimeMs, staleMs);
-    // eslint-disable-next-line no-await-in-loop
-    if (reason !== undefined && (await breakStale(path, raw, staleMs))) {
-      options.onBreak?.({ path, holder: other, reason });
-      continue;
-    }
-    const waited = Date.now() - started;
-    if (options.timeoutMs !== undefined && waited > options.timeoutMs) {
-      throw new ProvkitError(
-        InstallErrorCode.PACKAGE_LOCK_TIMEOUT,
-        `timed out after ${waited} ms waiting for the lock ${path}${other ? ` (held by process ${other.pid} on ${other.hostname})` : ''}`,
-        { file: path },
-      );
-    }
-    if (!noticed && waited >= noticeAfterMs) {
-      noticed = true;
-      options.onWait?.({ path, holder: other, waitedMs: waited });
-    }
-    // eslint-disable-next-line no-await-in-loop
-    await sleep(delay + Math.floor(Math.random() * delay), options.signal);
-    delay = Math.min(500, Math.ceil(delay * 1.5));
-  }
-
-  const timer = setInterval(() => {
-    const now = new Date();
-    utimes(path, now, now).catch(() => undefined);
-  }, heartbeatMs);
-  timer.unref();
-  let released = false;
-  return {
-    path,
-    async release(): Promise<void> {
-      if (released) return;
-      released = true;
-      clearInterval(timer);
-      try {
-        // Only remove it if it is still ours (it may have been broken as stale and re-taken).
-        if ((await readFile(path, 'utf8')) === content) await unlink(path);
-      } catch (err) {
-        if (systemErrorCode(err) !== 'ENOENT') throw err;
-      }
-    },
-  };
-}
-
-/** Runs `fn` holding the lock at `path`; the lock is released however `fn` ends. */
-export async function withPackageLock<T>(path: string, options: PackageLockOptions, fn: () => Promise<T>): Promise<T> {
-  const lock = await acquirePackageLock(path, options);
-  try {
-    return await fn();
-  } finally {
-    await lock.release();
-  }
 }
 
 /**
@@ -410,7 +160,7 @@ export async function findExecutable(dir: string, provider: ProviderAddress, ver
   } catch (err) {
     throw new ProvkitError(Codes.IO, `cannot read the package directory ${dir}: ${err instanceof Error ? err.message : String(err)}`, { file: dir, cause: err });
   }
-  entries.sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+  entries.sort((a, b) => compareBytewise(a.name, b.name));
   for (const e of entries) {
     if (e.isDirectory()) continue;
     if (!e.name.startsWith(prefix)) continue;
@@ -452,7 +202,7 @@ export async function linkPackageDir(source: string, target: string): Promise<'s
     throw new ProvkitError(Codes.IO, `cannot install existing provider directory ${absTarget} to itself`, { file: absTarget });
   }
   await mkdir(dirname(absTarget), { recursive: true, mode: 0o755 });
-  const temp = siblingTempPath(absTarget, 'link');
+  const temp = tempPathBeside(absTarget, { tag: 'link' });
   try {
     try {
       await symlink(absSource, temp, 'dir');
@@ -461,10 +211,10 @@ export async function linkPackageDir(source: string, target: string): Promise<'s
       if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
       await mkdir(temp, { mode: 0o755 });
       await cp(absSource, temp, { recursive: true, dereference: false, preserveTimestamps: true });
-      await commitDir(temp, absTarget, 'replace');
+      await swapDirInto(temp, absTarget, { existing: 'replace', what: 'cannot install the package at' });
       return 'copy';
     }
-    await commitDir(temp, absTarget, 'replace');
+    await swapDirInto(temp, absTarget, { existing: 'replace', what: 'cannot install the package at' });
     return 'symlink';
   } catch (err) {
     await rm(temp, { recursive: true, force: true });

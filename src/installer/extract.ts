@@ -51,17 +51,20 @@
  * failure, or an abort, the temporary directory is removed, so an interrupted
  * extraction never leaves a half-written package at the target.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { chmod, type FileHandle, lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { chmod, type FileHandle, lstat, mkdir, open, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as zlib from 'node:zlib';
 
 import { ErrorCode, isProvkitError, ProvkitError, systemErrorCode } from '../errors.js';
+import { swapDirInto } from '../fs/swap.js';
+import { removeTempsBeside, tempPathBeside } from '../fs/temp-name.js';
 import { DEFAULT_ZIP_LIMITS, displayName, type Hash, hash1FromDigests, type NamedDigest, type ZipLimits } from '../hashing/index.js';
 import { crc32 } from '../hashing/crc32.js';
+import { FLAG_DATA_DESCRIPTOR, METHOD_DEFLATE, METHOD_STORE, SIG_DESCRIPTOR } from '../hashing/zip-format.js';
 import { planExtraction } from '../hashing/zip-package.js';
 import { entryDataOffset, readAt, readZipDirectory, type ZipEntry } from '../hashing/zip-reader.js';
 
@@ -163,11 +166,6 @@ export function planPackageExtraction(zipPath: string, entries: readonly ZipEntr
   return plan.steps.map((step) => (step.kind === 'file' ? { ...step, mode: entryFileMode(step.entry) } : step));
 }
 
-/** A unique name for a temporary sibling of `target` (same directory, so a rename is atomic). */
-export function siblingTempPath(target: string, tag: string): string {
-  return join(dirname(target), `.${basename(target)}.${tag}-${randomBytes(6).toString('hex')}.tmp`);
-}
-
 /** Whether a path exists (Lstat: a symlink counts, dangling or not). */
 export async function pathExists(path: string): Promise<boolean> {
   try {
@@ -177,40 +175,6 @@ export async function pathExists(path: string): Promise<boolean> {
     if (systemErrorCode(err) === 'ENOENT') return false;
     throw err;
   }
-}
-
-/**
- * Renames the complete `tempPath` (a directory or a symlink) to `target`.
- * An absent target or an empty directory is simply replaced; any other
- * existing target fails (`existing: 'fail'`) or is moved aside and removed
- * after the swap (`'replace'`; readers see the old or the new package, except
- * for the instant between the two renames).
- *
- * @throws ProvkitError IO naming the target
- */
-export async function commitDir(tempPath: string, target: string, existing: 'fail' | 'replace'): Promise<void> {
-  await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-  try {
-    await rename(tempPath, target);
-    return;
-  } catch (err) {
-    const code = systemErrorCode(err);
-    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR') {
-      throw new ProvkitError(ErrorCode.IO, `cannot install the package at ${target}: ${err instanceof Error ? err.message : String(err)}`, { file: target, cause: err });
-    }
-    if (existing === 'fail') {
-      throw new ProvkitError(ErrorCode.IO, `cannot install the package at ${target}: something is already there`, { file: target, cause: err });
-    }
-  }
-  const aside = siblingTempPath(target, 'old');
-  await rename(target, aside);
-  try {
-    await rename(tempPath, target);
-  } catch (err) {
-    await rename(aside, target).catch(() => undefined);
-    throw new ProvkitError(ErrorCode.IO, `cannot install the package at ${target}: ${err instanceof Error ? err.message : String(err)}`, { file: target, cause: err });
-  }
-  await rm(aside, { recursive: true, force: true });
 }
 
 /** Counts bytes, CRC-32 and SHA-256 of an entry's content; fails as soon as it exceeds the recorded size. */
@@ -272,7 +236,7 @@ function streamError(zipPath: string, e: ZipEntry, err: unknown): ProvkitError {
  */
 async function writeEntry(fh: FileHandle, zipPath: string, e: ZipEntry, fileSize: number, dest: Buffer, signal: AbortSignal | undefined): Promise<Buffer> {
   const start = await entryDataOffset(fh, zipPath, e);
-  if (e.method !== 0 && e.method !== 8) {
+  if (e.method !== METHOD_STORE && e.method !== METHOD_DEFLATE) {
     throw entryError(ErrorCode.ZIP_UNSUPPORTED_METHOD, zipPath, e, `zip: unsupported compression algorithm (method ${e.method})`);
   }
   const end = Math.min(start + e.compressedSize, fileSize);
@@ -280,7 +244,7 @@ async function writeEntry(fh: FileHandle, zipPath: string, e: ZipEntry, fileSize
   const source = Readable.from(readRange(fh, start, end), { objectMode: false });
   const sink = createWriteStream(dest, { flags: 'w', mode: 0o600 });
   try {
-    if (e.method === 8) {
+    if (e.method === METHOD_DEFLATE) {
       const inflater = zlib.createInflateRaw({ chunkSize: 256 * 1024 });
       await pipeline(source, inflater, check, sink, signal ? { signal } : {});
     } else {
@@ -292,9 +256,9 @@ async function writeEntry(fh: FileHandle, zipPath: string, e: ZipEntry, fileSize
   if (check.n !== e.uncompressedSize) {
     throw entryError(ErrorCode.ZIP_SIZE, zipPath, e, `unexpected EOF: content is ${check.n} bytes, the recorded size is ${e.uncompressedSize}`);
   }
-  if (e.flags & 0x8) {
+  if (e.flags & FLAG_DATA_DESCRIPTOR) {
     const d = await readAt(fh, start + e.compressedSize, 16);
-    const hasSig = d.length >= 4 && d.readUInt32LE(0) === 0x08074b50;
+    const hasSig = d.length >= 4 && d.readUInt32LE(0) === SIG_DESCRIPTOR;
     const at = hasSig ? 4 : 0;
     if (d.length < at + 12) throw entryError(ErrorCode.ZIP_SIZE, zipPath, e, 'unexpected EOF in the data descriptor');
     if (d.readUInt32LE(at) !== e.crc32 || check.crc !== e.crc32) throw entryError(ErrorCode.ZIP_CHECKSUM, zipPath, e, 'zip: checksum error');
@@ -333,7 +297,7 @@ export async function extractPackage(zipPath: string, target: string, options: E
     const steps = planPackageExtraction(zipPath, entries, limits);
 
     await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-    temp = siblingTempPath(target, 'extract');
+    temp = tempPathBeside(target, { tag: 'extract' });
     // Created 0755 under the process umask, as go-getter's MkdirAll(dst, 0755).
     await mkdir(temp, { mode: 0o755 });
     const tempBuf = Buffer.from(temp);
@@ -368,7 +332,7 @@ export async function extractPackage(zipPath: string, target: string, options: E
     await Promise.all([...files.values()].map((f) => chmod(abs(f.rel), f.mode & mask)));
     const h1 = hash1FromDigests([...files.values()]);
     if (options.beforeCommit) await options.beforeCommit(temp);
-    await commitDir(temp, target, options.existing ?? 'fail');
+    await swapDirInto(temp, target, { existing: options.existing ?? 'fail', what: 'cannot install the package at' });
     temp = undefined;
     return { dir: target, h1, files: files.size, bytes };
   } catch (err) {
@@ -383,19 +347,10 @@ export async function extractPackage(zipPath: string, target: string, options: E
 /**
  * Removes temporary directories that interrupted extractions left beside
  * `target` (`.<name>.extract-*.tmp`, `.<name>.old-*.tmp`). Call it only while
- * holding the package's lock, so no live extraction is removed.
+ * holding the package's mutex, so no live extraction is removed.
  */
 export async function removeStaleTemps(target: string): Promise<void> {
-  const prefix = `.${basename(target)}.`;
-  let names: string[];
-  try {
-    names = await readdir(dirname(target));
-  } catch (err) {
-    if (systemErrorCode(err) === 'ENOENT') return;
-    throw err;
-  }
-  const stale = names.filter((n) => n.startsWith(prefix) && /\.(extract|old|link)-[0-9a-f]{12}\.tmp$/.test(n));
-  await Promise.all(stale.map((n) => rm(join(dirname(target), n), { recursive: true, force: true })));
+  await removeTempsBeside(target, ['extract', 'old', 'link']);
 }
 
 /** True when `err` is a refusal of the archive itself (as opposed to I/O trouble). */

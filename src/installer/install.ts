@@ -38,7 +38,7 @@
  *    default registry without enforcement, registry- and mirror-reported ones).
  *
  * Every install into a package directory (cache or target) holds that
- * package's lock file (cache.ts), so concurrent installs sharing a cache are
+ * package's directory mutex (fs/dir-mutex.ts), so concurrent installs sharing a cache are
  * safe: the second waits, then finds the package in place.
  *
  * Beyond the reference: an existing package directory that does not match is
@@ -67,6 +67,7 @@ import pLimit from 'p-limit';
 import { defaultRegistryHost, type Flavor, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
 import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
+import { type DirMutexOptions, withDirMutex } from '../fs/dir-mutex.js';
 import type { Hash, HashPool, HashStore, ZipLimits } from '../hashing/index.js';
 import { allowedHashes, hashesToRecord, type InstalledProvider, type Locks, mergeInit, reportedHashesTrusted, verifyPackage } from '../lockfile/index.js';
 import { redactURL, type HttpClient } from '../net/index.js';
@@ -77,11 +78,9 @@ import {
   InstallErrorCode,
   linkPackageDir,
   packageDir,
-  packageLockPath,
-  type PackageLockOptions,
+  packageMutexPath,
   TreeDirs,
   versionDirPath,
-  withPackageLock,
 } from './cache.js';
 import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, queryWarningsEvent } from './events.js';
@@ -120,8 +119,8 @@ export interface InstallOptions {
   readonly networkConcurrency?: number;
   /** `OPENTOFU_ENFORCE_GPG_VALIDATION` in effect. */
   readonly enforceSignatures?: boolean;
-  /** Tuning of the package lock files (stale timeout, heartbeat). */
-  readonly packageLocks?: Omit<PackageLockOptions, 'signal' | 'onWait' | 'onBreak'>;
+  /** Tuning of the package directory mutexes (stale timeout, heartbeat). */
+  readonly packageMutexes?: Omit<DirMutexOptions, 'signal' | 'onWait' | 'onBreak'>;
   readonly extractLimits?: Partial<ExtractLimits>;
   /** Archive limits for extraction (the compression ratio; see `ZipLimits`). */
   readonly zipLimits?: ZipLimits;
@@ -230,8 +229,8 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
   const forgetWork = removeOnExit(work);
   const tree = new TreeDirs();
 
-  const lockOptions = (provider: ProviderAddress): PackageLockOptions => ({
-    ...options.packageLocks,
+  const mutexOptions = (provider: ProviderAddress): DirMutexOptions => ({
+    ...options.packageMutexes,
     ...(options.signal ? { signal: options.signal } : {}),
     onWait: (w) =>
       events({
@@ -302,7 +301,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     if (options.cacheDir !== undefined) await tree.make(options.cacheDir, versionDirPath(provider, version));
 
     const linkIntoTarget = async (from: string): Promise<void> => {
-      await withPackageLock(packageLockPath(options.targetDir, provider, version, platform), lockOptions(provider), () => linkPackageDir(from, targetPath));
+      await withDirMutex(packageMutexPath(options.targetDir, provider, version, platform), mutexOptions(provider), () => linkPackageDir(from, targetPath));
     };
 
     const done = (mode: InstalledPackage['mode'], executable: string, h1: Hash, auth: AuthLabel | undefined, keyId: string | undefined, lockEntry: InstalledProvider | undefined): ProviderResult => {
@@ -310,7 +309,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       return { installed: { provider, version, platform, dir: targetPath, executable, mode, h1 }, lock: lockEntry };
     };
 
-    return withPackageLock(packageLockPath(installBase, provider, version, platform), lockOptions(provider), async () => {
+    return withDirMutex(packageMutexPath(installBase, provider, version, platform), mutexOptions(provider), async () => {
       at.phase = 'fetch';
       // Step 2a: the target already holds a matching package (docs/reference.md §5.2 item 78.1).
       if (allowed.length > 0) {

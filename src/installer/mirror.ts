@@ -35,13 +35,13 @@
  *   target (`mirror_package`, `mirror_index`) are emitted after the commit,
  *   and `mirror_index` only for a document whose bytes changed;
  * - one run per target: the run holds `TARGET/.provkit-mirror.lock` (PID,
- *   host, heartbeat; a lock left by a dead process or not touched for
- *   `staleMs` is broken, see `cache.ts`), so two runs into one target
- *   serialize, and the second finds the first's packages and keeps them;
- *   staging directories left by a killed run are removed under the lock;
+ *   host, heartbeat: the directory mutex of fs/dir-mutex.ts; one left by a
+ *   dead process or not touched for `staleMs` is broken), so two runs into
+ *   one target serialize, and the second finds the first's packages and
+ *   keeps them; staging directories left by a killed run are removed under
+ *   the mutex;
  * - everything runs in parallel (network and CPU budgets apart).
  */
-import { randomBytes } from 'node:crypto';
 import { copyFile, link, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
@@ -57,12 +57,14 @@ import {
 } from '../addresses/index.js';
 import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
+import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../fs/dir-mutex.js';
+import { removeTempsIn, tempPathIn } from '../fs/temp-name.js';
+import { compareBytewise } from '../go/index.js';
 import { normalizeHashes, zhOfFile, type ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../layout/index.js';
 import { authenticateArchive, checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
 import { requireMirrorable } from './archive-check.js';
-import { acquirePackageLock, type PackageLock, type PackageLockOptions } from './cache.js';
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement, selectVersion } from './lock.js';
 
@@ -76,15 +78,15 @@ export interface MirrorOptions extends FetchRunOptions {
   /** Where the fingerprint cache of this target lives (none when absent). */
   readonly cacheFile?: string;
   /**
-   * The target lock (see the module comment): its tuning, or `false` to take
-   * none (only when the caller serializes runs itself). `onWait` is called
-   * when another run holds the target for more than `noticeAfterMs`.
+   * The target's mutex (see the module comment): its tuning, or `false` to
+   * take none (only when the caller serializes runs itself). `onWait` is
+   * called when another run holds the target for more than `noticeAfterMs`.
    */
-  readonly targetLock?: false | Omit<PackageLockOptions, 'signal'>;
+  readonly targetMutex?: false | Omit<DirMutexOptions, 'signal'>;
 }
 
-/** The lock file a mirror run holds in its target. */
-export const MIRROR_LOCK_NAME = '.provkit-mirror.lock';
+/** The file of the directory mutex a mirror run holds in its target. */
+export const MIRROR_MUTEX_FILE = '.provkit-mirror.lock';
 /**
  * The version `mirror` (and `mirror oci://`) takes for a requirement: the lock
  * file's when the lock file has entries (a provider missing from it is a
@@ -171,30 +173,29 @@ const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean => a.size === 
  * @returns the failures (when there are any, nothing in the target changed)
  *   and the counts.
  * @throws ProvkitError ABORTED when `signal` fired (the target is as it was,
- *   no temporary file remains), PACKAGE_LOCK_TIMEOUT, IO (the target lock)
+ *   no temporary file remains), PACKAGE_LOCK_TIMEOUT, IO (the target's mutex)
  */
 export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> {
-  // The directories taking the target lock creates (the target and any missing parents):
+  // The directories taking the target's mutex creates (the target and any missing parents):
   // a run that commits nothing removes them again.
   const created = await firstMissingAncestor(options.targetDir);
-  let lock: PackageLock | undefined;
-  const staging = join(options.targetDir, `${MIRROR_STAGING_PREFIX}${randomBytes(6).toString('hex')}`);
+  let mutex: DirMutex | undefined;
+  const staging = tempPathIn(options.targetDir, MIRROR_STAGING_PREFIX);
   let committed = false;
   try {
-    // Inside the try: taking the lock creates the target, and an interrupt
+    // Inside the try: taking the mutex creates the target, and an interrupt
     // while waiting for it must remove it again like any other.
-    if (options.targetLock !== false) {
-      lock = await acquirePackageLock(join(options.targetDir, MIRROR_LOCK_NAME), { ...options.targetLock, ...(options.signal ? { signal: options.signal } : {}) });
+    if (options.targetMutex !== false) {
+      mutex = await acquireDirMutex(join(options.targetDir, MIRROR_MUTEX_FILE), { ...options.targetMutex, ...(options.signal ? { signal: options.signal } : {}) });
     }
-    // Under the lock, any staging directory is a killed run's leftover.
-    const leftovers = (await readdir(options.targetDir).catch(() => [])).filter((n) => n.startsWith(MIRROR_STAGING_PREFIX));
-    await Promise.all(leftovers.map((n) => rm(join(options.targetDir, n), { recursive: true, force: true })));
+    // Under the mutex, any staging directory is a killed run's leftover.
+    await removeTempsIn(options.targetDir, MIRROR_STAGING_PREFIX);
     const outcome = await mirrorLocked(options, staging);
     committed = outcome.failures.length === 0;
     return outcome;
   } finally {
     await rm(staging, { recursive: true, force: true });
-    await lock?.release();
+    await mutex?.release();
     if (!committed && created !== undefined) await removeEmptyDirs(options.targetDir, created);
   }
 }
@@ -395,7 +396,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   }
 
   // Only now is there anything to report about the target.
-  packages.sort((a, b) => Buffer.compare(Buffer.from(a.rel), Buffer.from(b.rel)));
+  packages.sort((a, b) => compareBytewise(a.rel, b.rel));
   for (const p of packages) events({ type: 'mirror_package', provider: p.provider, version: p.version, platform: p.platform, path: p.rel, action: p.action });
   for (const w of writes) events({ type: 'mirror_index', provider: w.provider, path: w.rel });
 
@@ -453,7 +454,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
         return have !== undefined && have.equals(d.bytes) ? undefined : d;
       }),
     );
-    return changed.filter((d) => d !== undefined).sort((a, b) => Buffer.compare(Buffer.from(a.rel), Buffer.from(b.rel)));
+    return changed.filter((d) => d !== undefined).sort((a, b) => compareBytewise(a.rel, b.rel));
   }
 
   /** The hashes VERSION.json lists for one archive (docs/reference.md §6.2 item 95, plus `hashes: 'all'`). */

@@ -6,6 +6,7 @@
  * §6.2 item 96) and `/` separators; callers join them onto a base directory.
  */
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+import { type GoJSON, goMarshalIndent } from '../go/index.js';
 
 /** `terraform-provider-TYPE_VERSION_OS_ARCH.zip` (the packed layout's file name). */
 export function packedFileName(provider: ProviderAddress, version: Version, platform: Platform): string {
@@ -25,36 +26,6 @@ export function packedFilePath(provider: ProviderAddress, version: Version, plat
 /** `HOST/NS/TYPE/VERSION/OS_ARCH`, relative (`UnpackedDirectoryPathForPackage`). */
 export function unpackedDirPath(provider: ProviderAddress, version: Version, platform: Platform): string {
   return `${providerDirPath(provider)}/${version.toString()}/${platform.toString()}`;
-}
-
-/** A JSON value as Go's encoding/json sees it. */
-export type GoJSON = null | boolean | number | string | readonly GoJSON[] | { readonly [key: string]: GoJSON };
-
-function goString(s: string): string {
-  // JSON.stringify matches Go for quotes, backslashes and control characters
-  // (Go ≥ 1.22 also writes \b and \f); Go additionally escapes the HTML
-  // characters and the JavaScript line separators.
-  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
-/**
- * Go's `json.MarshalIndent(v, "", "  ")` for maps (keys sorted by bytes),
- * arrays and scalars: empty objects and arrays print as `{}` and `[]`; no
- * trailing newline. Objects given here are maps: their keys are sorted.
- */
-export function goMarshalIndent(value: GoJSON, indent = ''): string {
-  if (value === null || typeof value === 'boolean' || typeof value === 'number') return JSON.stringify(value);
-  if (typeof value === 'string') return goString(value);
-  const inner = `${indent}  `;
-  if (Array.isArray(value)) {
-    const items = value as readonly GoJSON[];
-    if (items.length === 0) return '[]';
-    return `[\n${items.map((v) => inner + goMarshalIndent(v, inner)).join(',\n')}\n${indent}]`;
-  }
-  const obj = value as { readonly [key: string]: GoJSON };
-  const keys = Object.keys(obj).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-  if (keys.length === 0) return '{}';
-  return `{\n${keys.map((k) => `${inner}${goString(k)}: ${goMarshalIndent(obj[k]!, inner)}`).join(',\n')}\n${indent}}`;
 }
 
 /** `HOST/NS/TYPE/index.json`: `{"versions":{"<v>":{}}}`. */

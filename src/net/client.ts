@@ -34,14 +34,14 @@
  * providers. Errors are {@link ProvkitError}s with `NET_*` codes (see
  * `codes.ts`) or `ABORTED`, with `url` set.
  */
-import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import { ErrorCode, ProvkitError } from '../errors.js';
+import { tempPathBeside } from '../fs/temp-name.js';
 import { NetErrorCode } from './codes.js';
 import { DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, retryDelay, type BackoffOptions } from './retry.js';
 import { systemClock, type BearerCredential, type Clock, type FetchLike, type FetchResponse, type HttpMethod, type NetEvents } from './types.js';
@@ -278,7 +278,7 @@ function splitUserinfo(u: URL): { href: string; authorization: string | undefine
 
 /** The temporary file {@link HttpClient.download} writes beside `dest`: `.<name>.<random>.partial`. */
 export function tempPathFor(dest: string): string {
-  return join(dirname(dest), `.${basename(dest)}.${randomBytes(6).toString('hex')}.partial`);
+  return tempPathBeside(dest, { ext: '.partial' });
 }
 
 /** One HTTP exchange (one redirect hop): its abort controller and timers. */

@@ -46,6 +46,7 @@ import {
   type Version,
 } from '../addresses/index.js';
 import { ErrorCode, systemErrorCode } from '../errors.js';
+import { compareBytewise, goQuote } from '../go/index.js';
 import { SourceErrorCode } from './codes.js';
 import { availablePlatformsSuffix, sourceError, type AvailableVersions, type PackageMeta, type Source } from './source.js';
 
@@ -69,15 +70,6 @@ interface Found {
   version: Version;
   platform: Platform;
   meta: PackageMeta;
-}
-
-function goQuoted(s: string): string {
-  return JSON.stringify(s);
-}
-
-/** Sorts like Go's `sort.Strings` (byte order of UTF-8). */
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
 /** See the module comment. */
@@ -159,7 +151,7 @@ export class FilesystemMirrorSource implements Source {
     try {
       return parsePlatform(platformStr);
     } catch (err) {
-      this.warn(full, `ignoring local provider path ${goQuoted(full)} with invalid platform ${goQuoted(platformStr)}: ${(err as Error).message}`);
+      this.warn(full, `ignoring local provider path ${goQuote(full)} with invalid platform ${goQuote(platformStr)}: ${(err as Error).message}`);
       return undefined;
     }
   }
@@ -196,7 +188,7 @@ export class FilesystemMirrorSource implements Source {
   private async walkDir(dir: string, rel: readonly string[], found: Map<string, Found[]>): Promise<void> {
     let names: string[];
     try {
-      names = (await readdir(dir)).sort(byteOrder);
+      names = (await readdir(dir)).sort(compareBytewise);
     } catch (err) {
       throw this.walkError(dir, err);
     }
@@ -230,23 +222,23 @@ export class FilesystemMirrorSource implements Source {
     }
     const [hostGiven = '', namespace = '', typeName = ''] = parts;
     if (namespace !== LEGACY_NAMESPACE && !tryParseProviderPart(namespace).ok) {
-      if (parts.length === 3) this.warn(full, `local provider path ${goQuoted(full)} contains invalid namespace ${goQuoted(namespace)}; ignoring`);
+      if (parts.length === 3) this.warn(full, `local provider path ${goQuote(full)} contains invalid namespace ${goQuote(namespace)}; ignoring`);
       return;
     }
     const type = tryParseProviderPart(typeName);
     if (!type.ok) {
-      if (parts.length === 3) this.warn(full, `local provider path ${goQuoted(full)} contains invalid type ${goQuoted(typeName)}; ignoring`);
+      if (parts.length === 3) this.warn(full, `local provider path ${goQuote(full)} contains invalid type ${goQuote(typeName)}; ignoring`);
       return;
     }
     const host = tryHostnameForComparison(hostGiven);
     if (!host.ok) {
-      if (parts.length === 3) this.warn(full, `local provider path ${goQuoted(full)} contains invalid hostname ${goQuoted(hostGiven)}; ignoring`);
+      if (parts.length === 3) this.warn(full, `local provider path ${goQuote(full)} contains invalid hostname ${goQuote(hostGiven)}; ignoring`);
       return;
     }
     let provider: ProviderAddress;
     if (namespace === LEGACY_NAMESPACE) {
       if (host.hostname !== defaultRegistryHost(this.options.flavor)) {
-        if (parts.length === 3) this.warn(full, `local provider path ${goQuoted(full)} indicates a legacy provider not on the default registry host; ignoring`);
+        if (parts.length === 3) this.warn(full, `local provider path ${goQuote(full)} indicates a legacy provider not on the default registry host; ignoring`);
         return;
       }
       provider = new ProviderAddress(host.hostname, LEGACY_NAMESPACE, type.value);
@@ -269,7 +261,7 @@ export class FilesystemMirrorSource implements Source {
       const versionStr = parts[3] ?? '';
       const version = tryParseVersion(versionStr);
       if (!version.ok) {
-        this.warn(full, `ignoring local provider path ${goQuoted(full)} with invalid version ${goQuoted(versionStr)}: ${version.error.message}`);
+        this.warn(full, `ignoring local provider path ${goQuote(full)} with invalid version ${goQuote(versionStr)}: ${version.error.message}`);
         return;
       }
       const platform = this.platformOrWarn(full, parts[4] ?? '');
@@ -288,22 +280,22 @@ export class FilesystemMirrorSource implements Source {
     const prefix = `terraform-provider-${provider.type}_`;
     const rel = parts.join('/');
     if (!norm.startsWith(prefix)) {
-      this.warn(full, `ignoring file ${goQuoted(rel)} as possible package for ${provider.toString()}: filename lacks expected prefix ${goQuoted(prefix)}`);
+      this.warn(full, `ignoring file ${goQuote(rel)} as possible package for ${provider.toString()}: filename lacks expected prefix ${goQuote(prefix)}`);
       return;
     }
     if (!norm.endsWith('.zip')) {
-      this.warn(full, `ignoring file ${goQuoted(rel)} as possible package for ${provider.toString()}: filename lacks expected suffix ".zip"`);
+      this.warn(full, `ignoring file ${goQuote(rel)} as possible package for ${provider.toString()}: filename lacks expected suffix ".zip"`);
       return;
     }
     const info = norm.slice(prefix.length, norm.length - '.zip'.length).split('_');
     if (info.length < 3) {
-      this.warn(full, `ignoring file ${goQuoted(rel)} as possible package for ${provider.toString()}: filename does not include version number and target platform`);
+      this.warn(full, `ignoring file ${goQuote(rel)} as possible package for ${provider.toString()}: filename does not include version number and target platform`);
       return;
     }
     const versionStr = info[0] ?? '';
     const version = tryParseVersion(versionStr);
     if (!version.ok) {
-      this.warn(full, `ignoring local provider path ${goQuoted(full)} with invalid version ${goQuoted(versionStr)}: ${version.error.message}`);
+      this.warn(full, `ignoring local provider path ${goQuote(full)} with invalid version ${goQuote(versionStr)}: ${version.error.message}`);
       return;
     }
     const platform = this.platformOrWarn(full, `${info[1] ?? ''}_${info[2] ?? ''}`);
@@ -328,5 +320,5 @@ export class FilesystemMirrorSource implements Source {
 }
 
 function comparePlatformsOf(a: Found, b: Found): number {
-  return byteOrder(a.platform.os, b.platform.os) || byteOrder(a.platform.arch, b.platform.arch);
+  return compareBytewise(a.platform.os, b.platform.os) || compareBytewise(a.platform.arch, b.platform.arch);
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { MIRROR_LOCK_NAME } from '../../src/installer/mirror.js';
+import { MIRROR_MUTEX_FILE } from '../../src/installer/mirror.js';
 import type { FakeRegistry } from '../support/servers/registry.js';
 import { recordFault } from './report.js';
 import { hermeticEnv, leftovers, mainTf, PLAT, runInProcess, snapshot, spawnCli } from './support.js';
@@ -57,7 +57,7 @@ describe('concurrency', () => {
     const p = await project('stale');
     const target = join(p, 'out');
     await mkdir(target, { recursive: true });
-    await writeFile(join(target, MIRROR_LOCK_NAME), `${JSON.stringify({ pid: 2 ** 22 + 12345, hostname: hostname(), created: Date.now(), token: 'dead' })}\n`);
+    await writeFile(join(target, MIRROR_MUTEX_FILE), `${JSON.stringify({ pid: 2 ** 22 + 12345, hostname: hostname(), created: Date.now(), token: 'dead' })}\n`);
     await mkdir(join(target, '.provkit-staging-deadbeef00aa', 'x'), { recursive: true });
     const r = await runInProcess(['mirror', `-platform=${PLAT}`, target], p, env);
     expect(r.code).toBe(0);

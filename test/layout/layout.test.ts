@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { parsePlatform, parseProviderSource, parseVersion } from '../../src/addresses/index.js';
-import { goMarshalIndent, mirrorIndexJSON, mirrorVersionJSON, packedFilePath, unpackedDirPath } from '../../src/layout/index.js';
+import { goMarshalIndent } from '../../src/go/index.js';
+import { mirrorIndexJSON, mirrorVersionJSON, packedFilePath, unpackedDirPath } from '../../src/layout/index.js';
 
 describe('layout', () => {
   const p = parseProviderSource('Café.Example:8443/Acme/Foo', 'tofu');

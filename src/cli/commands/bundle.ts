@@ -3,9 +3,8 @@
  * Thin: flags → requirements, locks, a source → `createBundle` /
  * `importBundle` → render.
  */
-import { randomBytes } from 'node:crypto';
 import { type FileHandle, open, readFile, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 import { currentPlatform, parseConstraints, tryParseProviderSource, VersionConstraints } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
@@ -13,6 +12,7 @@ import { describeError, diagnosticFromError, ErrorCode, fileError, isProvkitErro
 import { writeFileAtomic } from '../../fs/atomic.js';
 import { removeOnExit } from '../../fs/cleanup.js';
 import { makeDirectory } from '../../fs/target.js';
+import { tempPathBeside } from '../../fs/temp-name.js';
 import { createHashPool } from '../../hashing/index.js';
 import { createBundle } from '../../installer/bundle/create.js';
 import { importBundle, readBundleManifest } from '../../installer/bundle/import.js';
@@ -144,7 +144,7 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
   const out = resolve(globals.cwd, flags.positionals[flags.positionals.length - 1]!);
   // The output's directory and a temporary file in it, before any work: a
   // read-only or missing place is reported at once, naming the bundle.
-  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = tempPathBeside(out);
   let stream: ReturnType<FileHandle['createWriteStream']>;
   try {
     await makeDirectory(dirname(out), 'cannot write the bundle into');
@@ -248,7 +248,7 @@ async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalO
         pool,
         flavor: globals.flavor,
         signal,
-        targetLock: {
+        targetMutex: {
           onWait: (w) =>
             ui.diagnostic({
               severity: 'warning',

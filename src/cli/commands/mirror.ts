@@ -149,7 +149,7 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
   try {
     const options = {
       signal,
-      targetLock: {
+      targetMutex: {
         onWait: (w) =>
           ui.diagnostic({
             severity: 'warning',

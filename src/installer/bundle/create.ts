@@ -34,6 +34,7 @@ import tar from 'tar-stream';
 import { parsePlatform, type Platform, type ProviderAddress, type Version } from '../../addresses/index.js';
 import { asProvkitError, ErrorCode, fileError, ProvkitError } from '../../errors.js';
 import { removeOnExit } from '../../fs/cleanup.js';
+import { compareBytewise } from '../../go/index.js';
 import { normalizeHashes, parseHash } from '../../hashing/index.js';
 import { Locks, newProviderLock, serializeLocks } from '../../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../../layout/index.js';
@@ -94,8 +95,6 @@ interface Picked {
   readonly packages: Array<BundlePackage & { readonly file?: string; readonly from?: string; readonly size?: number }>;
 }
 
-
-const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /** See the module comment. */
 export async function createBundle(options: BundleCreateOptions): Promise<BundleCreateOutcome> {
@@ -211,12 +210,12 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
     if (options.signal?.aborted) throw new ProvkitError(ErrorCode.ABORTED, 'bundle create was interrupted');
 
     // Members other than the manifest, with their bytes or their file.
-    picked.sort((a, b) => byteOrder(a.req.provider.toString(), b.req.provider.toString()));
+    picked.sort((a, b) => compareBytewise(a.req.provider.toString(), b.req.provider.toString()));
     const members: Array<TarMember> = [];
     const providers: BundleProvider[] = [];
     const locks = [];
     for (const p of picked) {
-      const packages = p.packages.filter((k) => k !== undefined).sort((a, b) => byteOrder(a.platform, b.platform));
+      const packages = p.packages.filter((k) => k !== undefined).sort((a, b) => compareBytewise(a.platform, b.platform));
       const fresh = packages.filter((k) => k.file !== undefined);
       const dir = providerDirPath(p.req.provider);
       if (fresh.length > 0) {
@@ -242,14 +241,14 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
       locks.push(newProviderLock(p.req.provider, p.version, p.req.constraints, [...kept, ...packages.flatMap((k) => [parseHash(k.zh), parseHash(k.h1)])]));
     }
     members.push(memberOf(BUNDLE_LOCK_NAME, serializeLocks(new Locks(locks), options.flavor)));
-    members.sort((a, b) => byteOrder(a.name, b.name));
+    members.sort((a, b) => compareBytewise(a.name, b.name));
     const manifest: BundleManifest = {
       format: BUNDLE_FORMAT,
       provkitVersion: options.provkitVersion,
       flavor: options.flavor,
       created: createdFromEpoch(options.createdEpoch),
       ...(options.since ? { since: options.since.sha256 } : {}),
-      platforms: options.platforms.map(String).sort(byteOrder),
+      platforms: options.platforms.map(String).sort(compareBytewise),
       providers,
       members: members.map((m) => ({ name: m.name, size: m.size, sha256: m.sha256 })),
     };

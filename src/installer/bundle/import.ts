@@ -1,10 +1,10 @@
 /**
  * `bundle import`: all or nothing, one run per target at a time.
  *
- * 0. Take the target's mirror lock (`TARGET/.provkit-mirror.lock`, the one
+ * 0. Take the target's mirror mutex (`TARGET/.provkit-mirror.lock`, the one
  *    `mirror` takes, see ../mirror.ts): imports and mirror runs into one
  *    target serialize, so each reads the indexes the previous one wrote (two
- *    concurrent imports lost a version from index.json). Under the lock, any
+ *    concurrent imports lost a version from index.json). Under the mutex, any
  *    staging directory in the target (`.provkit-staging-*`) is the leftover of
  *    a killed run, an import's or a mirror's, and is removed: nothing alive
  *    can own it.
@@ -35,13 +35,13 @@
  * Any refusal, failure or interrupt before step 5 leaves the target as it
  * was (a target the run created is removed again); the staging directory is
  * removed however the run ends (src/fs/cleanup.ts covers `process.exit`,
- * the next run under the lock covers SIGKILL). Errors name the bundle and
+ * the next run under the mutex covers SIGKILL). Errors name the bundle and
  * the member, never a staging path.
  */
 /* eslint-disable no-await-in-loop -- tar members are written and read one after another, in order; moves and index writes are ordered on purpose */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createReadStream, open as openFd } from 'node:fs';
-import { lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -53,12 +53,14 @@ import { type Flavor, parsePlatform, type ProviderAddress, tryParseProviderSourc
 import { ErrorCode, fileError, isProvkitError, ProvkitError, renameFileInError, systemErrorCode } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
 import { removeOnExit } from '../../fs/cleanup.js';
+import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../../fs/dir-mutex.js';
 import { makeDirectory } from '../../fs/target.js';
+import { compareBytewise, goMarshalIndent, type GoJSON } from '../../go/index.js';
+import { removeTempsIn, tempPathIn } from '../../fs/temp-name.js';
 import { type HashPool, normalizeHashes, parseHash } from '../../hashing/index.js';
-import { goMarshalIndent, type GoJSON, packedFileName, providerDirPath } from '../../layout/index.js';
+import { packedFileName, providerDirPath } from '../../layout/index.js';
 import { hasErrors, type Locks, parseLockFile } from '../../lockfile/index.js';
-import { acquirePackageLock, type PackageLock, type PackageLockOptions } from '../cache.js';
-import { MIRROR_LOCK_NAME, MIRROR_STAGING_PREFIX } from '../mirror.js';
+import { MIRROR_MUTEX_FILE, MIRROR_STAGING_PREFIX } from '../mirror.js';
 import { BUNDLE_LOCK_NAME, type BundleManifest, MANIFEST_NAME, MAX_MANIFEST_SIZE, parseManifest, unsafeMemberName } from './manifest.js';
 
 /** Default largest member: 2 GiB (provider packages are far smaller). */
@@ -75,8 +77,8 @@ export interface BundleImportOptions {
   readonly trustedLocks?: Locks;
   /** Stops the import (nothing is changed in the target; ABORTED is thrown). */
   readonly signal?: AbortSignal;
-  /** Tuning of the target lock (the one `mirror` takes); `onWait` tells that another run holds it. */
-  readonly targetLock?: Omit<PackageLockOptions, 'signal'>;
+  /** Tuning of the target's mutex (the one `mirror` takes); `onWait` tells that another run holds it. */
+  readonly targetMutex?: Omit<DirMutexOptions, 'signal'>;
 }
 
 export interface BundleImportOutcome {
@@ -251,16 +253,15 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
   const maxSize = options.maxMemberSize ?? DEFAULT_MAX_MEMBER_SIZE;
   const targetExisted = (await stat(target).catch(() => undefined)) !== undefined;
   await makeDirectory(target, 'cannot import into');
-  const staging = join(target, `${MIRROR_STAGING_PREFIX}${randomBytes(6).toString('hex')}`);
+  const staging = tempPathIn(target, MIRROR_STAGING_PREFIX);
   let forgetStaging: (() => void) | undefined;
-  let lock: PackageLock | undefined;
+  let mutex: DirMutex | undefined;
   let committed = false;
   try {
     try {
-      lock = await acquirePackageLock(join(target, MIRROR_LOCK_NAME), { ...options.targetLock, ...(options.signal ? { signal: options.signal } : {}) });
-      // Under the lock, any staging directory is a killed run's leftover.
-      const leftovers = (await readdir(target)).filter((n) => n.startsWith(MIRROR_STAGING_PREFIX));
-      await Promise.all(leftovers.map((n) => rm(join(target, n), { recursive: true, force: true })));
+      mutex = await acquireDirMutex(join(target, MIRROR_MUTEX_FILE), { ...options.targetMutex, ...(options.signal ? { signal: options.signal } : {}) });
+      // Under the mutex, any staging directory is a killed run's leftover.
+      await removeTempsIn(target, MIRROR_STAGING_PREFIX);
       forgetStaging = removeOnExit(staging);
       await mkdir(staging);
     } catch (err) {
@@ -290,7 +291,7 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
       await rm(staging, { recursive: true, force: true }).catch(() => undefined);
       forgetStaging();
     }
-    await lock?.release().catch(() => undefined);
+    await mutex?.release().catch(() => undefined);
     if (!committed && !targetExisted) await rmdir(target).catch(() => undefined);
   }
 }
@@ -438,7 +439,7 @@ async function verifyPackages(checked: CheckedManifest, staging: string, options
   const packages = [...providers.values()]
     .flatMap((p) => [...p.packages.values()])
     .filter((k) => members.has(k.path))
-    .sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+    .sort((a, b) => compareBytewise(a.path, b.path));
   // Hashed in parallel; checked one after another in member order, so the
   // same bundle always gets the same first refusal.
   const results = await Promise.all(
@@ -550,7 +551,7 @@ async function sha256Of(path: string): Promise<string> {
   return sha.digest('hex');
 }
 
-/** Step 4: reads the target (under its lock), writes nothing. */
+/** Step 4: reads the target (under its mutex), writes nothing. */
 async function planMerge(checked: CheckedManifest, target: string): Promise<MergePlan> {
   const added: string[] = [];
   const present: string[] = [];

@@ -47,7 +47,8 @@ import {
 } from '../../addresses/index.js';
 import { systemErrorCode } from '../../errors.js';
 import { displayName, type Hash, type HashPool, listPackageFiles, normalizeHashes, zhFromDigest } from '../../hashing/index.js';
-import { goMarshalIndent, mirrorIndexJSON, packedFileName } from '../../layout/index.js';
+import { goMarshalIndent } from '../../go/index.js';
+import { mirrorIndexJSON, packedFileName } from '../../layout/index.js';
 import { FilesystemMirrorSource, type PackageMeta, type ScanWarning } from '../../sources/index.js';
 import { writeDirZip } from './dir-zip.js';
 import { isInside, openInside, realPathOf, type Refusal } from './files.js';

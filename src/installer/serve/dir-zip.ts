@@ -30,6 +30,21 @@ import { createDeflateRaw } from 'node:zlib';
 import { ErrorCode, ProvkitError } from '../../errors.js';
 import { crc32 } from '../../hashing/crc32.js';
 import { hash1FromDigests, type Hash, type NamedDigest } from '../../hashing/index.js';
+import {
+  CREATOR_UNIX,
+  DOS_DATE_1980,
+  FLAG_UTF8,
+  LEN_CENTRAL,
+  LEN_END,
+  LEN_LOCAL,
+  MAX16,
+  MAX32,
+  METHOD_DEFLATE,
+  SIG_CENTRAL,
+  SIG_END,
+  SIG_LOCAL,
+  VERSION_20,
+} from '../../hashing/zip-format.js';
 
 export interface ZipInput {
   /** The name in the package, `/`-separated raw bytes. */
@@ -47,9 +62,6 @@ export interface BuiltZip {
   readonly h1: Hash;
 }
 
-const MAX32 = 0xffffffff;
-const DOS_DATE = (0 << 9) | (1 << 5) | 1; // 1980-01-01
-
 /**
  * Writes the zip of `files` into `out` (an empty file opened for writing).
  * `signal` aborts the build (the file is then incomplete).
@@ -57,7 +69,7 @@ const DOS_DATE = (0 << 9) | (1 << 5) | 1; // 1980-01-01
  * @throws {ProvkitError} `IO` when a file changed while it was read or the package is too large for a classic zip.
  */
 export async function writeDirZip(out: FileHandle, files: readonly ZipInput[], packageDir: string, signal?: AbortSignal): Promise<BuiltZip> {
-  if (files.length > 0xffff) throw new ProvkitError(ErrorCode.IO, `${packageDir}: too many files (${files.length}) to serve as a zip`, { file: packageDir });
+  if (files.length > MAX16) throw new ProvkitError(ErrorCode.IO, `${packageDir}: too many files (${files.length}) to serve as a zip`, { file: packageDir });
   const central: Buffer[] = [];
   const digests: NamedDigest[] = [];
   let offset = 0;
@@ -65,7 +77,7 @@ export async function writeDirZip(out: FileHandle, files: readonly ZipInput[], p
     // eslint-disable-next-line no-await-in-loop -- one file after the other, each at the offset the previous one ended
     const { handle, size, mode } = await f.open();
     const headerAt = offset;
-    const dataAt = headerAt + 30 + f.name.length;
+    const dataAt = headerAt + LEN_LOCAL + f.name.length;
     let crc = 0;
     let read = 0;
     let written = 0;
@@ -102,13 +114,13 @@ export async function writeDirZip(out: FileHandle, files: readonly ZipInput[], p
     if (read > MAX32 || written > MAX32 || dataAt + written > MAX32) {
       throw new ProvkitError(ErrorCode.IO, `${packageDir}: too large to serve as a zip (4 GiB)`, { file: packageDir });
     }
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0x0800, 6);
-    local.writeUInt16LE(8, 8);
+    const local = Buffer.alloc(LEN_LOCAL);
+    local.writeUInt32LE(SIG_LOCAL, 0);
+    local.writeUInt16LE(VERSION_20, 4);
+    local.writeUInt16LE(FLAG_UTF8, 6);
+    local.writeUInt16LE(METHOD_DEFLATE, 8);
     local.writeUInt16LE(0, 10);
-    local.writeUInt16LE(DOS_DATE, 12);
+    local.writeUInt16LE(DOS_DATE_1980, 12);
     local.writeUInt32LE(crc, 14);
     local.writeUInt32LE(written, 18);
     local.writeUInt32LE(read, 22);
@@ -117,14 +129,14 @@ export async function writeDirZip(out: FileHandle, files: readonly ZipInput[], p
     const head = Buffer.concat([local, f.name]);
     // eslint-disable-next-line no-await-in-loop
     await out.write(head, 0, head.length, headerAt);
-    const ch = Buffer.alloc(46);
-    ch.writeUInt32LE(0x02014b50, 0);
-    ch.writeUInt16LE((3 << 8) | 20, 4);
-    ch.writeUInt16LE(20, 6);
-    ch.writeUInt16LE(0x0800, 8);
-    ch.writeUInt16LE(8, 10);
+    const ch = Buffer.alloc(LEN_CENTRAL);
+    ch.writeUInt32LE(SIG_CENTRAL, 0);
+    ch.writeUInt16LE((CREATOR_UNIX << 8) | VERSION_20, 4);
+    ch.writeUInt16LE(VERSION_20, 6);
+    ch.writeUInt16LE(FLAG_UTF8, 8);
+    ch.writeUInt16LE(METHOD_DEFLATE, 10);
     ch.writeUInt16LE(0, 12);
-    ch.writeUInt16LE(DOS_DATE, 14);
+    ch.writeUInt16LE(DOS_DATE_1980, 14);
     ch.writeUInt32LE(crc, 16);
     ch.writeUInt32LE(written, 20);
     ch.writeUInt32LE(read, 24);
@@ -137,8 +149,8 @@ export async function writeDirZip(out: FileHandle, files: readonly ZipInput[], p
   }
   const cd = Buffer.concat(central);
   if (offset + cd.length > MAX32) throw new ProvkitError(ErrorCode.IO, `${packageDir}: too large to serve as a zip (4 GiB)`, { file: packageDir });
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
+  const end = Buffer.alloc(LEN_END);
+  end.writeUInt32LE(SIG_END, 0);
   end.writeUInt16LE(files.length, 8);
   end.writeUInt16LE(files.length, 10);
   end.writeUInt32LE(cd.length, 12);

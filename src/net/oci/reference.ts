@@ -18,6 +18,8 @@
  */
 import { createHash } from 'node:crypto';
 
+import { goQuote } from '../../go/index.js';
+
 /** ORAS-Go `repositoryRegexp` (from distribution's reference grammar). */
 const REPOSITORY = /^[a-z0-9]+(?:(?:[._]|__|[-]*)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|[-]*)[a-z0-9]+)*)*$/;
 /** ORAS-Go `tagRegexp` (OCI distribution spec). */
@@ -131,9 +133,4 @@ export function sha256Digest(bytes: Uint8Array): string {
 /** Whether `bytes` have digest `d`. */
 export function matchesDigest(bytes: Uint8Array, d: Digest): boolean {
   return createHash(d.algorithm).update(bytes).digest('hex') === d.hex;
-}
-
-/** Go's `%q` of an ASCII-ish string (enough for messages). */
-function goQuote(s: string): string {
-  return JSON.stringify(s);
 }
