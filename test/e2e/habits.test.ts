@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { BIN, e2eWorkspace, runCli, type E2eWorkspace } from '../support/e2e.js';
+import { BIN, e2eWorkspace, runCli, type E2eWorkspace, flat } from '../support/e2e.js';
 import { makeProvider } from '../support/servers/packages.js';
 
 const HOST = 'registry.example.test';
@@ -101,7 +101,7 @@ describe('issue 14 #1: the reference’s flags', () => {
     expect(r.code).toBe(0);
     const lock = await runCli(['lock', '-input=false'], { cwd: p, env: w.env });
     expect(lock.code).toBe(1);
-    expect(lock.stderr).toContain('Error parsing command-line flags: flag provided but not defined: -input');
+    expect(flat(lock.stderr)).toContain('Error parsing command-line flags: flag provided but not defined: -input');
   });
 
   it('an empty -fs-mirror= is refused, not taken as "use the registry"', { timeout: 30_000 }, async () => {
@@ -109,8 +109,8 @@ describe('issue 14 #1: the reference’s flags', () => {
     for (const command of [['lock'], ['mirror', 'out'], ['install']]) {
       const r = await runCli([...command, '-fs-mirror='], { cwd: p, env: w.env });
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain('Error: Invalid -fs-mirror option');
-      expect(r.stderr).toContain('its value is empty');
+      expect(flat(r.stderr)).toContain('Error: Invalid -fs-mirror option');
+      expect(flat(r.stderr)).toContain('its value is empty');
       expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
     }
     expect(w.tmpLeftovers()).toEqual([]);
@@ -122,11 +122,11 @@ describe('issue 14 #1: the reference’s flags', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     // terraform 1.11.4 (test/fixtures/habits/terraform-1.11.4.txt): an empty line, the usage, an empty line, the error.
-    expect(r.stderr).toMatch(/^\nUsage: provkit \[global options\] lock \[options\] \[PROVIDER\.\.\.\]\n[\s\S]*\n\nError parsing command-line flags: flag provided but not defined: -platfrom\nDid you mean -platform\?\n\n$/);
+    expect(flat(r.stderr)).toMatch(/^\nUsage: provkit \[global options\] lock \[options\] \[PROVIDER\.\.\.\]\n[\s\S]*\n\nError parsing command-line flags: flag provided but not defined: -platfrom\nDid you mean -platform\?\n\n$/);
     const bad = await runCli(['mirror', '-lock-file=bogus', 'out'], { cwd: p, env: w.env });
-    expect(bad.stderr).toContain('Error parsing command-line flags: invalid boolean value "bogus" for -lock-file: parse error\n');
+    expect(flat(bad.stderr)).toContain('Error parsing command-line flags: invalid boolean value "bogus" for -lock-file: parse error\n');
     const missing = await runCli(['lock', '-platform'], { cwd: p, env: w.env });
-    expect(missing.stderr).toContain('Error parsing command-line flags: flag needs an argument: -platform\n');
+    expect(flat(missing.stderr)).toContain('Error parsing command-line flags: flag needs an argument: -platform\n');
   });
 
   it('under -json a flag error is a diagnostic after the version message', { timeout: 30_000 }, async () => {
@@ -175,7 +175,7 @@ describe('issue 14 #2: the flavor follows the project', () => {
   it('a lock file of registry.terraform.io providers only makes a terraform run', { timeout: 30_000 }, async () => {
     const p = w.project('tf-hosts', { 'main.tf': TF_CONFIG, '.terraform.lock.hcl': `provider "registry.terraform.io/hashicorp/demo" {\n  version = "1.0.0"\n}\n` });
     const r = await runCli(['lock', `-fs-mirror=${tfMirror}`, '-platform=linux_amd64'], { cwd: p, env: w.env });
-    expect(r.stderr).toContain('provkit: using the terraform flavor: every provider in .terraform.lock.hcl is from registry.terraform.io');
+    expect(flat(r.stderr)).toContain('provkit: using the terraform flavor: every provider in .terraform.lock.hcl is from registry.terraform.io');
     expect(r.code).toBe(0);
   });
 

@@ -10,7 +10,7 @@
 // bounded shows in the endless cases ending at all.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace } from '../support/e2e.js';
+import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace, flat } from '../support/e2e.js';
 import { startHost, type RemoteFault, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider } from '../support/servers/packages.js';
 
@@ -116,9 +116,9 @@ const KINDS: Record<string, Kind> = {
 function expectRefused(r: CliResult, what: string, kind: Kind, url: string): void {
   expect(r.timedOut).toBe(false);
   expect(r.code).toBe(1);
-  expect(r.stderr).toContain(`the ${what} at ${url} is `);
-  expect(r.stderr).toContain(`${kind.limit}, the most provkit reads for one`);
-  expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+  expect(flat(r.stderr)).toContain(`the ${what} at ${url} is `);
+  expect(flat(r.stderr)).toContain(`${kind.limit}, the most provkit reads for one`);
+  expect(flat(r.stderr)).not.toMatch(/\n\s+at .+:\d+:\d+/);
   expect(w.tmpLeftovers()).toEqual([]);
   expect(w.leftovers()).toEqual([]);
 }
@@ -147,7 +147,7 @@ describe('issue 11 #12: metadata documents are read up to a limit, with a clear 
     // The server takes a while to build 50 MB of JSON: no connect timeout may race it.
     const r = await runCli(['lock', `-platform=${PLATFORM}`], { cwd: p, env: { ...w.env, PROVKIT_HTTP_TUNING: 'connect=25000,idle=5000,backoff=50' }, ...RUN });
     expectRefused(r, 'provider version list', KINDS['provider version list']!, `${reg.origin}${path}`);
-    expect(r.stderr).toMatch(/is \d{8} bytes, more than 16 MiB/);
+    expect(flat(r.stderr)).toMatch(/is \d{8} bytes, more than 16 MiB/);
   });
 
   it('mirror: a provider version list without end → exit 1 naming the URL and the limit, nothing left', async () => {

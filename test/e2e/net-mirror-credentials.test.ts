@@ -13,7 +13,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
+import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace, flat } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider } from '../support/servers/packages.js';
 
@@ -69,14 +69,14 @@ describe('issue 11 #19: -net-mirror sends the CLI configuration’s credentials 
       const p = setup('registry.example.test/acme/demo', '');
       const r = await runCli(argv(), { cwd: p.cwd, env: p.env });
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain(`host ${mirror.host} rejected the given authentication credentials`);
+      expect(flat(r.stderr)).toContain(`host ${mirror.host} rejected the given authentication credentials`);
       expect(w.tmpLeftovers()).toEqual([]);
     });
     it(`${command}: a credentials block for the mirror host → the token is sent, exit 0`, async () => {
       const p = setup('registry.example.test/acme/demo', credentialsBlock(mirror.host));
       await mirror.mark();
       const r = await runCli(argv(), { cwd: p.cwd, env: p.env });
-      expect(r.stderr).not.toContain('Error');
+      expect(flat(r.stderr)).not.toContain('Error');
       expect(r.code).toBe(0);
       const log = await mirror.log();
       const json = log.filter((q) => q.path.endsWith('.json'));
@@ -90,7 +90,7 @@ describe('issue 11 #19: -net-mirror sends the CLI configuration’s credentials 
   it('lock: a TF_TOKEN_ variable for HOST:PORT → exit 0', async () => {
     const p = setup('registry.example.test/acme/demo', '');
     const r = await runCli(args.lock(), { cwd: p.cwd, env: { ...p.env, [`TF_TOKEN_127_0_0_1:${mirror.port}`]: TOKEN } });
-    expect(r.stderr).not.toContain('Error');
+    expect(flat(r.stderr)).not.toContain('Error');
     expect(r.code).toBe(0);
     expect(readFileSync(join(p.cwd, '.terraform.lock.hcl'), 'utf8')).toContain('provider "registry.example.test/acme/demo"');
   });
@@ -98,7 +98,7 @@ describe('issue 11 #19: -net-mirror sends the CLI configuration’s credentials 
     const p = setup('registry.example.test/acme/demo', credentialsBlock(mirror.host, 'wrong'));
     const r = await runCli(args.lock(), { cwd: p.cwd, env: p.env });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('rejected the given authentication credentials');
+    expect(flat(r.stderr)).toContain('rejected the given authentication credentials');
   });
 });
 
@@ -119,7 +119,7 @@ describe('issue 11 #19: host and credentials blocks for a non-ASCII hostname', (
       const p = setup('éxample.com/acme/demo', hostBlock('éxample.com') + credentialsBlock(credentialsFor));
       await reg.mark();
       const r = await runCli(['lock', '-platform=linux_amd64'], { cwd: p.cwd, env: p.env });
-      expect(r.stderr).not.toContain('Error');
+      expect(flat(r.stderr)).not.toContain('Error');
       expect(r.code).toBe(0);
       expect(readFileSync(join(p.cwd, '.terraform.lock.hcl'), 'utf8')).toContain('provider "éxample.com/acme/demo"');
       const api = (await reg.log()).filter((q) => q.path.startsWith('/v1/providers/'));
@@ -130,13 +130,13 @@ describe('issue 11 #19: host and credentials blocks for a non-ASCII hostname', (
   it('a TF_TOKEN_ variable in punycode matches the Unicode host block', async () => {
     const p = setup('éxample.com/acme/demo', hostBlock('éxample.com'));
     const r = await runCli(['lock', '-platform=linux_amd64'], { cwd: p.cwd, env: { ...p.env, TF_TOKEN_xn____xample__9ua_com: TOKEN } });
-    expect(r.stderr).not.toContain('Error');
+    expect(flat(r.stderr)).not.toContain('Error');
     expect(r.code).toBe(0);
   });
   it('blocks written in punycode are refused with the reference’s message', async () => {
     const p = setup('éxample.com/acme/demo', hostBlock('xn--xample-9ua.com') + credentialsBlock('xn--xample-9ua.com'));
     const r = await runCli(['lock', '-platform=linux_amd64'], { cwd: p.cwd, env: p.env });
     expect(r.code).toBe(1);
-    for (const line of TF.nonAsciiHostBlocks.punycode.split('|').filter(Boolean)) expect(r.stderr).toContain(line);
+    for (const line of TF.nonAsciiHostBlocks.punycode.split('|').filter(Boolean)) expect(flat(r.stderr)).toContain(line);
   });
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
+import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace, flat } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProviderZip } from '../support/servers/packages.js';
 import type { FakeOciRepository } from '../support/servers/oci.js';
@@ -151,13 +151,13 @@ describe('issue 16: hostile OCI layouts are refused with a diagnostic, nothing w
       const p = w.project(slug(name), { 'main.tf': MAIN });
       const l = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${fake.host}/${slug(name)}/{namespace}/{type}`], { cwd: p, env: w.env });
       expect(l.code).toBe(1);
-      expect(l.stderr).toContain(c.message);
-      expect(l.stderr).toContain('registry.example.test/acme/demo');
-      expect(l.stderr).not.toMatch(/\n\s+at /);
+      expect(flat(l.stderr)).toContain(c.message);
+      expect(flat(l.stderr)).toContain('registry.example.test/acme/demo');
+      expect(flat(l.stderr)).not.toMatch(/\n\s+at /);
       expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
       const inst = await runCli(['install'], { cwd: p, env: { ...w.env, TF_CLI_CONFIG_FILE: ociConfig(p, slug(name)) } });
       expect(inst.code).toBe(1);
-      expect(inst.stderr).toContain(c.message);
+      expect(flat(inst.stderr)).toContain(c.message);
       expect(existsSync(join(p, '.terraform/providers/registry.example.test/acme/demo'))).toBe(false);
       expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
       expect(w.tmpLeftovers()).toEqual([]);
@@ -196,7 +196,7 @@ describe('issue 16: Bearer token challenges', () => {
     const p = w.project('bearer-anon', { 'main.tf': MAIN });
     const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${secured.host}/p/{namespace}/{type}`], { cwd: p, env: { ...w.env, SSL_CERT_FILE: secured.caPath } });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`of the OCI registry ${secured.host} refused an anonymous request (HTTP 401)`);
+    expect(flat(r.stderr)).toContain(`of the OCI registry ${secured.host} refused an anonymous request (HTTP 401)`);
     expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
   });
 

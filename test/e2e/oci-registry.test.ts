@@ -24,7 +24,7 @@ import {
   startDockerRegistry,
   type DockerRegistry,
 } from '../support/docker-registry.js';
-import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace } from '../support/e2e.js';
+import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace, flat } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider, type FakeProvider } from '../support/servers/packages.js';
 
@@ -218,11 +218,11 @@ describe.skipIf(BIN === undefined)(`issue 16: OCI mirrors against a real registr
     try {
       const r = await runCli(['mirror', ...PLATFORMS.map((x) => `-platform=${x}`), `oci://${reg.host}/failing/{namespace}/{type}`], { cwd: p, env: w.env });
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain('Error: Cannot publish provider package');
-      expect(r.stderr).toContain('acme/demo 1.1.0 for darwin_arm64: ');
+      expect(flat(r.stderr)).toContain('Error: Cannot publish provider package');
+      expect(flat(r.stderr)).toContain('acme/demo 1.1.0 for darwin_arm64: ');
       // Nothing was published: no summary of it.
       expect(r.stdout).not.toContain('Published to');
-      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(flat(r.stderr)).not.toMatch(/\n\s+at /);
       expect(w.tmpLeftovers()).toEqual([]);
     } finally {
       await origin.clearFaults();
@@ -259,8 +259,8 @@ describe.skipIf(BIN === undefined)(`issue 16: OCI mirrors against a real registr
     writeFileSync(join(p, 'tampered.tar'), tar);
     const bad = await runCli(['bundle', 'import', 'tampered.tar', `oci://${reg.host}/tampered/{namespace}/{type}`], { cwd: p, env: w.env });
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('Error: Bundle refused');
-    expect(bad.stderr).toContain('does not match the SHA-256 the manifest lists');
+    expect(flat(bad.stderr)).toContain('Error: Bundle refused');
+    expect(flat(bad.stderr)).toContain('does not match the SHA-256 the manifest lists');
     expect((await registryRequest(reg, '/v2/tampered/acme/demo/tags/list', 'application/json')).status).toBe(404);
     expect(w.tmpLeftovers()).toEqual([]);
   }, 120_000);
@@ -294,14 +294,14 @@ describe.skipIf(BIN === undefined)(`issue 16: OCI mirrors against a real registr
     const p = w.project('missing', { 'main.tf': main() });
     const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${reg.host}/nothing-here/{namespace}/{type}`], { cwd: p, env: w.env });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`provider ${origin.host}/acme/demo was not found in any of the search locations`);
+    expect(flat(r.stderr)).toContain(`provider ${origin.host}/acme/demo was not found in any of the search locations`);
     expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
     const bad = await runCli(['lock', '-oci-mirror=example.com/{+type}'], { cwd: p, env: w.env });
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain("The -oci-mirror argument is not a valid URI template: level 2 template expression operator '+' not allowed; only level 1 templates are supported.");
+    expect(flat(bad.stderr)).toContain("The -oci-mirror argument is not a valid URI template: level 2 template expression operator '+' not allowed; only level 1 templates are supported.");
     const both = await runCli(['lock', '-fs-mirror=x', `-oci-mirror=${reg.host}/a/{type}`], { cwd: p, env: w.env });
     expect(both.code).toBe(1);
-    expect(both.stderr).toContain('The mirror command line options are mutually-exclusive.');
+    expect(flat(both.stderr)).toContain('The mirror command line options are mutually-exclusive.');
   }, 60_000);
 });
 
@@ -333,11 +333,11 @@ describe.skipIf(BIN === undefined || htpasswdBinary() === undefined)(
       const p = wa.project('anon', { 'main.tf': main() });
       const r = await runCli(['mirror', '-platform=linux_amd64', `oci://${secured.host}/${TEMPLATE}`], { cwd: p, env: wa.env });
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain(`the registry ${secured.host} refused access (HTTP 401)`);
-      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(flat(r.stderr)).toContain(`the registry ${secured.host} refused access (HTTP 401)`);
+      expect(flat(r.stderr)).not.toMatch(/\n\s+at /);
       const l = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${secured.host}/${TEMPLATE}`], { cwd: p, env: wa.env });
       expect(l.code).toBe(1);
-      expect(l.stderr).toContain('refused access (HTTP 401)');
+      expect(flat(l.stderr)).toContain('refused access (HTTP 401)');
       expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
       expect(wa.tmpLeftovers()).toEqual([]);
     }, 60_000);
@@ -374,7 +374,7 @@ describe.skipIf(BIN === undefined || htpasswdBinary() === undefined)(
       const p2 = wa.project('oci-credentials-wrong', { 'main.tf': main() });
       const bad = await runCli(['install'], { cwd: p2, env: { ...wa.env, TF_CLI_CONFIG_FILE: cfg('wrong') } });
       expect(bad.code).toBe(1);
-      expect(bad.stderr).toContain('refused access (HTTP 401)');
+      expect(flat(bad.stderr)).toContain('refused access (HTTP 401)');
       expect(existsSync(join(p2, '.terraform'))).toBe(false);
       expect(lock).toContain('zh:');
       expect(wa.tmpLeftovers()).toEqual([]);

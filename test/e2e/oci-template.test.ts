@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { e2eWorkspace, requiresTf, runCli } from '../support/e2e.js';
+import { e2eWorkspace, requiresTf, runCli, flat } from '../support/e2e.js';
 
 const w = e2eWorkspace();
 afterAll(() => w.remove());
@@ -53,9 +53,9 @@ describe('issue 16: oci_mirror repository_template checks, as OpenTofu reports t
       const r = await runCli(command, { cwd: p, env: { ...w.env, TF_CLI_CONFIG_FILE: config(p, body) } });
       expect(r.timedOut).toBe(false);
       expect(r.code).toBe(1);
-      for (const d of details) expect(r.stderr).toContain(`Error: Invalid oci_mirror repository template\n│ \n│ ${d}`);
+      for (const d of details) expect(flat(r.stderr)).toContain(`Error: Invalid oci_mirror repository template\n│ \n│ ${d}`);
       expect(r.stderr.match(/Error: /g)).toHaveLength(details.length);
-      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(flat(r.stderr)).not.toMatch(/\n\s+at /);
       expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
       expect(existsSync(join(p, '.terraform'))).toBe(false);
       expect(w.tmpLeftovers()).toEqual([]);
@@ -66,8 +66,8 @@ describe('issue 16: oci_mirror repository_template checks, as OpenTofu reports t
     const p = w.project('missing', { 'main.tf': requiresTf({ demo: 'r.example/acme/demo' }) });
     const r = await runCli(['install'], { cwd: p, env: { ...w.env, TF_CLI_CONFIG_FILE: config(p, '    include = ["r.example/*/*"]') } });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('Error: Invalid provider_installation method block');
-    expect(r.stderr).toContain(`${at} "repository_template" argument is required.`);
+    expect(flat(r.stderr)).toContain('Error: Invalid provider_installation method block');
+    expect(flat(r.stderr)).toContain(`${at} "repository_template" argument is required.`);
     expect(existsSync(join(p, '.terraform'))).toBe(false);
   }, 60_000);
 });

@@ -181,3 +181,13 @@ function inProgressNames(root: string, rel = ''): string[] {
   }
   return found;
 }
+
+/**
+ * Output with every run of white space as one space: diagnostics are
+ * wrapped to the terminal's width, or 78 columns when stderr is not one, as
+ * terraform wraps them (src/ui/diagnostic.ts), so a long message is found in
+ * them only once the wrapping is undone.
+ */
+export function flat(s: string): string {
+  return s.replace(/\s+/g, ' ');
+}
