@@ -32,6 +32,7 @@ import { createHash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 
 import { crc32 } from './crc32.js';
+import { createRawInflater } from './inflate.js';
 import { hashZipPackage, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
 import { DEFAULT_ZIP_LIMITS, RATIO_FLOOR_BYTES, type StreamedDigest, writeWithBackpressure, type ZipLimits } from './zip-reader.js';
 
@@ -331,9 +332,50 @@ export class ZipStreamDigester {
 
   /**
    * Inflates one deflate stream starting at the parser's position; returns the
-   * compressed bytes it took (the rest is put back), or undefined on failure.
+   * compressed bytes it took (the bytes after its end stay unparsed), or
+   * undefined on failure. In this thread, chunk by chunk as they arrive
+   * (inflate.ts: no thread-pool round trip, no fresh buffers); with the
+   * stream where that inflater is not available.
    */
   private async inflateEntry(start: number): Promise<number | undefined> {
+    const inflater = createRawInflater();
+    if (!inflater) return this.inflateEntryStream(start);
+    const sha = createHash('sha256');
+    let crc = 0;
+    let size = 0;
+    let consumed = 0;
+    const sink = (out: Buffer): void => {
+      sha.update(out);
+      crc = crc32(out, crc);
+      size += out.length;
+      if (!this.account(out.length)) throw new Error('limit');
+    };
+    try {
+      for (;;) {
+        // eslint-disable-next-line no-await-in-loop -- the bytes come in order
+        if (!(await this.needSome(1))) {
+          if (this.stopped) return undefined;
+          // No more bytes: complete only if the deflate stream ended exactly here.
+          inflater.finish(sink);
+          break;
+        }
+        const used = inflater.write(this.pending[0]!, sink);
+        consumed += used;
+        this.skip(used);
+        if (inflater.ended) break;
+        if (used === 0) return undefined; // zlib took nothing and did not end: give up rather than spin
+      }
+    } catch {
+      return undefined;
+    } finally {
+      inflater.close();
+    }
+    this.digests.set(start, { method: 8, compressedSize: consumed, size, sha256: sha.digest(), crc32: crc });
+    return consumed;
+  }
+
+  /** {@link inflateEntry} through a zlib stream (the fallback). */
+  private async inflateEntryStream(start: number): Promise<number | undefined> {
     const streamOptions: object = { readableHighWaterMark: PIPE_BUFFER, writableHighWaterMark: PIPE_BUFFER };
     const inflater = zlib.createInflateRaw({ chunkSize: INFLATE_CHUNK, ...streamOptions });
     inflater.on('error', () => undefined);

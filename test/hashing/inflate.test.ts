@@ -6,7 +6,7 @@
 // at a time and many at once (sharing the thread's output buffer), in this
 // thread and in the worker pool.
 import { createCipheriv } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants, deflateRawSync } from 'node:zlib';
@@ -15,7 +15,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createHashPool, hashZipPackage, type ZipPackageHashes } from '../../src/hashing/index.js';
 import { createRawInflater } from '../../src/hashing/inflate.js';
+import { type StreamedDigests, ZipStreamDigester } from '../../src/hashing/zip-stream.js';
 import { buildZipWithLayout, type ZipEntrySpec, type ZipLayout } from '../support/zip-writer.js';
+
+/** A small seeded generator (chunk boundaries vary, reproducibly). */
+function rng(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x / 2 ** 32;
+  };
+}
 
 /** Deterministic incompressible bytes. */
 function noise(n: number, seed: number): Buffer {
@@ -138,6 +148,34 @@ describe('issue 13: in-thread inflate with reused buffers', () => {
       expect(out).toEqual(reference);
     } finally {
       await pool.close();
+    }
+  }, 120_000);
+
+  it('streamed while arriving in chunks of any size: the same hints as the stream path, and the file pass with them gives the same results', async () => {
+    const reference = await hashAll('stream', false);
+    const next = rng(13);
+    for (const c of cases) {
+      const bytes = await readFile(c.path);
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < bytes.length; ) {
+        const n = 1 + Math.floor(next() * (next() < 0.3 ? 4096 : 600_000));
+        chunks.push(bytes.subarray(at, at + n));
+        at += n;
+      }
+      const digest = async (mode: 'stream' | 'in-thread'): Promise<StreamedDigests> => {
+        if (mode === 'stream') process.env['PROVKIT_INFLATE'] = 'stream';
+        try {
+          const d = new ZipStreamDigester();
+          for (const chunk of chunks) await d.write(chunk);
+          return await d.end();
+        } finally {
+          delete process.env['PROVKIT_INFLATE'];
+        }
+      };
+      const inThread = await digest('in-thread');
+      expect([...inThread.entries()], c.name).toEqual([...(await digest('stream')).entries()]);
+      if (['plain', 'two-big', 'exact-out-chunks', 'zip64'].includes(c.name)) expect(inThread.size, c.name).toBeGreaterThan(0);
+      expect(view(await hashZipPackage(c.path, { streamed: inThread })), c.name).toEqual(reference[c.name]);
     }
   }, 120_000);
 
