@@ -188,7 +188,12 @@ function selfTest(): boolean {
  * fallback).
  */
 export function createRawInflater(): RawInflater | undefined {
-  if (process.env['PROVKIT_INFLATE'] === 'stream') return undefined;
+  return rawInflaterAvailable() ? open() : undefined;
+}
+
+/** Whether {@link createRawInflater} gives an inflater (now). */
+export function rawInflaterAvailable(): boolean {
+  if (process.env['PROVKIT_INFLATE'] === 'stream') return false;
   usable ??= selfTest();
-  return usable ? open() : undefined;
+  return usable;
 }

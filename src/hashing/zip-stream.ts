@@ -32,7 +32,7 @@ import { createHash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 
 import { crc32 } from './crc32.js';
-import { createRawInflater } from './inflate.js';
+import { createRawInflater, rawInflaterAvailable } from './inflate.js';
 import { hashZipPackage, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
 import { DEFAULT_ZIP_LIMITS, RATIO_FLOOR_BYTES, type StreamedDigest, writeWithBackpressure, type ZipLimits } from './zip-reader.js';
 
@@ -80,7 +80,26 @@ export class ZipStreamDigester {
   private acc: Buffer | undefined;
   private accUsed = 0;
 
-  constructor(limits: ZipLimits = DEFAULT_ZIP_LIMITS) {
+  /** Chunks given to {@link write} as they are (not copied), with the absolute offset where each ends. */
+  private owned: Array<{ chunk: Buffer; end: number }> = [];
+  private toGiveBack: Buffer[] = [];
+  /** Entries are inflated in this thread (inflate.ts); fixed at construction. */
+  private readonly inThread: boolean;
+
+  /**
+   * `giveBack`, when given, receives every chunk passed to {@link write} once
+   * the digester holds no reference to any of its bytes any more (consumed or
+   * dropped), so that the caller can reuse its memory (the worker hands the
+   * ArrayBuffer back to the download's tap: pool.ts). It is called from a
+   * later macrotask, never while a view of the chunk may still be in use.
+   * Only offered when entries are inflated in this thread: the stream
+   * fallback keeps views of consumed chunks to put bytes back.
+   */
+  constructor(
+    limits: ZipLimits = DEFAULT_ZIP_LIMITS,
+    private readonly giveBack?: (chunk: Buffer) => void,
+  ) {
+    this.inThread = rawInflaterAvailable();
     this.maxTotal = limits.maxTotalBytes ?? DEFAULT_ZIP_LIMITS.maxTotalBytes;
     this.maxRatio = limits.maxRatio ?? DEFAULT_ZIP_LIMITS.maxRatio;
     this.loop = this.run()
@@ -94,9 +113,14 @@ export class ZipStreamDigester {
    * waits for input (never later: see the module comment).
    */
   write(chunk: Buffer): Promise<void> {
-    if (this.stopped || this.ended || this.steppedAside) return Promise.resolve();
-    this.append(chunk);
+    if (this.stopped || this.ended || this.steppedAside) {
+      this.handBack(chunk);
+      return Promise.resolve();
+    }
+    const kept = this.append(chunk);
     this.pendingBytes += chunk.length;
+    if (kept && this.giveBack && this.inThread) this.owned.push({ chunk, end: this.base + this.pendingBytes });
+    else this.handBack(chunk);
     this.poke();
     if (this.pendingBytes <= PIPE_BUFFER) return Promise.resolve();
     return new Promise((resolve) => this.drained.push(resolve));
@@ -106,10 +130,11 @@ export class ZipStreamDigester {
    * Queues a chunk. Small chunks are gathered into blocks, so that tiny
    * network reads cannot make the queue long (and its handling quadratic).
    */
-  private append(chunk: Buffer): void {
+  /** True when the chunk itself was queued, false when its bytes were copied. */
+  private append(chunk: Buffer): boolean {
     if (chunk.length >= SMALL_CHUNK) {
       this.pending.push(chunk);
-      return;
+      return true;
     }
     const last = this.pending[this.pending.length - 1];
     const acc = this.acc;
@@ -117,12 +142,31 @@ export class ZipStreamDigester {
       chunk.copy(acc, this.accUsed);
       this.accUsed += chunk.length;
       this.pending[this.pending.length - 1] = acc.subarray(last.byteOffset - acc.byteOffset, this.accUsed);
-      return;
+      return false;
     }
     this.acc = Buffer.allocUnsafeSlow(ACC_BLOCK);
     chunk.copy(this.acc, 0);
     this.accUsed = chunk.length;
     this.pending.push(this.acc.subarray(0, this.accUsed));
+    return false;
+  }
+
+  /** Gives `chunk` back (see the constructor), after the current macrotask. */
+  private handBack(chunk: Buffer): void {
+    if (!this.giveBack || !this.inThread) return;
+    this.toGiveBack.push(chunk);
+    if (this.toGiveBack.length === 1) {
+      setImmediate(() => {
+        const list = this.toGiveBack;
+        this.toGiveBack = [];
+        for (const c of list) this.giveBack!(c);
+      });
+    }
+  }
+
+  /** Hands back the chunks wholly before {@link base} (all of them when `all`). */
+  private handBackConsumed(all: boolean): void {
+    while (this.owned.length > 0 && (all || this.owned[0]!.end <= this.base)) this.handBack(this.owned.shift()!.chunk);
   }
 
   /** No more bytes: waits for the parser and returns the hints gathered. */
@@ -138,6 +182,7 @@ export class ZipStreamDigester {
     this.stopped = true;
     this.pending = [];
     this.pendingBytes = 0;
+    this.handBackConsumed(true);
     this.poke();
     this.release();
   }
@@ -147,6 +192,7 @@ export class ZipStreamDigester {
     this.steppedAside = true;
     this.pending = [];
     this.pendingBytes = 0;
+    this.handBackConsumed(true);
     this.acc = undefined;
     this.releaseAll();
   }
@@ -213,6 +259,7 @@ export class ZipStreamDigester {
         n = 0;
       }
     }
+    this.handBackConsumed(false);
     this.release();
   }
 
@@ -338,7 +385,7 @@ export class ZipStreamDigester {
    * stream where that inflater is not available.
    */
   private async inflateEntry(start: number): Promise<number | undefined> {
-    const inflater = createRawInflater();
+    const inflater = this.inThread ? createRawInflater() : undefined;
     if (!inflater) return this.inflateEntryStream(start);
     const sha = createHash('sha256');
     let crc = 0;
