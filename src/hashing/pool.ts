@@ -72,6 +72,29 @@ export type WorkerRequest =
 export type WorkerResponse = { id: number; ok: true; zip?: SerializedZipHashes; dir?: Hash } | { id: number; ok: false; error: SerializedError };
 /** A `stream-chunk` of this many bytes was taken in (not a final answer). */
 export type WorkerAck = { id: number; ack: number };
+/** A `stream-chunk`'s memory, digested and handed back for reuse (not a final answer, not tied to a job). */
+export type WorkerSpare = { spare: ArrayBuffer };
+
+/**
+ * ArrayBuffers the workers handed back, for the taps' copies: a download
+ * then copies into memory already mapped instead of a fresh buffer per block
+ * (page faults, and garbage a worker's heap collects late: peak RSS), bench/PROFILE.md.
+ */
+class Spares {
+  private readonly free: ArrayBuffer[] = [];
+  constructor(private readonly max: number) {}
+  put(buf: ArrayBuffer): void {
+    if (this.free.length < this.max) this.free.push(buf);
+  }
+  /** A copy of `chunk` in its own ArrayBuffer (a spare of exactly its size when there is one). */
+  copy(chunk: Buffer): ArrayBuffer {
+    const i = this.free.findIndex((b) => b.byteLength === chunk.length);
+    if (i < 0) return chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.length) as ArrayBuffer;
+    const buf = this.free.splice(i, 1)[0]!;
+    new Uint8Array(buf).set(chunk);
+    return buf;
+  }
+}
 
 type SerializedForm = { ok: true; hash: Hash } | { ok: false; error: SerializedError };
 export type SerializedZipHashes = Omit<ZipPackageHashes, 'h1' | 'h1Zip'> & { h1: SerializedForm; h1Zip: SerializedForm };
@@ -115,7 +138,10 @@ class CopyingTap extends Transform {
   private waiting: (() => void) | undefined;
   private detached = false;
 
-  constructor(private readonly post: (chunk: ArrayBuffer) => void) {
+  constructor(
+    private readonly post: (chunk: ArrayBuffer) => void,
+    private readonly spares: Spares,
+  ) {
     super();
   }
 
@@ -139,7 +165,7 @@ class CopyingTap extends Transform {
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     if (!this.detached && chunk.length > 0) {
-      const copy = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.length) as ArrayBuffer;
+      const copy = this.spares.copy(chunk);
       this.inFlight += copy.byteLength;
       this.post(copy);
     }
@@ -179,11 +205,17 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   let started = 0;
   let nextId = 1;
   let closed = false;
+  // Enough for every stream job's blocks in flight (STREAM_IN_FLIGHT of 256 KiB blocks, net/client.ts).
+  const spares = new Spares(concurrency * 16);
 
   const spawn = (): Worker => {
     const w = new Worker(workerURL());
     started += 1;
-    w.on('message', (msg: WorkerResponse | WorkerAck) => {
+    w.on('message', (msg: WorkerResponse | WorkerAck | WorkerSpare) => {
+      if ('spare' in msg) {
+        spares.put(msg.spare);
+        return;
+      }
       const job = busy.get(w);
       if ('ack' in msg) {
         job?.onAck?.(msg.ack);
@@ -239,7 +271,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     const answer = new Promise<WorkerResponse>((resolve, reject) => (settle = { resolve, reject }));
     // A rejection nobody awaits (an abandoned job) must not become unhandled.
     answer.catch(() => undefined);
-    const tap = new CopyingTap((chunk) => worker.postMessage({ id, kind: 'stream-chunk', chunk } satisfies WorkerRequest, [chunk]));
+    const tap = new CopyingTap((chunk) => worker.postMessage({ id, kind: 'stream-chunk', chunk } satisfies WorkerRequest, [chunk]), spares);
     // Once the job has an answer (or its worker died) no more acks come: the
     // tap must not hold the download for them (pinned by test/e2e/stream-hasher.test.ts).
     const job: Job = {

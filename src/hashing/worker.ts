@@ -9,7 +9,7 @@ import { parentPort } from 'node:worker_threads';
 
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { hashPackageDir } from './dir-package.js';
-import { serializeZipHashes, toSerializedError, type WorkerAck, type WorkerRequest, type WorkerResponse } from './pool.js';
+import { serializeZipHashes, toSerializedError, type WorkerAck, type WorkerRequest, type WorkerResponse, type WorkerSpare } from './pool.js';
 import { hashZipPackage } from './zip-package.js';
 import { hashWithDigests, ZipStreamDigester } from './zip-stream.js';
 
@@ -22,7 +22,14 @@ port.on('message', (req: WorkerRequest) => {
   const reply = (res: WorkerResponse | WorkerAck): void => port.postMessage(res);
   switch (req.kind) {
     case 'stream-start':
-      streams.set(req.id, new ZipStreamDigester(req.options.limits));
+      // Each chunk's memory goes back to the pool's tap once digested (pool.ts `Spares`).
+      streams.set(
+        req.id,
+        new ZipStreamDigester(req.options.limits, (chunk) => {
+          const buf = chunk.buffer as ArrayBuffer;
+          if (chunk.byteOffset === 0 && chunk.length === buf.byteLength) port.postMessage({ spare: buf } satisfies WorkerSpare, [buf]);
+        }),
+      );
       return;
     case 'stream-chunk': {
       const digester = streams.get(req.id);

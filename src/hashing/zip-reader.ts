@@ -51,6 +51,7 @@ import {
   SIG_LOC64,
   SIG_LOCAL,
 } from './zip-format.js';
+import { createRawInflater } from './inflate.js';
 
 
 /** One central-directory entry, as Go's `zip.File` sees it. */
@@ -523,7 +524,7 @@ export async function digestEntry(
     }
     take(out);
   } else {
-    await inflateStream(fh, file, e, start, end, take);
+    await inflateRange(fh, file, e, start, end, take);
   }
 
   if (n !== e.uncompressedSize) {
@@ -570,6 +571,64 @@ export async function writeWithBackpressure(stream: Writable, chunk: Buffer, sto
     stream.once('close', go);
     void stop?.then(go);
   });
+}
+
+/** Reads `length` bytes at `position` into `buf` (fewer only at the end of the file); returns the filled part. */
+async function readInto(fh: FileHandle, buf: Buffer, position: number, length: number): Promise<Buffer> {
+  let done = 0;
+  while (done < length) {
+    // eslint-disable-next-line no-await-in-loop -- sequential fill of one buffer
+    const { bytesRead } = await fh.read(buf, done, length - done, position + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return buf.subarray(0, done);
+}
+
+/**
+ * Inflates [start, end) in this thread (inflate.ts), handing each output
+ * piece to `take`: two read buffers for the whole entry, alternating (the
+ * next block is read while this one inflates), one output buffer per thread.
+ * Stops reading at the end of the deflate stream (Go's reader reads no
+ * further either). Falls back to {@link inflateStream} where the in-thread
+ * inflater is not available.
+ */
+async function inflateRange(fh: FileHandle, file: string, e: ZipEntry, start: number, end: number, take: (chunk: Buffer) => void): Promise<void> {
+  const inflater = createRawInflater();
+  if (!inflater) {
+    await inflateStream(fh, file, e, start, end, take);
+    return;
+  }
+  const buffers = [Buffer.allocUnsafeSlow(READ_BLOCK), Buffer.allocUnsafeSlow(READ_BLOCK)] as const;
+  let pos = start;
+  let next = 0;
+  const nextRead = (): Promise<Buffer> | undefined => {
+    if (pos >= end) return undefined;
+    const len = Math.min(READ_BLOCK, end - pos);
+    const p = readInto(fh, buffers[next]!, pos, len);
+    pos += len;
+    next ^= 1;
+    return p;
+  };
+  let pending = nextRead();
+  try {
+    while (pending) {
+      // eslint-disable-next-line no-await-in-loop -- one read ahead, into the other buffer
+      const chunk = await pending;
+      pending = undefined;
+      if (chunk.length === 0) break;
+      pending = nextRead();
+      inflater.write(chunk, take);
+      if (inflater.ended) break;
+    }
+    inflater.finish(take);
+  } catch (err) {
+    throw inflateError(file, e, err);
+  } finally {
+    inflater.close();
+    // A read still under way must not outlive the entry (the file is closed after it).
+    await pending?.catch(() => undefined);
+  }
 }
 
 /** Streams [start, end) through a raw inflater, handing each output chunk to `take`. */

@@ -33,6 +33,7 @@ import * as zlib from 'node:zlib';
 
 import { crc32 } from './crc32.js';
 import { FLAG_DATA_DESCRIPTOR, LEN_LOCAL, MAX32, METHOD_DEFLATE, METHOD_STORE, SIG_CENTRAL, SIG_DESCRIPTOR, SIG_LOCAL } from './zip-format.js';
+import { createRawInflater, rawInflaterAvailable } from './inflate.js';
 import { hashZipPackage, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
 import { DEFAULT_ZIP_LIMITS, RATIO_FLOOR_BYTES, type StreamedDigest, writeWithBackpressure, type ZipLimits } from './zip-reader.js';
 
@@ -75,7 +76,26 @@ export class ZipStreamDigester {
   private acc: Buffer | undefined;
   private accUsed = 0;
 
-  constructor(limits: ZipLimits = DEFAULT_ZIP_LIMITS) {
+  /** Chunks given to {@link write} as they are (not copied), with the absolute offset where each ends. */
+  private owned: Array<{ chunk: Buffer; end: number }> = [];
+  private toGiveBack: Buffer[] = [];
+  /** Entries are inflated in this thread (inflate.ts); fixed at construction. */
+  private readonly inThread: boolean;
+
+  /**
+   * `giveBack`, when given, receives every chunk passed to {@link write} once
+   * the digester holds no reference to any of its bytes any more (consumed or
+   * dropped), so that the caller can reuse its memory (the worker hands the
+   * ArrayBuffer back to the download's tap: pool.ts). It is called from a
+   * later macrotask, never while a view of the chunk may still be in use.
+   * Only offered when entries are inflated in this thread: the stream
+   * fallback keeps views of consumed chunks to put bytes back.
+   */
+  constructor(
+    limits: ZipLimits = DEFAULT_ZIP_LIMITS,
+    private readonly giveBack?: (chunk: Buffer) => void,
+  ) {
+    this.inThread = rawInflaterAvailable();
     this.maxTotal = limits.maxTotalBytes ?? DEFAULT_ZIP_LIMITS.maxTotalBytes;
     this.maxRatio = limits.maxRatio ?? DEFAULT_ZIP_LIMITS.maxRatio;
     this.loop = this.run()
@@ -89,9 +109,14 @@ export class ZipStreamDigester {
    * waits for input (never later: see the module comment).
    */
   write(chunk: Buffer): Promise<void> {
-    if (this.stopped || this.ended || this.steppedAside) return Promise.resolve();
-    this.append(chunk);
+    if (this.stopped || this.ended || this.steppedAside) {
+      this.handBack(chunk);
+      return Promise.resolve();
+    }
+    const kept = this.append(chunk);
     this.pendingBytes += chunk.length;
+    if (kept && this.giveBack && this.inThread) this.owned.push({ chunk, end: this.base + this.pendingBytes });
+    else this.handBack(chunk);
     this.poke();
     if (this.pendingBytes <= PIPE_BUFFER) return Promise.resolve();
     return new Promise((resolve) => this.drained.push(resolve));
@@ -101,10 +126,11 @@ export class ZipStreamDigester {
    * Queues a chunk. Small chunks are gathered into blocks, so that tiny
    * network reads cannot make the queue long (and its handling quadratic).
    */
-  private append(chunk: Buffer): void {
+  /** True when the chunk itself was queued, false when its bytes were copied. */
+  private append(chunk: Buffer): boolean {
     if (chunk.length >= SMALL_CHUNK) {
       this.pending.push(chunk);
-      return;
+      return true;
     }
     const last = this.pending[this.pending.length - 1];
     const acc = this.acc;
@@ -112,12 +138,31 @@ export class ZipStreamDigester {
       chunk.copy(acc, this.accUsed);
       this.accUsed += chunk.length;
       this.pending[this.pending.length - 1] = acc.subarray(last.byteOffset - acc.byteOffset, this.accUsed);
-      return;
+      return false;
     }
     this.acc = Buffer.allocUnsafeSlow(ACC_BLOCK);
     chunk.copy(this.acc, 0);
     this.accUsed = chunk.length;
     this.pending.push(this.acc.subarray(0, this.accUsed));
+    return false;
+  }
+
+  /** Gives `chunk` back (see the constructor), after the current macrotask. */
+  private handBack(chunk: Buffer): void {
+    if (!this.giveBack || !this.inThread) return;
+    this.toGiveBack.push(chunk);
+    if (this.toGiveBack.length === 1) {
+      setImmediate(() => {
+        const list = this.toGiveBack;
+        this.toGiveBack = [];
+        for (const c of list) this.giveBack!(c);
+      });
+    }
+  }
+
+  /** Hands back the chunks wholly before {@link base} (all of them when `all`). */
+  private handBackConsumed(all: boolean): void {
+    while (this.owned.length > 0 && (all || this.owned[0]!.end <= this.base)) this.handBack(this.owned.shift()!.chunk);
   }
 
   /** No more bytes: waits for the parser and returns the hints gathered. */
@@ -133,6 +178,7 @@ export class ZipStreamDigester {
     this.stopped = true;
     this.pending = [];
     this.pendingBytes = 0;
+    this.handBackConsumed(true);
     this.poke();
     this.release();
   }
@@ -142,6 +188,7 @@ export class ZipStreamDigester {
     this.steppedAside = true;
     this.pending = [];
     this.pendingBytes = 0;
+    this.handBackConsumed(true);
     this.acc = undefined;
     this.releaseAll();
   }
@@ -208,6 +255,7 @@ export class ZipStreamDigester {
         n = 0;
       }
     }
+    this.handBackConsumed(false);
     this.release();
   }
 
@@ -327,9 +375,50 @@ export class ZipStreamDigester {
 
   /**
    * Inflates one deflate stream starting at the parser's position; returns the
-   * compressed bytes it took (the rest is put back), or undefined on failure.
+   * compressed bytes it took (the bytes after its end stay unparsed), or
+   * undefined on failure. In this thread, chunk by chunk as they arrive
+   * (inflate.ts: no thread-pool round trip, no fresh buffers); with the
+   * stream where that inflater is not available.
    */
   private async inflateEntry(start: number): Promise<number | undefined> {
+    const inflater = this.inThread ? createRawInflater() : undefined;
+    if (!inflater) return this.inflateEntryStream(start);
+    const sha = createHash('sha256');
+    let crc = 0;
+    let size = 0;
+    let consumed = 0;
+    const sink = (out: Buffer): void => {
+      sha.update(out);
+      crc = crc32(out, crc);
+      size += out.length;
+      if (!this.account(out.length)) throw new Error('limit');
+    };
+    try {
+      for (;;) {
+        // eslint-disable-next-line no-await-in-loop -- the bytes come in order
+        if (!(await this.needSome(1))) {
+          if (this.stopped) return undefined;
+          // No more bytes: complete only if the deflate stream ended exactly here.
+          inflater.finish(sink);
+          break;
+        }
+        const used = inflater.write(this.pending[0]!, sink);
+        consumed += used;
+        this.skip(used);
+        if (inflater.ended) break;
+        if (used === 0) return undefined; // zlib took nothing and did not end: give up rather than spin
+      }
+    } catch {
+      return undefined;
+    } finally {
+      inflater.close();
+    }
+    this.digests.set(start, { method: 8, compressedSize: consumed, size, sha256: sha.digest(), crc32: crc });
+    return consumed;
+  }
+
+  /** {@link inflateEntry} through a zlib stream (the fallback). */
+  private async inflateEntryStream(start: number): Promise<number | undefined> {
     const streamOptions: object = { readableHighWaterMark: PIPE_BUFFER, writableHighWaterMark: PIPE_BUFFER };
     const inflater = zlib.createInflateRaw({ chunkSize: INFLATE_CHUNK, ...streamOptions });
     inflater.on('error', () => undefined);
