@@ -209,7 +209,9 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
     // Whether and what to write: the one decision of a single lock too (lockfile/write-decision.ts).
     const decision = providersLockWrite(old.locks, outcome.locks, oldBytes, options.flavor);
     if (options.check) {
-      return { ...done, status: decision.sameBytes ? 'unchanged' : 'would-change', changes: decision.sameBytes ? [] : describeLockChanges(old.locks, outcome.locks, oldBytes, added) };
+      // As a single `lock -check`: up to date when a run would leave the file as it is.
+      const same = decision.file === 'unchanged';
+      return { ...done, status: same ? 'unchanged' : 'would-change', changes: same ? [] : describeLockChanges(old.locks, outcome.locks, oldBytes, added) };
     }
     try {
       // Rewritten even when unchanged, atomically (docs/reference.md §3.3 item 43), except the other flavor's writing of these very locks.

@@ -17,13 +17,13 @@ import { serializeLocks } from './serialize.js';
 export interface ProvidersLockWrite {
   /** What this flavor writes for the new locks. */
   readonly bytes: Buffer;
-  /** The old file holds exactly {@link bytes} (what `-check` compares with). */
+  /** The old file holds exactly {@link bytes}. */
   readonly sameBytes: boolean;
   /** Selections or hashes changed (`Locks.Equal`; constraints are not compared): the reference's success message. */
   readonly changed: boolean;
   /** Whether the file is written (atomically); false: it is kept byte for byte. */
   readonly write: boolean;
-  /** The file after the run: `unchanged` (the same bytes rewritten, or kept), `created` or `updated`. */
+  /** The file after the run: `unchanged` (the same bytes rewritten, or kept), `created` or `updated`; `-check` is up to date exactly when `unchanged`. */
   readonly file: 'unchanged' | 'created' | 'updated';
 }
 

@@ -73,4 +73,21 @@ describe('issue 12 #3: lock -recursive keeps an unchanged lock file of the other
     }
     expect(w.tmpLeftovers()).toEqual([]);
   });
+
+  it('-check agrees with the write: the kept terraform-written lock is up to date, single and recursive', { timeout: 60_000 }, async () => {
+    const tree = w.project('check-tree', { 'kept/main.tf': CONFIG });
+    const tf = await runCli(['-flavor=terraform', 'lock', fsMirror, '-platform=linux_amd64'], { cwd: join(tree, 'kept'), env: w.env });
+    expect(tf.code).toBe(0);
+    const kept = lockOf(join(tree, 'kept'));
+    const one = await runCli(['-flavor=tofu', 'lock', '-check', fsMirror, '-platform=linux_amd64'], { cwd: join(tree, 'kept'), env: w.env });
+    expect(one.stderr).toBe('');
+    expect(one.stdout).toContain('.terraform.lock.hcl is up to date.');
+    expect(one.code).toBe(0);
+    const all = await runCli(['-flavor=tofu', 'lock', '-recursive', '-check', fsMirror, '-platform=linux_amd64'], { cwd: tree, env: w.env });
+    expect(all.stderr).toBe('');
+    expect(all.stdout).toContain('- kept: no changes (1 provider');
+    expect(all.code).toBe(0);
+    expect(lockOf(join(tree, 'kept'))).toBe(kept);
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
 });

@@ -268,7 +268,8 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
     // Whether and what to write: the one decision of lock -recursive too (lockfile/write-decision.ts).
     const decision = providersLockWrite(old.locks, outcome.locks, oldBytes, globals.flavor);
     if (a.check) {
-      if (decision.sameBytes) {
+      // Up to date: a run would leave the file as it is (the same bytes, or an unchanged other-flavor file kept).
+      if (decision.file === 'unchanged') {
         ui.summary(`${LOCK_FILE_NAME} is up to date.`, { changed: false });
         return 0;
       }
