@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 
 import { FLAVOR_ENV_VAR } from '../addresses/index.js';
 import { describeError, type Diagnostic, diagnosticFromError, ErrorCode, ProvkitError, systemErrorCode, systemErrorText } from '../errors.js';
+import { fitHelp } from '../ui/help.js';
 import { renderDiagnostic } from '../ui/human.js';
 import { parseFlags } from './flags.js';
 import { chooseFlavor } from './flavor.js';
@@ -59,7 +60,7 @@ Environment (the ones an air gap needs):
   TF_PLUGIN_CACHE_DIR                  install: the shared plugin cache
   TF_DATA_DIR                          install: instead of .terraform
   TF_PROVIDER_DOWNLOAD_RETRY           Download retries (default 2)
-  PROVKIT_HTTP_TUNING                  connect=MS,idle=MS,retries=N,backoff=MS,retry-after-max=MS
+  PROVKIT_HTTP_TUNING                  Timeouts and retries, a comma-separated list of connect=MS, idle=MS, retries=N, backoff=MS, retry-after-max=MS
   PROVKIT_ZIP_LIMITS                   entries=N,bytes=N[K|M|G],ratio=N (docs/reliability.md)
   PROVKIT_FLAVOR                       tofu or terraform (see -flavor)
   NO_COLOR                             No colour (as -no-color)
@@ -191,7 +192,7 @@ function reportFlagError(err: ProvkitError, io: CliIO, help: string, session: Ou
   }
   const red = session.color && io.stderr.isTTY === true;
   const [on, off] = red ? ['\u001b[31m', '\u001b[0m\u001b[0m'] : ['', ''];
-  io.stderr.write(`${on}\n${help}${off}\n${on}Error parsing command-line flags: ${err.message}\n${suggestion}${off}\n`);
+  io.stderr.write(`${on}\n${fitHelp(help)}${off}\n${on}Error parsing command-line flags: ${err.message}\n${suggestion}${off}\n`);
   return 1;
 }
 
@@ -241,7 +242,7 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
     if (global.bools.get('help') || global.bools.get('h') || name === undefined || name === 'help') {
       const topic = name === 'help' ? rest[0] : name;
       const loadTopic = topic === undefined ? undefined : COMMANDS[topic];
-      io.stdout.write(loadTopic ? (await loadTopic()).help : HELP);
+      io.stdout.write(fitHelp(loadTopic ? (await loadTopic()).help : HELP));
       return name === undefined && !global.bools.get('help') && !global.bools.get('h') ? 1 : 0;
     }
     if (!load) {
