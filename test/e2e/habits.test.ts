@@ -122,11 +122,11 @@ describe('issue 14 #1: the reference’s flags', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     // terraform 1.11.4 (test/fixtures/habits/terraform-1.11.4.txt): an empty line, the usage, an empty line, the error.
-    expect(flat(r.stderr)).toMatch(/^\nUsage: provkit \[global options\] lock \[options\] \[PROVIDER\.\.\.\]\n[\s\S]*\n\nError parsing command-line flags: flag provided but not defined: -platfrom\nDid you mean -platform\?\n\n$/);
+    expect(r.stderr).toMatch(/^\nUsage: provkit \[global options\] lock \[options\] \[PROVIDER\.\.\.\]\n[\s\S]*\n\nError parsing command-line flags: flag provided but not defined: -platfrom\nDid you mean -platform\?\n\n$/);
     const bad = await runCli(['mirror', '-lock-file=bogus', 'out'], { cwd: p, env: w.env });
-    expect(flat(bad.stderr)).toContain('Error parsing command-line flags: invalid boolean value "bogus" for -lock-file: parse error\n');
+    expect(bad.stderr).toContain('Error parsing command-line flags: invalid boolean value "bogus" for -lock-file: parse error\n');
     const missing = await runCli(['lock', '-platform'], { cwd: p, env: w.env });
-    expect(flat(missing.stderr)).toContain('Error parsing command-line flags: flag needs an argument: -platform\n');
+    expect(missing.stderr).toContain('Error parsing command-line flags: flag needs an argument: -platform\n');
   });
 
   it('under -json a flag error is a diagnostic after the version message', { timeout: 30_000 }, async () => {

@@ -222,7 +222,7 @@ describe.skipIf(BIN === undefined)(`issue 16: OCI mirrors against a real registr
       expect(flat(r.stderr)).toContain('acme/demo 1.1.0 for darwin_arm64: ');
       // Nothing was published: no summary of it.
       expect(r.stdout).not.toContain('Published to');
-      expect(flat(r.stderr)).not.toMatch(/\n\s+at /);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
       expect(w.tmpLeftovers()).toEqual([]);
     } finally {
       await origin.clearFaults();
@@ -334,7 +334,7 @@ describe.skipIf(BIN === undefined || htpasswdBinary() === undefined)(
       const r = await runCli(['mirror', '-platform=linux_amd64', `oci://${secured.host}/${TEMPLATE}`], { cwd: p, env: wa.env });
       expect(r.code).toBe(1);
       expect(flat(r.stderr)).toContain(`the registry ${secured.host} refused access (HTTP 401)`);
-      expect(flat(r.stderr)).not.toMatch(/\n\s+at /);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
       const l = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${secured.host}/${TEMPLATE}`], { cwd: p, env: wa.env });
       expect(l.code).toBe(1);
       expect(flat(l.stderr)).toContain('refused access (HTTP 401)');
