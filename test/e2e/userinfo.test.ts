@@ -13,7 +13,7 @@ import { join } from 'node:path';
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace } from '../support/e2e.js';
+import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace, flat } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider } from '../support/servers/packages.js';
 
@@ -96,8 +96,8 @@ describe('issue 11 #13: a download_url with userinfo is fetched with Basic authe
       const r = await runCli([command, `-platform=${PLATFORM}`], { cwd: p, env: w.env, ...RUN });
       expect(r.timedOut).toBe(false);
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain(`unsuccessful request to https://user:xxxxx@${reg.host}/files/acme/demo/${V}/`);
-      expect(r.stderr).toContain('401 Unauthorized');
+      expect(flat(r.stderr)).toContain(`unsuccessful request to https://user:xxxxx@${reg.host}/files/acme/demo/${V}/`);
+      expect(flat(r.stderr)).toContain('401 Unauthorized');
       expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
       expectNoSecret(r);
       // Not retried: a 401 is final.
