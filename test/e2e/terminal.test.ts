@@ -71,8 +71,13 @@ const stable = (screen: string): string => {
     .replaceAll(reg.host, 'REGISTRY')
     .split('\n')
     .map((l) => l.trimEnd());
-  const retrieved = lines.filter((l) => l.startsWith('- Retrieved ')).sort();
-  return lines.map((l) => (l.startsWith('- Retrieved ') ? retrieved.shift()! : l)).join('\n');
+  // Packages are fetched in parallel: the order of their Fetching and Retrieved lines is the order they started and finished in.
+  const sorted = (prefix: string): ((l: string) => string) => {
+    const these = lines.filter((l) => l.startsWith(prefix)).sort();
+    return (l) => (l.startsWith(prefix) ? these.shift()! : l);
+  };
+  const [fetching, retrieved] = [sorted('- Fetching '), sorted('- Retrieved ')];
+  return lines.map((l) => retrieved(fetching(l))).join('\n');
 };
 
 const ARGS = PLATFORMS.map((p) => `-platform=${p}`);
@@ -173,8 +178,8 @@ describe('issue 14: diagnostics in a terminal, as terraform 1.11.4 prints them',
 });
 
 // The screens after the runs (80 columns; wrapped lines joined).
-const LOCK_AFTER = `- Fetching REGISTRY/acme/big 2.0.0 for linux_amd64...
-- Fetching REGISTRY/acme/big 2.0.0 for darwin_arm64...
+const LOCK_AFTER = `- Fetching REGISTRY/acme/big 2.0.0 for darwin_arm64...
+- Fetching REGISTRY/acme/big 2.0.0 for linux_amd64...
 - REGISTRY/acme/big 2.0.0 darwin_arm64: retrying in 1 s after HTTP 503
 - Retrieved REGISTRY/acme/big 2.0.0 for darwin_arm64 (signed, key ID 369B4E05EAAB5FA6)
 - Retrieved REGISTRY/acme/big 2.0.0 for linux_amd64 (signed, key ID 369B4E05EAAB5FA6)
@@ -188,8 +193,8 @@ version control system to retain the new checksums.`;
 
 const MIRROR_AFTER = `- Mirroring REGISTRY/acme/big...
   - Selected v2.0.0 with no constraints
-- Fetching REGISTRY/acme/big 2.0.0 for linux_amd64...
 - Fetching REGISTRY/acme/big 2.0.0 for darwin_arm64...
+- Fetching REGISTRY/acme/big 2.0.0 for linux_amd64...
 - REGISTRY/acme/big 2.0.0 darwin_arm64: retrying in 1 s after HTTP 503
 - Retrieved REGISTRY/acme/big 2.0.0 for darwin_arm64 (signed, key ID 369B4E05EAAB5FA6)
 - Retrieved REGISTRY/acme/big 2.0.0 for linux_amd64 (signed, key ID 369B4E05EAAB5FA6)
