@@ -4,10 +4,13 @@
  * starts after a run of two or more spaces, with the lines indented to that
  * column below it) that has a line longer than `width` is reflowed as one
  * paragraph, its continuation lines indented to the description column; any
- * other long line is wrapped at spaces with its own indentation. A word
- * longer than the room left (a `KEY=VALUE` list) stays whole on its line.
+ * other long line is wrapped at spaces with its own indentation, by the
+ * diagnostics' word wrap (src/ui/diagnostic.ts `wrapString`): a word longer
+ * than the room left (a `KEY=VALUE` list) stays whole on its line.
  * Entries that fit are left exactly as written.
  */
+import { wrapString } from './diagnostic.js';
+
 export const HELP_WIDTH = 80;
 
 const width = (s: string): number => [...s].length;
@@ -28,7 +31,7 @@ export function fitHelp(text: string, limit: number = HELP_WIDTH): string {
     while (end < lines.length && lead(lines[end]!) === indent && lines[end]!.trim() !== '') end += 1;
     const entry = lines.slice(i, end);
     if (entry.every((l) => width(l) <= limit)) out.push(...entry);
-    else out.push(...wrap(line.slice(0, indent), entry.map((l) => l.slice(lead(l) === indent && l !== line ? indent : indent).trim()).join(' '), indent, limit));
+    else out.push(...wrap(line.slice(0, indent), entry.map((l) => l.slice(indent).trim()).join(' '), indent, limit));
     i = end;
   }
   return out.join('\n');
@@ -38,21 +41,10 @@ function lead(line: string): number {
   return /^ */.exec(line)![0].length;
 }
 
-/** `first` then the words of `body`, lines of at most `limit` columns, continuations indented by `indent`. */
+/** `first` then `body` wrapped as diagnostics are (`wrapString`), continuation lines indented by `indent`. */
 function wrap(first: string, body: string, indent: number, limit: number): string[] {
   if (width(first) + width(body) <= limit) return [first + body];
-  const out: string[] = [];
-  let current = first;
-  let empty = true;
-  for (const word of body.split(' ').filter((w) => w !== '')) {
-    if (!empty && width(current) + 1 + width(word) > limit) {
-      out.push(current);
-      current = ' '.repeat(indent);
-      empty = true;
-    }
-    current += empty ? word : ` ${word}`;
-    empty = false;
-  }
-  out.push(current);
-  return out;
+  return wrapString(body, limit - indent)
+    .split('\n')
+    .map((l, i) => (i === 0 ? first : ' '.repeat(indent)) + l);
 }
