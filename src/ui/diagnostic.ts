@@ -122,6 +122,15 @@ export function wrapString(s: string, lim: number): string {
   let wordLen = 0;
   let space = '';
   let spaceLen = 0;
+  // The pending spaces and word go onto the line.
+  const flush = (): void => {
+    current += spaceLen + wordLen;
+    buf += space + word;
+    space = '';
+    spaceLen = 0;
+    word = '';
+    wordLen = 0;
+  };
   for (const char of s) {
     if (char === '\n') {
       if (word.length === 0) {
@@ -132,25 +141,11 @@ export function wrapString(s: string, lim: number): string {
         }
         space = '';
         spaceLen = 0;
-      } else {
-        current += spaceLen + wordLen;
-        buf += space + word;
-        space = '';
-        spaceLen = 0;
-        word = '';
-        wordLen = 0;
-      }
+      } else flush();
       buf += char;
       current = 0;
     } else if (isSpace(char) && char !== '\u00a0') {
-      if (space.length === 0 || word.length > 0) {
-        current += spaceLen + wordLen;
-        buf += space + word;
-        space = '';
-        spaceLen = 0;
-        word = '';
-        wordLen = 0;
-      }
+      if (space.length === 0 || word.length > 0) flush();
       space += char;
       spaceLen++;
     } else {
