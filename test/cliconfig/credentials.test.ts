@@ -1,4 +1,4 @@
-// TF_TOKEN_<host> variables (spec §7 item 103).
+// TF_TOKEN_<host> variables (docs/reference.md §7 item 103).
 import { describe, expect, it } from 'vitest';
 
 import { hostnameForComparison } from '../../src/addresses/index.js';

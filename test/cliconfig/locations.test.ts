@@ -1,4 +1,4 @@
-// Where the CLI configuration is looked for, per flavor and OS (spec §7 items
+// Where the CLI configuration is looked for, per flavor and OS (docs/reference.md §7 items
 // 97 and 100), with the environment and home directory injected.
 import { describe, expect, it } from 'vitest';
 

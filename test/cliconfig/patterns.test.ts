@@ -1,4 +1,4 @@
-// Include/exclude patterns of provider_installation methods (spec §4.4 item 71).
+// Include/exclude patterns of provider_installation methods (docs/reference.md §4.4 item 71).
 import { describe, expect, it } from 'vitest';
 
 import { parseProviderSource } from '../../src/addresses/index.js';

@@ -14,7 +14,7 @@ describe('layout', () => {
     expect(unpackedDirPath(p, v, linux)).toBe('café.example:8443/acme/foo/1.2.0/linux_amd64');
   });
 
-  it('writes VERSION.json as Go json.MarshalIndent does (spec §6.2 item 94)', () => {
+  it('writes VERSION.json as Go json.MarshalIndent does (docs/reference.md §6.2 item 94)', () => {
     const doc = mirrorVersionJSON([
       { platform: linux, hashes: ['h1:gVy74G+kFVxek3lPnqbiqZVDSn+rxQZ1txTYFFmHlLs='], url: 'terraform-provider-foo_1.2.0_linux_amd64.zip' },
       { platform: parsePlatform('darwin_arm64'), hashes: ['h1:EvRowBnYfI0AhnNtBr9IhsSwN/kMCCnjpcZE+rpH7tQ='], url: 'terraform-provider-foo_1.2.0_darwin_arm64.zip' },

@@ -9,7 +9,7 @@
  *   the registry does **not** list (`authentication signature from unknown issuer`).
  * - `expired.asc`: Ed25519 created 2020-01-01 and expiring a day later;
  *   signatures are dated within that day (OpenTofu's expired-key leniency,
- *   spec §8.5 item 119).
+ *   docs/reference.md §8.5 item 119).
  *
  * Private keys are stored unprotected: they are test fixtures with no value.
  * Key generation is slow (RSA), which is why the keys are checked in instead
