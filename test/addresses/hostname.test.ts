@@ -14,7 +14,7 @@ import {
   tryHostnameForComparison,
 } from '../../src/addresses/index.js';
 
-// svchost ForComparison / ForDisplay (spec §1.1 item 4). The expectations were
+// svchost ForComparison / ForDisplay (docs/reference.md §1.1 item 4). The expectations were
 // checked against terraform v1.11.4 through provider source strings
 // (see provider.test.ts, which holds the raw observations).
 describe('hostnameForComparison', () => {
