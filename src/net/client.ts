@@ -43,7 +43,8 @@ import { pipeline } from 'node:stream/promises';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { tempPathBeside } from '../fs/temp-name.js';
 import { NetErrorCode } from './codes.js';
-import { DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, retryDelay, type BackoffOptions } from './retry.js';
+import { DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, type BackoffOptions } from './retry.js';
+import { retryLoop, type AttemptOutcome } from './retry-loop.js';
 import { systemClock, type BearerCredential, type Clock, type FetchLike, type FetchResponse, type HttpMethod, type NetEvents } from './types.js';
 
 /** Client-wide settings; every field has a default. */
@@ -620,48 +621,56 @@ export class HttpClient {
   ): Promise<T> {
     parseHttpURL(url);
     const shown = redactURL(url);
-    const backoff = this.opts.backoff ?? DEFAULT_BACKOFF;
-    for (let attempt = 1; ; attempt++) {
-      this.checkAborted(o, shown);
-      for (const e of o.events) e.onRequest?.({ url: shown, attempt });
-      let hop: Hop | undefined;
-      let delay: number;
-      let reason: string;
-      let status: number | undefined;
-      try {
-        // eslint-disable-next-line no-await-in-loop -- attempts are sequential by definition
-        const opened = await this.open(url, o, extraHeaders?.());
-        hop = opened.hop;
-        const res = opened.res;
-        // eslint-disable-next-line no-await-in-loop -- attempts are sequential by definition
-        if (!isRetryableStatus(res.status) || attempt > o.retries) return await consume(res, hop, attempt);
-        hop.abort();
-        status = res.status;
-        reason = `HTTP ${statusLine(res)}`;
-        const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), this.clock.now());
-        delay = retryDelay(attempt, backoff, { status: res.status, retryAfterMs }, this.opts.maxRetryAfterMs);
-      } catch (err) {
-        if (err instanceof FinalError) throw err.error;
-        const e = this.mapError(err, hop, shown, o, attempt);
-        if (!retryable.has(e) || attempt > o.retries) throw e;
-        reason = `${e.code}: ${e.message}`;
-        delay = retryDelay(attempt, backoff);
-      } finally {
-        hop?.dispose();
-      }
-      for (const e of o.events) e.onRetry?.({ url: shown, attempt, delayMs: delay, reason, ...(status === undefined ? {} : { status }) });
-      try {
-        // eslint-disable-next-line no-await-in-loop -- the backoff between attempts
-        await this.clock.sleep(delay, o.signal);
-      } catch {
-        this.checkAborted(o, shown);
-      }
-    }
+    return retryLoop<T>(
+      {
+        retries: o.retries,
+        backoff: this.opts.backoff ?? DEFAULT_BACKOFF,
+        maxRetryAfterMs: this.opts.maxRetryAfterMs,
+        sleep: (ms, signal) => this.clock.sleep(ms, signal),
+        signal: o.signal,
+        aborted: (reason) => new ProvkitError(ErrorCode.ABORTED, `request to ${shown} was interrupted`, { url: shown, cause: reason }),
+        onAttempt: (attempt) => {
+          for (const e of o.events) e.onRequest?.({ url: shown, attempt });
+        },
+        onRetry: (notice) => {
+          for (const e of o.events) e.onRetry?.({ url: shown, ...notice });
+        },
+      },
+      (attempt, last) => this.attempt(url, shown, o, attempt, last, consume, extraHeaders),
+    );
   }
 
-  private checkAborted(o: Resolved, url: string): void {
-    if (o.signal?.aborted) {
-      throw new ProvkitError(ErrorCode.ABORTED, `request to ${url} was interrupted`, { url, cause: o.signal.reason });
+  /**
+   * One attempt of {@link run}: {@link open} + `consume`, its outcome as a
+   * value. A retryable status is a failure unless this is the last attempt
+   * (then `consume` gets it like any other); whatever `consume` or the
+   * exchange throws is mapped by {@link mapError}, except a {@link FinalError}.
+   */
+  private async attempt<T>(
+    url: string,
+    shown: string,
+    o: Resolved,
+    attempt: number,
+    last: boolean,
+    consume: (res: FetchResponse, hop: Hop, attempts: number) => Promise<T>,
+    extraHeaders?: () => Record<string, string> | undefined,
+  ): Promise<AttemptOutcome<T>> {
+    let hop: Hop | undefined;
+    try {
+      const opened = await this.open(url, o, extraHeaders?.());
+      hop = opened.hop;
+      const res = opened.res;
+      if (!isRetryableStatus(res.status) || last) return { ok: true, value: await consume(res, hop, attempt) };
+      hop.abort();
+      const reason = `HTTP ${statusLine(res)}`;
+      const failure = new ProvkitError(NetErrorCode.HTTP_STATUS, `unsuccessful request to ${hop.url}: ${reason}`, { url: hop.url, found: String(res.status) });
+      return { ok: false, failure, retryable: true, reason, status: res.status, retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), this.clock.now()) };
+    } catch (err) {
+      if (err instanceof FinalError) return { ok: false, failure: err.error, retryable: false, reason: 'final' };
+      const e = this.mapError(err, hop, shown, o, attempt);
+      return { ok: false, failure: e, retryable: retryable.has(e), reason: `${e.code}: ${e.message}` };
+    } finally {
+      hop?.dispose();
     }
   }
 
