@@ -43,9 +43,11 @@ import { pipeline } from 'node:stream/promises';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { tempPathBeside } from '../fs/temp-name.js';
 import { NetErrorCode } from './codes.js';
+import { Hop } from './exchange.js';
 import { DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, type BackoffOptions } from './retry.js';
 import { retryLoop, type AttemptOutcome } from './retry-loop.js';
 import { systemClock, type BearerCredential, type Clock, type FetchLike, type FetchResponse, type HttpMethod, type NetEvents } from './types.js';
+import { parseHttpURL, redactURL, splitUserinfo } from './url.js';
 
 /** Client-wide settings; every field has a default. */
 export interface HttpClientOptions {
@@ -219,145 +221,9 @@ function errCode(err: unknown): string | undefined {
   return cause === undefined ? undefined : errCode(cause);
 }
 
-/** Parses an absolute http(s) URL or throws `USAGE`. */
-export function parseHttpURL(url: string): URL {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch (err) {
-    throw new ProvkitError(ErrorCode.USAGE, `invalid URL ${JSON.stringify(url)}`, { url, cause: err });
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    const shown = redactURL(url);
-    throw new ProvkitError(ErrorCode.USAGE, `unsupported URL scheme ${JSON.stringify(u.protocol.slice(0, -1))} in ${shown}: only http and https`, { url: shown });
-  }
-  return u;
-}
-
-/**
- * `url` with its password replaced by `xxxxx`, as Go's `URL.Redacted`: the
- * form every message, event and error context shows, so that credentials in
- * a URL never reach the output.
- */
-export function redactURL(url: string | URL): string {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return String(url);
-  }
-  if (u.password !== '') u.password = 'xxxxx';
-  return u.href;
-}
-
-function decodeUserinfo(part: string): string {
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    return part;
-  }
-}
-
-/**
- * A URL's userinfo as the request's `Authorization: Basic`, and the URL to
- * send without it. Go's client does this for every request whose URL has
- * userinfo (net/http `client.go` `send`: the decoded user and password,
- * unless the request already has an Authorization header), so OpenTofu and
- * terraform download a `download_url` of `https://user:pass@host/…` with
- * Basic authentication (terraform 1.11.4 observed: `Basic dXNlcjpwQHNz` for
- * `user:p%40ss@`). A relative redirect keeps the userinfo (the WHATWG and Go
- * URL resolutions both carry it over); an absolute one without it drops it.
- */
-function splitUserinfo(u: URL): { href: string; authorization: string | undefined } {
-  if (u.username === '' && u.password === '') return { href: u.href, authorization: undefined };
-  const bare = new URL(u.href);
-  bare.username = '';
-  bare.password = '';
-  const pair = `${decodeUserinfo(u.username)}:${decodeUserinfo(u.password)}`;
-  return { href: bare.href, authorization: `Basic ${Buffer.from(pair, 'utf8').toString('base64')}` };
-}
-
 /** The temporary file {@link HttpClient.download} writes beside `dest`: `.<name>.<random>.partial`. */
 export function tempPathFor(dest: string): string {
   return tempPathBeside(dest, { ext: '.partial' });
-}
-
-/** One HTTP exchange (one redirect hop): its abort controller and timers. */
-class Hop {
-  readonly controller = new AbortController();
-  timedOut: string | undefined;
-  /** The URL as messages show it ({@link redactURL}). */
-  readonly url: string;
-  /** The URL itself (userinfo included: relative references resolve against it). */
-  readonly href: string;
-  private timer: { cancel(): void } | undefined;
-  private lastTouch = 0;
-  private readonly unlink: () => void;
-
-  constructor(
-    private readonly clock: Clock,
-    url: URL,
-    userSignal: AbortSignal | undefined,
-  ) {
-    this.href = url.href;
-    this.url = redactURL(url);
-    const onAbort = (): void => this.controller.abort(userSignal?.reason);
-    if (userSignal?.aborted) onAbort();
-    userSignal?.addEventListener('abort', onAbort, { once: true });
-    this.unlink = () => userSignal?.removeEventListener('abort', onAbort);
-  }
-
-  /** (Re)arms the timeout; when it fires the exchange is aborted and `timedOut` says why. */
-  arm(ms: number, why: string): void {
-    this.timer?.cancel();
-    this.timer = undefined;
-    if (ms <= 0) return;
-    this.timer = this.clock.setTimer(() => {
-      this.timedOut = why;
-      this.controller.abort(new Error(why));
-    }, ms);
-  }
-
-  /**
-   * An idle timeout that {@link touch} keeps off: the timer is not re-armed
-   * per chunk (a body has tens of thousands); when it fires it measures the
-   * time since the last touch and waits the rest, or aborts.
-   */
-  armIdle(ms: number, why: string): void {
-    this.lastTouch = this.clock.now();
-    const check = (wait: number): void => {
-      this.timer = this.clock.setTimer(() => {
-        const quiet = this.clock.now() - this.lastTouch;
-        if (quiet >= ms) {
-          this.timedOut = why;
-          this.controller.abort(new Error(why));
-        } else check(ms - quiet);
-      }, wait);
-    };
-    this.timer?.cancel();
-    this.timer = undefined;
-    if (ms > 0) check(ms);
-  }
-
-  /** Data arrived (see {@link armIdle}). */
-  touch(): void {
-    this.lastTouch = this.clock.now();
-  }
-
-  disarm(): void {
-    this.timer?.cancel();
-    this.timer = undefined;
-  }
-
-  abort(): void {
-    this.disarm();
-    this.controller.abort(new Error('response discarded'));
-  }
-
-  dispose(): void {
-    this.disarm();
-    this.unlink();
-  }
 }
 
 interface Resolved {

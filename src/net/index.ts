@@ -15,7 +15,8 @@
  * {@link NetErrorCode}, `ABORTED`, `USAGE` or `IO`.
  */
 export { NetErrorCode } from './codes.js';
-export { HttpClient, formatStatus, parseHttpURL, redactURL, tempPathFor } from './client.js';
+export { HttpClient, formatStatus, tempPathFor } from './client.js';
+export { parseHttpURL, redactURL } from './url.js';
 export type { DownloadOptions, DownloadResult, HttpClientOptions, HttpResponse, RequestOptions, SendOptions } from './client.js';
 export { createNodeFetch, trustedCAs } from './node-fetch.js';
 export type { NodeFetch, NodeFetchOptions } from './node-fetch.js';

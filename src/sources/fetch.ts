@@ -217,7 +217,7 @@ export async function authenticateArchive(
 
 function locationContext(meta: PackageMeta): { url?: string; file?: string } {
   const loc = meta.location;
-  // Never a password in output: a download URL may carry userinfo (net/client.ts `splitUserinfo`).
+  // Never a password in output: a download URL may carry userinfo (net/url.ts `splitUserinfo`).
   return loc.kind === 'http' ? { url: redactURL(loc.url) } : { file: loc.path };
 }
 
