@@ -1,13 +1,15 @@
 /**
  * The retry loop of {@link HttpClient}, as a function of the attempts'
- * outcomes and a clock: no HTTP, no files, no module state.
+ * outcomes and a clock: no HTTP, no files, no module state, nothing thrown.
  *
- * Each attempt reports its outcome as a value ({@link AttemptOutcome}); the
- * loop decides whether to try again, how long to wait (exponential backoff,
- * or the server's `Retry-After` on a 429/503: see `retry.ts`, modelled on
- * go-retryablehttp as OpenTofu configures it), tells the caller before each
- * attempt and before each wait, and stops early when the caller's signal
- * aborts (also during the backoff).
+ * Each attempt reports its outcome as a value ({@link AttemptOutcome}, see
+ * `failure.ts` for how failures become one); the loop decides whether to try
+ * again, how long to wait (exponential backoff, or the server's `Retry-After`
+ * on a 429/503: see `retry.ts`, modelled on go-retryablehttp as OpenTofu
+ * configures it), tells the caller before each attempt and before each wait,
+ * and stops early when the caller's signal aborts (also during the backoff).
+ * It resolves with the settled outcome ({@link Settled}): the value, or the
+ * error the public method throws to its caller.
  *
  * With `retries` = R there are at most R + 1 attempts; attempt number R + 1 is
  * told it is the last (`last: true`), so that a retryable status it receives
@@ -18,20 +20,23 @@ import type { Clock } from './types.js';
 
 /** What one attempt came to. */
 export type AttemptOutcome<T> =
-  | { readonly ok: true; readonly value: T }
+  | { readonly kind: 'ok'; readonly value: T }
   | {
-      readonly ok: false;
-      /** What the caller gets (thrown) when this failure is final. */
-      readonly failure: unknown;
-      /** Whether another attempt may cure it (a connection error, a timeout, a short body, a 429/5xx). */
-      readonly retryable: boolean;
+      /** Another attempt may cure it (a connection error, a timeout, a short body, a 429/5xx). */
+      readonly kind: 'retryable';
+      /** What the caller gets when no attempt is left. */
+      readonly error: unknown;
       /** The short text of `onRetry` (`HTTP 503 Service Unavailable`, `NET_TIMEOUT: …`). */
       readonly reason: string;
       /** The HTTP status of a retryable response; undefined for a failure without one. */
       readonly status?: number;
       /** The response's `Retry-After` in milliseconds (used for 429 and 503 only). */
       readonly retryAfterMs?: number | undefined;
-    };
+    }
+  | { readonly kind: 'final'; readonly error: unknown };
+
+/** How the loop ended: the successful value, or the error for the caller. */
+export type Settled<T> = { readonly kind: 'ok'; readonly value: T } | { readonly kind: 'final'; readonly error: unknown };
 
 /** Before waiting to retry (the payload of `NetEvents.onRetry` minus the URL). */
 export interface RetryNotice {
@@ -47,10 +52,10 @@ export interface RetryLoopOptions {
   readonly backoff: BackoffOptions;
   /** Cap on a server's `Retry-After` (default of {@link retryDelay}: 60 s). */
   readonly maxRetryAfterMs?: number | undefined;
-  /** The backoff wait; rejects when `signal` aborts. */
+  /** The backoff wait; rejects when `signal` aborts (the clock's contract). */
   readonly sleep: Clock['sleep'];
   readonly signal?: AbortSignal | undefined;
-  /** The error thrown when `signal` has aborted (checked before each attempt and after an interrupted wait). */
+  /** The error settled with when `signal` has aborted (checked before each attempt and after an interrupted wait). */
   readonly aborted: (reason: unknown) => unknown;
   /** Before each attempt (1-based). */
   readonly onAttempt?: (attempt: number) => void;
@@ -60,32 +65,32 @@ export interface RetryLoopOptions {
 
 /**
  * Runs `attempt` until it succeeds, fails for good, or the retries run out;
- * resolves with the successful value or rejects with the last failure (or the
- * `aborted` error).
+ * resolves with the successful value or the last failure (or the `aborted`
+ * error), as a {@link Settled} value.
  */
-export async function retryLoop<T>(options: RetryLoopOptions, attempt: (n: number, last: boolean) => Promise<AttemptOutcome<T>>): Promise<T> {
+export async function retryLoop<T>(options: RetryLoopOptions, attempt: (n: number, last: boolean) => Promise<AttemptOutcome<T>>): Promise<Settled<T>> {
   const retries = Math.max(0, options.retries);
-  const checkAborted = (): void => {
-    if (options.signal?.aborted) throw options.aborted(options.signal.reason);
-  };
+  const aborted = (): Settled<T> | undefined =>
+    options.signal?.aborted ? { kind: 'final', error: options.aborted(options.signal.reason) } : undefined;
   for (let n = 1; ; n++) {
-    checkAborted();
+    const stop = aborted();
+    if (stop) return stop;
     options.onAttempt?.(n);
     const last = n > retries;
     // eslint-disable-next-line no-await-in-loop -- attempts are sequential by definition
     const outcome = await attempt(n, last);
-    if (outcome.ok) return outcome.value;
-    if (!outcome.retryable || last) throw outcome.failure;
+    if (outcome.kind === 'ok') return outcome;
+    if (outcome.kind === 'final' || last) return { kind: 'final', error: outcome.error };
     const delayMs =
       outcome.status === undefined
         ? retryDelay(n, options.backoff)
         : retryDelay(n, options.backoff, { status: outcome.status, retryAfterMs: outcome.retryAfterMs }, options.maxRetryAfterMs);
     options.onRetry?.({ attempt: n, delayMs, reason: outcome.reason, ...(outcome.status === undefined ? {} : { status: outcome.status }) });
-    try {
-      // eslint-disable-next-line no-await-in-loop -- the backoff between attempts
-      await options.sleep(delayMs, options.signal);
-    } catch {
-      checkAborted();
-    }
+    // eslint-disable-next-line no-await-in-loop -- the backoff between attempts
+    const interrupted = await options.sleep(delayMs, options.signal).then(
+      () => undefined,
+      () => aborted(),
+    );
+    if (interrupted) return interrupted;
   }
 }

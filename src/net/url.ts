@@ -4,17 +4,24 @@
  */
 import { ErrorCode, ProvkitError } from '../errors.js';
 
-/** Parses an absolute http(s) URL or throws `USAGE`. */
+/** Parses an absolute http(s) URL or throws `USAGE` (the public boundary; see {@link checkHttpURL}). */
 export function parseHttpURL(url: string): URL {
+  const checked = checkHttpURL(url);
+  if (checked instanceof ProvkitError) throw checked;
+  return checked;
+}
+
+/** An absolute http(s) URL, or the `USAGE` error saying why `url` is not one. */
+export function checkHttpURL(url: string): URL | ProvkitError {
   let u: URL;
   try {
     u = new URL(url);
   } catch (err) {
-    throw new ProvkitError(ErrorCode.USAGE, `invalid URL ${JSON.stringify(url)}`, { url, cause: err });
+    return new ProvkitError(ErrorCode.USAGE, `invalid URL ${JSON.stringify(url)}`, { url, cause: err });
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
     const shown = redactURL(url);
-    throw new ProvkitError(ErrorCode.USAGE, `unsupported URL scheme ${JSON.stringify(u.protocol.slice(0, -1))} in ${shown}: only http and https`, { url: shown });
+    return new ProvkitError(ErrorCode.USAGE, `unsupported URL scheme ${JSON.stringify(u.protocol.slice(0, -1))} in ${shown}: only http and https`, { url: shown });
   }
   return u;
 }

@@ -46,9 +46,8 @@ function script<T>(outcomes: Array<AttemptOutcome<T>>): { fn: (n: number, last: 
 }
 
 const status = (code: number, retryAfterMs?: number): AttemptOutcome<string> => ({
-  ok: false,
-  failure: new Error(`HTTP ${code}`),
-  retryable: code === 429 || (code >= 500 && code !== 501),
+  kind: 'retryable',
+  error: new Error(`HTTP ${code}`),
   reason: `HTTP ${code}`,
   status: code,
   ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
@@ -57,8 +56,8 @@ const status = (code: number, retryAfterMs?: number): AttemptOutcome<string> => 
 describe('issue 12: retryLoop (pure: outcomes × clock)', () => {
   it('500 then success: one retry after the first backoff step, the value returned', async () => {
     const h = harness(2);
-    const s = script([status(500), { ok: true, value: 'body' }]);
-    await expect(retryLoop(h.options, s.fn)).resolves.toBe('body');
+    const s = script([status(500), { kind: 'ok', value: 'body' }]);
+    await expect(retryLoop(h.options, s.fn)).resolves.toEqual({ kind: 'ok', value: 'body' });
     expect(h.attempts).toEqual([1, 2]);
     expect(s.lasts).toEqual([false, false]);
     expect(h.sleeps).toEqual([1000]);
@@ -67,34 +66,34 @@ describe('issue 12: retryLoop (pure: outcomes × clock)', () => {
 
   it('503 with Retry-After: the server delay replaces the backoff (capped by maxRetryAfterMs)', async () => {
     const h = harness(3);
-    const s = script([status(503, 7000), status(503, 120_000), { ok: true, value: 'ok' }]);
-    await expect(retryLoop(h.options, s.fn)).resolves.toBe('ok');
+    const s = script([status(503, 7000), status(503, 120_000), { kind: 'ok', value: 'ok' }]);
+    await expect(retryLoop(h.options, s.fn)).resolves.toEqual({ kind: 'ok', value: 'ok' });
     expect(h.sleeps).toEqual([7000, 60_000]);
     expect(h.retriesSeen.map((r) => r.status)).toEqual([503, 503]);
   });
 
   it('Retry-After on a 500 is ignored (429 and 503 only, as retryablehttp)', async () => {
     const h = harness(1);
-    const s = script([status(500, 9000), { ok: true, value: 'ok' }]);
+    const s = script([status(500, 9000), { kind: 'ok', value: 'ok' }]);
     await retryLoop(h.options, s.fn);
     expect(h.sleeps).toEqual([1000]);
   });
 
-  it('non-retryable 404: failure thrown at once, no wait, no onRetry', async () => {
+  it('non-retryable 404: final at once, no wait, no onRetry', async () => {
     const h = harness(5);
     const failure = new Error('404 Not Found');
-    const s = script<string>([{ ok: false, failure, retryable: false, reason: 'HTTP 404', status: 404 }]);
-    await expect(retryLoop(h.options, s.fn)).rejects.toBe(failure);
+    const s = script<string>([{ kind: 'final', error: failure }]);
+    await expect(retryLoop(h.options, s.fn)).resolves.toEqual({ kind: 'final', error: failure });
     expect(h.attempts).toEqual([1]);
     expect(h.sleeps).toEqual([]);
     expect(h.retriesSeen).toEqual([]);
   });
 
-  it('exhausting retries: R + 1 attempts, the last told it is last, exponential backoff, the last failure thrown', async () => {
+  it('exhausting retries: R + 1 attempts, the last told it is last, exponential backoff, the last failure is the result', async () => {
     const h = harness(3);
-    const fail = (i: number): AttemptOutcome<string> => ({ ok: false, failure: new Error(`reset ${i}`), retryable: true, reason: `NET_CONNECTION: reset ${i}` });
+    const fail = (i: number): AttemptOutcome<string> => ({ kind: 'retryable', error: new Error(`reset ${i}`), reason: `NET_CONNECTION: reset ${i}` });
     const s = script([fail(1), fail(2), fail(3), fail(4)]);
-    await expect(retryLoop(h.options, s.fn)).rejects.toThrow('reset 4');
+    expect(await retryLoop(h.options, s.fn)).toMatchObject({ kind: 'final', error: { message: 'reset 4' } });
     expect(h.attempts).toEqual([1, 2, 3, 4]);
     expect(s.lasts).toEqual([false, false, false, true]);
     expect(h.sleeps).toEqual([1000, 2000, 4000]);
@@ -105,7 +104,7 @@ describe('issue 12: retryLoop (pure: outcomes × clock)', () => {
   it('retries: 0 makes one attempt, which is the last', async () => {
     const h = harness(0);
     const s = script([status(502)]);
-    await expect(retryLoop(h.options, s.fn)).rejects.toThrow('HTTP 502');
+    expect(await retryLoop(h.options, s.fn)).toMatchObject({ kind: 'final', error: { message: 'HTTP 502' } });
     expect(s.lasts).toEqual([true]);
     expect(h.sleeps).toEqual([]);
   });
@@ -114,8 +113,9 @@ describe('issue 12: retryLoop (pure: outcomes × clock)', () => {
     const controller = { abort: (_why: string): void => undefined };
     const h = harness(4, () => controller.abort('user'));
     controller.abort = (why) => h.controller.abort(why);
-    const s = script([status(503), { ok: true, value: 'never' }]);
-    const err = await retryLoop(h.options, s.fn).catch((e: unknown) => e);
+    const s = script([status(503), { kind: 'ok', value: 'never' }]);
+    const settled = await retryLoop(h.options, s.fn);
+    const err = settled.kind === 'final' ? settled.error : undefined;
     expect(err).toBeInstanceOf(Aborted);
     expect((err as Error).message).toBe('aborted: user');
     expect(h.attempts).toEqual([1]);
@@ -125,8 +125,9 @@ describe('issue 12: retryLoop (pure: outcomes × clock)', () => {
   it('already aborted: no attempt at all', async () => {
     const h = harness(2);
     h.controller.abort('before');
-    const s = script([{ ok: true, value: 'never' }]);
-    await expect(retryLoop(h.options, s.fn)).rejects.toBeInstanceOf(Aborted);
+    const s = script([{ kind: 'ok', value: 'never' }]);
+    const settled = await retryLoop(h.options, s.fn);
+    expect(settled.kind === 'final' && settled.error instanceof Aborted).toBe(true);
     expect(h.attempts).toEqual([]);
   });
 });
