@@ -152,8 +152,8 @@ export class PartialDownload {
       const range = parseContentRange(res.headers.get('content-range'));
       if (!continuesAt(range, this.kept, this.total)) {
         hop.abort();
-        await this.discard();
         const message = `GET ${hop.url}: the resumed response's Content-Range ${JSON.stringify(res.headers.get('content-range'))} does not continue byte ${this.kept}`;
+        await this.discard();
         return verdict(new ProvkitError(NetErrorCode.CONNECTION, message, { url: hop.url }), true);
       }
       offset = this.kept;

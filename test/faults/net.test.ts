@@ -132,8 +132,11 @@ describe('resumable downloads', () => {
     server.setRanges(true);
     server.setFault('/pkg.zip', { kind: 'drop', after: 1024 * 1024, times: 1 });
     server.setFault('/pkg.zip', { kind: 'replace', body: (b) => b, headers: { 'content-range': 'bytes 0-9/10' }, times: 1 });
-    const r = await fetchVerified(client(), dir);
+    const reasons: string[] = [];
+    const r = await fetchVerified(client({ events: { onRetry: (n) => void reasons.push(n.reason) } }), dir);
     expect(r).toMatchObject({ zh: `zh:${SHA}`, resumes: 0 });
+    // The refusal names the byte the kept prefix ends at (it said "byte 0" before issue 12).
+    expect(reasons[1]).toMatch(/the resumed response's Content-Range "bytes 0-9\/10" does not continue byte [1-9]\d* \(after 2 attempts\)$/);
     expect(await readdir(dir)).toEqual(['pkg.zip']);
     recordFault({ group: 'network', fault: '206 with a Content-Range that does not continue the download', command: 'HttpClient.download', outcome: 'refused, partial discarded, full restart, zh: verified', state: 'complete file', rerun: '-' });
   });
