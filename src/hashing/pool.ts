@@ -129,7 +129,7 @@ const STREAM_IN_FLIGHT = 2 * 1024 * 1024;
 /**
  * The pass-through of a stream job: hands a copy of each chunk to `post`
  * (its own ArrayBuffer, moved to the worker; downloads arrive in blocks, see
- * net/client.ts `coalesce`), and holds the pipeline while more than
+ * net/download.ts `coalesce`), and holds the pipeline while more than
  * {@link STREAM_IN_FLIGHT} bytes wait for the hasher (backpressure reaches
  * the network).
  */
@@ -205,7 +205,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   let started = 0;
   let nextId = 1;
   let closed = false;
-  // Enough for every stream job's blocks in flight (STREAM_IN_FLIGHT of 256 KiB blocks, net/client.ts).
+  // Enough for every stream job's blocks in flight (STREAM_IN_FLIGHT of 256 KiB blocks, net/download.ts).
   const spares = new Spares(concurrency * 16);
 
   const spawn = (): Worker => {

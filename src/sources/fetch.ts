@@ -18,7 +18,7 @@
  *   is refused, never overwritten;
  * - the archive's hashes ({@link FetchedArchive.zipHashes}) are computed
  *   from the temporary file the bytes were streamed into (its name is random
- *   and created exclusively, see net/client.ts `tempPathFor`), before it is
+ *   and created exclusively, see net/download.ts `tempPathFor`), before it is
  *   committed, and their `zh:` must be the one the stream computed;
  * - what comes back names the package it was fetched for
  *   ({@link FetchedArchive.identity}); whoever records its hashes checks that
