@@ -27,7 +27,6 @@
  * helper) fails the request (`OCI_CREDENTIALS`); nothing matching means
  * anonymous access.
  */
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -270,8 +269,11 @@ export function ociCredentialsLookup(cli: CliConfig, env: OciCredentialsEnv): Oc
  * (docker/docker-credential-helpers): stdin the server URL, stdout
  * `{"ServerURL","Username","Secret"}`; "credentials not found" means none.
  */
-export function runDockerCredentialHelper(name: string, serverUrl: string): Promise<HelperResult> {
+export async function runDockerCredentialHelper(name: string, serverUrl: string): Promise<HelperResult> {
   const program = `docker-credential-${name}`;
+  // Loaded here, not at start-up: child_process (and the net and dgram
+  // modules it pulls in) costs every run's start-up and only this path needs it.
+  const { spawn } = await import('node:child_process');
   return new Promise((resolvePromise, reject) => {
     let child;
     try {
