@@ -612,6 +612,6 @@ async function scanPacked(base: string): Promise<Array<{ provider: ProviderAddre
     }
   }
   /* eslint-enable no-await-in-loop */
-  out.sort((a, b) => ProviderAddress.compare(a.provider, b.provider) || a.rel.localeCompare(b.rel));
+  out.sort((a, b) => ProviderAddress.compare(a.provider, b.provider) || compareBytewise(a.rel, b.rel));
   return out;
 }

@@ -41,7 +41,7 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 
 import { removeOnExit } from '../fs/cleanup.js';
-import { parsePlatform, type Platform, ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
+import { compareVersions, parsePlatform, type Platform, ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
 import { asProvkitError, ErrorCode, ProvkitError } from '../errors.js';
 import type { Locks } from '../lockfile/index.js';
 import { packedFileName } from '../layout/index.js';
@@ -330,7 +330,8 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
     // All or nothing: no tag moves unless every package is in place.
     if (failures.length > 0) return { failures, ...counts, tagsPushed: 0, tagsUnchanged: 0 };
 
-    ready.sort((a, b) => ProviderAddress.compare(a.item.provider, b.item.provider) || a.item.version.toString().localeCompare(b.item.version.toString()));
+    // Tags in provider order, then version precedence (1.9.0 before 1.10.0), whatever the locale.
+    ready.sort((a, b) => ProviderAddress.compare(a.item.provider, b.item.provider) || compareVersions(a.item.version, b.item.version));
     for (const { item, repo, manifests } of ready) {
       const tag = versionTag(item.version.toString());
       try {

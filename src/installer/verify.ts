@@ -48,6 +48,8 @@ import { readdir, readFile, realpath } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 import {
+  comparePlatforms,
+  compareVersions,
   type Flavor,
   newProviderAddress,
   parsePlatform,
@@ -58,6 +60,7 @@ import {
   type Version,
 } from '../addresses/index.js';
 import { systemErrorCode } from '../errors.js';
+import { compareBytewise } from '../go/index.js';
 import type { Hash, HashPool, HashStore, ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { FilesystemMirrorSource } from '../sources/index.js';
@@ -497,12 +500,23 @@ async function checkIndexes(
   return corrupt;
 }
 
-/** The order problems are reported in: provider, version, platform, code (deterministic output). */
+/**
+ * The order problems are reported in (deterministic output, whatever the
+ * locale): provider, then version by version precedence (1.9.0 before
+ * 1.10.0), then platform (Go `Platform.LessThan`), then code by bytes; a
+ * problem without a version or platform comes before those with one.
+ */
 export function compareProblems(a: VerifyProblem, b: VerifyProblem): number {
   return (
     ProviderAddress.compare(a.provider, b.provider) ||
-    (a.version?.toString() ?? '').localeCompare(b.version?.toString() ?? '') ||
-    (a.platform?.toString() ?? '').localeCompare(b.platform?.toString() ?? '') ||
-    a.code.localeCompare(b.code)
+    absentFirst(a.version, b.version, compareVersions) ||
+    absentFirst(a.platform, b.platform, comparePlatforms) ||
+    compareBytewise(a.code, b.code)
   );
+}
+
+/** `compare`, with an absent value first. */
+function absentFirst<T>(a: T | undefined, b: T | undefined, compare: (x: T, y: T) => number): number {
+  if (a === undefined || b === undefined) return a === undefined ? (b === undefined ? 0 : -1) : 1;
+  return compare(a, b);
 }
