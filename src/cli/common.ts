@@ -6,19 +6,20 @@
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 
-import { currentPlatform, parsePlatform, type Platform } from '../addresses/index.js';
+import { currentPlatform, type Flavor, parsePlatform, type Platform, tryParseProviderSource } from '../addresses/index.js';
 import { type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import { type HashStore, openHashStore, type ZipLimits } from '../hashing/index.js';
 import { parseZipLimits } from '../hashing/zip-reader.js';
 import { createNodeFetch, HttpClient, httpTuningFromEnv, validateLevel1 } from '../net/index.js';
-import { FilesystemMirrorSource, hashStoreDir, installationSourceFor, netMirrorSourceFor, ociMirrorSourceFor, registrySourceFor, type Source } from '../sources/index.js';
+import { hashStoreDir } from '../sources/index.js';
 import { findPolicy, type PlatformPolicy } from '../config/index.js';
+import type { Requirement } from '../installer/lock.js';
 import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import { diagnosticSnippet, sortDiagnostics } from '../ui/diagnostic.js';
 import { LOCK_FILE_NAME } from '../lockfile/index.js';
+import type { DirMutexOptions } from '../fs/dir-mutex.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
-import { loadCliConfigFor, sourceContext } from './wiring.js';
 
 export { cacheBase } from '../sources/index.js';
 
@@ -44,6 +45,28 @@ export function parsePlatformFlags(values: readonly string[], errors: Diagnostic
   }
   if (platforms.length === 0 && orCurrent) platforms.push(currentPlatform());
   return platforms;
+}
+
+/**
+ * `lock`'s `PROVIDER...` arguments: the configuration's requirements they
+ * name, in argument order, each once; an argument that does not parse, or
+ * names a provider the configuration does not require, adds the
+ * reference's "Invalid provider argument" diagnostic to `errors`.
+ */
+export function requiredProviderArguments(args: readonly string[], requirements: readonly Requirement[], flavor: Flavor, errors: Diagnostic[]): Requirement[] {
+  const wanted: Requirement[] = [];
+  for (const arg of args) {
+    const parsed = tryParseProviderSource(arg, flavor);
+    if (!parsed.ok) {
+      errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: parsed.error.detail ?? parsed.error.message, code: parsed.error.code });
+      continue;
+    }
+    const req = requirements.find((x) => x.provider.equals(parsed.address));
+    if (!req) {
+      errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: `The provider ${parsed.address.toString()} is not required by the current configuration.`, code: ErrorCode.USAGE });
+    } else if (!wanted.includes(req)) wanted.push(req);
+  }
+  return wanted;
 }
 
 /** The platforms a command runs for: `-platform` flags, else the policy (`provkit.hcl`), else a default. */
@@ -171,37 +194,6 @@ export function httpFor(io: CliIO): { http: HttpClient; close: () => void } {
   return { http: new HttpClient({ fetch: nodeFetch.fetch, ...httpTuningFromEnv(io.env) }), close: () => nodeFetch.close() };
 }
 
-/**
- * The source of a run: `-fs-mirror` or `-net-mirror` when given; otherwise,
- * with the CLI configuration, the origin registries (`lock`, `mirror`,
- * `bundle`: the reference ignores provider_installation there) or the
- * configured installation methods (`install`, as init). `-net-mirror` also
- * reads the CLI configuration, for the mirror host's credentials (as the
- * reference; see `netMirrorSourceFor`). Undefined when the CLI configuration
- * has errors (already rendered).
- */
-export async function sourceFor(
-  io: CliIO,
-  globals: GlobalOptions,
-  http: HttpClient,
-  flags: MirrorFlags,
-  otherwise: 'registry' | 'installation',
-  ui: Renderer,
-): Promise<Source | undefined> {
-  if (flags.fsMirror !== undefined) return new FilesystemMirrorSource({ baseDir: resolve(globals.cwd, flags.fsMirror), flavor: globals.flavor });
-  const cli = await loadCliConfigFor(io, globals);
-  for (const d of cli.diagnostics) {
-    ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING });
-  }
-  if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
-  // -net-mirror: the CLI configuration's credentials for the mirror host (see netMirrorSourceFor).
-  if (flags.netMirror !== undefined) return netMirrorSourceFor(flags.netMirror, sourceContext(io, globals, http), cli);
-  // -oci-mirror: the CLI configuration's OCI credentials (as OpenTofu's OCICredentialsPolicyBuilder).
-  if (flags.ociMirror !== undefined) return ociMirrorSourceFor(ociTemplate(flags.ociMirror), sourceContext(io, globals, http), cli);
-  const ctx = sourceContext(io, globals, http);
-  return otherwise === 'registry' ? registrySourceFor(ctx, cli) : installationSourceFor(ctx, cli);
-}
-
 /** A run that SIGINT or SIGTERM interrupts (see {@link interruptOnSignals}). */
 export interface Interrupt {
   readonly signal: AbortSignal;
@@ -309,6 +301,19 @@ export async function runInterruptible(
   const detail = `${what} was interrupted (${interrupt.signal.reason instanceof Error ? interrupt.signal.reason.message : 'signal'}); ${changed()}.`;
   report({ severity: 'error', summary: 'Interrupted', detail, code: ErrorCode.ABORTED }, `Error: ${detail}\n`);
   return interrupt.exitCode;
+}
+
+/**
+ * The warnings of a target's directory mutex (fs/dir-mutex.ts) as a run
+ * meets them: waiting for another run that holds it (`detail` is given the
+ * holder's text, ` by process PID on HOST` or nothing), and a stale one removed.
+ */
+export function targetMutexWarnings(ui: Renderer, waiting: { readonly summary: string; readonly detail: (holder: string) => string }): Pick<DirMutexOptions, 'onWait' | 'onBreak'> {
+  return {
+    onWait: (w) =>
+      ui.diagnostic({ severity: 'warning', summary: waiting.summary, detail: waiting.detail(w.holder ? ` by process ${w.holder.pid} on ${w.holder.hostname}` : ''), code: WarningCode.LOCK_WAIT }),
+    onBreak: (b) => ui.diagnostic({ severity: 'warning', summary: 'Stale mirror lock removed', detail: `${b.path} (${b.reason})`, code: WarningCode.STALE_LOCK_REMOVED }),
+  };
 }
 
 /**

@@ -26,7 +26,7 @@ import {
   type Version,
   type VersionConstraints,
 } from '../addresses/index.js';
-import { asProvkitError, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
+import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import type { Hash, HashPool, HashStore } from '../hashing/index.js';
 import { hashesToRecord, type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult, reportedHashesTrusted } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
@@ -257,4 +257,34 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
   results.sort((a, b) => order(a.provider) - order(b.provider));
   const locks = mergeProvidersLock(options.oldLocks, results);
   return { locks, failures, changed: changes.some((c) => c.change !== 'unchanged') };
+}
+
+/**
+ * The reference's "Could not retrieve providers for locking" diagnostics for
+ * a failed `providers lock`, one per platform (a failure of no platform, the
+ * version query, counts for all of `platforms`), as
+ * internal/command/providers_lock.go in hashicorp/terraform v1.11.4 and
+ * opentofu/opentofu words them; the code and hint are the first failure's
+ * for the platform (in provider order). `location` names the root module
+ * (`lock -recursive`).
+ */
+export function lockFailureDiagnostics(failures: readonly ProviderFailure[], platforms: readonly Platform[], flavor: Flavor, location?: string): Diagnostic[] {
+  const product = flavor === 'terraform' ? 'Terraform' : 'OpenTofu';
+  const byPlatform = new Map<string, string[]>();
+  const codes = new Map<string, ErrorCode>();
+  const hints = new Map<string, string>();
+  for (const f of failures) {
+    const key = f.platform?.toString() ?? platforms.map(String).join(', ');
+    byPlatform.set(key, [...(byPlatform.get(key) ?? []), `- ${f.provider.toString()}: ${f.error.message}`]);
+    if (!codes.has(key)) codes.set(key, f.error.code);
+    if (!hints.has(key) && f.error.hint !== undefined) hints.set(key, f.error.hint);
+  }
+  return [...byPlatform.entries()].sort().map(([plat, lines]) => ({
+    severity: 'error' as const,
+    code: codes.get(plat) ?? ErrorCode.INTERNAL,
+    ...(hints.has(plat) ? { hint: hints.get(plat)! } : {}),
+    summary: 'Could not retrieve providers for locking',
+    detail: `${product} failed to fetch the requested providers for ${plat} in order to calculate their checksums: some providers could not be installed:\n${[...new Set(lines)].sort().join('\n')}.`,
+    ...(location === undefined ? {} : { range: { filename: location } }),
+  }));
 }

@@ -55,7 +55,7 @@ import {
   ProviderAddress,
   type Version,
 } from '../addresses/index.js';
-import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
 import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../fs/dir-mutex.js';
 import { removeTempsIn, tempPathIn } from '../fs/temp-name.js';
@@ -614,4 +614,18 @@ async function scanPacked(base: string): Promise<Array<{ provider: ProviderAddre
   /* eslint-enable no-await-in-loop */
   out.sort((a, b) => ProviderAddress.compare(a.provider, b.provider) || compareBytewise(a.rel, b.rel));
   return out;
+}
+
+/**
+ * The diagnostics of a failed mirror run (directory, OCI or bundle import
+ * into OCI), one per failure: its summary, and `PROVIDER VERSION for
+ * PLATFORM: message` with what the failure names; with `hints`, the
+ * error's hint.
+ */
+export function mirrorFailureDiagnostics(failures: readonly MirrorFailure[], options: { readonly hints: boolean }): Diagnostic[] {
+  return failures.map((f) => {
+    const what = f.provider ? [f.provider.toString(), f.version?.toString(), f.platform ? `for ${f.platform.toString()}` : undefined].filter((x) => x !== undefined).join(' ') : undefined;
+    const hint = options.hints ? f.error.hint : undefined;
+    return { severity: 'error', summary: f.summary, detail: what === undefined ? f.error.message : `${what}: ${f.error.message}`, code: f.error.code, ...(hint === undefined ? {} : { hint }) };
+  });
 }

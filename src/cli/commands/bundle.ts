@@ -8,27 +8,27 @@ import { dirname, join, resolve } from 'node:path';
 
 import { currentPlatform, parseConstraints, tryParseProviderSource, VersionConstraints } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
-import { describeError, diagnosticFromError, ErrorCode, fileError, isProvkitError, ProvkitError, WarningCode } from '../../errors.js';
+import { describeError, diagnosticFromError, ErrorCode, fileError, isProvkitError, ProvkitError } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
 import { removeOnExit } from '../../fs/cleanup.js';
 import { makeDirectory } from '../../fs/target.js';
 import { tempPathBeside } from '../../fs/temp-name.js';
-import { createHashPool } from '../../hashing/index.js';
 import { createBundle } from '../../installer/bundle/create.js';
 import { importBundle, readBundleManifest } from '../../installer/bundle/import.js';
 import { importBundleToOci } from '../../installer/bundle/import-oci.js';
 import { validateLevel1 } from '../../net/index.js';
 import type { Locks } from '../../lockfile/index.js';
 import { ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
-import { loadCliConfigFor, sourceContext } from '../wiring.js';
 import { bundleCreationTime } from '../../installer/bundle/manifest.js';
 import type { Requirement } from '../../installer/lock.js';
 import { loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, httpFor, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { mirrorFailureDiagnostics } from '../../installer/mirror.js';
+import { checkMirrorFlags, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, targetMutexWarnings } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
+import { type RunResources, runInterruptibleWith } from '../resources.js';
 import { VERSION } from '../version.js';
 
 export const BUNDLE_HELP = `Usage: provkit [global options] bundle create [options] [PROVIDER[@CONSTRAINT]...] OUT.tar
@@ -67,8 +67,8 @@ Options of import:
 export async function bundleCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
   const sub = args.find((a) => !a.startsWith('-'));
   const rest = args.filter((a) => a !== sub);
-  if (sub === 'create') return runInterruptible(io, 'provkit bundle create', (signal) => bundleCreate(rest, io, globals, signal));
-  if (sub === 'import') return runInterruptible(io, 'provkit bundle import', (signal) => bundleImport(rest, io, globals, signal));
+  if (sub === 'create') return runInterruptibleWith(io, globals, 'provkit bundle create', (r) => bundleCreate(rest, r));
+  if (sub === 'import') return runInterruptibleWith(io, globals, 'provkit bundle import', (r) => bundleImport(rest, r));
   const ui = createRenderer(io, globals, args.includes('-json') || args.includes('--json'));
   return ui.fail([{ severity: 'error', summary: 'Missing or unknown bundle subcommand', detail: `Use "bundle create" or "bundle import" (got ${JSON.stringify(sub ?? '')}).\n\n${BUNDLE_HELP}`, code: ErrorCode.USAGE }]);
 }
@@ -77,7 +77,8 @@ function errorDiagnostic(summary: string, err: unknown): Diagnostic {
   return { ...diagnosticFromError(err, summary), summary, detail: describeError(err) };
 }
 
-async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
+async function bundleCreate(args: readonly string[], r: RunResources): Promise<number> {
+  const { io, globals, signal } = r;
   const flags = parseFlags(args, { platform: 'strings', since: 'string', 'fs-mirror': 'string', 'net-mirror': 'string', json: 'bool' });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
@@ -157,10 +158,9 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
   // Failures of the stream are reported by createBundle; until it listens, one here keeps them from being uncaught.
   stream.on('error', () => undefined);
 
-  const { http, close } = httpFor(io);
-  const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
+  const pool = r.pool({ limits: r.zipLimits() });
   try {
-    const source = await sourceFor(io, globals, http, { fsMirror, netMirror }, 'registry', ui);
+    const source = await r.source({ fsMirror, netMirror }, 'registry', ui);
     if (!source) return ui.fail([]);
     const outcome = await createBundle({
       requirements,
@@ -168,7 +168,7 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
       platforms,
       source,
       pool,
-      http,
+      http: r.http(),
       flavor: globals.flavor,
       provkitVersion: VERSION,
       createdEpoch,
@@ -201,12 +201,11 @@ async function bundleCreate(args: readonly string[], io: CliIO, globals: GlobalO
     stream.destroy();
     await rm(tmp, { force: true });
     forget();
-    await pool.close();
-    close();
   }
 }
 
-async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
+async function bundleImport(args: readonly string[], r: RunResources): Promise<number> {
+  const { io, globals, signal } = r;
   const flags = parseFlags(args, { 'trusted-lock': 'string', 'lock-out': 'string', 'max-member-size': 'int', json: 'bool' });
   const ui: Renderer = createRenderer(io, globals, flags.bools.get('json') === true);
   if (flags.positionals.length !== 2) {
@@ -229,7 +228,7 @@ async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalO
   const maxMemberSize = flags.ints.get('max-member-size');
   const bundlePath = resolve(globals.cwd, flags.positionals[0]!);
   if (flags.positionals[1]!.startsWith('oci://')) {
-    return bundleImportOci(io, globals, ui, signal, {
+    return bundleImportOci(r, ui, {
       bundlePath,
       target: flags.positionals[1]!,
       ...(maxMemberSize === undefined ? {} : { maxMemberSize }),
@@ -238,129 +237,97 @@ async function bundleImport(args: readonly string[], io: CliIO, globals: GlobalO
     });
   }
   const target = resolve(globals.cwd, flags.positionals[1]!);
-  const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
+  let outcome;
   try {
-    let outcome;
-    try {
-      outcome = await importBundle({
-        bundlePath,
-        targetDir: target,
-        pool,
-        flavor: globals.flavor,
-        signal,
-        targetMutex: {
-          onWait: (w) =>
-            ui.diagnostic({
-              severity: 'warning',
-              summary: 'Waiting for another run',
-              detail: `${target} is locked${w.holder ? ` by process ${w.holder.pid} on ${w.holder.hostname}` : ''} (an import or mirror run); waiting for it to finish.`,
-              code: WarningCode.LOCK_WAIT,
-            }),
-          onBreak: (b) => ui.diagnostic({ severity: 'warning', summary: 'Stale mirror lock removed', detail: `${b.path} (${b.reason})`, code: WarningCode.STALE_LOCK_REMOVED }),
-        },
-        ...(maxMemberSize === undefined ? {} : { maxMemberSize }),
-        ...(trustedLocks ? { trustedLocks } : {}),
-      });
-    } catch (err) {
-      // An interrupt is reported by runInterruptible.
-      if (isProvkitError(err, ErrorCode.ABORTED)) throw err;
-      const ioFailure = isProvkitError(err, ErrorCode.IO) || isProvkitError(err, ErrorCode.NOT_FOUND) || isProvkitError(err, ErrorCode.NOT_A_DIRECTORY);
-      return ui.fail([errorDiagnostic(ioFailure ? 'Cannot import the bundle' : 'Bundle refused', err)]);
-    }
-    const lockOut = flags.strings.get('lock-out');
-    if (lockOut !== undefined) {
-      const path = resolve(globals.cwd, lockOut);
-      try {
-        await writeFileAtomic(path, outcome.lockFile);
-      } catch (err) {
-        return ui.fail([errorDiagnostic(`Imported into ${target}, but the lock entries were not written`, fileError(err, 'cannot write', path))]);
-      }
-    }
-    ui.summary(`Imported into ${target}: ${outcome.added.length} packages added, ${outcome.present.length} already present, ${outcome.indexes.length} index files written.`, {
-      path: target,
-      added: outcome.added.length,
-      present: outcome.present.length,
-      indexes: outcome.indexes.length,
+    outcome = await importBundle({
+      bundlePath,
+      targetDir: target,
+      pool: r.pool({ limits: r.zipLimits() }),
+      flavor: globals.flavor,
+      signal,
+      targetMutex: targetMutexWarnings(ui, { summary: 'Waiting for another run', detail: (holder) => `${target} is locked${holder} (an import or mirror run); waiting for it to finish.` }),
+      ...(maxMemberSize === undefined ? {} : { maxMemberSize }),
+      ...(trustedLocks ? { trustedLocks } : {}),
     });
-    return 0;
-  } finally {
-    await pool.close();
+  } catch (err) {
+    return importFailed(ui, err);
+  }
+  const lockOut = flags.strings.get('lock-out');
+  if (lockOut !== undefined && !(await writeLockOut(ui, resolve(globals.cwd, lockOut), outcome.lockFile, target))) return 1;
+  ui.summary(`Imported into ${target}: ${outcome.added.length} packages added, ${outcome.present.length} already present, ${outcome.indexes.length} index files written.`, {
+    path: target,
+    added: outcome.added.length,
+    present: outcome.present.length,
+    indexes: outcome.indexes.length,
+  });
+  return 0;
+}
+
+/** An import that threw: an interrupt goes on to runInterruptible, which reports it; anything else is this run's diagnostic. */
+function importFailed(ui: Renderer, err: unknown): number {
+  if (isProvkitError(err, ErrorCode.ABORTED)) throw err;
+  const ioFailure = isProvkitError(err, ErrorCode.IO) || isProvkitError(err, ErrorCode.NOT_FOUND) || isProvkitError(err, ErrorCode.NOT_A_DIRECTORY);
+  return ui.fail([errorDiagnostic(ioFailure ? 'Cannot import the bundle' : 'Bundle refused', err)]);
+}
+
+/** `-lock-out=FILE`: the bundle's lock entries, written atomically; false (reported) when that failed. */
+async function writeLockOut(ui: Renderer, path: string, lockFile: Uint8Array, target: string): Promise<boolean> {
+  try {
+    await writeFileAtomic(path, lockFile);
+    return true;
+  } catch (err) {
+    ui.fail([errorDiagnostic(`Imported into ${target}, but the lock entries were not written`, fileError(err, 'cannot write', path))]);
+    return false;
   }
 }
 
 /** `bundle import BUNDLE.tar oci://…` (installer/bundle/import-oci.ts). */
 async function bundleImportOci(
-  io: CliIO,
-  globals: GlobalOptions,
+  r: RunResources,
   ui: Renderer,
-  signal: AbortSignal,
   o: { bundlePath: string; target: string; maxMemberSize?: number; trustedLocks?: Locks; lockOut: string | undefined },
 ): Promise<number> {
+  const { globals } = r;
   const template = ociTemplate(o.target);
   const problem = validateLevel1(template);
   if (problem !== undefined) {
     return ui.fail([{ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The target ${o.target} is not a valid URI template: ${problem}.`, code: ErrorCode.USAGE }]);
   }
-  const cli = await loadCliConfigFor(io, globals);
-  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING });
-  if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
-  const { http, close } = httpFor(io);
-  const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
+  const cli = await r.cliConfig(ui);
+  if (!cli) return ui.fail([]);
+  const client = ociClientFor(r.sourceContext(), cli);
+  const pool = r.pool({ limits: r.zipLimits() });
+  let outcome;
   try {
-    let outcome;
-    try {
-      outcome = await importBundleToOci({
-        bundlePath: o.bundlePath,
-        pool,
-        flavor: globals.flavor,
-        client: ociClientFor(sourceContext(io, globals, http), cli),
-        target: { display: o.target, repositoryFor: templateRepositoryMapping(template) },
-        signal,
-        ...(o.maxMemberSize === undefined ? {} : { maxMemberSize: o.maxMemberSize }),
-        ...(o.trustedLocks ? { trustedLocks: o.trustedLocks } : {}),
-        events: (e) => ui.event(e),
-      });
-    } catch (err) {
-      // An interrupt is reported by runInterruptible.
-      if (isProvkitError(err, ErrorCode.ABORTED)) throw err;
-      const ioFailure = isProvkitError(err, ErrorCode.IO) || isProvkitError(err, ErrorCode.NOT_FOUND) || isProvkitError(err, ErrorCode.NOT_A_DIRECTORY);
-      return ui.fail([errorDiagnostic(ioFailure ? 'Cannot import the bundle' : 'Bundle refused', err)]);
-    }
-    if (outcome.failures.length > 0) {
-      // No tag moved (installer/oci-publish.ts): no summary, no lock entries written.
-      return ui.fail(
-        outcome.failures.map((f) => ({
-          severity: 'error' as const,
-          summary: f.summary,
-          detail: f.provider ? `${[f.provider.toString(), f.version?.toString(), f.platform ? `for ${f.platform.toString()}` : undefined].filter((x) => x !== undefined).join(' ')}: ${f.error.message}` : f.error.message,
-          code: f.error.code,
-        })),
-      );
-    }
-    if (o.lockOut !== undefined) {
-      const path = resolve(globals.cwd, o.lockOut);
-      try {
-        await writeFileAtomic(path, outcome.lockFile);
-      } catch (err) {
-        return ui.fail([errorDiagnostic(`Imported into ${o.target}, but the lock entries were not written`, fileError(err, 'cannot write', path))]);
-      }
-    }
-    ui.summary(
-      `Imported into ${o.target}: ${outcome.packages} packages; ${outcome.uploaded} blobs uploaded (${outcome.uploadedBytes} bytes), ${outcome.present} already present, ${outcome.mounted} mounted; ${outcome.tagsPushed} tags pushed, ${outcome.tagsUnchanged} unchanged.`,
-      {
-        target: o.target,
-        packages: outcome.packages,
-        uploaded: outcome.uploaded,
-        uploaded_bytes: outcome.uploadedBytes,
-        present: outcome.present,
-        mounted: outcome.mounted,
-        tags_pushed: outcome.tagsPushed,
-        tags_unchanged: outcome.tagsUnchanged,
-      },
-    );
-    return 0;
-  } finally {
-    await pool.close();
-    close();
+    outcome = await importBundleToOci({
+      bundlePath: o.bundlePath,
+      pool,
+      flavor: globals.flavor,
+      client,
+      target: { display: o.target, repositoryFor: templateRepositoryMapping(template) },
+      signal: r.signal,
+      ...(o.maxMemberSize === undefined ? {} : { maxMemberSize: o.maxMemberSize }),
+      ...(o.trustedLocks ? { trustedLocks: o.trustedLocks } : {}),
+      events: (e) => ui.event(e),
+    });
+  } catch (err) {
+    return importFailed(ui, err);
   }
+  // No tag moved (installer/oci-publish.ts): no summary, no lock entries written.
+  if (outcome.failures.length > 0) return ui.fail(mirrorFailureDiagnostics(outcome.failures, { hints: false }));
+  if (o.lockOut !== undefined && !(await writeLockOut(ui, resolve(globals.cwd, o.lockOut), outcome.lockFile, o.target))) return 1;
+  ui.summary(
+    `Imported into ${o.target}: ${outcome.packages} packages; ${outcome.uploaded} blobs uploaded (${outcome.uploadedBytes} bytes), ${outcome.present} already present, ${outcome.mounted} mounted; ${outcome.tagsPushed} tags pushed, ${outcome.tagsUnchanged} unchanged.`,
+    {
+      target: o.target,
+      packages: outcome.packages,
+      uploaded: outcome.uploaded,
+      uploaded_bytes: outcome.uploadedBytes,
+      present: outcome.present,
+      mounted: outcome.mounted,
+      tags_pushed: outcome.tagsPushed,
+      tags_unchanged: outcome.tagsUnchanged,
+    },
+  );
+  return 0;
 }

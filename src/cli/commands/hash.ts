@@ -1,8 +1,9 @@
 /** `provkit hash [-json] [-concurrency=N] PATH...`: zh:/h1: of packages, zips or directories. */
-import { createHashPool, hashPaths } from '../../hashing/index.js';
+import { hashPaths } from '../../hashing/index.js';
 import { anyHashFailed, renderHashHuman, renderHashJSON } from '../../ui/hash.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { withResources } from '../resources.js';
 import { resolve } from 'node:path';
 
 export const HASH_HELP = `Usage: provkit hash [options] PATH...
@@ -24,18 +25,15 @@ export async function hashCommand(args: readonly string[], io: CliIO, globals: G
     return 1;
   }
   const concurrency = flags.ints.get('concurrency');
-  const pool = createHashPool(concurrency === undefined ? {} : { concurrency });
-  try {
+  return withResources(io, globals, async (r) => {
     const results = await hashPaths(
-      pool,
+      r.pool(concurrency === undefined ? {} : { concurrency }),
       flags.positionals.map((p) => (globals.cwd === io.cwd ? p : resolve(globals.cwd, p))),
     );
     // Paths are reported as the user typed them.
-    const shown = results.map((r, i) => ({ ...r, path: flags.positionals[i]! }));
+    const shown = results.map((x, i) => ({ ...x, path: flags.positionals[i]! }));
     if (flags.bools.get('json')) renderHashJSON(shown, io.stdout);
     else renderHashHuman(shown, io.stdout, io.stderr);
     return anyHashFailed(results) ? 1 : 0;
-  } finally {
-    await pool.close();
-  }
+  });
 }

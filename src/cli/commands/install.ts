@@ -8,15 +8,15 @@ import { join, resolve } from 'node:path';
 
 import { currentPlatform, flavorInfo } from '../../addresses/index.js';
 import { DEFAULT_TEST_DIRECTORY, loadModuleRequirements } from '../../config/index.js';
-import { createHashPool } from '../../hashing/index.js';
 import { incompleteLockProviders, installFailureDiagnostics, lockFileAction, runInstall } from '../../installer/install.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import { authenticationText, type Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, hashStoreOption, httpFor, parsePlatformFlags, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
+import { checkMirrorFlags, parsePlatformFlags, reportDiagnostics } from '../common.js';
 import { ErrorCode, WarningCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
+import { type RunResources, runInterruptibleWith } from '../resources.js';
 
 export const INSTALL_HELP = `Usage: provkit [global options] install [options]
 
@@ -46,10 +46,11 @@ TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE.
 `;
 
 export function installCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
-  return runInterruptible(io, 'provkit install', (signal) => installRun(args, io, globals, signal));
+  return runInterruptibleWith(io, globals, 'provkit install', (r) => installRun(args, r));
 }
 
-async function installRun(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
+async function installRun(args: readonly string[], r: RunResources): Promise<number> {
+  const { io, globals, signal } = r;
   const flags = parseFlags(args, {
     platform: 'string',
     'fs-mirror': 'string',
@@ -115,84 +116,78 @@ async function installRun(args: readonly string[], io: CliIO, globals: GlobalOpt
   const old = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
   if (reportDiagnostics(ui, old.diagnostics, globals.cwd)) return ui.fail([]);
 
-  const { http, close } = httpFor(io);
-  const zipLimits = zipLimitsFromEnv(io.env);
-  const pool = createHashPool({ limits: zipLimits });
-  try {
-    // Without mirror flags: the CLI configuration's provider_installation (or the implied local mirrors and the registries), as init.
-    const source = await sourceFor(io, globals, http, { fsMirror, netMirror }, 'installation', ui);
-    if (!source) return ui.fail([]);
+  const zipLimits = r.zipLimits();
+  const pool = r.pool({ limits: zipLimits });
+  // Without mirror flags: the CLI configuration's provider_installation (or the implied local mirrors and the registries), as init.
+  const source = await r.source({ fsMirror, netMirror }, 'installation', ui);
+  if (!source) return ui.fail([]);
 
-    const mayBreak = io.env['TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE'];
-    const signedKeys: (string | undefined)[] = [];
-    const outcome = await runInstall({
-      signal,
-      zipLimits,
-      extractLimits: { maxEntries: zipLimits.maxEntries, maxTotalBytes: zipLimits.maxTotalBytes },
-      requirements: [...config.requirements.values()],
-      oldLocks: old.locks,
-      platform,
-      source,
-      pool,
-      ...hashStoreOption(io.env, globals.cwd),
-      http,
-      flavor: globals.flavor,
-      targetDir,
-      ...(cacheDir === undefined ? {} : { cacheDir }),
-      cacheMayBreakLockFile: mayBreak !== undefined && mayBreak !== '' && mayBreak !== '0',
-      upgrade,
-      events: (e) => {
-        if (e.type === 'install_complete' && e.auth === 'signed') signedKeys.push(e.keyId);
-        ui.event(e);
-      },
-      enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
-    });
-    if (outcome.failures.length > 0) {
-      return ui.fail(installFailureDiagnostics(outcome.failures, globals.flavor));
-    }
-
-    const signingNote = signingInfo(signedKeys, globals.flavor);
-    if (signingNote !== undefined) ui.summary(signingNote, { event: 'providers_signed' });
-
-    const action = lockFileAction(old.locks, outcome.locks, locksEqual(old.locks, outcome.locks), readonly);
-    const fields = { platform: platform.toString(), installed: outcome.installed.length, lock_file: action };
-    if (action === 'readonly-providers-changed') {
-      return ui.fail([
-        {
-          severity: 'error',
-          summary: 'Provider dependency changes detected',
-          detail: `Changes to the required provider dependencies were detected, but the lock file is read-only. To use and record these requirements, run "${info.command} init" without the "-lockfile=readonly" flag.`,
-          code: ErrorCode.LOCK_FILE_READONLY,
-        },
-      ]);
-    }
-    if (action === 'readonly-changed') {
-      ui.diagnostic({
-        severity: 'warning',
-        summary: 'Provider lock file not updated',
-        detail: `Changes to the provider selections were detected, but not saved in the ${LOCK_FILE_NAME} file. To record these selections, run "${info.command} init" without the "-lockfile=readonly" flag.`,
-        code: WarningCode.LOCK_FILE_NOT_UPDATED,
-      });
-    }
-    if (action === 'write') {
-      // Not after an interrupt: the lock file stays as it was.
-      if (signal.aborted) return 1;
-      await saveLockFile(lockPath, outcome.locks, globals.flavor);
-      ui.summary(
-        old.locks.size === 0
-          ? `${info.productName} has created a lock file ${LOCK_FILE_NAME} to record the provider selections it made above. Include this file in your version control repository so that ${info.productName} can guarantee to make the same selections by default when you run "${info.command} init" in the future.`
-          : `${info.productName} has made some changes to the provider dependency selections recorded in the ${LOCK_FILE_NAME} file. Review those changes and commit them to your version control system if they represent changes you intended to make.`,
-        { ...fields, event: 'lock_file_written' },
-      );
-      const incomplete = incompleteLockProviders(outcome.installed, outcome.locks, (p) => p.toShortString(globals.flavor));
-      if (incomplete.length > 0) ui.diagnostic(incompleteLockWarning(incomplete, platform.toString(), globals.flavor));
-    }
-    ui.summary(`Success! ${outcome.installed.length} provider${outcome.installed.length === 1 ? '' : 's'} installed for ${platform.toString()} in ${targetDir}.`, fields);
-    return 0;
-  } finally {
-    await pool.close();
-    close();
+  const mayBreak = io.env['TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE'];
+  const signedKeys: (string | undefined)[] = [];
+  const outcome = await runInstall({
+    signal,
+    zipLimits,
+    extractLimits: { maxEntries: zipLimits.maxEntries, maxTotalBytes: zipLimits.maxTotalBytes },
+    requirements: [...config.requirements.values()],
+    oldLocks: old.locks,
+    platform,
+    source,
+    pool,
+    ...r.hashStore(),
+    http: r.http(),
+    flavor: globals.flavor,
+    targetDir,
+    ...(cacheDir === undefined ? {} : { cacheDir }),
+    cacheMayBreakLockFile: mayBreak !== undefined && mayBreak !== '' && mayBreak !== '0',
+    upgrade,
+    events: (e) => {
+      if (e.type === 'install_complete' && e.auth === 'signed') signedKeys.push(e.keyId);
+      ui.event(e);
+    },
+    enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+  });
+  if (outcome.failures.length > 0) {
+    return ui.fail(installFailureDiagnostics(outcome.failures, globals.flavor));
   }
+
+  const signingNote = signingInfo(signedKeys, globals.flavor);
+  if (signingNote !== undefined) ui.summary(signingNote, { event: 'providers_signed' });
+
+  const action = lockFileAction(old.locks, outcome.locks, locksEqual(old.locks, outcome.locks), readonly);
+  const fields = { platform: platform.toString(), installed: outcome.installed.length, lock_file: action };
+  if (action === 'readonly-providers-changed') {
+    return ui.fail([
+      {
+        severity: 'error',
+        summary: 'Provider dependency changes detected',
+        detail: `Changes to the required provider dependencies were detected, but the lock file is read-only. To use and record these requirements, run "${info.command} init" without the "-lockfile=readonly" flag.`,
+        code: ErrorCode.LOCK_FILE_READONLY,
+      },
+    ]);
+  }
+  if (action === 'readonly-changed') {
+    ui.diagnostic({
+      severity: 'warning',
+      summary: 'Provider lock file not updated',
+      detail: `Changes to the provider selections were detected, but not saved in the ${LOCK_FILE_NAME} file. To record these selections, run "${info.command} init" without the "-lockfile=readonly" flag.`,
+      code: WarningCode.LOCK_FILE_NOT_UPDATED,
+    });
+  }
+  if (action === 'write') {
+    // Not after an interrupt: the lock file stays as it was.
+    if (signal.aborted) return 1;
+    await saveLockFile(lockPath, outcome.locks, globals.flavor);
+    ui.summary(
+      old.locks.size === 0
+        ? `${info.productName} has created a lock file ${LOCK_FILE_NAME} to record the provider selections it made above. Include this file in your version control repository so that ${info.productName} can guarantee to make the same selections by default when you run "${info.command} init" in the future.`
+        : `${info.productName} has made some changes to the provider dependency selections recorded in the ${LOCK_FILE_NAME} file. Review those changes and commit them to your version control system if they represent changes you intended to make.`,
+      { ...fields, event: 'lock_file_written' },
+    );
+    const incomplete = incompleteLockProviders(outcome.installed, outcome.locks, (p) => p.toShortString(globals.flavor));
+    if (incomplete.length > 0) ui.diagnostic(incompleteLockWarning(incomplete, platform.toString(), globals.flavor));
+  }
+  ui.summary(`Success! ${outcome.installed.length} provider${outcome.installed.length === 1 ? '' : 's'} installed for ${platform.toString()} in ${targetDir}.`, fields);
+  return 0;
 }
 
 /**

@@ -7,22 +7,21 @@ import { join, resolve } from 'node:path';
 
 import { currentPlatform, flavorInfo } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
+import { describeError, ErrorCode, ProvkitError } from '../../errors.js';
 import { checkDirectoryTarget } from '../../fs/target.js';
-import { createHashPool } from '../../hashing/index.js';
 import type { InstallerEvent } from '../../installer/events.js';
-import { type MirrorFailure, type MirrorOptions, runMirror } from '../../installer/mirror.js';
+import { mirrorFailureDiagnostics, type MirrorOptions, runMirror } from '../../installer/mirror.js';
 import { runUnpackedMirror } from '../../installer/mirror-unpacked.js';
 import { runOciMirror } from '../../installer/oci-publish.js';
 import { loadLockFile, LOCK_FILE_NAME, Locks, verifyDependencySelections } from '../../lockfile/index.js';
+import { validateLevel1 } from '../../net/index.js';
+import { ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { cacheBase, checkMirrorFlags, hashStoreOption, httpFor, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, runInterruptible, sourceFor, zipLimitsFromEnv } from '../common.js';
-import { describeError, ErrorCode, ProvkitError, WarningCode } from '../../errors.js';
+import { cacheBase, checkMirrorFlags, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, targetMutexWarnings } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
-import { ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
-import { loadCliConfigFor, sourceContext } from '../wiring.js';
-import { validateLevel1 } from '../../net/index.js';
+import { type RunResources, runInterruptibleWith } from '../resources.js';
 
 export const MIRROR_HELP = `Usage: provkit [global options] mirror [options] TARGET_DIR
        provkit [global options] mirror [options] oci://REGISTRY[:PORT]/TEMPLATE
@@ -57,10 +56,11 @@ Options:
 `;
 
 export function mirrorCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
-  return runInterruptible(io, 'provkit mirror', (signal) => mirrorRun(args, io, globals, signal));
+  return runInterruptibleWith(io, globals, 'provkit mirror', (r) => mirrorRun(args, r));
 }
 
-async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOptions, signal: AbortSignal): Promise<number> {
+async function mirrorRun(args: readonly string[], r: RunResources): Promise<number> {
+  const { io, globals } = r;
   const flags = parseFlags(args, { platform: 'strings', hashes: 'string', layout: 'string', 'fs-mirror': 'string', 'net-mirror': 'string', json: 'bool', 'lock-file': 'bool' });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
@@ -131,68 +131,31 @@ async function mirrorRun(args: readonly string[], io: CliIO, globals: GlobalOpti
     }
   }
 
-  const { http, close } = httpFor(io);
-  const source = await sourceFor(io, globals, http, { fsMirror, netMirror }, 'registry', ui);
-  if (!source) {
-    close();
-    return ui.fail([]);
-  }
+  const source = await r.source({ fsMirror, netMirror }, 'registry', ui);
+  if (!source) return ui.fail([]);
+  if (oci !== undefined) return ociMirrorRun(r, ui, { requirements, locks: lock.locks, platforms, source, template: oci, target: flags.positionals[0]! });
 
-  if (oci !== undefined) {
-    try {
-      return await ociMirrorRun(io, globals, ui, { requirements, locks: lock.locks, platforms, source, http, signal, template: oci, target: flags.positionals[0]! });
-    } finally {
-      close();
-    }
-  }
-  const pool = createHashPool({ limits: zipLimitsFromEnv(io.env) });
-  try {
-    const options = {
-      signal,
-      targetMutex: {
-        onWait: (w) =>
-          ui.diagnostic({
-            severity: 'warning',
-            summary: 'Waiting for another mirror run',
-            detail: `${targetDir} is locked${w.holder ? ` by process ${w.holder.pid} on ${w.holder.hostname}` : ''}; waiting for it to finish.`,
-            code: WarningCode.LOCK_WAIT,
-          }),
-        onBreak: (b) => ui.diagnostic({ severity: 'warning', summary: 'Stale mirror lock removed', detail: `${b.path} (${b.reason})`, code: WarningCode.STALE_LOCK_REMOVED }),
-      },
-      requirements,
-      locks: lock.locks,
-      platforms,
-      source,
-      pool,
-      http,
-      targetDir,
-      cacheFile: mirrorCacheFile(io.env, targetDir),
-      ...hashStoreOption(io.env, globals.cwd),
-      flavor: globals.flavor,
-      hashes,
-      events: (e: InstallerEvent) => ui.event(e),
-    } satisfies MirrorOptions;
-    const outcome =
-      layout === 'unpacked'
-        ? await runUnpackedMirror({ ...options, packedDir: mirrorPackedCacheDir(io.env, targetDir) })
-        : await runMirror(options);
-    if (outcome.failures.length > 0) {
-      // Nothing changed in the target: no summary of work that did not happen.
-      return ui.fail(outcome.failures.map((f) => ({ severity: 'error' as const, summary: f.summary, detail: failureDetail(f), code: f.error.code, ...(f.error.hint === undefined ? {} : { hint: f.error.hint }) })));
-    }
-    ui.summary(`Mirrored: ${outcome.written} fetched, ${outcome.reused} already present and verified.`, { fetched: outcome.written, reused: outcome.reused, failed: 0 });
-    return 0;
-  } finally {
-    await pool.close();
-    close();
-  }
-}
-
-/** `PROVIDER VERSION for PLATFORM: message`, with what the failure names. */
-function failureDetail(f: MirrorFailure): string {
-  if (!f.provider) return f.error.message;
-  const what = [f.provider.toString(), f.version?.toString(), f.platform ? `for ${f.platform.toString()}` : undefined].filter((x) => x !== undefined).join(' ');
-  return `${what}: ${f.error.message}`;
+  const options = {
+    signal: r.signal,
+    targetMutex: targetMutexWarnings(ui, { summary: 'Waiting for another mirror run', detail: (holder) => `${targetDir} is locked${holder}; waiting for it to finish.` }),
+    requirements,
+    locks: lock.locks,
+    platforms,
+    source,
+    pool: r.pool({ limits: r.zipLimits() }),
+    http: r.http(),
+    targetDir,
+    cacheFile: mirrorCacheFile(io.env, targetDir),
+    ...r.hashStore(),
+    flavor: globals.flavor,
+    hashes,
+    events: (e: InstallerEvent) => ui.event(e),
+  } satisfies MirrorOptions;
+  const outcome = layout === 'unpacked' ? await runUnpackedMirror({ ...options, packedDir: mirrorPackedCacheDir(io.env, targetDir) }) : await runMirror(options);
+  // Nothing changed in the target: no summary of work that did not happen.
+  if (outcome.failures.length > 0) return ui.fail(mirrorFailureDiagnostics(outcome.failures, { hints: true }));
+  ui.summary(`Mirrored: ${outcome.written} fetched, ${outcome.reused} already present and verified.`, { fetched: outcome.written, reused: outcome.reused, failed: 0 });
+  return 0;
 }
 
 /**
@@ -212,38 +175,28 @@ function mirrorPackedCacheDir(env: CliIO['env'], targetDir: string): string {
 
 /** `mirror oci://…`: publish into an OCI registry (installer/oci-publish.ts). */
 async function ociMirrorRun(
-  io: CliIO,
-  globals: GlobalOptions,
+  r: RunResources,
   ui: Renderer,
-  o: {
-    requirements: MirrorOptions['requirements'];
-    locks: MirrorOptions['locks'];
-    platforms: MirrorOptions['platforms'];
-    source: MirrorOptions['source'];
-    http: NonNullable<MirrorOptions['http']>;
-    signal: AbortSignal;
-    template: string;
-    target: string;
-  },
+  o: Pick<MirrorOptions, 'requirements' | 'locks' | 'platforms' | 'source'> & { template: string; target: string },
 ): Promise<number> {
-  const cli = await loadCliConfigFor(io, globals);
-  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING });
-  if (cli.diagnostics.some((d) => d.severity === 'error')) return ui.fail([]);
+  const { globals } = r;
+  const cli = await r.cliConfig(ui);
+  if (!cli) return ui.fail([]);
   const outcome = await runOciMirror({
     requirements: o.requirements,
     locks: o.locks,
     platforms: o.platforms,
     source: o.source,
-    http: o.http,
-    signal: o.signal,
+    http: r.http(),
+    signal: r.signal,
     flavor: globals.flavor,
-    client: ociClientFor(sourceContext(io, globals, o.http), cli),
+    client: ociClientFor(r.sourceContext(), cli),
     target: { display: o.target, repositoryFor: templateRepositoryMapping(o.template) },
     events: (e: InstallerEvent) => ui.event(e),
   });
   if (outcome.failures.length > 0) {
     // A failed package moves no tag (installer/oci-publish.ts); a tag that fails is named here, the tags pushed before it were reported as events. No summary.
-    return ui.fail(outcome.failures.map((f) => ({ severity: 'error' as const, summary: f.summary, detail: failureDetail(f), code: f.error.code })));
+    return ui.fail(mirrorFailureDiagnostics(outcome.failures, { hints: false }));
   }
   ui.summary(
     `Published to ${o.target}: ${outcome.uploaded} blobs uploaded (${outcome.uploadedBytes} bytes), ${outcome.present} already present, ${outcome.mounted} mounted; ${outcome.tagsPushed} tags pushed, ${outcome.tagsUnchanged} unchanged.`,

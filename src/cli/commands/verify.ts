@@ -9,7 +9,6 @@ import { join, posix, resolve } from 'node:path';
 
 import type { Platform } from '../../addresses/index.js';
 import { type Diagnostic as ConfigDiagnostic, discoverRoots, findPolicy, loadModuleRequirements, type PlatformPolicy } from '../../config/index.js';
-import { createHashPool, type HashPool, type HashStore } from '../../hashing/index.js';
 import type { Requirement } from '../../installer/lock.js';
 import { runOciVerify } from '../../installer/oci-verify.js';
 import { compareProblems, runVerify, type VerifyOutcome } from '../../installer/verify.js';
@@ -17,13 +16,13 @@ import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.j
 import { validateLevel1 } from '../../net/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
-import { fromHclDiagnostic, hashStoreOption, httpFor, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
+import { fromHclDiagnostic, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
 import { ociMirrorSourceFor } from '../../sources/index.js';
-import { loadCliConfigFor, sourceContext } from '../wiring.js';
-import { ErrorCode, WarningCode } from '../../errors.js';
+import { ErrorCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
+import { type RunResources, withResources } from '../resources.js';
 
 export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
 
@@ -70,25 +69,20 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
   if (flags.positionals.length > 0) errors.push({ severity: 'error', summary: 'Unexpected arguments', detail: `verify takes no arguments, not ${flags.positionals.join(' ')}.`, code: ErrorCode.USAGE });
   if (errors.length > 0) return ui.fail(errors);
 
-  const pool = createHashPool();
-  const { hashStore } = hashStoreOption(io.env, globals.cwd);
-  const context: VerifyContext = { io, globals, ui, pool, platforms, ...(mirror === undefined ? {} : { mirror }), ...(hashStore ? { hashStore } : {}) };
-  try {
-    if (flags.bools.get('recursive') !== true) return await verifyOne(context);
-    return await verifyTree(context, json ? new JsonUI(io.stdout) : undefined);
-  } finally {
-    await pool.close();
-  }
+  return withResources(io, globals, (r) => {
+    const context: VerifyContext = { r, io, globals, ui, platforms, ...(mirror === undefined ? {} : { mirror }) };
+    return flags.bools.get('recursive') !== true ? verifyOne(context) : verifyTree(context, json ? new JsonUI(io.stdout) : undefined);
+  });
 }
 
 interface VerifyContext {
+  /** The run's hash pool (default options), hash store and, for an OCI mirror, HTTP client and CLI configuration. */
+  readonly r: RunResources;
   readonly io: CliIO;
   readonly globals: GlobalOptions;
   readonly ui: Renderer;
-  readonly pool: HashPool;
   readonly platforms: Platform[];
   readonly mirror?: string;
-  readonly hashStore?: HashStore;
 }
 
 /** One root's checks: its diagnostics (failures to load) or the verify outcome. */
@@ -114,15 +108,15 @@ async function verifyRoot(
 
   const platforms = c.platforms.length > 0 ? c.platforms : policy.policy ? [...policy.policy.platforms] : [];
   const outcome = c.mirror?.startsWith('oci://')
-    ? await verifyOci(io, globals, c.ui, { locks: lock.locks, requirements: [...config.requirements.values()], mirror: c.mirror, platforms, pool: c.pool })
+    ? await verifyOci(c.r, c.ui, { locks: lock.locks, requirements: [...config.requirements.values()], mirror: c.mirror, platforms })
     : await runVerify({
     locks: lock.locks,
     requirements: [...config.requirements.values()],
     ...(c.mirror === undefined ? {} : { mirrorDir: resolve(globals.cwd, c.mirror) }),
     ...(platforms.length > 0 && c.mirror !== undefined ? { platforms } : {}),
     ...(policy.policy && c.platforms.length === 0 ? { policy: { platforms: policy.policy.platforms, file: policy.policy.file } } : {}),
-    ...(c.hashStore ? { hashStore: c.hashStore } : {}),
-    pool: c.pool,
+    ...c.r.hashStore(),
+    pool: c.r.pool(),
     flavor: globals.flavor,
   });
   if (outcome === undefined) return { diagnostics, failed: true };
@@ -194,10 +188,9 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
  * configuration or the template is unusable (already reported).
  */
 async function verifyOci(
-  io: CliIO,
-  globals: GlobalOptions,
+  r: RunResources,
   ui: Renderer,
-  o: { locks: Locks; requirements: Requirement[]; mirror: string; platforms: Platform[]; pool: HashPool },
+  o: { locks: Locks; requirements: Requirement[]; mirror: string; platforms: Platform[] },
 ): Promise<VerifyOutcome | undefined> {
   const template = ociTemplate(o.mirror);
   const problem = validateLevel1(template);
@@ -205,23 +198,18 @@ async function verifyOci(
     ui.diagnostic({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The mirror ${o.mirror} is not a valid URI template: ${problem}.`, code: ErrorCode.USAGE });
     return undefined;
   }
-  const cli = await loadCliConfigFor(io, globals);
-  for (const d of cli.diagnostics) ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING });
-  if (cli.diagnostics.some((d) => d.severity === 'error')) return undefined;
-  const { http, close } = httpFor(io);
-  try {
-    const configProblems = await runVerify({ locks: o.locks, requirements: o.requirements, pool: o.pool, flavor: globals.flavor });
-    const published = await runOciVerify({
-      locks: o.locks,
-      source: ociMirrorSourceFor(template, sourceContext(io, globals, http), cli),
-      mirror: o.mirror,
-      ...(o.platforms.length > 0 ? { platforms: o.platforms } : {}),
-      pool: o.pool,
-      http,
-    });
-    const problems = [...configProblems.problems, ...published.problems].sort(compareProblems);
-    return { ...published, problems };
-  } finally {
-    close();
-  }
+  const cli = await r.cliConfig(ui);
+  if (!cli) return undefined;
+  const pool = r.pool();
+  const configProblems = await runVerify({ locks: o.locks, requirements: o.requirements, pool, flavor: r.globals.flavor });
+  const published = await runOciVerify({
+    locks: o.locks,
+    source: ociMirrorSourceFor(template, r.sourceContext(), cli),
+    mirror: o.mirror,
+    ...(o.platforms.length > 0 ? { platforms: o.platforms } : {}),
+    pool,
+    http: r.http(),
+  });
+  const problems = [...configProblems.problems, ...published.problems].sort(compareProblems);
+  return { ...published, problems };
 }

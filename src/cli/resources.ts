@@ -1,0 +1,164 @@
+/**
+ * The resources of one command run, in one place: the HTTP client, the hash
+ * pool, the hash store, the CLI configuration and the source, each opened
+ * when the command first asks for it (nothing is set up that the run does
+ * not use: a `verify` without an OCI mirror makes no HTTP client, a
+ * `bundle import` into a directory none; start-up time counts, issue 13),
+ * and closed exactly once, in the reverse order of opening, however the run
+ * ends: success, a failure, an exception, or an interrupt (which aborts
+ * {@link RunResources.signal}; the body then unwinds through
+ * {@link withResources}, which closes). Anything else a run opens that must
+ * be closed with them (a package plan) is handed over with
+ * {@link RunResources.defer}.
+ */
+import { resolve } from 'node:path';
+
+import type { CliConfig } from '../cliconfig/index.js';
+import { ErrorCode, WarningCode } from '../errors.js';
+import { createHashPool, type HashPool, type HashPoolOptions, type HashStore, type ZipLimits } from '../hashing/index.js';
+import type { HttpClient } from '../net/index.js';
+import { FilesystemMirrorSource, installationSourceFor, netMirrorSourceFor, ociMirrorSourceFor, registrySourceFor, type Source, type SourceContext } from '../sources/index.js';
+import { hashStoreOption, httpFor, type MirrorFlags, ociTemplate, runInterruptible, zipLimitsFromEnv } from './common.js';
+import type { CliIO, GlobalOptions } from './io.js';
+import type { Renderer } from './render.js';
+import { loadCliConfigFor, sourceContext } from './wiring.js';
+
+/** See the module comment. */
+export class RunResources {
+  private readonly closers: Array<() => void | Promise<void>> = [];
+  private closing: Promise<void> | undefined;
+  private httpClient: HttpClient | undefined;
+  private hashPool: HashPool | undefined;
+  private store: { hashStore?: HashStore } | undefined;
+  private limits: Required<ZipLimits> | undefined;
+  private cli: Promise<CliConfig> | undefined;
+
+  constructor(
+    readonly io: CliIO,
+    readonly globals: GlobalOptions,
+    /** Aborted by an interrupt (SIGINT, SIGTERM, SIGHUP, closed output); never, for a run that is not interruptible. */
+    readonly signal: AbortSignal = new AbortController().signal,
+  ) {}
+
+  /** The run's HTTP client (proxies, CAs and tuning from the environment), made on first use. */
+  http(): HttpClient {
+    if (this.httpClient === undefined) {
+      const { http, close } = httpFor(this.io);
+      this.httpClient = http;
+      this.defer(close);
+    }
+    return this.httpClient;
+  }
+
+  /**
+   * The run's hash pool, made on first use with the first caller's options
+   * (its workers start when a job needs one: hashing/pool.ts).
+   */
+  pool(options: HashPoolOptions = {}): HashPool {
+    if (this.hashPool === undefined) {
+      const pool = createHashPool(options);
+      this.hashPool = pool;
+      this.defer(() => pool.close());
+    }
+    return this.hashPool;
+  }
+
+  /** The archive limits of `PROVKIT_ZIP_LIMITS` (see {@link zipLimitsFromEnv}; throws USAGE when it is malformed). */
+  zipLimits(): Required<ZipLimits> {
+    this.limits ??= zipLimitsFromEnv(this.io.env);
+    return this.limits;
+  }
+
+  /** The hash store of `lock`, `mirror`, `install` and `verify`, as an option (none when disabled). */
+  hashStore(): { hashStore?: HashStore } {
+    this.store ??= hashStoreOption(this.io.env, this.globals.cwd);
+    return this.store;
+  }
+
+  /** The factory's context for this run (src/cli/wiring.ts), with the run's HTTP client. */
+  sourceContext(): SourceContext {
+    return sourceContext(this.io, this.globals, this.http());
+  }
+
+  /**
+   * The CLI configuration, read once per run, its diagnostics rendered;
+   * undefined when it has errors (already rendered).
+   */
+  async cliConfig(ui: Renderer): Promise<CliConfig | undefined> {
+    const first = this.cli === undefined;
+    this.cli ??= loadCliConfigFor(this.io, this.globals);
+    const cli = await this.cli;
+    if (first) {
+      for (const d of cli.diagnostics) {
+        ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING });
+      }
+    }
+    return cli.diagnostics.some((d) => d.severity === 'error') ? undefined : cli;
+  }
+
+  /**
+   * The source of the run: `-fs-mirror`, `-net-mirror` or `-oci-mirror` when
+   * given; otherwise, with the CLI configuration, the origin registries
+   * (`lock`, `mirror`, `bundle`: the reference ignores provider_installation
+   * there) or the configured installation methods (`install`, as init).
+   * `-net-mirror` and `-oci-mirror` also read the CLI configuration, for the
+   * mirror host's credentials (as the reference; see `netMirrorSourceFor`,
+   * and OpenTofu's OCICredentialsPolicyBuilder). Undefined when the CLI
+   * configuration has errors (already rendered).
+   */
+  async source(flags: MirrorFlags, otherwise: 'registry' | 'installation', ui: Renderer): Promise<Source | undefined> {
+    if (flags.fsMirror !== undefined) return new FilesystemMirrorSource({ baseDir: resolve(this.globals.cwd, flags.fsMirror), flavor: this.globals.flavor });
+    const cli = await this.cliConfig(ui);
+    if (cli === undefined) return undefined;
+    if (flags.netMirror !== undefined) return netMirrorSourceFor(flags.netMirror, this.sourceContext(), cli);
+    if (flags.ociMirror !== undefined) return ociMirrorSourceFor(ociTemplate(flags.ociMirror), this.sourceContext(), cli);
+    return otherwise === 'registry' ? registrySourceFor(this.sourceContext(), cli) : installationSourceFor(this.sourceContext(), cli);
+  }
+
+  /** Closes `close` with the run's resources: after everything opened later, before everything opened earlier. */
+  defer(close: () => void | Promise<void>): void {
+    if (this.closing !== undefined) throw new Error('internal: a resource opened after its run was closed');
+    this.closers.push(close);
+  }
+
+  /**
+   * Closes everything, last opened first, once (later calls wait for the
+   * first). Every closer runs even when one fails; the first failure is
+   * then thrown.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      let failure: { err: unknown } | undefined;
+      for (const close of this.closers.reverse()) {
+        try {
+          // eslint-disable-next-line no-await-in-loop -- in reverse order of opening, one after another
+          await close();
+        } catch (err) {
+          failure ??= { err };
+        }
+      }
+      this.closers.length = 0;
+      if (failure) throw failure.err;
+    })();
+    return this.closing;
+  }
+}
+
+/** Runs `body` with a run's resources, closing them when it ends, however it ends. */
+export async function withResources<T>(io: CliIO, globals: GlobalOptions, body: (r: RunResources) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  const r = new RunResources(io, globals, signal);
+  try {
+    return await body(r);
+  } finally {
+    await r.close();
+  }
+}
+
+/**
+ * A command body under {@link runInterruptible} with its resources: an
+ * interrupt aborts `r.signal`, the body unwinds, the resources are closed,
+ * and then the interrupt is reported (exit 130, 143 or 129).
+ */
+export function runInterruptibleWith(io: CliIO, globals: GlobalOptions, what: string, body: (r: RunResources) => Promise<number>, changed?: () => string): Promise<number> {
+  return runInterruptible(io, what, (signal) => withResources(io, globals, body, signal), changed);
+}

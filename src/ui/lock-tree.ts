@@ -1,0 +1,81 @@
+/**
+ * The output of `lock -recursive` (docs/recursive-lock.md): one line per
+ * root module (or, under `-json`, a `lock_root` message scoped to the root),
+ * and the run's summary.
+ */
+import type { PlanStats } from '../installer/lock-plan.js';
+import type { RootOutcome, TreeLockResult } from '../installer/lock-tree.js';
+import { type Diagnostic, platformsText, renderDiagnostic, type TextSink } from './human.js';
+import type { JsonUI } from './json.js';
+
+/** How a root's outcome reads on its line. */
+export function lockRootStatusText(o: RootOutcome): string {
+  switch (o.status) {
+    case 'unchanged':
+      return 'no changes';
+    case 'updated':
+      return 'lock file updated';
+    case 'created':
+      return 'lock file created';
+    case 'would-change':
+      return 'lock file would change';
+    case 'failed':
+      return 'failed';
+  }
+}
+
+/** One root's result with its diagnostics: a `lock_root` message under `-json`, else its line, its changes and the diagnostics. */
+export function renderLockRoot(o: RootOutcome, diagnostics: readonly Diagnostic[], out: { stdout: TextSink; stderr: TextSink; json: JsonUI | undefined }): void {
+  const platforms = o.platforms ? platformsText({ type: 'platforms_chosen', ...o.platforms }) : undefined;
+  if (out.json) {
+    const scoped = out.json.scoped({ root: o.root });
+    for (const d of diagnostics) scoped.diagnostic(d);
+    scoped.message(o.status === 'failed' ? 'error' : 'info', `${o.root}: ${lockRootStatusText(o)}`, 'lock_root', {
+      status: o.status.replace('-', '_'),
+      providers: o.providers,
+      platforms: o.platforms?.platforms.map(String) ?? [],
+      platforms_origin: o.platforms?.origin ?? null,
+      ...(o.platforms?.policyFile === undefined ? {} : { policy_file: o.platforms.policyFile }),
+      ...(o.platforms?.via === undefined ? {} : { platforms_via: o.platforms.via }),
+      changes: o.changes,
+    });
+    return;
+  }
+  const what = `${o.providers} provider${o.providers === 1 ? '' : 's'}${platforms === undefined ? '' : `; ${platforms}`}`;
+  out.stdout.write(`- ${o.root}: ${lockRootStatusText(o)} (${what})\n`);
+  if (o.status === 'would-change' || o.status === 'updated') for (const c of o.changes) out.stdout.write(`    ${c}\n`);
+  for (const d of diagnostics) renderDiagnostic(d, out.stderr);
+}
+
+/** The summary of a `lock -recursive` run: its message and its `-json` fields. */
+export function lockTreeSummary(result: TreeLockResult, stats: PlanStats, seconds: number, check: boolean): { message: string; fields: Record<string, unknown> } {
+  const s = result.byStatus;
+  const counts = [
+    s.unchanged > 0 ? `${s.unchanged} unchanged` : '',
+    s.updated > 0 ? `${s.updated} updated` : '',
+    s.created > 0 ? `${s.created} created` : '',
+    s['would-change'] > 0 ? `${s['would-change']} would change` : '',
+    s.failed > 0 ? `${s.failed} failed` : '',
+  ].filter((x) => x !== '');
+  const fetched = [`${stats.downloaded} downloaded`, ...(stats.local > 0 ? [`${stats.local} from the mirror`] : []), `${stats.fromStore} from the hash store`];
+  const message =
+    `${check ? 'Checked' : 'Locked'} ${result.roots} root module${result.roots === 1 ? '' : 's'} (${counts.join(', ')}): ` +
+    `${result.providers} provider${result.providers === 1 ? '' : 's'}, ${stats.packages} unique package${stats.packages === 1 ? '' : 's'} (${fetched.join(', ')}) in ${seconds.toFixed(1)} s.`;
+  return {
+    message,
+    fields: {
+      roots: result.roots,
+      unchanged: s.unchanged,
+      updated: s.updated,
+      created: s.created,
+      would_change: s['would-change'],
+      failed: s.failed,
+      providers: result.providers,
+      packages: stats.packages,
+      downloaded: stats.downloaded,
+      local: stats.local,
+      hash_store: stats.fromStore,
+      seconds,
+    },
+  };
+}
