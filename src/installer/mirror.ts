@@ -62,11 +62,12 @@ import { removeTempsIn, tempPathIn } from '../fs/temp-name.js';
 import { compareBytewise } from '../go/index.js';
 import { normalizeHashes, zhOfFile, type ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
-import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../layout/index.js';
+import { mirrorIndexJSON, mirrorVersionJSON, providerDirPath } from '../layout/index.js';
 import { authenticateArchive, checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
 import { requireMirrorable } from './archive-check.js';
+import { chooseMirrorVersion, mirrorArchivePath, type MirrorFailure, mirrorNeedsVersions, type MirrorStep, planMirrorPackages } from './mirror-plan.js';
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
-import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement, selectVersion } from './lock.js';
+import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement } from './lock.js';
 
 export type MirrorHashes = 'reference' | 'all';
 
@@ -88,55 +89,27 @@ export interface MirrorOptions extends FetchRunOptions {
 /** The file of the directory mutex a mirror run holds in its target. */
 export const MIRROR_MUTEX_FILE = '.provkit-mirror.lock';
 /**
- * The version `mirror` (and `mirror oci://`) takes for a requirement: the lock
- * file's when the lock file has entries (a provider missing from it is a
- * failure, as the reference's `providers mirror`), else the newest meeting
- * the constraints. Emits `provider_selected` for a version taken.
+ * The version `mirror` (and `mirror oci://`) takes for a requirement
+ * (mirror-plan.ts, {@link chooseMirrorVersion}), asking the source for the
+ * versions when the plan needs them. Emits `provider_selected` for a version taken.
  */
 export async function selectMirrorVersion(
   options: Pick<FetchRunOptions, 'source' | 'flavor' | 'signal'> & { readonly locks: Locks },
   req: Requirement,
   events: EventSink,
 ): Promise<{ readonly version: Version } | { readonly failure: MirrorFailure }> {
-  const { provider } = req;
-  try {
-    const locked = options.locks.size > 0 ? options.locks.provider(provider) : undefined;
-    if (options.locks.size > 0 && !locked) {
-      return {
-        failure: {
-          provider,
-          summary: 'Provider not found in lockfile',
-          error: new ProvkitError(ErrorCode.NOT_FOUND, `Failed to find ${provider.toString()} in the lock file`, { provider: provider.toString() }),
-        },
-      };
-    }
-    const available = await options.source.availableVersions(provider, options.signal);
-    const version = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor).version;
-    events({
-      type: 'provider_selected',
-      provider,
-      version,
-      reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints',
-      constraints: req.constraints.toString(),
-      announce: true,
-    });
-    return { version };
-  } catch (err) {
-    return { failure: { provider, summary: 'Provider not available', error: asProvkitError(err) } };
-  }
+  const available = mirrorNeedsVersions(req, options.locks) ? await options.source.availableVersions(req.provider, options.signal).catch((err: unknown) => asProvkitError(err)) : undefined;
+  const selection = chooseMirrorVersion(req, options.locks, available, options.flavor);
+  if (selection.kind === 'failed') return { failure: selection.failure };
+  const { version, reason } = selection;
+  events({ type: 'provider_selected', provider: req.provider, version, reason, constraints: req.constraints.toString(), announce: true });
+  return { version };
 }
 
 /** The prefix of the staging directories inside a target. */
 export const MIRROR_STAGING_PREFIX = '.provkit-staging-';
 
-export interface MirrorFailure {
-  /** Absent for failures that concern the whole mirror (the indexes). */
-  readonly provider?: ProviderAddress;
-  readonly version?: Version;
-  readonly platform?: Platform;
-  readonly summary: string;
-  readonly error: ProvkitError;
-}
+export type { MirrorFailure } from './mirror-plan.js';
 
 export interface MirrorOutcome {
   readonly failures: readonly MirrorFailure[];
@@ -256,8 +229,8 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     return state;
   };
 
-  const mirrorPackage = async (provider: ProviderAddress, version: Version, platform: Platform): Promise<void> => {
-    const rel = `${providerDirPath(provider)}/${packedFileName(provider, version, platform)}`;
+  /** One step of the plan (mirror-plan.ts): fetch the package, or keep the archive already there when it verifies. */
+  const mirrorPackage = async ({ provider, version, platform, rel, action }: MirrorStep): Promise<void> => {
     const dest = join(options.targetDir, rel);
     const stagedDest = join(staging, rel);
     let meta: PackageMeta;
@@ -268,8 +241,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       return;
     }
     // Incremental: an archive already there that authenticates is kept.
-    const existing = await stat(dest).catch(() => undefined);
-    if (existing?.isFile()) {
+    if (action === 'verify-existing') {
       const kept = await verifyExisting(meta, dest, rel).catch(() => undefined);
       if (kept) {
         thisRun.set(rel, kept);
@@ -352,7 +324,10 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
         return;
       }
       const { version } = selected;
-      await Promise.all(options.platforms.map((platform) => mirrorPackage(req.provider, version, platform)));
+      const rels = options.platforms.map((platform) => mirrorArchivePath(req.provider, version, platform));
+      const present = await Promise.all(rels.map(async (rel) => ((await stat(join(options.targetDir, rel)).catch(() => undefined))?.isFile() === true ? rel : undefined)));
+      const steps = planMirrorPackages(req.provider, version, options.platforms, new Set(present.filter((rel) => rel !== undefined)));
+      await Promise.all(steps.map(mirrorPackage));
     }),
   );
 
