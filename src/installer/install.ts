@@ -85,6 +85,7 @@ import {
 import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, queryWarningsEvent } from './events.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
+import { installSelection, reuseCached, reuseInstalled } from './install-plan.js';
 import { type ProviderFailure, type Requirement, selectVersion } from './lock.js';
 
 export { InstallErrorCode } from './cache.js';
@@ -258,7 +259,6 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       return undefined;
     }
   };
-  const matchesH1 = (allowed: readonly Hash[], h1: Hash | undefined): boolean => h1 !== undefined && allowed.some((h) => h.text === h1.text);
 
   /** `at` follows the work: its phase and version say where a failure happened. */
   const installOne = async (req: Requirement, at: { phase: InstallPhase; version: Version | undefined; started: boolean }): Promise<ProviderResult> => {
@@ -267,20 +267,12 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     const locked = options.upgrade ? undefined : lock?.version;
     events({ type: 'install_resolving', provider, constraints: constraints.toString(), locked });
 
-    // Step 1: selection (docs/reference.md items 46, 87).
-    const zeroOnly = constraints.terms.length === 1 && constraints.terms[0]?.operator === '=' && constraints.terms[0].boundary.toString() === '0.0.0';
-    if (flavor === 'tofu' && (locked?.toString() === '0.0.0' || (!locked && zeroOnly))) {
-      throw new ProvkitError(
-        InstallErrorCode.VERSION_SELECTION,
-        '0.0.0 is not a valid provider version. \nIf the version 0.0.0 is intended to represent a non-published provider, consider using dev_overrides - https://opentofu.org/docs/cli/config/config-file/#development-overrides-for-provider-developers',
-        { provider: provider.toString(), version: '0.0.0' },
-      );
-    }
+    // Step 1: selection (docs/reference.md items 46, 87; install-plan.ts).
+    const selection = installSelection(req, lock, { upgrade: options.upgrade === true, flavor });
     let version: Version;
     let queried = false;
-    if (locked) {
-      // Checks the constraints only; availability is checked when the source is asked.
-      version = selectVersion(provider, [locked], constraints, locked, flavor).version;
+    if (selection.kind === 'locked') {
+      version = selection.version;
     } else {
       const available = await options.source.availableVersions(provider, options.signal);
       queried = true;
@@ -315,7 +307,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       if (allowed.length > 0) {
         const t = await inspectPackageDir(targetPath);
         const h1 = t.kind === 'dir' ? await hashDirOrUndefined(targetPath) : undefined;
-        if (h1 !== undefined && matchesH1(allowed, h1)) {
+        if (h1 !== undefined && reuseInstalled(allowed, h1)) {
           const executable = await findExecutable(targetPath, provider, version, platform);
           return done('previously-installed', executable, h1, undefined, undefined, undefined);
         }
@@ -325,8 +317,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
         const c = await inspectPackageDir(cachePath);
         if (c.kind === 'dir') {
           const h1 = await hashDirOrUndefined(cachePath);
-          const acceptable = allowed.length > 0 ? matchesH1(allowed, h1) : options.cacheMayBreakLockFile === true;
-          if (acceptable && h1 !== undefined) {
+          if (h1 !== undefined && reuseCached(allowed, h1, options.cacheMayBreakLockFile === true)) {
             at.phase = 'cache';
             await findExecutable(cachePath, provider, version, platform);
             await linkIntoTarget(cachePath);
