@@ -14,6 +14,7 @@ import { createNodeFetch, HttpClient, httpTuningFromEnv, validateLevel1 } from '
 import { hashStoreDir } from '../sources/index.js';
 import { findPolicy, type PlatformPolicy } from '../config/index.js';
 import type { Requirement } from '../installer/lock.js';
+import type { PublishOutcome } from '../installer/oci-publish.js';
 import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import { diagnosticSnippet, sortDiagnostics } from '../ui/diagnostic.js';
 import { LOCK_FILE_NAME } from '../lockfile/index.js';
@@ -313,6 +314,14 @@ export function targetMutexWarnings(ui: Renderer, waiting: { readonly summary: s
     onWait: (w) =>
       ui.diagnostic({ severity: 'warning', summary: waiting.summary, detail: waiting.detail(w.holder ? ` by process ${w.holder.pid} on ${w.holder.hostname}` : ''), code: WarningCode.LOCK_WAIT }),
     onBreak: (b) => ui.diagnostic({ severity: 'warning', summary: 'Stale mirror lock removed', detail: `${b.path} (${b.reason})`, code: WarningCode.STALE_LOCK_REMOVED }),
+  };
+}
+
+/** The counts of a publication into an OCI registry (`mirror oci://`, `bundle import … oci://`): their text and their `-json` fields. */
+export function ociPublishCounts(o: Omit<PublishOutcome, 'failures'>): { text: string; fields: Record<string, number> } {
+  return {
+    text: `${o.uploaded} blobs uploaded (${o.uploadedBytes} bytes), ${o.present} already present, ${o.mounted} mounted; ${o.tagsPushed} tags pushed, ${o.tagsUnchanged} unchanged`,
+    fields: { uploaded: o.uploaded, uploaded_bytes: o.uploadedBytes, present: o.present, mounted: o.mounted, tags_pushed: o.tagsPushed, tags_unchanged: o.tagsUnchanged },
   };
 }
 

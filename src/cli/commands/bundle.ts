@@ -24,7 +24,7 @@ import type { Requirement } from '../../installer/lock.js';
 import { loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { mirrorFailureDiagnostics } from '../../installer/mirror.js';
-import { checkMirrorFlags, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, targetMutexWarnings } from '../common.js';
+import { checkMirrorFlags, ociPublishCounts, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, targetMutexWarnings } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -316,18 +316,7 @@ async function bundleImportOci(
   // No tag moved (installer/oci-publish.ts): no summary, no lock entries written.
   if (outcome.failures.length > 0) return ui.fail(mirrorFailureDiagnostics(outcome.failures, { hints: false }));
   if (o.lockOut !== undefined && !(await writeLockOut(ui, resolve(globals.cwd, o.lockOut), outcome.lockFile, o.target))) return 1;
-  ui.summary(
-    `Imported into ${o.target}: ${outcome.packages} packages; ${outcome.uploaded} blobs uploaded (${outcome.uploadedBytes} bytes), ${outcome.present} already present, ${outcome.mounted} mounted; ${outcome.tagsPushed} tags pushed, ${outcome.tagsUnchanged} unchanged.`,
-    {
-      target: o.target,
-      packages: outcome.packages,
-      uploaded: outcome.uploaded,
-      uploaded_bytes: outcome.uploadedBytes,
-      present: outcome.present,
-      mounted: outcome.mounted,
-      tags_pushed: outcome.tagsPushed,
-      tags_unchanged: outcome.tagsUnchanged,
-    },
-  );
+  const counts = ociPublishCounts(outcome);
+  ui.summary(`Imported into ${o.target}: ${outcome.packages} packages; ${counts.text}.`, { target: o.target, packages: outcome.packages, ...counts.fields });
   return 0;
 }

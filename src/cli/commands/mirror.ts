@@ -17,7 +17,7 @@ import { loadLockFile, LOCK_FILE_NAME, Locks, verifyDependencySelections } from 
 import { validateLevel1 } from '../../net/index.js';
 import { ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { cacheBase, checkMirrorFlags, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, targetMutexWarnings } from '../common.js';
+import { cacheBase, checkMirrorFlags, ociPublishCounts, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, targetMutexWarnings } from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -198,17 +198,7 @@ async function ociMirrorRun(
     // A failed package moves no tag (installer/oci-publish.ts); a tag that fails is named here, the tags pushed before it were reported as events. No summary.
     return ui.fail(mirrorFailureDiagnostics(outcome.failures, { hints: false }));
   }
-  ui.summary(
-    `Published to ${o.target}: ${outcome.uploaded} blobs uploaded (${outcome.uploadedBytes} bytes), ${outcome.present} already present, ${outcome.mounted} mounted; ${outcome.tagsPushed} tags pushed, ${outcome.tagsUnchanged} unchanged.`,
-    {
-      uploaded: outcome.uploaded,
-      uploaded_bytes: outcome.uploadedBytes,
-      present: outcome.present,
-      mounted: outcome.mounted,
-      tags_pushed: outcome.tagsPushed,
-      tags_unchanged: outcome.tagsUnchanged,
-      failed: 0,
-    },
-  );
+  const counts = ociPublishCounts(outcome);
+  ui.summary(`Published to ${o.target}: ${counts.text}.`, { ...counts.fields, failed: 0 });
   return 0;
 }
