@@ -18,7 +18,7 @@ import { InstallErrorCode } from './cache.js';
 import { type Requirement, selectVersion } from './lock.js';
 
 /**
- * Step 1 (docs/reference.md §3.4 items 46, 87): the locked version unless
+ * Step 1 (docs/reference.md §3.4 item 46, §5.6 item 87): the locked version unless
  * `upgrade`, when it still meets the constraints; the source's versions are
  * then asked only before a fetch (`locked`). Otherwise the newest acceptable
  * version, which needs them now (`query`).
