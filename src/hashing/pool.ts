@@ -4,7 +4,12 @@
  * worker's thread, so one package already keeps about two cores busy and
  * several packages fill the machine).
  *
- * Contract: at most `concurrency` packages are hashed at once; jobs queue
+ * Contract: at most `concurrency` packages are hashed at once while more
+ * than {@link HashPoolOptions.shareUpTo} file jobs are waiting or running;
+ * once the rest of the batch fits in `shareUpTo`, all of it runs at once, on
+ * one worker each (the tail of a batch shares the cores instead of one
+ * package running alone at the end: 5 equal packages on 2 cores take 2.5
+ * package-times, not 3, as 2 + 3 at once; bench/PROFILE.md). Jobs queue
  * beyond that. Results are the same values the in-process functions return
  * (errors are rebuilt as ProvkitError with the same code and context).
  * Workers are started lazily, kept while the pool is open, and do not keep
@@ -30,6 +35,18 @@ export interface HashPoolOptions extends ZipHashOptions {
    * starting a worker costs more than hashing a small zip.
    */
   inThreadBytes?: number;
+  /**
+   * File jobs (`hashZip`, `hashDir`) waiting or running at or below which
+   * every one of them gets a worker; default `2 * concurrency - 1` (at
+   * least `concurrency`): the most a tail can need for equal packages to
+   * end together (a third job on 2 cores), with at most `concurrency - 1`
+   * extra workers. Each extra worker costs a V8 isolate (~8 MB RSS, its
+   * start-up CPU) and is stopped once the queue is empty; all at once for
+   * 5 (`2 * concurrency + 1`) measured +0.2–0.6 CPU-s and +30 MB for the
+   * same balance (bench/PROFILE.md). Streamed jobs stay bounded by
+   * `concurrency` (they are fed by the network).
+   */
+  shareUpTo?: number;
 }
 
 export interface HashPool {
@@ -121,6 +138,8 @@ interface Job {
   reject: (e: ProvkitError) => void;
   /** Stream jobs: chunk acknowledgements. */
   onAck?: (bytes: number) => void;
+  /** A file job (`zip`, `dir`): counted by `shareUpTo`. */
+  file?: boolean;
 }
 
 /** Bytes of a stream job sent to its worker and not yet taken in, before the download waits. */
@@ -189,6 +208,7 @@ function workerURL(): URL {
 export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const concurrency = options.concurrency ?? availableParallelism();
   const inThreadBytes = options.inThreadBytes ?? 0;
+  const shareUpTo = Math.max(concurrency, options.shareUpTo ?? 2 * concurrency - 1);
   const zipOptions: ZipHashOptions = options.limits ? { limits: options.limits } : {};
   if (concurrency === 0) {
     return {
@@ -203,6 +223,8 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const busy = new Map<Worker, Job>();
   const queue: Job[] = [];
   let started = 0;
+  /** Extra workers being stopped (their exit is not a failure). */
+  const retired = new Set<Worker>();
   let nextId = 1;
   let closed = false;
   // Enough for every stream job's blocks in flight (STREAM_IN_FLIGHT of 256 KiB blocks, net/download.ts).
@@ -222,9 +244,16 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
         return;
       }
       busy.delete(w);
+      job?.resolve(msg);
+      if (started > concurrency && queue.length === 0) {
+        // A batch's extra worker: not kept once the batch is done (memory).
+        started -= 1;
+        retired.add(w);
+        void w.terminate();
+        return;
+      }
       w.unref();
       idle.push(w);
-      job?.resolve(msg);
       pump();
     });
     const die = (err: unknown): void => {
@@ -238,16 +267,29 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     };
     w.on('error', die);
     w.on('exit', (code) => {
+      if (retired.delete(w)) return;
       if (busy.has(w) || idle.includes(w)) die(new Error(`exited with code ${code}`));
     });
     return w;
   };
 
+  /**
+   * Workers the pool may run now: `concurrency`, or every pending file job
+   * when they all fit in `shareUpTo` (the module comment). Equal jobs then
+   * finish in N / cores package-times on 2 cores: 2 + 2 + the last 3 at once for 7.
+   */
+  const workerLimit = (): number => {
+    let busyFiles = 0;
+    for (const j of busy.values()) if (j.file === true) busyFiles += 1;
+    const pendingFiles = queue.length + busyFiles;
+    return pendingFiles <= shareUpTo ? Math.max(concurrency, busy.size - busyFiles + pendingFiles) : concurrency;
+  };
+
   const pump = (): void => {
-    while (queue.length > 0 && !closed) {
+    while (queue.length > 0 && !closed && busy.size < workerLimit()) {
       let w = idle.pop();
       if (!w) {
-        if (started >= concurrency) return;
+        if (started >= workerLimit()) return;
         w = spawn();
       }
       const job = queue.shift()!;
@@ -262,8 +304,9 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
    * starts when a worker is free now (queueing would buffer the download).
    */
   const streamZip = (): ZipStream => {
-    let w = closed ? undefined : idle.pop();
-    if (!w && !closed && started < concurrency) w = spawn();
+    // At most `concurrency` jobs at once when a stream starts (a batch's extra workers are not for streams).
+    let w = closed || busy.size >= concurrency ? undefined : idle.pop();
+    if (!w && !closed && busy.size < concurrency && started < concurrency) w = spawn();
     if (!w) return passThroughStream((path, knownZh) => api.hashZip(path, knownZh));
     const worker = w;
     const id = nextId++;
@@ -316,7 +359,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
         reject(new ProvkitError(ErrorCode.ABORTED, 'hash pool is closed'));
         return;
       }
-      queue.push({ request: { id: nextId++, kind, path, options }, resolve, reject });
+      queue.push({ request: { id: nextId++, kind, path, options }, resolve, reject, file: true });
       pump();
     });
 

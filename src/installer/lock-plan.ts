@@ -139,7 +139,11 @@ export class PackagePlan {
 
   private async lockNew(provider: ProviderAddress, version: Version, platform: Platform, n: number): Promise<LockedPackage> {
     const { options, events } = this;
-    const fetched: FetchedPackage = await this.network(async () => {
+    // A local archive's hashing is CPU work, not network work: it runs after
+    // its metadata's network slot is released, so every local package of a
+    // run reaches the hash pool at once and the pool balances the batch over
+    // the cores (pool.ts `shareUpTo`; bench/PROFILE.md, issue 13).
+    const got: FetchedPackage | (() => Promise<FetchedPackage>) = await this.network(async () => {
       const meta = await options.source.packageMeta(provider, version, platform, options.signal);
       for (const w of meta.warnings) events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
       const zh = expectedZh(meta);
@@ -155,25 +159,29 @@ export class PackagePlan {
       // is: the plan keeps no copy of it (and never removes it, below).
       // Anything else is fetched into a directory of its own.
       const dir = meta.location.kind === 'local-archive' ? undefined : await mkdtemp(join(await this.workDir(), `pkg-${n}-`));
-      let got: FetchedPackage;
-      try {
-        got = await fetchPackage(meta, {
-          ...(dir === undefined ? {} : { destPath: join(dir, meta.filename) }),
-          ...(options.http ? { http: options.http } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-          hashZip: (path) => options.pool.hashZip(path),
-          streamZip: () => options.pool.streamZip(),
-          events: packageNetEvents(events, provider, version, platform),
-        });
-      } catch (err) {
-        // The progress display closes the package's line (docs/terminal.md).
-        events({ type: 'fetch_failed', provider, version, platform });
-        throw err;
-      }
-      if (meta.location.kind === 'http') this.downloaded += 1;
-      else this.local += 1;
-      return got;
+      const fetch = async (): Promise<FetchedPackage> => {
+        let got: FetchedPackage;
+        try {
+          got = await fetchPackage(meta, {
+            ...(dir === undefined ? {} : { destPath: join(dir, meta.filename) }),
+            ...(options.http ? { http: options.http } : {}),
+            ...(options.signal ? { signal: options.signal } : {}),
+            hashZip: (path) => options.pool.hashZip(path),
+            streamZip: () => options.pool.streamZip(),
+            events: packageNetEvents(events, provider, version, platform),
+          });
+        } catch (err) {
+          // The progress display closes the package's line (docs/terminal.md).
+          events({ type: 'fetch_failed', provider, version, platform });
+          throw err;
+        }
+        if (meta.location.kind === 'http') this.downloaded += 1;
+        else this.local += 1;
+        return got;
+      };
+      return meta.location.kind === 'local-archive' ? fetch : await fetch();
     });
+    const fetched = typeof got === 'function' ? await got() : got;
     checkFetchedFor(fetched, provider, version, platform);
     const stored = fetched.kind === 'archive' && fetched.stored === true;
     if (stored) this.fromStore += 1;
