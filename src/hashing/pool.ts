@@ -282,7 +282,9 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     let busyFiles = 0;
     for (const j of busy.values()) if (j.file === true) busyFiles += 1;
     const pendingFiles = queue.length + busyFiles;
-    return pendingFiles <= shareUpTo ? Math.max(concurrency, busy.size - busyFiles + pendingFiles) : concurrency;
+    // Streams count against the limit: a download's fallback to a file job
+    // (no worker was free) still queues behind them, as before.
+    return pendingFiles <= shareUpTo ? Math.max(concurrency, pendingFiles) : concurrency;
   };
 
   const pump = (): void => {
