@@ -15,15 +15,18 @@
  * Workers are started lazily, kept while the pool is open, and do not keep
  * the process alive while idle. `concurrency: 0` hashes in this thread.
  */
+import { createHash } from 'node:crypto';
+import { close as closeFd, open as openFd } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { Transform, type TransformCallback } from 'node:stream';
+import { Transform, Writable, type TransformCallback } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 
 import { ErrorCode, ProvkitError, type SerializedError } from '../errors.js';
 import { hashPackageDir } from './dir-package.js';
-import { asHash, type Hash } from './hash.js';
+import { asHash, zhFromDigest, type Hash } from './hash.js';
 import { hashZipPackage, type FormResult, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
+import { ZhStream } from './zh.js';
 import { hashWithDigests, ZipStreamDigester } from './zip-stream.js';
 
 export interface HashPoolOptions extends ZipHashOptions {
@@ -69,6 +72,29 @@ export interface ZipStream {
   /** A pass-through for the archive's bytes, in order from the first. */
   readonly transform: Transform;
   /**
+   * True when {@link writeFile} gives a writer: a worker runs this stream, and
+   * it can write the file itself. An attempt uses either {@link transform}
+   * (before its own file) or that writer, never both.
+   */
+  readonly writes: boolean;
+  /**
+   * The writer of a download's temporary file (net/client.ts
+   * `DownloadOptions.writeFile`): it gathers the bytes into blocks and moves
+   * each block to the worker (transferred, not copied), which hashes it and
+   * writes it at its place in `path` (bytes before `offset`, a resumed
+   * download's kept prefix, are hashed, not written). The file is opened and
+   * closed in this thread (`wx`, or `r+` for a resume), and closed only once
+   * the worker has confirmed that it writes to it no more. Undefined when
+   * {@link writes} is false.
+   */
+  writeFile(path: string, offset: number, mode: number): Writable | undefined;
+  /**
+   * The `zh:` and length of every byte that passed {@link transform} or the
+   * writer, in order (call once the pipeline finished): computed by the
+   * worker that hashes them, or in this thread when no worker runs this stream.
+   */
+  digest(): Promise<{ zh: Hash; size: number }>;
+  /**
    * The hashes of the complete file those bytes were written to (call once,
    * after the pipeline finished). The same result as `hashZip(path, knownZh)`.
    */
@@ -80,9 +106,20 @@ export interface ZipStream {
 /** Messages between the pool and its workers (plain data only). */
 export type WorkerRequest =
   | { id: number; kind: 'zip' | 'dir'; path: string; options: ZipHashOptions }
-  /** A streamed archive: `stream-start`, `stream-chunk`…, then `stream-finish` or `stream-abort`. */
+  /**
+   * A streamed archive: `stream-start`, then `stream-chunk`… (with
+   * `stream-file` / `stream-file-done` around the chunks the worker writes,
+   * and `stream-digest` after the last), then `stream-finish` or `stream-abort`.
+   */
   | { id: number; kind: 'stream-start'; options: ZipHashOptions }
-  | { id: number; kind: 'stream-chunk'; chunk: ArrayBuffer }
+  /** The first `bytes` bytes of `chunk` (default: all) are the stream's next bytes; the buffer is the worker's now. */
+  | { id: number; kind: 'stream-chunk'; chunk: ArrayBuffer; bytes?: number }
+  /** From now on, write the stream's bytes at and after `offset` to `fd` at their stream position (the fd stays the pool's: the worker never closes it). */
+  | { id: number; kind: 'stream-file'; fd: number; offset: number }
+  /** Stop writing to the stream's file; answered with a {@link WorkerFileDone} once no more writes to it can happen. */
+  | { id: number; kind: 'stream-file-done' }
+  /** Answered with a {@link WorkerDigest} of every byte received so far. */
+  | { id: number; kind: 'stream-digest' }
   | { id: number; kind: 'stream-finish'; path: string; options: ZipHashOptions }
   | { id: number; kind: 'stream-abort' };
 /** A job's final answer. */
@@ -91,6 +128,11 @@ export type WorkerResponse = { id: number; ok: true; zip?: SerializedZipHashes; 
 export type WorkerAck = { id: number; ack: number };
 /** A `stream-chunk`'s memory, digested and handed back for reuse (not a final answer, not tied to a job). */
 export type WorkerSpare = { spare: ArrayBuffer };
+/** SHA-256 (hex) and count of the stream's bytes received (not a final answer). */
+export type WorkerDigest = { id: number; digest: { sha256: string; size: number } };
+/** A write to a stream's file failed (`done` false, sent at once), or the worker is done with the file (`done` true). */
+export type WorkerFileDone = { id: number; file: { done: boolean; written: number; error?: { message: string; code?: string; syscall?: string } } };
+type WorkerMessage = WorkerResponse | WorkerAck | WorkerSpare | WorkerDigest | WorkerFileDone;
 
 /**
  * ArrayBuffers the workers handed back, for the taps' copies: a download
@@ -102,6 +144,12 @@ class Spares {
   constructor(private readonly max: number) {}
   put(buf: ArrayBuffer): void {
     if (this.free.length < this.max) this.free.push(buf);
+  }
+  /** A spare of exactly `size` bytes, else a new one. */
+  take(size: number): ArrayBuffer {
+    const i = this.free.findIndex((b) => b.byteLength === size);
+    // Not zero-filled: every byte of a block is written before it is sent.
+    return i < 0 ? (Buffer.allocUnsafeSlow(size).buffer) : this.free.splice(i, 1)[0]!;
   }
   /** A copy of `chunk` in its own ArrayBuffer (a spare of exactly its size when there is one). */
   copy(chunk: Buffer): ArrayBuffer {
@@ -136,8 +184,6 @@ interface Job {
   request: WorkerRequest;
   resolve: (r: WorkerResponse) => void;
   reject: (e: ProvkitError) => void;
-  /** Stream jobs: chunk acknowledgements. */
-  onAck?: (bytes: number) => void;
   /** A file job (`zip`, `dir`): counted by `shareUpTo`. */
   file?: boolean;
 }
@@ -156,6 +202,9 @@ class CopyingTap extends Transform {
   private inFlight = 0;
   private waiting: (() => void) | undefined;
   private detached = false;
+  /** Bytes that passed, and bytes that went to the worker (equal unless it was detached early). */
+  passed = 0;
+  posted = 0;
 
   constructor(
     private readonly post: (chunk: ArrayBuffer) => void,
@@ -183,9 +232,11 @@ class CopyingTap extends Transform {
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.passed += chunk.length;
     if (!this.detached && chunk.length > 0) {
       const copy = this.spares.copy(chunk);
       this.inFlight += copy.byteLength;
+      this.posted += copy.byteLength;
       this.post(copy);
     }
     if (this.detached || this.inFlight <= STREAM_IN_FLIGHT) {
@@ -194,6 +245,171 @@ class CopyingTap extends Transform {
     }
     this.waiting = () => cb(null, chunk);
   }
+}
+
+/** Size of the blocks a {@link WorkerFileSink} moves to its worker (net/download.ts `FILE_WRITE_BLOCK`). */
+const SINK_BLOCK = 256 * 1024;
+
+/** What a {@link WorkerFileSink} asks of its stream job. */
+interface SinkChannel {
+  /** A block of `SINK_BLOCK` bytes to fill (a spare when there is one). */
+  take(): ArrayBuffer;
+  /** Moves `buf` to the worker: its first `bytes` bytes are the stream's next. */
+  chunk(buf: ArrayBuffer, bytes: number): void;
+  /** Tells the worker to write the bytes at and after `offset` to `fd`. */
+  file(fd: number, offset: number): void;
+  /**
+   * Resolves once the worker writes to the file no more: it answered
+   * `stream-file-done` (with the bytes it wrote), or it is gone (`written` -1).
+   */
+  fileDone(): Promise<{ written: number; error?: Error }>;
+}
+
+/**
+ * A download's temporary file, written by the hash worker (see
+ * {@link ZipStream.writeFile}). Bytes are copied once, into blocks of
+ * {@link SINK_BLOCK} (memory the worker hands back after digesting: no fresh
+ * buffer per block); each full block is transferred to the worker, never
+ * touched here again. The file descriptor is this thread's: opened before the
+ * first block, closed after the worker confirmed it writes no more (never
+ * while a write may still come: the number could name another file by then).
+ * Every failure is this stream's error: a write error the worker reports, the
+ * worker gone before the end, or fewer bytes written than received.
+ */
+class WorkerFileSink extends Writable {
+  private fd: number | undefined;
+  private block: Buffer | undefined;
+  private used = 0;
+  private inFlight = 0;
+  private waiting: (() => void) | undefined;
+  /** Bytes received, the kept prefix included. */
+  received = 0;
+  private failure: Error | undefined;
+  private released: Promise<{ written: number; error?: Error }> | undefined;
+
+  constructor(
+    readonly path: string,
+    private readonly offset: number,
+    private readonly mode: number,
+    private readonly ch: SinkChannel,
+  ) {
+    super({ highWaterMark: SINK_BLOCK });
+  }
+
+  /** The worker took `n` bytes in. */
+  ack(n: number): void {
+    this.inFlight -= n;
+    if (this.inFlight <= STREAM_IN_FLIGHT) this.wake();
+  }
+
+  /** The stream cannot go on (see the class comment); the next write or the end fails with `err`. */
+  fail(err: Error): void {
+    this.failure ??= err;
+    this.wake();
+  }
+
+  private wake(): void {
+    const w = this.waiting;
+    this.waiting = undefined;
+    w?.();
+  }
+
+  override _construct(cb: (err?: Error | null) => void): void {
+    openFd(this.path, this.offset > 0 ? 'r+' : 'wx', this.mode, (err, fd) => {
+      if (err) {
+        cb(err);
+        return;
+      }
+      this.fd = fd;
+      this.ch.file(fd, this.offset);
+      cb();
+    });
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    if (this.failure) {
+      cb(this.failure);
+      return;
+    }
+    this.received += chunk.length;
+    this.copyIn(chunk);
+    if (this.inFlight <= STREAM_IN_FLIGHT) {
+      cb();
+      return;
+    }
+    this.waiting = () => cb(this.failure);
+  }
+
+  /** Copies `chunk` into blocks, sending each full one. */
+  private copyIn(chunk: Buffer): void {
+    for (let at = 0; at < chunk.length; ) {
+      this.block ??= Buffer.from(this.ch.take());
+      const n = chunk.copy(this.block, this.used, at);
+      this.used += n;
+      at += n;
+      if (this.used === this.block.length) this.send();
+    }
+  }
+
+  /** Moves the block to the worker (this thread keeps no reference to it). */
+  private send(): void {
+    const block = this.block!;
+    const n = this.used;
+    this.block = undefined;
+    this.used = 0;
+    this.inFlight += n;
+    this.ch.chunk(block.buffer as ArrayBuffer, n);
+  }
+
+  override _final(cb: (err?: Error | null) => void): void {
+    if (this.failure) {
+      cb(this.failure);
+      return;
+    }
+    if (this.used > 0) this.send();
+    this.release().then(
+      (r) => {
+        const expected = Math.max(0, this.received - this.offset);
+        if (r.error) this.fail(r.error);
+        else if (r.written !== expected) this.fail(new ProvkitError(ErrorCode.WORKER_FAILED, `internal: the hash worker wrote ${r.written} of ${expected} bytes to ${this.path}`));
+        cb(this.failure);
+      },
+      (err: Error) => cb(err),
+    );
+  }
+
+  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    this.block = undefined;
+    this.release().then(
+      () => cb(err),
+      (e: Error) => cb(err ?? e),
+    );
+  }
+
+  /** Once: waits until the worker writes no more, then closes the file. */
+  private release(): Promise<{ written: number; error?: Error }> {
+    this.released ??= (async () => {
+      const fd = this.fd;
+      if (fd === undefined) return { written: 0 };
+      const r = await this.ch.fileDone();
+      this.fd = undefined;
+      await new Promise<void>((resolve, reject) => closeFd(fd, (e) => (e ? reject(e) : resolve())));
+      return r;
+    })();
+    return this.released;
+  }
+}
+
+/** What a stream job does with its worker's messages. */
+interface StreamHandlers {
+  ack(n: number): void;
+  digest(d: { sha256: string; size: number }): void;
+  file(f: WorkerFileDone['file']): void;
+}
+
+/** A worker's file-write failure as the system error it was (net/download.ts names the file). */
+function writeError(e: { message: string; code?: string; syscall?: string }, path: string | undefined): Error {
+  return Object.assign(new Error(e.message), { ...(e.code === undefined ? {} : { code: e.code }), ...(e.syscall === undefined ? {} : { syscall: e.syscall }), ...(path === undefined ? {} : { path }) });
 }
 
 /**
@@ -227,22 +443,51 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const retired = new Set<Worker>();
   let nextId = 1;
   let closed = false;
-  // Enough for every stream job's blocks in flight (STREAM_IN_FLIGHT of 256 KiB blocks, net/download.ts).
-  const spares = new Spares(concurrency * 16);
+  // Enough for every stream job's blocks in flight and in its digester
+  // (2 × STREAM_IN_FLIGHT of 256 KiB blocks): fewer made blocks come back too
+  // late and fresh ones are made (measured: 200 of 790 for two 99 MB
+  // streams with 16 per worker, 138 with 32).
+  const spares = new Spares(concurrency * 32);
+  /** Stream jobs by id, for their messages (acks, digests, file releases). */
+  const streams = new Map<number, StreamHandlers>();
+  /** Workers that exited, and what waits for a worker's exit (a file release). */
+  const exited = new WeakSet<Worker>();
+  const onExit = new Map<Worker, Set<() => void>>();
+  /** Resolves when `w` has exited (at once if it has); `cancel` forgets the wait. */
+  const whenExited = (w: Worker, f: () => void): (() => void) => {
+    if (exited.has(w)) {
+      f();
+      return () => undefined;
+    }
+    let set = onExit.get(w);
+    if (!set) onExit.set(w, (set = new Set()));
+    set.add(f);
+    return () => set.delete(f);
+  };
 
   const spawn = (): Worker => {
     const w = new Worker(workerURL());
     started += 1;
-    w.on('message', (msg: WorkerResponse | WorkerAck | WorkerSpare) => {
+    w.on('message', (msg: WorkerMessage) => {
       if ('spare' in msg) {
         spares.put(msg.spare);
         return;
       }
-      const job = busy.get(w);
+      // A stream's messages go to the stream by its id (a file's release may
+      // be answered after the job itself: the worker may run another job by then).
       if ('ack' in msg) {
-        job?.onAck?.(msg.ack);
+        streams.get(msg.id)?.ack(msg.ack);
         return;
       }
+      if ('digest' in msg) {
+        streams.get(msg.id)?.digest(msg.digest);
+        return;
+      }
+      if ('file' in msg) {
+        streams.get(msg.id)?.file(msg.file);
+        return;
+      }
+      const job = busy.get(w);
       busy.delete(w);
       job?.resolve(msg);
       if (started > concurrency && queue.length === 0) {
@@ -267,6 +512,9 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     };
     w.on('error', die);
     w.on('exit', (code) => {
+      exited.add(w);
+      for (const f of onExit.get(w) ?? []) f();
+      onExit.delete(w);
       if (retired.delete(w)) return;
       if (busy.has(w) || idle.includes(w)) die(new Error(`exited with code ${code}`));
     });
@@ -316,32 +564,103 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     const answer = new Promise<WorkerResponse>((resolve, reject) => (settle = { resolve, reject }));
     // A rejection nobody awaits (an abandoned job) must not become unhandled.
     answer.catch(() => undefined);
-    const tap = new CopyingTap((chunk) => worker.postMessage({ id, kind: 'stream-chunk', chunk } satisfies WorkerRequest, [chunk]), spares);
-    // Once the job has an answer (or its worker died) no more acks come: the
-    // tap must not hold the download for them (pinned by test/e2e/stream-hasher.test.ts).
+    const post = (req: WorkerRequest, transfer?: ArrayBuffer[]): void => worker.postMessage(req, transfer);
+    const tap = new CopyingTap((chunk) => post({ id, kind: 'stream-chunk', chunk }, [chunk]), spares);
+    let sink: WorkerFileSink | undefined;
+    let digestWaiter: ((d: { sha256: string; size: number }) => void) | undefined;
+    let fileWaiter: ((f: { written: number; error?: Error }) => void) | undefined;
+    /** The job is over: no more acks will come. */
+    let over = false;
+    const handlers: StreamHandlers = {
+      ack: (n) => {
+        tap.ack(n);
+        sink?.ack(n);
+      },
+      digest: (d) => digestWaiter?.(d),
+      file: (f) => {
+        const error = f.error === undefined ? undefined : writeError(f.error, sink?.path);
+        if (f.done) fileWaiter?.({ written: f.written, ...(error === undefined ? {} : { error }) });
+        else if (error) sink?.fail(error);
+      },
+    };
+    streams.set(id, handlers);
+    /** Forgets the stream's handlers once nothing more can come for it. */
+    const forget = (): void => {
+      if (over && fileWaiter === undefined) streams.delete(id);
+    };
+    const ended = (err?: ProvkitError): void => {
+      over = true;
+      // Once the job has an answer (or its worker died) no more acks come: the
+      // tap must not hold the download for them (pinned by test/e2e/stream-hasher.test.ts).
+      tap.detach();
+      // A writer cannot pass bytes on without the worker: its download fails.
+      sink?.fail(err ?? new ProvkitError(ErrorCode.WORKER_FAILED, 'internal: the hash worker ended the stream before its file was complete'));
+      forget();
+    };
     const job: Job = {
       request: { id, kind: 'stream-start', options: zipOptions },
       resolve: (r) => {
-        tap.detach();
+        ended();
         settle!.resolve(r);
       },
       reject: (e) => {
-        tap.detach();
+        ended(e);
         settle!.reject(e);
       },
-      onAck: (n) => tap.ack(n),
     };
     busy.set(worker, job);
     worker.ref();
-    worker.postMessage(job.request);
+    post(job.request);
     let done = false;
+    const channel: SinkChannel = {
+      take: () => spares.take(SINK_BLOCK),
+      chunk: (buf, bytes) => post({ id, kind: 'stream-chunk', chunk: buf, bytes }, [buf]),
+      file: (fd, offset) => post({ id, kind: 'stream-file', fd, offset }),
+      fileDone: () =>
+        new Promise((resolve) => {
+          let cancel = (): void => undefined;
+          fileWaiter = (f) => {
+            fileWaiter = undefined;
+            cancel();
+            resolve(f);
+            forget();
+          };
+          // A worker that is gone writes no more: its environment ends only
+          // once every file write it started has completed (node
+          // src/env.cc `Environment::CleanupHandles` waits for the requests), and 'exit' comes after.
+          cancel = whenExited(worker, () => fileWaiter?.({ written: -1, error: new ProvkitError(ErrorCode.WORKER_FAILED, 'hash worker exited while writing a download') }));
+          post({ id, kind: 'stream-file-done' });
+        }),
+    };
     return {
       transform: tap,
+      writes: true,
+      writeFile: (path, offset, mode) => {
+        if (sink !== undefined || tap.passed > 0) throw new ProvkitError(ErrorCode.IO, 'internal: a zip stream was given two writers');
+        sink = new WorkerFileSink(path, offset, mode, channel);
+        if (over) sink.fail(new ProvkitError(ErrorCode.WORKER_FAILED, 'internal: the hash worker ended the stream before its file was complete'));
+        return sink;
+      },
+      digest: async () => {
+        const passed = sink ? sink.received : tap.passed;
+        const got = await Promise.race([
+          new Promise<{ sha256: string; size: number }>((resolve) => {
+            digestWaiter = resolve;
+            post({ id, kind: 'stream-digest' });
+          }),
+          answer.then(() => undefined),
+        ]);
+        // The worker must have seen every byte that passed, in order: else its zh: is not the file's.
+        if (got === undefined || got.size !== passed || (!sink && tap.posted !== passed)) {
+          throw new ProvkitError(ErrorCode.WORKER_FAILED, `internal: the hash worker saw ${got?.size ?? 'not all'} of the ${passed} bytes of a download`);
+        }
+        return { zh: zhFromDigest(Buffer.from(got.sha256, 'hex')), size: got.size };
+      },
       finish: async (path, knownZh) => {
         if (done) throw new ProvkitError(ErrorCode.IO, 'internal: a zip stream was finished twice');
         done = true;
         tap.detach();
-        worker.postMessage({ id, kind: 'stream-finish', path, options: withZh(zipOptions, knownZh) } satisfies WorkerRequest);
+        post({ id, kind: 'stream-finish', path, options: withZh(zipOptions, knownZh) });
         const r = await answer;
         if (!r.ok) throw ProvkitError.fromJSON(r.error);
         return deserializeZipHashes(r.zip!);
@@ -350,7 +669,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
         if (done) return;
         done = true;
         tap.detach();
-        if (busy.get(worker) === job) worker.postMessage({ id, kind: 'stream-abort' } satisfies WorkerRequest);
+        if (busy.get(worker) === job) post({ id, kind: 'stream-abort' });
       },
     };
   };
@@ -427,26 +746,50 @@ function withZh(zipOptions: ZipHashOptions, knownZh: Hash | undefined): ZipHashO
   return knownZh ? { ...zipOptions, knownZh } : zipOptions;
 }
 
-/** No worker to spare: bytes pass, and the file is hashed at the end. */
+/**
+ * No worker to spare: bytes pass (their `zh:` computed here, no worker being
+ * involved), and the file is hashed at the end.
+ */
 function passThroughStream(hashZip: (path: string, knownZh?: Hash) => Promise<ZipPackageHashes>): ZipStream {
+  const zh = new ZhStream();
   return {
-    transform: new Transform({ transform: (chunk: Buffer, _enc, cb) => cb(null, chunk) }),
+    transform: zh,
+    writes: false,
+    writeFile: () => undefined,
+    digest: () => Promise.resolve(zh.result()),
     finish: (path, knownZh) => hashZip(path, knownZh),
     abort: () => undefined,
   };
 }
 
-/** `concurrency: 0`: the streaming pass runs in this thread. */
+/** `concurrency: 0`: the streaming pass, and the `zh:`, run in this thread. */
 function inProcessStream(zipOptions: ZipHashOptions): ZipStream {
   const digester = new ZipStreamDigester(zipOptions.limits);
+  const sha = createHash('sha256');
+  let size = 0;
+  let ended = false;
   const transform = new Transform({
     transform: (chunk: Buffer, _enc, cb) => {
+      sha.update(chunk);
+      size += chunk.length;
       // The chunk is kept by the digester: hand it a copy the pipeline cannot reuse.
       void digester.write(Buffer.from(chunk)).then(() => cb(null, chunk));
     },
+    flush: (cb) => {
+      ended = true;
+      cb();
+    },
   });
+  let digest: { zh: Hash; size: number } | undefined;
   return {
     transform,
+    writes: false,
+    writeFile: () => undefined,
+    digest: () => {
+      if (!ended) return Promise.reject(new ProvkitError(ErrorCode.IO, 'internal: the digest of a zip stream was asked before its end'));
+      digest ??= { zh: zhFromDigest(sha.digest()), size };
+      return Promise.resolve(digest);
+    },
     finish: (path, knownZh) => hashWithDigests(path, digester, withZh(zipOptions, knownZh)),
     abort: () => digester.stop(),
   };

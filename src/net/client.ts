@@ -32,7 +32,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Transform } from 'node:stream';
+import type { Transform, Writable } from 'node:stream';
 
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { BodyReader, drain, type BodyLimits } from './body.js';
@@ -126,6 +126,20 @@ export interface DownloadOptions extends RequestOptions {
   readonly verify?: (tempPath: string, info: { readonly size: number; readonly url: string }) => Promise<void>;
   /** File mode of the result (default 0o644). */
   readonly mode?: number;
+  /**
+   * The writer of the temporary file, in place of the client's own (a hash
+   * worker that sees every byte writes them too: hashing/pool.ts
+   * `ZipStream.writeFile`), or undefined for the client's. Called once per
+   * attempt, after `transforms`, with the temporary file, where this
+   * attempt's bytes start (`offset` > 0: a resume; the writer is then fed the
+   * kept prefix first, as the transforms are, and must not write it again)
+   * and the mode. It must create the file as the client does (`wx`, or `r+`
+   * from `offset`), write every byte after the prefix at its position, fail
+   * when it cannot, and emit `close` only once no write to the file can
+   * happen any more. The blocks written to it are its own (the client does
+   * not touch a block after writing it).
+   */
+  readonly writeFile?: (tempPath: string, offset: number, mode: number) => Writable | undefined;
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);

@@ -32,9 +32,9 @@
  * Failures are values ({@link Step}); the only state is the per-download
  * {@link PartialDownload}.
  */
-import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
-import { Readable, Transform } from 'node:stream';
+import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import { ProvkitError } from '../errors.js';
@@ -51,6 +51,8 @@ export interface DownloadSpec {
   readonly transforms?: () => Transform[];
   readonly verify?: (tempPath: string, info: { readonly size: number; readonly url: string }) => Promise<void>;
   readonly mode?: number;
+  /** See `DownloadOptions.writeFile` (client.ts). */
+  readonly writeFile?: (tempPath: string, offset: number, mode: number) => Writable | undefined;
   /** The caller's signal: its abort tears the pipeline down. */
   readonly signal?: AbortSignal | undefined;
 }
@@ -192,11 +194,14 @@ export class PartialDownload {
     // first, so that they see every byte exactly once and in order; the
     // prefix is dropped again before the file, which is appended to.
     const source = Readable.from(offset > 0 ? prefixThen(createReadStream(tmp, { start: 0, end: offset - 1 }), body) : body);
-    const file = createWriteStream(tmp, offset > 0 ? { flags: 'r+', start: offset } : { flags: 'wx', mode: spec.mode ?? 0o644 });
+    const writer = spec.writeFile?.(tmp, offset, spec.mode ?? 0o644);
+    const file: Writable = writer ?? createWriteStream(tmp, offset > 0 ? { flags: 'r+', start: offset } : { flags: 'wx', mode: spec.mode ?? 0o644 });
     // Blocks first: every later stage (hashers, the file) then handles
-    // 16 times fewer chunks than the body's TLS-record-sized ones.
-    const stages: Array<NodeJS.ReadableStream | NodeJS.WritableStream | NodeJS.ReadWriteStream> = [source, coalesce(), ...transforms];
-    if (offset > 0) stages.push(skipBytes(offset));
+    // 16 times fewer chunks than the body's TLS-record-sized ones. A writer
+    // of its own gathers its blocks itself (into memory it reuses) and skips
+    // the kept prefix itself.
+    const stages: Array<NodeJS.ReadableStream | NodeJS.WritableStream | NodeJS.ReadWriteStream> = [source, ...(writer ? [] : [coalesce()]), ...transforms];
+    if (offset > 0 && !writer) stages.push(skipBytes(offset));
     // Bytes reaching the file keep the idle timer off too: while the
     // body waits for a slow (but moving) pipeline, the download is not idle.
     stages.push(touching(hop), file);
@@ -239,7 +244,7 @@ export class PartialDownload {
   }
 
   /** After a body failure: remember how many bytes reached the temporary file (all of them, in order). */
-  private async keep(file: WriteStream): Promise<void> {
+  private async keep(file: Writable): Promise<void> {
     await closed(file);
     if (!this.resumable || this.tmp === undefined) {
       await this.discard();
@@ -286,7 +291,7 @@ function verdict(error: ProvkitError, retryable: boolean): Step<never> {
   return { kind: 'verdict', error, retryable };
 }
 
-async function closed(file: WriteStream): Promise<void> {
+async function closed(file: Writable): Promise<void> {
   if (!file.closed) await new Promise<void>((resolveClose) => file.once('close', () => resolveClose()));
 }
 

@@ -253,15 +253,28 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
   // At most one streaming job per attempt (a restarted download starts a new one).
   let stream: ZipStream | undefined;
   let streamed: Promise<ZipPackageHashes> | undefined;
-  const startStream = (): Transform[] => {
+  /**
+   * A new attempt's stages before the file: the streaming job's pass-through
+   * (unless its worker writes the file, see `writeFile` below) or, with no
+   * job, a `zh:` hasher in this thread.
+   */
+  const startStream = (writerAllowed: boolean): Transform[] => {
     stream?.abort();
+    zh = undefined;
     stream = stored ? undefined : options.streamZip?.();
-    return stream ? [stream.transform] : [];
+    if (!stream) return [(zh = new ZhStream())];
+    return writerAllowed && stream.writes ? [] : [stream.transform];
   };
+  /**
+   * The `zh:` and size of the bytes this attempt wrote: the streaming job's
+   * worker computed them (it saw every byte), else the hasher in this thread.
+   */
+  const digest = async (): Promise<{ zh: Hash; size: number }> => (stream ? stream.digest() : hashed(zh));
+  let got: { zh: Hash; size: number } | undefined;
   /** The streamed job's result for the written file (once), else the plain hasher. */
   const hashZip = (p: string): Promise<ZipPackageHashes> => {
     if (!stream) return plainHashZip(p);
-    streamed ??= stream.finish(p, zh?.result().zh);
+    streamed ??= stream.finish(p, got?.zh);
     return streamed;
   };
   /**
@@ -298,11 +311,13 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
         ...(meta.authentication?.kind === 'oci-blob' ? { maxBytes: meta.authentication.size } : {}),
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         ...(options.events === undefined ? {} : { events: options.events }),
-        transforms: () => [(zh = new ZhStream()), ...startStream()],
+        transforms: () => startStream(true),
+        // The streaming job's worker writes the file it hashes (no copy of the bytes between threads).
+        writeFile: (tmp, offset, mode) => (stream?.writes ? stream.writeFile(tmp, offset, mode) : undefined),
         verify: async (tmp, info) => {
           copies.push(tmp);
-          const got = hashed(zh);
           try {
+            got = await digest();
             await check(tmp, { zh: got.zh, size: info.size });
           } catch (err) {
             // Named by the URL, never by the temporary copy.
@@ -340,16 +355,16 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       const reader = createReadStream(loc.path);
       const writer = createWriteStream(tmp, { flags: 'wx', mode: 0o644 });
       try {
-        zh = new ZhStream();
         try {
-          await pipeline([reader, zh, ...startStream(), writer], options.signal === undefined ? {} : { signal: options.signal });
+          await pipeline([reader, ...startStream(false), writer], options.signal === undefined ? {} : { signal: options.signal });
         } catch (err) {
           // A full or read-only destination is not the source's fault: name the one that failed.
           if (writer.errored) throw fileError(writer.errored, 'cannot write', dest);
           if (reader.errored) throw fileError(reader.errored, 'cannot read', loc.path);
           throw err;
         }
-        await check(tmp, hashed(zh));
+        got = await digest();
+        await check(tmp, got);
         await rename(tmp, dest);
       } catch (err) {
         await rm(tmp, { force: true });
@@ -357,7 +372,7 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
         throw renameFileInError(err, tmp, loc.path);
       }
       path = dest;
-      size = hashed(zh).size;
+      size = got.size;
       from = loc.path;
     }
     // Only results computed here go to the store (a store hit came from it),
@@ -384,7 +399,8 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       cause: err,
     });
   }
-  const got = inPlace ?? hashed(zh);
+  const final = inPlace ?? got;
+  if (final === undefined) throw new ProvkitError(ErrorCode.IO, 'internal: the archive was not hashed');
   const hashes: TrustedHash[] = [...meta.reportedHashes, ...(verified?.hashes ?? [])];
   const auth = meta.authentication;
   const keyId = auth?.kind === 'registry' && auth.signature.kind === 'signed' ? auth.signature.keyId : undefined;
@@ -392,7 +408,7 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
     kind: 'archive',
     identity,
     path,
-    zh: got.zh,
+    zh: final.zh,
     size,
     from,
     hashes,
