@@ -66,7 +66,10 @@ export default tseslint.config(
   {
     languageOptions: {
       globals: globals.node,
-      parserOptions: { projectService: { allowDefaultProject: ['*.js', 'scripts/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['*.js', 'scripts/*.mjs'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
@@ -74,7 +77,10 @@ export default tseslint.config(
       '@typescript-eslint/explicit-module-boundary-types': 'error',
       '@typescript-eslint/no-floating-promises': 'error',
       // Every case of a union handled, or a default saying why not (style: exhaustive switches over events and kinds).
-      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true, requireDefaultForNonUnion: false }],
+      '@typescript-eslint/switch-exhaustiveness-check': [
+        'error',
+        { considerDefaultExhaustiveForUnions: true, requireDefaultForNonUnion: false },
+      ],
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'use named exports' }],
@@ -85,7 +91,15 @@ export default tseslint.config(
   {
     // The public index re-exports library layers but never the CLI or the UI.
     files: ['src/index.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: LIBRARY_PATHS, patterns: [{ regex: '^\\./(cli|ui)/', message: 'the library API never exports cli/ui' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: LIBRARY_PATHS,
+          patterns: [{ regex: '^\\./(cli|ui)/', message: 'the library API never exports cli/ui' }],
+        },
+      ],
+    },
   },
   {
     files: ['test/**', 'bench/**', 'scripts/**', 'mirror-fixtures/**'],

@@ -61,13 +61,20 @@ async function ensureIncompressible(dir: string): Promise<string[]> {
     paths.push(path);
     if (existsSync(path)) continue;
     // AES-CTR over zeros: deterministic, incompressible, fast.
-    const cipher = createCipheriv('aes-128-ctr', Buffer.alloc(16, platform.length), Buffer.alloc(16, platform.charCodeAt(0)));
+    const cipher = createCipheriv(
+      'aes-128-ctr',
+      Buffer.alloc(16, platform.length),
+      Buffer.alloc(16, platform.charCodeAt(0)),
+    );
     const chunk = 1 << 20;
     const data = function* (): Generator<Buffer> {
-      for (let left = INCOMPRESSIBLE_BYTES; left > 0; left -= chunk) yield cipher.update(Buffer.alloc(Math.min(chunk, left)));
+      for (let left = INCOMPRESSIBLE_BYTES; left > 0; left -= chunk)
+        yield cipher.update(Buffer.alloc(Math.min(chunk, left)));
     };
     process.stderr.write(`generating ${basename(path)}\n`);
-    await writeZip(`${path}.tmp`, [{ name: 'terraform-provider-noise_v1.0.0', data: data, level: 1, unixMode: 0o100755, dataDescriptor: true }]);
+    await writeZip(`${path}.tmp`, [
+      { name: 'terraform-provider-noise_v1.0.0', data: data, level: 1, unixMode: 0o100755, dataDescriptor: true },
+    ]);
     await cp(`${path}.tmp`, path);
     await rm(`${path}.tmp`);
   }
@@ -82,11 +89,16 @@ async function packedMirror(root: string, host: string, type: string, zips: read
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { runs: { type: 'string' }, 'binary-mb': { type: 'string' }, only: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { runs: { type: 'string' }, 'binary-mb': { type: 'string' }, only: { type: 'string' } },
+  });
   const runs = Number(values.runs ?? 3);
   const binaryMb = Number(values['binary-mb'] ?? DEFAULT_BINARY_MB);
   const only = new Set((values.only ?? 'tiny,lock,fslock,mirror,incompressible,floor').split(','));
-  const generate = binaryMb === DEFAULT_BINARY_MB ? {} : { binaryBytes: binaryMb * 1_000_000, out: join(WORK, `packages-${binaryMb}mb`) };
+  const generate =
+    binaryMb === DEFAULT_BINARY_MB
+      ? {}
+      : { binaryBytes: binaryMb * 1_000_000, out: join(WORK, `packages-${binaryMb}mb`) };
   const { reg, paths } = await startHeavyRegistry(6 * 3600_000, generate);
   const zipBytes = (await Promise.all(paths.map((p) => stat(p)))).reduce((s, st) => s + st.size, 0);
   const tool = findRusageTool();
@@ -94,7 +106,8 @@ async function main(): Promise<number> {
   const load: number[] = [];
   const sampleLoad = (): void => void load.push(loadavg()[0]!);
   sampleLoad();
-  const provider = (type: string): string => `terraform {\n  required_providers {\n    ${type} = {\n      source = "${reg.host}/acme/${type}"\n    }\n  }\n}\n`;
+  const provider = (type: string): string =>
+    `terraform {\n  required_providers {\n    ${type} = {\n      source = "${reg.host}/acme/${type}"\n    }\n  }\n}\n`;
   const project = join(scratch, 'project');
   const noiseProject = join(scratch, 'noise');
   await mkdir(project);
@@ -118,7 +131,12 @@ async function main(): Promise<number> {
   process.env['PROVKIT_CACHE_DIR'] = join(scratch, 'cache');
   const platformFlags = PLATFORMS.map((p) => `-platform=${p}`);
   const noiseFlags = ['-platform=linux_amd64', '-platform=darwin_arm64'];
-  const provkit = (dir: string): string[] => [process.execPath, join(ROOT, 'bin/provkit.js'), `-chdir=${dir}`, '-flavor=terraform'];
+  const provkit = (dir: string): string[] => [
+    process.execPath,
+    join(ROOT, 'bin/provkit.js'),
+    `-chdir=${dir}`,
+    '-flavor=terraform',
+  ];
   const terraform = (dir: string): string[] => ['terraform', `-chdir=${dir}`];
   const haveTerraform = (() => {
     try {
@@ -142,7 +160,9 @@ async function main(): Promise<number> {
   };
   const show = (label: string): void => {
     const m = rows.get(label)?.runs ?? [];
-    console.log(`${label.padEnd(48)} wall ${median(m.map((x) => x.wallS)).toFixed(2)} s  cpu ${median(m.map((x) => x.cpuS ?? NaN)).toFixed(2)} s  rss ${(median(m.map((x) => x.peakRssBytes ?? NaN)) / 1e6).toFixed(0)} MB`);
+    console.log(
+      `${label.padEnd(48)} wall ${median(m.map((x) => x.wallS)).toFixed(2)} s  cpu ${median(m.map((x) => x.cpuS ?? NaN)).toFixed(2)} s  rss ${(median(m.map((x) => x.peakRssBytes ?? NaN)) / 1e6).toFixed(0)} MB`,
+    );
   };
   // Cold: no hash store. Warm: a store a cold run filled.
   let stores = 0;
@@ -151,7 +171,8 @@ async function main(): Promise<number> {
   const compared: string[] = [];
   const sameLock = async (file: string, expected: string, what: string): Promise<void> => {
     const got = await readFile(file, 'utf8');
-    if (got !== expected) throw new Error(`${what}: the lock files differ:\n--- expected\n${expected}\n--- got\n${got}`);
+    if (got !== expected)
+      throw new Error(`${what}: the lock files differ:\n--- expected\n${expected}\n--- got\n${got}`);
   };
 
   /** A lock job: provkit cold and terraform alternating, then provkit warm; all lock files compared. */
@@ -167,7 +188,9 @@ async function main(): Promise<number> {
       if (i === 0) pkLock = got;
       else if (got !== pkLock) throw new Error(`provkit ${name}: cold runs wrote different lock files`);
       if (haveTerraform) {
-        await once(`terraform providers ${name}`, [...terraform(dir), 'providers', 'lock', ...flags], () => rm(lockFile, { force: true }));
+        await once(`terraform providers ${name}`, [...terraform(dir), 'providers', 'lock', ...flags], () =>
+          rm(lockFile, { force: true }),
+        );
         await sameLock(lockFile, pkLock, `${name}: terraform vs provkit`);
       }
     }
@@ -183,14 +206,21 @@ async function main(): Promise<number> {
       await sameLock(lockFile, pkLock, `${name}: warm vs cold`);
     }
     compared.push(`${name}: provkit cold = provkit warm${haveTerraform ? ' = terraform' : ''}`);
-    for (const l of [`provkit ${name} (cold)`, `provkit ${name} (warm hash store)`, `terraform providers ${name}`]) if (rows.has(l)) show(l);
+    for (const l of [`provkit ${name} (cold)`, `provkit ${name} (warm hash store)`, `terraform providers ${name}`])
+      if (rows.has(l)) show(l);
     await rm(lockFile, { force: true });
   };
 
   try {
     if (only.has('tiny')) {
       const tinyConfig = join(tiny, 'config');
-      const tinyArgs = [...provkit(tinyConfig), 'lock', '-fs-mirror=..', '-platform=linux_amd64', '-platform=darwin_arm64'];
+      const tinyArgs = [
+        ...provkit(tinyConfig),
+        'lock',
+        '-fs-mirror=..',
+        '-platform=linux_amd64',
+        '-platform=darwin_arm64',
+      ];
       for (let i = 0; i < runs * 3; i++) {
         await once('node -e 0', [process.execPath, '-e', '0']);
         await once('provkit tiny lock (README demo, -fs-mirror)', tinyArgs, async () => {
@@ -203,17 +233,24 @@ async function main(): Promise<number> {
     }
     if (only.has('lock')) await lockJob('lock', project, platformFlags);
     if (only.has('fslock')) await lockJob('lock -fs-mirror', project, [`-fs-mirror=${fsMirror}`, ...platformFlags]);
-    if (only.has('incompressible') && noise.length > 0) await lockJob('lock -fs-mirror, incompressible pair', noiseProject, [`-fs-mirror=${fsMirror}`, ...noiseFlags]);
+    if (only.has('incompressible') && noise.length > 0)
+      await lockJob('lock -fs-mirror, incompressible pair', noiseProject, [`-fs-mirror=${fsMirror}`, ...noiseFlags]);
     if (only.has('mirror')) {
       const target = join(scratch, 'mirror');
       for (let i = 0; i < runs; i++) {
-        await once('provkit mirror (empty target, cold)', [...provkit(project), 'mirror', ...platformFlags, target], async () => {
-          await rm(target, { recursive: true, force: true });
-          coldEnv();
-        });
+        await once(
+          'provkit mirror (empty target, cold)',
+          [...provkit(project), 'mirror', ...platformFlags, target],
+          async () => {
+            await rm(target, { recursive: true, force: true });
+            coldEnv();
+          },
+        );
         if (haveTerraform) {
-          await once('terraform providers mirror (empty target)', [...terraform(project), 'providers', 'mirror', ...platformFlags, target], () =>
-            rm(target, { recursive: true, force: true }),
+          await once(
+            'terraform providers mirror (empty target)',
+            [...terraform(project), 'providers', 'mirror', ...platformFlags, target],
+            () => rm(target, { recursive: true, force: true }),
           );
         }
       }
@@ -221,19 +258,31 @@ async function main(): Promise<number> {
       const filled = freshStore();
       await once('(fill store) mirror', [...provkit(project), 'mirror', ...platformFlags, target]);
       rows.delete('(fill store) mirror');
-      for (let i = 0; i < runs; i++) await once('provkit mirror (again, same target)', [...provkit(project), 'mirror', ...platformFlags, target]);
+      for (let i = 0; i < runs; i++)
+        await once('provkit mirror (again, same target)', [...provkit(project), 'mirror', ...platformFlags, target]);
       for (let i = 0; i < runs; i++) {
-        await once('provkit mirror (empty target, warm hash store)', [...provkit(project), 'mirror', ...platformFlags, target], async () => {
-          await rm(target, { recursive: true, force: true });
-          process.env['PROVKIT_HASH_STORE'] = filled;
-        });
+        await once(
+          'provkit mirror (empty target, warm hash store)',
+          [...provkit(project), 'mirror', ...platformFlags, target],
+          async () => {
+            await rm(target, { recursive: true, force: true });
+            process.env['PROVKIT_HASH_STORE'] = filled;
+          },
+        );
       }
-      for (const l of ['provkit mirror (empty target, cold)', 'terraform providers mirror (empty target)', 'provkit mirror (again, same target)', 'provkit mirror (empty target, warm hash store)']) if (rows.has(l)) show(l);
+      for (const l of [
+        'provkit mirror (empty target, cold)',
+        'terraform providers mirror (empty target)',
+        'provkit mirror (again, same target)',
+        'provkit mirror (empty target, warm hash store)',
+      ])
+        if (rows.has(l)) show(l);
     }
     if ('bin' in floor) {
       for (let i = 0; i < runs; i++) {
         await once('native floor (zhh1 -j 2), 5 zips', [floor.bin, '-q', '-j', '2', ...paths]);
-        if (noise.length > 0) await once('native floor (zhh1 -j 2), incompressible pair', [floor.bin, '-q', '-j', '2', ...noise]);
+        if (noise.length > 0)
+          await once('native floor (zhh1 -j 2), incompressible pair', [floor.bin, '-q', '-j', '2', ...noise]);
       }
       show('native floor (zhh1 -j 2), 5 zips');
     }
@@ -248,14 +297,24 @@ async function main(): Promise<number> {
   };
   const wall = (label: string): number | undefined => med(label, (m) => m.wallS);
   const cpu = (label: string): number | undefined => med(label, (m) => m.cpuS);
-  const check = (ok: boolean | undefined, text: string): string => `- ${ok === undefined ? 'n/a ' : ok ? 'PASS' : 'FAIL'}  ${text}`;
-  const ratio = (a: number | undefined, b: number | undefined): string => (a === undefined || b === undefined ? 'n/a' : (a / b).toFixed(2));
+  const check = (ok: boolean | undefined, text: string): string =>
+    `- ${ok === undefined ? 'n/a ' : ok ? 'PASS' : 'FAIL'}  ${text}`;
+  const ratio = (a: number | undefined, b: number | undefined): string =>
+    a === undefined || b === undefined ? 'n/a' : (a / b).toFixed(2);
   const target = (tf: string, pk: string, min: number, what: string): string => {
     const t = wall(tf);
     const p = wall(pk);
-    return check(t === undefined || p === undefined ? undefined : t / p >= min, `${what}: terraform / provkit wall = ${ratio(t, p)} (target ≥ ${min}); CPU ${ratio(cpu(tf), cpu(pk))}`);
+    return check(
+      t === undefined || p === undefined ? undefined : t / p >= min,
+      `${what}: terraform / provkit wall = ${ratio(t, p)} (target ≥ ${min}); CPU ${ratio(cpu(tf), cpu(pk))}`,
+    );
   };
-  const peak = Math.max(...[...rows.values()].filter((r) => r.label.startsWith('provkit')).map((r) => median(r.runs.map((x) => x.peakRssBytes ?? NaN))).filter(Number.isFinite));
+  const peak = Math.max(
+    ...[...rows.values()]
+      .filter((r) => r.label.startsWith('provkit'))
+      .map((r) => median(r.runs.map((x) => x.peakRssBytes ?? NaN)))
+      .filter(Number.isFinite),
+  );
   const others = median([...rows.values()].flatMap((r) => r.runs.map((x) => x.othersShare ?? NaN)));
   const tinyRatio = ratio(wall('provkit tiny lock (README demo, -fs-mirror)'), wall('node -e 0'));
   const tinyCpuRatio = ratio(cpu('provkit tiny lock (README demo, -fs-mirror)'), cpu('node -e 0'));
@@ -276,7 +335,8 @@ async function main(): Promise<number> {
     '| command | wall s | CPU s | peak RSS MB |',
     '| --- | ---: | ---: | ---: |',
     ...[...rows.values()].map(
-      (r) => `| ${r.label} | ${median(r.runs.map((x) => x.wallS)).toFixed(2)} | ${median(r.runs.map((x) => x.cpuS ?? NaN)).toFixed(2)} | ${(median(r.runs.map((x) => x.peakRssBytes ?? NaN)) / 1e6).toFixed(0)} |`,
+      (r) =>
+        `| ${r.label} | ${median(r.runs.map((x) => x.wallS)).toFixed(2)} | ${median(r.runs.map((x) => x.cpuS ?? NaN)).toFixed(2)} | ${(median(r.runs.map((x) => x.peakRssBytes ?? NaN)) / 1e6).toFixed(0)} |`,
     ),
     '',
     '## Ratios and targets (issue 13)',
@@ -285,12 +345,26 @@ async function main(): Promise<number> {
     target('terraform providers lock -fs-mirror', 'provkit lock -fs-mirror (cold)', 4, 'lock -fs-mirror, cold'),
     target('terraform providers mirror (empty target)', 'provkit mirror (empty target, cold)', 3.5, 'mirror, cold'),
     check(
-      noiseTf ? (cpu('provkit lock -fs-mirror, incompressible pair (cold)') ?? Infinity) <= (cpu('terraform providers lock -fs-mirror, incompressible pair') ?? 0) && (wall('provkit lock -fs-mirror, incompressible pair (cold)') ?? Infinity) <= (wall('terraform providers lock -fs-mirror, incompressible pair') ?? 0) : undefined,
+      noiseTf
+        ? (cpu('provkit lock -fs-mirror, incompressible pair (cold)') ?? Infinity) <=
+            (cpu('terraform providers lock -fs-mirror, incompressible pair') ?? 0) &&
+            (wall('provkit lock -fs-mirror, incompressible pair (cold)') ?? Infinity) <=
+              (wall('terraform providers lock -fs-mirror, incompressible pair') ?? 0)
+        : undefined,
       `incompressible pair: provkit / terraform CPU = ${ratio(cpu('provkit lock -fs-mirror, incompressible pair (cold)'), cpu('terraform providers lock -fs-mirror, incompressible pair'))}, wall = ${ratio(wall('provkit lock -fs-mirror, incompressible pair (cold)'), wall('terraform providers lock -fs-mirror, incompressible pair'))} (target ≤ 1 both)`,
     ),
-    check(rows.has('node -e 0') ? Number(tinyRatio) <= 1.6 : undefined, `tiny lock / \`node -e 0\` wall = ${tinyRatio} (target ≤ 1.6); CPU ${tinyCpuRatio}`),
-    check(floorCpu === undefined ? undefined : (cpu('provkit lock (cold)') ?? Infinity) <= 1.15 * floorCpu, `provkit lock (cold) CPU / native floor CPU = ${ratio(cpu('provkit lock (cold)'), floorCpu)} (target ≤ 1.15); lock -fs-mirror ${ratio(cpu('provkit lock -fs-mirror (cold)'), floorCpu)}, mirror ${ratio(cpu('provkit mirror (empty target, cold)'), floorCpu)}`),
-    check(Number.isFinite(peak) ? peak <= 250e6 : undefined, `peak RSS of provkit ${(peak / 1e6).toFixed(0)} MB (target ≤ 250)`),
+    check(
+      rows.has('node -e 0') ? Number(tinyRatio) <= 1.6 : undefined,
+      `tiny lock / \`node -e 0\` wall = ${tinyRatio} (target ≤ 1.6); CPU ${tinyCpuRatio}`,
+    ),
+    check(
+      floorCpu === undefined ? undefined : (cpu('provkit lock (cold)') ?? Infinity) <= 1.15 * floorCpu,
+      `provkit lock (cold) CPU / native floor CPU = ${ratio(cpu('provkit lock (cold)'), floorCpu)} (target ≤ 1.15); lock -fs-mirror ${ratio(cpu('provkit lock -fs-mirror (cold)'), floorCpu)}, mirror ${ratio(cpu('provkit mirror (empty target, cold)'), floorCpu)}`,
+    ),
+    check(
+      Number.isFinite(peak) ? peak <= 250e6 : undefined,
+      `peak RSS of provkit ${(peak / 1e6).toFixed(0)} MB (target ≤ 250)`,
+    ),
     rows.has('provkit mirror (again, same target)')
       ? `- second mirror run: first (cold) / second = ${ratio(wall('provkit mirror (empty target, cold)'), wall('provkit mirror (again, same target)'))} (issue #5 target ≥ 20)`
       : '- second mirror run: not measured',

@@ -75,7 +75,9 @@ export interface GenerateOptions {
 }
 
 /** Makes sure the packages exist (generating them if needed); returns the manifest and absolute paths. */
-export async function ensureBenchPackages(opts: GenerateOptions = {}): Promise<{ manifest: BenchManifest; paths: string[] }> {
+export async function ensureBenchPackages(
+  opts: GenerateOptions = {},
+): Promise<{ manifest: BenchManifest; paths: string[] }> {
   const seed = opts.seed ?? DEFAULT_SEED;
   const out = opts.out ?? DEFAULT_OUT;
   const binaryBytes = opts.binaryBytes ?? BINARY_BYTES;
@@ -84,7 +86,13 @@ export async function ensureBenchPackages(opts: GenerateOptions = {}): Promise<{
 
   if (!opts.force) {
     const existing = await readManifest(manifestPath);
-    if (existing && existing.format === FORMAT && existing.seed === seed && existing.binaryBytes === binaryBytes && (await allPresent(out, existing))) {
+    if (
+      existing &&
+      existing.format === FORMAT &&
+      existing.seed === seed &&
+      existing.binaryBytes === binaryBytes &&
+      (await allPresent(out, existing))
+    ) {
       log(`bench packages: up to date in ${out} (seed ${seed})`);
       return { manifest: existing, paths: existing.packages.map((p) => join(out, p.file)) };
     }
@@ -95,7 +103,9 @@ export async function ensureBenchPackages(opts: GenerateOptions = {}): Promise<{
   const jobs = PLATFORMS.map((_, index) => ({ index }));
   const packages: BenchPackage[] = new Array<BenchPackage>(jobs.length);
   const workers = Math.min(jobs.length, availableParallelism());
-  log(`bench packages: generating ${jobs.length} × ${(binaryBytes / 1e6).toFixed(0)} MB into ${out} (seed ${seed}, ${workers} at a time)`);
+  log(
+    `bench packages: generating ${jobs.length} × ${(binaryBytes / 1e6).toFixed(0)} MB into ${out} (seed ${seed}, ${workers} at a time)`,
+  );
   let cursor = 0;
   await Promise.all(
     Array.from({ length: workers }, async () => {
@@ -111,7 +121,13 @@ export async function ensureBenchPackages(opts: GenerateOptions = {}): Promise<{
       }
     }),
   );
-  const manifest: BenchManifest = { format: FORMAT, seed, binaryBytes, zlib: process.versions.zlib ?? 'unknown', packages };
+  const manifest: BenchManifest = {
+    format: FORMAT,
+    seed,
+    binaryBytes,
+    zlib: process.versions.zlib ?? 'unknown',
+    packages,
+  };
   await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
   log(`bench packages: done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return { manifest, paths: packages.map((p) => join(out, p.file)) };
@@ -139,7 +155,18 @@ async function allPresent(out: string, manifest: BenchManifest): Promise<boolean
  * loader this process runs under (tsx), and prints the BenchPackage as JSON.
  */
 function writePackageInChild(out: string, index: number, seed: number, binaryBytes: number): Promise<BenchPackage> {
-  const args = [...process.execArgv, SCRIPT, '--package', `${index}`, '--seed', `${seed}`, '--binary-bytes', `${binaryBytes}`, '--out', out];
+  const args = [
+    ...process.execArgv,
+    SCRIPT,
+    '--package',
+    `${index}`,
+    '--seed',
+    `${seed}`,
+    '--binary-bytes',
+    `${binaryBytes}`,
+    '--out',
+    out,
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
@@ -160,7 +187,11 @@ async function writePackage(out: string, index: number, baseSeed: number, binary
   const file = `terraform-provider-heavy_${VERSION}_${platform}.zip`;
   const exe = `terraform-provider-heavy_v${VERSION}${platform.startsWith('windows_') ? '.exe' : ''}`;
   const next = xorshift128(seed);
-  const texts = { changelog: prose(next, 24_000, '## '), license: prose(next, 16_000, ''), readme: prose(next, 3_000, '# ') };
+  const texts = {
+    changelog: prose(next, 24_000, '## '),
+    license: prose(next, 16_000, ''),
+    readme: prose(next, 3_000, '# '),
+  };
   const entries: ZipEntrySpec[] = [
     { name: 'CHANGELOG.md', data: texts.changelog, dataDescriptor: true },
     { name: 'LICENSE', data: texts.license, dataDescriptor: true },
@@ -197,7 +228,7 @@ function* binaryChunks(next: () => number, total: number): Generator<Buffer> {
   // the overflow moves to the next chunk's buffer.
   let buf = Buffer.allocUnsafe(CHUNK + 64);
   let pos = 0;
-  for (let emitted = 0; emitted < total; ) {
+  for (let emitted = 0; emitted < total;) {
     while (pos < CHUNK) {
       const x = next();
       if ((x & 0xffff) < RANDOM_RUN) {
@@ -228,7 +259,28 @@ function* binaryChunks(next: () => number, total: number): Generator<Buffer> {
 
 /** Markdown-ish filler text of about `bytes` bytes. */
 function prose(next: () => number, bytes: number, heading: string): string {
-  const words = ['provider', 'resource', 'data', 'source', 'attribute', 'the', 'a', 'of', 'to', 'and', 'is', 'in', 'for', 'with', 'version', 'fixed', 'added', 'block', 'schema', 'state'];
+  const words = [
+    'provider',
+    'resource',
+    'data',
+    'source',
+    'attribute',
+    'the',
+    'a',
+    'of',
+    'to',
+    'and',
+    'is',
+    'in',
+    'for',
+    'with',
+    'version',
+    'fixed',
+    'added',
+    'block',
+    'schema',
+    'state',
+  ];
   const lines: string[] = [];
   let size = 0;
   while (size < bytes) {
@@ -279,7 +331,12 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   });
   const seed = values.seed === undefined ? DEFAULT_SEED : Number(values.seed);
   if (values.package !== undefined) {
-    const pkg = await writePackage(values.out ?? DEFAULT_OUT, Number(values.package), seed, Number(values['binary-bytes']));
+    const pkg = await writePackage(
+      values.out ?? DEFAULT_OUT,
+      Number(values.package),
+      seed,
+      Number(values['binary-bytes']),
+    );
     process.stdout.write(`${JSON.stringify(pkg)}\n`);
   } else {
     const { paths } = await ensureBenchPackages({ seed, out: values.out, force: values.force });

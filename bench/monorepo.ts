@@ -69,7 +69,14 @@ async function providers(): Promise<FakeProvider[]> {
       packages.push({ platform, zip });
     }
     // An older version too, so that selection has something to choose from.
-    out.push({ namespace: 'acme', type, versions: [{ version: '1.2.0', packages }, { version: '1.1.0', packages }] });
+    out.push({
+      namespace: 'acme',
+      type,
+      versions: [
+        { version: '1.2.0', packages },
+        { version: '1.1.0', packages },
+      ],
+    });
   }
   return out;
 }
@@ -78,7 +85,10 @@ async function providers(): Promise<FakeProvider[]> {
 async function writeTree(dir: string, host: string, roots: number): Promise<string[]> {
   const req = (names: number[]): string =>
     `terraform {\n  required_providers {\n${names
-      .map((p) => `    p${String(p).padStart(2, '0')} = {\n      source  = "${host}/acme/p${String(p).padStart(2, '0')}"\n      version = "~> 1.1"\n    }\n`)
+      .map(
+        (p) =>
+          `    p${String(p).padStart(2, '0')} = {\n      source  = "${host}/acme/p${String(p).padStart(2, '0')}"\n      version = "~> 1.1"\n    }\n`,
+      )
       .join('')}  }\n}\n`;
   await mkdir(join(dir, 'modules/common'), { recursive: true });
   await writeFile(join(dir, 'modules/common/main.tf'), req([0, 1]));
@@ -88,7 +98,10 @@ async function writeTree(dir: string, host: string, roots: number): Promise<stri
     const name = `stacks/s${String(r).padStart(3, '0')}`;
     const chosen = [...new Set(Array.from({ length: PER_ROOT }, (_, j) => (r * 7 + j * 4 + (r >> 2)) % PROVIDERS))];
     await mkdir(join(dir, name), { recursive: true });
-    await writeFile(join(dir, name, 'main.tf'), `${req(chosen)}\nmodule "common" {\n  source = "../../modules/common"\n}\n`);
+    await writeFile(
+      join(dir, name, 'main.tf'),
+      `${req(chosen)}\nmodule "common" {\n  source = "../../modules/common"\n}\n`,
+    );
     names.push(name);
   }
   return names;
@@ -102,7 +115,13 @@ interface Row {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { roots: { type: 'string', default: '100' }, sample: { type: 'string', default: '5' }, runs: { type: 'string', default: '1' } } });
+  const { values } = parseArgs({
+    options: {
+      roots: { type: 'string', default: '100' },
+      sample: { type: 'string', default: '5' },
+      runs: { type: 'string', default: '1' },
+    },
+  });
   const roots = Number(values.roots);
   const sample = Number(values.sample);
   const runs = Number(values.runs);
@@ -113,7 +132,12 @@ async function main(): Promise<number> {
   const generateS = (Date.now() - generated) / 1000;
   const rc = join(scratch, 'empty.tfrc');
   await writeFile(rc, '');
-  Object.assign(process.env, { SSL_CERT_FILE: reg.caPath, TF_CLI_CONFIG_FILE: rc, CHECKPOINT_DISABLE: '1', PROVKIT_CACHE_DIR: join(scratch, 'cache') });
+  Object.assign(process.env, {
+    SSL_CERT_FILE: reg.caPath,
+    TF_CLI_CONFIG_FILE: rc,
+    CHECKPOINT_DISABLE: '1',
+    PROVKIT_CACHE_DIR: join(scratch, 'cache'),
+  });
   const haveTerraform = (() => {
     try {
       execFileSync('terraform', ['version'], { stdio: 'ignore' });
@@ -124,11 +148,19 @@ async function main(): Promise<number> {
   })();
   // Archive downloads: GET requests only. terraform (go-getter) sends a HEAD
   // before each GET of an archive; counting those would double its figure.
-  const zips = (from: number): number => reg.log.slice(from).filter((q) => q.method === 'GET' && q.pathname.endsWith('.zip')).length;
+  const zips = (from: number): number =>
+    reg.log.slice(from).filter((q) => q.method === 'GET' && q.pathname.endsWith('.zip')).length;
   const rows: Row[] = [];
   let stores = 0;
-  const provkit = (dir: string, ...args: string[]): string[] => [process.execPath, join(ROOT, 'bin/provkit.js'), `-chdir=${dir}`, '-flavor=terraform', ...args];
-  const best = (ms: Measurement[]): Measurement => [...ms].sort((a, b) => a.wallS - b.wallS)[Math.floor(ms.length / 2)]!;
+  const provkit = (dir: string, ...args: string[]): string[] => [
+    process.execPath,
+    join(ROOT, 'bin/provkit.js'),
+    `-chdir=${dir}`,
+    '-flavor=terraform',
+    ...args,
+  ];
+  const best = (ms: Measurement[]): Measurement =>
+    [...ms].sort((a, b) => a.wallS - b.wallS)[Math.floor(ms.length / 2)]!;
   const summaries: Record<string, Record<string, unknown>> = {};
 
   /** Runs lock -recursive on a fresh tree of `n` roots, or with `check` on the tree `check` names; `store`: 'cold' (a new, empty hash store) or a store's path. */
@@ -144,16 +176,26 @@ async function main(): Promise<number> {
       }
       process.env['PROVKIT_HASH_STORE'] = opts.store === 'cold' ? join(scratch, `store-${stores++}`) : opts.store;
       const from = reg.log.length;
-      const r = await measure(provkit(dir, 'lock', '-recursive', '-json', ...(opts.check ? ['-check'] : [])), tool, scratch);
+      const r = await measure(
+        provkit(dir, 'lock', '-recursive', '-json', ...(opts.check ? ['-check'] : [])),
+        tool,
+        scratch,
+      );
       if (r.code !== 0) throw new Error(`${label} failed (exit ${r.code}):\n${r.stderr}\n${r.stdout.slice(-2000)}`);
-      const summary = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((m) => m['type'] === 'summary');
+      const summary = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((m) => m['type'] === 'summary');
       if (summary) summaries[label] = summary;
       ms.push(r.measurement);
       fetched = zips(from);
     }
     const m = best(ms);
     rows.push({ label, m, fetched });
-    console.log(`${label.padEnd(48)} wall ${m.wallS.toFixed(2)} s  cpu ${(m.cpuS ?? NaN).toFixed(2)} s  rss ${((m.peakRssBytes ?? NaN) / 1e6).toFixed(0)} MB  fetched ${fetched}`);
+    console.log(
+      `${label.padEnd(48)} wall ${m.wallS.toFixed(2)} s  cpu ${(m.cpuS ?? NaN).toFixed(2)} s  rss ${((m.peakRssBytes ?? NaN) / 1e6).toFixed(0)} MB  fetched ${fetched}`,
+    );
     return dir;
   };
 
@@ -164,7 +206,10 @@ async function main(): Promise<number> {
     tree100 = await lockTree(`provkit lock -recursive, ${roots} roots, cold`, roots, { store: 'cold' });
     const filled = process.env['PROVKIT_HASH_STORE']!;
     await lockTree(`provkit lock -recursive, ${roots * 4} roots, cold`, roots * 4, { store: 'cold' });
-    await lockTree(`provkit lock -recursive -check, ${roots} roots locked, warm store`, roots, { store: filled, check: tree100 });
+    await lockTree(`provkit lock -recursive -check, ${roots} roots locked, warm store`, roots, {
+      store: filled,
+      check: tree100,
+    });
     if (haveTerraform) {
       // terraform in the first `sample` roots of a fresh tree, one after another (CI's per-root loop).
       const dir = join(scratch, 'tree-terraform');
@@ -178,7 +223,11 @@ async function main(): Promise<number> {
         const d = join(dir, name);
         const get = await measure(['terraform', `-chdir=${d}`, 'get'], tool, scratch);
         if (get.code !== 0) throw new Error(`terraform get failed in ${name}:\n${get.stderr}`);
-        const r = await measure(['terraform', `-chdir=${d}`, 'providers', 'lock', ...PLATFORMS.map((p) => `-platform=${p}`)], tool, scratch);
+        const r = await measure(
+          ['terraform', `-chdir=${d}`, 'providers', 'lock', ...PLATFORMS.map((p) => `-platform=${p}`)],
+          tool,
+          scratch,
+        );
         if (r.code !== 0) throw new Error(`terraform providers lock failed in ${name}:\n${r.stderr}`);
         wall += get.measurement.wallS + r.measurement.wallS;
         cpu += (get.measurement.cpuS ?? NaN) + (r.measurement.cpuS ?? NaN);
@@ -186,7 +235,11 @@ async function main(): Promise<number> {
       }
       const fetched = zips(from);
       sampleRows = [
-        { label: `terraform providers lock, ${sample} roots (measured)`, m: { wallS: wall, cpuS: cpu, peakRssBytes: rss }, fetched },
+        {
+          label: `terraform providers lock, ${sample} roots (measured)`,
+          m: { wallS: wall, cpuS: cpu, peakRssBytes: rss },
+          fetched,
+        },
         {
           label: `terraform providers lock, ${roots} roots (× ${roots / sample}, extrapolated)`,
           m: { wallS: (wall * roots) / sample, cpuS: (cpu * roots) / sample, peakRssBytes: rss },
@@ -195,7 +248,10 @@ async function main(): Promise<number> {
         },
       ];
       rows.push(...sampleRows);
-      for (const r of sampleRows) console.log(`${r.label.padEnd(48)} wall ${r.m.wallS.toFixed(2)} s  cpu ${(r.m.cpuS ?? NaN).toFixed(2)} s  rss ${((r.m.peakRssBytes ?? NaN) / 1e6).toFixed(0)} MB  fetched ${r.fetched}`);
+      for (const r of sampleRows)
+        console.log(
+          `${r.label.padEnd(48)} wall ${r.m.wallS.toFixed(2)} s  cpu ${(r.m.cpuS ?? NaN).toFixed(2)} s  rss ${((r.m.peakRssBytes ?? NaN) / 1e6).toFixed(0)} MB  fetched ${r.fetched}`,
+        );
       sameLocks = true;
       for (const name of picked) {
         const a = await readFile(join(dir, name, '.terraform.lock.hcl'), 'utf8');
@@ -215,23 +271,32 @@ async function main(): Promise<number> {
   const pk4 = rows[1]!;
   const tf = sampleRows[1];
   const s100 = summaries[pk.label] ?? {};
-  const mb = (b: number | undefined): string => (b === undefined || !Number.isFinite(b) ? 'n/a' : ((b) / 1e6).toFixed(0));
+  const mb = (b: number | undefined): string => (b === undefined || !Number.isFinite(b) ? 'n/a' : (b / 1e6).toFixed(0));
   const lines = [
     '# Monorepo benchmark',
     '',
-    `Written by \`npm run bench\` (bench/monorepo.ts) on ${new Date().toISOString()}; ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average at the end ${loadavg().map((x) => x.toFixed(1)).join(' ')}.`,
+    `Written by \`npm run bench\` (bench/monorepo.ts) on ${new Date().toISOString()}; ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average at the end ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}.`,
     '',
     `A generated tree: ${roots} root modules (\`stacks/sNNN/\`), each requiring ${PER_ROOT} of ${PROVIDERS} providers (\`~> 1.1\`; 1.2.0 is selected) and calling a shared local module that requires 2 more, with \`provkit.hcl\` at the top declaring ${PLATFORMS.length} platforms (${PLATFORMS.join(', ')}). ${PROVIDERS} providers × ${PLATFORMS.length} platforms = ${PROVIDERS * PLATFORMS.length} distinct packages of ~${mb((await buildZip([{ name: 'x', data: binary(1) }])).length)} MB, served by the in-repo fake registry over HTTPS on 127.0.0.1 with signed SHA256SUMS (packages generated in ${generateS.toFixed(1)} s). provkit runs with -flavor=terraform; ${runs === 1 ? 'one run each' : `median of ${runs} runs`}. "fetched" is the number of archive downloads (GET requests; terraform also sends a HEAD before each, not counted) in the registry's request log.`,
     '',
     '| command | wall s | CPU s | peak RSS MB | packages fetched |',
     '| --- | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.label} | ${r.m.wallS.toFixed(2)} | ${(r.m.cpuS ?? NaN).toFixed(2)} | ${mb(r.m.peakRssBytes)} | ${r.fetched} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.label} | ${r.m.wallS.toFixed(2)} | ${(r.m.cpuS ?? NaN).toFixed(2)} | ${mb(r.m.peakRssBytes)} | ${r.fetched} |`,
+    ),
     '',
     '## Findings',
     '',
     `- provkit: ${typeof s100['packages'] === 'number' ? s100['packages'] : '?'} unique packages for ${roots} roots, each fetched once (${pk.fetched} downloads); terraform fetches every package again in every root.`,
-    tf ? `- ${roots} roots: terraform (extrapolated from ${sample} roots run one after another) / provkit lock -recursive = ${(tf.m.wallS / pk.m.wallS).toFixed(1)}× wall, ${((tf.m.cpuS ?? NaN) / (pk.m.cpuS ?? NaN)).toFixed(1)}× CPU, ${(tf.fetched / Math.max(1, pk.fetched)).toFixed(0)}× downloads.` : '- terraform is not on PATH: no comparison.',
-    sameLocks === undefined ? '' : `- The lock files terraform wrote in the ${sample} sampled roots are ${sameLocks ? 'byte-identical to' : 'DIFFERENT from'} provkit's.`,
+    tf
+      ? `- ${roots} roots: terraform (extrapolated from ${sample} roots run one after another) / provkit lock -recursive = ${(tf.m.wallS / pk.m.wallS).toFixed(1)}× wall, ${((tf.m.cpuS ?? NaN) / (pk.m.cpuS ?? NaN)).toFixed(1)}× CPU, ${(tf.fetched / Math.max(1, pk.fetched)).toFixed(0)}× downloads.`
+      : '- terraform is not on PATH: no comparison.',
+    sameLocks === undefined
+      ? ''
+      : `- The lock files terraform wrote in the ${sample} sampled roots are ${sameLocks ? 'byte-identical to' : 'DIFFERENT from'} provkit's.`,
     `- Peak RSS with ${roots} roots: ${mb(pk.m.peakRssBytes)} MB; with ${roots * 4} roots: ${mb(pk4.m.peakRssBytes)} MB (the plan is the same ${PROVIDERS * PLATFORMS.length} packages; roots are worked 8 at a time and released).`,
     `- The warm \`-check\` run (every package's hashes in the hash store) downloads ${rows[2]?.fetched ?? '?'} packages.`,
     '',

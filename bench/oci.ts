@@ -40,7 +40,10 @@ async function main(): Promise<number> {
   try {
     const project = join(scratch, 'project');
     await mkdir(project);
-    await writeFile(join(project, 'main.tf'), `terraform {\n  required_providers {\n    heavy = {\n      source = "${origin.host}/acme/heavy"\n    }\n  }\n}\n`);
+    await writeFile(
+      join(project, 'main.tf'),
+      `terraform {\n  required_providers {\n    heavy = {\n      source = "${origin.host}/acme/heavy"\n    }\n  }\n}\n`,
+    );
     const cas = join(scratch, 'cas.pem');
     await writeFile(cas, `${origin.caPem}${registry.caPem}`);
     const rc = join(scratch, 'empty.tfrc');
@@ -63,21 +66,36 @@ async function main(): Promise<number> {
       }
       rows.push(row);
       const m = row.runs;
-      console.log(`${label.padEnd(44)} wall ${median(m.map((x) => x.wallS)).toFixed(2)} s  cpu ${median(m.map((x) => x.cpuS ?? NaN)).toFixed(2)} s  rss ${(median(m.map((x) => x.peakRssBytes ?? NaN)) / 1e6).toFixed(0)} MB`);
+      console.log(
+        `${label.padEnd(44)} wall ${median(m.map((x) => x.wallS)).toFixed(2)} s  cpu ${median(m.map((x) => x.cpuS ?? NaN)).toFixed(2)} s  rss ${(median(m.map((x) => x.peakRssBytes ?? NaN)) / 1e6).toFixed(0)} MB`,
+      );
     };
     // A fresh registry for each cold publish.
-    await run('provkit mirror oci:// (empty registry)', () => [...provkit, 'mirror', ...platformFlags, target()], async () => {
-      await registry.stop();
-      registry = await startDockerRegistry();
-      await writeFile(cas, `${origin.caPem}${registry.caPem}`);
-    });
+    await run(
+      'provkit mirror oci:// (empty registry)',
+      () => [...provkit, 'mirror', ...platformFlags, target()],
+      async () => {
+        await registry.stop();
+        registry = await startDockerRegistry();
+        await writeFile(cas, `${origin.caPem}${registry.caPem}`);
+      },
+    );
     await run('provkit mirror oci:// (again: all present)', () => [...provkit, 'mirror', ...platformFlags, target()]);
-    await run('provkit lock -oci-mirror (5 platforms)', () => [...provkit, 'lock', ...platformFlags, `-oci-mirror=${target()}`], () => rm(lockFile, { force: true }));
+    await run(
+      'provkit lock -oci-mirror (5 platforms)',
+      () => [...provkit, 'lock', ...platformFlags, `-oci-mirror=${target()}`],
+      () => rm(lockFile, { force: true }),
+    );
     const ociLock = await readFile(lockFile, 'utf8');
-    await run('provkit lock from the origin registry', () => [...provkit, 'lock', ...platformFlags], () => rm(lockFile, { force: true }));
+    await run(
+      'provkit lock from the origin registry',
+      () => [...provkit, 'lock', ...platformFlags],
+      () => rm(lockFile, { force: true }),
+    );
     const originLock = await readFile(lockFile, 'utf8');
     const h1 = (t: string): string[] => [...t.matchAll(/"(h1:[^"]+)"/g)].map((m) => m[1]!).sort();
-    if (JSON.stringify(h1(ociLock)) !== JSON.stringify(h1(originLock))) throw new Error('the h1: hashes of the OCI lock differ from the origin lock');
+    if (JSON.stringify(h1(ociLock)) !== JSON.stringify(h1(originLock)))
+      throw new Error('the h1: hashes of the OCI lock differ from the origin lock');
   } finally {
     await registry.stop();
     await origin.close();
@@ -90,7 +108,11 @@ async function main(): Promise<number> {
     '',
     `The heavy provider (5 platforms × ~100 MB zips, bench/generate.ts) from the in-repo fake registry (HTTPS, 127.0.0.1) published into Debian's docker-registry 2.8 (HTTPS, 127.0.0.1, filesystem storage) and locked from it; hash store off. Median of ${runs} runs. The OCI lock's h1: hashes are checked equal to the origin lock's.`,
     '',
-    `Load average when written: ${loadavg().map((x) => x.toFixed(1)).join(', ')}. "Others" is the share of the machine's CPU other processes (the registries included) used during the run: on a busy machine wall times are mostly waiting.`,
+    `Load average when written: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(
+        ', ',
+      )}. "Others" is the share of the machine's CPU other processes (the registries included) used during the run: on a busy machine wall times are mostly waiting.`,
     '',
     '| command | wall s | CPU s | peak RSS MB | others |',
     '| --- | ---: | ---: | ---: | ---: |',

@@ -44,7 +44,9 @@ import { ensureBenchPackages } from './generate.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const WORK = join(ROOT, 'bench', '.work');
 const RESULTS = join(ROOT, 'bench', 'results.md');
-const NATIVE_FLOOR_SRC = resolve(process.env['PROVKIT_NATIVE_FLOOR'] ?? join(ROOT, '..', 'shared', 'bench', 'native-floor'));
+const NATIVE_FLOOR_SRC = resolve(
+  process.env['PROVKIT_NATIVE_FLOOR'] ?? join(ROOT, '..', 'shared', 'bench', 'native-floor'),
+);
 const FLOOR_JOBS = 2;
 const TARGET_WALL_RATIO = 1.25;
 const TARGET_RSS_BYTES = 250e6;
@@ -202,7 +204,12 @@ export async function measure(argv: readonly string[], tool: RusageTool, scratch
     // GNU time puts "Command exited with non-zero status N" first; the figures are the last line.
     const last = (await readFile(report, 'utf8').catch(() => '')).trim().split('\n').at(-1) ?? '';
     const [user, sys, maxrssKiB] = last.split(' ').map(Number);
-    if (user !== undefined && sys !== undefined && maxrssKiB !== undefined && [user, sys, maxrssKiB].every(Number.isFinite)) {
+    if (
+      user !== undefined &&
+      sys !== undefined &&
+      maxrssKiB !== undefined &&
+      [user, sys, maxrssKiB].every(Number.isFinite)
+    ) {
       measurement.cpuS = user + sys;
       measurement.peakRssBytes = maxrssKiB * 1024; // ru_maxrss is in KiB on Linux
     }
@@ -382,7 +389,12 @@ async function main(): Promise<number> {
       argv: 'bin' in floor ? [floor.bin, '-j', `${FLOOR_JOBS}`, ...paths] : [],
       parse: parseZipHashLines,
     },
-    { id: 'yauzl', label: 'yauzl baseline (sequential)', argv: [process.execPath, baseline, ...paths], parse: parseZipHashLines },
+    {
+      id: 'yauzl',
+      label: 'yauzl baseline (sequential)',
+      argv: [process.execPath, baseline, ...paths],
+      parse: parseZipHashLines,
+    },
   ];
   const outcomes: Outcome[] = all
     .filter((c) => !only || only.has(c.id))
@@ -483,7 +495,9 @@ async function main(): Promise<number> {
   ].join('\n');
   await writeFile(RESULTS, report);
 
-  process.stdout.write(`\n${table(rows)}\n\n${contention ? `${contention}\n\n` : ''}${verdicts.join('\n')}\n\nwrote ${RESULTS}\n`);
+  process.stdout.write(
+    `\n${table(rows)}\n\n${contention ? `${contention}\n\n` : ''}${verdicts.join('\n')}\n\nwrote ${RESULTS}\n`,
+  );
   if (mismatches.length > 0) {
     process.stderr.write(`\nBENCH FAILED: hashes disagree or could not be read:\n${mismatches.join('\n')}\n`);
     return 1;

@@ -13,7 +13,10 @@ import { ensureBenchPackages, type GenerateOptions } from './generate.js';
 export const PLATFORMS = ['linux_amd64', 'linux_arm64', 'darwin_amd64', 'darwin_arm64', 'windows_amd64'];
 
 /** Serves `acme/heavy` 1.0.0 for {@link PLATFORMS}; also returns the zips' paths. */
-export async function startHeavyRegistry(lifetimeMs?: number, generate: GenerateOptions = {}): Promise<{ reg: FakeRegistry; paths: string[] }> {
+export async function startHeavyRegistry(
+  lifetimeMs?: number,
+  generate: GenerateOptions = {},
+): Promise<{ reg: FakeRegistry; paths: string[] }> {
   const { paths } = await ensureBenchPackages(generate);
   const zips = new Map<string, Buffer>();
   for (const p of paths) {
@@ -22,7 +25,15 @@ export async function startHeavyRegistry(lifetimeMs?: number, generate: Generate
   }
   const reg = await startFakeRegistry({
     ...(lifetimeMs === undefined ? {} : { lifetimeMs }),
-    providers: [{ namespace: 'acme', type: 'heavy', versions: [{ version: '1.0.0', packages: PLATFORMS.map((platform) => ({ platform, zip: zips.get(platform)! })) }] }],
+    providers: [
+      {
+        namespace: 'acme',
+        type: 'heavy',
+        versions: [
+          { version: '1.0.0', packages: PLATFORMS.map((platform) => ({ platform, zip: zips.get(platform)! })) },
+        ],
+      },
+    ],
   });
   return { reg, paths };
 }

@@ -22,7 +22,9 @@ import { existsSync } from 'node:fs';
 
 // The bundle (scripts/bundle.mjs) starts faster; the plain build is the fallback.
 const bundled = new URL('../dist/bundle/main.js', import.meta.url);
-const { main, describeError, removeRegisteredNow, EXIT_OUTPUT_CLOSED } = await import(existsSync(bundled) ? bundled.href : '../dist/cli/main.js');
+const { main, describeError, removeRegisteredNow, EXIT_OUTPUT_CLOSED } = await import(
+  existsSync(bundled) ? bundled.href : '../dist/cli/main.js'
+);
 
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 let finished = false;
@@ -75,7 +77,9 @@ process.on('unhandledRejection', fatal);
 let settled = false;
 process.on('beforeExit', () => {
   if (settled) return;
-  process.stderr.write('Error: internal error: provkit stopped with work still pending (nothing left to wait for); please report this with the command line\n');
+  process.stderr.write(
+    'Error: internal error: provkit stopped with work still pending (nothing left to wait for); please report this with the command line\n',
+  );
   process.exit(1);
 });
 
@@ -97,10 +101,14 @@ if (code === EXIT_OUTPUT_CLOSED) {
   // everything would report 130/143. The output is flushed first (pipes are
   // asynchronous on some platforms).
   // (An empty write's callback runs once everything before it is written.)
-  const flushed = (stream) => new Promise((resolve) => (stream.destroyed ? resolve() : stream.write('', () => resolve())));
+  const flushed = (stream) =>
+    new Promise((resolve) => (stream.destroyed ? resolve() : stream.write('', () => resolve())));
   // At most 2 s: a stuck stream must not keep a finished command from exiting.
   let timer;
-  await Promise.race([Promise.all([flushed(process.stdout), flushed(process.stderr)]), new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+  await Promise.race([
+    Promise.all([flushed(process.stdout), flushed(process.stderr)]),
+    new Promise((resolve) => (timer = setTimeout(resolve, 2000))),
+  ]);
   clearTimeout(timer);
   process.exit(code);
 }

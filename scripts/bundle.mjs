@@ -32,6 +32,8 @@ await build({
   platform: 'node',
   target: 'node20',
   // Bundled CommonJS packages call require(); give ES modules one.
-  banner: { js: "import { createRequire as __provkitCreateRequire } from 'node:module'; const require = __provkitCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __provkitCreateRequire } from 'node:module'; const require = __provkitCreateRequire(import.meta.url);",
+  },
   logLevel: 'warning',
 });

@@ -38,43 +38,147 @@ const SPECIFIC: ReadonlyArray<readonly [string, string, string]> = [
   ['eslint.config.js', '(house style §4.2)', '(CONTRIBUTING.md, the layer rule)'],
   ['src/net/client.ts', '(house style §4.3 item 3)', '(CONTRIBUTING.md house style 3)'],
   ['src/net/types.ts', '(house style §4.3 item 7)', '(CONTRIBUTING.md house style 7)'],
-  ['src/cli/wiring.ts', '(house style: a single factory maps configuration to sources)', '(CONTRIBUTING.md house style 8: a single factory maps configuration to sources)'],
-  ['src/net/node-fetch.ts', 'counts (issue #5, the incremental mirror run).', 'counts (bench/results-commands.md: the second mirror run into the same target).'],
-  ['src/addresses/hostname.ts', '(issue #5, the incremental mirror run).', '(bench/results-commands.md: the second mirror run into the same target).'],
-  ['src/hashing/store.ts', '(peers.md (d) 1,\n * "Lock hashes for N platforms without N full downloads"; issue #5)', '(docs/hash-store.md:\n * lock hashes for N platforms without N full downloads)'],
+  [
+    'src/cli/wiring.ts',
+    '(house style: a single factory maps configuration to sources)',
+    '(CONTRIBUTING.md house style 8: a single factory maps configuration to sources)',
+  ],
+  [
+    'src/net/node-fetch.ts',
+    'counts (issue #5, the incremental mirror run).',
+    'counts (bench/results-commands.md: the second mirror run into the same target).',
+  ],
+  [
+    'src/addresses/hostname.ts',
+    '(issue #5, the incremental mirror run).',
+    '(bench/results-commands.md: the second mirror run into the same target).',
+  ],
+  [
+    'src/hashing/store.ts',
+    '(peers.md (d) 1,\n * "Lock hashes for N platforms without N full downloads"; issue #5)',
+    '(docs/hash-store.md:\n * lock hashes for N platforms without N full downloads)',
+  ],
   ['src/hashing/zip-stream.ts', '(issue #5; peers.md (d) 2)', '(ARCHITECTURE.md, "The life of a lock run")'],
-  ['src/installer/lock.ts', 'locked from it without a download (issue #5).', 'locked from it without a download (docs/hash-store.md).'],
-  ['src/installer/lock.ts', '(item 91, terraform-observed.md "What each source\n * records")', '(docs/reference.md §6.1 item 91, §10 items 139–141)'],
-  ['src/hashing/zip-package.ts', 'name is ever created (issue 11 #17).', 'name is ever created (docs/file-modes.md, "Names with control characters").'],
-  ['src/hashing/zip-package.ts', '(spec §2.3 items 26–28,\n * terraform-observed.md "Two different h1 functions")', '(docs/reference.md §2.3 items 26–28,\n * §10 items 146–148)'],
-  ['src/installer/mirror-unpacked.ts', 'The target is a shared place (issue 11 #17):', 'The target is a shared place (docs/file-modes.md):'],
-  ['src/installer/cache.ts', 'when the run put nothing in them (issue 11 #17).', 'when the run put nothing in them (docs/file-modes.md).'],
+  [
+    'src/installer/lock.ts',
+    'locked from it without a download (issue #5).',
+    'locked from it without a download (docs/hash-store.md).',
+  ],
+  [
+    'src/installer/lock.ts',
+    '(item 91, terraform-observed.md "What each source\n * records")',
+    '(docs/reference.md §6.1 item 91, §10 items 139–141)',
+  ],
+  [
+    'src/hashing/zip-package.ts',
+    'name is ever created (issue 11 #17).',
+    'name is ever created (docs/file-modes.md, "Names with control characters").',
+  ],
+  [
+    'src/hashing/zip-package.ts',
+    '(spec §2.3 items 26–28,\n * terraform-observed.md "Two different h1 functions")',
+    '(docs/reference.md §2.3 items 26–28,\n * §10 items 146–148)',
+  ],
+  [
+    'src/installer/mirror-unpacked.ts',
+    'The target is a shared place (issue 11 #17):',
+    'The target is a shared place (docs/file-modes.md):',
+  ],
+  [
+    'src/installer/cache.ts',
+    'when the run put nothing in them (issue 11 #17).',
+    'when the run put nothing in them (docs/file-modes.md).',
+  ],
   ['src/installer/install.ts', 'Where it writes (issue 11 #17):', 'Where it writes (docs/file-modes.md):'],
-  ['src/cli/common.ts', "the CLI configuration's credentials for the mirror host (issue 11 #19).", "the CLI configuration's credentials for the mirror host (see netMirrorSourceFor)."],
+  [
+    'src/cli/common.ts',
+    "the CLI configuration's credentials for the mirror host (issue 11 #19).",
+    "the CLI configuration's credentials for the mirror host (see netMirrorSourceFor).",
+  ],
   ['src/cli/main.ts', 'before or after the subcommand (issue #2); the', 'before or after the subcommand; the'],
-  ['src/config/requirements.ts', '(terraform-observed; `providers lock`', '(docs/reference.md §10 item 138; `providers lock`'],
-  ['src/config/load.ts', '"Module not installed" (terraform-observed; confirmed', '"Module not installed" (docs/reference.md §10 item 138; confirmed'],
-  ['src/hashing/zip-reader.ts', '(terraform-observed.md, "Two different h1 functions")', '(docs/reference.md §10 item 149)'],
+  [
+    'src/config/requirements.ts',
+    '(terraform-observed; `providers lock`',
+    '(docs/reference.md §10 item 138; `providers lock`',
+  ],
+  [
+    'src/config/load.ts',
+    '"Module not installed" (terraform-observed; confirmed',
+    '"Module not installed" (docs/reference.md §10 item 138; confirmed',
+  ],
+  [
+    'src/hashing/zip-reader.ts',
+    '(terraform-observed.md, "Two different h1 functions")',
+    '(docs/reference.md §10 item 149)',
+  ],
   ['src/lockfile/serialize.ts', 'spec §3.2, terraform-observed.md)', 'docs/reference.md §3.2, §10 items 131–134)'],
-  ['src/installer/extract.ts', 'spec §8.1 items 105–111, terraform-observed.md "Consequences of\n * Go\'s archive/zip + go-getter extraction")', 'docs/reference.md §8.1 items 105–111,\n * §10 item 149)'],
-  ['src/sources/credentials.ts', '(terraform-observed: only a literal', '(docs/reference.md §7 item 103: only a literal'],
-  ['src/sources/fs-mirror.ts', 'the name matched case-insensitively (terraform-observed).', 'the name matched case-insensitively (docs/reference.md §10 item 143).'],
+  [
+    'src/installer/extract.ts',
+    'spec §8.1 items 105–111, terraform-observed.md "Consequences of\n * Go\'s archive/zip + go-getter extraction")',
+    'docs/reference.md §8.1 items 105–111,\n * §10 item 149)',
+  ],
+  [
+    'src/sources/credentials.ts',
+    '(terraform-observed: only a literal',
+    '(docs/reference.md §7 item 103: only a literal',
+  ],
+  [
+    'src/sources/fs-mirror.ts',
+    'the name matched case-insensitively (terraform-observed).',
+    'the name matched case-insensitively (docs/reference.md §10 item 143).',
+  ],
   ['src/sources/registry/checksums.ts', 'terraform-observed "What each source records")', '§10 item 139)'],
-  ['src/sources/net-mirror.ts', '(terraform-observed: `https://host/mirror` makes every', '(docs/reference.md §10 item 142: `https://host/mirror` makes every'],
-  ['src/sources/net-mirror.ts', 'fetched without credentials (terraform-observed).', 'fetched without credentials (docs/reference.md §4.3 item 68).'],
+  [
+    'src/sources/net-mirror.ts',
+    '(terraform-observed: `https://host/mirror` makes every',
+    '(docs/reference.md §10 item 142: `https://host/mirror` makes every',
+  ],
+  [
+    'src/sources/net-mirror.ts',
+    'fetched without credentials (terraform-observed).',
+    'fetched without credentials (docs/reference.md §4.3 item 68).',
+  ],
   ['src/addresses/provider.ts', '(spec item 10, terraform-observed)', '(docs/reference.md §1.1 item 10, §10 item 133)'],
-  ['src/installer/bundle/create.ts', 'packages of other providers have the same file names (issue 11 #1).', 'packages of other providers have the same file names (docs/reliability.md).'],
-  ['src/installer/install.ts', '(archives of different packages share file names, issue 11 #1)', '(archives of different packages share file names, docs/reliability.md)'],
+  [
+    'src/installer/bundle/create.ts',
+    'packages of other providers have the same file names (issue 11 #1).',
+    'packages of other providers have the same file names (docs/reliability.md).',
+  ],
+  [
+    'src/installer/install.ts',
+    '(archives of different packages share file names, issue 11 #1)',
+    '(archives of different packages share file names, docs/reliability.md)',
+  ],
   ['src/installer/lock.ts', 'source under two hosts), issue 11 #1.', 'source under two hosts), docs/reliability.md.'],
   ['src/sources/fetch.ts', '(issue 11 #1: two packages', '(docs/reliability.md: two packages'],
-  ['test/e2e/package-identity.ts', '(terraform-observed.md,\n * "What each source records")', '(docs/reference.md §10 item 139)'],
+  [
+    'test/e2e/package-identity.ts',
+    '(terraform-observed.md,\n * "What each source records")',
+    '(docs/reference.md §10 item 139)',
+  ],
   ['test/hashing/h1.test.ts', '(opentofu-reference.md §2.4)', '(docs/reference.md §2.4)'],
   ['test/hashing/zip-fixtures.test.ts', 'opentofu-reference.md §2.4 V2 and V3', 'docs/reference.md §2.4 V2 and V3'],
-  ['test/hashing/dir.test.ts', '(opentofu-reference.md §2.3 item 25, vector V6)', '(docs/reference.md §2.3 item 25, §2.4 vector V6)'],
-  ['test/cli/install.test.ts', '(terraform-observed.md, verified with acme-labs/beta)', '(docs/reference.md §10 item 141, verified with acme-labs/beta)'],
-  ['test/cli/lock-registry.test.ts', 'terraform-observed.md "What each source', 'docs/reference.md §10 item 139, "What each source'],
+  [
+    'test/hashing/dir.test.ts',
+    '(opentofu-reference.md §2.3 item 25, vector V6)',
+    '(docs/reference.md §2.3 item 25, §2.4 vector V6)',
+  ],
+  [
+    'test/cli/install.test.ts',
+    '(terraform-observed.md, verified with acme-labs/beta)',
+    '(docs/reference.md §10 item 141, verified with acme-labs/beta)',
+  ],
+  [
+    'test/cli/lock-registry.test.ts',
+    'terraform-observed.md "What each source',
+    'docs/reference.md §10 item 139, "What each source',
+  ],
   ['test/sources/checksums.test.ts', '(terraform-observed parsing rules)', '(docs/reference.md §10 item 139)'],
-  ['test/e2e/net-mirror-credentials.test.ts', '(terraform-observed; sources/net-mirror.ts)', '(docs/reference.md §4.3 item 68; sources/net-mirror.ts)'],
+  [
+    'test/e2e/net-mirror-credentials.test.ts',
+    '(terraform-observed; sources/net-mirror.ts)',
+    '(docs/reference.md §4.3 item 68; sources/net-mirror.ts)',
+  ],
   ['test/addresses/constraints.test.ts', '// terraform-observed.md', '// docs/reference.md §10 item 136'],
 ];
 
@@ -164,12 +268,21 @@ export function commentRanges(text: string): Array<[number, number]> {
       const start = scanner.getTokenStart();
       const end = scanner.getTokenEnd();
       const last = ranges[ranges.length - 1];
-      if (kind === ts.SyntaxKind.SingleLineCommentTrivia && last && /^\s*$/.test(text.slice(last[1], start)) && text.slice(last[0], last[0] + 2) === '//') last[1] = end;
+      if (
+        kind === ts.SyntaxKind.SingleLineCommentTrivia &&
+        last &&
+        /^\s*$/.test(text.slice(last[1], start)) &&
+        text.slice(last[0], last[0] + 2) === '//'
+      )
+        last[1] = end;
       else ranges.push([start, end]);
       continue;
     }
     if (kind === ts.SyntaxKind.WhitespaceTrivia || kind === ts.SyntaxKind.NewLineTrivia) continue;
-    if ((kind === ts.SyntaxKind.SlashToken || kind === ts.SyntaxKind.SlashEqualsToken) && (prev === undefined || !ENDS_EXPRESSION.has(prev))) {
+    if (
+      (kind === ts.SyntaxKind.SlashToken || kind === ts.SyntaxKind.SlashEqualsToken) &&
+      (prev === undefined || !ENDS_EXPRESSION.has(prev))
+    ) {
       kind = scanner.reScanSlashToken();
     } else if (kind === ts.SyntaxKind.OpenBraceToken) braces.push('brace');
     else if (kind === ts.SyntaxKind.TemplateHead) braces.push('template');
@@ -210,7 +323,8 @@ function scan(comment: string): Found[] {
       top.anchored = true;
       top.section = undefined;
     } else if (t.startsWith('RFC ')) rfc = true;
-    else if (t === '(') stack.push({ anchored: top.anchored, ...(top.section === undefined ? {} : { section: top.section }) });
+    else if (t === '(')
+      stack.push({ anchored: top.anchored, ...(top.section === undefined ? {} : { section: top.section }) });
     else if (t === ')') {
       if (stack.length > 1) stack.pop();
     } else if (m[1] !== undefined) {
@@ -223,7 +337,14 @@ function scan(comment: string): Found[] {
     } else if (m[3] !== undefined) {
       const items = [...m[3].matchAll(/\d+(?:\.\d+)?/g)].map((x) => Math.floor(Number(x[0])));
       const range = /–|-/.test(m[3]) && items.length === 2 ? { from: items[0] ?? 0, to: items[1] ?? 0 } : undefined;
-      found.push({ at: m.index, kind: 'items', text: t, anchored: top.anchored, ...(top.section === undefined ? {} : { section: top.section }), items: range ? [range.from, range.to] : items });
+      found.push({
+        at: m.index,
+        kind: 'items',
+        text: t,
+        anchored: top.anchored,
+        ...(top.section === undefined ? {} : { section: top.section }),
+        items: range ? [range.from, range.to] : items,
+      });
     } else if (m[5] !== undefined) {
       found.push({ at: m.index, kind: 'vector', text: t, anchored: top.anchored });
     } else if (stack.length === 1) {
@@ -243,7 +364,11 @@ function rewriteComment(comment: string, ref: Reference): string {
     const found = scan(text);
     // An anchored item whose section is another one than the citation names gets its own `§S`.
     const stray = found.find(
-      (x) => x.anchored && x.kind === 'items' && x.section !== undefined && (x.items ?? []).some((n) => !sectionContains(x.section ?? '', ref.itemSection.get(n) ?? x.section ?? '')),
+      (x) =>
+        x.anchored &&
+        x.kind === 'items' &&
+        x.section !== undefined &&
+        (x.items ?? []).some((n) => !sectionContains(x.section ?? '', ref.itemSection.get(n) ?? x.section ?? '')),
     );
     const strayAt = stray ? ref.itemSection.get(stray.items?.[0] ?? 0) : undefined;
     if (stray && strayAt !== undefined) {
@@ -291,10 +416,16 @@ export function checkCitations(root = ROOT): Problem[] {
     for (const [start, end] of commentRanges(text)) {
       const comment = text.slice(start, end);
       const outside = OUTSIDE.exec(comment);
-      if (outside) problems.push({ file: rel, line: lineOf(text, start + outside.index), message: `cites ${outside[0]}, which is not in the repository` });
+      if (outside)
+        problems.push({
+          file: rel,
+          line: lineOf(text, start + outside.index),
+          message: `cites ${outside[0]}, which is not in the repository`,
+        });
       if (!inSrc) continue;
       const old = OLD_FORMS.exec(comment);
-      if (old) problems.push({ file: rel, line: lineOf(text, start + old.index), message: `old citation form "${old[0]}"` });
+      if (old)
+        problems.push({ file: rel, line: lineOf(text, start + old.index), message: `old citation form "${old[0]}"` });
       for (const f of scan(comment)) {
         const line = lineOf(text, start + f.at);
         if (!f.anchored) {
@@ -302,13 +433,15 @@ export function checkCitations(root = ROOT): Problem[] {
           continue;
         }
         if (f.kind === 'section') {
-          for (const s of (f.section ?? '').split(/[–-]/)) if (!ref.sections.has(s)) problems.push({ file: rel, line, message: `docs/reference.md has no §${s}` });
+          for (const s of (f.section ?? '').split(/[–-]/))
+            if (!ref.sections.has(s)) problems.push({ file: rel, line, message: `docs/reference.md has no §${s}` });
         } else if (f.kind === 'items') {
           const items = f.items ?? [];
           for (const n of items) {
             const s = ref.itemSection.get(n);
             if (s === undefined) problems.push({ file: rel, line, message: `docs/reference.md has no item ${n}` });
-            else if (f.section !== undefined && !sectionContains(f.section, s)) problems.push({ file: rel, line, message: `item ${n} is in §${s}, not §${f.section}` });
+            else if (f.section !== undefined && !sectionContains(f.section, s))
+              problems.push({ file: rel, line, message: `item ${n} is in §${s}, not §${f.section}` });
           }
         }
       }
@@ -371,7 +504,9 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
   if (process.argv.includes('--check')) {
     const problems = checkCitations();
     for (const p of problems) console.log(`${p.file}:${p.line}: ${p.message}`);
-    console.log(problems.length === 0 ? 'citations: all point into the repository' : `citations: ${problems.length} problem(s)`);
+    console.log(
+      problems.length === 0 ? 'citations: all point into the repository' : `citations: ${problems.length} problem(s)`,
+    );
     process.exitCode = problems.length === 0 ? 0 : 1;
   } else {
     const { changed, unmatched } = rewriteCitations();

@@ -45,7 +45,11 @@ async function tree(dir: string, skip: (rel: string) => boolean = () => false): 
       const rel = relative(dir, abs);
       if (skip(rel)) continue;
       if (e.isDirectory()) await walk(abs);
-      else out.set(rel, Buffer.concat([Buffer.from(`mode ${((await stat(abs)).mode & 0o7777).toString(8)}\n`), await readFile(abs)]));
+      else
+        out.set(
+          rel,
+          Buffer.concat([Buffer.from(`mode ${((await stat(abs)).mode & 0o7777).toString(8)}\n`), await readFile(abs)]),
+        );
     }
   };
   await walk(dir);
@@ -78,13 +82,22 @@ async function main(): Promise<number> {
   const netMirror = await startFakeNetMirror({ providers: await fixtureProviders(), hashes: 'h1-zip' });
   const emptyRc = join(work, 'empty.tfrc');
   await writeFile(emptyRc, '');
-  const env = { TF_CLI_CONFIG_FILE: emptyRc, SSL_CERT_FILE: reg.caPath, CHECKPOINT_DISABLE: '1', PROVKIT_CACHE_DIR: join(work, 'cache') };
+  const env = {
+    TF_CLI_CONFIG_FILE: emptyRc,
+    SSL_CERT_FILE: reg.caPath,
+    CHECKPOINT_DISABLE: '1',
+    PROVKIT_CACHE_DIR: join(work, 'cache'),
+  };
   const envMirror = { ...env, SSL_CERT_FILE: netMirror.caPath ?? reg.caPath };
 
   const config = (host: string): string =>
     `terraform {\n  required_providers {\n    demo = {\n      source  = "${host}/acme/demo"\n      version = "~> 1.0"\n    }\n    tools = {\n      source  = "${host}/acme/tools"\n      version = ">= 0.3"\n    }\n  }\n}\n`;
 
-  async function pair(name: string, main: string, prepare?: (dir: string) => Promise<void>): Promise<{ tf: string; pk: string }> {
+  async function pair(
+    name: string,
+    main: string,
+    prepare?: (dir: string) => Promise<void>,
+  ): Promise<{ tf: string; pk: string }> {
     const tf = join(work, name, 'terraform');
     const pk = join(work, name, 'provkit');
     for (const d of [tf, pk]) {
@@ -95,47 +108,117 @@ async function main(): Promise<number> {
     return { tf, pk };
   }
 
-  async function compare(name: string, tfArgs: string[], pkArgs: string[], main: string, runEnv: Record<string, string>, prepare?: (dir: string) => Promise<void>): Promise<void> {
+  async function compare(
+    name: string,
+    tfArgs: string[],
+    pkArgs: string[],
+    main: string,
+    runEnv: Record<string, string>,
+    prepare?: (dir: string) => Promise<void>,
+  ): Promise<void> {
     const { tf, pk } = await pair(name, main, prepare);
     const t = await exec('terraform', tfArgs, tf, runEnv);
     const p = await exec(process.execPath, [BIN, '-flavor=terraform', ...pkArgs], pk, runEnv);
     const detail: string[] = [];
-    if (t.code !== p.code) detail.push(`exit codes differ: terraform ${t.code}, provkit ${p.code}\n${t.stderr}\n${p.stderr}`);
+    if (t.code !== p.code)
+      detail.push(`exit codes differ: terraform ${t.code}, provkit ${p.code}\n${t.stderr}\n${p.stderr}`);
     // terraform's own working files are not outputs.
-    const skip = (rel: string): boolean => rel === 'main.tf' || rel.startsWith('.terraform/') && !rel.startsWith('.terraform/providers');
+    const skip = (rel: string): boolean =>
+      rel === 'main.tf' || (rel.startsWith('.terraform/') && !rel.startsWith('.terraform/providers'));
     detail.push(...diffTrees(await tree(tf, skip), await tree(pk, skip)));
     results.push({ name, ok: detail.length === 0, detail });
-    console.log(`${detail.length === 0 ? 'SAME' : 'DIFF'}  ${name}  (terraform exit ${t.code}, provkit exit ${p.code})`);
+    console.log(
+      `${detail.length === 0 ? 'SAME' : 'DIFF'}  ${name}  (terraform exit ${t.code}, provkit exit ${p.code})`,
+    );
   }
 
   try {
     const two = ['-platform=linux_amd64', '-platform=darwin_arm64'];
     await compare('lock from the registry', ['providers', 'lock', ...two], ['lock', ...two], config(reg.host), env);
     // The same again: provkit now finds the packages' hashes in its hash store (PROVKIT_CACHE_DIR/hashes) and downloads nothing.
-    await compare('lock from the registry, hashes from the hash store', ['providers', 'lock', ...two], ['lock', ...two], config(reg.host), env);
-    await compare('lock -fs-mirror', ['providers', 'lock', `-fs-mirror=${MIRROR}`, ...two], ['lock', `-fs-mirror=${MIRROR}`, ...two], config('registry.example.test'), env);
-    await compare('lock -net-mirror', ['providers', 'lock', `-net-mirror=${netMirror.url}`, ...two], ['lock', `-net-mirror=${netMirror.url}`, ...two], config('registry.example.test'), envMirror);
+    await compare(
+      'lock from the registry, hashes from the hash store',
+      ['providers', 'lock', ...two],
+      ['lock', ...two],
+      config(reg.host),
+      env,
+    );
+    await compare(
+      'lock -fs-mirror',
+      ['providers', 'lock', `-fs-mirror=${MIRROR}`, ...two],
+      ['lock', `-fs-mirror=${MIRROR}`, ...two],
+      config('registry.example.test'),
+      env,
+    );
+    await compare(
+      'lock -net-mirror',
+      ['providers', 'lock', `-net-mirror=${netMirror.url}`, ...two],
+      ['lock', `-net-mirror=${netMirror.url}`, ...two],
+      config('registry.example.test'),
+      envMirror,
+    );
     const lockFile = async (d: string): Promise<void> => {
       await writeFile(
         join(d, '.terraform.lock.hcl'),
         `# This file is maintained automatically by "terraform init".\n# Manual edits may be lost in future updates.\n\nprovider "${reg.host}/acme/demo" {\n  version     = "1.0.0"\n  constraints = "~> 1.0"\n  hashes = [\n    "zz:unknown",\n    "h1:bogus",\n  ]\n}\n`,
       );
     };
-    await compare('lock merging into an existing lock', ['providers', 'lock', '-platform=linux_arm64', `${reg.host}/acme/demo`], ['lock', '-platform=linux_arm64', `${reg.host}/acme/demo`], config(reg.host), env, lockFile);
-    await compare('mirror from the registry', ['providers', 'mirror', ...two, 'out'], ['mirror', ...two, 'out'], config(reg.host), env);
-    await compare('mirror following the lock file', ['providers', 'mirror', '-platform=linux_amd64', 'out'], ['mirror', '-platform=linux_amd64', 'out'], config(reg.host), env, async (d) => {
-      await lockFile(d);
-      const lock = await readFile(join(d, '.terraform.lock.hcl'), 'utf8');
-      await writeFile(
-        join(d, '.terraform.lock.hcl'),
-        `${lock}\nprovider "${reg.host}/acme/tools" {\n  version     = "0.3.0"\n  constraints = ">= 0.3.0"\n}\n`,
-      );
-    });
+    await compare(
+      'lock merging into an existing lock',
+      ['providers', 'lock', '-platform=linux_arm64', `${reg.host}/acme/demo`],
+      ['lock', '-platform=linux_arm64', `${reg.host}/acme/demo`],
+      config(reg.host),
+      env,
+      lockFile,
+    );
+    await compare(
+      'mirror from the registry',
+      ['providers', 'mirror', ...two, 'out'],
+      ['mirror', ...two, 'out'],
+      config(reg.host),
+      env,
+    );
+    await compare(
+      'mirror following the lock file',
+      ['providers', 'mirror', '-platform=linux_amd64', 'out'],
+      ['mirror', '-platform=linux_amd64', 'out'],
+      config(reg.host),
+      env,
+      async (d) => {
+        await lockFile(d);
+        const lock = await readFile(join(d, '.terraform.lock.hcl'), 'utf8');
+        await writeFile(
+          join(d, '.terraform.lock.hcl'),
+          `${lock}\nprovider "${reg.host}/acme/tools" {\n  version     = "0.3.0"\n  constraints = ">= 0.3.0"\n}\n`,
+        );
+      },
+    );
     const fsMirrorRc = join(work, 'fs-mirror.tfrc');
-    await writeFile(fsMirrorRc, `provider_installation {\n  filesystem_mirror {\n    path = ${JSON.stringify(MIRROR)}\n  }\n}\n`);
-    await compare('init / install from a filesystem mirror', ['init', '-backend=false', '-input=false'], ['install'], config('registry.example.test'), { ...env, TF_CLI_CONFIG_FILE: fsMirrorRc });
-    await compare('init / install from the registry', ['init', '-backend=false', '-input=false'], ['install'], config(reg.host), env);
-    await compare('lock: unknown provider', ['providers', 'lock', '-platform=linux_amd64'], ['lock', '-platform=linux_amd64'], config(reg.host).replace('acme/tools', 'acme/nope'), env);
+    await writeFile(
+      fsMirrorRc,
+      `provider_installation {\n  filesystem_mirror {\n    path = ${JSON.stringify(MIRROR)}\n  }\n}\n`,
+    );
+    await compare(
+      'init / install from a filesystem mirror',
+      ['init', '-backend=false', '-input=false'],
+      ['install'],
+      config('registry.example.test'),
+      { ...env, TF_CLI_CONFIG_FILE: fsMirrorRc },
+    );
+    await compare(
+      'init / install from the registry',
+      ['init', '-backend=false', '-input=false'],
+      ['install'],
+      config(reg.host),
+      env,
+    );
+    await compare(
+      'lock: unknown provider',
+      ['providers', 'lock', '-platform=linux_amd64'],
+      ['lock', '-platform=linux_amd64'],
+      config(reg.host).replace('acme/tools', 'acme/nope'),
+      env,
+    );
     // lock -recursive (issue 15) against terraform run in each root module of
     // the monorepo fixture (test/fixtures/recursive/tree): `terraform get` where
     // the root calls local modules, then `providers lock`; every root's lock
@@ -156,7 +239,12 @@ async function main(): Promise<number> {
         const t = await exec('terraform', ['providers', 'lock', '-no-color', ...flags], d, env);
         if (t.code !== 0) failedTf.add(root);
       }
-      const p = await exec(process.execPath, [BIN, '-flavor=terraform', 'lock', '-recursive', '-json', ...flags], pk, env);
+      const p = await exec(
+        process.execPath,
+        [BIN, '-flavor=terraform', 'lock', '-recursive', '-json', ...flags],
+        pk,
+        env,
+      );
       const failedPk = new Set(
         p.stdout
           .split('\n')
@@ -165,16 +253,22 @@ async function main(): Promise<number> {
           .filter((m) => m.type === 'lock_root' && m.status === 'failed')
           .map((m) => m.root ?? ''),
       );
-      if ([...failedTf].sort().join(',') !== [...failedPk].sort().join(',')) detail.push(`failing roots differ: terraform ${[...failedTf].join(', ')}; provkit ${[...failedPk].join(', ')}`);
+      if ([...failedTf].sort().join(',') !== [...failedPk].sort().join(','))
+        detail.push(`failing roots differ: terraform ${[...failedTf].join(', ')}; provkit ${[...failedPk].join(', ')}`);
       if (p.code !== (failedTf.size > 0 ? 1 : 0)) detail.push(`provkit exited ${p.code}`);
       for (const root of TREE_ROOTS) {
         const a = await readFile(join(tf, root, '.terraform.lock.hcl')).catch(() => undefined);
         const b = await readFile(join(pk, root, '.terraform.lock.hcl')).catch(() => undefined);
         if (a === undefined && b === undefined) continue;
-        if (a === undefined || b === undefined || !a.equals(b)) detail.push(`${root}/.terraform.lock.hcl differs:\n--- terraform\n${a?.toString() ?? '(none)'}\n--- provkit\n${b?.toString() ?? '(none)'}`);
+        if (a === undefined || b === undefined || !a.equals(b))
+          detail.push(
+            `${root}/.terraform.lock.hcl differs:\n--- terraform\n${a?.toString() ?? '(none)'}\n--- provkit\n${b?.toString() ?? '(none)'}`,
+          );
       }
       results.push({ name, ok: detail.length === 0, detail });
-      console.log(`${detail.length === 0 ? 'SAME' : 'DIFF'}  ${name}  (${TREE_ROOTS.length} roots; failing: ${[...failedTf].join(', ') || 'none'})`);
+      console.log(
+        `${detail.length === 0 ? 'SAME' : 'DIFF'}  ${name}  (${TREE_ROOTS.length} roots; failing: ${[...failedTf].join(', ') || 'none'})`,
+      );
     })();
     // terraform init through a network_mirror block pointing at `provkit serve`
     // (HTTPS on 127.0.0.1, indexes generated from the packed fixture mirror):
@@ -187,19 +281,37 @@ async function main(): Promise<number> {
       await writeFile(join(d, 'cert.pem'), tls.certPem);
       await writeFile(join(d, 'key.pem'), tls.keyPem);
       await writeFile(join(d, 'main.tf'), config('registry.example.test'));
-      const serve = await startServe([`-tls-cert=${join(d, 'cert.pem')}`, `-tls-key=${join(d, 'key.pem')}`, '-listen=127.0.0.1:0', MIRROR], d);
+      const serve = await startServe(
+        [`-tls-cert=${join(d, 'cert.pem')}`, `-tls-key=${join(d, 'key.pem')}`, '-listen=127.0.0.1:0', MIRROR],
+        d,
+      );
       const detail: string[] = [];
       try {
         const rc = join(d, 'mirror.tfrc');
         await writeFile(rc, `provider_installation {\n  network_mirror {\n    url = "${serve.url}"\n  }\n}\n`);
         const runEnv = { ...env, TF_CLI_CONFIG_FILE: rc, SSL_CERT_FILE: tls.caPath };
-        const p = await exec(process.execPath, [BIN, '-flavor=terraform', 'lock', `-net-mirror=${serve.url}`, '-platform=linux_amd64', '-platform=darwin_arm64'], d, runEnv);
+        const p = await exec(
+          process.execPath,
+          [
+            BIN,
+            '-flavor=terraform',
+            'lock',
+            `-net-mirror=${serve.url}`,
+            '-platform=linux_amd64',
+            '-platform=darwin_arm64',
+          ],
+          d,
+          runEnv,
+        );
         if (p.code !== 0) detail.push(`provkit lock failed:\n${p.stderr}`);
         const before = await readFile(join(d, '.terraform.lock.hcl')).catch(() => Buffer.alloc(0));
         const t = await exec('terraform', ['init', '-backend=false', '-input=false', '-no-color'], d, runEnv);
         if (t.code !== 0) detail.push(`terraform init failed (exit ${t.code}):\n${t.stderr}`);
         const after = await readFile(join(d, '.terraform.lock.hcl')).catch(() => Buffer.alloc(0));
-        if (!before.equals(after)) detail.push(`terraform changed the lock file:\n--- provkit\n${before.toString()}\n--- after terraform init\n${after.toString()}`);
+        if (!before.equals(after))
+          detail.push(
+            `terraform changed the lock file:\n--- provkit\n${before.toString()}\n--- after terraform init\n${after.toString()}`,
+          );
       } finally {
         await serve.stop();
       }

@@ -26,16 +26,41 @@ async function main(): Promise<number> {
   const scratch = mkdtempSync(join(tmpdir(), 'provkit-oci-manifests-'));
   try {
     writeFileSync(join(scratch, 'empty.tfrc'), '');
-    const env = { ...process.env, SSL_CERT_FILE: reg.caPath, TF_CLI_CONFIG_FILE: join(scratch, 'empty.tfrc'), PROVKIT_HASH_STORE: 'off', PROVKIT_CACHE_DIR: join(scratch, 'cache') };
+    const env = {
+      ...process.env,
+      SSL_CERT_FILE: reg.caPath,
+      TF_CLI_CONFIG_FILE: join(scratch, 'empty.tfrc'),
+      PROVKIT_HASH_STORE: 'off',
+      PROVKIT_CACHE_DIR: join(scratch, 'cache'),
+    };
     const target = `oci://${reg.host}/providers/{namespace}/{type}`;
-    const args = ['-chdir=mirror-fixtures/config', 'mirror', '-fs-mirror=..', '-platform=linux_amd64', '-platform=darwin_arm64', target];
+    const args = [
+      '-chdir=mirror-fixtures/config',
+      'mirror',
+      '-fs-mirror=..',
+      '-platform=linux_amd64',
+      '-platform=darwin_arm64',
+      target,
+    ];
     const publish = (): void => {
       console.log(`$ provkit ${args.map((a) => (a.includes('{') ? `'${a}'` : a)).join(' ')}`);
-      console.log(execFileSync(process.execPath, [join(ROOT, 'bin/provkit.js'), ...args], { cwd: ROOT, env, encoding: 'utf8' }));
+      console.log(
+        execFileSync(process.execPath, [join(ROOT, 'bin/provkit.js'), ...args], { cwd: ROOT, env, encoding: 'utf8' }),
+      );
     };
     const curl = (accept: string, path: string, head = false): string => {
-      const argv = ['-sS', head ? '-I' : '-i', '--cacert', reg.caPath, '-H', `Accept: ${accept}`, `${reg.origin}${path}`];
-      console.log(`$ curl ${argv.map((a) => (a === reg.caPath ? 'ca.pem' : a.includes(' ') ? `'${a}'` : a)).join(' ')}`);
+      const argv = [
+        '-sS',
+        head ? '-I' : '-i',
+        '--cacert',
+        reg.caPath,
+        '-H',
+        `Accept: ${accept}`,
+        `${reg.origin}${path}`,
+      ];
+      console.log(
+        `$ curl ${argv.map((a) => (a === reg.caPath ? 'ca.pem' : a.includes(' ') ? `'${a}'` : a)).join(' ')}`,
+      );
       const out = execFileSync('curl', argv, { encoding: 'utf8' });
       console.log(out.replace(/\r\n/g, '\n').replace(/^date: .*\n/im, ''));
       return out;

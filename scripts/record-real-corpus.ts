@@ -27,7 +27,9 @@ import {
 
 const version = spawnSync('terraform', ['version'], { encoding: 'utf8' });
 if (version.status !== 0 || !version.stdout.startsWith('Terraform v1.11.4')) {
-  process.stderr.write(`terraform 1.11.4 is needed on PATH (found: ${version.stdout.split('\n')[0] ?? version.error?.message ?? '?'})\n`);
+  process.stderr.write(
+    `terraform 1.11.4 is needed on PATH (found: ${version.stdout.split('\n')[0] ?? version.error?.message ?? '?'})\n`,
+  );
   process.exit(1);
 }
 
@@ -39,7 +41,13 @@ function terraform(args: string[], cwd: string, mirror: string, cliConfig = empt
   const r = spawnSync('terraform', args, {
     cwd,
     encoding: 'utf8',
-    env: { PATH: process.env['PATH'] ?? '', HOME: base, TF_CLI_CONFIG_FILE: cliConfig, CHECKPOINT_DISABLE: '1', TMPDIR: base },
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: base,
+      TF_CLI_CONFIG_FILE: cliConfig,
+      CHECKPOINT_DISABLE: '1',
+      TMPDIR: base,
+    },
   });
   const clean = (s: string): string => s.replaceAll(mirror, '$MIRROR').replaceAll(cwd, '$WORK');
   return { args: args.map((a) => a.replaceAll(mirror, '$MIRROR')), code: r.status ?? 128, stderr: clean(r.stderr) };
@@ -69,11 +77,24 @@ for (const item of items) {
     return dir;
   };
   let dir = fresh('rewrite');
-  const rewrite = { ...terraform(['providers', 'lock', `-fs-mirror=${lockMirror}`, '-platform=linux_amd64', PROBE.address], dir, lockMirror), lock: lockOf(dir) };
+  const rewrite = {
+    ...terraform(
+      ['providers', 'lock', `-fs-mirror=${lockMirror}`, '-platform=linux_amd64', PROBE.address],
+      dir,
+      lockMirror,
+    ),
+    lock: lockOf(dir),
+  };
   dir = fresh('lock');
-  const lock = { ...terraform(['providers', 'lock', `-fs-mirror=${lockMirror}`, ...platformFlags], dir, lockMirror), lock: lockOf(dir) };
+  const lock = {
+    ...terraform(['providers', 'lock', `-fs-mirror=${lockMirror}`, ...platformFlags], dir, lockMirror),
+    lock: lockOf(dir),
+  };
   dir = fresh('init');
-  const init = { ...terraform(['init', '-backend=false', '-no-color', '-input=false'], dir, lockMirror, mirrorRc), lock: lockOf(dir) };
+  const init = {
+    ...terraform(['init', '-backend=false', '-no-color', '-input=false'], dir, lockMirror, mirrorRc),
+    lock: lockOf(dir),
+  };
   const rec: RecordedLockItem = { id: item.id, providers: item.providers, rewrite, lock, init };
   writeFileSync(join(RECORDED, 'lockfiles', `${item.id}.json`), `${JSON.stringify(rec, null, 2)}\n`);
   process.stdout.write(`${item.id}: rewrite ${rewrite.code}, lock ${lock.code}, init ${init.code}\n`);
@@ -104,11 +125,20 @@ for (const item of configItems()) {
     return d;
   };
   dir = withModules(fresh('lock'));
-  const lock = { ...terraform(['providers', 'lock', `-fs-mirror=${mirror}`, ...platformFlags], dir, mirror), lock: lockOf(dir) };
+  const lock = {
+    ...terraform(['providers', 'lock', `-fs-mirror=${mirror}`, ...platformFlags], dir, mirror),
+    lock: lockOf(dir),
+  };
   dir = withModules(fresh('init'));
-  const init = { ...terraform(['init', '-backend=false', '-no-color', '-input=false'], dir, mirror, rc), lock: lockOf(dir) };
+  const init = {
+    ...terraform(['init', '-backend=false', '-no-color', '-input=false'], dir, mirror, rc),
+    lock: lockOf(dir),
+  };
   // The same directory again: the lock file init wrote is now read and verified.
-  const reinit = { ...terraform(['init', '-backend=false', '-no-color', '-input=false'], dir, mirror, rc), lock: lockOf(dir) };
+  const reinit = {
+    ...terraform(['init', '-backend=false', '-no-color', '-input=false'], dir, mirror, rc),
+    lock: lockOf(dir),
+  };
   const rec: RecordedConfigItem = { id: item.id, modulesJson, lock, init, reinit };
   writeFileSync(join(RECORDED, 'configs', `${item.id}.json`), `${JSON.stringify(rec, null, 2)}\n`);
   process.stdout.write(`${item.id}: lock ${lock.code}, init ${init.code}, reinit ${reinit.code}\n`);

@@ -32,8 +32,16 @@ function render(rows: readonly FaultRow[]): string {
   for (const [group, title] of GROUPS) {
     const mine = unique.filter((r) => r.group === group);
     if (mine.length === 0) continue;
-    lines.push(`### ${title}`, '', '| Fault | Command | Outcome | State after | Re-run |', '| --- | --- | --- | --- | --- |');
-    for (const r of mine) lines.push(`| ${cell(r.fault)} | ${cell(r.command)} | ${cell(r.outcome)} | ${cell(r.state)} | ${cell(r.rerun)} |`);
+    lines.push(
+      `### ${title}`,
+      '',
+      '| Fault | Command | Outcome | State after | Re-run |',
+      '| --- | --- | --- | --- | --- |',
+    );
+    for (const r of mine)
+      lines.push(
+        `| ${cell(r.fault)} | ${cell(r.command)} | ${cell(r.outcome)} | ${cell(r.state)} | ${cell(r.rerun)} |`,
+      );
     lines.push('');
   }
   const failed = unique.filter((r) => r.state === 'MIXED' || (r.rerun !== '-' && !r.rerun.startsWith('ok')));

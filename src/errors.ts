@@ -215,7 +215,21 @@ export interface ErrorContext {
 
 const brand = Symbol.for('provkit.error');
 
-const CONTEXT_KEYS = ['summary', 'detail', 'file', 'line', 'column', 'entry', 'provider', 'version', 'platform', 'url', 'expected', 'found', 'hint'] as const;
+const CONTEXT_KEYS = [
+  'summary',
+  'detail',
+  'file',
+  'line',
+  'column',
+  'entry',
+  'provider',
+  'version',
+  'platform',
+  'url',
+  'expected',
+  'found',
+  'hint',
+] as const;
 
 export class ProvkitError extends Error implements ErrorContext {
   readonly code: ErrorCode;
@@ -268,7 +282,6 @@ export class ProvkitError extends Error implements ErrorContext {
 }
 Object.defineProperty(ProvkitError.prototype, brand, { value: true });
 
-
 export interface SerializedError extends ErrorContext {
   code: ErrorCode;
   message: string;
@@ -292,7 +305,7 @@ export function isProvkitError(err: unknown, code?: ErrorCode): err is ProvkitEr
 /** Node's system errors carry a string `code` such as `ENOENT`. */
 export function systemErrorCode(err: unknown): string | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err) {
-    const code = (err).code;
+    const code = err.code;
     return typeof code === 'string' ? code : undefined;
   }
   return undefined;
@@ -365,10 +378,14 @@ export function systemErrorSyscall(err: unknown): string | undefined {
 export function fileError(err: unknown, what: string, path: string | undefined = systemErrorPath(err)): ProvkitError {
   if (err instanceof ProvkitError) return err;
   const code = systemErrorCode(err);
-  return new ProvkitError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${what}${path === undefined ? '' : ` ${path}`}: ${systemErrorText(err)}`, {
-    ...(path === undefined ? {} : { file: path }),
-    cause: err,
-  });
+  return new ProvkitError(
+    code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO,
+    `${what}${path === undefined ? '' : ` ${path}`}: ${systemErrorText(err)}`,
+    {
+      ...(path === undefined ? {} : { file: path }),
+      cause: err,
+    },
+  );
 }
 
 /**
@@ -422,11 +439,18 @@ export function describeError(err: unknown): string {
   if (err instanceof ProvkitError) return err.message;
   const code = systemErrorCode(err);
   const path = systemErrorPath(err);
-  const rec = (typeof err === 'object' && err !== null ? err : {}) as { syscall?: unknown; dest?: unknown; reason?: unknown; address?: unknown; port?: unknown };
+  const rec = (typeof err === 'object' && err !== null ? err : {}) as {
+    syscall?: unknown;
+    dest?: unknown;
+    reason?: unknown;
+    address?: unknown;
+    port?: unknown;
+  };
   if (code !== undefined && /^E[A-Z0-9]+$/.test(code)) {
     const syscall = typeof rec.syscall === 'string' ? rec.syscall : undefined;
     const doing = syscall === undefined ? undefined : (SYSCALL_TEXT[syscall] ?? syscall);
-    const address = typeof rec.address === 'string' ? ` ${rec.address}${typeof rec.port === 'number' ? `:${rec.port}` : ''}` : '';
+    const address =
+      typeof rec.address === 'string' ? ` ${rec.address}${typeof rec.port === 'number' ? `:${rec.port}` : ''}` : '';
     const where = path === undefined ? address : ` ${path}${typeof rec.dest === 'string' ? ` to ${rec.dest}` : ''}`;
     return `${doing ?? 'system error'}${where}: ${systemErrorText(err)}`;
   }
@@ -483,7 +507,9 @@ export function diagnosticFromError(err: unknown, fallbackSummary = 'Error'): Di
       severity: 'error',
       summary: err.summary ?? fallbackSummary,
       detail: err.detail ?? err.message,
-      ...(err.file !== undefined && err.line !== undefined ? { range: { filename: err.file, line: err.line, ...(err.column === undefined ? {} : { column: err.column }) } } : {}),
+      ...(err.file !== undefined && err.line !== undefined
+        ? { range: { filename: err.file, line: err.line, ...(err.column === undefined ? {} : { column: err.column }) } }
+        : {}),
       code: err.code,
       ...(err.hint === undefined ? {} : { hint: err.hint }),
     };

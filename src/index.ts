@@ -12,7 +12,15 @@
  */
 
 // Errors: one base class with a stable code; one Diagnostic.
-export { ErrorCode, WarningCode, ProvkitError, isProvkitError, describeError, diagnosticFromError, rangeText } from './errors.js';
+export {
+  ErrorCode,
+  WarningCode,
+  ProvkitError,
+  isProvkitError,
+  describeError,
+  diagnosticFromError,
+  rangeText,
+} from './errors.js';
 export type { Diagnostic, DiagnosticCode, DiagnosticRange, ErrorContext, SerializedError } from './errors.js';
 
 // Addresses: providers, versions, constraints, platforms, flavors.
@@ -125,7 +133,13 @@ export type { LockOptions, LockOutcome, ProviderFailure, Requirement, FetchRunOp
 export { runMirror } from './installer/mirror.js';
 export type { MirrorOptions, MirrorOutcome, MirrorFailure, MirrorHashes } from './installer/mirror.js';
 export { runInstall } from './installer/install.js';
-export type { InstallOptions, InstallOutcome, InstalledPackage, InstallFailure, InstallPhase } from './installer/install.js';
+export type {
+  InstallOptions,
+  InstallOutcome,
+  InstalledPackage,
+  InstallFailure,
+  InstallPhase,
+} from './installer/install.js';
 export { runVerify } from './installer/verify.js';
 export type { VerifyOptions, VerifyOutcome, VerifyProblem, VerifyProblemCode } from './installer/verify.js';
 export { createBundle } from './installer/bundle/create.js';

@@ -40,7 +40,11 @@ describe('mirror-fixtures', () => {
   it('the generator rewrites the checked-in packages byte for byte (run `npx tsx mirror-fixtures/generate.ts` after changing it)', async () => {
     const checkedIn = await mirrorFiles(FIXTURES);
     expect(await mirrorFiles(regenerated)).toEqual(checkedIn);
-    expect(checkedIn).toEqual(fixturePackages().map((p) => p.path).sort());
+    expect(checkedIn).toEqual(
+      fixturePackages()
+        .map((p) => p.path)
+        .sort(),
+    );
     for (const path of checkedIn) {
       const [want, got] = await Promise.all([readFile(join(FIXTURES, path)), readFile(join(regenerated, path))]);
       expect(got.equals(want), path).toBe(true);
@@ -49,7 +53,11 @@ describe('mirror-fixtures', () => {
 
   it('keeps the hashes Terraform computed for every package', async () => {
     const recorded = (JSON.parse(await readFile(join(FIXTURES, 'hashes.json'), 'utf8')) as HashesFile).packages;
-    expect(Object.keys(recorded).sort()).toEqual(fixturePackages().map((p) => p.path).sort());
+    expect(Object.keys(recorded).sort()).toEqual(
+      fixturePackages()
+        .map((p) => p.path)
+        .sort(),
+    );
     for (const [path, want] of Object.entries(recorded)) {
       const bytes = await readFile(join(FIXTURES, path));
       expect(`zh:${createHash('sha256').update(bytes).digest('hex')}`, path).toBe(want.zh);

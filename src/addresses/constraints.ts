@@ -157,7 +157,8 @@ export class VersionConstraints {
     const unique = new Map<string, VersionConstraint>();
     for (const t of this.terms) unique.set(`${t.operator} ${t.boundary.toString()}`, t);
     const sorted = [...unique.values()].sort(
-      (a, b) => boundaryCompare(a.boundary, b.boundary) || OPERATOR_PRIORITY[a.operator] - OPERATOR_PRIORITY[b.operator],
+      (a, b) =>
+        boundaryCompare(a.boundary, b.boundary) || OPERATOR_PRIORITY[a.operator] - OPERATOR_PRIORITY[b.operator],
     );
     return sorted.map(termToString).join(', ');
   }
@@ -176,7 +177,10 @@ const NUM_NAMES = ['major', 'minor', 'patch'] as const;
 class SpecError extends Error {}
 
 /** Go `parseRubyStyle`: one term from the front of `str`, and the rest. */
-function parseRubyStyle(str: string, release: GoVersionsRelease): [VersionConstraint | undefined, string, string | undefined] {
+function parseRubyStyle(
+  str: string,
+  release: GoVersionsRelease,
+): [VersionConstraint | undefined, string, string | undefined] {
   const [raw, remain] = scanConstraint(str, release);
   let operator: ConstraintOperator;
   switch (raw.op) {
@@ -216,10 +220,15 @@ function parseRubyStyle(str: string, release: GoVersionsRelease): [VersionConstr
     if (raw.op === '') return [undefined, remain, 'extraneous spaces at start of specification'];
     return [undefined, remain, `only one space is expected after the operator ${goQuote(raw.op)}`];
   }
-  if (raw.numCt > 3) return [undefined, remain, 'too many numbered portions; only three are allowed (major, minor, patch)'];
+  if (raw.numCt > 3)
+    return [undefined, remain, 'too many numbered portions; only three are allowed (major, minor, patch)'];
   for (let i = 0; i < 3; i++) {
     if (isWildcardNum(raw.nums[i] ?? '')) {
-      return [undefined, remain, `can't use wildcard for ${NUM_NAMES[i] ?? 'patch'} number; omit segments that should be unconstrained`];
+      return [
+        undefined,
+        remain,
+        `can't use wildcard for ${NUM_NAMES[i] ?? 'patch'} number; omit segments that should be unconstrained`,
+      ];
     }
   }
   const nums: bigint[] = [];
@@ -281,7 +290,10 @@ export function parseConstraints(s: string, flavor: Flavor = DEFAULT_FLAVOR): Ve
     remain = goTrimSpace(newRemain);
     if (remain !== '') {
       if (remain.startsWith('v')) {
-        const text = release === 'v1.0.2' ? 'a "v" prefix should not be used' : 'a "v" prefix should not be used when specifying versions';
+        const text =
+          release === 'v1.0.2'
+            ? 'a "v" prefix should not be used'
+            : 'a "v" prefix should not be used when specifying versions';
         throw constraintError(text, s);
       }
       if (!remain.startsWith(',')) throw constraintError(`missing comma after ${goQuote(consumed)}`, s);
@@ -325,7 +337,10 @@ export function mergeConstraints(...sets: VersionConstraints[]): VersionConstrai
  *
  * @throws {ProvkitError} `INVALID_CONSTRAINT` for the first string that does not parse.
  */
-export function parseAndMergeConstraints(strings: Iterable<string>, flavor: Flavor = DEFAULT_FLAVOR): VersionConstraints {
+export function parseAndMergeConstraints(
+  strings: Iterable<string>,
+  flavor: Flavor = DEFAULT_FLAVOR,
+): VersionConstraints {
   return mergeConstraints(...Array.from(strings, (s) => parseConstraints(s, flavor)));
 }
 

@@ -272,7 +272,8 @@ export function idnaLookup(given: string, toASCII: boolean): IdnaResult {
   } else {
     let mapped = '';
     for (const ch of given) {
-      if (isDisallowedRune(ch)) return { ok: false, error: `idna: disallowed rune ${formatRune(ch.codePointAt(0) ?? 0)}` };
+      if (isDisallowedRune(ch))
+        return { ok: false, error: `idna: disallowed rune ${formatRune(ch.codePointAt(0) ?? 0)}` };
       mapped += mapRune(ch);
     }
     s = mapped.normalize('NFC');
@@ -330,7 +331,8 @@ declare const hostnameBrand: unique symbol;
 export type Hostname = string & { readonly [hostnameBrand]: true };
 
 /** Result of {@link tryHostnameForComparison}. */
-export type HostnameResult = { readonly ok: true; readonly hostname: Hostname } | { readonly ok: false; readonly error: string };
+export type HostnameResult =
+  { readonly ok: true; readonly hostname: Hostname } | { readonly ok: false; readonly error: string };
 
 /** Go `strconv.Atoi` (base 10, optional sign, int64 range); undefined on error. */
 function goAtoi(s: string): bigint | undefined {
@@ -433,8 +435,14 @@ export function displayHostnameLenient(given: string): string {
   const portOut = port.ok ? port.port : portPortion;
   // Plain ASCII labels (letters, digits, inner single hyphens) map to lower
   // case and nothing else; only other names need the UTS #46 tables.
-  if (host.split('.').every((l) => /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/.test(l) && !l.includes('--'))) return host.toLowerCase() + portOut;
-  const opts = { transitionalProcessing: true, useSTD3ASCIIRules: true, checkHyphens: true, checkJoiners: true } as const;
+  if (host.split('.').every((l) => /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/.test(l) && !l.includes('--')))
+    return host.toLowerCase() + portOut;
+  const opts = {
+    transitionalProcessing: true,
+    useSTD3ASCIIRules: true,
+    checkHyphens: true,
+    checkJoiners: true,
+  } as const;
   const ascii = tr46ToASCII(host, opts);
   if (ascii === null) return host + portOut;
   const display = tr46ToUnicode(ascii, { ...opts, transitionalProcessing: false });

@@ -60,9 +60,12 @@ export function parsePlatform(s: string): Platform {
     throw new ProvkitError(ErrorCode.INVALID_PLATFORM, 'must be two words separated by an underscore', { platform: s });
   }
   const [os = '', arch = ''] = parts;
-  if (WHITESPACE.test(os)) throw new ProvkitError(ErrorCode.INVALID_PLATFORM, 'OS portion must not contain whitespace', { platform: s });
+  if (WHITESPACE.test(os))
+    throw new ProvkitError(ErrorCode.INVALID_PLATFORM, 'OS portion must not contain whitespace', { platform: s });
   if (WHITESPACE.test(arch)) {
-    throw new ProvkitError(ErrorCode.INVALID_PLATFORM, 'architecture portion must not contain whitespace', { platform: s });
+    throw new ProvkitError(ErrorCode.INVALID_PLATFORM, 'architecture portion must not contain whitespace', {
+      platform: s,
+    });
   }
   return new Platform(os, arch);
 }

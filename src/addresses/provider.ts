@@ -115,7 +115,11 @@ export class ProviderAddress {
    * `acme-labs/beta` although `-` < `/`.
    */
   static compare(a: ProviderAddress, b: ProviderAddress): number {
-    return compareBytewise(a.hostname, b.hostname) || compareBytewise(a.namespace, b.namespace) || compareBytewise(a.type, b.type);
+    return (
+      compareBytewise(a.hostname, b.hostname) ||
+      compareBytewise(a.namespace, b.namespace) ||
+      compareBytewise(a.type, b.type)
+    );
   }
 }
 
@@ -155,7 +159,11 @@ export function parseProviderPart(given: string): string {
 }
 
 function sourceError(summary: string, detail: string, source: string): ProvkitError {
-  return new ProvkitError(ErrorCode.INVALID_PROVIDER_SOURCE, `${summary}: ${detail}`, { summary, detail, provider: source });
+  return new ProvkitError(ErrorCode.INVALID_PROVIDER_SOURCE, `${summary}: ${detail}`, {
+    summary,
+    detail,
+    provider: source,
+  });
 }
 
 const FORMAT_DETAIL = 'The "source" attribute must be in the format "[hostname/][namespace/]name"';
@@ -217,7 +225,11 @@ export function parseProviderSource(source: string, flavor: Flavor): ProviderAdd
   } else {
     const ns = tryParseProviderPart(givenNamespace);
     if (!ns.ok) {
-      throw sourceError('Invalid provider namespace', `Invalid provider namespace "" in source ${goQuote(source)}: ${ns.error}"`, source);
+      throw sourceError(
+        'Invalid provider namespace',
+        `Invalid provider namespace "" in source ${goQuote(source)}: ${ns.error}"`,
+        source,
+      );
     }
     namespace = ns.value;
   }
@@ -311,7 +323,9 @@ export function newProviderAddress(hostname: string, namespace: string, type: st
   const hn = tryHostnameForComparison(hostname);
   if (!hn.ok) throw new ProvkitError(ErrorCode.INVALID_PROVIDER_SOURCE, hn.error, { found: hostname });
   if (namespace === LEGACY_NAMESPACE) {
-    throw new ProvkitError(ErrorCode.INVALID_PROVIDER_SOURCE, 'the legacy provider namespace "-" is not allowed here', { found: namespace });
+    throw new ProvkitError(ErrorCode.INVALID_PROVIDER_SOURCE, 'the legacy provider namespace "-" is not allowed here', {
+      found: namespace,
+    });
   }
   return new ProviderAddress(hn.hostname, parseProviderPart(namespace), parseProviderPart(type));
 }

@@ -69,7 +69,12 @@ export class Version {
 
   /** Go `Same`: equal precedence (metadata ignored). */
   same(other: Version): boolean {
-    return this.major === other.major && this.minor === other.minor && this.patch === other.patch && this.prerelease === other.prerelease;
+    return (
+      this.major === other.major &&
+      this.minor === other.minor &&
+      this.patch === other.patch &&
+      this.prerelease === other.prerelease
+    );
   }
 
   /** Go `LessThan`: lower precedence, with the prerelease quirk of {@link compareVersions}. */
@@ -192,21 +197,22 @@ export interface RawConstraint {
 }
 
 const ACTIONS = [
-  0, 1, 1, 1, 4, 1, 7, 2, 0, 1, 2, 2, 1, 2, 3, 1, 2, 3, 7, 2, 4, 1, 2, 4, 7, 2, 5, 1, 2, 5, 7, 2, 6, 7, 3, 0, 1, 2, 3, 2, 1,
-  3, 3, 2, 3, 7, 4, 0, 1, 2, 3,
+  0, 1, 1, 1, 4, 1, 7, 2, 0, 1, 2, 2, 1, 2, 3, 1, 2, 3, 7, 2, 4, 1, 2, 4, 7, 2, 5, 1, 2, 5, 7, 2, 6, 7, 3, 0, 1, 2, 3,
+  2, 1, 3, 3, 2, 3, 7, 4, 0, 1, 2, 3,
 ];
 const KEY_OFFSETS = [0, 0, 14, 28, 37, 45, 53, 58, 61, 69, 78];
 const TRANS_KEYS = [
-  32, 42, 46, 88, 118, 120, 9, 13, 48, 57, 65, 90, 97, 122, 32, 42, 46, 88, 118, 120, 9, 13, 48, 57, 65, 90, 97, 122, 32, 42,
-  88, 118, 120, 9, 13, 48, 57, 45, 46, 48, 57, 65, 90, 97, 122, 45, 46, 48, 57, 65, 90, 97, 122, 42, 88, 120, 48, 57, 43, 45,
-  46, 45, 46, 48, 57, 65, 90, 97, 122, 43, 45, 46, 48, 57, 65, 90, 97, 122, 43, 45, 46, 48, 57,
+  32, 42, 46, 88, 118, 120, 9, 13, 48, 57, 65, 90, 97, 122, 32, 42, 46, 88, 118, 120, 9, 13, 48, 57, 65, 90, 97, 122,
+  32, 42, 88, 118, 120, 9, 13, 48, 57, 45, 46, 48, 57, 65, 90, 97, 122, 45, 46, 48, 57, 65, 90, 97, 122, 42, 88, 120,
+  48, 57, 43, 45, 46, 45, 46, 48, 57, 65, 90, 97, 122, 43, 45, 46, 48, 57, 65, 90, 97, 122, 43, 45, 46, 48, 57,
 ];
 const SINGLE_LENGTHS = [0, 6, 6, 5, 0, 0, 3, 3, 0, 1, 3];
 const RANGE_LENGTHS = [0, 4, 4, 2, 4, 4, 1, 0, 4, 4, 1];
 const INDEX_OFFSETS = [0, 0, 11, 22, 30, 35, 40, 45, 49, 54, 60];
 const INDICIES = [
-  1, 2, 3, 2, 1, 2, 1, 4, 3, 3, 0, 6, 7, 3, 7, 6, 7, 6, 8, 3, 3, 5, 10, 11, 11, 10, 11, 10, 12, 9, 14, 14, 14, 14, 13, 15, 15,
-  15, 15, 13, 16, 16, 16, 17, 13, 19, 20, 21, 18, 14, 14, 14, 14, 22, 24, 15, 15, 15, 15, 23, 19, 20, 21, 25, 18,
+  1, 2, 3, 2, 1, 2, 1, 4, 3, 3, 0, 6, 7, 3, 7, 6, 7, 6, 8, 3, 3, 5, 10, 11, 11, 10, 11, 10, 12, 9, 14, 14, 14, 14, 13,
+  15, 15, 15, 15, 13, 16, 16, 16, 17, 13, 19, 20, 21, 18, 14, 14, 14, 14, 22, 24, 15, 15, 15, 15, 23, 19, 20, 21, 25,
+  18,
 ];
 const TRANS_TARGS = [2, 3, 7, 0, 10, 2, 3, 7, 10, 0, 3, 7, 10, 0, 8, 9, 7, 10, 0, 4, 5, 6, 0, 0, 4, 10];
 const TRANS_ACTIONS = [7, 34, 46, 42, 46, 0, 10, 38, 38, 16, 0, 13, 13, 5, 0, 0, 1, 1, 22, 19, 19, 3, 31, 28, 25, 0];
@@ -414,7 +420,8 @@ export function parseVersion(s: string, flavor: Flavor = DEFAULT_FLAVOR): Versio
     if (remain.startsWith(',') || remain.startsWith('|')) {
       throw versionError("can't specify multiple versions; a single exact version is required", s);
     }
-    if (remain.startsWith('-')) throw versionError("can't specify version range; a single exact version is required", s);
+    if (remain.startsWith('-'))
+      throw versionError("can't specify version range; a single exact version is required", s);
     if (goTrimSpace(s).startsWith(remain)) {
       throw versionError('invalid specification; required format is three positive integers separated by periods', s);
     }
@@ -438,7 +445,10 @@ export function parseVersion(s: string, flavor: Flavor = DEFAULT_FLAVOR): Versio
 }
 
 /** {@link parseVersion} without throwing. */
-export function tryParseVersion(s: string, flavor: Flavor = DEFAULT_FLAVOR): { ok: true; version: Version } | { ok: false; error: ProvkitError } {
+export function tryParseVersion(
+  s: string,
+  flavor: Flavor = DEFAULT_FLAVOR,
+): { ok: true; version: Version } | { ok: false; error: ProvkitError } {
   try {
     return { ok: true, version: parseVersion(s, flavor) };
   } catch (err) {

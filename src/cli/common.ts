@@ -6,7 +6,13 @@
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 
-import { currentPlatform, type Flavor, parsePlatform, type Platform, tryParseProviderSource } from '../addresses/index.js';
+import {
+  currentPlatform,
+  type Flavor,
+  parsePlatform,
+  type Platform,
+  tryParseProviderSource,
+} from '../addresses/index.js';
 import { type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import { type HashStore, openHashStore, type ZipLimits } from '../hashing/index.js';
 import { parseZipLimits } from '../hashing/zip-reader.js';
@@ -54,17 +60,32 @@ export function parsePlatformFlags(values: readonly string[], errors: Diagnostic
  * names a provider the configuration does not require, adds the
  * reference's "Invalid provider argument" diagnostic to `errors`.
  */
-export function requiredProviderArguments(args: readonly string[], requirements: readonly Requirement[], flavor: Flavor, errors: Diagnostic[]): Requirement[] {
+export function requiredProviderArguments(
+  args: readonly string[],
+  requirements: readonly Requirement[],
+  flavor: Flavor,
+  errors: Diagnostic[],
+): Requirement[] {
   const wanted: Requirement[] = [];
   for (const arg of args) {
     const parsed = tryParseProviderSource(arg, flavor);
     if (!parsed.ok) {
-      errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: parsed.error.detail ?? parsed.error.message, code: parsed.error.code });
+      errors.push({
+        severity: 'error',
+        summary: 'Invalid provider argument',
+        detail: parsed.error.detail ?? parsed.error.message,
+        code: parsed.error.code,
+      });
       continue;
     }
     const req = requirements.find((x) => x.provider.equals(parsed.address));
     if (!req) {
-      errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: `The provider ${parsed.address.toString()} is not required by the current configuration.`, code: ErrorCode.USAGE });
+      errors.push({
+        severity: 'error',
+        summary: 'Invalid provider argument',
+        detail: `The provider ${parsed.address.toString()} is not required by the current configuration.`,
+        code: ErrorCode.USAGE,
+      });
     } else if (!wanted.includes(req)) wanted.push(req);
   }
   return wanted;
@@ -84,13 +105,23 @@ export interface CommandPlatforms {
  * (`provkit.hcl`, config/policy.ts; its diagnostics are rendered). Undefined
  * when the policy file has errors (already rendered: fail).
  */
-export async function platformsFor(globals: GlobalOptions, values: readonly string[], errors: Diagnostic[], ui: Renderer): Promise<CommandPlatforms | undefined> {
+export async function platformsFor(
+  globals: GlobalOptions,
+  values: readonly string[],
+  errors: Diagnostic[],
+  ui: Renderer,
+): Promise<CommandPlatforms | undefined> {
   const flags = parsePlatformFlags(values, errors, false);
   if (values.length > 0) return { platforms: flags, origin: 'flags' };
   const found = await findPolicy(globals.cwd, globals.cwd);
   if (reportDiagnostics(ui, found.diagnostics, globals.cwd)) return undefined;
   if (!found.policy) return { platforms: [], origin: 'none' };
-  ui.event({ type: 'platforms_chosen', platforms: found.policy.platforms, origin: 'policy', policyFile: found.policy.file });
+  ui.event({
+    type: 'platforms_chosen',
+    platforms: found.policy.platforms,
+    origin: 'policy',
+    policyFile: found.policy.file,
+  });
   return { platforms: [...found.policy.platforms], origin: 'policy', policy: found.policy };
 }
 
@@ -113,14 +144,22 @@ export function checkMirrorFlags(flags: MirrorFlags, errors: Diagnostic[]): void
     errors.push({
       severity: 'error',
       summary: 'Invalid installation method options',
-      detail: flags.ociMirror === undefined ? 'The -fs-mirror and -net-mirror command line options are mutually-exclusive.' : 'The mirror command line options are mutually-exclusive.',
+      detail:
+        flags.ociMirror === undefined
+          ? 'The -fs-mirror and -net-mirror command line options are mutually-exclusive.'
+          : 'The mirror command line options are mutually-exclusive.',
       code: ErrorCode.USAGE,
     });
   }
   if (flags.ociMirror !== undefined) {
     const problem = validateLevel1(ociTemplate(flags.ociMirror));
     if (problem !== undefined) {
-      errors.push({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The -oci-mirror argument is not a valid URI template: ${problem}.`, code: ErrorCode.USAGE });
+      errors.push({
+        severity: 'error',
+        summary: 'Invalid OCI mirror URI template',
+        detail: `The -oci-mirror argument is not a valid URI template: ${problem}.`,
+        code: ErrorCode.USAGE,
+      });
     }
   }
   // terraform 1.11.4 takes an empty -fs-mirror= as "no mirror" and quietly
@@ -130,12 +169,18 @@ export function checkMirrorFlags(flags: MirrorFlags, errors: Diagnostic[]): void
     errors.push({
       severity: 'error',
       summary: 'Invalid -fs-mirror option',
-      detail: 'The -fs-mirror option requires a directory, and its value is empty. Give the filesystem mirror directory, or leave the option out to use the origin registries.',
+      detail:
+        'The -fs-mirror option requires a directory, and its value is empty. Give the filesystem mirror directory, or leave the option out to use the origin registries.',
       code: ErrorCode.USAGE,
     });
   }
   if (flags.netMirror !== undefined && !/^https:\/\/[^/]/.test(flags.netMirror)) {
-    errors.push({ severity: 'error', summary: 'Invalid network mirror URL', detail: 'The -net-mirror option requires a valid https: URL as the mirror base URL.', code: ErrorCode.USAGE });
+    errors.push({
+      severity: 'error',
+      summary: 'Invalid network mirror URL',
+      detail: 'The -net-mirror option requires a valid https: URL as the mirror base URL.',
+      code: ErrorCode.USAGE,
+    });
   }
 }
 
@@ -151,9 +196,19 @@ export function ociTemplate(value: string): string {
  */
 export function fromHclDiagnostic(d: HclDiagnostic): Diagnostic {
   const lock = /(^|[\\/])\.terraform\.lock\.hcl$/.test(d.range.filename);
-  const code = d.severity === 'error' ? (lock ? ErrorCode.INVALID_LOCK_FILE : ErrorCode.INVALID_CONFIGURATION) : lock ? WarningCode.LOCK_FILE_WARNING : WarningCode.CONFIGURATION_WARNING;
+  const code =
+    d.severity === 'error'
+      ? lock
+        ? ErrorCode.INVALID_LOCK_FILE
+        : ErrorCode.INVALID_CONFIGURATION
+      : lock
+        ? WarningCode.LOCK_FILE_WARNING
+        : WarningCode.CONFIGURATION_WARNING;
   const r = d.range;
-  const range = r.start.line === 0 ? undefined : { filename: r.filename, line: r.start.line, column: r.start.column, start: r.start.byte, end: r.end.byte };
+  const range =
+    r.start.line === 0
+      ? undefined
+      : { filename: r.filename, line: r.start.line, column: r.start.column, start: r.start.byte, end: r.end.byte };
   return { severity: d.severity, summary: d.summary, detail: d.detail, ...(range ? { range } : {}), code };
 }
 
@@ -180,11 +235,21 @@ export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnos
     }
     return sources.get(filename);
   };
-  const keyed = diagnostics.map((d) => ({ d, severity: d.severity, subject: d.range.start.line === 0 ? undefined : { filename: d.range.filename, start: d.range.start.byte, end: d.range.end.byte } }));
+  const keyed = diagnostics.map((d) => ({
+    d,
+    severity: d.severity,
+    subject:
+      d.range.start.line === 0
+        ? undefined
+        : { filename: d.range.filename, start: d.range.start.byte, end: d.range.end.byte },
+  }));
   for (const { d } of sortDiagnostics(keyed)) {
     const r = d.range;
     const src = r.start.line === 0 ? undefined : source(r.filename);
-    ui.diagnostic({ ...fromHclDiagnostic(d), ...(src === undefined ? {} : { snippet: diagnosticSnippet(src, r, d.context) }) });
+    ui.diagnostic({
+      ...fromHclDiagnostic(d),
+      ...(src === undefined ? {} : { snippet: diagnosticSnippet(src, r, d.context) }),
+    });
   }
   return diagnostics.some((d) => d.severity === 'error');
 }
@@ -192,7 +257,10 @@ export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnos
 /** An HTTP client for one run (proxies, CAs and tuning from the environment); `close` frees its connections. */
 export function httpFor(io: CliIO): { http: HttpClient; close: () => void } {
   const nodeFetch = createNodeFetch({ env: io.env });
-  return { http: new HttpClient({ fetch: nodeFetch.fetch, ...httpTuningFromEnv(io.env) }), close: () => nodeFetch.close() };
+  return {
+    http: new HttpClient({ fetch: nodeFetch.fetch, ...httpTuningFromEnv(io.env) }),
+    close: () => nodeFetch.close(),
+  };
 }
 
 /** A run that SIGINT or SIGTERM interrupts (see {@link interruptOnSignals}). */
@@ -290,7 +358,15 @@ export async function runInterruptible(
     if (code === 0) {
       // The signal came after the last commit: everything was done, and is kept.
       const detail = `${what} was already complete when the interrupt arrived; all changes are in place.`;
-      report({ severity: 'warning', summary: 'Interrupted after completion', detail, code: WarningCode.INTERRUPTED_AFTER_COMMIT }, `Warning: ${detail}\n`);
+      report(
+        {
+          severity: 'warning',
+          summary: 'Interrupted after completion',
+          detail,
+          code: WarningCode.INTERRUPTED_AFTER_COMMIT,
+        },
+        `Warning: ${detail}\n`,
+      );
       return 0;
     }
   } catch (err) {
@@ -309,19 +385,43 @@ export async function runInterruptible(
  * meets them: waiting for another run that holds it (`detail` is given the
  * holder's text, ` by process PID on HOST` or nothing), and a stale one removed.
  */
-export function targetMutexWarnings(ui: Renderer, waiting: { readonly summary: string; readonly detail: (holder: string) => string }): Pick<DirMutexOptions, 'onWait' | 'onBreak'> {
+export function targetMutexWarnings(
+  ui: Renderer,
+  waiting: { readonly summary: string; readonly detail: (holder: string) => string },
+): Pick<DirMutexOptions, 'onWait' | 'onBreak'> {
   return {
     onWait: (w) =>
-      ui.diagnostic({ severity: 'warning', summary: waiting.summary, detail: waiting.detail(w.holder ? ` by process ${w.holder.pid} on ${w.holder.hostname}` : ''), code: WarningCode.LOCK_WAIT }),
-    onBreak: (b) => ui.diagnostic({ severity: 'warning', summary: 'Stale mirror lock removed', detail: `${b.path} (${b.reason})`, code: WarningCode.STALE_LOCK_REMOVED }),
+      ui.diagnostic({
+        severity: 'warning',
+        summary: waiting.summary,
+        detail: waiting.detail(w.holder ? ` by process ${w.holder.pid} on ${w.holder.hostname}` : ''),
+        code: WarningCode.LOCK_WAIT,
+      }),
+    onBreak: (b) =>
+      ui.diagnostic({
+        severity: 'warning',
+        summary: 'Stale mirror lock removed',
+        detail: `${b.path} (${b.reason})`,
+        code: WarningCode.STALE_LOCK_REMOVED,
+      }),
   };
 }
 
 /** The counts of a publication into an OCI registry (`mirror oci://`, `bundle import … oci://`): their text and their `-json` fields. */
-export function ociPublishCounts(o: Omit<PublishOutcome, 'failures'>): { text: string; fields: Record<string, number> } {
+export function ociPublishCounts(o: Omit<PublishOutcome, 'failures'>): {
+  text: string;
+  fields: Record<string, number>;
+} {
   return {
     text: `${o.uploaded} blobs uploaded (${o.uploadedBytes} bytes), ${o.present} already present, ${o.mounted} mounted; ${o.tagsPushed} tags pushed, ${o.tagsUnchanged} unchanged`,
-    fields: { uploaded: o.uploaded, uploaded_bytes: o.uploadedBytes, present: o.present, mounted: o.mounted, tags_pushed: o.tagsPushed, tags_unchanged: o.tagsUnchanged },
+    fields: {
+      uploaded: o.uploaded,
+      uploaded_bytes: o.uploadedBytes,
+      present: o.present,
+      mounted: o.mounted,
+      tags_pushed: o.tagsPushed,
+      tags_unchanged: o.tagsUnchanged,
+    },
   };
 }
 

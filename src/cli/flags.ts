@@ -27,7 +27,10 @@ export interface ParsedFlags {
  * user probably meant, when one is close.
  */
 function usage(message: string, found: string, suggestion?: string): ProvkitError {
-  return new ProvkitError(ErrorCode.INVALID_FLAGS, message, { found, ...(suggestion === undefined ? {} : { expected: `-${suggestion}` }) });
+  return new ProvkitError(ErrorCode.INVALID_FLAGS, message, {
+    found,
+    ...(suggestion === undefined ? {} : { expected: `-${suggestion}` }),
+  });
 }
 
 /**
@@ -112,7 +115,11 @@ export function parseFlags(args: readonly string[], spec: FlagSpec, passUnknown 
     if (kind === 'string') strings.set(name, value);
     else if (kind === 'strings') lists.set(name, [...(lists.get(name) ?? []), value]);
     else {
-      if (!/^\d+$/.test(value)) throw usage(`invalid value ${JSON.stringify(value)} for flag -${name}: a non-negative integer is required`, `-${name}`);
+      if (!/^\d+$/.test(value))
+        throw usage(
+          `invalid value ${JSON.stringify(value)} for flag -${name}: a non-negative integer is required`,
+          `-${name}`,
+        );
       ints.set(name, Number(value));
     }
   }

@@ -20,7 +20,11 @@ export interface FlavorChoice {
 }
 
 /** @throws ProvkitError INVALID_FLAVOR for a bad `-flavor` or `PROVKIT_FLAVOR`. */
-export function chooseFlavor(flag: string | undefined, env: Readonly<Record<string, string | undefined>>, cwd: string): FlavorChoice {
+export function chooseFlavor(
+  flag: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+): FlavorChoice {
   const fromEnv = env[FLAVOR_ENV_VAR];
   if (flag !== undefined || (fromEnv !== undefined && fromEnv !== '')) return { flavor: resolveFlavor(flag, env) };
   let text: string;

@@ -6,7 +6,15 @@
 import { resolve } from 'node:path';
 
 import { FLAVOR_ENV_VAR } from '../addresses/index.js';
-import { describeError, type Diagnostic, diagnosticFromError, ErrorCode, ProvkitError, systemErrorCode, systemErrorText } from '../errors.js';
+import {
+  describeError,
+  type Diagnostic,
+  diagnosticFromError,
+  ErrorCode,
+  ProvkitError,
+  systemErrorCode,
+  systemErrorText,
+} from '../errors.js';
 import { fitHelp } from '../ui/help.js';
 import { renderDiagnostic } from '../ui/human.js';
 import { parseFlags } from './flags.js';
@@ -89,11 +97,15 @@ interface CommandModule {
  */
 const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = {
   hash: async () => import('./commands/hash.js').then((m) => ({ run: m.hashCommand, help: m.HASH_HELP })),
-  lock: async () => import('./commands/lock.js').then((m) => ({ run: m.lockCommand, help: m.LOCK_HELP, interruptible: true })),
-  install: async () => import('./commands/install.js').then((m) => ({ run: m.installCommand, help: m.INSTALL_HELP, interruptible: true })),
+  lock: async () =>
+    import('./commands/lock.js').then((m) => ({ run: m.lockCommand, help: m.LOCK_HELP, interruptible: true })),
+  install: async () =>
+    import('./commands/install.js').then((m) => ({ run: m.installCommand, help: m.INSTALL_HELP, interruptible: true })),
   verify: async () => import('./commands/verify.js').then((m) => ({ run: m.verifyCommand, help: m.VERIFY_HELP })),
-  mirror: async () => import('./commands/mirror.js').then((m) => ({ run: m.mirrorCommand, help: m.MIRROR_HELP, interruptible: true })),
-  bundle: async () => import('./commands/bundle.js').then((m) => ({ run: m.bundleCommand, help: m.BUNDLE_HELP, interruptible: true })),
+  mirror: async () =>
+    import('./commands/mirror.js').then((m) => ({ run: m.mirrorCommand, help: m.MIRROR_HELP, interruptible: true })),
+  bundle: async () =>
+    import('./commands/bundle.js').then((m) => ({ run: m.bundleCommand, help: m.BUNDLE_HELP, interruptible: true })),
   serve: async () => import('./commands/serve.js').then((m) => ({ run: m.serveCommand, help: m.SERVE_HELP })),
 };
 
@@ -102,7 +114,8 @@ interface Watchable {
   on(event: 'error', listener: (err: unknown) => void): unknown;
   off(event: 'error', listener: (err: unknown) => void): unknown;
 }
-const watchable = (s: unknown): s is Watchable => typeof (s as Partial<Watchable> | null)?.on === 'function' && typeof (s as Partial<Watchable>).off === 'function';
+const watchable = (s: unknown): s is Watchable =>
+  typeof (s as Partial<Watchable> | null)?.on === 'function' && typeof (s as Partial<Watchable>).off === 'function';
 
 /**
  * Watches stdout and stderr for their reader going away (EPIPE, or a write
@@ -116,7 +129,8 @@ function watchOutput(io: CliIO): { io: CliIO; closed: AbortSignal; failure: () =
   const onError = (err: unknown): void => {
     const code = systemErrorCode(err);
     if (code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED' || code === 'ERR_STREAM_WRITE_AFTER_END') {
-      if (!controller.signal.aborted) controller.abort(new ProvkitError(ErrorCode.ABORTED, 'the output was closed by its reader'));
+      if (!controller.signal.aborted)
+        controller.abort(new ProvkitError(ErrorCode.ABORTED, 'the output was closed by its reader'));
     } else {
       failure ??= err;
     }
@@ -133,7 +147,12 @@ function watchOutput(io: CliIO): { io: CliIO; closed: AbortSignal; failure: () =
     },
   });
   return {
-    io: { ...io, stdout: guard(io.stdout), stderr: guard(io.stderr), outputClosed: io.outputClosed ? AbortSignal.any([io.outputClosed, controller.signal]) : controller.signal },
+    io: {
+      ...io,
+      stdout: guard(io.stdout),
+      stderr: guard(io.stderr),
+      outputClosed: io.outputClosed ? AbortSignal.any([io.outputClosed, controller.signal]) : controller.signal,
+    },
     closed: controller.signal,
     failure: () => failure,
     dispose() {
@@ -192,7 +211,9 @@ function reportFlagError(err: ProvkitError, io: CliIO, help: string, session: Ou
   }
   const red = session.color && io.stderr.isTTY === true;
   const [on, off] = red ? ['\u001b[31m', '\u001b[0m\u001b[0m'] : ['', ''];
-  io.stderr.write(`${on}\n${fitHelp(help)}${off}\n${on}Error parsing command-line flags: ${err.message}\n${suggestion}${off}\n`);
+  io.stderr.write(
+    `${on}\n${fitHelp(help)}${off}\n${on}Error parsing command-line flags: ${err.message}\n${suggestion}${off}\n`,
+  );
   return 1;
 }
 
@@ -202,7 +223,9 @@ function reportError(err: unknown, io: CliIO, session: OutputSession): number {
   for (const ui of session.jsonUIs()) ui.diagnostic(d);
   if (!session.json) {
     const red = session.color && io.stderr.isTTY === true;
-    io.stderr.write(`${red ? '\u001b[1m\u001b[31mError: \u001b[0m' : 'Error: '}${err instanceof Error ? err.message : String(err)}\n${d.hint === undefined ? '' : `\n${d.hint}\n`}`);
+    io.stderr.write(
+      `${red ? '\u001b[1m\u001b[31mError: \u001b[0m' : 'Error: '}${err instanceof Error ? err.message : String(err)}\n${d.hint === undefined ? '' : `\n${d.hint}\n`}`,
+    );
   }
   return 1;
 }
@@ -216,8 +239,14 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
   try {
     ({ view, rest: args } = extractViewFlags(argv, true));
   } catch (err) {
-    const session = new OutputSession(baseIO.stdout, argv.includes('-json'), colorAllowed(argv.includes('-no-color'), baseIO.env));
-    return err instanceof ProvkitError ? reportFlagError(err, baseIO, HELP, session) : reportError(err, baseIO, session);
+    const session = new OutputSession(
+      baseIO.stdout,
+      argv.includes('-json'),
+      colorAllowed(argv.includes('-no-color'), baseIO.env),
+    );
+    return err instanceof ProvkitError
+      ? reportFlagError(err, baseIO, HELP, session)
+      : reportError(err, baseIO, session);
   }
   const session = new OutputSession(baseIO.stdout, view.json, colorAllowed(view.noColor, baseIO.env));
   const io: CliIO = { ...baseIO, output: session };
@@ -246,7 +275,12 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
       return name === undefined && !global.bools.get('help') && !global.bools.get('h') ? 1 : 0;
     }
     if (!load) {
-      const d: Diagnostic = { severity: 'error', summary: 'Unknown command', detail: `unknown command ${JSON.stringify(name)}`, code: ErrorCode.USAGE };
+      const d: Diagnostic = {
+        severity: 'error',
+        summary: 'Unknown command',
+        detail: `unknown command ${JSON.stringify(name)}`,
+        code: ErrorCode.USAGE,
+      };
       for (const ui of session.jsonUIs()) ui.diagnostic(d);
       if (!session.json) io.stderr.write(`Error: unknown command ${JSON.stringify(name)}\n\n${HELP}`);
       return 1;
@@ -267,8 +301,10 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
     if (reason !== undefined) {
       // Said once, before the command's own output: stderr for people
       // (stdout stays the reference's), a `flavor` message under -json.
-      for (const ui of session.jsonUIs()) ui.message('info', `Using the ${flavor} flavor: ${reason}`, 'flavor', { flavor, reason });
-      if (!session.json) io.stderr.write(`provkit: using the ${flavor} flavor: ${reason} (-flavor or ${FLAVOR_ENV_VAR} to choose).\n`);
+      for (const ui of session.jsonUIs())
+        ui.message('info', `Using the ${flavor} flavor: ${reason}`, 'flavor', { flavor, reason });
+      if (!session.json)
+        io.stderr.write(`provkit: using the ${flavor} flavor: ${reason} (-flavor or ${FLAVOR_ENV_VAR} to choose).\n`);
     }
     const globals: GlobalOptions = { flavor, cwd, color: session.color };
     const run = command.run(rest, io, globals);
@@ -276,7 +312,8 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
     // Nothing to clean up: a command whose output nobody reads is left behind.
     return await Promise.race([run, abortedAs(closed, EXIT_OUTPUT_CLOSED)]);
   } catch (err) {
-    if (err instanceof ProvkitError && err.code === ErrorCode.INVALID_FLAGS) return reportFlagError(err, io, help, session);
+    if (err instanceof ProvkitError && err.code === ErrorCode.INVALID_FLAGS)
+      return reportFlagError(err, io, help, session);
     // Anything else is a provkit bug: a diagnostic (INTERNAL), never a stack trace.
     return reportError(err, io, session);
   } finally {

@@ -9,7 +9,15 @@
  * reports first.
  */
 import type { InstallerEvent } from '../installer/events.js';
-import { type Diagnostic, type DiagnosticFrame, type HumanStyle, renderDiagnostic, renderEventHuman, renderLockSuccess, type TextSink } from '../ui/human.js';
+import {
+  type Diagnostic,
+  type DiagnosticFrame,
+  type HumanStyle,
+  renderDiagnostic,
+  renderEventHuman,
+  renderLockSuccess,
+  type TextSink,
+} from '../ui/human.js';
 import { JsonUI } from '../ui/json.js';
 import { ProgressDisplay } from '../ui/progress.js';
 import type { CliIO, GlobalOptions } from './io.js';
@@ -43,7 +51,11 @@ function columnsOf(s: { isTTY?: boolean; columns?: number | undefined }): number
  * `-no-color` and no `NO_COLOR`; written only to a terminal), the width
  * diagnostics wrap to, their frame.
  */
-export function humanStyle(io: Pick<CliIO, 'stdout' | 'stderr'>, color: boolean, options: RendererOptions = {}): HumanStyle {
+export function humanStyle(
+  io: Pick<CliIO, 'stdout' | 'stderr'>,
+  color: boolean,
+  options: RendererOptions = {},
+): HumanStyle {
   return {
     color: color && io.stdout.isTTY === true,
     diagnosticColor: color && io.stderr.isTTY === true,
@@ -73,7 +85,12 @@ export function jsonUIsFor(io: CliIO, json: boolean): JsonUI[] {
   return uis;
 }
 
-export function createRenderer(io: CliIO, globals: GlobalOptions, json: boolean, options: RendererOptions = {}): Renderer {
+export function createRenderer(
+  io: CliIO,
+  globals: GlobalOptions,
+  json: boolean,
+  options: RendererOptions = {},
+): Renderer {
   const uis = jsonUIsFor(io, json);
   const each = (f: (ui: JsonUI) => void): void => uis.forEach(f);
   if (json) {
@@ -84,15 +101,24 @@ export function createRenderer(io: CliIO, globals: GlobalOptions, json: boolean,
         for (const d of errors) each((ui) => ui.diagnostic(d));
         return 1;
       },
-      lockSuccess: (changed) => each((ui) => ui.summary(changed ? 'Lock file updated' : 'Lock file already up to date', { changed })),
+      lockSuccess: (changed) =>
+        each((ui) => ui.summary(changed ? 'Lock file updated' : 'Lock file already up to date', { changed })),
       summary: (message, fields) => each((ui) => ui.summary(message, fields)),
     };
   }
   const style = humanStyle(io, globals.color, options);
   const progress =
-    io.stdout.isTTY === true ? new ProgressDisplay({ out: io.stdout, flavor: globals.flavor, columns: () => columnsOf(io.stdout), color: style.color }) : undefined;
+    io.stdout.isTTY === true
+      ? new ProgressDisplay({
+          out: io.stdout,
+          flavor: globals.flavor,
+          columns: () => columnsOf(io.stdout),
+          color: style.color,
+        })
+      : undefined;
   // Every write goes around the live display, when there is one.
-  const through = (sink: TextSink): TextSink => (progress ? { write: (text: string) => progress.print(sink, text), isTTY: sink.isTTY === true } : sink);
+  const through = (sink: TextSink): TextSink =>
+    progress ? { write: (text: string) => progress.print(sink, text), isTTY: sink.isTTY === true } : sink;
   const out = through(io.stdout);
   const err = through(io.stderr);
   return {

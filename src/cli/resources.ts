@@ -15,10 +15,31 @@ import { resolve } from 'node:path';
 
 import type { CliConfig } from '../cliconfig/index.js';
 import { ErrorCode, WarningCode } from '../errors.js';
-import { createHashPool, type HashPool, type HashPoolOptions, type HashStore, type ZipLimits } from '../hashing/index.js';
+import {
+  createHashPool,
+  type HashPool,
+  type HashPoolOptions,
+  type HashStore,
+  type ZipLimits,
+} from '../hashing/index.js';
 import type { HttpClient } from '../net/index.js';
-import { FilesystemMirrorSource, installationSourceFor, netMirrorSourceFor, ociMirrorSourceFor, registrySourceFor, type Source, type SourceContext } from '../sources/index.js';
-import { hashStoreOption, httpFor, type MirrorFlags, ociTemplate, runInterruptible, zipLimitsFromEnv } from './common.js';
+import {
+  FilesystemMirrorSource,
+  installationSourceFor,
+  netMirrorSourceFor,
+  ociMirrorSourceFor,
+  registrySourceFor,
+  type Source,
+  type SourceContext,
+} from '../sources/index.js';
+import {
+  hashStoreOption,
+  httpFor,
+  type MirrorFlags,
+  ociTemplate,
+  runInterruptible,
+  zipLimitsFromEnv,
+} from './common.js';
 import type { CliIO, GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
 import { loadCliConfigFor, sourceContext } from './wiring.js';
@@ -90,7 +111,12 @@ export class RunResources {
     const cli = await this.cli;
     if (first) {
       for (const d of cli.diagnostics) {
-        ui.diagnostic({ severity: d.severity, summary: d.summary, detail: d.detail, code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING });
+        ui.diagnostic({
+          severity: d.severity,
+          summary: d.summary,
+          detail: d.detail,
+          code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING,
+        });
       }
     }
     return cli.diagnostics.some((d) => d.severity === 'error') ? undefined : cli;
@@ -107,12 +133,19 @@ export class RunResources {
    * configuration has errors (already rendered).
    */
   async source(flags: MirrorFlags, otherwise: 'registry' | 'installation', ui: Renderer): Promise<Source | undefined> {
-    if (flags.fsMirror !== undefined) return new FilesystemMirrorSource({ baseDir: resolve(this.globals.cwd, flags.fsMirror), flavor: this.globals.flavor });
+    if (flags.fsMirror !== undefined)
+      return new FilesystemMirrorSource({
+        baseDir: resolve(this.globals.cwd, flags.fsMirror),
+        flavor: this.globals.flavor,
+      });
     const cli = await this.cliConfig(ui);
     if (cli === undefined) return undefined;
     if (flags.netMirror !== undefined) return netMirrorSourceFor(flags.netMirror, this.sourceContext(), cli);
-    if (flags.ociMirror !== undefined) return ociMirrorSourceFor(ociTemplate(flags.ociMirror), this.sourceContext(), cli);
-    return otherwise === 'registry' ? registrySourceFor(this.sourceContext(), cli) : installationSourceFor(this.sourceContext(), cli);
+    if (flags.ociMirror !== undefined)
+      return ociMirrorSourceFor(ociTemplate(flags.ociMirror), this.sourceContext(), cli);
+    return otherwise === 'registry'
+      ? registrySourceFor(this.sourceContext(), cli)
+      : installationSourceFor(this.sourceContext(), cli);
   }
 
   /** Closes `close` with the run's resources: after everything opened later, before everything opened earlier. */
@@ -145,7 +178,12 @@ export class RunResources {
 }
 
 /** Runs `body` with a run's resources, closing them when it ends, however it ends. */
-export async function withResources<T>(io: CliIO, globals: GlobalOptions, body: (r: RunResources) => Promise<T>, signal?: AbortSignal): Promise<T> {
+export async function withResources<T>(
+  io: CliIO,
+  globals: GlobalOptions,
+  body: (r: RunResources) => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
   const r = new RunResources(io, globals, signal);
   try {
     return await body(r);
@@ -159,6 +197,12 @@ export async function withResources<T>(io: CliIO, globals: GlobalOptions, body: 
  * interrupt aborts `r.signal`, the body unwinds, the resources are closed,
  * and then the interrupt is reported (exit 130, 143 or 129).
  */
-export function runInterruptibleWith(io: CliIO, globals: GlobalOptions, what: string, body: (r: RunResources) => Promise<number>, changed?: () => string): Promise<number> {
+export function runInterruptibleWith(
+  io: CliIO,
+  globals: GlobalOptions,
+  what: string,
+  body: (r: RunResources) => Promise<number>,
+  changed?: () => string,
+): Promise<number> {
   return runInterruptible(io, what, (signal) => withResources(io, globals, body, signal), changed);
 }

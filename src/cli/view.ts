@@ -68,7 +68,10 @@ export function extractViewFlags(args: readonly string[], withJsonInto: boolean)
     if (name === 'json-into' && withJsonInto) {
       if (value === undefined) {
         const next = args[i + 1];
-        if (next === undefined) throw new ProvkitError(ErrorCode.INVALID_FLAGS, 'flag needs an argument: -json-into', { found: '-json-into' });
+        if (next === undefined)
+          throw new ProvkitError(ErrorCode.INVALID_FLAGS, 'flag needs an argument: -json-into', {
+            found: '-json-into',
+          });
         jsonInto = next;
         i += 1;
       } else jsonInto = value;
@@ -136,7 +139,12 @@ export class OutputSession {
    */
   openJsonInto(file: string, cwd: string): Diagnostic | undefined {
     if (this.json) {
-      return { severity: 'error', summary: 'Invalid output format', detail: 'The -json and -json-into arguments are mutually exclusive', code: ErrorCode.INVALID_FLAGS };
+      return {
+        severity: 'error',
+        summary: 'Invalid output format',
+        detail: 'The -json and -json-into arguments are mutually exclusive',
+        code: ErrorCode.INVALID_FLAGS,
+      };
     }
     const path = resolve(cwd, file);
     let fd: number;

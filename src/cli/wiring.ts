@@ -12,7 +12,14 @@ import type { CliIO, GlobalOptions } from './io.js';
 
 /** The factory's context for this run: its flavor, environment and working directory, this machine's OS and home. */
 export function sourceContext(io: CliIO, globals: GlobalOptions, http: HttpClient): SourceContext {
-  return { flavor: globals.flavor, env: io.env, homeDir: io.env['HOME'] ?? homedir(), os: hostOSFromNode(process.platform), cwd: globals.cwd, http };
+  return {
+    flavor: globals.flavor,
+    env: io.env,
+    homeDir: io.env['HOME'] ?? homedir(),
+    os: hostOSFromNode(process.platform),
+    cwd: globals.cwd,
+    http,
+  };
 }
 
 /** The CLI configuration (`TF_CLI_CONFIG_FILE`, `~/.terraformrc`, …) for this run. */

@@ -60,5 +60,10 @@ export type { CliConfigContext, Exists, HostOS, MainConfigFile } from './locatio
 export { forcedServiceURL, hostConfig, matches, tokenForHost } from './query.js';
 export { prepareRepositoryMapping } from './oci-template.js';
 export type { RepositoryMapping } from './oci-template.js';
-export { dockerConfigSearchLocations, ociCredentialsLookup, prefixSpecificity, runDockerCredentialHelper } from './oci-credentials.js';
+export {
+  dockerConfigSearchLocations,
+  ociCredentialsLookup,
+  prefixSpecificity,
+  runDockerCredentialHelper,
+} from './oci-credentials.js';
 export type { HelperResult, OciCredentialsEnv } from './oci-credentials.js';

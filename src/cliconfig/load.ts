@@ -33,7 +33,13 @@ import type { Flavor, Hostname } from '../addresses/index.js';
 import { compareBytewise, goQuote, tryHostnameForComparison } from '../addresses/index.js';
 import { tokensFromEnv } from './credentials.js';
 import type { CliConfigContext, Exists } from './locations.js';
-import { cliConfigFileOverride, configDirectory, hostOSFromNode, impliedMirrorCandidates, mainConfigFile } from './locations.js';
+import {
+  cliConfigFileOverride,
+  configDirectory,
+  hostOSFromNode,
+  impliedMirrorCandidates,
+  mainConfigFile,
+} from './locations.js';
 import type {
   CliConfig,
   CliConfigDiagnostic,
@@ -150,7 +156,11 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
     try {
       bytes = await fs.readFile(path);
     } catch (e) {
-      diags.push({ severity: 'error', summary: `Error reading ${path}: ${e instanceof Error ? e.message : String(e)}`, detail: '' });
+      diags.push({
+        severity: 'error',
+        summary: `Error reading ${path}: ${e instanceof Error ? e.message : String(e)}`,
+        detail: '',
+      });
       return undefined;
     }
     const r = parseCliConfigFile(bytes, path, ctx.flavor);
@@ -180,7 +190,11 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
       try {
         names = await fs.readDir(dir);
       } catch (e) {
-        diags.push({ severity: 'error', summary: `Error reading ${dir}: ${e instanceof Error ? e.message : String(e)}`, detail: '' });
+        diags.push({
+          severity: 'error',
+          summary: `Error reading ${dir}: ${e instanceof Error ? e.message : String(e)}`,
+          detail: '',
+        });
       }
       const paths = ctx.os === 'windows' ? win32 : posix;
       const selected = names.filter(isConfigDirFile).sort(compareBytewise);
@@ -208,7 +222,12 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
     for (const h of f.hosts) {
       const hn = tryHostnameForComparison(h.name);
       if (!hn.ok) {
-        diags.push({ severity: 'error', summary: `The host ${goQuote(h.name)} block has an invalid hostname: ${hn.error}`, detail: '', ...(h.range ? { range: h.range } : {}) });
+        diags.push({
+          severity: 'error',
+          summary: `The host ${goQuote(h.name)} block has an invalid hostname: ${hn.error}`,
+          detail: '',
+          ...(h.range ? { range: h.range } : {}),
+        });
         continue;
       }
       hosts.set(hn.hostname, { name: h.name, hostname: hn.hostname, services: h.services });
@@ -225,7 +244,11 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
         continue;
       }
       const token = c.attributes.token;
-      credentials.set(hn.hostname, { hostname: hn.hostname, attributes: c.attributes, ...(typeof token === 'string' ? { token } : {}) });
+      credentials.set(hn.hostname, {
+        hostname: hn.hostname,
+        attributes: c.attributes,
+        ...(typeof token === 'string' ? { token } : {}),
+      });
     }
     for (const h of f.credentialsHelpers) helpers.set(h.type, { type: h.type, args: h.args });
     installations.push(...f.providerInstallations);
@@ -238,13 +261,33 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
   if (envMayBreak !== undefined && envMayBreak !== '' && envMayBreak !== '0') mayBreak = true;
 
   // 4. Validate.
-  if (helpers.size > 1) diags.push({ severity: 'error', summary: 'No more than one credentials_helper block may be specified', detail: '' });
-  if (installations.length > 1) diags.push({ severity: 'error', summary: 'No more than one provider_installation block may be specified', detail: '' });
+  if (helpers.size > 1)
+    diags.push({
+      severity: 'error',
+      summary: 'No more than one credentials_helper block may be specified',
+      detail: '',
+    });
+  if (installations.length > 1)
+    diags.push({
+      severity: 'error',
+      summary: 'No more than one provider_installation block may be specified',
+      detail: '',
+    });
   // OpenTofu's OCI credentials blocks (cliconfig.go Validate).
-  if (ociDefaults.length > 1) diags.push({ severity: 'error', summary: 'No more than one oci_default_credentials block may be specified', detail: '' });
+  if (ociDefaults.length > 1)
+    diags.push({
+      severity: 'error',
+      summary: 'No more than one oci_default_credentials block may be specified',
+      detail: '',
+    });
   const prefixes = new Set<string>();
   for (const c of ociCredentials) {
-    if (prefixes.has(c.prefix)) diags.push({ severity: 'error', summary: `Duplicate oci_credentials block for ${goQuote(c.prefix)}`, detail: '' });
+    if (prefixes.has(c.prefix))
+      diags.push({
+        severity: 'error',
+        summary: `Duplicate oci_credentials block for ${goQuote(c.prefix)}`,
+        detail: '',
+      });
     prefixes.add(c.prefix);
   }
   if (pluginCacheDir !== undefined && (await fs.stat(pluginCacheDir)) === undefined) {
@@ -283,14 +326,23 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
 }
 
 /** `explicitProviderSource`: methods whose location or patterns are invalid are reported and left out. */
-function explicitInstallation(raw: RawProviderInstallation, ctx: CliConfigContext, diags: CliConfigDiagnostic[]): ProviderInstallation {
+function explicitInstallation(
+  raw: RawProviderInstallation,
+  ctx: CliConfigContext,
+  diags: CliConfigDiagnostic[],
+): ProviderInstallation {
   const methods: InstallationMethod[] = [];
   for (const m of raw.methods) {
     const at = m.range ? { range: m.range } : {};
     if (m.kind === 'network_mirror') {
       const problem = networkMirrorURLProblem(m.url ?? '');
       if (problem !== undefined) {
-        diags.push({ severity: 'error', summary: 'Invalid URL for provider installation source', detail: problem, ...at });
+        diags.push({
+          severity: 'error',
+          summary: 'Invalid URL for provider installation source',
+          detail: problem,
+          ...at,
+        });
         continue;
       }
     }
@@ -321,7 +373,14 @@ function explicitInstallation(raw: RawProviderInstallation, ctx: CliConfigContex
     if (m.kind === 'oci_mirror') {
       const mapping = m.repositoryMapping;
       if (mapping === undefined) continue;
-      methods.push({ kind: 'oci_mirror', repositoryTemplate: m.repositoryTemplate ?? '', repositoryFor: mapping, include, exclude, ...at });
+      methods.push({
+        kind: 'oci_mirror',
+        repositoryTemplate: m.repositoryTemplate ?? '',
+        repositoryFor: mapping,
+        include,
+        exclude,
+        ...at,
+      });
     } else if (m.kind === 'filesystem_mirror') {
       methods.push({ kind: 'filesystem_mirror', path: m.path ?? '', include, exclude, ...at });
     } else if (m.kind === 'network_mirror') {
@@ -335,7 +394,13 @@ function explicitInstallation(raw: RawProviderInstallation, ctx: CliConfigContex
         ...at,
       });
     } else {
-      methods.push({ kind: 'direct', include, exclude, ...(m.downloadRetryCount !== undefined ? { downloadRetryCount: m.downloadRetryCount } : {}), ...at });
+      methods.push({
+        kind: 'direct',
+        include,
+        exclude,
+        ...(m.downloadRetryCount !== undefined ? { downloadRetryCount: m.downloadRetryCount } : {}),
+        ...at,
+      });
     }
   }
   const devOverrides = new Map<string, DevOverride>();
@@ -350,7 +415,8 @@ async function impliedInstallation(ctx: CliConfigContext, fs: CliConfigFs): Prom
   const stats = await Promise.all(candidates.map((c) => fs.stat(c)));
   const methods: InstallationMethod[] = [];
   candidates.forEach((path, i) => {
-    if (stats[i]?.isDirectory === true) methods.push({ kind: 'filesystem_mirror', path, include: [], exclude: [], implied: true });
+    if (stats[i]?.isDirectory === true)
+      methods.push({ kind: 'filesystem_mirror', path, include: [], exclude: [], implied: true });
   });
   methods.push({ kind: 'direct', include: [], exclude: [], excludeProvidersInLocalMirrors: true });
   return { implied: true, methods, devOverrides: new Map() };

@@ -33,7 +33,8 @@ import { posix, win32 } from 'node:path';
 import type { Flavor } from '../addresses/index.js';
 
 /** The operating system, as Go's `GOOS` names it (only `windows` and `darwin` are special). */
-export type HostOS = 'linux' | 'darwin' | 'windows' | 'freebsd' | 'openbsd' | 'netbsd' | 'solaris' | 'aix' | 'dragonfly' | 'illumos';
+export type HostOS =
+  'linux' | 'darwin' | 'windows' | 'freebsd' | 'openbsd' | 'netbsd' | 'solaris' | 'aix' | 'dragonfly' | 'illumos';
 
 /** Everything location logic depends on, injected. */
 export interface CliConfigContext {
@@ -156,7 +157,9 @@ export function userDataPluginDirs(ctx: CliConfigContext): string[] {
     return [posix.join(home, support), posix.join('/', support)];
   }
   const dataHome = nonEmpty(ctx.env.XDG_DATA_HOME) ?? posix.join(home, '.local', 'share');
-  const dataDirs = (nonEmpty(ctx.env.XDG_DATA_DIRS) ?? '/usr/local/share:/usr/share').split(':').filter((d) => d !== '');
+  const dataDirs = (nonEmpty(ctx.env.XDG_DATA_DIRS) ?? '/usr/local/share:/usr/share')
+    .split(':')
+    .filter((d) => d !== '');
   return [dataHome, ...dataDirs].map((d) => posix.join(d, 'terraform', 'plugins'));
 }
 
@@ -166,5 +169,9 @@ export function userDataPluginDirs(ctx: CliConfigContext): string[] {
  */
 export async function impliedMirrorCandidates(ctx: CliConfigContext, exists: Exists): Promise<string[]> {
   const p = pathFor(ctx);
-  return [p.join(ctx.cwd, 'terraform.d', 'plugins'), p.join(await pluginDirectory(ctx, exists), 'plugins'), ...userDataPluginDirs(ctx)];
+  return [
+    p.join(ctx.cwd, 'terraform.d', 'plugins'),
+    p.join(await pluginDirectory(ctx, exists), 'plugins'),
+    ...userDataPluginDirs(ctx),
+  ];
 }

@@ -48,7 +48,8 @@ export interface OciCredentialsEnv {
 }
 
 /** What a credential helper answered. */
-export type HelperResult = { readonly found: true; readonly username: string; readonly secret: string } | { readonly found: false };
+export type HelperResult =
+  { readonly found: true; readonly username: string; readonly secret: string } | { readonly found: false };
 
 /** One candidate for a repository. */
 interface Candidate {
@@ -92,7 +93,13 @@ export function prefixSpecificity(prefix: string, registry: string, repository: 
   return DOMAIN + got.length;
 }
 
-function helperCandidate(name: string, registry: string, specificity: number, where: string, env: OciCredentialsEnv): Candidate {
+function helperCandidate(
+  name: string,
+  registry: string,
+  specificity: number,
+  where: string,
+  env: OciCredentialsEnv,
+): Candidate {
   const run = env.runHelper ?? runDockerCredentialHelper;
   return {
     specificity,
@@ -128,10 +135,18 @@ function dockerConfigSource(file: string, doc: Record<string, unknown>, env: Oci
         const decoded = Buffer.from(entry['auth'], 'base64').toString('utf8');
         const colon = decoded.indexOf(':');
         if (colon < 0) {
-          out.push(new Error(`auth object for ${JSON.stringify(prop)} in ${file} does not have base64-encoded username:password pair`));
+          out.push(
+            new Error(
+              `auth object for ${JSON.stringify(prop)} in ${file} does not have base64-encoded username:password pair`,
+            ),
+          );
           continue;
         }
-        const creds: OciCredentials = { kind: 'basic', username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+        const creds: OciCredentials = {
+          kind: 'basic',
+          username: decoded.slice(0, colon),
+          password: decoded.slice(colon + 1),
+        };
         out.push({ specificity, where: file, get: () => Promise.resolve(creds) });
       }
       const helper = credHelpers[registry];
@@ -173,7 +188,11 @@ export function dockerConfigSearchLocations(env: OciCredentialsEnv): string[] {
     out.push(join(env.homeDir, '.config', 'containers', 'auth.json'));
   }
   const xdg = env.env['XDG_CONFIG_HOME'] || join(env.homeDir, '.config');
-  out.push(join(xdg, 'containers', 'auth.json'), join(env.homeDir, '.docker', 'config.json'), join(env.homeDir, '.dockercfg'));
+  out.push(
+    join(xdg, 'containers', 'auth.json'),
+    join(env.homeDir, '.docker', 'config.json'),
+    join(env.homeDir, '.dockercfg'),
+  );
   return out.filter((p, i) => p !== out[i - 1]);
 }
 
@@ -191,11 +210,16 @@ async function dockerConfigSources(cli: CliConfig, env: OciCredentialsEnv): Prom
         // eslint-disable-next-line no-await-in-loop -- a few small files, in order (the order is the precedence)
         out.push(dockerConfigSource(file, parseDockerConfig(await read(file), file), env));
       } catch (err) {
-        problems.push(`${(err as NodeJS.ErrnoException).code ? 'reading' : 'parsing'} ${file}: ${(err as Error).message}`);
+        problems.push(
+          `${(err as NodeJS.ErrnoException).code ? 'reading' : 'parsing'} ${file}: ${(err as Error).message}`,
+        );
       }
     }
     if (problems.length > 0) {
-      throw new ProvkitError(ErrorCode.OCI_CREDENTIALS, `invalid credentials configuration for OCI registries: discovering ambient OCI registry credentials: failed to read Docker-style config files: ${problems.join('; ')}`);
+      throw new ProvkitError(
+        ErrorCode.OCI_CREDENTIALS,
+        `invalid credentials configuration for OCI registries: discovering ambient OCI registry credentials: failed to read Docker-style config files: ${problems.join('; ')}`,
+      );
     }
     return out;
   }
@@ -226,7 +250,9 @@ export function ociCredentialsLookup(cli: CliConfig, env: OciCredentialsEnv): Oc
           const where = `explicit oci_credentials ${JSON.stringify(b.prefix)} block`;
           if (b.kind === 'helper') return [helperCandidate(b.helper, registry, specificity, where, env)];
           const creds: OciCredentials =
-            b.kind === 'basic' ? { kind: 'basic', username: b.username, password: b.password } : { kind: 'oauth', accessToken: b.accessToken, refreshToken: b.refreshToken };
+            b.kind === 'basic'
+              ? { kind: 'basic', username: b.username, password: b.password }
+              : { kind: 'oauth', accessToken: b.accessToken, refreshToken: b.refreshToken };
           return [{ specificity, where, get: () => Promise.resolve(creds) }];
         },
       }));
@@ -234,7 +260,14 @@ export function ociCredentialsLookup(cli: CliConfig, env: OciCredentialsEnv): Oc
       const global: Source[] =
         defaultHelper === undefined
           ? []
-          : [{ where: 'oci_default_credentials block', candidates: (registry) => [helperCandidate(defaultHelper, registry, GLOBAL, 'oci_default_credentials block', env)] }];
+          : [
+              {
+                where: 'oci_default_credentials block',
+                candidates: (registry) => [
+                  helperCandidate(defaultHelper, registry, GLOBAL, 'oci_default_credentials block', env),
+                ],
+              },
+            ];
       return [...explicit, ...global, ...(await dockerConfigSources(cli, env))];
     })();
     return sources;
@@ -252,14 +285,21 @@ export function ociCredentialsLookup(cli: CliConfig, env: OciCredentialsEnv): Oc
       }
     }
     if (problems.length > 0) {
-      throw new ProvkitError(ErrorCode.OCI_CREDENTIALS, `finding credentials for ${JSON.stringify(registry)}: ${problems.join('; ')}`);
+      throw new ProvkitError(
+        ErrorCode.OCI_CREDENTIALS,
+        `finding credentials for ${JSON.stringify(registry)}: ${problems.join('; ')}`,
+      );
     }
     if (best === undefined) return undefined;
     try {
       return await best.get();
     } catch (err) {
       if (err instanceof ProvkitError) throw err;
-      throw new ProvkitError(ErrorCode.OCI_CREDENTIALS, `finding credentials for ${JSON.stringify(registry)} (${best.where}): ${(err as Error).message}`, { cause: err });
+      throw new ProvkitError(
+        ErrorCode.OCI_CREDENTIALS,
+        `finding credentials for ${JSON.stringify(registry)} (${best.where}): ${(err as Error).message}`,
+        { cause: err },
+      );
     }
   };
 }
@@ -279,28 +319,57 @@ export async function runDockerCredentialHelper(name: string, serverUrl: string)
     try {
       child = spawn(program, ['get'], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
     } catch (err) {
-      reject(new ProvkitError(ErrorCode.OCI_CREDENTIALS, `${JSON.stringify(name)} credential helper failed: ${(err as Error).message}`, { cause: err }));
+      reject(
+        new ProvkitError(
+          ErrorCode.OCI_CREDENTIALS,
+          `${JSON.stringify(name)} credential helper failed: ${(err as Error).message}`,
+          { cause: err },
+        ),
+      );
       return;
     }
     let out = '';
     let errText = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (errText += d.toString()));
-    child.on('error', (err) => reject(new ProvkitError(ErrorCode.OCI_CREDENTIALS, `${JSON.stringify(name)} credential helper failed: ${program}: ${err.message}`, { cause: err })));
+    child.on('error', (err) =>
+      reject(
+        new ProvkitError(
+          ErrorCode.OCI_CREDENTIALS,
+          `${JSON.stringify(name)} credential helper failed: ${program}: ${err.message}`,
+          { cause: err },
+        ),
+      ),
+    );
     child.on('close', (code) => {
       const text = `${out}${errText}`.trim();
       if (code !== 0) {
         if (/credentials not found/i.test(text)) resolvePromise({ found: false });
-        else reject(new ProvkitError(ErrorCode.OCI_CREDENTIALS, `${JSON.stringify(name)} credential helper failed: ${program} get exited with ${String(code)}: ${text}`));
+        else
+          reject(
+            new ProvkitError(
+              ErrorCode.OCI_CREDENTIALS,
+              `${JSON.stringify(name)} credential helper failed: ${program} get exited with ${String(code)}: ${text}`,
+            ),
+          );
         return;
       }
       try {
         const doc = JSON.parse(out) as Record<string, unknown>;
         const username = doc['Username'];
         const secret = doc['Secret'];
-        resolvePromise({ found: true, username: typeof username === 'string' ? username : '', secret: typeof secret === 'string' ? secret : '' });
+        resolvePromise({
+          found: true,
+          username: typeof username === 'string' ? username : '',
+          secret: typeof secret === 'string' ? secret : '',
+        });
       } catch {
-        reject(new ProvkitError(ErrorCode.OCI_CREDENTIALS, `${JSON.stringify(name)} credential helper failed: ${program} get did not print JSON`));
+        reject(
+          new ProvkitError(
+            ErrorCode.OCI_CREDENTIALS,
+            `${JSON.stringify(name)} credential helper failed: ${program} get did not print JSON`,
+          ),
+        );
       }
     });
     child.stdin.end(serverUrl);

@@ -57,7 +57,8 @@ function parseTemplate(template: string): { expr?: Expression; diags: CliConfigD
   const parsed = parseHCL(`t = <<${MARKER}\n${template}\n${MARKER}\n`, '<oci_mirror repository_template>');
   const diags = parsed.diagnostics.filter((d) => d.severity === 'error').map((d) => error(d.summary, d.detail));
   const attr = parsed.body.attributes[0];
-  if (diags.length > 0 || attr === undefined) return { diags: diags.length > 0 ? diags : [error(SUMMARY, 'The template cannot be parsed.')] };
+  if (diags.length > 0 || attr === undefined)
+    return { diags: diags.length > 0 ? diags : [error(SUMMARY, 'The template cannot be parsed.')] };
   return { expr: stripFinalNewline(attr.expr), diags: [] };
 }
 
@@ -89,7 +90,10 @@ function variables(node: unknown, out: Set<string>): Set<string> {
 }
 
 function toStringValue(v: Value): string {
-  if (v === null) throw new TemplateError('Invalid template interpolation value: The expression result is null. Cannot include a null value in a string template.');
+  if (v === null)
+    throw new TemplateError(
+      'Invalid template interpolation value: The expression result is null. Cannot include a null value in a string template.',
+    );
   return typeof v === 'number' ? String(v) : typeof v === 'boolean' ? (v ? 'true' : 'false') : v;
 }
 
@@ -106,7 +110,10 @@ function evaluate(expr: Expression, vars: Readonly<Record<string, string>>): Val
       return expr.value;
     case 'ScopeTraversal': {
       const [root, ...rest] = expr.traversal;
-      if (root?.type !== 'root' || rest.length > 0) throw new TemplateError('Unsupported attribute: hostname, namespace and type are strings and have no attributes or elements.');
+      if (root?.type !== 'root' || rest.length > 0)
+        throw new TemplateError(
+          'Unsupported attribute: hostname, namespace and type are strings and have no attributes or elements.',
+        );
       const v = vars[root.name];
       if (v === undefined) throw new TemplateError(`Unknown variable: There is no variable named "${root.name}".`);
       return v;
@@ -147,7 +154,12 @@ function evaluate(expr: Expression, vars: Readonly<Record<string, string>>): Val
  * (`line:column`) for the messages; `include` the method's include patterns
  * as written.
  */
-export function prepareRepositoryMapping(template: string, include: readonly string[], at: string, flavor: Flavor): { mapping?: RepositoryMapping; diags: CliConfigDiagnostic[] } {
+export function prepareRepositoryMapping(
+  template: string,
+  include: readonly string[],
+  at: string,
+  flavor: Flavor,
+): { mapping?: RepositoryMapping; diags: CliConfigDiagnostic[] } {
   const { expr, diags } = parseTemplate(template);
   if (expr === undefined) return { diags };
   const used = variables(expr, new Set());
@@ -173,28 +185,54 @@ export function prepareRepositoryMapping(template: string, include: readonly str
       },
     };
   }
-  const distinct = (key: 'hostname' | 'namespace' | 'type'): number => new Set(patterns.filter((p) => p[key] !== WILDCARD).map((p) => p[key])).size;
+  const distinct = (key: 'hostname' | 'namespace' | 'type'): number =>
+    new Set(patterns.filter((p) => p[key] !== WILDCARD).map((p) => p[key])).size;
   if (distinct('hostname') !== 1 && !used.has('hostname')) {
-    diags.push(error(SUMMARY, `Invalid oci_mirror block at ${at}: template must refer to the "hostname" symbol unless the "include" argument selects exactly one registry hostname.`));
+    diags.push(
+      error(
+        SUMMARY,
+        `Invalid oci_mirror block at ${at}: template must refer to the "hostname" symbol unless the "include" argument selects exactly one registry hostname.`,
+      ),
+    );
   }
   if (distinct('namespace') !== 1 && !used.has('namespace')) {
-    diags.push(error(SUMMARY, `Invalid oci_mirror block at ${at}: template must refer to the "namespace" symbol unless the "include" argument selects exactly one provider namespace.`));
+    diags.push(
+      error(
+        SUMMARY,
+        `Invalid oci_mirror block at ${at}: template must refer to the "namespace" symbol unless the "include" argument selects exactly one provider namespace.`,
+      ),
+    );
   }
   if (distinct('type') !== 1 && !used.has('type')) {
-    diags.push(error(SUMMARY, `Invalid oci_mirror block at ${at}: template must refer to the "type" symbol unless the "include" argument selects exactly one provider.`));
+    diags.push(
+      error(
+        SUMMARY,
+        `Invalid oci_mirror block at ${at}: template must refer to the "type" symbol unless the "include" argument selects exactly one provider.`,
+      ),
+    );
   }
   if (diags.length > 0) return { diags };
 
   const render = (vars: Readonly<Record<string, string>>): string => {
     const v = evaluate(expr, vars);
-    if (v === null) throw new TemplateError(`Invalid oci_mirror block at ${at}: template must not produce a null value.`);
+    if (v === null)
+      throw new TemplateError(`Invalid oci_mirror block at ${at}: template must not produce a null value.`);
     return toStringValue(v);
   };
   let example: string;
   try {
     example = render(EXAMPLE);
   } catch (err) {
-    return { diags: [error(SUMMARY, err instanceof TemplateError && err.message.startsWith('Invalid oci_mirror') ? err.message : `Invalid oci_mirror block at ${at}: ${(err as Error).message}`)] };
+    return {
+      diags: [
+        error(
+          SUMMARY,
+          err instanceof TemplateError && err.message.startsWith('Invalid oci_mirror')
+            ? err.message
+            : `Invalid oci_mirror block at ${at}: ${(err as Error).message}`,
+        ),
+      ],
+    };
   }
   try {
     if (parseRepositoryAddress(example).repository === '') throw new Error('no repository');

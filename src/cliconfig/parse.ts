@@ -33,7 +33,13 @@ import type { JsonValue } from '../hcl/index.js';
 
 import type { Body, Expression, Range, SourceText } from '../hcl/index.js';
 import { parseHCL, sourceText } from '../hcl/index.js';
-import type { CliConfigDiagnostic, DevOverride, OciCredentialsBlock, OciDefaultCredentials, PlainValue } from './model.js';
+import type {
+  CliConfigDiagnostic,
+  DevOverride,
+  OciCredentialsBlock,
+  OciDefaultCredentials,
+  PlainValue,
+} from './model.js';
 import { parseRepositoryAddress } from '../net/oci/reference.js';
 import { prepareRepositoryMapping, type RepositoryMapping } from './oci-template.js';
 
@@ -117,24 +123,27 @@ export function parseCliConfigFile(source: Uint8Array | string, filename: string
 
 /** HCL escapes of a quoted string's raw text (`${…}` is left as written). */
 function unescapeHCL1(raw: string): string {
-  return raw.replace(/\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))/gs, (m, u4: string | undefined, u8: string | undefined, c: string | undefined) => {
-    if (u4 !== undefined) return String.fromCodePoint(parseInt(u4, 16));
-    if (u8 !== undefined) return String.fromCodePoint(parseInt(u8, 16));
-    switch (c) {
-      case 'n':
-        return '\n';
-      case 'r':
-        return '\r';
-      case 't':
-        return '\t';
-      case '"':
-        return '"';
-      case '\\':
-        return '\\';
-      default:
-        return m;
-    }
-  });
+  return raw.replace(
+    /\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))/gs,
+    (m, u4: string | undefined, u8: string | undefined, c: string | undefined) => {
+      if (u4 !== undefined) return String.fromCodePoint(parseInt(u4, 16));
+      if (u8 !== undefined) return String.fromCodePoint(parseInt(u8, 16));
+      switch (c) {
+        case 'n':
+          return '\n';
+        case 'r':
+          return '\r';
+        case 't':
+          return '\t';
+        case '"':
+          return '"';
+        case '\\':
+          return '\\';
+        default:
+          return m;
+      }
+    },
+  );
 }
 
 /** A plain value from a native-syntax expression, with HCL 1's meaning; `undefined` (and an error) otherwise. */
@@ -156,7 +165,8 @@ function plainFromExpr(expr: Expression, source: SourceText, diags: CliConfigDia
     case 'Parentheses':
       return plainFromExpr(expr.expression, source, diags);
     case 'UnaryOp':
-      if (expr.op === '-' && expr.operand.kind === 'Literal' && expr.operand.valueType === 'number') return -expr.operand.value;
+      if (expr.op === '-' && expr.operand.kind === 'Literal' && expr.operand.valueType === 'number')
+        return -expr.operand.value;
       break;
     case 'TupleCons': {
       const out: PlainValue[] = [];
@@ -172,7 +182,8 @@ function plainFromExpr(expr: Expression, source: SourceText, diags: CliConfigDia
       for (const { key, value } of expr.items) {
         const w = key.wrapped;
         let k: string | undefined;
-        if (w.kind === 'ScopeTraversal' && w.traversal.length === 1 && w.traversal[0]?.type === 'root') k = w.traversal[0].name;
+        if (w.kind === 'ScopeTraversal' && w.traversal.length === 1 && w.traversal[0]?.type === 'root')
+          k = w.traversal[0].name;
         else {
           const kv = plainFromExpr(w, source, diags);
           if (typeof kv === 'string' || typeof kv === 'number' || typeof kv === 'boolean') k = String(kv);
@@ -352,38 +363,82 @@ class FileReader {
     const helper = fields['docker_credentials_helper'] !== undefined;
     const styles = [basic, oauth, helper].filter(Boolean).length;
     if (styles === 0) {
-      this.diags.push(err(summary, `${where} must set either username+password, access_token+refresh_token, or docker_credentials_helper.`, at));
+      this.diags.push(
+        err(
+          summary,
+          `${where} must set either username+password, access_token+refresh_token, or docker_credentials_helper.`,
+          at,
+        ),
+      );
       return;
     }
     if (styles > 1) {
-      this.diags.push(err(summary, `${where} must set only one group out of username+password, access_token+refresh_token, or docker_credentials_helper.`, at));
+      this.diags.push(
+        err(
+          summary,
+          `${where} must set only one group out of username+password, access_token+refresh_token, or docker_credentials_helper.`,
+          at,
+        ),
+      );
       return;
     }
     if (basic) {
       if (fields['username'] === undefined || fields['password'] === undefined) {
-        this.diags.push(err(summary, `${where} must set both username and password together when using static credentials.`, at));
+        this.diags.push(
+          err(summary, `${where} must set both username and password together when using static credentials.`, at),
+        );
         return;
       }
-      this.file.ociCredentials.push({ prefix: label, kind: 'basic', username: fields['username'], password: fields['password'], range: at });
+      this.file.ociCredentials.push({
+        prefix: label,
+        kind: 'basic',
+        username: fields['username'],
+        password: fields['password'],
+        range: at,
+      });
       return;
     }
     if (oauth) {
       if (fields['access_token'] === undefined || fields['refresh_token'] === undefined) {
-        this.diags.push(err(summary, `${where} must set both access_token and refresh_token together when using OAuth-style credentials.`, at));
+        this.diags.push(
+          err(
+            summary,
+            `${where} must set both access_token and refresh_token together when using OAuth-style credentials.`,
+            at,
+          ),
+        );
         return;
       }
-      this.file.ociCredentials.push({ prefix: label, kind: 'oauth', accessToken: fields['access_token'], refreshToken: fields['refresh_token'], range: at });
+      this.file.ociCredentials.push({
+        prefix: label,
+        kind: 'oauth',
+        accessToken: fields['access_token'],
+        refreshToken: fields['refresh_token'],
+        range: at,
+      });
       return;
     }
     const name = fields['docker_credentials_helper'] ?? '';
     let ok = true;
     if (repositoryPath !== '') {
       ok = false;
-      this.diags.push(err(summary, `${where} cannot set docker_credentials_helper with a repository path: credential helpers only support credentials for whole domains.`, at));
+      this.diags.push(
+        err(
+          summary,
+          `${where} cannot set docker_credentials_helper with a repository path: credential helpers only support credentials for whole domains.`,
+          at,
+        ),
+      );
     }
     if (!validHelperName(name)) {
       ok = false;
-      this.diags.push(err(summary, `${where} specifies the invalid Docker credential helper name ${goQuote(name)}. Must be a non-empty string that could be used as part of an executable filename.`, at));
+      this.diags.push(
+        err(
+          summary,
+          `${where} specifies the invalid Docker credential helper name ${goQuote(name)}. Must be a non-empty string that could be used as part of an executable filename.`,
+          at,
+        ),
+      );
     }
     if (ok) this.file.ociCredentials.push({ prefix: label, kind: 'helper', helper: name, range: at });
   }
@@ -398,14 +453,26 @@ class FileReader {
     }
     const discover = optionalBool(body.discover_ambient_credentials);
     if (discover === 'invalid') {
-      this.diags.push(err(summary, `Invalid oci_default_credentials block at ${pos(at)}: discover_ambient_credentials must be a boolean.`, at));
+      this.diags.push(
+        err(
+          summary,
+          `Invalid oci_default_credentials block at ${pos(at)}: discover_ambient_credentials must be a boolean.`,
+          at,
+        ),
+      );
       return;
     }
     let files: string[] | undefined;
     if (body.docker_style_config_files !== undefined && body.docker_style_config_files !== null) {
       const list = stringList(body.docker_style_config_files);
       if (!list) {
-        this.diags.push(err(summary, `Invalid oci_default_credentials block at ${pos(at)}: docker_style_config_files must be a list of strings.`, at));
+        this.diags.push(
+          err(
+            summary,
+            `Invalid oci_default_credentials block at ${pos(at)}: docker_style_config_files must be a list of strings.`,
+            at,
+          ),
+        );
         return;
       }
       // Relative to the directory of the file that says so, made absolute.
@@ -414,19 +481,35 @@ class FileReader {
     }
     const helper = optionalString(body.docker_credentials_helper);
     if (helper === false) {
-      this.diags.push(err(summary, `Invalid oci_default_credentials block at ${pos(at)}: docker_credentials_helper must be a string.`, at));
+      this.diags.push(
+        err(
+          summary,
+          `Invalid oci_default_credentials block at ${pos(at)}: docker_credentials_helper must be a string.`,
+          at,
+        ),
+      );
       return;
     }
     let ok = true;
     if (helper !== undefined && !validHelperName(helper)) {
       ok = false;
-      this.diags.push(err(summary, `${where} specifies the invalid Docker credential helper name ${goQuote(helper)}. Must be a non-empty string that could be used as part of an executable filename.`, at));
+      this.diags.push(
+        err(
+          summary,
+          `${where} specifies the invalid Docker credential helper name ${goQuote(helper)}. Must be a non-empty string that could be used as part of an executable filename.`,
+          at,
+        ),
+      );
     }
     const discoverAmbient = discover ?? true;
     if (!discoverAmbient && files !== undefined) {
       ok = false;
       this.diags.push(
-        err(summary, `${where} disables discovery of ambient credentials, but also sets docker_style_config_files which is relevant only when ambient credentials discovery is enabled.`, at),
+        err(
+          summary,
+          `${where} disables discovery of ambient credentials, but also sets docker_style_config_files which is relevant only when ambient credentials discovery is enabled.`,
+          at,
+        ),
       );
     }
     if (ok) {
@@ -444,13 +527,18 @@ class FileReader {
   private setting(name: string, value: PlainValue, range: Range): void {
     if (name === 'plugin_cache_dir') {
       const s = optionalString(value);
-      if (s === false) this.diags.push(err('Invalid plugin_cache_dir', 'The plugin_cache_dir setting must be a string.', range));
+      if (s === false)
+        this.diags.push(err('Invalid plugin_cache_dir', 'The plugin_cache_dir setting must be a string.', range));
       else if (s !== undefined) this.file.pluginCacheDir = s;
     } else if (name === 'plugin_cache_may_break_dependency_lock_file') {
       const b = optionalBool(value);
       if (b === 'invalid') {
         this.diags.push(
-          err('Invalid plugin_cache_may_break_dependency_lock_file', 'The plugin_cache_may_break_dependency_lock_file setting must be a boolean.', range),
+          err(
+            'Invalid plugin_cache_may_break_dependency_lock_file',
+            'The plugin_cache_may_break_dependency_lock_file setting must be a boolean.',
+            range,
+          ),
         );
       } else if (b === true) this.file.pluginCacheMayBreakDependencyLockFile = true;
     }
@@ -458,12 +546,16 @@ class FileReader {
 
   private host(name: string, body: PlainValue, range: Range): void {
     if (!isPlainObject(body)) {
-      this.diags.push(err('Invalid host block', `The host ${goQuote(name)} block must contain settings, such as services.`, range));
+      this.diags.push(
+        err('Invalid host block', `The host ${goQuote(name)} block must contain settings, such as services.`, range),
+      );
       return;
     }
     const services = body.services;
     if (services !== undefined && !isPlainObject(services)) {
-      this.diags.push(err('Invalid host block', `The services of the host ${goQuote(name)} block must be an object.`, range));
+      this.diags.push(
+        err('Invalid host block', `The services of the host ${goQuote(name)} block must be an object.`, range),
+      );
       return;
     }
     this.file.hosts.push({ name, services: services ?? (Object.create(null) as PlainObject), range });
@@ -471,7 +563,13 @@ class FileReader {
 
   private credentials(name: string, body: PlainValue, range: Range): void {
     if (!isPlainObject(body)) {
-      this.diags.push(err('Invalid credentials block', `The credentials ${goQuote(name)} block must contain settings, such as token.`, range));
+      this.diags.push(
+        err(
+          'Invalid credentials block',
+          `The credentials ${goQuote(name)} block must contain settings, such as token.`,
+          range,
+        ),
+      );
       return;
     }
     this.file.credentials.push({ name, attributes: body, range });
@@ -480,7 +578,13 @@ class FileReader {
   private credentialsHelper(type: string, body: PlainValue, range: Range): void {
     const args = isPlainObject(body) ? stringList(body.args) : undefined;
     if (!args) {
-      this.diags.push(err('Invalid credentials_helper block', `The args of the credentials_helper ${goQuote(type)} block must be a list of strings.`, range));
+      this.diags.push(
+        err(
+          'Invalid credentials_helper block',
+          `The args of the credentials_helper ${goQuote(type)} block must be a list of strings.`,
+          range,
+        ),
+      );
       return;
     }
     this.file.credentialsHelpers.push({ type, args, range });
@@ -488,7 +592,11 @@ class FileReader {
 
   /** The methods of one provider_installation block (`decodeProviderInstallationFromConfig`). */
   private providerInstallation(methods: readonly MethodItem[], blockRange: Range): void {
-    const pi: { methods: RawMethod[]; devOverrides: DevOverride[]; range: Range } = { methods: [], devOverrides: [], range: blockRange };
+    const pi: { methods: RawMethod[]; devOverrides: DevOverride[]; range: Range } = {
+      methods: [],
+      devOverrides: [],
+      range: blockRange,
+    };
     const invalid = (detail: string, at: Range): void => {
       this.diags.push(err('Invalid provider_installation method block', detail, at));
     };
@@ -512,7 +620,13 @@ class FileReader {
             continue;
           }
           if (m.type === 'direct') {
-            pi.methods.push({ kind: 'direct', include, exclude, ...(retries !== undefined ? { downloadRetryCount: retries } : {}), range: m.range });
+            pi.methods.push({
+              kind: 'direct',
+              include,
+              exclude,
+              ...(retries !== undefined ? { downloadRetryCount: retries } : {}),
+              range: m.range,
+            });
             continue;
           }
           const key = m.type === 'filesystem_mirror' ? 'path' : 'url';
@@ -601,7 +715,14 @@ class FileReader {
           const prepared = prepareRepositoryMapping(template, include, bodyAt, this.flavor);
           this.diags.push(...prepared.diags.map((d) => ({ ...d, range: m.range })));
           if (prepared.mapping === undefined || prepared.diags.some((d) => d.severity === 'error')) continue;
-          pi.methods.push({ kind: 'oci_mirror', include, exclude, repositoryTemplate: template, repositoryMapping: prepared.mapping, range: m.range });
+          pi.methods.push({
+            kind: 'oci_mirror',
+            include,
+            exclude,
+            repositoryTemplate: template,
+            repositoryMapping: prepared.mapping,
+            range: m.range,
+          });
           continue;
         }
         default:
@@ -621,18 +742,29 @@ class FileReader {
     for (const a of parsed.body.attributes) {
       if (a.name === 'provider_installation') {
         this.diags.push(
-          err('Invalid provider_installation block', `The provider_installation block at ${pos(a.nameRange)} must not be introduced with an equals sign.`, a.nameRange),
+          err(
+            'Invalid provider_installation block',
+            `The provider_installation block at ${pos(a.nameRange)} must not be introduced with an equals sign.`,
+            a.nameRange,
+          ),
         );
         continue;
       }
       if (a.name === 'oci_credentials' || a.name === 'oci_default_credentials') {
-        this.diags.push(err(`Invalid ${a.name} block`, `The ${a.name} block at ${pos(a.nameRange)} must not be introduced with an equals sign.`, a.nameRange));
+        this.diags.push(
+          err(
+            `Invalid ${a.name} block`,
+            `The ${a.name} block at ${pos(a.nameRange)} must not be introduced with an equals sign.`,
+            a.nameRange,
+          ),
+        );
         continue;
       }
       if (a.name === 'host' || a.name === 'credentials' || a.name === 'credentials_helper') {
         // HCL 1 also accepts the map form: host = { "example.com" = { … } }.
         const v = plainFromExpr(a.expr, source, this.diags);
-        if (isPlainObject(v)) for (const [name, body] of Object.entries(v)) this.namedBlock(a.name, name, body, a.range);
+        if (isPlainObject(v))
+          for (const [name, body] of Object.entries(v)) this.namedBlock(a.name, name, body, a.range);
         continue;
       }
       if (a.name !== 'plugin_cache_dir' && a.name !== 'plugin_cache_may_break_dependency_lock_file') continue;
@@ -643,7 +775,11 @@ class FileReader {
       if (b.type === 'host' || b.type === 'credentials' || b.type === 'credentials_helper') {
         if (b.labels.length !== 1) {
           this.diags.push(
-            err(`Invalid ${b.type} block`, `A ${b.type} block must have exactly one label, the ${b.type === 'credentials_helper' ? 'helper type' : 'hostname'}.`, b.typeRange),
+            err(
+              `Invalid ${b.type} block`,
+              `A ${b.type} block must have exactly one label, the ${b.type === 'credentials_helper' ? 'helper type' : 'hostname'}.`,
+              b.typeRange,
+            ),
           );
           continue;
         }
@@ -652,7 +788,13 @@ class FileReader {
       }
       if (b.type === 'oci_credentials') {
         if (b.labels.length !== 1) {
-          this.diags.push(err('Invalid oci_credentials block', `The oci_credentials block at ${pos(b.typeRange)} must have one label, giving an OCI repository address prefix.`, b.typeRange));
+          this.diags.push(
+            err(
+              'Invalid oci_credentials block',
+              `The oci_credentials block at ${pos(b.typeRange)} must have one label, giving an OCI repository address prefix.`,
+              b.typeRange,
+            ),
+          );
           continue;
         }
         this.ociCredentials(b.labels[0] ?? '', plainFromBody(b.body, source, this.diags), b.openBraceRange);
@@ -660,7 +802,13 @@ class FileReader {
       }
       if (b.type === 'oci_default_credentials') {
         if (b.labels.length > 0) {
-          this.diags.push(err('Invalid oci_default_credentials block', `The oci_default_credentials block at ${pos(b.typeRange)} must not have any labels.`, b.typeRange));
+          this.diags.push(
+            err(
+              'Invalid oci_default_credentials block',
+              `The oci_default_credentials block at ${pos(b.typeRange)} must not have any labels.`,
+              b.typeRange,
+            ),
+          );
           continue;
         }
         this.ociDefaultCredentials(plainFromBody(b.body, source, this.diags), b.openBraceRange);
@@ -668,11 +816,21 @@ class FileReader {
       }
       if (b.type !== 'provider_installation') continue;
       if (b.labels.length > 0) {
-        this.diags.push(err('Invalid provider_installation block', `The provider_installation block at ${pos(b.typeRange)} must not have any labels.`, b.typeRange));
+        this.diags.push(
+          err(
+            'Invalid provider_installation block',
+            `The provider_installation block at ${pos(b.typeRange)} must not have any labels.`,
+            b.typeRange,
+          ),
+        );
       }
       for (const a of b.body.attributes) {
         this.diags.push(
-          err('Invalid provider_installation method block', `The items inside the provider_installation block at ${pos(b.typeRange)} must all be blocks.`, a.nameRange),
+          err(
+            'Invalid provider_installation method block',
+            `The items inside the provider_installation block at ${pos(b.typeRange)} must all be blocks.`,
+            a.nameRange,
+          ),
         );
       }
       const methods: MethodItem[] = [];
@@ -686,13 +844,23 @@ class FileReader {
             ),
           );
         }
-        methods.push({ type: m.type, body: plainFromBody(m.body, source, this.diags), range: m.typeRange, bodyRange: m.openBraceRange });
+        methods.push({
+          type: m.type,
+          body: plainFromBody(m.body, source, this.diags),
+          range: m.typeRange,
+          bodyRange: m.openBraceRange,
+        });
       }
       this.providerInstallation(methods, b.typeRange);
     }
   }
 
-  private namedBlock(type: 'host' | 'credentials' | 'credentials_helper', name: string, body: PlainValue, range: Range): void {
+  private namedBlock(
+    type: 'host' | 'credentials' | 'credentials_helper',
+    name: string,
+    body: PlainValue,
+    range: Range,
+  ): void {
     if (type === 'host') this.host(name, body, range);
     else if (type === 'credentials') this.credentials(name, body, range);
     else this.credentialsHelper(name, body, range);
@@ -706,7 +874,9 @@ class FileReader {
     const root = parsed.value;
     if (!root) return;
     if (root.kind !== 'object') {
-      this.diags.push(err('Invalid CLI configuration', 'A JSON CLI configuration file must contain a JSON object.', root.range));
+      this.diags.push(
+        err('Invalid CLI configuration', 'A JSON CLI configuration file must contain a JSON object.', root.range),
+      );
       return;
     }
     for (const p of root.props) {
@@ -715,7 +885,11 @@ class FileReader {
         for (const o of objects) {
           if (o.kind !== 'object') {
             this.diags.push(
-              err('Invalid provider_installation block', `The provider_installation block at ${pos(p.nameRange)} must not be introduced with an equals sign.`, o.range),
+              err(
+                'Invalid provider_installation block',
+                `The provider_installation block at ${pos(p.nameRange)} must not be introduced with an equals sign.`,
+                o.range,
+              ),
             );
             continue;
           }
@@ -733,7 +907,12 @@ class FileReader {
                 );
                 continue;
               }
-              methods.push({ type: mp.name, body: plainFromJSON(body) as PlainObject, range: mp.nameRange, bodyRange: body.range });
+              methods.push({
+                type: mp.name,
+                body: plainFromJSON(body) as PlainObject,
+                range: mp.nameRange,
+                bodyRange: body.range,
+              });
             }
           }
           this.providerInstallation(methods, p.nameRange);
@@ -743,7 +922,13 @@ class FileReader {
       if (p.name === 'oci_credentials') {
         for (const o of objects) {
           if (o.kind !== 'object') {
-            this.diags.push(err('Invalid oci_credentials block', `The oci_credentials block at ${pos(p.nameRange)} must have one label, giving an OCI repository address prefix.`, o.range));
+            this.diags.push(
+              err(
+                'Invalid oci_credentials block',
+                `The oci_credentials block at ${pos(p.nameRange)} must have one label, giving an OCI repository address prefix.`,
+                o.range,
+              ),
+            );
             continue;
           }
           for (const entry of o.props) this.ociCredentials(entry.name, plainFromJSON(entry.value), entry.value.range);

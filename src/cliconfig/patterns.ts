@@ -89,10 +89,14 @@ export function parseProviderPattern(text: string, flavor: Flavor): ProviderPatt
     );
   }
   if (hostname === WILDCARD && !(namespace.value === WILDCARD && type.value === WILDCARD)) {
-    fail(`invalid provider matching pattern ${goQuote(text)}: hostname can be a wildcard only if both namespace and provider type are also wildcards`);
+    fail(
+      `invalid provider matching pattern ${goQuote(text)}: hostname can be a wildcard only if both namespace and provider type are also wildcards`,
+    );
   }
   if (namespace.value === WILDCARD && type.value !== WILDCARD) {
-    fail(`invalid provider matching pattern ${goQuote(text)}: namespace can be a wildcard only if the provider type is also a wildcard`);
+    fail(
+      `invalid provider matching pattern ${goQuote(text)}: namespace can be a wildcard only if the provider type is also a wildcard`,
+    );
   }
   return { hostname, namespace: namespace.value, type: type.value, text };
 }

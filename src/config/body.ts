@@ -93,7 +93,13 @@ function missingRequired(schema: BodySchema, have: Map<string, AttributeView>, a
   const out: Diagnostic[] = [];
   for (const a of schema.attributes) {
     if (a.required === true && !have.has(a.name)) {
-      out.push(errorDiag('Missing required argument', `The argument ${JSON.stringify(a.name)} is required, but no definition was found.`, at));
+      out.push(
+        errorDiag(
+          'Missing required argument',
+          `The argument ${JSON.stringify(a.name)} is required, but no definition was found.`,
+          at,
+        ),
+      );
     }
   }
   return out;
@@ -114,7 +120,8 @@ class NativeBody implements BodyView {
     const attributes = new Map<string, AttributeView>();
     const wantedAttrs = new Set(schema.attributes.map((a) => a.name));
     for (const a of this.body.attributes) {
-      if (wantedAttrs.has(a.name)) attributes.set(a.name, { name: a.name, expr: a.expr, range: a.range, nameRange: a.nameRange });
+      if (wantedAttrs.has(a.name))
+        attributes.set(a.name, { name: a.name, expr: a.expr, range: a.range, nameRange: a.nameRange });
     }
     diagnostics.push(...missingRequired(schema, attributes, this.missingItemRange()));
     const blocks: BlockView[] = [];
@@ -134,8 +141,15 @@ class NativeBody implements BodyView {
       const unused = schema.attributes.filter((s) => !c.attributes.has(s.name)).map((s) => s.name);
       let suggestion = nameSuggestion(a.name, unused);
       if (suggestion !== '') suggestion = ` Did you mean ${JSON.stringify(suggestion)}?`;
-      else if (schema.blocks.some((s) => s.type === a.name)) suggestion = ` Did you mean to define a block of type ${JSON.stringify(a.name)}?`;
-      c.diagnostics.push(errorDiag('Unsupported argument', `An argument named ${JSON.stringify(a.name)} is not expected here.${suggestion}`, a.nameRange));
+      else if (schema.blocks.some((s) => s.type === a.name))
+        suggestion = ` Did you mean to define a block of type ${JSON.stringify(a.name)}?`;
+      c.diagnostics.push(
+        errorDiag(
+          'Unsupported argument',
+          `An argument named ${JSON.stringify(a.name)} is not expected here.${suggestion}`,
+          a.nameRange,
+        ),
+      );
     }
     for (const b of this.body.blocks) {
       if (schema.blocks.some((s) => s.type === b.type)) continue;
@@ -147,7 +161,13 @@ class NativeBody implements BodyView {
       else if (schema.attributes.some((s) => s.name === b.type)) {
         suggestion = ` Did you mean to define argument ${JSON.stringify(b.type)}? If so, use the equals sign to assign it a value.`;
       }
-      c.diagnostics.push(errorDiag('Unsupported block type', `Blocks of type ${JSON.stringify(b.type)} are not expected here.${suggestion}`, b.typeRange));
+      c.diagnostics.push(
+        errorDiag(
+          'Unsupported block type',
+          `Blocks of type ${JSON.stringify(b.type)} are not expected here.${suggestion}`,
+          b.typeRange,
+        ),
+      );
     }
     return c;
   }
@@ -155,8 +175,16 @@ class NativeBody implements BodyView {
   justAttributes(): { attributes: AttributeView[]; diagnostics: Diagnostic[] } {
     const diagnostics: Diagnostic[] = [];
     const first = this.body.blocks[0];
-    if (first) diagnostics.push(errorDiag(`Unexpected ${JSON.stringify(first.type)} block`, 'Blocks are not allowed here.', first.typeRange));
-    const attributes = this.body.attributes.map((a) => ({ name: a.name, expr: a.expr, range: a.range, nameRange: a.nameRange }));
+    if (first)
+      diagnostics.push(
+        errorDiag(`Unexpected ${JSON.stringify(first.type)} block`, 'Blocks are not allowed here.', first.typeRange),
+      );
+    const attributes = this.body.attributes.map((a) => ({
+      name: a.name,
+      expr: a.expr,
+      range: a.range,
+      nameRange: a.nameRange,
+    }));
     return { attributes, diagnostics };
   }
 }
@@ -240,7 +268,12 @@ function collectDeepAttrs(v: JsonValue, labelName: string | undefined, diagnosti
 }
 
 function jsonAttribute(p: JsonProperty): AttributeView {
-  return { name: p.name, expr: jsonToExpression(p.value), range: between(p.nameRange, p.value.range), nameRange: p.nameRange };
+  return {
+    name: p.name,
+    expr: jsonToExpression(p.value),
+    range: between(p.nameRange, p.value.range),
+    nameRange: p.nameRange,
+  };
 }
 
 class JsonBodyView implements BodyView {
@@ -264,7 +297,11 @@ class JsonBodyView implements BodyView {
         const existing = attributes.get(p.name);
         if (existing) {
           diagnostics.push(
-            errorDiag('Duplicate argument', `The argument ${JSON.stringify(p.name)} was already set at ${formatRange(existing.range)}.`, p.nameRange),
+            errorDiag(
+              'Duplicate argument',
+              `The argument ${JSON.stringify(p.name)} was already set at ${formatRange(existing.range)}.`,
+              p.nameRange,
+            ),
           );
           continue;
         }
@@ -291,7 +328,11 @@ class JsonBodyView implements BodyView {
       let suggestion = nameSuggestion(p.name, suggestions);
       if (suggestion !== '') suggestion = ` Did you mean ${JSON.stringify(suggestion)}?`;
       c.diagnostics.push(
-        errorDiag('Extraneous JSON object property', `No argument or block type is named ${JSON.stringify(p.name)}.${suggestion}`, p.nameRange),
+        errorDiag(
+          'Extraneous JSON object property',
+          `No argument or block type is named ${JSON.stringify(p.name)}.${suggestion}`,
+          p.nameRange,
+        ),
       );
     }
     return c;
@@ -302,7 +343,11 @@ class JsonBodyView implements BodyView {
     const v = this.value;
     if (v.kind !== 'object') {
       diagnostics.push(
-        errorDiag('Incorrect JSON value type', 'A JSON object is required here, setting the arguments for this block.', startRange(v)),
+        errorDiag(
+          'Incorrect JSON value type',
+          'A JSON object is required here, setting the arguments for this block.',
+          startRange(v),
+        ),
       );
       return { attributes: [], diagnostics };
     }

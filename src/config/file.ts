@@ -21,9 +21,24 @@
  * Pure: no I/O, never throws.
  */
 import type { Flavor } from '../addresses/index.js';
-import { flavorInfo, goQuote, tryParseProviderPart, tryParseProviderSource, impliedProviderForUnqualifiedType } from '../addresses/index.js';
+import {
+  flavorInfo,
+  goQuote,
+  tryParseProviderPart,
+  tryParseProviderSource,
+  impliedProviderForUnqualifiedType,
+} from '../addresses/index.js';
 import type { Diagnostic, Expression, Range, StaticValue, Traverser } from '../hcl/index.js';
-import { evaluateStatic, formatNumber, isValidIdentifier, parseHCL, staticList, staticMap, staticString, staticTraversal } from '../hcl/index.js';
+import {
+  evaluateStatic,
+  formatNumber,
+  isValidIdentifier,
+  parseHCL,
+  staticList,
+  staticMap,
+  staticString,
+  staticTraversal,
+} from '../hcl/index.js';
 import type { AttributeView, BlockView, BodySchema, BodyView } from './body.js';
 import { jsonBody, nativeBody } from './body.js';
 import { errorDiag, hasErrors, warningDiag } from './diagnostics.js';
@@ -44,7 +59,8 @@ import type {
 } from './model.js';
 
 /** hclsyntax's `badIdentifierDetail`. */
-export const BAD_IDENTIFIER_DETAIL = 'A name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes.';
+export const BAD_IDENTIFIER_DETAIL =
+  'A name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes.';
 
 /** Options of {@link parseConfigFile} and {@link decodeConfigFile}. */
 export interface DecodeOptions {
@@ -159,7 +175,11 @@ export function decodeConfigFile(body: BodyView, filename: string, options: Deco
         break;
       case 'required_providers':
         d.diags.push(
-          errorDiag('Invalid required_providers block', 'A "required_providers" block must be nested inside a "terraform" block.', block.typeRange),
+          errorDiag(
+            'Invalid required_providers block',
+            'A "required_providers" block must be nested inside a "terraform" block.',
+            block.typeRange,
+          ),
         );
         break;
       case 'provider': {
@@ -211,14 +231,20 @@ export function decodeConfigFile(body: BodyView, filename: string, options: Deco
  * `decodeProviderBlock` of a test file's `provider` block (`test-file.ts`);
  * see `Decoder.providerBlock`.
  */
-export function decodeTestProviderBlock(block: BlockView, flavor: Flavor): { provider: ProviderConfigDecl | undefined; diagnostics: Diagnostic[] } {
+export function decodeTestProviderBlock(
+  block: BlockView,
+  flavor: Flavor,
+): { provider: ProviderConfigDecl | undefined; diagnostics: Diagnostic[] } {
   const d = new Decoder(flavor, false);
   const provider = d.providerBlock(block, true);
   return { provider, diagnostics: d.diags };
 }
 
 /** `decodeVersionConstraint` of a `version` argument, as for a module call (`test-file.ts`). */
-export function decodeVersionConstraint(attr: AttributeView, flavor: Flavor): { version: DeclaredConstraint | undefined; diagnostics: Diagnostic[] } {
+export function decodeVersionConstraint(
+  attr: AttributeView,
+  flavor: Flavor,
+): { version: DeclaredConstraint | undefined; diagnostics: Diagnostic[] } {
   const d = new Decoder(flavor, false);
   const version = d.versionArgument(attr);
   return { version, diagnostics: d.diags };
@@ -299,7 +325,10 @@ class Decoder {
 
     // The legacy form: a single static primitive, the version constraint.
     const whole = staticValue(attr.expr);
-    if (whole.ok && (typeof whole.value === 'string' || typeof whole.value === 'number' || typeof whole.value === 'boolean')) {
+    if (
+      whole.ok &&
+      (typeof whole.value === 'string' || typeof whole.value === 'number' || typeof whole.value === 'boolean')
+    ) {
       const version = this.legacyConstraint(whole.value, attr);
       const part = tryParseProviderPart(name);
       if (!part.ok) {
@@ -318,7 +347,13 @@ class Decoder {
     if (!this.checkNameNormalized(name, exprRange)) return undefined;
     const map = staticMap(attr.expr);
     if (!map.pairs) {
-      this.diags.push(errorDiag('Invalid required_providers object', 'required_providers entries must be strings or objects.', exprRange));
+      this.diags.push(
+        errorDiag(
+          'Invalid required_providers object',
+          'required_providers entries must be strings or objects.',
+          exprRange,
+        ),
+      );
       return undefined;
     }
     this.diags.push(...map.diagnostics);
@@ -333,12 +368,20 @@ class Decoder {
       if (pair.key === 'version') {
         const v = staticValue(pair.value);
         if (!v.ok || typeof v.value !== 'string') {
-          this.diags.push(errorDiag('Invalid version constraint', 'Version must be specified as a string.', valueRange));
+          this.diags.push(
+            errorDiag('Invalid version constraint', 'Version must be specified as a string.', valueRange),
+          );
           failed = true;
           continue;
         }
         if (!isGoVersionConstraint(v.value)) {
-          this.diags.push(errorDiag('Invalid version constraint', 'This string does not use correct version constraint syntax.', valueRange));
+          this.diags.push(
+            errorDiag(
+              'Invalid version constraint',
+              'This string does not use correct version constraint syntax.',
+              valueRange,
+            ),
+          );
           failed = true;
           continue;
         }
@@ -352,7 +395,13 @@ class Decoder {
         }
         const parsed = tryParseProviderSource(v.value, this.flavor);
         if (!parsed.ok) {
-          this.diags.push(errorDiag(parsed.error.summary ?? 'Invalid provider source string', parsed.error.detail ?? parsed.error.message, valueRange));
+          this.diags.push(
+            errorDiag(
+              parsed.error.summary ?? 'Invalid provider source string',
+              parsed.error.detail ?? parsed.error.message,
+              valueRange,
+            ),
+          );
           failed = true;
           continue;
         }
@@ -429,9 +478,16 @@ class Decoder {
 
   /** `decodeVersionConstraint` of the legacy string form: the value converted to a string. */
   private legacyConstraint(value: string | number | boolean, attr: AttributeView): DeclaredConstraint | undefined {
-    const text = typeof value === 'string' ? value : typeof value === 'number' ? formatNumber(value) : value ? 'true' : 'false';
+    const text =
+      typeof value === 'string' ? value : typeof value === 'number' ? formatNumber(value) : value ? 'true' : 'false';
     if (!isGoVersionConstraint(text)) {
-      this.diags.push(errorDiag('Invalid version constraint', 'This string does not use correct version constraint syntax.', attr.expr.range));
+      this.diags.push(
+        errorDiag(
+          'Invalid version constraint',
+          'This string does not use correct version constraint syntax.',
+          attr.expr.range,
+        ),
+      );
       return undefined;
     }
     return { text, declRange: attr.range };
@@ -451,12 +507,20 @@ class Decoder {
     const v = r.value;
     if (v === null) return undefined; // a null constraint is an empty set
     if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
-      this.diags.push(errorDiag('Invalid version constraint', `A string value is required for ${attr.name}.`, attr.expr.range));
+      this.diags.push(
+        errorDiag('Invalid version constraint', `A string value is required for ${attr.name}.`, attr.expr.range),
+      );
       return undefined;
     }
     const text = typeof v === 'string' ? v : typeof v === 'number' ? formatNumber(v) : v ? 'true' : 'false';
     if (!isGoVersionConstraint(text)) {
-      this.diags.push(errorDiag('Invalid version constraint', 'This string does not use correct version constraint syntax.', attr.expr.range));
+      this.diags.push(
+        errorDiag(
+          'Invalid version constraint',
+          'This string does not use correct version constraint syntax.',
+          attr.expr.range,
+        ),
+      );
       return undefined;
     }
     return { text, declRange: attr.range };
@@ -466,7 +530,9 @@ class Decoder {
   private checkNameNormalized(name: string, range: Range): boolean {
     const part = tryParseProviderPart(name);
     if (!part.ok) {
-      this.diags.push(errorDiag('Invalid provider local name', `${name} is an invalid provider local name: ${part.error}`, range));
+      this.diags.push(
+        errorDiag('Invalid provider local name', `${name} is an invalid provider local name: ${part.error}`, range),
+      );
       return false;
     }
     if (part.value !== name) {
@@ -509,9 +575,18 @@ class Decoder {
    */
   providerBlock(block: BlockView, testFile = false): ProviderConfigDecl | undefined {
     // OpenTofu 1.9 gave provider blocks for_each; Terraform still reserves it.
-    const reserved = ['count', 'depends_on', 'for_each', 'source'].filter((n) => n !== 'for_each' || this.flavor === 'terraform');
+    const reserved = ['count', 'depends_on', 'for_each', 'source'].filter(
+      (n) => n !== 'for_each' || this.flavor === 'terraform',
+    );
     const content = block.body.partialContent({
-      attributes: [{ name: 'alias' }, { name: 'version' }, { name: 'count' }, { name: 'depends_on' }, { name: 'for_each' }, { name: 'source' }],
+      attributes: [
+        { name: 'alias' },
+        { name: 'version' },
+        { name: 'count' },
+        { name: 'depends_on' },
+        { name: 'for_each' },
+        { name: 'source' },
+      ],
       blocks: [
         { type: '_', labels: [] },
         { type: 'lifecycle', labels: [] },
@@ -535,7 +610,13 @@ class Decoder {
         this.diags.push(...r.diagnostics);
       }
       if ((r.value !== undefined || this.flavor === 'terraform') && !isValidIdentifier(alias ?? '')) {
-        this.diags.push(errorDiag('Invalid provider configuration alias', `An alias must be a valid name. ${BAD_IDENTIFIER_DETAIL}`, aliasAttr.expr.range));
+        this.diags.push(
+          errorDiag(
+            'Invalid provider configuration alias',
+            `An alias must be a valid name. ${BAD_IDENTIFIER_DETAIL}`,
+            aliasAttr.expr.range,
+          ),
+        );
       }
     }
 
@@ -582,7 +663,13 @@ class Decoder {
         ),
       );
     }
-    return { name, ...(alias !== undefined ? { alias } : {}), aliasSet, ...(version ? { version } : {}), declRange: block.defRange };
+    return {
+      name,
+      ...(alias !== undefined ? { alias } : {}),
+      aliasSet,
+      ...(version ? { version } : {}),
+      declRange: block.defRange,
+    };
   }
 
   // --- module "x" { … } -----------------------------------------------------
@@ -607,7 +694,9 @@ class Decoder {
     });
     this.diags.push(...content.diagnostics);
     if (!isValidIdentifier(name)) {
-      this.diags.push(errorDiag('Invalid module instance name', BAD_IDENTIFIER_DETAIL, block.labelRanges[0] ?? block.defRange));
+      this.diags.push(
+        errorDiag('Invalid module instance name', BAD_IDENTIFIER_DETAIL, block.labelRanges[0] ?? block.defRange),
+      );
     }
 
     const errorsBefore = this.diags.length;
@@ -683,7 +772,9 @@ class Decoder {
     const content = block.body.partialContent({ attributes: [{ name: 'provider' }], blocks: [] });
     this.diags.push(...content.diagnostics);
     const providerAttr = content.attributes.get('provider');
-    const providerRef = providerAttr ? this.providerConfigRef(providerAttr.expr, 'provider', block.body.json) : undefined;
+    const providerRef = providerAttr
+      ? this.providerConfigRef(providerAttr.expr, 'provider', block.body.json)
+      : undefined;
     return {
       mode,
       type: block.labels[0] ?? '',
@@ -703,7 +794,9 @@ class Decoder {
     const content = block.body.partialContent({ attributes: [{ name: 'to' }, { name: 'provider' }], blocks: [] });
     this.diags.push(...content.diagnostics);
     const providerAttr = content.attributes.get('provider');
-    const providerRef = providerAttr ? this.providerConfigRef(providerAttr.expr, 'provider', block.body.json) : undefined;
+    const providerRef = providerAttr
+      ? this.providerConfigRef(providerAttr.expr, 'provider', block.body.json)
+      : undefined;
     const toAttr = content.attributes.get('to');
     const resourceType = toAttr ? importTargetType(toAttr.expr, block.body.json) : undefined;
     return {

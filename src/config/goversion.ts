@@ -83,7 +83,11 @@ export function parseGoVersion(s: string): { ok: true; version: GoVersion } | { 
   const segments: bigint[] = [];
   for (const p of parts) {
     const n = BigInt(p);
-    if (n > INT64_MAX) return { ok: false, error: `Error parsing version: strconv.ParseInt: parsing ${JSON.stringify(p)}: value out of range` };
+    if (n > INT64_MAX)
+      return {
+        ok: false,
+        error: `Error parsing version: strconv.ParseInt: parsing ${JSON.stringify(p)}: value out of range`,
+      };
     segments.push(n);
   }
   while (segments.length < 3) segments.push(0n);

@@ -27,7 +27,14 @@ export { BAD_IDENTIFIER_DETAIL, decodeConfigFile, isJSONConfigFilename, parseCon
 export type { DecodeOptions, FileResult } from './file.js';
 export { buildModule, impliedProviderLocalName, providerForLocalName } from './module.js';
 export type { ModuleResult } from './module.js';
-export { mergeRequirements, moduleRequirements, requirementsOf, sortRequirements, lockableRequirements, testFileRequirements } from './requirements.js';
+export {
+  mergeRequirements,
+  moduleRequirements,
+  requirementsOf,
+  sortRequirements,
+  lockableRequirements,
+  testFileRequirements,
+} from './requirements.js';
 export type { ProviderRequirement, Requirements } from './requirements.js';
 export { configFileExt, configFileNames, isIgnoredFile, isOverrideFile } from './files.js';
 export type { DirEntry, ModuleFileNames } from './files.js';

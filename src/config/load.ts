@@ -45,7 +45,13 @@ import type { ConfigFile, Module, ModuleCallDecl } from './model.js';
 import { sameModuleSource } from './module-source.js';
 import { buildModule } from './module.js';
 import type { Requirements } from './requirements.js';
-import { mergeRequirements, moduleRequirements, sortRequirements, lockableRequirements, testFileRequirements } from './requirements.js';
+import {
+  mergeRequirements,
+  moduleRequirements,
+  sortRequirements,
+  lockableRequirements,
+  testFileRequirements,
+} from './requirements.js';
 import type { TestFileDecl } from './test-file.js';
 import { DEFAULT_TEST_DIRECTORY, parseTestFile, testFileNames, testModulePath } from './test-file.js';
 
@@ -179,7 +185,8 @@ class Loader {
     const none = (): LoadedConfig => ({ root: undefined, requirements: new Map(), diagnostics: this.diags, tests: [] });
     await this.readManifest();
     // `dirFiles` reads the test directory first; failing to read it (other than its absence) stops everything.
-    const testLoad = this.options.testDirectory === undefined ? undefined : await this.loadTestFiles(this.options.testDirectory);
+    const testLoad =
+      this.options.testDirectory === undefined ? undefined : await this.loadTestFiles(this.options.testDirectory);
     if (testLoad === 'failed') return none();
     const rootLoad = await this.loadModuleDir('.');
     if (!rootLoad) return none();
@@ -212,7 +219,12 @@ class Loader {
       mergeRequirements(all, r.requirements);
     }
     tests.forEach(visit);
-    return { root, requirements: sortRequirements(lockableRequirements(all, this.flavor)), diagnostics: this.diags, tests };
+    return {
+      root,
+      requirements: sortRequirements(lockableRequirements(all, this.flavor)),
+      diagnostics: this.diags,
+      tests,
+    };
   }
 
   /**
@@ -220,22 +232,38 @@ class Loader {
    * `loadTestFiles`), in name order, root directory first; `'failed'` when
    * the test directory exists but cannot be read (the error is recorded).
    */
-  private async loadTestFiles(testDir: string): Promise<{ files: TestFileDecl[]; diagnostics: Diagnostic[] } | 'failed'> {
+  private async loadTestFiles(
+    testDir: string,
+  ): Promise<{ files: TestFileDecl[]; diagnostics: Diagnostic[] } | 'failed'> {
     const diagnostics: Diagnostic[] = [];
     const testPath = posix.join('.', testDir.replaceAll('\\', '/'));
     const names: string[] = [];
     try {
-      names.push(...testFileNames(await this.fs.readDir(this.onDisk(testPath)), this.flavor).map((n) => posix.join(testPath, n)));
+      names.push(
+        ...testFileNames(await this.fs.readDir(this.onDisk(testPath)), this.flavor).map((n) => posix.join(testPath, n)),
+      );
     } catch (err) {
       const code = systemErrorCode(err);
       if (code !== 'ENOENT') {
         const why = err instanceof Error ? err.message : String(err);
-        this.diags.push(errorDiag('Failed to read test directory', `Test directory ${testPath} could not be read: ${why}.`, fileRange(testPath)));
+        this.diags.push(
+          errorDiag(
+            'Failed to read test directory',
+            `Test directory ${testPath} could not be read: ${why}.`,
+            fileRange(testPath),
+          ),
+        );
         return 'failed';
       }
       // Only a directory other than the default is expected to exist.
       if (testDir !== DEFAULT_TEST_DIRECTORY) {
-        diagnostics.push(warningDiag('Test directory does not exist', `Requested test directory ${testPath} does not exist.`, fileRange(testPath)));
+        diagnostics.push(
+          warningDiag(
+            'Test directory does not exist',
+            `Requested test directory ${testPath} does not exist.`,
+            fileRange(testPath),
+          ),
+        );
       }
     }
     try {
@@ -251,7 +279,11 @@ class Loader {
         try {
           bytes = await this.fs.readFile(this.onDisk(rel));
         } catch {
-          return { diagnostics: [errorDiag('Failed to read file', `The file ${goQuote(rel)} could not be read.`, fileRange(rel))] };
+          return {
+            diagnostics: [
+              errorDiag('Failed to read file', `The file ${goQuote(rel)} could not be read.`, fileRange(rel)),
+            ],
+          };
         }
         return parseTestFile(bytes, rel, this.flavor);
       }),
@@ -264,8 +296,14 @@ class Loader {
    * `buildTestModules`: the module of each run block, loaded as a call of
    * the root module under its test path, then its own calls.
    */
-  private async testModules(root: ModuleNode, files: readonly TestFileDecl[], into: ModuleNode[]): Promise<Diagnostic[]> {
-    const runs = files.flatMap((f) => f.runs.flatMap((run) => (run.module ? [{ call: run.module, path: testModulePath(f.filename, run.name) }] : [])));
+  private async testModules(
+    root: ModuleNode,
+    files: readonly TestFileDecl[],
+    into: ModuleNode[],
+  ): Promise<Diagnostic[]> {
+    const runs = files.flatMap((f) =>
+      f.runs.flatMap((run) => (run.module ? [{ call: run.module, path: testModulePath(f.filename, run.name) }] : [])),
+    );
     const results = await Promise.all(
       runs.map(async ({ call, path }) => {
         const r = await this.loadChild(root, call, path, 0);
@@ -290,7 +328,13 @@ class Loader {
       bytes = await this.fs.readFile(this.onDisk(rel));
     } catch (err) {
       if (systemErrorCode(err) === 'ENOENT' || systemErrorCode(err) === 'ENOTDIR') return;
-      this.diags.push(errorDiag(`failed to read module manifest: ${err instanceof Error ? err.message : String(err)}`, '', fileRange(rel)));
+      this.diags.push(
+        errorDiag(
+          `failed to read module manifest: ${err instanceof Error ? err.message : String(err)}`,
+          '',
+          fileRange(rel),
+        ),
+      );
       return;
     }
     const m = parseModuleManifest(bytes, rel);
@@ -309,7 +353,13 @@ class Loader {
       entries = await this.fs.readDir(this.onDisk(dir));
     } catch {
       if (dir === '.') {
-        this.diags.push(errorDiag('Failed to read module directory', `Module directory ${this.rootDir} does not exist or cannot be read.`, fileRange(this.rootDir)));
+        this.diags.push(
+          errorDiag(
+            'Failed to read module directory',
+            `Module directory ${this.rootDir} does not exist or cannot be read.`,
+            fileRange(this.rootDir),
+          ),
+        );
       }
       return undefined;
     }
@@ -324,7 +374,11 @@ class Loader {
           try {
             bytes = await this.fs.readFile(this.onDisk(rel));
           } catch {
-            return { diagnostics: [errorDiag('Failed to read file', `The file ${goQuote(rel)} could not be read.`, fileRange(rel))] };
+            return {
+              diagnostics: [
+                errorDiag('Failed to read file', `The file ${goQuote(rel)} could not be read.`, fileRange(rel)),
+              ],
+            };
           }
           return parseConfigFile(bytes, rel, { flavor: this.flavor, override });
         }),
@@ -375,7 +429,13 @@ class Loader {
     if (record) {
       const sourceRange = call.sourceRange ?? call.declRange;
       if (call.source && !sameModuleSource(call.source, record.source, this.flavor)) {
-        checks.push(errorDiag('Module source has changed', `The source address was changed since this module was installed. ${initHint}`, sourceRange));
+        checks.push(
+          errorDiag(
+            'Module source has changed',
+            `The source address was changed since this module was installed. ${initHint}`,
+            sourceRange,
+          ),
+        );
       }
       if (call.version && !record.version) {
         checks.push(

@@ -68,7 +68,8 @@ function splitSubdir(raw: string): [string, string] {
 }
 
 const NAME_RE = /^[0-9A-Za-z](?:[0-9A-Za-z_-]{0,62}[0-9A-Za-z])?$/;
-const NAME_ERR = 'must be between one and 64 characters, including ASCII letters, digits, dashes, and underscores, where dashes and underscores may not be the prefix or suffix';
+const NAME_ERR =
+  'must be between one and 64 characters, including ASCII letters, digits, dashes, and underscores, where dashes and underscores may not be the prefix or suffix';
 const SYSTEM_RE = /^[0-9a-z]{1,64}$/;
 
 /**
@@ -77,13 +78,27 @@ const SYSTEM_RE = /^[0-9a-z]{1,64}$/;
  * providers).
  */
 export function parseRegistryModuleSource(raw: string, flavor: Flavor): ModuleSource | ModuleSourceError {
-  if (isLocalModuleSource(raw)) return { kind: 'error', reason: 'registry', message: `can't use local directory ${JSON.stringify(raw)} as a module registry address` };
+  if (isLocalModuleSource(raw))
+    return {
+      kind: 'error',
+      reason: 'registry',
+      message: `can't use local directory ${JSON.stringify(raw)} as a module registry address`,
+    };
   const [addr, subdirRaw] = splitSubdir(raw);
   const subdir = subdirRaw === '' ? '' : goPathClean(subdirRaw);
-  if (subdir.startsWith('../')) return { kind: 'error', reason: 'registry', message: `subdirectory path ${JSON.stringify(subdir)} leads outside of the module package` };
+  if (subdir.startsWith('../'))
+    return {
+      kind: 'error',
+      reason: 'registry',
+      message: `subdirectory path ${JSON.stringify(subdir)} leads outside of the module package`,
+    };
   let parts = addr.split('/');
   if (parts.length !== 3 && parts.length !== 4) {
-    return { kind: 'error', reason: 'registry', message: 'a module registry source address must have either three or four slash-separated components' };
+    return {
+      kind: 'error',
+      reason: 'registry',
+      message: 'a module registry source address must have either three or four slash-separated components',
+    };
   }
   let host: string = defaultRegistryHost(flavor);
   if (parts.length === 4) {
@@ -109,19 +124,41 @@ export function parseRegistryModuleSource(raw: string, flavor: Flavor): ModuleSo
   const [namespace = '', name = '', system = ''] = parts;
   if (!NAME_RE.test(namespace)) {
     if (namespace.includes('.')) {
-      return { kind: 'error', reason: 'registry', message: 'source address must have three more components after the hostname: the namespace, the name, and the target system' };
+      return {
+        kind: 'error',
+        reason: 'registry',
+        message:
+          'source address must have three more components after the hostname: the namespace, the name, and the target system',
+      };
     }
-    return { kind: 'error', reason: 'registry', message: `invalid namespace ${JSON.stringify(namespace)}: ${NAME_ERR}` };
+    return {
+      kind: 'error',
+      reason: 'registry',
+      message: `invalid namespace ${JSON.stringify(namespace)}: ${NAME_ERR}`,
+    };
   }
-  if (!NAME_RE.test(name)) return { kind: 'error', reason: 'registry', message: `invalid module name ${JSON.stringify(name)}: ${NAME_ERR}` };
+  if (!NAME_RE.test(name))
+    return { kind: 'error', reason: 'registry', message: `invalid module name ${JSON.stringify(name)}: ${NAME_ERR}` };
   if (!SYSTEM_RE.test(system)) {
-    return { kind: 'error', reason: 'registry', message: `invalid target system ${JSON.stringify(system)}: must be between one and 64 ASCII letters or digits` };
+    return {
+      kind: 'error',
+      reason: 'registry',
+      message: `invalid target system ${JSON.stringify(system)}: must be between one and 64 ASCII letters or digits`,
+    };
   }
-  return { kind: 'registry', host, namespace: namespace.toLowerCase(), name: name.toLowerCase(), system: system.toLowerCase(), subdir };
+  return {
+    kind: 'registry',
+    host,
+    namespace: namespace.toLowerCase(),
+    name: name.toLowerCase(),
+    system: system.toLowerCase(),
+    subdir,
+  };
 }
 
 function parseRemote(raw: string): ModuleSource | ModuleSourceError {
-  if (/^[A-Za-z0-9+.-]+::/.test(raw) || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(raw)) return { kind: 'remote', raw, normalized: raw };
+  if (/^[A-Za-z0-9+.-]+::/.test(raw) || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(raw))
+    return { kind: 'remote', raw, normalized: raw };
   const [addr, subdir] = splitSubdir(raw);
   const sub = subdir === '' ? '' : `//${subdir}`;
   let m = /^github\.com\/([^/?]+)\/([^/?]+)(.*)$/.exec(addr);
@@ -131,12 +168,21 @@ function parseRemote(raw: string): ModuleSource | ModuleSourceError {
     const q = rest.indexOf('?');
     const [path, query] = q === -1 ? [rest, ''] : [rest.slice(0, q), rest.slice(q)];
     const inner = path === '' ? '' : `//${path.replace(/^\//, '')}`;
-    return { kind: 'remote', raw, normalized: `git::https://github.com/${m[1] ?? ''}/${repo}.git${inner || sub}${query}` };
+    return {
+      kind: 'remote',
+      raw,
+      normalized: `git::https://github.com/${m[1] ?? ''}/${repo}.git${inner || sub}${query}`,
+    };
   }
   m = /^git@([^:]+):(.+)$/.exec(addr);
   if (m) return { kind: 'remote', raw, normalized: `git::ssh://git@${m[1] ?? ''}/${m[2] ?? ''}${sub}` };
   // Detectors that need the network or whose normal form is involved: accepted, not compared.
-  if (addr.startsWith('bitbucket.org/') || /amazonaws\.com/.test(addr) || /googleapis\.com/.test(addr) || addr.startsWith('/')) {
+  if (
+    addr.startsWith('bitbucket.org/') ||
+    /amazonaws\.com/.test(addr) ||
+    /googleapis\.com/.test(addr) ||
+    addr.startsWith('/')
+  ) {
     return { kind: 'remote', raw, normalized: undefined };
   }
   if (/^[A-Za-z]:[\\/]/.test(addr)) return { kind: 'remote', raw, normalized: undefined };

@@ -21,7 +21,16 @@ import type { Flavor, ProviderAddress } from '../addresses/index.js';
 import { goQuote, impliedProviderForUnqualifiedType, tryParseProviderPart } from '../addresses/index.js';
 import type { Diagnostic, Range } from '../hcl/index.js';
 import { errorDiag, formatRange } from './diagnostics.js';
-import type { ConfigFile, ImportDecl, Module, ModuleCallDecl, NamedDecl, ProviderConfigDecl, RequiredProviderEntry, ResourceDecl } from './model.js';
+import type {
+  ConfigFile,
+  ImportDecl,
+  Module,
+  ModuleCallDecl,
+  NamedDecl,
+  ProviderConfigDecl,
+  RequiredProviderEntry,
+  ResourceDecl,
+} from './model.js';
 
 /** The result of {@link buildModule}. */
 export interface ModuleResult {
@@ -33,7 +42,11 @@ export interface ModuleResult {
  * Combines the primary files and then the override files of a module, each
  * list in the order the files are loaded (lexical by name).
  */
-export function buildModule(primary: readonly ConfigFile[], override: readonly ConfigFile[], flavor: Flavor): ModuleResult {
+export function buildModule(
+  primary: readonly ConfigFile[],
+  override: readonly ConfigFile[],
+  flavor: Flavor,
+): ModuleResult {
   const b = new ModuleBuilder(flavor);
   b.requiredProviders(primary, override);
   for (const f of primary) b.appendFile(f);
@@ -90,7 +103,11 @@ class ModuleBuilder {
   constructor(private readonly flavor: Flavor) {}
 
   finish(): Module {
-    return { ...this.module, ...(this.backend ? { backend: this.backend } : {}), ...(this.cloud ? { cloud: this.cloud } : {}) };
+    return {
+      ...this.module,
+      ...(this.backend ? { backend: this.backend } : {}),
+      ...(this.cloud ? { cloud: this.cloud } : {}),
+    };
   }
 
   requiredProviders(primary: readonly ConfigFile[], override: readonly ConfigFile[]): void {
@@ -136,10 +153,16 @@ class ModuleBuilder {
     return part.ok ? this.providerForLocalName(part.value) : undefined;
   }
 
-  private named(map: Map<string, NamedDecl>, items: readonly NamedDecl[], summary: string, detail: (n: NamedDecl, at: string) => string): void {
+  private named(
+    map: Map<string, NamedDecl>,
+    items: readonly NamedDecl[],
+    summary: string,
+    detail: (n: NamedDecl, at: string) => string,
+  ): void {
     for (const item of items) {
       const existing = map.get(item.name);
-      if (existing) this.diags.push(errorDiag(summary, detail(existing, formatRange(existing.declRange)), item.declRange));
+      if (existing)
+        this.diags.push(errorDiag(summary, detail(existing, formatRange(existing.declRange)), item.declRange));
       map.set(item.name, item);
     }
   }
@@ -203,19 +226,22 @@ class ModuleBuilder {
       this.variables,
       f.variables,
       'Duplicate variable declaration',
-      (e, at) => `A variable named ${goQuote(e.name)} was already declared at ${at}. Variable names must be unique within a module.`,
+      (e, at) =>
+        `A variable named ${goQuote(e.name)} was already declared at ${at}. Variable names must be unique within a module.`,
     );
     this.named(
       this.locals,
       f.locals,
       'Duplicate local value definition',
-      (e, at) => `A local value named ${goQuote(e.name)} was already defined at ${at}. Local value names must be unique within a module.`,
+      (e, at) =>
+        `A local value named ${goQuote(e.name)} was already defined at ${at}. Local value names must be unique within a module.`,
     );
     this.named(
       this.outputs,
       f.outputs,
       'Duplicate output definition',
-      (e, at) => `An output named ${goQuote(e.name)} was already defined at ${at}. Output names must be unique within a module.`,
+      (e, at) =>
+        `An output named ${goQuote(e.name)} was already defined at ${at}. Output names must be unique within a module.`,
     );
 
     for (const mc of f.moduleCalls) {
@@ -325,7 +351,12 @@ class ModuleBuilder {
       this.module.providerConfigs.set(key, mergeProvider(existing, pc));
     }
 
-    const missing = (map: Map<string, NamedDecl>, items: readonly NamedDecl[], summary: string, detail: (name: string) => string): void => {
+    const missing = (
+      map: Map<string, NamedDecl>,
+      items: readonly NamedDecl[],
+      summary: string,
+      detail: (name: string) => string,
+    ): void => {
       for (const item of items) {
         if (!map.has(item.name)) this.diags.push(errorDiag(summary, detail(goQuote(item.name)), item.declRange));
       }
@@ -334,19 +365,22 @@ class ModuleBuilder {
       this.variables,
       f.variables,
       'Missing base variable declaration to override',
-      (n) => `There is no variable named ${n}. An override file can only override a variable that was already declared in a primary configuration file.`,
+      (n) =>
+        `There is no variable named ${n}. An override file can only override a variable that was already declared in a primary configuration file.`,
     );
     missing(
       this.locals,
       f.locals,
       'Missing base local value definition to override',
-      (n) => `There is no local value named ${n}. An override file can only override a local value that was already defined in a primary configuration file.`,
+      (n) =>
+        `There is no local value named ${n}. An override file can only override a local value that was already defined in a primary configuration file.`,
     );
     missing(
       this.outputs,
       f.outputs,
       'Missing base output definition to override',
-      (n) => `There is no output named ${n}. An override file can only override an output that was already defined in a primary configuration file.`,
+      (n) =>
+        `There is no output named ${n}. An override file can only override an output that was already defined in a primary configuration file.`,
     );
 
     for (const mc of f.moduleCalls) {
@@ -388,20 +422,41 @@ class ModuleBuilder {
         // module_merge.go: the new reference replaces the old one, and with it the provider.
         const rp = this.module.requiredProviders.get(r.providerRef.name);
         const provider = rp ? rp.provider : this.providerForLocalName(r.providerRef.name);
-        this.module.resources.set(key, { decl: { ...existing.decl, providerRef: r.providerRef }, ...(provider ? { provider } : {}) });
+        this.module.resources.set(key, {
+          decl: { ...existing.decl, providerRef: r.providerRef },
+          ...(provider ? { provider } : {}),
+        });
       }
     }
 
     for (const m of f.moved) {
-      this.diags.push(errorDiag("Cannot override 'moved' blocks", 'Records of moved objects can appear only in normal files, not in override files.', m));
+      this.diags.push(
+        errorDiag(
+          "Cannot override 'moved' blocks",
+          'Records of moved objects can appear only in normal files, not in override files.',
+          m,
+        ),
+      );
     }
     for (const i of f.imports) {
-      this.diags.push(errorDiag("Cannot override 'import' blocks", 'Import blocks can appear only in normal files, not in override files.', i.declRange));
+      this.diags.push(
+        errorDiag(
+          "Cannot override 'import' blocks",
+          'Import blocks can appear only in normal files, not in override files.',
+          i.declRange,
+        ),
+      );
     }
     // OpenTofu refuses removed blocks in override files; Terraform 1.11.4 accepts them (confirmed).
     if (this.flavor === 'tofu') {
       for (const r of f.removed) {
-        this.diags.push(errorDiag("Cannot override 'Removed' blocks", 'Removed blocks can appear only in normal files, not in override files.', r));
+        this.diags.push(
+          errorDiag(
+            "Cannot override 'Removed' blocks",
+            'Removed blocks can appear only in normal files, not in override files.',
+            r,
+          ),
+        );
       }
     }
   }

@@ -81,7 +81,13 @@ export function parsePolicyFile(source: Uint8Array | string, filename: string): 
     }
   }
   if (list.items.length === 0) {
-    diagnostics.push(errorDiag('No platforms', 'The platforms argument must list at least one target platform, such as "linux_amd64".', attr.range));
+    diagnostics.push(
+      errorDiag(
+        'No platforms',
+        'The platforms argument must list at least one target platform, such as "linux_amd64".',
+        attr.range,
+      ),
+    );
   }
   if (hasErrors(diagnostics)) return { diagnostics };
   return { policy: { file: filename, platforms }, diagnostics };
@@ -91,14 +97,26 @@ export function parsePolicyFile(source: Uint8Array | string, filename: string): 
  * Loads the policy file at `path` (`displayName` names it in diagnostics);
  * no policy and no diagnostics when there is no such file.
  */
-export async function loadPolicyFile(path: string, displayName: string, fs: ConfigFs = nodeConfigFs): Promise<PolicyResult> {
+export async function loadPolicyFile(
+  path: string,
+  displayName: string,
+  fs: ConfigFs = nodeConfigFs,
+): Promise<PolicyResult> {
   let bytes: Uint8Array;
   try {
     bytes = await fs.readFile(path);
   } catch (err) {
     const code = systemErrorCode(err);
     if (code === 'ENOENT' || code === 'ENOTDIR') return { diagnostics: [] };
-    return { diagnostics: [errorDiag('Failed to read file', `The file ${JSON.stringify(displayName)} could not be read: ${err instanceof Error ? err.message : String(err)}.`, fileRange(displayName))] };
+    return {
+      diagnostics: [
+        errorDiag(
+          'Failed to read file',
+          `The file ${JSON.stringify(displayName)} could not be read: ${err instanceof Error ? err.message : String(err)}.`,
+          fileRange(displayName),
+        ),
+      ],
+    };
   }
   return parsePolicyFile(bytes, displayName);
 }
@@ -111,7 +129,11 @@ export async function loadPolicyFile(path: string, displayName: string, fs: Conf
  * stops the search (its diagnostics are returned, without a policy).
  * `cache` (keyed by file path) lets the roots of one run share reads.
  */
-export async function findPolicy(dir: string, stopAt: string, options: { fs?: ConfigFs; cache?: Map<string, Promise<PolicyResult>> } = {}): Promise<PolicyResult> {
+export async function findPolicy(
+  dir: string,
+  stopAt: string,
+  options: { fs?: ConfigFs; cache?: Map<string, Promise<PolicyResult>> } = {},
+): Promise<PolicyResult> {
   const fs = options.fs ?? nodeConfigFs;
   const top = resolve(stopAt);
   let at = resolve(dir);

@@ -40,23 +40,36 @@ export interface ProviderRequirement {
  */
 export type Requirements = Map<string, ProviderRequirement>;
 
-function add(reqs: Requirements, provider: ProviderAddress | undefined, constraints: VersionConstraints = NO_CONSTRAINTS): void {
+function add(
+  reqs: Requirements,
+  provider: ProviderAddress | undefined,
+  constraints: VersionConstraints = NO_CONSTRAINTS,
+): void {
   if (!provider) return;
   const key = provider.toString();
   const existing = reqs.get(key);
   reqs.set(key, { provider, constraints: existing ? existing.constraints.merge(constraints) : constraints });
 }
 
-function parseDeclared(c: DeclaredConstraint | undefined, flavor: Flavor, diagnostics: Diagnostic[]): VersionConstraints {
+function parseDeclared(
+  c: DeclaredConstraint | undefined,
+  flavor: Flavor,
+  diagnostics: Diagnostic[],
+): VersionConstraints {
   if (!c) return NO_CONSTRAINTS;
   const r = tryParseConstraints(c.text, flavor);
   if (r.ok) return r.constraints;
-  diagnostics.push(errorDiag('Invalid version constraint', `Incorrect version constraint syntax: ${r.error.message}.`, c.declRange));
+  diagnostics.push(
+    errorDiag('Invalid version constraint', `Incorrect version constraint syntax: ${r.error.message}.`, c.declRange),
+  );
   return NO_CONSTRAINTS;
 }
 
 /** The requirements of one module (no children), in the reference's order of discovery. */
-export function moduleRequirements(module: Module, flavor: Flavor): { requirements: Requirements; diagnostics: Diagnostic[] } {
+export function moduleRequirements(
+  module: Module,
+  flavor: Flavor,
+): { requirements: Requirements; diagnostics: Diagnostic[] } {
   const requirements: Requirements = new Map();
   const diagnostics: Diagnostic[] = [];
   for (const rp of module.requiredProviders.values()) {
@@ -86,7 +99,8 @@ export function testFileRequirements(
   const requirements: Requirements = new Map();
   const diagnostics: Diagnostic[] = [];
   for (const f of files) {
-    for (const pc of f.providerConfigs) add(requirements, providerForLocalName(root, pc.name, flavor), parseDeclared(pc.version, flavor, diagnostics));
+    for (const pc of f.providerConfigs)
+      add(requirements, providerForLocalName(root, pc.name, flavor), parseDeclared(pc.version, flavor, diagnostics));
   }
   return { requirements, diagnostics };
 }

@@ -120,7 +120,9 @@ export async function discoverRoots(baseDir: string, options: DiscoverOptions): 
     const testEntries = await readDir(prefix(DEFAULT_TEST_DIRECTORY));
     const tests = [
       ...testFileNames(entries, flavor).map(prefix),
-      ...(testEntries === undefined ? [] : testFileNames(testEntries, flavor).map((n) => prefix(posix.join(DEFAULT_TEST_DIRECTORY, n)))),
+      ...(testEntries === undefined
+        ? []
+        : testFileNames(testEntries, flavor).map((n) => prefix(posix.join(DEFAULT_TEST_DIRECTORY, n)))),
     ];
     await Promise.all(
       tests.map(async (rel) => {
@@ -158,12 +160,19 @@ export async function discoverRoots(baseDir: string, options: DiscoverOptions): 
     const visit = async (dir: string): Promise<void> => {
       const entries = await readDir(dir);
       if (entries === undefined) {
-        diagnostics.push(warningDiag('Failed to read directory', `The directory ${dir} could not be read; no root modules were looked for in it.`, fileRange(dir)));
+        diagnostics.push(
+          warningDiag(
+            'Failed to read directory',
+            `The directory ${dir} could not be read; no root modules were looked for in it.`,
+            fileRange(dir),
+          ),
+        );
         return;
       }
       for (const e of entries) {
         if (e.isDirectory && isWalkedDirectory(e.name)) queue.push(dir === '.' ? e.name : posix.join(dir, e.name));
-        if (!e.isDirectory && e.name === POLICY_FILE_NAME) policyFiles.push(dir === '.' ? e.name : posix.join(dir, e.name));
+        if (!e.isDirectory && e.name === POLICY_FILE_NAME)
+          policyFiles.push(dir === '.' ? e.name : posix.join(dir, e.name));
       }
       const names = configFileNames(entries, flavor);
       if (names.primary.length + names.override.length === 0) return;

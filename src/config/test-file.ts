@@ -114,7 +114,15 @@ function runBlockSchema(flavor: Flavor): BodySchema {
   if (flavor === 'terraform') attributes.push({ name: 'state_key' });
   return {
     attributes,
-    blocks: ['plan_options', 'assert', 'variables', 'module', 'override_resource', 'override_data', 'override_module'].map((type) => ({ type, labels: [] })),
+    blocks: [
+      'plan_options',
+      'assert',
+      'variables',
+      'module',
+      'override_resource',
+      'override_data',
+      'override_module',
+    ].map((type) => ({ type, labels: [] })),
   };
 }
 
@@ -124,7 +132,11 @@ const MODULE_BLOCK_SCHEMA: BodySchema = { attributes: [{ name: 'source' }, { nam
  * Parses and decodes one test file: the JSON syntax when the name ends in
  * `.json`, the native syntax otherwise. See the module comment.
  */
-export function parseTestFile(source: Uint8Array | string, filename: string, flavor: Flavor): { file: TestFileDecl; diagnostics: Diagnostic[] } {
+export function parseTestFile(
+  source: Uint8Array | string,
+  filename: string,
+  flavor: Flavor,
+): { file: TestFileDecl; diagnostics: Diagnostic[] } {
   if (filename.endsWith('.json')) {
     const parsed = parseJSON(source, filename);
     if (!parsed.value) return { file: { filename, runs: [], providerConfigs: [] }, diagnostics: parsed.diagnostics };
@@ -137,7 +149,11 @@ export function parseTestFile(source: Uint8Array | string, filename: string, fla
 }
 
 /** `loadTestFile`. */
-function decodeTestFile(body: BodyView, filename: string, flavor: Flavor): { file: TestFileDecl; diagnostics: Diagnostic[] } {
+function decodeTestFile(
+  body: BodyView,
+  filename: string,
+  flavor: Flavor,
+): { file: TestFileDecl; diagnostics: Diagnostic[] } {
   const diags: Diagnostic[] = [];
   const content = body.content(TEST_FILE_SCHEMA);
   diags.push(...content.diagnostics);
@@ -171,7 +187,13 @@ function decodeTestFile(body: BodyView, filename: string, flavor: Flavor): { fil
       }
       case 'variables': {
         if (variables) {
-          diags.push(errorDiag('Multiple "variables" blocks', `This test file already has a variables block defined at ${formatRange(variables)}.`, block.defRange));
+          diags.push(
+            errorDiag(
+              'Multiple "variables" blocks',
+              `This test file already has a variables block defined at ${formatRange(variables)}.`,
+              block.defRange,
+            ),
+          );
           break;
         }
         variables = block.defRange;
@@ -188,7 +210,11 @@ function decodeTestFile(body: BodyView, filename: string, flavor: Flavor): { fil
         // which share these keys, are not decoded here); OpenTofu keeps the last one.
         if (previous && flavor === 'terraform') {
           diags.push(
-            errorDiag('Duplicate provider block', `A provider for ${key} is already defined at ${formatRange(previous)}.`, p.provider.declRange),
+            errorDiag(
+              'Duplicate provider block',
+              `A provider for ${key} is already defined at ${formatRange(previous)}.`,
+              p.provider.declRange,
+            ),
           );
           break;
         }
@@ -209,20 +235,33 @@ function decodeRunBlock(block: BlockView, flavor: Flavor): { run: TestRunDecl; d
   const content = block.body.content(runBlockSchema(flavor));
   diags.push(...content.diagnostics);
   const name = block.labels[0] ?? '';
-  if (!isValidIdentifier(name)) diags.push(errorDiag('Invalid run block name', BAD_IDENTIFIER_DETAIL, block.labelRanges[0] ?? block.defRange));
+  if (!isValidIdentifier(name))
+    diags.push(errorDiag('Invalid run block name', BAD_IDENTIFIER_DETAIL, block.labelRanges[0] ?? block.defRange));
   let module: ModuleCallDecl | undefined;
   let variables: Range | undefined;
   for (const inner of content.blocks) {
     if (inner.type === 'module') {
       if (module) {
-        diags.push(errorDiag('Multiple "module" blocks', `This run block already has a module block defined at ${formatRange(module.declRange)}.`, inner.defRange));
+        diags.push(
+          errorDiag(
+            'Multiple "module" blocks',
+            `This run block already has a module block defined at ${formatRange(module.declRange)}.`,
+            inner.defRange,
+          ),
+        );
       }
       const m = decodeRunModuleBlock(inner, name, flavor);
       diags.push(...m.diagnostics);
       if (!hasErrors(m.diagnostics)) module = m.module;
     } else if (inner.type === 'variables') {
       if (variables) {
-        diags.push(errorDiag('Multiple "variables" blocks', `This run block already has a variables block defined at ${formatRange(variables)}.`, inner.defRange));
+        diags.push(
+          errorDiag(
+            'Multiple "variables" blocks',
+            `This run block already has a variables block defined at ${formatRange(variables)}.`,
+            inner.defRange,
+          ),
+        );
         continue;
       }
       variables = inner.defRange;
@@ -237,7 +276,11 @@ function decodeRunBlock(block: BlockView, flavor: Flavor): { run: TestRunDecl; d
  * range is the whole `source = "…"` attribute (`SourceDeclRange`), which is
  * where "Module source has changed" points for these calls.
  */
-function decodeRunModuleBlock(block: BlockView, runName: string, flavor: Flavor): { module: ModuleCallDecl; diagnostics: Diagnostic[] } {
+function decodeRunModuleBlock(
+  block: BlockView,
+  runName: string,
+  flavor: Flavor,
+): { module: ModuleCallDecl; diagnostics: Diagnostic[] } {
   const diags: Diagnostic[] = [];
   const product = flavorInfo(flavor).productName;
   const content = block.body.content(MODULE_BLOCK_SCHEMA);
@@ -280,7 +323,16 @@ function decodeRunModuleBlock(block: BlockView, runName: string, flavor: Flavor)
   }
   // Terraform runs only local and registry modules from test files (confirmed with terraform 1.11.4); OpenTofu 1.12 has no such check.
   if (parsed.kind === 'remote' && flavor === 'terraform') {
-    diags.push(errorDiag('Invalid module source address', 'Only local or registry module sources are currently supported from within test run blocks.', sourceRange));
+    diags.push(
+      errorDiag(
+        'Invalid module source address',
+        'Only local or registry module sources are currently supported from within test run blocks.',
+        sourceRange,
+      ),
+    );
   }
-  return { module: { ...base, source: parsed, sourceRaw: raw.value, sourceSet: true, sourceRange }, diagnostics: diags };
+  return {
+    module: { ...base, source: parsed, sourceRaw: raw.value, sourceSet: true, sourceRange },
+    diagnostics: diags,
+  };
 }

@@ -27,4 +27,3 @@ export async function writeFileAtomic(path: string, bytes: Uint8Array, mode = 0o
     if (!renamed) await rm(tmp, { force: true });
   }
 }
-

@@ -51,9 +51,17 @@ export interface DirMutexOptions {
   /** Report contention after waiting this long (default 5 000 ms, as OpenTofu). */
   readonly noticeAfterMs?: number;
   /** Called once when a wait exceeds `noticeAfterMs`. */
-  readonly onWait?: (info: { readonly path: string; readonly holder: MutexHolder | undefined; readonly waitedMs: number }) => void;
+  readonly onWait?: (info: {
+    readonly path: string;
+    readonly holder: MutexHolder | undefined;
+    readonly waitedMs: number;
+  }) => void;
   /** Called when a stale mutex is broken. */
-  readonly onBreak?: (info: { readonly path: string; readonly holder: MutexHolder | undefined; readonly reason: 'dead-process' | 'expired' }) => void;
+  readonly onBreak?: (info: {
+    readonly path: string;
+    readonly holder: MutexHolder | undefined;
+    readonly reason: 'dead-process' | 'expired';
+  }) => void;
   readonly signal?: AbortSignal;
 }
 
@@ -69,7 +77,12 @@ const BREAK_STALE_MS = 10_000;
 function parseHolder(raw: Buffer): MutexHolder | undefined {
   try {
     const v = JSON.parse(raw.toString('utf8')) as Partial<MutexHolder>;
-    if (typeof v.pid === 'number' && typeof v.hostname === 'string' && typeof v.created === 'number' && typeof v.token === 'string') {
+    if (
+      typeof v.pid === 'number' &&
+      typeof v.hostname === 'string' &&
+      typeof v.created === 'number' &&
+      typeof v.token === 'string'
+    ) {
       return { pid: v.pid, hostname: v.hostname, created: v.created, token: v.token };
     }
   } catch {
@@ -88,8 +101,13 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-function staleReason(holder: MutexHolder | undefined, mtimeMs: number, staleMs: number): 'dead-process' | 'expired' | undefined {
-  if (holder && holder.hostname === hostname() && holder.pid !== process.pid && !pidAlive(holder.pid)) return 'dead-process';
+function staleReason(
+  holder: MutexHolder | undefined,
+  mtimeMs: number,
+  staleMs: number,
+): 'dead-process' | 'expired' | undefined {
+  if (holder && holder.hostname === hostname() && holder.pid !== process.pid && !pidAlive(holder.pid))
+    return 'dead-process';
   if (Date.now() - mtimeMs > staleMs) return 'expired';
   return undefined;
 }
@@ -174,7 +192,12 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
   const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
   const heartbeatMs = options.heartbeatMs ?? Math.max(50, Math.floor(staleMs / 4));
   const noticeAfterMs = options.noticeAfterMs ?? 5_000;
-  const holder: MutexHolder = { pid: process.pid, hostname: hostname(), created: Date.now(), token: randomBytes(12).toString('hex') };
+  const holder: MutexHolder = {
+    pid: process.pid,
+    hostname: hostname(),
+    created: Date.now(),
+    token: randomBytes(12).toString('hex'),
+  };
   const content = `${JSON.stringify(holder)}\n`;
   const started = Date.now();
   let delay = 10;
@@ -197,7 +220,11 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
         continue;
       }
       if (code !== 'EEXIST') {
-        throw new ProvkitError(ErrorCode.IO, `cannot create the lock file ${path}: ${err instanceof Error ? err.message : String(err)}`, { file: path, cause: err });
+        throw new ProvkitError(
+          ErrorCode.IO,
+          `cannot create the lock file ${path}: ${err instanceof Error ? err.message : String(err)}`,
+          { file: path, cause: err },
+        );
       }
     }
     let raw: Buffer;
@@ -207,7 +234,11 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
       [raw, { mtimeMs }] = await Promise.all([readFile(path), stat(path)]);
     } catch (err) {
       if (systemErrorCode(err) === 'ENOENT') continue; // released meanwhile: try again at once
-      throw new ProvkitError(ErrorCode.IO, `cannot read the lock file ${path}: ${err instanceof Error ? err.message : String(err)}`, { file: path, cause: err });
+      throw new ProvkitError(
+        ErrorCode.IO,
+        `cannot read the lock file ${path}: ${err instanceof Error ? err.message : String(err)}`,
+        { file: path, cause: err },
+      );
     }
     const other = parseHolder(raw);
     const reason = staleReason(other, mtimeMs, staleMs);

@@ -47,14 +47,16 @@ const messageOf = (err: unknown): string => (err instanceof Error ? err.message 
  */
 export async function swapDirInto(tempPath: string, target: string, options: SwapOptions): Promise<void> {
   const fs = options.fs ?? nodeFs;
-  const fail = (why: string, cause: unknown): ProvkitError => new ProvkitError(ErrorCode.IO, `${options.what} ${target}: ${why}`, { file: target, cause });
+  const fail = (why: string, cause: unknown): ProvkitError =>
+    new ProvkitError(ErrorCode.IO, `${options.what} ${target}: ${why}`, { file: target, cause });
   await fs.mkdir(dirname(target), { recursive: true, mode: 0o755 });
   try {
     await fs.rename(tempPath, target);
     return;
   } catch (err) {
     const code = systemErrorCode(err);
-    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR') throw fail(messageOf(err), err);
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR')
+      throw fail(messageOf(err), err);
     if (options.existing === 'fail') throw fail('something is already there', err);
   }
   const aside = tempPathBeside(target, { tag: 'old' });

@@ -60,7 +60,13 @@ export async function makeDirectory(dir: string, what: string): Promise<void> {
     });
     if (st?.isDirectory()) break;
     if (st !== undefined) {
-      throw new ProvkitError(ErrorCode.NOT_A_DIRECTORY, path === dir ? `${what} ${dir}: it exists and is not a directory` : `${what} ${dir}: ${path} is not a directory`, { file: path });
+      throw new ProvkitError(
+        ErrorCode.NOT_A_DIRECTORY,
+        path === dir
+          ? `${what} ${dir}: it exists and is not a directory`
+          : `${what} ${dir}: ${path} is not a directory`,
+        { file: path },
+      );
     }
     if (dirname(path) === path) break;
     missing.unshift(path);

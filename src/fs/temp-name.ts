@@ -59,7 +59,9 @@ const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\
  */
 export function isTempNameBeside(target: string, name: string, tags: readonly string[], ext = '.tmp'): boolean {
   const tagPart = tags.length === 0 ? '' : `(?:${tags.map(escapeRegExp).join('|')})-`;
-  return new RegExp(`^\\.${escapeRegExp(basename(target))}\\.${tagPart}[0-9a-f]{${SUFFIX_HEX}}${escapeRegExp(ext)}$`).test(name);
+  return new RegExp(
+    `^\\.${escapeRegExp(basename(target))}\\.${tagPart}[0-9a-f]{${SUFFIX_HEX}}${escapeRegExp(ext)}$`,
+  ).test(name);
 }
 
 /**

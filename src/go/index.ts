@@ -10,7 +10,8 @@
 // ---------------------------------------------------------------------------
 // Strings
 
-const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/gu;
+const GO_SPACE =
+  /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/gu;
 
 /**
  * Go's `strings.TrimSpace`: trims Unicode `White_Space` (which, unlike JS
@@ -40,13 +41,27 @@ export function goQuote(s: string): string {
       out += String.fromCodePoint(cp);
     } else {
       switch (cp) {
-        case 0x07: out += '\\a'; break;
-        case 0x08: out += '\\b'; break;
-        case 0x0c: out += '\\f'; break;
-        case 0x0a: out += '\\n'; break;
-        case 0x0d: out += '\\r'; break;
-        case 0x09: out += '\\t'; break;
-        case 0x0b: out += '\\v'; break;
+        case 0x07:
+          out += '\\a';
+          break;
+        case 0x08:
+          out += '\\b';
+          break;
+        case 0x0c:
+          out += '\\f';
+          break;
+        case 0x0a:
+          out += '\\n';
+          break;
+        case 0x0d:
+          out += '\\r';
+          break;
+        case 0x09:
+          out += '\\t';
+          break;
+        case 0x0b:
+          out += '\\v';
+          break;
         default:
           if (cp < 0x20 || cp === 0x7f) out += '\\x' + cp.toString(16).padStart(2, '0');
           else if (cp < 0x10000) out += '\\u' + cp.toString(16).padStart(4, '0');

@@ -87,19 +87,27 @@ export async function hashPackageDir(dir: string): Promise<Hash> {
     try {
       const st = await stat(path);
       if (st.isDirectory()) {
-        throw new ProvkitError(ErrorCode.DIR_SYMLINK_TO_DIRECTORY, `${dir}: read ${entry}: is a directory (a symlink to a directory)`, {
-          file: dir,
-          entry,
-        });
+        throw new ProvkitError(
+          ErrorCode.DIR_SYMLINK_TO_DIRECTORY,
+          `${dir}: read ${entry}: is a directory (a symlink to a directory)`,
+          {
+            file: dir,
+            entry,
+          },
+        );
       }
     } catch (err) {
       if (err instanceof ProvkitError) throw err;
       if (systemErrorCode(err) === 'ENOENT') {
-        throw new ProvkitError(ErrorCode.DIR_DANGLING_SYMLINK, `${dir}: open ${entry}: no such file or directory (a dangling symlink)`, {
-          file: dir,
-          entry,
-          cause: err,
-        });
+        throw new ProvkitError(
+          ErrorCode.DIR_DANGLING_SYMLINK,
+          `${dir}: open ${entry}: no such file or directory (a dangling symlink)`,
+          {
+            file: dir,
+            entry,
+            cause: err,
+          },
+        );
       }
       throw ioError(dir, err);
     }
@@ -110,7 +118,9 @@ export async function hashPackageDir(dir: string): Promise<Hash> {
 function ioError(file: string, err: unknown): ProvkitError {
   const sys = systemErrorCode(err);
   const msg = err instanceof Error ? err.message : String(err);
-  if (sys === 'ENOENT') return new ProvkitError(ErrorCode.NOT_FOUND, `${file}: no such file or directory`, { file, cause: err });
-  if (sys === 'ENOTDIR') return new ProvkitError(ErrorCode.NOT_A_DIRECTORY, `${file} is not a directory`, { file, cause: err });
+  if (sys === 'ENOENT')
+    return new ProvkitError(ErrorCode.NOT_FOUND, `${file}: no such file or directory`, { file, cause: err });
+  if (sys === 'ENOTDIR')
+    return new ProvkitError(ErrorCode.NOT_A_DIRECTORY, `${file} is not a directory`, { file, cause: err });
   return new ProvkitError(ErrorCode.IO, `${file}: ${msg}`, { file, cause: err });
 }

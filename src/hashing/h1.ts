@@ -77,7 +77,10 @@ export type Content = Uint8Array | AsyncIterable<Uint8Array>;
  * content. Names are checked for newlines before any content is opened, in
  * sorted order as Go does, so the first error is the one Go would report.
  */
-export async function hash1(names: readonly Uint8Array[], open: (name: Uint8Array) => Promise<Content> | Content): Promise<Hash> {
+export async function hash1(
+  names: readonly Uint8Array[],
+  open: (name: Uint8Array) => Promise<Content> | Content,
+): Promise<Hash> {
   const sorted = [...names].sort((a, b) => Buffer.compare(a, b));
   const digests: NamedDigest[] = [];
   for (const name of sorted) {

@@ -29,11 +29,9 @@ export const ZH: KnownScheme = 'zh:';
 export function parseHash(text: string): Hash {
   const colon = text.indexOf(':');
   if (colon < 1) {
-    throw new ProvkitError(
-      ErrorCode.INVALID_HASH,
-      'hash string must start with a scheme keyword followed by a colon',
-      { found: text },
-    );
+    throw new ProvkitError(ErrorCode.INVALID_HASH, 'hash string must start with a scheme keyword followed by a colon', {
+      found: text,
+    });
   }
   return asHash({ scheme: text.slice(0, colon + 1), value: text.slice(colon + 1), text });
 }
@@ -46,8 +44,16 @@ export function parseHash(text: string): Hash {
  */
 const HASH_PROTO: object = Object.freeze(
   Object.create(Object.prototype, {
-    toString: { value(this: Hash): string { return this.text; } },
-    toJSON: { value(this: Hash): string { return this.text; } },
+    toString: {
+      value(this: Hash): string {
+        return this.text;
+      },
+    },
+    toJSON: {
+      value(this: Hash): string {
+        return this.text;
+      },
+    },
   }) as object,
 );
 

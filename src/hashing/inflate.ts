@@ -58,7 +58,15 @@ export interface RawInflater {
 
 /** The parts of Node's zlib binding handle used here (lib/zlib.js). */
 interface ZlibHandle {
-  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
+  writeSync(
+    flush: number,
+    input: Uint8Array,
+    inOff: number,
+    inLen: number,
+    out: Uint8Array,
+    outOff: number,
+    outLen: number,
+  ): void;
   onerror: (message: string, errno: number, code: string) => void;
 }
 
@@ -171,7 +179,8 @@ function selfTest(): boolean {
     const pieces: Buffer[] = [];
     const sink: InflateSink = (o) => pieces.push(Buffer.from(o));
     let used = 0;
-    for (let at = 0; at < compressed.length && !inflater.ended; at += 700) used += inflater.write(compressed.subarray(at, at + 700), sink);
+    for (let at = 0; at < compressed.length && !inflater.ended; at += 700)
+      used += inflater.write(compressed.subarray(at, at + 700), sink);
     inflater.finish(sink);
     return inflater.ended && used === compressed.length - 'trailing'.length && Buffer.concat(pieces).equals(data);
   } catch {

@@ -22,10 +22,14 @@ export async function hashPath(pool: HashPool, path: string): Promise<PathHashRe
       st = await stat(path);
     } catch (err) {
       const sys = systemErrorCode(err);
-      throw new ProvkitError(sys === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${path}: ${sys === 'ENOENT' ? 'no such file or directory' : String(err)}`, {
-        file: path,
-        cause: err,
-      });
+      throw new ProvkitError(
+        sys === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO,
+        `${path}: ${sys === 'ENOENT' ? 'no such file or directory' : String(err)}`,
+        {
+          file: path,
+          cause: err,
+        },
+      );
     }
     if (st.isDirectory()) return { path, kind: 'dir', h1: await pool.hashDir(path) };
     if (!st.isFile()) throw new ProvkitError(ErrorCode.IO, `${path}: not a regular file or directory`, { file: path });

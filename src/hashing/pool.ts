@@ -123,7 +123,8 @@ export type WorkerRequest =
   | { id: number; kind: 'stream-finish'; path: string; options: ZipHashOptions }
   | { id: number; kind: 'stream-abort' };
 /** A job's final answer. */
-export type WorkerResponse = { id: number; ok: true; zip?: SerializedZipHashes; dir?: Hash } | { id: number; ok: false; error: SerializedError };
+export type WorkerResponse =
+  { id: number; ok: true; zip?: SerializedZipHashes; dir?: Hash } | { id: number; ok: false; error: SerializedError };
 /** A `stream-chunk` of this many bytes was taken in (not a final answer). */
 export type WorkerAck = { id: number; ack: number };
 /** A `stream-chunk`'s memory, digested and handed back for reuse (not a final answer, not tied to a job). */
@@ -131,7 +132,10 @@ export type WorkerSpare = { spare: ArrayBuffer };
 /** SHA-256 (hex) and count of the stream's bytes received (not a final answer). */
 export type WorkerDigest = { id: number; digest: { sha256: string; size: number } };
 /** A write to a stream's file failed (`done` false, sent at once), or the worker is done with the file (`done` true). */
-export type WorkerFileDone = { id: number; file: { done: boolean; written: number; error?: { message: string; code?: string; syscall?: string } } };
+export type WorkerFileDone = {
+  id: number;
+  file: { done: boolean; written: number; error?: { message: string; code?: string; syscall?: string } };
+};
 type WorkerMessage = WorkerResponse | WorkerAck | WorkerSpare | WorkerDigest | WorkerFileDone;
 
 /**
@@ -149,7 +153,7 @@ class Spares {
   take(size: number): ArrayBuffer {
     const i = this.free.findIndex((b) => b.byteLength === size);
     // Not zero-filled: every byte of a block is written before it is sent.
-    return i < 0 ? (Buffer.allocUnsafeSlow(size).buffer) : this.free.splice(i, 1)[0]!;
+    return i < 0 ? Buffer.allocUnsafeSlow(size).buffer : this.free.splice(i, 1)[0]!;
   }
   /** A copy of `chunk` in its own ArrayBuffer (a spare of exactly its size when there is one). */
   copy(chunk: Buffer): ArrayBuffer {
@@ -162,7 +166,10 @@ class Spares {
 }
 
 type SerializedForm = { ok: true; hash: Hash } | { ok: false; error: SerializedError };
-export type SerializedZipHashes = Omit<ZipPackageHashes, 'h1' | 'h1Zip'> & { h1: SerializedForm; h1Zip: SerializedForm };
+export type SerializedZipHashes = Omit<ZipPackageHashes, 'h1' | 'h1Zip'> & {
+  h1: SerializedForm;
+  h1Zip: SerializedForm;
+};
 
 export function serializeZipHashes(r: ZipPackageHashes): SerializedZipHashes {
   const form = (f: FormResult): SerializedForm => (f.ok ? f : { ok: false, error: f.error.toJSON() });
@@ -171,7 +178,8 @@ export function serializeZipHashes(r: ZipPackageHashes): SerializedZipHashes {
 
 function deserializeZipHashes(r: SerializedZipHashes): ZipPackageHashes {
   // Structured cloning drops the hashes' toString/toJSON (hash.ts asHash): given back here.
-  const form = (f: SerializedForm): FormResult => (f.ok ? { ...f, hash: asHash(f.hash) } : { ok: false, error: ProvkitError.fromJSON(f.error) });
+  const form = (f: SerializedForm): FormResult =>
+    f.ok ? { ...f, hash: asHash(f.hash) } : { ok: false, error: ProvkitError.fromJSON(f.error) };
   return { ...r, zh: asHash(r.zh), h1: form(r.h1), h1Zip: form(r.h1Zip) };
 }
 
@@ -342,7 +350,7 @@ class WorkerFileSink extends Writable {
 
   /** Copies `chunk` into blocks, sending each full one. */
   private copyIn(chunk: Buffer): void {
-    for (let at = 0; at < chunk.length; ) {
+    for (let at = 0; at < chunk.length;) {
       this.block ??= Buffer.from(this.ch.take());
       const n = chunk.copy(this.block, this.used, at);
       this.used += n;
@@ -371,7 +379,13 @@ class WorkerFileSink extends Writable {
       (r) => {
         const expected = Math.max(0, this.received - this.offset);
         if (r.error) this.fail(r.error);
-        else if (r.written !== expected) this.fail(new ProvkitError(ErrorCode.WORKER_FAILED, `internal: the hash worker wrote ${r.written} of ${expected} bytes to ${this.path}`));
+        else if (r.written !== expected)
+          this.fail(
+            new ProvkitError(
+              ErrorCode.WORKER_FAILED,
+              `internal: the hash worker wrote ${r.written} of ${expected} bytes to ${this.path}`,
+            ),
+          );
         cb(this.failure);
       },
       (err: Error) => cb(err),
@@ -409,7 +423,11 @@ interface StreamHandlers {
 
 /** A worker's file-write failure as the system error it was (net/download.ts names the file). */
 function writeError(e: { message: string; code?: string; syscall?: string }, path: string | undefined): Error {
-  return Object.assign(new Error(e.message), { ...(e.code === undefined ? {} : { code: e.code }), ...(e.syscall === undefined ? {} : { syscall: e.syscall }), ...(path === undefined ? {} : { path }) });
+  return Object.assign(new Error(e.message), {
+    ...(e.code === undefined ? {} : { code: e.code }),
+    ...(e.syscall === undefined ? {} : { syscall: e.syscall }),
+    ...(path === undefined ? {} : { path }),
+  });
 }
 
 /**
@@ -418,7 +436,9 @@ function writeError(e: { message: string; code?: string; syscall?: string }, pat
  * worker, so the compiled worker in dist/ is used (`npm test` builds first).
  */
 function workerURL(): URL {
-  return import.meta.url.endsWith('.ts') ? new URL('../../dist/hashing/worker.js', import.meta.url) : new URL('./worker.js', import.meta.url);
+  return import.meta.url.endsWith('.ts')
+    ? new URL('../../dist/hashing/worker.js', import.meta.url)
+    : new URL('./worker.js', import.meta.url);
 }
 
 export function createHashPool(options: HashPoolOptions = {}): HashPool {
@@ -507,7 +527,13 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       started -= 1;
       const i = idle.indexOf(w);
       if (i >= 0) idle.splice(i, 1);
-      job?.reject(new ProvkitError(ErrorCode.WORKER_FAILED, `hash worker failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err }));
+      job?.reject(
+        new ProvkitError(
+          ErrorCode.WORKER_FAILED,
+          `hash worker failed: ${err instanceof Error ? err.message : String(err)}`,
+          { cause: err },
+        ),
+      );
       pump();
     };
     w.on('error', die);
@@ -594,7 +620,13 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       // tap must not hold the download for them (pinned by test/e2e/stream-hasher.test.ts).
       tap.detach();
       // A writer cannot pass bytes on without the worker: its download fails.
-      sink?.fail(err ?? new ProvkitError(ErrorCode.WORKER_FAILED, 'internal: the hash worker ended the stream before its file was complete'));
+      sink?.fail(
+        err ??
+          new ProvkitError(
+            ErrorCode.WORKER_FAILED,
+            'internal: the hash worker ended the stream before its file was complete',
+          ),
+      );
       forget();
     };
     const job: Job = {
@@ -628,7 +660,12 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
           // A worker that is gone writes no more: its environment ends only
           // once every file write it started has completed (node
           // src/env.cc `Environment::CleanupHandles` waits for the requests), and 'exit' comes after.
-          cancel = whenExited(worker, () => fileWaiter?.({ written: -1, error: new ProvkitError(ErrorCode.WORKER_FAILED, 'hash worker exited while writing a download') }));
+          cancel = whenExited(worker, () =>
+            fileWaiter?.({
+              written: -1,
+              error: new ProvkitError(ErrorCode.WORKER_FAILED, 'hash worker exited while writing a download'),
+            }),
+          );
           post({ id, kind: 'stream-file-done' });
         }),
     };
@@ -636,9 +673,16 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       transform: tap,
       writes: true,
       writeFile: (path, offset, mode) => {
-        if (sink !== undefined || tap.passed > 0) throw new ProvkitError(ErrorCode.IO, 'internal: a zip stream was given two writers');
+        if (sink !== undefined || tap.passed > 0)
+          throw new ProvkitError(ErrorCode.IO, 'internal: a zip stream was given two writers');
         sink = new WorkerFileSink(path, offset, mode, channel);
-        if (over) sink.fail(new ProvkitError(ErrorCode.WORKER_FAILED, 'internal: the hash worker ended the stream before its file was complete'));
+        if (over)
+          sink.fail(
+            new ProvkitError(
+              ErrorCode.WORKER_FAILED,
+              'internal: the hash worker ended the stream before its file was complete',
+            ),
+          );
         return sink;
       },
       digest: async () => {
@@ -652,7 +696,10 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
         ]);
         // The worker must have seen every byte that passed, in order: else its zh: is not the file's.
         if (got === undefined || got.size !== passed || (!sink && tap.posted !== passed)) {
-          throw new ProvkitError(ErrorCode.WORKER_FAILED, `internal: the hash worker saw ${got?.size ?? 'not all'} of the ${passed} bytes of a download`);
+          throw new ProvkitError(
+            ErrorCode.WORKER_FAILED,
+            `internal: the hash worker saw ${got?.size ?? 'not all'} of the ${passed} bytes of a download`,
+          );
         }
         return { zh: zhFromDigest(Buffer.from(got.sha256, 'hex')), size: got.size };
       },
@@ -709,7 +756,8 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       // tiny lock would pay that start-up for nothing. The size is
       // only a scheduling hint: the same function computes the same hashes
       // in either thread.
-      if (inThreadBytes > 0 && (await fileSize(path)) <= inThreadBytes) return inThread(() => hashZipPackage(path, withZh(zipOptions, knownZh)));
+      if (inThreadBytes > 0 && (await fileSize(path)) <= inThreadBytes)
+        return inThread(() => hashZipPackage(path, withZh(zipOptions, knownZh)));
       const r = await submit('zip', path, withZh(zipOptions, knownZh));
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return deserializeZipHashes(r.zip!);
@@ -786,7 +834,10 @@ function inProcessStream(zipOptions: ZipHashOptions): ZipStream {
     writes: false,
     writeFile: () => undefined,
     digest: () => {
-      if (!ended) return Promise.reject(new ProvkitError(ErrorCode.IO, 'internal: the digest of a zip stream was asked before its end'));
+      if (!ended)
+        return Promise.reject(
+          new ProvkitError(ErrorCode.IO, 'internal: the digest of a zip stream was asked before its end'),
+        );
       digest ??= { zh: zhFromDigest(sha.digest()), size };
       return Promise.resolve(digest);
     },

@@ -103,7 +103,11 @@ export function openHashStore(dir: string): HashStore {
     }
     const warnings = e.warnings.filter(
       (w): w is HashWarning =>
-        typeof w === 'object' && w !== null && (w.code === 'H1_FORMS_DIFFER' || w.code === 'ZIP_SYMLINK_ENTRY') && typeof w.message === 'string' && Array.isArray(w.entries),
+        typeof w === 'object' &&
+        w !== null &&
+        (w.code === 'H1_FORMS_DIFFER' || w.code === 'ZIP_SYMLINK_ENTRY') &&
+        typeof w.message === 'string' &&
+        Array.isArray(w.entries),
     );
     const hashes: ZipPackageHashes = {
       path,
@@ -114,7 +118,9 @@ export function openHashStore(dir: string): HashStore {
       entryCount: e.entryCount,
       uncompressedBytes: e.uncompressedBytes,
     };
-    return typeof e.platform === 'string' && PLATFORM_TEXT.test(e.platform) ? { hashes, platform: e.platform } : { hashes };
+    return typeof e.platform === 'string' && PLATFORM_TEXT.test(e.platform)
+      ? { hashes, platform: e.platform }
+      : { hashes };
   };
   return {
     lookup,

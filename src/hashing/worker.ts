@@ -74,16 +74,22 @@ function queueWrite(f: StreamFile, view: Buffer, pos: number, onError: () => voi
   const done = f.last.then(async () => {
     if (f.error) return;
     try {
-      for (let at = from; at < view.length; ) {
+      for (let at = from; at < view.length;) {
         // eslint-disable-next-line no-await-in-loop -- one write after the other, each at its position
-        const n = await new Promise<number>((resolve, reject) => fsWrite(f.fd, view, at, view.length - at, pos + at, (err, bytes) => (err ? reject(err) : resolve(bytes))));
+        const n = await new Promise<number>((resolve, reject) =>
+          fsWrite(f.fd, view, at, view.length - at, pos + at, (err, bytes) => (err ? reject(err) : resolve(bytes))),
+        );
         at += n;
         f.written = pos + at - f.offset;
       }
     } catch (err) {
       const code = systemErrorCode(err);
       const syscall = systemErrorSyscall(err);
-      f.error = { message: err instanceof Error ? err.message : String(err), ...(code === undefined ? {} : { code }), ...(syscall === undefined ? {} : { syscall }) };
+      f.error = {
+        message: err instanceof Error ? err.message : String(err),
+        ...(code === undefined ? {} : { code }),
+        ...(syscall === undefined ? {} : { syscall }),
+      };
       onError();
     }
   });
@@ -119,7 +125,14 @@ port.on('message', (req: WorkerRequest) => {
       // zh: and the file first, synchronously: the digester keeps the view.
       st.sha.update(view);
       const f = files.get(req.id);
-      const written = f ? queueWrite(f, view, st.size, () => reply({ id: req.id, file: { done: false, written: f.written, ...(f.error === undefined ? {} : { error: f.error }) } })) : undefined;
+      const written = f
+        ? queueWrite(f, view, st.size, () =>
+            reply({
+              id: req.id,
+              file: { done: false, written: f.written, ...(f.error === undefined ? {} : { error: f.error }) },
+            }),
+          )
+        : undefined;
       st.size += n;
       // Taken in once digested and written: the sender's window then bounds
       // the memory the writes hold too (RSS), not only the digester's.
@@ -127,7 +140,8 @@ port.on('message', (req: WorkerRequest) => {
       return;
     }
     case 'stream-file': {
-      if (streams.has(req.id)) files.set(req.id, { fd: req.fd, offset: req.offset, written: 0, last: Promise.resolve() });
+      if (streams.has(req.id))
+        files.set(req.id, { fd: req.fd, offset: req.offset, written: 0, last: Promise.resolve() });
       return;
     }
     case 'stream-file-done': {
@@ -136,7 +150,10 @@ port.on('message', (req: WorkerRequest) => {
       const f = files.get(req.id);
       files.delete(req.id);
       void (f?.last ?? Promise.resolve()).then(() =>
-        reply({ id: req.id, file: { done: true, written: f?.written ?? -1, ...(f?.error === undefined ? {} : { error: f.error }) } }),
+        reply({
+          id: req.id,
+          file: { done: true, written: f?.written ?? -1, ...(f?.error === undefined ? {} : { error: f.error }) },
+        }),
       );
       return;
     }
@@ -156,7 +173,11 @@ port.on('message', (req: WorkerRequest) => {
       streams.delete(req.id);
       void (async (): Promise<WorkerResponse> => {
         try {
-          return { id: req.id, ok: true, zip: serializeZipHashes(await hashWithDigests(req.path, digester, req.options)) };
+          return {
+            id: req.id,
+            ok: true,
+            zip: serializeZipHashes(await hashWithDigests(req.path, digester, req.options)),
+          };
         } catch (err) {
           return { id: req.id, ok: false, error: toSerializedError(err) };
         }
@@ -167,7 +188,8 @@ port.on('message', (req: WorkerRequest) => {
       const job = req;
       void (async (): Promise<WorkerResponse> => {
         try {
-          if (job.kind === 'zip') return { id: job.id, ok: true, zip: serializeZipHashes(await hashZipPackage(job.path, job.options)) };
+          if (job.kind === 'zip')
+            return { id: job.id, ok: true, zip: serializeZipHashes(await hashZipPackage(job.path, job.options)) };
           return { id: job.id, ok: true, dir: await hashPackageDir(job.path) };
         } catch (err) {
           return { id: job.id, ok: false, error: toSerializedError(err) };

@@ -50,7 +50,7 @@ export async function zhOfFile(path: string): Promise<Hash> {
   const fh = await open(path, 'r');
   try {
     const buf = Buffer.allocUnsafeSlow(ZH_READ);
-    for (let pos = 0; ; ) {
+    for (let pos = 0; ;) {
       // eslint-disable-next-line no-await-in-loop -- sequential reads into one buffer
       const { bytesRead } = await fh.read(buf, 0, ZH_READ, pos);
       if (bytesRead === 0) break;

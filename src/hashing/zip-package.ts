@@ -42,7 +42,8 @@ import {
 } from './zip-reader.js';
 
 /** One form's outcome: its hash, or why the reference would not produce one. */
-export type FormResult = { readonly ok: true; readonly hash: Hash } | { readonly ok: false; readonly error: ProvkitError };
+export type FormResult =
+  { readonly ok: true; readonly hash: Hash } | { readonly ok: false; readonly error: ProvkitError };
 
 /** A note about a package that is hashed but deserves attention. */
 export interface HashWarning {
@@ -145,11 +146,15 @@ function asProvkitError(err: unknown, file: string): ProvkitError {
  */
 export async function hashZipPackage(path: string, options: ZipHashOptions = {}): Promise<ZipPackageHashes> {
   const zhPromise = (options.knownZh ? Promise.resolve(options.knownZh) : zhOfFile(path)).catch((err: unknown) => {
-    const code = typeof err === 'object' && err !== null && 'code' in err ? (err).code : undefined;
-    throw new ProvkitError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${path}: ${err instanceof Error ? err.message : String(err)}`, {
-      file: path,
-      cause: err,
-    });
+    const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
+    throw new ProvkitError(
+      code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO,
+      `${path}: ${err instanceof Error ? err.message : String(err)}`,
+      {
+        file: path,
+        cause: err,
+      },
+    );
   });
   const formsPromise = computeForms(path, options.limits ?? DEFAULT_ZIP_LIMITS, options.streamed);
   const [zh, forms] = await Promise.all([zhPromise, formsPromise]);
@@ -164,7 +169,11 @@ interface Forms {
   uncompressedBytes: number;
 }
 
-async function computeForms(path: string, limits: ZipLimits, streamed: ReadonlyMap<number, StreamedDigest> | undefined): Promise<Forms> {
+async function computeForms(
+  path: string,
+  limits: ZipLimits,
+  streamed: ReadonlyMap<number, StreamedDigest> | undefined,
+): Promise<Forms> {
   let fh;
   try {
     fh = await open(path, 'r');
@@ -197,8 +206,12 @@ async function computeForms(path: string, limits: ZipLimits, streamed: ReadonlyM
       try {
         // A directory entry is opened by HashZip only: it checks the local
         // header and the recorded size, and reads nothing.
-        // eslint-disable-next-line no-await-in-loop -- sequential I/O in archive order is the fast path
-        const digest = endsSlash ? await digestDirectoryEntry(fh, path, e) : await digestEntry(fh, path, e, size, streamed);
+        // Sequential I/O in archive order is the fast path.
+        /* eslint-disable no-await-in-loop */
+        const digest = endsSlash
+          ? await digestDirectoryEntry(fh, path, e)
+          : await digestEntry(fh, path, e, size, streamed);
+        /* eslint-enable no-await-in-loop */
         reads.set(e.index, { ok: true, digest });
       } catch (err) {
         reads.set(e.index, { ok: false, error: asProvkitError(err, path) });
@@ -213,7 +226,8 @@ async function computeForms(path: string, limits: ZipLimits, streamed: ReadonlyM
     if (links.length > 0) {
       warnings.push({
         code: 'ZIP_SYMLINK_ENTRY',
-        message: 'symlink entries: the reference installs each as a regular file holding the link text (unzip would make a link)',
+        message:
+          'symlink entries: the reference installs each as a regular file holding the link text (unzip would make a link)',
         entries: links,
       });
     }
@@ -224,13 +238,21 @@ async function computeForms(path: string, limits: ZipLimits, streamed: ReadonlyM
   }
 }
 
-async function digestDirectoryEntry(fh: Parameters<typeof entryDataOffset>[0], path: string, e: ZipEntry): Promise<Buffer> {
+async function digestDirectoryEntry(
+  fh: Parameters<typeof entryDataOffset>[0],
+  path: string,
+  e: ZipEntry,
+): Promise<Buffer> {
   await entryDataOffset(fh, path, e);
   if (e.uncompressedSize !== 0) {
-    throw new ProvkitError(ErrorCode.ZIP_FORMAT, `${path}: entry ${JSON.stringify(displayName(e.name))}: zip: not a valid zip file (directory entry with data)`, {
-      file: path,
-      entry: displayName(e.name),
-    });
+    throw new ProvkitError(
+      ErrorCode.ZIP_FORMAT,
+      `${path}: entry ${JSON.stringify(displayName(e.name))}: zip: not a valid zip file (directory entry with data)`,
+      {
+        file: path,
+        entry: displayName(e.name),
+      },
+    );
   }
   return EMPTY_SHA256;
 }
@@ -238,7 +260,12 @@ async function digestDirectoryEntry(fh: Parameters<typeof entryDataOffset>[0], p
 const EMPTY_SHA256 = Buffer.from('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'hex');
 
 /** HashZip: all names as stored; the first failure in sorted order is Go's error. */
-function zipForm(path: string, entries: readonly ZipEntry[], lastByName: Map<string, number>, reads: Map<number, EntryRead>): FormResult {
+function zipForm(
+  path: string,
+  entries: readonly ZipEntry[],
+  lastByName: Map<string, number>,
+  reads: Map<number, EntryRead>,
+): FormResult {
   const files: NamedDigest[] = [];
   const sorted = [...entries].sort((a, b) => Buffer.compare(a.name, b.name));
   for (const e of sorted) {
@@ -257,7 +284,10 @@ function hashOrError(path: string, files: NamedDigest[]): FormResult {
     return { ok: true, hash: hash1FromDigests(files) };
   } catch (err) {
     if (err instanceof ProvkitError) {
-      const error = new ProvkitError(err.code, `${path}: entry ${JSON.stringify(err.entry ?? '')}: ${err.message}`, { ...err.toJSON(), file: path });
+      const error = new ProvkitError(err.code, `${path}: entry ${JSON.stringify(err.entry ?? '')}: ${err.message}`, {
+        ...err.toJSON(),
+        file: path,
+      });
       return { ok: false, error };
     }
     throw err;
@@ -265,7 +295,9 @@ function hashOrError(path: string, files: NamedDigest[]): FormResult {
 }
 
 /** One step of an extraction, in archive order. */
-export type ExtractionStep = { readonly kind: 'dir'; readonly rel: Buffer } | { readonly kind: 'file'; readonly rel: Buffer; readonly entry: ZipEntry };
+export type ExtractionStep =
+  | { readonly kind: 'dir'; readonly rel: Buffer }
+  | { readonly kind: 'file'; readonly rel: Buffer; readonly entry: ZipEntry };
 
 export interface ExtractionPlanOptions {
   /** Most bytes the files may add up to (recorded sizes, duplicates included). Default: unbounded. */
@@ -316,9 +348,18 @@ export function planExtraction(
   options: ExtractionPlanOptions = {},
 ): { readonly steps: readonly ExtractionStep[]; readonly error?: ProvkitError } {
   const steps: ExtractionStep[] = [];
-  const fail = (code: ErrorCode, e: ZipEntry | undefined, why: string, extra: { expected?: string } = {}): { steps: ExtractionStep[]; error: ProvkitError } => ({
+  const fail = (
+    code: ErrorCode,
+    e: ZipEntry | undefined,
+    why: string,
+    extra: { expected?: string } = {},
+  ): { steps: ExtractionStep[]; error: ProvkitError } => ({
     steps,
-    error: new ProvkitError(code, `${path}: ${why}`, { file: path, ...(e ? { entry: displayName(e.name) } : {}), ...extra }),
+    error: new ProvkitError(code, `${path}: ${why}`, {
+      file: path,
+      ...(e ? { entry: displayName(e.name) } : {}),
+      ...extra,
+    }),
   });
   if (entries.length === 0) return fail(ErrorCode.ZIP_EMPTY, undefined, 'empty archive');
   const kinds = new Map<string, 'dir' | 'file'>();
@@ -344,12 +385,22 @@ export function planExtraction(
   const maxTotal = options.maxTotalBytes ?? Number.POSITIVE_INFINITY;
   let total = 0;
   for (const e of entries) {
-    if (containsDotDot(e.name)) return fail(ErrorCode.ZIP_PATH_TRAVERSAL, e, `entry contains '..': ${displayName(e.name)}`);
+    if (containsDotDot(e.name))
+      return fail(ErrorCode.ZIP_PATH_TRAVERSAL, e, `entry contains '..': ${displayName(e.name)}`);
     if (isAbsoluteName(e.name)) {
-      return fail(ErrorCode.ZIP_ABSOLUTE_PATH, e, `entry has an absolute name: ${displayName(e.name)} (refused: it would escape the package directory)`);
+      return fail(
+        ErrorCode.ZIP_ABSOLUTE_PATH,
+        e,
+        `entry has an absolute name: ${displayName(e.name)} (refused: it would escape the package directory)`,
+      );
     }
     const rel = cleanEntryPath(e.name);
-    const unsafe = () => fail(ErrorCode.ZIP_UNSAFE_NAME, e, `entry ${JSON.stringify(displayName(e.name))}: the name has a control character (refused: provkit never creates such names)`);
+    const unsafe = () =>
+      fail(
+        ErrorCode.ZIP_UNSAFE_NAME,
+        e,
+        `entry ${JSON.stringify(displayName(e.name))}: the name has a control character (refused: provkit never creates such names)`,
+      );
     if (options.refuseControlCharacters && entryIsDir(e) && controlCharacterAt(rel) >= 0) return unsafe();
     if (entryIsDir(e)) {
       const inTheWay = fileInTheWay(rel);
@@ -362,15 +413,25 @@ export function planExtraction(
     if (inTheWay) return conflict(e, inTheWay);
     const key = rel.toString('latin1');
     if (rel.length === 0 || kinds.get(key) === 'dir') {
-      return fail(ErrorCode.ZIP_EXTRACT_CONFLICT, e, `entry ${JSON.stringify(displayName(e.name))} is a file where the package has a directory`);
+      return fail(
+        ErrorCode.ZIP_EXTRACT_CONFLICT,
+        e,
+        `entry ${JSON.stringify(displayName(e.name))} is a file where the package has a directory`,
+      );
     }
     if (options.refuseNewlines && rel.includes(0x0a)) {
-      return fail(ErrorCode.HASH_NEWLINE_IN_NAME, e, `entry ${JSON.stringify(displayName(e.name))}: dirhash: filenames with newlines are not supported`);
+      return fail(
+        ErrorCode.HASH_NEWLINE_IN_NAME,
+        e,
+        `entry ${JSON.stringify(displayName(e.name))}: dirhash: filenames with newlines are not supported`,
+      );
     }
     if (options.refuseControlCharacters && controlCharacterAt(rel) >= 0) return unsafe();
     total += e.uncompressedSize;
     if (total > maxTotal) {
-      return fail(ErrorCode.ZIP_LIMIT_EXCEEDED, undefined, `the package would extract to more than ${maxTotal} bytes`, { expected: `at most ${maxTotal} bytes` });
+      return fail(ErrorCode.ZIP_LIMIT_EXCEEDED, undefined, `the package would extract to more than ${maxTotal} bytes`, {
+        expected: `at most ${maxTotal} bytes`,
+      });
     }
     kinds.set(key, 'file');
     steps.push({ kind: 'file', rel, entry: e });
@@ -409,11 +470,20 @@ function divergence(entries: readonly ZipEntry[]): HashWarning {
   };
   const endsSlash = (e: ZipEntry): boolean => e.name.length > 0 && e.name[e.name.length - 1] === SLASH;
   add('directory entries', entries.filter(endsSlash));
-  add('directories by mode without a trailing "/"', entries.filter((e) => !endsSlash(e) && entryIsDir(e)));
+  add(
+    'directories by mode without a trailing "/"',
+    entries.filter((e) => !endsSlash(e) && entryIsDir(e)),
+  );
   const seen = new Map<string, number>();
   for (const e of entries) seen.set(e.name.toString('latin1'), (seen.get(e.name.toString('latin1')) ?? 0) + 1);
-  add('duplicate names', entries.filter((e) => (seen.get(e.name.toString('latin1')) ?? 0) > 1));
-  add('names that extraction rewrites', entries.filter((e) => !entryIsDir(e) && !cleanEntryPath(e.name).equals(e.name)));
+  add(
+    'duplicate names',
+    entries.filter((e) => (seen.get(e.name.toString('latin1')) ?? 0) > 1),
+  );
+  add(
+    'names that extraction rewrites',
+    entries.filter((e) => !entryIsDir(e) && !cleanEntryPath(e.name).equals(e.name)),
+  );
   return {
     code: 'H1_FORMS_DIFFER',
     message:

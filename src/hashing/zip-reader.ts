@@ -53,7 +53,6 @@ import {
 } from './zip-format.js';
 import { createRawInflater } from './inflate.js';
 
-
 /** One central-directory entry, as Go's `zip.File` sees it. */
 export interface ZipEntry {
   /** Position in the central directory (0-based). */
@@ -102,9 +101,25 @@ export interface ZipLimits {
 /** Content below this size is never refused for its compression ratio (64 MiB). */
 export const RATIO_FLOOR_BYTES = 64 * 1024 * 1024;
 
-export const DEFAULT_ZIP_LIMITS: Required<ZipLimits> = { maxEntries: 250_000, maxTotalBytes: 8 * 1024 ** 3, maxRatio: 200 };
+export const DEFAULT_ZIP_LIMITS: Required<ZipLimits> = {
+  maxEntries: 250_000,
+  maxTotalBytes: 8 * 1024 ** 3,
+  maxRatio: 200,
+};
 
-const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  '': 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+};
 
 /**
  * Parses a limits override such as `entries=500000,bytes=16GiB,ratio=1000`
@@ -117,11 +132,18 @@ const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, k: 1024, kb:
  */
 export function parseZipLimits(text: string, base: Required<ZipLimits> = DEFAULT_ZIP_LIMITS): Required<ZipLimits> {
   const out = { ...base };
-  for (const item of text.split(',').map((x) => x.trim()).filter((x) => x !== '')) {
+  for (const item of text
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '')) {
     const m = /^(entries|bytes|ratio)\s*=\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)$/.exec(item);
     const unit = SIZE_UNITS[(m?.[3] ?? '').toLowerCase()];
     if (!m || unit === undefined || (m[1] !== 'bytes' && m[3] !== '')) {
-      throw new ProvkitError(ErrorCode.USAGE, `invalid zip limit ${JSON.stringify(item)}: expected entries=N, bytes=N[K|M|G] or ratio=N`, { found: item });
+      throw new ProvkitError(
+        ErrorCode.USAGE,
+        `invalid zip limit ${JSON.stringify(item)}: expected entries=N, bytes=N[K|M|G] or ratio=N`,
+        { found: item },
+      );
     }
     const value = Number(m[2]) * unit;
     if (m[1] === 'entries') out.maxEntries = Math.floor(value);
@@ -132,11 +154,15 @@ export function parseZipLimits(text: string, base: Required<ZipLimits> = DEFAULT
 }
 
 function limitError(file: string, what: string, limit: string, found: string): ProvkitError {
-  return new ProvkitError(ErrorCode.ZIP_LIMIT_EXCEEDED, `${file}: ${what} (limit ${limit}; set PROVKIT_ZIP_LIMITS to raise it)`, {
-    file,
-    expected: limit,
-    found,
-  });
+  return new ProvkitError(
+    ErrorCode.ZIP_LIMIT_EXCEEDED,
+    `${file}: ${what} (limit ${limit}; set PROVKIT_ZIP_LIMITS to raise it)`,
+    {
+      file,
+      expected: limit,
+      found,
+    },
+  );
 }
 
 function formatError(file: string, why: string): ProvkitError {
@@ -201,7 +227,11 @@ interface EndRecord {
 }
 
 /** `readDirectoryEnd`: locates the central directory and the base offset. */
-async function readDirectoryEnd(fh: FileHandle, size: number, file: string): Promise<{ end: EndRecord; baseOffset: number }> {
+async function readDirectoryEnd(
+  fh: FileHandle,
+  size: number,
+  file: string,
+): Promise<{ end: EndRecord; baseOffset: number }> {
   let block: Buffer | undefined;
   let endOffset = 0;
   for (const [i, want] of [1024, 65 * 1024].entries()) {
@@ -243,7 +273,8 @@ async function readDirectoryEnd(fh: FileHandle, size: number, file: string): Pro
       end.dirOffset = g.u64();
     }
   }
-  if (!Number.isFinite(end.dirSize) || !Number.isFinite(end.dirOffset)) throw formatError(file, 'directory offset out of range');
+  if (!Number.isFinite(end.dirSize) || !Number.isFinite(end.dirOffset))
+    throw formatError(file, 'directory offset out of range');
   let baseOffset = endOffset - end.dirSize - end.dirOffset;
   const o = baseOffset + end.dirOffset;
   if (o < 0 || o >= size) throw formatError(file, 'directory offset outside the file');
@@ -256,7 +287,10 @@ async function readDirectoryEnd(fh: FileHandle, size: number, file: string): Pro
       const extraLen = probe.readUInt16LE(30);
       const commentLen = probe.readUInt16LE(32);
       const rest = await readAt(fh, end.dirOffset + LEN_CENTRAL, nameLen + extraLen + commentLen);
-      if (rest.length === nameLen + extraLen + commentLen && parseZip64Extra(probe, rest.subarray(nameLen, nameLen + extraLen)) !== null) {
+      if (
+        rest.length === nameLen + extraLen + commentLen &&
+        parseZip64Extra(probe, rest.subarray(nameLen, nameLen + extraLen)) !== null
+      ) {
         baseOffset = 0;
       }
     }
@@ -355,7 +389,11 @@ class BlockReader {
  *   ZIP_LIMIT_EXCEEDED (more entries than `limits.maxEntries`, more content
  *   than `limits.maxTotalBytes`, or a ratio above `limits.maxRatio`)
  */
-export async function readZipDirectory(fh: FileHandle, file: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Promise<ZipDirectory> {
+export async function readZipDirectory(
+  fh: FileHandle,
+  file: string,
+  limits: ZipLimits = DEFAULT_ZIP_LIMITS,
+): Promise<ZipDirectory> {
   const { size } = await fh.stat();
   const { end, baseOffset } = await readDirectoryEnd(fh, size, file);
   const reader = new BlockReader(fh, baseOffset + end.dirOffset, size);
@@ -376,11 +414,21 @@ export async function readZipDirectory(fh: FileHandle, file: string, limits: Zip
     const z = parseZip64Extra(header, rest.subarray(nameLen, nameLen + extraLen));
     if (!z) break;
     if (entries.length >= limits.maxEntries) {
-      throw limitError(file, `more than ${limits.maxEntries} entries`, `at most ${limits.maxEntries} entries`, `more than ${limits.maxEntries}`);
+      throw limitError(
+        file,
+        `more than ${limits.maxEntries} entries`,
+        `at most ${limits.maxEntries} entries`,
+        `more than ${limits.maxEntries}`,
+      );
     }
     total += z.usize;
     if (total > maxTotal) {
-      throw limitError(file, `the entries would unpack to more than ${maxTotal} bytes`, `at most ${maxTotal} bytes`, `${total} bytes or more`);
+      throw limitError(
+        file,
+        `the entries would unpack to more than ${maxTotal} bytes`,
+        `at most ${maxTotal} bytes`,
+        `${total} bytes or more`,
+      );
     }
     entries.push({
       index: entries.length,
@@ -397,11 +445,19 @@ export async function readZipDirectory(fh: FileHandle, file: string, limits: Zip
   }
   if (total > RATIO_FLOOR_BYTES && total / Math.max(1, size) > maxRatio) {
     const ratio = Math.round(total / Math.max(1, size));
-    throw limitError(file, `the entries would unpack to ${total} bytes from ${size}, a compression ratio of ${ratio}`, `a ratio of at most ${maxRatio}`, `${ratio}`);
+    throw limitError(
+      file,
+      `the entries would unpack to ${total} bytes from ${size}, a compression ratio of ${ratio}`,
+      `a ratio of at most ${maxRatio}`,
+      `${ratio}`,
+    );
   }
   // Go compares only 16 bits: the count in the end record is truncated in zip32.
-  if ((entries.length & 0xffff) !== (end.records % 0x10000)) {
-    throw formatError(file, `the central directory has ${entries.length} readable entries, the end record says ${end.records}`);
+  if ((entries.length & 0xffff) !== end.records % 0x10000) {
+    throw formatError(
+      file,
+      `the central directory has ${entries.length} readable entries, the end record says ${end.records}`,
+    );
   }
   return { entries, size };
 }
@@ -437,7 +493,8 @@ function entryError(code: ErrorCode, file: string, e: ZipEntry, why: string): Pr
 export async function entryDataOffset(fh: FileHandle, file: string, e: ZipEntry): Promise<number> {
   const b = await readAt(fh, e.headerOffset, LEN_LOCAL);
   if (b.length < LEN_LOCAL) throw entryError(ErrorCode.ZIP_FORMAT, file, e, 'local header beyond the end of the file');
-  if (b.readUInt32LE(0) !== SIG_LOCAL) throw entryError(ErrorCode.ZIP_FORMAT, file, e, 'zip: not a valid zip file (bad local header signature)');
+  if (b.readUInt32LE(0) !== SIG_LOCAL)
+    throw entryError(ErrorCode.ZIP_FORMAT, file, e, 'zip: not a valid zip file (bad local header signature)');
   return e.headerOffset + LEN_LOCAL + b.readUInt16LE(26) + b.readUInt16LE(28);
 }
 
@@ -477,11 +534,17 @@ export async function digestEntry(
   const start = await entryDataOffset(fh, file, e);
   const sha = createHash('sha256');
   if (e.name.length > 0 && e.name[e.name.length - 1] === 0x2f) {
-    if (e.uncompressedSize !== 0) throw entryError(ErrorCode.ZIP_FORMAT, file, e, 'zip: not a valid zip file (directory entry with data)');
+    if (e.uncompressedSize !== 0)
+      throw entryError(ErrorCode.ZIP_FORMAT, file, e, 'zip: not a valid zip file (directory entry with data)');
     return sha.digest();
   }
   if (e.method !== METHOD_STORE && e.method !== METHOD_DEFLATE) {
-    throw entryError(ErrorCode.ZIP_UNSUPPORTED_METHOD, file, e, `zip: unsupported compression algorithm (method ${e.method})`);
+    throw entryError(
+      ErrorCode.ZIP_UNSUPPORTED_METHOD,
+      file,
+      e,
+      `zip: unsupported compression algorithm (method ${e.method})`,
+    );
   }
   // The section Go reads is cut at the end of the file.
   const end = Math.min(start + e.compressedSize, fileSize);
@@ -489,7 +552,8 @@ export async function digestEntry(
   let n = 0;
   const take = (chunk: Buffer): void => {
     n += chunk.length;
-    if (n > e.uncompressedSize) throw entryError(ErrorCode.ZIP_SIZE, file, e, `content is larger than the recorded ${e.uncompressedSize} bytes`);
+    if (n > e.uncompressedSize)
+      throw entryError(ErrorCode.ZIP_SIZE, file, e, `content is larger than the recorded ${e.uncompressedSize} bytes`);
     sha.update(chunk);
     crc = crc32(chunk, crc);
   };
@@ -499,13 +563,19 @@ export async function digestEntry(
   // reading them again would give. Every check below still runs.
   const hint = streamed?.get(start);
   let digest: Buffer | undefined;
-  if (hint && hint.method === e.method && hint.compressedSize === e.compressedSize && start + e.compressedSize <= fileSize) {
-    if (hint.size > e.uncompressedSize) throw entryError(ErrorCode.ZIP_SIZE, file, e, `content is larger than the recorded ${e.uncompressedSize} bytes`);
+  if (
+    hint &&
+    hint.method === e.method &&
+    hint.compressedSize === e.compressedSize &&
+    start + e.compressedSize <= fileSize
+  ) {
+    if (hint.size > e.uncompressedSize)
+      throw entryError(ErrorCode.ZIP_SIZE, file, e, `content is larger than the recorded ${e.uncompressedSize} bytes`);
     n = hint.size;
     crc = hint.crc32;
     digest = hint.sha256;
   } else if (e.method === METHOD_STORE) {
-    for (let pos = start; pos < end; ) {
+    for (let pos = start; pos < end;) {
       // eslint-disable-next-line no-await-in-loop -- sequential read of one entry
       const chunk = await readAt(fh, pos, Math.min(READ_BLOCK, end - pos));
       if (chunk.length === 0) break;
@@ -528,7 +598,12 @@ export async function digestEntry(
   }
 
   if (n !== e.uncompressedSize) {
-    throw entryError(ErrorCode.ZIP_SIZE, file, e, `unexpected EOF: content is ${n} bytes, the recorded size is ${e.uncompressedSize}`);
+    throw entryError(
+      ErrorCode.ZIP_SIZE,
+      file,
+      e,
+      `unexpected EOF: content is ${n} bytes, the recorded size is ${e.uncompressedSize}`,
+    );
   }
   if (e.flags & FLAG_DATA_DESCRIPTOR) {
     // Go's readDataDescriptor: optional signature, then the CRC, which must
@@ -537,7 +612,8 @@ export async function digestEntry(
     const hasSig = d.length >= 4 && d.readUInt32LE(0) === SIG_DESCRIPTOR;
     const at = hasSig ? 4 : 0;
     if (d.length < at + 12) throw entryError(ErrorCode.ZIP_SIZE, file, e, 'unexpected EOF in the data descriptor');
-    if (d.readUInt32LE(at) !== e.crc32 || crc !== e.crc32) throw entryError(ErrorCode.ZIP_CHECKSUM, file, e, 'zip: checksum error');
+    if (d.readUInt32LE(at) !== e.crc32 || crc !== e.crc32)
+      throw entryError(ErrorCode.ZIP_CHECKSUM, file, e, 'zip: checksum error');
   } else if (e.crc32 !== 0 && crc !== e.crc32) {
     throw entryError(ErrorCode.ZIP_CHECKSUM, file, e, 'zip: checksum error');
   }
@@ -546,7 +622,7 @@ export async function digestEntry(
 
 function inflateError(file: string, e: ZipEntry, err: unknown): ProvkitError {
   if (err instanceof ProvkitError) return err;
-  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err).code) : '';
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
   if (code === 'ERR_BUFFER_TOO_LARGE') {
     return entryError(ErrorCode.ZIP_SIZE, file, e, `content is larger than the recorded ${e.uncompressedSize} bytes`);
   }
@@ -593,7 +669,14 @@ async function readInto(fh: FileHandle, buf: Buffer, position: number, length: n
  * further either). Falls back to {@link inflateStream} where the in-thread
  * inflater is not available.
  */
-async function inflateRange(fh: FileHandle, file: string, e: ZipEntry, start: number, end: number, take: (chunk: Buffer) => void): Promise<void> {
+async function inflateRange(
+  fh: FileHandle,
+  file: string,
+  e: ZipEntry,
+  start: number,
+  end: number,
+  take: (chunk: Buffer) => void,
+): Promise<void> {
   const inflater = createRawInflater();
   if (!inflater) {
     await inflateStream(fh, file, e, start, end, take);
@@ -667,7 +750,7 @@ async function inflateStream(
       pos += Math.min(READ_BLOCK, end - pos);
       return p;
     };
-    for (let pending = nextRead(); pending && failure === undefined; ) {
+    for (let pending = nextRead(); pending && failure === undefined;) {
       // eslint-disable-next-line no-await-in-loop -- bounded read-ahead keeps memory flat
       const chunk = await pending;
       if (chunk.length === 0) break;

@@ -32,10 +32,25 @@ import { createHash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 
 import { crc32 } from './crc32.js';
-import { FLAG_DATA_DESCRIPTOR, LEN_LOCAL, MAX32, METHOD_DEFLATE, METHOD_STORE, SIG_CENTRAL, SIG_DESCRIPTOR, SIG_LOCAL } from './zip-format.js';
+import {
+  FLAG_DATA_DESCRIPTOR,
+  LEN_LOCAL,
+  MAX32,
+  METHOD_DEFLATE,
+  METHOD_STORE,
+  SIG_CENTRAL,
+  SIG_DESCRIPTOR,
+  SIG_LOCAL,
+} from './zip-format.js';
 import { createRawInflater, rawInflaterAvailable } from './inflate.js';
 import { hashZipPackage, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
-import { DEFAULT_ZIP_LIMITS, RATIO_FLOOR_BYTES, type StreamedDigest, writeWithBackpressure, type ZipLimits } from './zip-reader.js';
+import {
+  DEFAULT_ZIP_LIMITS,
+  RATIO_FLOOR_BYTES,
+  type StreamedDigest,
+  writeWithBackpressure,
+  type ZipLimits,
+} from './zip-reader.js';
 
 const INFLATE_CHUNK = 1024 * 1024;
 const PIPE_BUFFER = 2 * 1024 * 1024;
@@ -134,7 +149,13 @@ export class ZipStreamDigester {
     }
     const last = this.pending[this.pending.length - 1];
     const acc = this.acc;
-    if (acc && last && last.buffer === acc.buffer && last.byteOffset + last.length === acc.byteOffset + this.accUsed && this.accUsed + chunk.length <= acc.length) {
+    if (
+      acc &&
+      last &&
+      last.buffer === acc.buffer &&
+      last.byteOffset + last.length === acc.byteOffset + this.accUsed &&
+      this.accUsed + chunk.length <= acc.length
+    ) {
       chunk.copy(acc, this.accUsed);
       this.accUsed += chunk.length;
       this.pending[this.pending.length - 1] = acc.subarray(last.byteOffset - acc.byteOffset, this.accUsed);
@@ -353,7 +374,10 @@ export class ZipStreamDigester {
   private account(n: number): boolean {
     this.outputBytes += n;
     if (this.outputBytes > this.maxTotal) return false;
-    return !(this.outputBytes > RATIO_FLOOR_BYTES && this.outputBytes / Math.max(1, this.base + this.pendingBytes) > this.maxRatio);
+    return !(
+      this.outputBytes > RATIO_FLOOR_BYTES &&
+      this.outputBytes / Math.max(1, this.base + this.pendingBytes) > this.maxRatio
+    );
   }
 
   private async storeEntry(start: number, size: number): Promise<boolean> {
@@ -502,7 +526,11 @@ export class ZipStreamDigester {
  * The hashes of the finished file `path`, using what `digester` streamed
  * from its bytes (none when there is no digester).
  */
-export async function hashWithDigests(path: string, digester: ZipStreamDigester | undefined, options: ZipHashOptions): Promise<ZipPackageHashes> {
+export async function hashWithDigests(
+  path: string,
+  digester: ZipStreamDigester | undefined,
+  options: ZipHashOptions,
+): Promise<ZipPackageHashes> {
   const streamed = digester ? await digester.end() : undefined;
   return hashZipPackage(path, streamed ? { ...options, streamed } : options);
 }

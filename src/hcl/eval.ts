@@ -70,7 +70,11 @@ export function staticString(expr: Expression): StaticResult<string> {
       ...r.diagnostics,
       r.value === null
         ? diag('Invalid value', 'A string is required here, but this value is null.', expr.range)
-        : diag('Incorrect value type', `A string is required here, but this value is ${typeName(r.value)}.`, expr.range),
+        : diag(
+            'Incorrect value type',
+            `A string is required here, but this value is ${typeName(r.value)}.`,
+            expr.range,
+          ),
     ],
   };
 }
@@ -84,7 +88,10 @@ export function staticList(expr: Expression): { items: Expression[] | undefined;
   const inner = unwrapParens(expr);
   if (inner.kind === 'TupleCons') return { items: inner.items, diagnostics: [] };
   // hcl.ExprList reports at the expression's StartRange (inside the quotes of a string; confirmed with terraform 1.11.4).
-  return { items: undefined, diagnostics: [diag('Invalid expression', 'A static list expression is required.', startRange(expr))] };
+  return {
+    items: undefined,
+    diagnostics: [diag('Invalid expression', 'A static list expression is required.', startRange(expr))],
+  };
 }
 
 /**
@@ -98,7 +105,9 @@ export function startRange(expr: Expression): Range {
   switch (expr.kind) {
     case 'Template': {
       const first = expr.parts[0];
-      const empty = first === undefined || (expr.parts.length === 1 && first.kind === 'Literal' && first.range.start.byte === first.range.end.byte);
+      const empty =
+        first === undefined ||
+        (expr.parts.length === 1 && first.kind === 'Literal' && first.range.start.byte === first.range.end.byte);
       // hclsyntax gives an empty template an empty part at the end of the token after the opening
       // quote, the closing one (confirmed with terraform 1.11.4 for `""`).
       if (empty) return { filename: expr.range.filename, start: expr.range.end, end: expr.range.end };
@@ -169,7 +178,10 @@ export interface StaticMapPair {
 export function staticMap(expr: Expression): { pairs: StaticMapPair[] | undefined; diagnostics: Diagnostic[] } {
   const inner = unwrapParens(expr);
   if (inner.kind !== 'ObjectCons') {
-    return { pairs: undefined, diagnostics: [diag('Invalid expression', 'A static map expression is required.', expr.range)] };
+    return {
+      pairs: undefined,
+      diagnostics: [diag('Invalid expression', 'A static map expression is required.', expr.range)],
+    };
   }
   const ev = new Evaluator();
   const pairs = inner.items.map(({ key, value }) => ({ key: ev.objectKey(key, ROOT_SCOPE), keyExpr: key, value }));
@@ -377,7 +389,11 @@ class Evaluator {
     switch (expr.kind) {
       case 'Literal':
         if (expr.valueType === 'number' && Number.isNaN(expr.value)) {
-          return this.fail('Invalid number literal', 'Failed to recognize the value of this number literal.', expr.range);
+          return this.fail(
+            'Invalid number literal',
+            'Failed to recognize the value of this number literal.',
+            expr.range,
+          );
         }
         return expr.value;
       case 'Template':
@@ -418,7 +434,11 @@ class Evaluator {
       case 'For':
         return this.forExpr(expr, scope);
       case 'Invalid':
-        return this.fail('Invalid expression', 'This expression could not be parsed; see the syntax error reported for it.', expr.range);
+        return this.fail(
+          'Invalid expression',
+          'This expression could not be parsed; see the syntax error reported for it.',
+          expr.range,
+        );
     }
   }
 
@@ -441,13 +461,17 @@ class Evaluator {
 
   private scopeTraversal(expr: Extract<Expression, { kind: 'ScopeTraversal' }>, scope: Scope): StaticValue | undefined {
     const [root, ...rest] = expr.traversal;
-    if (root?.type !== 'root') return this.fail('Invalid expression', 'This expression could not be evaluated.', expr.range);
+    if (root?.type !== 'root')
+      return this.fail('Invalid expression', 'This expression could not be evaluated.', expr.range);
     const v = this.lookup(root.name, scope);
     if (v === undefined) return this.fail('Variables not allowed', 'Variables may not be used here.', root.range);
     return this.traverse(v.value, rest);
   }
 
-  private relativeTraversal(expr: Extract<Expression, { kind: 'RelativeTraversal' }>, scope: Scope): StaticValue | undefined {
+  private relativeTraversal(
+    expr: Extract<Expression, { kind: 'RelativeTraversal' }>,
+    scope: Scope,
+  ): StaticValue | undefined {
     const v = this.eval(expr.source, scope);
     return v === undefined ? undefined : this.traverse(v, expr.traversal);
   }
@@ -489,11 +513,21 @@ class Evaluator {
     if (v === undefined) return undefined;
     if (expr.op === '-') {
       const n = convertToNumber(v);
-      if (n === undefined) return this.fail('Invalid operand', 'Unsuitable value for unary operand: a number is required.', expr.operand.range);
+      if (n === undefined)
+        return this.fail(
+          'Invalid operand',
+          'Unsuitable value for unary operand: a number is required.',
+          expr.operand.range,
+        );
       return -n;
     }
     const b = convertToBool(v);
-    if (b === undefined) return this.fail('Invalid operand', 'Unsuitable value for unary operand: a bool is required.', expr.operand.range);
+    if (b === undefined)
+      return this.fail(
+        'Invalid operand',
+        'Unsuitable value for unary operand: a bool is required.',
+        expr.operand.range,
+      );
     return !b;
   }
 
@@ -537,7 +571,11 @@ class Evaluator {
         continue;
       }
       if (v === null) {
-        this.fail('Invalid template interpolation value', 'The expression result is null. Cannot include a null value in a string template.', part.range);
+        this.fail(
+          'Invalid template interpolation value',
+          'The expression result is null. Cannot include a null value in a string template.',
+          part.range,
+        );
         ok = false;
         continue;
       }
@@ -559,9 +597,15 @@ class Evaluator {
   private condition(expr: Expression, scope: Scope): boolean | undefined {
     const v = this.eval(expr, scope);
     if (v === undefined) return undefined;
-    if (v === null) return this.fail('Null condition', 'The condition value is null. Conditions must either be true or false.', expr.range);
+    if (v === null)
+      return this.fail(
+        'Null condition',
+        'The condition value is null. Conditions must either be true or false.',
+        expr.range,
+      );
     const b = convertToBool(v);
-    if (b === undefined) return this.fail('Incorrect condition type', 'The condition expression must be of type bool.', expr.range);
+    if (b === undefined)
+      return this.fail('Incorrect condition type', 'The condition expression must be of type bool.', expr.range);
     return b;
   }
 
@@ -569,14 +613,16 @@ class Evaluator {
     if (!key.forceNonLiteral) {
       const w = key.wrapped;
       // Spec "Collection Values": a bare identifier key is a literal name.
-      if (w.kind === 'ScopeTraversal' && w.traversal.length === 1 && w.traversal[0]?.type === 'root') return w.traversal[0].name;
+      if (w.kind === 'ScopeTraversal' && w.traversal.length === 1 && w.traversal[0]?.type === 'root')
+        return w.traversal[0].name;
       if (w.kind === 'Literal' && 'keyword' in w) return w.keyword;
     }
     const v = this.eval(key.wrapped, scope);
     if (v === undefined) return undefined;
     if (v === null) return this.fail('Null value as key', "Can't use a null value as a key.", key.range);
     const s = convertToString(v);
-    if (s === undefined) return this.fail('Incorrect key type', "Can't use this value as a key: string required.", key.range);
+    if (s === undefined)
+      return this.fail('Incorrect key type', "Can't use this value as a key: string required.", key.range);
     return s;
   }
 
@@ -588,15 +634,28 @@ class Evaluator {
         if (isObject(v)) {
           next = Object.prototype.hasOwnProperty.call(v, step.name) ? v[step.name] : undefined;
           if (next === undefined) {
-            return this.fail('Unsupported attribute', `This object does not have an attribute named ${JSON.stringify(step.name)}.`, step.range);
+            return this.fail(
+              'Unsupported attribute',
+              `This object does not have an attribute named ${JSON.stringify(step.name)}.`,
+              step.range,
+            );
           }
         } else if (v === null) {
-          return this.fail('Attempt to get attribute from null value', 'This value is null, so it does not have any attributes.', step.range);
+          return this.fail(
+            'Attempt to get attribute from null value',
+            'This value is null, so it does not have any attributes.',
+            step.range,
+          );
         } else {
-          return this.fail('Unsupported attribute', `This value does not have any attributes: it is ${typeName(v)}.`, step.range);
+          return this.fail(
+            'Unsupported attribute',
+            `This value does not have any attributes: it is ${typeName(v)}.`,
+            step.range,
+          );
         }
       } else if (step.type === 'index') {
-        if (step.key === null && step.legacy) return this.fail('Invalid index', 'This index could not be parsed.', step.range);
+        if (step.key === null && step.legacy)
+          return this.fail('Invalid index', 'This index could not be parsed.', step.range);
         next = this.index(v, step.key, step.range);
       } else {
         return this.fail('Invalid expression', 'This expression could not be evaluated.', step.range);
@@ -608,26 +667,41 @@ class Evaluator {
   }
 
   private index(coll: StaticValue, key: StaticValue, range: Range): StaticValue | undefined {
-    if (coll === null) return this.fail('Attempt to index null value', 'This value is null, so it does not have any indices.', range);
-    if (key === null) return this.fail('Invalid index', 'Can\'t use a null value as an indexing key.', range);
+    if (coll === null)
+      return this.fail('Attempt to index null value', 'This value is null, so it does not have any indices.', range);
+    if (key === null) return this.fail('Invalid index', "Can't use a null value as an indexing key.", range);
     if (Array.isArray(coll)) {
       const n = convertToNumber(key);
       if (n === undefined || !Number.isInteger(n) || n < 0 || n >= coll.length) {
-        return this.fail('Invalid index', 'The given key does not identify an element in this collection value.', range);
+        return this.fail(
+          'Invalid index',
+          'The given key does not identify an element in this collection value.',
+          range,
+        );
       }
       return coll[n];
     }
     if (isObject(coll)) {
       const k = convertToString(key);
       if (k === undefined || !Object.prototype.hasOwnProperty.call(coll, k)) {
-        return this.fail('Invalid index', 'The given key does not identify an element in this collection value.', range);
+        return this.fail(
+          'Invalid index',
+          'The given key does not identify an element in this collection value.',
+          range,
+        );
       }
       return coll[k];
     }
     return this.fail('Invalid index', `This value does not have any indices: it is ${typeName(coll)}.`, range);
   }
 
-  private binary(op: string, lhsExpr: Expression, rhsExpr: Expression, scope: Scope, range: Range): StaticValue | undefined {
+  private binary(
+    op: string,
+    lhsExpr: Expression,
+    rhsExpr: Expression,
+    scope: Scope,
+    range: Range,
+  ): StaticValue | undefined {
     const lhs = this.eval(lhsExpr, scope);
     const rhs = this.eval(rhsExpr, scope);
     if (lhs === undefined || rhs === undefined) return undefined;
@@ -640,15 +714,27 @@ class Evaluator {
       case '||': {
         const a = convertToBool(lhs);
         const b = convertToBool(rhs);
-        if (a === undefined) return this.fail('Invalid operand', 'Unsuitable value for left operand: a bool is required.', lhsExpr.range);
-        if (b === undefined) return this.fail('Invalid operand', 'Unsuitable value for right operand: a bool is required.', rhsExpr.range);
+        if (a === undefined)
+          return this.fail('Invalid operand', 'Unsuitable value for left operand: a bool is required.', lhsExpr.range);
+        if (b === undefined)
+          return this.fail('Invalid operand', 'Unsuitable value for right operand: a bool is required.', rhsExpr.range);
         return op === '&&' ? a && b : a || b;
       }
       default: {
         const a = convertToNumber(lhs);
         const b = convertToNumber(rhs);
-        if (a === undefined) return this.fail('Invalid operand', 'Unsuitable value for left operand: a number is required.', lhsExpr.range);
-        if (b === undefined) return this.fail('Invalid operand', 'Unsuitable value for right operand: a number is required.', rhsExpr.range);
+        if (a === undefined)
+          return this.fail(
+            'Invalid operand',
+            'Unsuitable value for left operand: a number is required.',
+            lhsExpr.range,
+          );
+        if (b === undefined)
+          return this.fail(
+            'Invalid operand',
+            'Unsuitable value for right operand: a number is required.',
+            rhsExpr.range,
+          );
         switch (op) {
           case '<':
             return a < b;
@@ -676,16 +762,29 @@ class Evaluator {
   }
 
   /** Calls `body` once per element of a static collection, in HCL's order (spec "For Expressions"). */
-  private iterate(collExpr: Expression, scope: Scope, keyVar: string, valueVar: string, body: (child: Scope) => void): boolean {
+  private iterate(
+    collExpr: Expression,
+    scope: Scope,
+    keyVar: string,
+    valueVar: string,
+    body: (child: Scope) => void,
+  ): boolean {
     const coll = this.eval(collExpr, scope);
     if (coll === undefined) return false;
     if (coll === null) {
-      this.fail('Iteration over null value', "A null value cannot be used as the collection in a 'for' expression.", collExpr.range);
+      this.fail(
+        'Iteration over null value',
+        "A null value cannot be used as the collection in a 'for' expression.",
+        collExpr.range,
+      );
       return false;
     }
     let entries: [StaticValue, StaticValue][];
     if (Array.isArray(coll)) entries = coll.map((v, i) => [i, v]);
-    else if (isObject(coll)) entries = Object.keys(coll).sort(compareKeys).map((k) => [k, coll[k] as StaticValue]);
+    else if (isObject(coll))
+      entries = Object.keys(coll)
+        .sort(compareKeys)
+        .map((k) => [k, coll[k] as StaticValue]);
     else {
       this.fail(
         'Iteration over non-iterable value',
@@ -734,7 +833,9 @@ class Evaluator {
       if (k === undefined) {
         this.fail(
           'Invalid object key',
-          kv === null ? 'Key expression in \'for\' expression must not produce a null value.' : "Key expression in 'for' expression must produce a string.",
+          kv === null
+            ? "Key expression in 'for' expression must not produce a null value."
+            : "Key expression in 'for' expression must produce a string.",
           expr.keyExpr.range,
         );
         ok = false;

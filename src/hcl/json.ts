@@ -96,7 +96,11 @@ class JsonSyntaxError extends Error {
  * mark is skipped. Bytes that are not UTF-8 are an "Invalid character
  * encoding" error.
  */
-export function parseJSON(source: Uint8Array | string, filename: string, options: { hcl1?: boolean } = {}): JsonParseResult {
+export function parseJSON(
+  source: Uint8Array | string,
+  filename: string,
+  options: { hcl1?: boolean } = {},
+): JsonParseResult {
   const bytes = typeof source === 'string' ? new TextEncoder().encode(source) : source;
   const src = new SourceText(bytes, filename);
   const bad = firstInvalidUtf8(bytes);
@@ -119,12 +123,20 @@ export function parseJSON(source: Uint8Array | string, filename: string, options
     const value = p.value(0);
     p.skipSpace();
     if (p.i < bytes.length) {
-      throw new JsonSyntaxError('Extraneous data after value', 'Extra characters appear after the JSON value.', p.i, p.i + 1);
+      throw new JsonSyntaxError(
+        'Extraneous data after value',
+        'Extra characters appear after the JSON value.',
+        p.i,
+        p.i + 1,
+      );
     }
     return { value, diagnostics: [] };
   } catch (e) {
     if (!(e instanceof JsonSyntaxError)) throw e;
-    return { value: undefined, diagnostics: [{ severity: 'error', summary: e.summary, detail: e.detail, range: src.range(e.at, e.end) }] };
+    return {
+      value: undefined,
+      diagnostics: [{ severity: 'error', summary: e.summary, detail: e.detail, range: src.range(e.at, e.end) }],
+    };
   }
 }
 
@@ -134,7 +146,7 @@ function firstInvalidUtf8(bytes: Uint8Array): number {
     return -1;
   } catch {
     // Find the offset for the diagnostic.
-    for (let i = 0; i < bytes.length; ) {
+    for (let i = 0; i < bytes.length;) {
       const b = bytes[i] as number;
       const len = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
       if (len === 0) return i;
@@ -173,7 +185,8 @@ class JsonParser {
   }
 
   value(depth: number): JsonValue {
-    if (depth > MAX_DEPTH) throw new JsonSyntaxError('Nesting too deep', 'This JSON value is nested too deeply.', this.i, this.i + 1);
+    if (depth > MAX_DEPTH)
+      throw new JsonSyntaxError('Nesting too deep', 'This JSON value is nested too deeply.', this.i, this.i + 1);
     const c = this.b[this.i];
     if (c === undefined) {
       throw new JsonSyntaxError(
@@ -203,26 +216,59 @@ class JsonParser {
     this.skipSpace();
     if (this.b[this.i] === 0x7d) {
       this.i++;
-      return { kind: 'object', props, range: this.range(start, this.i), openRange: this.range(start, start + 1), closeRange: this.range(this.i - 1, this.i) };
+      return {
+        kind: 'object',
+        props,
+        range: this.range(start, this.i),
+        openRange: this.range(start, start + 1),
+        closeRange: this.range(this.i - 1, this.i),
+      };
     }
     for (;;) {
       this.skipSpace();
       const c = this.b[this.i];
-      if (c === undefined) throw new JsonSyntaxError('Unclosed object', 'No closing brace was found for this JSON object.', start, start + 1);
+      if (c === undefined)
+        throw new JsonSyntaxError(
+          'Unclosed object',
+          'No closing brace was found for this JSON object.',
+          start,
+          start + 1,
+        );
       if (c !== 0x22) {
         if (c === 0x7d && this.hcl1) {
           this.i++;
-          return { kind: 'object', props, range: this.range(start, this.i), openRange: this.range(start, start + 1), closeRange: this.range(this.i - 1, this.i) };
+          return {
+            kind: 'object',
+            props,
+            range: this.range(start, this.i),
+            openRange: this.range(start, start + 1),
+            closeRange: this.range(this.i - 1, this.i),
+          };
         }
         if (c === 0x7d) {
-          throw new JsonSyntaxError('Trailing comma in object', 'JSON does not permit a trailing comma after the final property in an object.', this.i, this.i + 1);
+          throw new JsonSyntaxError(
+            'Trailing comma in object',
+            'JSON does not permit a trailing comma after the final property in an object.',
+            this.i,
+            this.i + 1,
+          );
         }
-        throw new JsonSyntaxError('Invalid object property name', 'A JSON object property name must be a string.', this.i, this.i + 1);
+        throw new JsonSyntaxError(
+          'Invalid object property name',
+          'A JSON object property name must be a string.',
+          this.i,
+          this.i + 1,
+        );
       }
       const key = this.string();
       this.skipSpace();
       if (this.b[this.i] !== 0x3a) {
-        throw new JsonSyntaxError('Missing property value colon', "A colon must appear between an object property's name and its value.", this.i, this.i + 1);
+        throw new JsonSyntaxError(
+          'Missing property value colon',
+          "A colon must appear between an object property's name and its value.",
+          this.i,
+          this.i + 1,
+        );
       }
       this.i++;
       this.skipSpace();
@@ -244,9 +290,20 @@ class JsonParser {
           closeRange: this.range(this.i - 1, this.i),
         };
       }
-      if (sep === undefined) throw new JsonSyntaxError('Unclosed object', 'No closing brace was found for this JSON object.', start, start + 1);
+      if (sep === undefined)
+        throw new JsonSyntaxError(
+          'Unclosed object',
+          'No closing brace was found for this JSON object.',
+          start,
+          start + 1,
+        );
       if (sep === 0x22 && this.hcl1) continue;
-      throw new JsonSyntaxError('Missing property separator comma', 'A comma must appear between each property definition in an object.', this.i, this.i + 1);
+      throw new JsonSyntaxError(
+        'Missing property separator comma',
+        'A comma must appear between each property definition in an object.',
+        this.i,
+        this.i + 1,
+      );
     }
   }
 
@@ -266,9 +323,20 @@ class JsonParser {
         return { kind: 'array', items, range: this.range(start, this.i), openRange: this.range(start, start + 1) };
       }
       if (this.b[this.i] === 0x5d) {
-        throw new JsonSyntaxError('Trailing comma in array', 'JSON does not permit a trailing comma after the final value in an array.', this.i, this.i + 1);
+        throw new JsonSyntaxError(
+          'Trailing comma in array',
+          'JSON does not permit a trailing comma after the final value in an array.',
+          this.i,
+          this.i + 1,
+        );
       }
-      if (this.b[this.i] === undefined) throw new JsonSyntaxError('Unclosed array', 'No closing bracket was found for this JSON array.', start, start + 1);
+      if (this.b[this.i] === undefined)
+        throw new JsonSyntaxError(
+          'Unclosed array',
+          'No closing bracket was found for this JSON array.',
+          start,
+          start + 1,
+        );
       items.push(this.value(depth + 1));
       this.skipSpace();
       const sep = this.b[this.i];
@@ -280,9 +348,20 @@ class JsonParser {
         this.i++;
         return { kind: 'array', items, range: this.range(start, this.i), openRange: this.range(start, start + 1) };
       }
-      if (sep === undefined) throw new JsonSyntaxError('Unclosed array', 'No closing bracket was found for this JSON array.', start, start + 1);
+      if (sep === undefined)
+        throw new JsonSyntaxError(
+          'Unclosed array',
+          'No closing bracket was found for this JSON array.',
+          start,
+          start + 1,
+        );
       if ((sep === 0x7b || sep === 0x5b || sep === 0x22) && this.hcl1) continue;
-      throw new JsonSyntaxError('Missing array element separator comma', 'A comma must appear between each value in an array.', this.i, this.i + 1);
+      throw new JsonSyntaxError(
+        'Missing array element separator comma',
+        'A comma must appear between each value in an array.',
+        this.i,
+        this.i + 1,
+      );
     }
   }
 
@@ -297,14 +376,26 @@ class JsonParser {
         throw new JsonSyntaxError('Unterminated string', 'This JSON string has no closing quote.', start, start + 1);
       }
       if (c === 0x22) break;
-      if (c < 0x20) throw new JsonSyntaxError('Invalid JSON string', 'Control characters must be escaped in JSON strings.', i, i + 1);
+      if (c < 0x20)
+        throw new JsonSyntaxError(
+          'Invalid JSON string',
+          'Control characters must be escaped in JSON strings.',
+          i,
+          i + 1,
+        );
       if (c === 0x5c) {
         hasEscape = true;
         const e = b[i + 1];
         if (e === 0x75) {
           for (let k = 2; k < 6; k++) {
             const h = b[i + k];
-            if (h === undefined || !isHex(h)) throw new JsonSyntaxError('Invalid JSON string', 'A \\u escape must be followed by four hexadecimal digits.', i, i + 2);
+            if (h === undefined || !isHex(h))
+              throw new JsonSyntaxError(
+                'Invalid JSON string',
+                'A \\u escape must be followed by four hexadecimal digits.',
+                i,
+                i + 2,
+              );
           }
           i += 6;
           continue;
@@ -390,7 +481,13 @@ export function jsonToExpression(v: JsonValue): Expression {
     case 'number':
       return { kind: 'Literal', valueType: 'number', value: v.value, raw: v.raw, range: v.range };
     case 'bool':
-      return { kind: 'Literal', valueType: 'bool', value: v.value, keyword: v.value ? 'true' : 'false', range: v.range };
+      return {
+        kind: 'Literal',
+        valueType: 'bool',
+        value: v.value,
+        keyword: v.value ? 'true' : 'false',
+        range: v.range,
+      };
     case 'null':
       return { kind: 'Literal', valueType: 'null', value: null, keyword: 'null', range: v.range };
   }
@@ -413,7 +510,8 @@ function withRange<T>(node: T, range: Range): T {
   if (Array.isArray(node)) return node.map((n: unknown) => withRange(n, range)) as T;
   if (node === null || typeof node !== 'object') return node;
   const rec = node as Record<string, unknown>;
-  if (typeof rec.filename === 'string' && typeof rec.start === 'object' && typeof rec.end === 'object') return range as T;
+  if (typeof rec.filename === 'string' && typeof rec.start === 'object' && typeof rec.end === 'object')
+    return range as T;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(rec)) out[k] = withRange(v, range);
   return out as T;
@@ -429,7 +527,8 @@ export function parseTraversalString(text: string, range: Range): Traverser[] | 
   if (text.includes('\n')) return undefined;
   const parsed = parseHCL(`v = ${text}\n`, range.filename);
   const attr = parsed.body.attributes[0];
-  if (parsed.diagnostics.length > 0 || !attr || parsed.body.attributes.length !== 1 || parsed.body.blocks.length > 0) return undefined;
+  if (parsed.diagnostics.length > 0 || !attr || parsed.body.attributes.length !== 1 || parsed.body.blocks.length > 0)
+    return undefined;
   if (attr.expr.kind !== 'ScopeTraversal') return undefined;
   return withRange(attr.expr.traversal, range);
 }

@@ -128,7 +128,9 @@ const SEGMENT_LOOKAHEAD = 64;
 let graphemeSegmenter: Intl.Segmenter | null | undefined;
 function graphemes(): Intl.Segmenter | null {
   graphemeSegmenter ??=
-    typeof Intl !== 'undefined' && typeof Intl.Segmenter === 'function' ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
+    typeof Intl !== 'undefined' && typeof Intl.Segmenter === 'function'
+      ? new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+      : null;
   return graphemeSegmenter;
 }
 
@@ -231,7 +233,7 @@ export class SourceText {
     const end = next === undefined ? this.bytes.length : next;
     const out: number[] = [];
     let valid = true;
-    for (let i = start; i < end; ) {
+    for (let i = start; i < end;) {
       const [cp, len] = decodeUtf8(this.bytes, i);
       if (cp < 0) valid = false;
       out.push(i);
@@ -337,7 +339,11 @@ export function isIdentStart(cp: number): boolean {
 export function isIdentContinue(cp: number): boolean {
   if (cp < 0x80) {
     return (
-      (cp >= 0x61 && cp <= 0x7a) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x30 && cp <= 0x39) || cp === 0x5f || cp === 0x2d
+      (cp >= 0x61 && cp <= 0x7a) ||
+      (cp >= 0x41 && cp <= 0x5a) ||
+      (cp >= 0x30 && cp <= 0x39) ||
+      cp === 0x5f ||
+      cp === 0x2d
     );
   }
   return ID_CONTINUE.test(String.fromCodePoint(cp));
@@ -377,7 +383,11 @@ const SIMPLE: Record<number, TokenType> = {
 // The lexer
 
 type Mode =
-  | { kind: 'main'; /** Brace depth whose closing `}` ends the enclosing template sequence; -1 at top level. */ closeAt: number }
+  | {
+      kind: 'main';
+      /** Brace depth whose closing `}` ends the enclosing template sequence; -1 at top level. */
+      closeAt: number;
+    }
   | { kind: 'quoted'; open: Token }
   | { kind: 'heredoc'; marker: Uint8Array; startOfLine: boolean; open: Token };
 
@@ -613,7 +623,12 @@ class Lexer {
       tok.reported = true;
       if (!this.toldApostrophe) {
         this.toldApostrophe = true;
-        this.error('Invalid character', 'Single quotes are not valid. Use double quotes (") to enclose strings.', at, at + 1);
+        this.error(
+          'Invalid character',
+          'Single quotes are not valid. Use double quotes (") to enclose strings.',
+          at,
+          at + 1,
+        );
       }
     } else if (tok.type === 'Backtick') {
       tok.reported = true;
@@ -722,7 +737,10 @@ class Lexer {
         end = i;
       } else if (c === 0x2e) {
         i++;
-      } else if ((c === 0x65 || c === 0x45) && (isDigit(b[i + 1]) || ((b[i + 1] === 0x2b || b[i + 1] === 0x2d) && isDigit(b[i + 2])))) {
+      } else if (
+        (c === 0x65 || c === 0x45) &&
+        (isDigit(b[i + 1]) || ((b[i + 1] === 0x2b || b[i + 1] === 0x2d) && isDigit(b[i + 2])))
+      ) {
         i += isDigit(b[i + 1]) ? 2 : 3;
         end = i;
       } else {

@@ -97,7 +97,10 @@ export interface ParseOptions {
 }
 
 /** Parses a whole configuration file (spec "Configuration Files"). */
-export function parseTokens(tokens: readonly Token[], options: ParseOptions = {}): { body: Body; diagnostics: Diagnostic[] } {
+export function parseTokens(
+  tokens: readonly Token[],
+  options: ParseOptions = {},
+): { body: Body; diagnostics: Diagnostic[] } {
   const p = new Parser(tokens, options.quotedAttributeNames === true);
   const body = p.parseBody('EOF');
   return { body, diagnostics: p.diags };
@@ -286,7 +289,11 @@ class Parser {
           break;
         }
         case 'TemplateSeqEnd':
-          while (open.length > 0 && open[open.length - 1] !== 'TemplateInterp' && open[open.length - 1] !== 'TemplateControl') {
+          while (
+            open.length > 0 &&
+            open[open.length - 1] !== 'TemplateInterp' &&
+            open[open.length - 1] !== 'TemplateControl'
+          ) {
             open.pop();
           }
           if (open.length > 0) open.pop();
@@ -593,7 +600,13 @@ class Parser {
   /** The body of `foo { bar = baz }`: one attribute, all on one line. */
   private parseSingleAttrBody(oBrace: Token): Body {
     const ident = this.read();
-    const empty = (): Body => ({ kind: 'Body', attributes: [], blocks: [], range: oBrace.range, endRange: oBrace.range });
+    const empty = (): Body => ({
+      kind: 'Body',
+      attributes: [],
+      blocks: [],
+      range: oBrace.range,
+      endRange: oBrace.range,
+    });
     if (ident.type !== 'Ident') {
       this.syntaxError(
         ident,
@@ -671,7 +684,12 @@ class Parser {
         endRange = tok.range;
         break;
       }
-      this.error('Invalid string literal', 'This item is not valid in a string literal.', tok.range, rangeBetween(oQuote.range, tok.range));
+      this.error(
+        'Invalid string literal',
+        'This item is not valid in a string literal.',
+        tok.range,
+        rangeBetween(oQuote.range, tok.range),
+      );
       this.recover('CQuote');
       endRange = tok.range;
       break;
@@ -723,7 +741,13 @@ class Parser {
     const falseBefore = this.diags.length;
     const falseResult = this.parseExpression();
     if (this.failed(falseBefore)) return cond;
-    return { kind: 'Conditional', condition: cond, trueResult, falseResult, range: rangeBetween(cond.range, falseResult.range) };
+    return {
+      kind: 'Conditional',
+      condition: cond,
+      trueResult,
+      falseResult,
+      range: rangeBetween(cond.range, falseResult.range),
+    };
   }
 
   private parseBinary(level: number): Expression {
@@ -779,12 +803,21 @@ class Parser {
           ret = this.extendTraversal(ret, { type: 'attr', name: attrTok.text, range }, range);
         } else if (attrTok.type === 'NumberLit') {
           this.read();
-          ret = this.extendTraversal(ret, this.legacyIndex(dot, attrTok, false), rangeBetween(dot.range, attrTok.range));
+          ret = this.extendTraversal(
+            ret,
+            this.legacyIndex(dot, attrTok, false),
+            rangeBetween(dot.range, attrTok.range),
+          );
         } else if (attrTok.type === 'Star') {
           this.deepen();
           ret = this.finishAttrSplat(ret, dot);
         } else {
-          this.syntaxError(attrTok, 'Invalid attribute name', 'An attribute name is required after a dot.', attrTok.range);
+          this.syntaxError(
+            attrTok,
+            'Invalid attribute name',
+            'An attribute name is required after a dot.',
+            attrTok.range,
+          );
           this.recovery = true;
           return this.invalid(rangeBetween(from.range, dot.range));
         }
@@ -821,13 +854,22 @@ class Parser {
             if (this.failed(keyBefore)) return { key: k, close: this.recover('CBrack') };
             const c = this.read();
             if (c.type === 'CBrack') return { key: k, close: c };
-            this.syntaxError(c, 'Missing close bracket on index', 'The index operator must end with a closing bracket ("]").', c.range);
+            this.syntaxError(
+              c,
+              'Missing close bracket on index',
+              'The index operator must end with a closing bracket ("]").',
+              c.range,
+            );
             return { key: k, close: this.recover('CBrack') };
           });
           const bracketRange = rangeBetween(open.range, close.range);
           const literalKey = constantKey(key);
           if (literalKey !== undefined) {
-            ret = this.extendTraversal(ret, { type: 'index', key: literalKey.value, legacy: false, range: bracketRange }, bracketRange);
+            ret = this.extendTraversal(
+              ret,
+              { type: 'index', key: literalKey.value, legacy: false, range: bracketRange },
+              bracketRange,
+            );
           } else {
             this.deepen();
             ret = { kind: 'Index', collection: ret, key, bracketRange, range: rangeBetween(from.range, bracketRange) };
@@ -954,7 +996,13 @@ class Parser {
       }
       case 'NumberLit': {
         this.read();
-        return { kind: 'Literal', valueType: 'number', value: this.numberValue(start), raw: start.text, range: start.range };
+        return {
+          kind: 'Literal',
+          valueType: 'number',
+          value: this.numberValue(start),
+          raw: start.text,
+          range: start.range,
+        };
       }
       case 'Ident': {
         this.read();
@@ -963,7 +1011,13 @@ class Parser {
         switch (start.text) {
           case 'true':
           case 'false':
-            return { kind: 'Literal', valueType: 'bool', value: start.text === 'true', keyword: start.text, range: start.range };
+            return {
+              kind: 'Literal',
+              valueType: 'bool',
+              value: start.text === 'true',
+              keyword: start.text,
+              range: start.range,
+            };
           case 'null':
             return { kind: 'Literal', valueType: 'null', value: null, keyword: 'null', range: start.range };
           default:
@@ -996,7 +1050,12 @@ class Parser {
         return this.parseObjectCons();
       default:
         if (start.type === 'EOF') {
-          this.syntaxError(start, 'Missing expression', 'Expected the start of an expression, but found the end of the file.', start.range);
+          this.syntaxError(
+            start,
+            'Missing expression',
+            'Expected the start of an expression, but found the end of the file.',
+            start.range,
+          );
         } else {
           this.syntaxError(
             start,
@@ -1161,7 +1220,12 @@ class Parser {
         }
         this.read();
       }
-      const tuple: TupleConsExpr = { kind: 'TupleCons', items, openRange: open.range, range: rangeBetween(open.range, close.range) };
+      const tuple: TupleConsExpr = {
+        kind: 'TupleCons',
+        items,
+        openRange: open.range,
+        range: rangeBetween(open.range, close.range),
+      };
       return tuple;
     });
   }
@@ -1196,7 +1260,13 @@ class Parser {
         if (sep.type !== 'Equal' && sep.type !== 'Colon') {
           const context = rangeBetween(open.range, sep.range);
           if (sep.type === 'Newline' || sep.type === 'Comma') {
-            this.syntaxError(sep, 'Missing attribute value', 'Expected an attribute value, introduced by an equals sign ("=").', sep.range, context);
+            this.syntaxError(
+              sep,
+              'Missing attribute value',
+              'Expected an attribute value, introduced by an equals sign ("=").',
+              sep.range,
+              context,
+            );
           } else if (sep.type === 'Ident') {
             this.syntaxError(
               sep,
@@ -1283,7 +1353,8 @@ class Parser {
       if (this.peek().type !== 'Ident') return fail('For expression requires value variable name after comma.');
       valueVar = this.read().text;
     }
-    if (!isKeyword(this.peek(), 'in')) return fail("For expression requires the 'in' keyword after its name declarations.");
+    if (!isKeyword(this.peek(), 'in'))
+      return fail("For expression requires the 'in' keyword after its name declarations.");
     this.read();
     const collBefore = this.diags.length;
     const collection = this.parseExpression();
@@ -1337,10 +1408,27 @@ class Parser {
     }
     const whole = rangeBetween(open.range, close.range);
     if (result === 'tuple') {
-      if (keyExpr) this.error("Invalid 'for' expression", 'Key expression is not valid when building a tuple.', keyExpr.range, whole);
-      if (ellipsis) this.error("Invalid 'for' expression", 'Grouping ellipsis (...) cannot be used when building a tuple.', ellipsis.range, whole);
+      if (keyExpr)
+        this.error(
+          "Invalid 'for' expression",
+          'Key expression is not valid when building a tuple.',
+          keyExpr.range,
+          whole,
+        );
+      if (ellipsis)
+        this.error(
+          "Invalid 'for' expression",
+          'Grouping ellipsis (...) cannot be used when building a tuple.',
+          ellipsis.range,
+          whole,
+        );
     } else if (!keyExpr) {
-      this.error("Invalid 'for' expression", 'Key expression is required when building an object.', valueExpr.range, whole);
+      this.error(
+        "Invalid 'for' expression",
+        'Key expression is required when building an object.',
+        valueExpr.range,
+        whole,
+      );
     }
     const expr: ForExpr = {
       kind: 'For',
@@ -1472,7 +1560,13 @@ class Parser {
       const detail = open.heredoc
         ? `No closing marker was found for ${opener}. The marker "${open.heredoc.marker}" must appear alone on a line, followed by a newline.`
         : 'No closing marker was found for the string.';
-      this.syntaxError(next, 'Unterminated template string', detail, next.type === 'EOF' ? open.range : next.range, rangeBetween(open.range, next.range));
+      this.syntaxError(
+        next,
+        'Unterminated template string',
+        detail,
+        next.type === 'EOF' ? open.range : next.range,
+        rangeBetween(open.range, next.range),
+      );
       this.recovery = true;
       const final = next.type === 'EOF' ? next : this.recover(end);
       endRange = final.range;
@@ -1570,7 +1664,13 @@ class Parser {
   private buildTemplate(parts: TemplatePart[], endRange: Range, whole: Range): Expression[] {
     type Frame =
       | { t: 'root'; exprs: Expression[] }
-      | { t: 'if'; open: Extract<TemplatePart, { t: 'if' }>; then: Expression[]; else: Expression[] | null; elseRange?: Range }
+      | {
+          t: 'if';
+          open: Extract<TemplatePart, { t: 'if' }>;
+          then: Expression[];
+          else: Expression[] | null;
+          elseRange?: Range;
+        }
       | { t: 'for'; open: Extract<TemplatePart, { t: 'for' }>; exprs: Expression[] };
     const root: Frame = { t: 'root', exprs: [] };
     const stack: Frame[] = [root];
@@ -1611,7 +1711,11 @@ class Parser {
         case 'end': {
           const f = top();
           if (f.t === 'root') {
-            this.error(`Unexpected ${part.which} directive`, 'The control directives within this template are unbalanced.', part.range);
+            this.error(
+              `Unexpected ${part.which} directive`,
+              'The control directives within this template are unbalanced.',
+              part.range,
+            );
             break;
           }
           if (f.t === 'if') {
@@ -1686,7 +1790,8 @@ class Parser {
       emit(this.invalid(endRange));
     }
     const out = root.exprs;
-    if (out.length === 0) out.push({ kind: 'Literal', valueType: 'string', value: '', range: emptyRangeAt(whole, false) });
+    if (out.length === 0)
+      out.push({ kind: 'Literal', valueType: 'string', value: '', range: emptyRangeAt(whole, false) });
     return out;
   }
 }
@@ -1712,7 +1817,13 @@ function constantKey(expr: Expression): { value: string | number | boolean | nul
 export function isUnicodeSpace(cp: number): boolean {
   if (cp <= 0xff) return cp === 0x20 || (cp >= 0x09 && cp <= 0x0d) || cp === 0x85 || cp === 0xa0;
   return (
-    cp === 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp === 0x2028 || cp === 0x2029 || cp === 0x202f || cp === 0x205f || cp === 0x3000
+    cp === 0x1680 ||
+    (cp >= 0x2000 && cp <= 0x200a) ||
+    cp === 0x2028 ||
+    cp === 0x2029 ||
+    cp === 0x202f ||
+    cp === 0x205f ||
+    cp === 0x3000
   );
 }
 
@@ -1764,7 +1875,11 @@ function flushHeredoc(parts: TemplatePart[]): void {
     const bytes = new TextEncoder().encode(removed).length;
     lit.range = {
       filename: lit.range.filename,
-      start: { line: lit.range.start.line, column: lit.range.start.column + minSpaces, byte: lit.range.start.byte + bytes },
+      start: {
+        line: lit.range.start.line,
+        column: lit.range.start.column + minSpaces,
+        byte: lit.range.start.byte + bytes,
+      },
       end: lit.range.end,
     };
   }

@@ -33,7 +33,7 @@ export function isGoPrint(cp: number): boolean {
 export function escapeQuotedStringLit(s: string): string {
   let out = '';
   let runStart = 0;
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     let cp = s.codePointAt(i) as number;
     const width = cp > 0xffff ? 2 : 1;
     let rep: string | undefined;

@@ -76,7 +76,11 @@ export class TreeDirs {
       } catch (err) {
         if (systemErrorCode(err) !== 'ENOENT' || attempt >= 3) {
           if (err instanceof ProvkitError) throw err;
-          throw new ProvkitError(Codes.IO, `cannot create ${join(base, rel)}: ${err instanceof Error ? err.message : String(err)}`, { file: join(base, rel), cause: err });
+          throw new ProvkitError(
+            Codes.IO,
+            `cannot create ${join(base, rel)}: ${err instanceof Error ? err.message : String(err)}`,
+            { file: join(base, rel), cause: err },
+          );
         }
       }
     }
@@ -109,7 +113,8 @@ export class TreeDirs {
           { file: dir },
         );
       }
-      if (!st.isDirectory()) throw new ProvkitError(Codes.UNSAFE_INSTALL_PATH, `${dir} is not a directory`, { file: dir });
+      if (!st.isDirectory())
+        throw new ProvkitError(Codes.UNSAFE_INSTALL_PATH, `${dir} is not a directory`, { file: dir });
     }
     return dir;
   }
@@ -140,7 +145,12 @@ export function packageDir(base: string, provider: ProviderAddress, version: Ver
 }
 
 /** The file of a package directory's mutex: `BASE/HOST/NS/TYPE/VERSION/OS_ARCH.lock` (docs/reference.md §5.5 item 86). */
-export function packageMutexPath(base: string, provider: ProviderAddress, version: Version, platform: Platform): string {
+export function packageMutexPath(
+  base: string,
+  provider: ProviderAddress,
+  version: Version,
+  platform: Platform,
+): string {
   return join(base, providerDirPath(provider), version.toString(), `${platform.toString()}.lock`);
 }
 
@@ -152,13 +162,22 @@ export function packageMutexPath(base: string, provider: ProviderAddress, versio
  *
  * @throws ProvkitError PROVIDER_BINARY_NOT_FOUND (the reference's text), IO
  */
-export async function findExecutable(dir: string, provider: ProviderAddress, version?: Version, platform?: Platform): Promise<string> {
+export async function findExecutable(
+  dir: string,
+  provider: ProviderAddress,
+  version?: Version,
+  platform?: Platform,
+): Promise<string> {
   const prefix = `terraform-provider-${provider.type}`;
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (err) {
-    throw new ProvkitError(Codes.IO, `cannot read the package directory ${dir}: ${err instanceof Error ? err.message : String(err)}`, { file: dir, cause: err });
+    throw new ProvkitError(
+      Codes.IO,
+      `cannot read the package directory ${dir}: ${err instanceof Error ? err.message : String(err)}`,
+      { file: dir, cause: err },
+    );
   }
   entries.sort((a, b) => compareBytewise(a.name, b.name));
   for (const e of entries) {
@@ -167,12 +186,16 @@ export async function findExecutable(dir: string, provider: ProviderAddress, ver
     const rest = e.name.slice(prefix.length);
     if (rest === '' || rest.startsWith('_') || rest.startsWith('.')) return join(dir, e.name);
   }
-  throw new ProvkitError(InstallErrorCode.PROVIDER_BINARY_NOT_FOUND, `provider binary not found: could not find executable file starting with ${prefix}`, {
-    file: dir,
-    provider: provider.toString(),
-    ...(version ? { version: version.toString() } : {}),
-    ...(platform ? { platform: platform.toString() } : {}),
-  });
+  throw new ProvkitError(
+    InstallErrorCode.PROVIDER_BINARY_NOT_FOUND,
+    `provider binary not found: could not find executable file starting with ${prefix}`,
+    {
+      file: dir,
+      provider: provider.toString(),
+      ...(version ? { version: version.toString() } : {}),
+      ...(platform ? { platform: platform.toString() } : {}),
+    },
+  );
 }
 
 /** Whether two paths name the same file or directory (device and inode, as Go's `os.SameFile`). */
@@ -199,7 +222,9 @@ export async function linkPackageDir(source: string, target: string): Promise<'s
   const absSource = resolve(source);
   const absTarget = resolve(target);
   if (await sameFile(absSource, absTarget)) {
-    throw new ProvkitError(Codes.IO, `cannot install existing provider directory ${absTarget} to itself`, { file: absTarget });
+    throw new ProvkitError(Codes.IO, `cannot install existing provider directory ${absTarget} to itself`, {
+      file: absTarget,
+    });
   }
   await mkdir(dirname(absTarget), { recursive: true, mode: 0o755 });
   const temp = tempPathBeside(absTarget, { tag: 'link' });
@@ -219,7 +244,11 @@ export async function linkPackageDir(source: string, target: string): Promise<'s
   } catch (err) {
     await rm(temp, { recursive: true, force: true });
     if (err instanceof ProvkitError) throw err;
-    throw new ProvkitError(Codes.IO, `cannot link ${absTarget} to ${absSource}: ${err instanceof Error ? err.message : String(err)}`, { file: absTarget, cause: err });
+    throw new ProvkitError(
+      Codes.IO,
+      `cannot link ${absTarget} to ${absSource}: ${err instanceof Error ? err.message : String(err)}`,
+      { file: absTarget, cause: err },
+    );
   }
 }
 
@@ -227,7 +256,11 @@ export async function linkPackageDir(source: string, target: string): Promise<'s
  * What is at a package path: nothing, a directory (possibly through a
  * symlink, resolved), or something unusable (a file, a dangling link).
  */
-export async function inspectPackageDir(dir: string): Promise<{ readonly kind: 'absent' } | { readonly kind: 'dir'; readonly realPath: string } | { readonly kind: 'other' }> {
+export async function inspectPackageDir(
+  dir: string,
+): Promise<
+  { readonly kind: 'absent' } | { readonly kind: 'dir'; readonly realPath: string } | { readonly kind: 'other' }
+> {
   try {
     await lstat(dir);
   } catch (err) {

@@ -23,7 +23,13 @@ export type InstallerEvent =
       /** Said in human output (`mirror`, as `providers mirror` says "Selected v1.1.0 to …"); `-json` always carries it. */
       readonly announce?: boolean;
     }
-  | { readonly type: 'fetch_start'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly location: string }
+  | {
+      readonly type: 'fetch_start';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+      readonly location: string;
+    }
   | {
       readonly type: 'fetch_progress';
       readonly provider: ProviderAddress;
@@ -46,9 +52,21 @@ export type InstallerEvent =
       readonly reason: string;
     }
   /** A package download continues from byte `offset` of `total` (the server answered a range request). */
-  | { readonly type: 'fetch_resume'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly offset: number; readonly total: number }
+  | {
+      readonly type: 'fetch_resume';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+      readonly offset: number;
+      readonly total: number;
+    }
   /** A package could not be fetched or installed (the command reports why at the end). */
-  | { readonly type: 'fetch_failed'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform }
+  | {
+      readonly type: 'fetch_failed';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+    }
   | {
       readonly type: 'fetch_complete';
       readonly provider: ProviderAddress;
@@ -61,7 +79,12 @@ export type InstallerEvent =
       /** True when its hashes came from the hash store by its signed `zh:`, so nothing was downloaded (`lock`). */
       readonly stored?: boolean;
     }
-  | { readonly type: 'hashes_obtained'; readonly provider: ProviderAddress; readonly platform: Platform; readonly change: LockChange }
+  | {
+      readonly type: 'hashes_obtained';
+      readonly provider: ProviderAddress;
+      readonly platform: Platform;
+      readonly change: LockChange;
+    }
   /**
    * The platforms of a run (`lock`, `mirror`, `bundle create`, `verify`) and where they came from (installer/platforms.ts):
    * `-platform` flags, the policy file `policyFile`, inferred from the existing
@@ -74,8 +97,21 @@ export type InstallerEvent =
       readonly policyFile?: string;
       readonly via?: readonly string[];
     }
-  | { readonly type: 'warning'; readonly code: WarningCode; readonly summary: string; readonly detail: string; readonly provider?: ProviderAddress }
-  | { readonly type: 'mirror_package'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly path: string; readonly action: 'written' | 'kept' }
+  | {
+      readonly type: 'warning';
+      readonly code: WarningCode;
+      readonly summary: string;
+      readonly detail: string;
+      readonly provider?: ProviderAddress;
+    }
+  | {
+      readonly type: 'mirror_package';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+      readonly path: string;
+      readonly action: 'written' | 'kept';
+    }
   | { readonly type: 'mirror_index'; readonly provider: ProviderAddress; readonly path: string }
   /**
    * Publishing to an OCI registry (installer/oci-publish.ts): a blob of a
@@ -108,9 +144,20 @@ export type InstallerEvent =
       readonly action: 'pushed' | 'unchanged';
     }
   /** `install`: about to choose a version (the locked one, or the newest meeting `constraints`). */
-  | { readonly type: 'install_resolving'; readonly provider: ProviderAddress; readonly constraints: string; readonly locked: Version | undefined }
+  | {
+      readonly type: 'install_resolving';
+      readonly provider: ProviderAddress;
+      readonly constraints: string;
+      readonly locked: Version | undefined;
+    }
   /** `install`: fetching and installing a package (not emitted when an installed or cached package is reused). */
-  | { readonly type: 'install_start'; readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform; readonly location: string }
+  | {
+      readonly type: 'install_start';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+      readonly location: string;
+    }
   /**
    * `install`: the package is in place at `dir`: `installed` (fetched now),
    * `previously-installed` (the target already matched the lock, docs/reference.md §5.2 item 78.1) or
@@ -128,7 +175,13 @@ export type InstallerEvent =
       readonly dir: string;
     }
   /** `install`: another process holds a package's lock (reported after a few seconds, docs/reference.md §5.5 item 86). */
-  | { readonly type: 'package_lock_wait'; readonly provider: ProviderAddress; readonly path: string; readonly holder: string | undefined; readonly waitedMs: number }
+  | {
+      readonly type: 'package_lock_wait';
+      readonly provider: ProviderAddress;
+      readonly path: string;
+      readonly holder: string | undefined;
+      readonly waitedMs: number;
+    }
   /** `verify`: one problem found (`code` is stable; see src/installer/verify.ts). */
   | {
       readonly type: 'verify_problem';
@@ -162,10 +215,25 @@ export function queryWarningsEvent(provider: ProviderAddress, warnings: readonly
  * The network callbacks of one package's download, as installer events:
  * progress, retries and resumes (src/net `NetEvents`).
  */
-export function packageNetEvents(events: EventSink, provider: ProviderAddress, version: Version, platform: Platform): NetEvents {
+export function packageNetEvents(
+  events: EventSink,
+  provider: ProviderAddress,
+  version: Version,
+  platform: Platform,
+): NetEvents {
   return {
-    onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }),
-    onRetry: (e) => events({ type: 'fetch_retry', provider, version, platform, attempt: e.attempt, delayMs: e.delayMs, reason: e.reason }),
+    onProgress: (e) =>
+      events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }),
+    onRetry: (e) =>
+      events({
+        type: 'fetch_retry',
+        provider,
+        version,
+        platform,
+        attempt: e.attempt,
+        delayMs: e.delayMs,
+        reason: e.reason,
+      }),
     onResume: (e) => events({ type: 'fetch_resume', provider, version, platform, offset: e.offset, total: e.total }),
   };
 }

@@ -62,7 +62,14 @@ import * as zlib from 'node:zlib';
 import { ErrorCode, isProvkitError, ProvkitError, systemErrorCode } from '../errors.js';
 import { swapDirInto } from '../fs/swap.js';
 import { removeTempsBeside, tempPathBeside } from '../fs/temp-name.js';
-import { DEFAULT_ZIP_LIMITS, displayName, type Hash, hash1FromDigests, type NamedDigest, type ZipLimits } from '../hashing/index.js';
+import {
+  DEFAULT_ZIP_LIMITS,
+  displayName,
+  type Hash,
+  hash1FromDigests,
+  type NamedDigest,
+  type ZipLimits,
+} from '../hashing/index.js';
 import { crc32 } from '../hashing/crc32.js';
 import { FLAG_DATA_DESCRIPTOR, METHOD_DEFLATE, METHOD_STORE, SIG_DESCRIPTOR } from '../hashing/zip-format.js';
 import { planExtraction } from '../hashing/zip-package.js';
@@ -80,7 +87,10 @@ export interface ExtractLimits {
   readonly maxTotalBytes: number;
 }
 
-export const DEFAULT_EXTRACT_LIMITS: ExtractLimits = { maxEntries: DEFAULT_ZIP_LIMITS.maxEntries, maxTotalBytes: 16 * 1024 ** 3 };
+export const DEFAULT_EXTRACT_LIMITS: ExtractLimits = {
+  maxEntries: DEFAULT_ZIP_LIMITS.maxEntries,
+  maxTotalBytes: 16 * 1024 ** 3,
+};
 
 export interface ExtractOptions {
   readonly limits?: Partial<ExtractLimits>;
@@ -121,7 +131,9 @@ export interface ExtractResult {
 }
 
 /** One planned step, in archive order. */
-export type ExtractionStep = { readonly kind: 'dir'; readonly rel: Buffer } | { readonly kind: 'file'; readonly rel: Buffer; readonly entry: ZipEntry; readonly mode: number };
+export type ExtractionStep =
+  | { readonly kind: 'dir'; readonly rel: Buffer }
+  | { readonly kind: 'file'; readonly rel: Buffer; readonly entry: ZipEntry; readonly mode: number };
 
 const SLASH = 0x2f;
 const READ_BLOCK = 1024 * 1024;
@@ -160,8 +172,16 @@ export function entryFileMode(e: ZipEntry): number {
  * @throws ProvkitError ZIP_EMPTY, ZIP_PATH_TRAVERSAL, ZIP_ABSOLUTE_PATH,
  *   ZIP_EXTRACT_CONFLICT, HASH_NEWLINE_IN_NAME, ZIP_UNSAFE_NAME, ZIP_LIMIT_EXCEEDED
  */
-export function planPackageExtraction(zipPath: string, entries: readonly ZipEntry[], limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS): ExtractionStep[] {
-  const plan = planExtraction(zipPath, entries, { maxTotalBytes: limits.maxTotalBytes, refuseNewlines: true, refuseControlCharacters: true });
+export function planPackageExtraction(
+  zipPath: string,
+  entries: readonly ZipEntry[],
+  limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS,
+): ExtractionStep[] {
+  const plan = planExtraction(zipPath, entries, {
+    maxTotalBytes: limits.maxTotalBytes,
+    refuseNewlines: true,
+    refuseControlCharacters: true,
+  });
   if (plan.error) throw plan.error;
   return plan.steps.map((step) => (step.kind === 'file' ? { ...step, mode: entryFileMode(step.entry) } : step));
 }
@@ -201,7 +221,7 @@ class EntryCheck extends Transform {
 }
 
 async function* readRange(fh: FileHandle, start: number, end: number): AsyncGenerator<Buffer> {
-  for (let pos = start; pos < end; ) {
+  for (let pos = start; pos < end;) {
     // eslint-disable-next-line no-await-in-loop -- one block at a time keeps memory flat
     const chunk = await readAt(fh, pos, Math.min(READ_BLOCK, end - pos));
     if (chunk.length === 0) return;
@@ -217,14 +237,25 @@ function entryError(code: ErrorCode, zipPath: string, e: ZipEntry, why: string):
 function streamError(zipPath: string, e: ZipEntry, err: unknown): ProvkitError {
   if (err instanceof ProvkitError) return err;
   const code = systemErrorCode(err) ?? '';
-  if (code === 'ABORT_ERR') return new ProvkitError(ErrorCode.ABORTED, `${zipPath}: extraction was interrupted`, { file: zipPath, cause: err });
+  if (code === 'ABORT_ERR')
+    return new ProvkitError(ErrorCode.ABORTED, `${zipPath}: extraction was interrupted`, { file: zipPath, cause: err });
   if (code === 'Z_BUF_ERROR') return entryError(ErrorCode.ZIP_SIZE, zipPath, e, 'unexpected EOF in deflate data');
-  if (code.startsWith('Z_')) return entryError(ErrorCode.ZIP_CORRUPT_DATA, zipPath, e, `corrupt deflate data: ${err instanceof Error ? err.message : String(err)}`);
-  return new ProvkitError(ErrorCode.IO, `${zipPath}: extracting ${JSON.stringify(displayName(e.name))}: ${err instanceof Error ? err.message : String(err)}`, {
-    file: zipPath,
-    entry: displayName(e.name),
-    cause: err,
-  });
+  if (code.startsWith('Z_'))
+    return entryError(
+      ErrorCode.ZIP_CORRUPT_DATA,
+      zipPath,
+      e,
+      `corrupt deflate data: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  return new ProvkitError(
+    ErrorCode.IO,
+    `${zipPath}: extracting ${JSON.stringify(displayName(e.name))}: ${err instanceof Error ? err.message : String(err)}`,
+    {
+      file: zipPath,
+      entry: displayName(e.name),
+      cause: err,
+    },
+  );
 }
 
 /**
@@ -234,13 +265,27 @@ function streamError(zipPath: string, e: ZipEntry, err: unknown): ProvkitError {
  * recorded CRC of 0 without a data descriptor is not checked; a data
  * descriptor's CRC must equal the directory's). Returns the SHA-256.
  */
-async function writeEntry(fh: FileHandle, zipPath: string, e: ZipEntry, fileSize: number, dest: Buffer, signal: AbortSignal | undefined): Promise<Buffer> {
+async function writeEntry(
+  fh: FileHandle,
+  zipPath: string,
+  e: ZipEntry,
+  fileSize: number,
+  dest: Buffer,
+  signal: AbortSignal | undefined,
+): Promise<Buffer> {
   const start = await entryDataOffset(fh, zipPath, e);
   if (e.method !== METHOD_STORE && e.method !== METHOD_DEFLATE) {
-    throw entryError(ErrorCode.ZIP_UNSUPPORTED_METHOD, zipPath, e, `zip: unsupported compression algorithm (method ${e.method})`);
+    throw entryError(
+      ErrorCode.ZIP_UNSUPPORTED_METHOD,
+      zipPath,
+      e,
+      `zip: unsupported compression algorithm (method ${e.method})`,
+    );
   }
   const end = Math.min(start + e.compressedSize, fileSize);
-  const check = new EntryCheck(e.uncompressedSize, () => entryError(ErrorCode.ZIP_SIZE, zipPath, e, `content is larger than the recorded ${e.uncompressedSize} bytes`));
+  const check = new EntryCheck(e.uncompressedSize, () =>
+    entryError(ErrorCode.ZIP_SIZE, zipPath, e, `content is larger than the recorded ${e.uncompressedSize} bytes`),
+  );
   const source = Readable.from(readRange(fh, start, end), { objectMode: false });
   const sink = createWriteStream(dest, { flags: 'w', mode: 0o600 });
   try {
@@ -254,14 +299,20 @@ async function writeEntry(fh: FileHandle, zipPath: string, e: ZipEntry, fileSize
     throw streamError(zipPath, e, err);
   }
   if (check.n !== e.uncompressedSize) {
-    throw entryError(ErrorCode.ZIP_SIZE, zipPath, e, `unexpected EOF: content is ${check.n} bytes, the recorded size is ${e.uncompressedSize}`);
+    throw entryError(
+      ErrorCode.ZIP_SIZE,
+      zipPath,
+      e,
+      `unexpected EOF: content is ${check.n} bytes, the recorded size is ${e.uncompressedSize}`,
+    );
   }
   if (e.flags & FLAG_DATA_DESCRIPTOR) {
     const d = await readAt(fh, start + e.compressedSize, 16);
     const hasSig = d.length >= 4 && d.readUInt32LE(0) === SIG_DESCRIPTOR;
     const at = hasSig ? 4 : 0;
     if (d.length < at + 12) throw entryError(ErrorCode.ZIP_SIZE, zipPath, e, 'unexpected EOF in the data descriptor');
-    if (d.readUInt32LE(at) !== e.crc32 || check.crc !== e.crc32) throw entryError(ErrorCode.ZIP_CHECKSUM, zipPath, e, 'zip: checksum error');
+    if (d.readUInt32LE(at) !== e.crc32 || check.crc !== e.crc32)
+      throw entryError(ErrorCode.ZIP_CHECKSUM, zipPath, e, 'zip: checksum error');
   } else if (e.crc32 !== 0 && check.crc !== e.crc32) {
     throw entryError(ErrorCode.ZIP_CHECKSUM, zipPath, e, 'zip: checksum error');
   }
@@ -281,7 +332,11 @@ async function writeEntry(fh: FileHandle, zipPath: string, e: ZipEntry, fileSize
  *   names the zip (or the target), `entry` the offending entry. Nothing is
  *   left behind at the target or beside it.
  */
-export async function extractPackage(zipPath: string, target: string, options: ExtractOptions = {}): Promise<ExtractResult> {
+export async function extractPackage(
+  zipPath: string,
+  target: string,
+  options: ExtractOptions = {},
+): Promise<ExtractResult> {
   const limits: ExtractLimits = { ...DEFAULT_EXTRACT_LIMITS, ...options.limits };
   const signal = options.signal;
   let fh: FileHandle;
@@ -289,11 +344,18 @@ export async function extractPackage(zipPath: string, target: string, options: E
     fh = await open(zipPath, 'r');
   } catch (err) {
     const code = systemErrorCode(err) === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO;
-    throw new ProvkitError(code, `${zipPath}: ${err instanceof Error ? err.message : String(err)}`, { file: zipPath, cause: err });
+    throw new ProvkitError(code, `${zipPath}: ${err instanceof Error ? err.message : String(err)}`, {
+      file: zipPath,
+      cause: err,
+    });
   }
   let temp: string | undefined;
   try {
-    const { entries, size } = await readZipDirectory(fh, zipPath, { ...(options.zipLimits ?? DEFAULT_ZIP_LIMITS), maxEntries: limits.maxEntries, maxTotalBytes: limits.maxTotalBytes });
+    const { entries, size } = await readZipDirectory(fh, zipPath, {
+      ...(options.zipLimits ?? DEFAULT_ZIP_LIMITS),
+      maxEntries: limits.maxEntries,
+      maxTotalBytes: limits.maxTotalBytes,
+    });
     const steps = planPackageExtraction(zipPath, entries, limits);
 
     await mkdir(dirname(target), { recursive: true, mode: 0o755 });
@@ -313,7 +375,8 @@ export async function extractPackage(zipPath: string, target: string, options: E
     const files = new Map<string, NamedDigest & { readonly rel: Buffer; readonly mode: number }>();
     let bytes = 0;
     for (const step of steps) {
-      if (signal?.aborted) throw new ProvkitError(ErrorCode.ABORTED, `${zipPath}: extraction was interrupted`, { file: zipPath });
+      if (signal?.aborted)
+        throw new ProvkitError(ErrorCode.ABORTED, `${zipPath}: extraction was interrupted`, { file: zipPath });
       if (step.kind === 'dir') {
         // eslint-disable-next-line no-await-in-loop -- entries are applied in archive order (later duplicates win)
         await mkdirAll(step.rel);
@@ -337,7 +400,10 @@ export async function extractPackage(zipPath: string, target: string, options: E
     return { dir: target, h1, files: files.size, bytes };
   } catch (err) {
     if (err instanceof ProvkitError) throw err;
-    throw new ProvkitError(ErrorCode.IO, `${zipPath}: ${err instanceof Error ? err.message : String(err)}`, { file: zipPath, cause: err });
+    throw new ProvkitError(ErrorCode.IO, `${zipPath}: ${err instanceof Error ? err.message : String(err)}`, {
+      file: zipPath,
+      cause: err,
+    });
   } finally {
     await fh.close();
     if (temp !== undefined) await rm(temp, { recursive: true, force: true });

@@ -33,7 +33,10 @@ export function installSelection(
 ): { readonly kind: 'locked'; readonly version: Version } | { readonly kind: 'query' } {
   const { provider, constraints } = req;
   const locked = options.upgrade ? undefined : lock?.version;
-  const zeroOnly = constraints.terms.length === 1 && constraints.terms[0]?.operator === '=' && constraints.terms[0].boundary.toString() === '0.0.0';
+  const zeroOnly =
+    constraints.terms.length === 1 &&
+    constraints.terms[0]?.operator === '=' &&
+    constraints.terms[0].boundary.toString() === '0.0.0';
   if (options.flavor === 'tofu' && (locked?.toString() === '0.0.0' || (!locked && zeroOnly))) {
     throw new ProvkitError(
       InstallErrorCode.VERSION_SELECTION,
@@ -42,7 +45,8 @@ export function installSelection(
     );
   }
   // Checks the constraints only; availability is checked when the source is asked.
-  if (locked) return { kind: 'locked', version: selectVersion(provider, [locked], constraints, locked, options.flavor).version };
+  if (locked)
+    return { kind: 'locked', version: selectVersion(provider, [locked], constraints, locked, options.flavor).version };
   return { kind: 'query' };
 }
 
@@ -62,7 +66,11 @@ export function reuseInstalled(allowed: readonly Hash[], installed: Hash | undef
  * package is linked when its `h1:` is one the lock records, or, when the lock
  * records none for the version, with `plugin_cache_may_break_dependency_lock_file`.
  */
-export function reuseCached(allowed: readonly Hash[], cached: Hash | undefined, cacheMayBreakLockFile: boolean): boolean {
+export function reuseCached(
+  allowed: readonly Hash[],
+  cached: Hash | undefined,
+  cacheMayBreakLockFile: boolean,
+): boolean {
   if (cached === undefined) return false;
   return allowed.length > 0 ? matches(allowed, cached) : cacheMayBreakLockFile;
 }
@@ -116,8 +124,10 @@ export function planInstall(input: InstallPlanInput): InstallPlan {
   }
   const allowed = allowedHashes(input.lock, version);
   const asks = selection.kind === 'locked' ? 'before-fetch' : 'to-select';
-  if (reuseInstalled(allowed, input.installed)) return { version, reason, action: 'previously-installed', asks: asks === 'before-fetch' ? 'never' : asks };
-  if (reuseCached(allowed, input.cached, input.cacheMayBreakLockFile === true)) return { version, reason, action: 'cache', asks: asks === 'before-fetch' ? 'never' : asks };
+  if (reuseInstalled(allowed, input.installed))
+    return { version, reason, action: 'previously-installed', asks: asks === 'before-fetch' ? 'never' : asks };
+  if (reuseCached(allowed, input.cached, input.cacheMayBreakLockFile === true))
+    return { version, reason, action: 'cache', asks: asks === 'before-fetch' ? 'never' : asks };
   // A locked version about to be fetched must still be available.
   if (selection.kind === 'locked') selectVersion(req.provider, input.available, req.constraints, version, flavor);
   return { version, reason, action: 'fetch', asks };

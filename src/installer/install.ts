@@ -64,14 +64,35 @@ import { dirname, join } from 'node:path';
 
 import pLimit from 'p-limit';
 
-import { defaultRegistryHost, type Flavor, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
+import {
+  defaultRegistryHost,
+  type Flavor,
+  type Platform,
+  type ProviderAddress,
+  type Version,
+} from '../addresses/index.js';
 import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
 import { type DirMutexOptions, withDirMutex } from '../fs/dir-mutex.js';
 import type { Hash, HashPool, HashStore, ZipLimits } from '../hashing/index.js';
-import { allowedHashes, hashesToRecord, type InstalledProvider, type Locks, mergeInit, reportedHashesTrusted, verifyPackage } from '../lockfile/index.js';
+import {
+  allowedHashes,
+  hashesToRecord,
+  type InstalledProvider,
+  type Locks,
+  mergeInit,
+  reportedHashesTrusted,
+  verifyPackage,
+} from '../lockfile/index.js';
 import { redactURL, type HttpClient } from '../net/index.js';
-import { availablePlatformsIn, checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type Source } from '../sources/index.js';
+import {
+  availablePlatformsIn,
+  checkFetchedFor,
+  fetchPackage,
+  type FetchedPackage,
+  type PackageMeta,
+  type Source,
+} from '../sources/index.js';
 import {
   findExecutable,
   inspectPackageDir,
@@ -190,7 +211,11 @@ export function lockFileAction(old: Locks, next: Locks, equal: boolean, readonly
  * hashes were recorded, and the old entry had none besides that one either.
  * Sorted by their display names (`name`), as init sorts them.
  */
-export function incompleteLockProviders(installed: readonly InstalledPackage[], next: Locks, name: (p: ProviderAddress) => string): string[] {
+export function incompleteLockProviders(
+  installed: readonly InstalledPackage[],
+  next: Locks,
+  name: (p: ProviderAddress) => string,
+): string[] {
   const out: string[] = [];
   for (const pkg of installed) {
     if (pkg.mode === 'previously-installed') continue;
@@ -205,10 +230,9 @@ function formsHint(entries: readonly string[]): string {
   return (
     `the lock file holds this package's h1: as extracted, but an archive is checked with the h1: of its entries as stored, ` +
     `which differs for this archive (${entries.map((e) => JSON.stringify(e)).join(', ') || 'directory entries, duplicates or rewritten names'}); ` +
-    'the reference refuses it the same way. Recording the archive\'s zh: (a lock from the origin registry) lets it install.'
+    "the reference refuses it the same way. Recording the archive's zh: (a lock from the origin registry) lets it install."
   );
 }
-
 
 /** What one provider's install produced. */
 interface ProviderResult {
@@ -261,7 +285,10 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
   };
 
   /** `at` follows the work: its phase and version say where a failure happened. */
-  const installOne = async (req: Requirement, at: { phase: InstallPhase; version: Version | undefined; started: boolean }): Promise<ProviderResult> => {
+  const installOne = async (
+    req: Requirement,
+    at: { phase: InstallPhase; version: Version | undefined; started: boolean },
+  ): Promise<ProviderResult> => {
     const { provider, constraints } = req;
     const lock = options.oldLocks.provider(provider);
     const locked = options.upgrade ? undefined : lock?.version;
@@ -280,12 +307,19 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       if (warned) events(warned);
       const chosen = selectVersion(provider, available.versions, constraints, undefined, flavor);
       version = chosen.version;
-      events({ type: 'provider_selected', provider, version, reason: chosen.reason, constraints: constraints.toString() });
+      events({
+        type: 'provider_selected',
+        provider,
+        version,
+        reason: chosen.reason,
+        constraints: constraints.toString(),
+      });
     }
     at.version = version;
     const allowed = allowedHashes(lock, version);
     const targetPath = packageDir(options.targetDir, provider, version, platform);
-    const cachePath = options.cacheDir === undefined ? undefined : packageDir(options.cacheDir, provider, version, platform);
+    const cachePath =
+      options.cacheDir === undefined ? undefined : packageDir(options.cacheDir, provider, version, platform);
     const installBase = options.cacheDir ?? options.targetDir;
     const installPath = cachePath ?? targetPath;
     // Both trees are checked before anything is read or written through them.
@@ -293,76 +327,103 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     if (options.cacheDir !== undefined) await tree.make(options.cacheDir, versionDirPath(provider, version));
 
     const linkIntoTarget = async (from: string): Promise<void> => {
-      await withDirMutex(packageMutexPath(options.targetDir, provider, version, platform), mutexOptions(provider), () => linkPackageDir(from, targetPath));
+      await withDirMutex(packageMutexPath(options.targetDir, provider, version, platform), mutexOptions(provider), () =>
+        linkPackageDir(from, targetPath),
+      );
     };
 
-    const done = (mode: InstalledPackage['mode'], executable: string, h1: Hash, auth: AuthLabel | undefined, keyId: string | undefined, lockEntry: InstalledProvider | undefined): ProviderResult => {
+    const done = (
+      mode: InstalledPackage['mode'],
+      executable: string,
+      h1: Hash,
+      auth: AuthLabel | undefined,
+      keyId: string | undefined,
+      lockEntry: InstalledProvider | undefined,
+    ): ProviderResult => {
       events({ type: 'install_complete', provider, version, platform, mode, auth, keyId, dir: targetPath });
       return { installed: { provider, version, platform, dir: targetPath, executable, mode, h1 }, lock: lockEntry };
     };
 
-    return withDirMutex(packageMutexPath(installBase, provider, version, platform), mutexOptions(provider), async () => {
-      at.phase = 'fetch';
-      // Step 2a: the target already holds a matching package (docs/reference.md §5.2 item 78.1).
-      if (allowed.length > 0) {
-        const t = await inspectPackageDir(targetPath);
-        const h1 = t.kind === 'dir' ? await hashDirOrUndefined(targetPath) : undefined;
-        if (h1 !== undefined && reuseInstalled(allowed, h1)) {
-          const executable = await findExecutable(targetPath, provider, version, platform);
-          return done('previously-installed', executable, h1, undefined, undefined, undefined);
-        }
-      }
-      // Step 2b: the cache holds an acceptable package (docs/reference.md §5.2 item 78.3).
-      if (cachePath !== undefined) {
-        const c = await inspectPackageDir(cachePath);
-        if (c.kind === 'dir') {
-          const h1 = await hashDirOrUndefined(cachePath);
-          if (h1 !== undefined && reuseCached(allowed, h1, options.cacheMayBreakLockFile === true)) {
-            at.phase = 'cache';
-            await findExecutable(cachePath, provider, version, platform);
-            await linkIntoTarget(cachePath);
+    return withDirMutex(
+      packageMutexPath(installBase, provider, version, platform),
+      mutexOptions(provider),
+      async () => {
+        at.phase = 'fetch';
+        // Step 2a: the target already holds a matching package (docs/reference.md §5.2 item 78.1).
+        if (allowed.length > 0) {
+          const t = await inspectPackageDir(targetPath);
+          const h1 = t.kind === 'dir' ? await hashDirOrUndefined(targetPath) : undefined;
+          if (h1 !== undefined && reuseInstalled(allowed, h1)) {
             const executable = await findExecutable(targetPath, provider, version, platform);
-            return done('cache', executable, h1, undefined, undefined, { provider, version, constraints, localHash: h1, signedHashes: [] });
+            return done('previously-installed', executable, h1, undefined, undefined, undefined);
           }
         }
-      }
+        // Step 2b: the cache holds an acceptable package (docs/reference.md §5.2 item 78.3).
+        if (cachePath !== undefined) {
+          const c = await inspectPackageDir(cachePath);
+          if (c.kind === 'dir') {
+            const h1 = await hashDirOrUndefined(cachePath);
+            if (h1 !== undefined && reuseCached(allowed, h1, options.cacheMayBreakLockFile === true)) {
+              at.phase = 'cache';
+              await findExecutable(cachePath, provider, version, platform);
+              await linkIntoTarget(cachePath);
+              const executable = await findExecutable(targetPath, provider, version, platform);
+              return done('cache', executable, h1, undefined, undefined, {
+                provider,
+                version,
+                constraints,
+                localHash: h1,
+                signedHashes: [],
+              });
+            }
+          }
+        }
 
-      // Step 3: fetch, verify, install (a locked version is looked up now: still the version query).
-      at.phase = 'query';
-      if (!queried) {
-        const available = await options.source.availableVersions(provider, options.signal);
-        const warned = queryWarningsEvent(provider, available.warnings);
-        if (warned) events(warned);
-        selectVersion(provider, available.versions, constraints, version, flavor);
-      }
-      at.phase = 'fetch';
-      const meta = await options.source.packageMeta(provider, version, platform, options.signal);
-      for (const w of meta.warnings) events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
-      events({ type: 'install_start', provider, version, platform, location: options.source.forDisplay(provider) });
-      at.started = true;
-      await removeStaleTemps(installPath);
-      const fetched = await network(() => fetchOne(meta));
-      try {
-        checkFetchedFor(fetched, provider, version, platform);
-        const h1 = await installFetched(meta, fetched, allowed, installPath);
-        // Item 78.5: the executable must be there (also checked before committing).
-        await findExecutable(installPath, provider, version, platform);
-        if (cachePath !== undefined) await linkIntoTarget(cachePath);
-        const executable = await findExecutable(targetPath, provider, version, platform);
-        // The lock file layer's one rule (lockfile/record.ts), as `providers lock` records.
-        const signedHashes = hashesToRecord({
-          flavor,
-          operation: 'init',
-          reportedTrusted: reportedHashesTrusted(provider, options.enforceSignatures ?? false),
-          hashes: fetched.hashes,
-        });
-        const keyId = fetched.kind === 'archive' ? fetched.keyId : undefined;
-        return done('installed', executable, h1, fetched.label, keyId, { provider, version, constraints, localHash: h1, signedHashes });
-      } finally {
-        // A downloaded archive is not kept (a local one is never copied).
-        if (fetched.kind === 'archive' && fetched.path.startsWith(work)) await rm(dirname(fetched.path), { recursive: true, force: true });
-      }
-    });
+        // Step 3: fetch, verify, install (a locked version is looked up now: still the version query).
+        at.phase = 'query';
+        if (!queried) {
+          const available = await options.source.availableVersions(provider, options.signal);
+          const warned = queryWarningsEvent(provider, available.warnings);
+          if (warned) events(warned);
+          selectVersion(provider, available.versions, constraints, version, flavor);
+        }
+        at.phase = 'fetch';
+        const meta = await options.source.packageMeta(provider, version, platform, options.signal);
+        for (const w of meta.warnings)
+          events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
+        events({ type: 'install_start', provider, version, platform, location: options.source.forDisplay(provider) });
+        at.started = true;
+        await removeStaleTemps(installPath);
+        const fetched = await network(() => fetchOne(meta));
+        try {
+          checkFetchedFor(fetched, provider, version, platform);
+          const h1 = await installFetched(meta, fetched, allowed, installPath);
+          // Item 78.5: the executable must be there (also checked before committing).
+          await findExecutable(installPath, provider, version, platform);
+          if (cachePath !== undefined) await linkIntoTarget(cachePath);
+          const executable = await findExecutable(targetPath, provider, version, platform);
+          // The lock file layer's one rule (lockfile/record.ts), as `providers lock` records.
+          const signedHashes = hashesToRecord({
+            flavor,
+            operation: 'init',
+            reportedTrusted: reportedHashesTrusted(provider, options.enforceSignatures ?? false),
+            hashes: fetched.hashes,
+          });
+          const keyId = fetched.kind === 'archive' ? fetched.keyId : undefined;
+          return done('installed', executable, h1, fetched.label, keyId, {
+            provider,
+            version,
+            constraints,
+            localHash: h1,
+            signedHashes,
+          });
+        } finally {
+          // A downloaded archive is not kept (a local one is never copied).
+          if (fetched.kind === 'archive' && fetched.path.startsWith(work))
+            await rm(dirname(fetched.path), { recursive: true, force: true });
+        }
+      },
+    );
   };
 
   const fetchOne = async (meta: PackageMeta): Promise<FetchedPackage> => {
@@ -383,7 +444,12 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
    * Checks a fetched package against the lock (docs/reference.md §3.4 items 48–49) and puts it at
    * `installPath`; returns the installed directory's `h1:`.
    */
-  const installFetched = async (meta: PackageMeta, fetched: FetchedPackage, allowed: readonly Hash[], installPath: string): Promise<Hash> => {
+  const installFetched = async (
+    meta: PackageMeta,
+    fetched: FetchedPackage,
+    allowed: readonly Hash[],
+    installPath: string,
+  ): Promise<Hash> => {
     const { provider, version } = meta;
     const where = `${provider.toString()} ${version.toString()} ${platform.toString()}`;
     if (fetched.kind === 'dir') {
@@ -405,15 +471,34 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     }
     // Hashed by fetchPackage from the bytes it fetched (it also used and filled the store).
     const zip = fetched.zipHashes;
-    const verdict = verifyPackage(allowed, { kind: 'archive', zh: fetched.zh, h1Zip: zip.h1Zip.ok ? zip.h1Zip.hash : null }, provider, version, flavor);
+    const verdict = verifyPackage(
+      allowed,
+      { kind: 'archive', zh: fetched.zh, h1Zip: zip.h1Zip.ok ? zip.h1Zip.hash : null },
+      provider,
+      version,
+      flavor,
+    );
     if (verdict.kind === 'mismatch') {
       // Item 27: the lock may hold this very package's extracted-form h1:, which the
       // reference cannot match against an archive whose zip form differs.
       const extracted = zip.h1.ok ? zip.h1.hash.text : undefined;
       const forms = extracted !== undefined && allowed.some((h) => h.text === extracted);
-      throw mismatch(verdict.message, meta, fetched.zh, allowed, forms ? formsHint(zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER')?.entries ?? []) : undefined);
+      throw mismatch(
+        verdict.message,
+        meta,
+        fetched.zh,
+        allowed,
+        forms ? formsHint(zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER')?.entries ?? []) : undefined,
+      );
     }
-    for (const w of zip.warnings) events({ type: 'warning', code: w.code, summary: `${where}: ${w.message}`, detail: w.entries.join(', '), provider });
+    for (const w of zip.warnings)
+      events({
+        type: 'warning',
+        code: w.code,
+        summary: `${where}: ${w.message}`,
+        detail: w.entries.join(', '),
+        provider,
+      });
     const expected = requireExtractable(zip, fetched.from);
     // An existing directory whose content already equals the archive is kept (tofu 1.12, docs/reference.md §5.3 item 82.3).
     const existing = await inspectPackageDir(installPath);
@@ -432,7 +517,13 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     return result.h1;
   };
 
-  const mismatch = (message: string, meta: PackageMeta, found: Hash, allowed: readonly Hash[], hint?: string): ProvkitError =>
+  const mismatch = (
+    message: string,
+    meta: PackageMeta,
+    found: Hash,
+    allowed: readonly Hash[],
+    hint?: string,
+  ): ProvkitError =>
     new ProvkitError(InstallErrorCode.LOCKFILE_CHECKSUM_MISMATCH, message, {
       ...(hint === undefined ? {} : { hint }),
       provider: meta.provider.toString(),
@@ -449,14 +540,25 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
   try {
     await Promise.all(
       options.requirements.map(async (req) => {
-        const at: { phase: InstallPhase; version: Version | undefined; started: boolean } = { phase: 'query', version: undefined, started: false };
+        const at: { phase: InstallPhase; version: Version | undefined; started: boolean } = {
+          phase: 'query',
+          version: undefined,
+          started: false,
+        };
         try {
           const r = await installOne(req, at);
           installed.push(r.installed);
           if (r.lock) entries.push(r.lock);
         } catch (err) {
-          if (at.started && at.version) events({ type: 'fetch_failed', provider: req.provider, version: at.version, platform });
-          failures.push({ provider: req.provider, platform, error: asProvkitError(err), phase: at.phase, version: at.version });
+          if (at.started && at.version)
+            events({ type: 'fetch_failed', provider: req.provider, version: at.version, platform });
+          failures.push({
+            provider: req.provider,
+            platform,
+            error: asProvkitError(err),
+            phase: at.phase,
+            version: at.version,
+          });
         }
       }),
     );
@@ -499,13 +601,23 @@ export function installFailureDiagnostics(failures: readonly InstallFailure[], f
     const err = f.error.message.trim();
     const v = f.version?.toString() ?? '';
     const { code } = f.error;
-    const diag = (summary: string, detail: string, hint = f.error.hint): Diagnostic => ({ severity: 'error', summary, detail, code, ...(hint === undefined ? {} : { hint }) });
+    const diag = (summary: string, detail: string, hint = f.error.hint): Diagnostic => ({
+      severity: 'error',
+      summary,
+      detail,
+      code,
+      ...(hint === undefined ? {} : { hint }),
+    });
     if (f.phase === 'query') {
       if (code === ErrorCode.PROVIDER_NOT_FOUND) {
         // The sources searched (the multi-source's hint, `searched:` and a `- SOURCE` line each) are the detail's list.
         const searched = /^searched:\n/.test(f.error.hint ?? '') ? (f.error.hint ?? '').split('\n').slice(1) : [];
         const sources = searched.map((x) => `  ${x}`).join('\n');
-        return diag('Failed to query available provider packages', `Could not retrieve the list of available versions for provider ${name}: ${err}\n\n${sources}`, searched.length > 0 ? undefined : f.error.hint);
+        return diag(
+          'Failed to query available provider packages',
+          `Could not retrieve the list of available versions for provider ${name}: ${err}\n\n${sources}`,
+          searched.length > 0 ? undefined : f.error.hint,
+        );
       }
       if (code === ErrorCode.REGISTRY_PROVIDER_UNKNOWN) {
         const issue =
@@ -523,7 +635,11 @@ export function installFailureDiagnostics(failures: readonly InstallFailure[], f
         `Could not retrieve the list of available versions for provider ${name}: ${err}\n\nTo see which modules are currently depending on ${name} and what versions are specified, run the following command:\n    ${command} providers`,
       );
     }
-    if (f.phase === 'cache') return diag('Failed to install provider from shared cache', `Error while importing ${name} v${v} from the shared cache directory: ${err}.`);
+    if (f.phase === 'cache')
+      return diag(
+        'Failed to install provider from shared cache',
+        `Error while importing ${name} v${v} from the shared cache directory: ${err}.`,
+      );
     if (f.error.code === ErrorCode.PLATFORM_NOT_SUPPORTED && f.platform) {
       return diag(
         'Incompatible provider version',

@@ -29,7 +29,15 @@ import { WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
 import type { Hash, HashPool, HashStore } from '../hashing/index.js';
 import type { HttpClient } from '../net/index.js';
-import { checkFetchedFor, expectedZh, fetchPackage, storedArchive, type FetchedPackage, type Source, type TrustedHash } from '../sources/index.js';
+import {
+  checkFetchedFor,
+  expectedZh,
+  fetchPackage,
+  storedArchive,
+  type FetchedPackage,
+  type Source,
+  type TrustedHash,
+} from '../sources/index.js';
 import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 
@@ -137,7 +145,12 @@ export class PackagePlan {
     return this.work;
   }
 
-  private async lockNew(provider: ProviderAddress, version: Version, platform: Platform, n: number): Promise<LockedPackage> {
+  private async lockNew(
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+    n: number,
+  ): Promise<LockedPackage> {
     const { options, events } = this;
     // A local archive's hashing is CPU work, not network work: it runs after
     // its metadata's network slot is released, so every local package of a
@@ -145,7 +158,8 @@ export class PackagePlan {
     // the cores (pool.ts `shareUpTo`; bench/PROFILE.md, issue 13).
     const got: FetchedPackage | (() => Promise<FetchedPackage>) = await this.network(async () => {
       const meta = await options.source.packageMeta(provider, version, platform, options.signal);
-      for (const w of meta.warnings) events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
+      for (const w of meta.warnings)
+        events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
       const zh = expectedZh(meta);
       // A hit means no download at all, so the plan consults the store itself
       // (and keeps what it hashes, below) instead of handing it to fetchPackage.
@@ -158,7 +172,8 @@ export class PackagePlan {
       // A local archive (a filesystem mirror) is hashed in place, where it
       // is: the plan keeps no copy of it (and never removes it, below).
       // Anything else is fetched into a directory of its own.
-      const dir = meta.location.kind === 'local-archive' ? undefined : await mkdtemp(join(await this.workDir(), `pkg-${n}-`));
+      const dir =
+        meta.location.kind === 'local-archive' ? undefined : await mkdtemp(join(await this.workDir(), `pkg-${n}-`));
       const fetch = async (): Promise<FetchedPackage> => {
         let got: FetchedPackage;
         try {
@@ -185,8 +200,23 @@ export class PackagePlan {
     checkFetchedFor(fetched, provider, version, platform);
     const stored = fetched.kind === 'archive' && fetched.stored === true;
     if (stored) this.fromStore += 1;
-    events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined, reused: false, stored });
-    const done = { kind: fetched.kind, hashes: fetched.hashes, label: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined, stored };
+    events({
+      type: 'fetch_complete',
+      provider,
+      version,
+      platform,
+      auth: fetched.label,
+      keyId: fetched.kind === 'archive' ? fetched.keyId : undefined,
+      reused: false,
+      stored,
+    });
+    const done = {
+      kind: fetched.kind,
+      hashes: fetched.hashes,
+      label: fetched.label,
+      keyId: fetched.kind === 'archive' ? fetched.keyId : undefined,
+      stored,
+    };
     if (fetched.kind === 'dir') return { ...done, h1: await options.pool.hashDir(fetched.path) };
     // The archive is not needed once hashed (a stored one is the store's own file).
     const temporary = !stored && this.work !== undefined && fetched.path.startsWith(await this.work);
@@ -194,7 +224,14 @@ export class PackagePlan {
       const zip = fetched.zipHashes;
       if (!stored) await options.hashStore?.put(zip, platform.toString());
       const h1 = requireExtractable(zip, fetched.from);
-      for (const w of zip.warnings) events({ type: 'warning', code: w.code, summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`, detail: w.entries.join(', '), provider });
+      for (const w of zip.warnings)
+        events({
+          type: 'warning',
+          code: w.code,
+          summary: `${provider.toString()} ${version.toString()} ${platform.toString()}: ${w.message}`,
+          detail: w.entries.join(', '),
+          provider,
+        });
       return { ...done, h1 };
     } finally {
       if (temporary) await rm(dirname(fetched.path), { recursive: true, force: true });

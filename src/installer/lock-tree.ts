@@ -108,8 +108,14 @@ function underRoot(root: string, diagnostics: readonly Diagnostic[]): Diagnostic
 }
 
 /** What differs between the old locks and the new ones, one phrase each (sorted by provider). */
-export function describeLockChanges(old: Locks, next: Locks, oldBytes: Buffer | undefined, added: ReadonlyMap<string, readonly Platform[]>): string[] {
-  if (oldBytes === undefined) return [`no ${LOCK_FILE_NAME} yet: a new one with ${next.size} provider${next.size === 1 ? '' : 's'}`];
+export function describeLockChanges(
+  old: Locks,
+  next: Locks,
+  oldBytes: Buffer | undefined,
+  added: ReadonlyMap<string, readonly Platform[]>,
+): string[] {
+  if (oldBytes === undefined)
+    return [`no ${LOCK_FILE_NAME} yet: a new one with ${next.size} provider${next.size === 1 ? '' : 's'}`];
   const out: string[] = [];
   for (const l of next.all()) {
     const was = old.provider(l.provider);
@@ -118,9 +124,12 @@ export function describeLockChanges(old: Locks, next: Locks, oldBytes: Buffer | 
       out.push(`${name}: new, version ${l.version.toString()}`);
       continue;
     }
-    if (!was.version.equals(l.version)) out.push(`${name}: version ${was.version.toString()} → ${l.version.toString()}`);
+    if (!was.version.equals(l.version))
+      out.push(`${name}: version ${was.version.toString()} → ${l.version.toString()}`);
     if (was.constraints.toString() !== l.constraints.toString()) {
-      out.push(`${name}: constraints ${JSON.stringify(was.constraints.toString())} → ${JSON.stringify(l.constraints.toString())}`);
+      out.push(
+        `${name}: constraints ${JSON.stringify(was.constraints.toString())} → ${JSON.stringify(l.constraints.toString())}`,
+      );
     }
     const had = new Set(was.hashes.map((h) => h.text));
     const more = l.hashes.filter((h) => !had.has(h.text)).length;
@@ -128,10 +137,15 @@ export function describeLockChanges(old: Locks, next: Locks, oldBytes: Buffer | 
       const platforms = added.get(l.provider.toComparisonString()) ?? [];
       // Sorted: the events that fill `added` arrive in whatever order packages finish.
       const named = [...new Set(platforms.map(String))].sort();
-      out.push(`${name}: ${more} hash${more === 1 ? '' : 'es'} added${named.length > 0 ? ` (${named.join(', ')})` : ''}`);
+      out.push(
+        `${name}: ${more} hash${more === 1 ? '' : 'es'} added${named.length > 0 ? ` (${named.join(', ')})` : ''}`,
+      );
     }
   }
-  if (out.length === 0) out.push(`${LOCK_FILE_NAME} differs in form only (same selections and hashes): it is rewritten as the reference writes it`);
+  if (out.length === 0)
+    out.push(
+      `${LOCK_FILE_NAME} differs in form only (same selections and hashes): it is rewritten as the reference writes it`,
+    );
   return out;
 }
 
@@ -167,13 +181,26 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
     for (const r of requirements) providers.add(r.provider.toComparisonString());
 
     const lockPath = join(dir, LOCK_FILE_NAME);
-    const old = await loadLockFile(lockPath, options.flavor, root === '.' ? LOCK_FILE_NAME : posix.join(root, LOCK_FILE_NAME));
+    const old = await loadLockFile(
+      lockPath,
+      options.flavor,
+      root === '.' ? LOCK_FILE_NAME : posix.join(root, LOCK_FILE_NAME),
+    );
     diagnostics.push(...old.diagnostics);
-    const policy = options.platformFlags.length > 0 ? { diagnostics: [] } : await findPolicy(dir, options.baseDir, { cache: policies });
+    const policy =
+      options.platformFlags.length > 0
+        ? { diagnostics: [] }
+        : await findPolicy(dir, options.baseDir, { cache: policies });
     diagnostics.push(...policy.diagnostics);
-    if (diagnostics.some((d) => d.severity === 'error')) return { ...base, providers: requirements.length, status: 'failed', diagnostics };
+    if (diagnostics.some((d) => d.severity === 'error'))
+      return { ...base, providers: requirements.length, status: 'failed', diagnostics };
 
-    const platforms = await choosePlatforms({ flags: options.platformFlags, policy: policy.policy, locks: old.locks, inference });
+    const platforms = await choosePlatforms({
+      flags: options.platformFlags,
+      policy: policy.policy,
+      locks: old.locks,
+      inference,
+    });
     const events = (e: InstallerEvent): void => options.events(root, e);
     events({ type: 'platforms_chosen', ...platforms });
     const added = new Map<string, Platform[]>();
@@ -199,27 +226,47 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
     });
     const done = { ...base, providers: requirements.length, platforms, diagnostics };
     if (outcome.failures.length > 0) return { ...done, status: 'failed', failures: outcome.failures };
-    if (options.signal?.aborted === true) return { ...done, status: 'failed', error: new ProvkitError(ErrorCode.ABORTED, 'interrupted') };
+    if (options.signal?.aborted === true)
+      return { ...done, status: 'failed', error: new ProvkitError(ErrorCode.ABORTED, 'interrupted') };
     let oldBytes: Buffer | undefined;
     try {
       oldBytes = await readLockBytes(lockPath);
     } catch (err) {
-      return { ...done, status: 'failed', error: new ProvkitError(ErrorCode.IO, `${lockPath}: ${err instanceof Error ? err.message : String(err)}`, { file: lockPath, cause: err }) };
+      return {
+        ...done,
+        status: 'failed',
+        error: new ProvkitError(ErrorCode.IO, `${lockPath}: ${err instanceof Error ? err.message : String(err)}`, {
+          file: lockPath,
+          cause: err,
+        }),
+      };
     }
     // Whether and what to write: the one decision of a single lock too (lockfile/write-decision.ts).
     const decision = providersLockWrite(old.locks, outcome.locks, oldBytes, options.flavor);
     if (options.check) {
       // As a single `lock -check`: up to date when a run would leave the file as it is.
       const same = decision.file === 'unchanged';
-      return { ...done, status: same ? 'unchanged' : 'would-change', changes: same ? [] : describeLockChanges(old.locks, outcome.locks, oldBytes, added) };
+      return {
+        ...done,
+        status: same ? 'unchanged' : 'would-change',
+        changes: same ? [] : describeLockChanges(old.locks, outcome.locks, oldBytes, added),
+      };
     }
     try {
       // Rewritten even when unchanged, atomically (docs/reference.md §3.3 item 43), except the other flavor's writing of these very locks.
       if (decision.write) await saveLockFile(lockPath, outcome.locks, options.flavor);
     } catch (err) {
-      return { ...done, status: 'failed', error: err instanceof ProvkitError ? err : new ProvkitError(ErrorCode.IO, String(err), { cause: err }) };
+      return {
+        ...done,
+        status: 'failed',
+        error: err instanceof ProvkitError ? err : new ProvkitError(ErrorCode.IO, String(err), { cause: err }),
+      };
     }
-    return { ...done, status: decision.file, changes: decision.file === 'unchanged' ? [] : describeLockChanges(old.locks, outcome.locks, oldBytes, added) };
+    return {
+      ...done,
+      status: decision.file,
+      changes: decision.file === 'unchanged' ? [] : describeLockChanges(old.locks, outcome.locks, oldBytes, added),
+    };
   };
 
   // Reported in the order of `roots`: finished roots wait for the ones before them.

@@ -28,7 +28,14 @@ import {
 } from '../addresses/index.js';
 import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import type { Hash, HashPool, HashStore } from '../hashing/index.js';
-import { hashesToRecord, type Locks, mergeProvidersLock, newProviderLock, type PlatformLockResult, reportedHashesTrusted } from '../lockfile/index.js';
+import {
+  hashesToRecord,
+  type Locks,
+  mergeProvidersLock,
+  newProviderLock,
+  type PlatformLockResult,
+  reportedHashesTrusted,
+} from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
 import type { Source, TrustedHash } from '../sources/index.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
@@ -128,19 +135,27 @@ export function selectVersion(
       );
     }
     if (!available.some((v) => v.equals(locked))) {
-      throw new ProvkitError(ErrorCode.NOT_FOUND, `the previously-selected version ${locked.toString()} is no longer available`, {
-        provider: provider.toString(),
-        version: locked.toString(),
-      });
+      throw new ProvkitError(
+        ErrorCode.NOT_FOUND,
+        `the previously-selected version ${locked.toString()} is no longer available`,
+        {
+          provider: provider.toString(),
+          version: locked.toString(),
+        },
+      );
     }
     return { version: locked, reason: 'lock' };
   }
   let best: Version | undefined;
   for (const v of available) if (constraints.matches(v) && (!best || v.greaterThan(best))) best = v;
   if (!best) {
-    throw new ProvkitError(ErrorCode.NOT_FOUND, `no available releases match the given constraints ${constraints.toString()}`, {
-      provider: provider.toString(),
-    });
+    throw new ProvkitError(
+      ErrorCode.NOT_FOUND,
+      `no available releases match the given constraints ${constraints.toString()}`,
+      {
+        provider: provider.toString(),
+      },
+    );
   }
   return { version: best, reason: constraints.isEmpty ? 'unconstrained' : 'constraints' };
 }
@@ -149,8 +164,18 @@ export function selectVersion(
  * The hashes of one fetched package that `providers lock` records beside its
  * `h1:`: the lock file layer's one rule (lockfile/record.ts).
  */
-function recordedHashes(provider: ProviderAddress, hashes: readonly TrustedHash[], flavor: Flavor, enforceSignatures: boolean): Hash[] {
-  return hashesToRecord({ flavor, operation: 'providers-lock', reportedTrusted: reportedHashesTrusted(provider, enforceSignatures), hashes });
+function recordedHashes(
+  provider: ProviderAddress,
+  hashes: readonly TrustedHash[],
+  flavor: Flavor,
+  enforceSignatures: boolean,
+): Hash[] {
+  return hashesToRecord({
+    flavor,
+    operation: 'providers-lock',
+    reportedTrusted: reportedHashesTrusted(provider, enforceSignatures),
+    hashes,
+  });
 }
 
 export async function runLock(options: LockOptions): Promise<LockOutcome> {
@@ -178,10 +203,17 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     let version: Version;
     try {
       const available = await options.source.availableVersions(provider, options.signal);
-      for (const w of available.warnings) events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
+      for (const w of available.warnings)
+        events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
       const chosen = selectVersion(provider, available.versions, req.constraints, prior?.version, options.flavor);
       version = chosen.version;
-      events({ type: 'provider_selected', provider, version, reason: chosen.reason, constraints: req.constraints.toString() });
+      events({
+        type: 'provider_selected',
+        provider,
+        version,
+        reason: chosen.reason,
+        constraints: req.constraints.toString(),
+      });
     } catch (err) {
       failures.push({ provider, error: asProvkitError(err) });
       return;
@@ -217,16 +249,25 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
           if (!options.platforms.some((q) => q.equals(platform))) {
             const meta = await options.source.packageMeta(provider, version, platform, options.signal);
             const trusted = meta.reportedHashes.filter(
-              (h) => h.hash.scheme === 'h1:' && h.platform?.equals(platform) === true && recordedHashes(provider, [h], options.flavor, options.enforceSignatures ?? false).length > 0,
+              (h) =>
+                h.hash.scheme === 'h1:' &&
+                h.platform?.equals(platform) === true &&
+                recordedHashes(provider, [h], options.flavor, options.enforceSignatures ?? false).length > 0,
             );
             if (trusted.length > 0) {
-              record(platform, recordedHashes(provider, meta.reportedHashes, options.flavor, options.enforceSignatures ?? false));
+              record(
+                platform,
+                recordedHashes(provider, meta.reportedHashes, options.flavor, options.enforceSignatures ?? false),
+              );
               return;
             }
           }
           // Fetched and hashed once per plan (lock-plan.ts).
           const pkg = await plan.lock(provider, version, platform);
-          record(platform, [pkg.h1, ...recordedHashes(provider, pkg.hashes, options.flavor, options.enforceSignatures ?? false)]);
+          record(platform, [
+            pkg.h1,
+            ...recordedHashes(provider, pkg.hashes, options.flavor, options.enforceSignatures ?? false),
+          ]);
         } catch (err) {
           failures.push({ provider, platform, error: asProvkitError(err) });
         }
@@ -247,12 +288,16 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     return i >= 0 ? i : options.platforms.length;
   };
   changes.sort(
-    (a, b) => order(a.provider) - order(b.provider) || rank(a.platform) - rank(b.platform) || Platform.compare(a.platform, b.platform),
+    (a, b) =>
+      order(a.provider) - order(b.provider) ||
+      rank(a.platform) - rank(b.platform) ||
+      Platform.compare(a.platform, b.platform),
   );
   // "Now tracked in the lock file" is only true when the lock will be written:
   // after a failure or an interrupt it is not, and the reference prints none
   // of these lines.
-  if (failures.length === 0 && options.signal?.aborted !== true) for (const c of changes) events({ type: 'hashes_obtained', ...c });
+  if (failures.length === 0 && options.signal?.aborted !== true)
+    for (const c of changes) events({ type: 'hashes_obtained', ...c });
   // Results in a fixed order, so the merge's "last platform wins" is deterministic.
   results.sort((a, b) => order(a.provider) - order(b.provider));
   const locks = mergeProvidersLock(options.oldLocks, results);
@@ -268,7 +313,12 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
  * for the platform (in provider order). `location` names the root module
  * (`lock -recursive`).
  */
-export function lockFailureDiagnostics(failures: readonly ProviderFailure[], platforms: readonly Platform[], flavor: Flavor, location?: string): Diagnostic[] {
+export function lockFailureDiagnostics(
+  failures: readonly ProviderFailure[],
+  platforms: readonly Platform[],
+  flavor: Flavor,
+  location?: string,
+): Diagnostic[] {
   const product = flavor === 'terraform' ? 'Terraform' : 'OpenTofu';
   const byPlatform = new Map<string, string[]>();
   const codes = new Map<string, ErrorCode>();

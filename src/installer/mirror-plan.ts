@@ -47,7 +47,12 @@ export function mirrorNeedsVersions(req: Requirement, locks: Locks): boolean {
  * `available` is what the source reported (or the error it gave); undefined
  * when it was not asked ({@link mirrorNeedsVersions}).
  */
-export function chooseMirrorVersion(req: Requirement, locks: Locks, available: AvailableVersions | ProvkitError | undefined, flavor: Flavor): MirrorSelection {
+export function chooseMirrorVersion(
+  req: Requirement,
+  locks: Locks,
+  available: AvailableVersions | ProvkitError | undefined,
+  flavor: Flavor,
+): MirrorSelection {
   const { provider } = req;
   const locked = locks.size > 0 ? locks.provider(provider) : undefined;
   if (locks.size > 0 && !locked) {
@@ -56,16 +61,28 @@ export function chooseMirrorVersion(req: Requirement, locks: Locks, available: A
       failure: {
         provider,
         summary: 'Provider not found in lockfile',
-        error: new ProvkitError(ErrorCode.NOT_FOUND, `Failed to find ${provider.toString()} in the lock file`, { provider: provider.toString() }),
+        error: new ProvkitError(ErrorCode.NOT_FOUND, `Failed to find ${provider.toString()} in the lock file`, {
+          provider: provider.toString(),
+        }),
       },
     };
   }
-  const notAvailable = (error: ProvkitError): MirrorSelection => ({ kind: 'failed', failure: { provider, summary: 'Provider not available', error } });
-  if (available === undefined) return notAvailable(new ProvkitError(ErrorCode.INTERNAL, `internal: the versions of ${provider.toString()} were not asked for`));
+  const notAvailable = (error: ProvkitError): MirrorSelection => ({
+    kind: 'failed',
+    failure: { provider, summary: 'Provider not available', error },
+  });
+  if (available === undefined)
+    return notAvailable(
+      new ProvkitError(ErrorCode.INTERNAL, `internal: the versions of ${provider.toString()} were not asked for`),
+    );
   if (available instanceof ProvkitError) return notAvailable(available);
   try {
     const version = selectVersion(provider, available.versions, req.constraints, locked?.version, flavor).version;
-    return { kind: 'selected', version, reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints' };
+    return {
+      kind: 'selected',
+      version,
+      reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints',
+    };
   } catch (err) {
     if (err instanceof ProvkitError) return notAvailable(err);
     throw err;
@@ -93,7 +110,12 @@ export interface MirrorStep {
 }
 
 /** The steps of one selected version: one per platform, in the order given. `present`: the archive paths the target holds. */
-export function planMirrorPackages(provider: ProviderAddress, version: Version, platforms: readonly Platform[], present: ReadonlySet<string>): MirrorStep[] {
+export function planMirrorPackages(
+  provider: ProviderAddress,
+  version: Version,
+  platforms: readonly Platform[],
+  present: ReadonlySet<string>,
+): MirrorStep[] {
   return platforms.map((platform) => {
     const rel = mirrorArchivePath(provider, version, platform);
     return { provider, version, platform, rel, action: present.has(rel) ? 'verify-existing' : 'fetch' };
@@ -123,8 +145,16 @@ export interface MirrorProviderPlan {
 /** The whole plan, per requirement in order (the run carries the providers out concurrently). */
 export function planMirror(input: MirrorPlanInput): MirrorProviderPlan[] {
   return input.requirements.map((req) => {
-    const selection = chooseMirrorVersion(req, input.locks, input.versions.get(req.provider.toComparisonString()), input.flavor);
-    const steps = selection.kind === 'selected' ? planMirrorPackages(req.provider, selection.version, input.platforms, input.present) : [];
+    const selection = chooseMirrorVersion(
+      req,
+      input.locks,
+      input.versions.get(req.provider.toComparisonString()),
+      input.flavor,
+    );
+    const steps =
+      selection.kind === 'selected'
+        ? planMirrorPackages(req.provider, selection.version, input.platforms, input.present)
+        : [];
     return { provider: req.provider, selection, steps };
   });
 }

@@ -44,7 +44,12 @@ export async function runUnpackedMirror(options: UnpackedMirrorOptions): Promise
   // they are collected here and the unpacked ones are reported instead.
   const packedEvents = (e: InstallerEvent): void => {
     if (e.type === 'mirror_package') {
-      selected.push({ provider: e.provider, version: e.version, platform: e.platform, zip: join(options.packedDir, e.path) });
+      selected.push({
+        provider: e.provider,
+        version: e.version,
+        platform: e.platform,
+        zip: join(options.packedDir, e.path),
+      });
       return;
     }
     if (e.type === 'mirror_index') return;
@@ -73,13 +78,31 @@ export async function runUnpackedMirror(options: UnpackedMirrorOptions): Promise
         const present = isDir ? await hashPackageDir(dir).catch(() => undefined) : undefined;
         if (present && zip.h1.ok && present.text === zip.h1.hash.text) {
           reused += 1;
-          events({ type: 'mirror_package', provider: s.provider, version: s.version, platform: s.platform, path: rel, action: 'kept' });
+          events({
+            type: 'mirror_package',
+            provider: s.provider,
+            version: s.version,
+            platform: s.platform,
+            path: rel,
+            action: 'kept',
+          });
           continue;
         }
         // eslint-disable-next-line no-await-in-loop
-        await extractPackage(s.zip, dir, { existing: 'replace', fileModeMask: 0o755, ...(options.signal ? { signal: options.signal } : {}) });
+        await extractPackage(s.zip, dir, {
+          existing: 'replace',
+          fileModeMask: 0o755,
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
         written += 1;
-        events({ type: 'mirror_package', provider: s.provider, version: s.version, platform: s.platform, path: rel, action: 'written' });
+        events({
+          type: 'mirror_package',
+          provider: s.provider,
+          version: s.version,
+          platform: s.platform,
+          path: rel,
+          action: 'written',
+        });
       } catch (err) {
         if (err instanceof ProvkitError && err.code === ErrorCode.ABORTED) throw err;
         const error = asProvkitError(err);

@@ -63,9 +63,23 @@ import { compareBytewise } from '../go/index.js';
 import { normalizeHashes, zhOfFile, type ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, providerDirPath } from '../layout/index.js';
-import { authenticateArchive, checkFetchedFor, fetchPackage, type FetchedPackage, type PackageMeta, type TrustedHash } from '../sources/index.js';
+import {
+  authenticateArchive,
+  checkFetchedFor,
+  fetchPackage,
+  type FetchedPackage,
+  type PackageMeta,
+  type TrustedHash,
+} from '../sources/index.js';
 import { requireMirrorable } from './archive-check.js';
-import { chooseMirrorVersion, mirrorArchivePath, type MirrorFailure, mirrorNeedsVersions, type MirrorStep, planMirrorPackages } from './mirror-plan.js';
+import {
+  chooseMirrorVersion,
+  mirrorArchivePath,
+  type MirrorFailure,
+  mirrorNeedsVersions,
+  type MirrorStep,
+  planMirrorPackages,
+} from './mirror-plan.js';
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement } from './lock.js';
 
@@ -98,11 +112,20 @@ export async function selectMirrorVersion(
   req: Requirement,
   events: EventSink,
 ): Promise<{ readonly version: Version } | { readonly failure: MirrorFailure }> {
-  const available = mirrorNeedsVersions(req, options.locks) ? await options.source.availableVersions(req.provider, options.signal).catch((err: unknown) => asProvkitError(err)) : undefined;
+  const available = mirrorNeedsVersions(req, options.locks)
+    ? await options.source.availableVersions(req.provider, options.signal).catch((err: unknown) => asProvkitError(err))
+    : undefined;
   const selection = chooseMirrorVersion(req, options.locks, available, options.flavor);
   if (selection.kind === 'failed') return { failure: selection.failure };
   const { version, reason } = selection;
-  events({ type: 'provider_selected', provider: req.provider, version, reason, constraints: req.constraints.toString(), announce: true });
+  events({
+    type: 'provider_selected',
+    provider: req.provider,
+    version,
+    reason,
+    constraints: req.constraints.toString(),
+    announce: true,
+  });
   return { version };
 }
 
@@ -138,7 +161,8 @@ async function fingerprint(path: string): Promise<Fingerprint> {
   return { size: Number(st.size), mtimeNs: st.mtimeNs.toString(), ctimeNs: st.ctimeNs.toString(), ino: Number(st.ino) };
 }
 
-const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean => a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
+const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean =>
+  a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
 
 /**
  * Mirrors (see the module comment).
@@ -159,7 +183,10 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
     // Inside the try: taking the mutex creates the target, and an interrupt
     // while waiting for it must remove it again like any other.
     if (options.targetMutex !== false) {
-      mutex = await acquireDirMutex(join(options.targetDir, MIRROR_MUTEX_FILE), { ...options.targetMutex, ...(options.signal ? { signal: options.signal } : {}) });
+      mutex = await acquireDirMutex(join(options.targetDir, MIRROR_MUTEX_FILE), {
+        ...options.targetMutex,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     }
     // Under the mutex, any staging directory is a killed run's leftover.
     await removeTempsIn(options.targetDir, MIRROR_STAGING_PREFIX);
@@ -237,7 +264,13 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     try {
       meta = await options.source.packageMeta(provider, version, platform, options.signal);
     } catch (err) {
-      failures.push({ provider, version, platform, summary: 'Provider release not available', error: asProvkitError(err) });
+      failures.push({
+        provider,
+        version,
+        platform,
+        summary: 'Provider release not available',
+        error: asProvkitError(err),
+      });
       return;
     }
     // Incremental: an archive already there that authenticates is kept.
@@ -246,7 +279,15 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       if (kept) {
         thisRun.set(rel, kept);
         packages.push({ provider, version, platform, rel, action: 'kept' });
-        events({ type: 'fetch_complete', provider, version, platform, auth: 'verified checksum', keyId: undefined, reused: true });
+        events({
+          type: 'fetch_complete',
+          provider,
+          version,
+          platform,
+          auth: 'verified checksum',
+          keyId: undefined,
+          reused: true,
+        });
         return;
       }
     }
@@ -266,14 +307,24 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       );
       if (fetched.kind !== 'archive') {
         // An unpacked source directory: the packed layout needs a zip.
-        throw new ProvkitError(ErrorCode.USAGE, `${provider.toString()} ${version.toString()} for ${platform.toString()} is an unpacked directory in the source; a packed mirror needs its zip`, {
-          provider: provider.toString(),
-        });
+        throw new ProvkitError(
+          ErrorCode.USAGE,
+          `${provider.toString()} ${version.toString()} for ${platform.toString()} is an unpacked directory in the source; a packed mirror needs its zip`,
+          {
+            provider: provider.toString(),
+          },
+        );
       }
       checkFetchedFor(fetched, provider, version, platform);
     } catch (err) {
       events({ type: 'fetch_failed', provider, version, platform });
-      failures.push({ provider, version, platform, summary: 'Cannot download provider release', error: asProvkitError(err) });
+      failures.push({
+        provider,
+        version,
+        platform,
+        summary: 'Cannot download provider release',
+        error: asProvkitError(err),
+      });
       return;
     }
     staged.set(rel, stagedDest);
@@ -284,7 +335,15 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       thisRun.set(rel, fetched.hashes);
       states.set(rel, stateOf(z));
       packages.push({ provider, version, platform, rel, action: 'written' });
-      events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.keyId, reused: false });
+      events({
+        type: 'fetch_complete',
+        provider,
+        version,
+        platform,
+        auth: fetched.label,
+        keyId: fetched.keyId,
+        reused: false,
+      });
     } catch (err) {
       events({ type: 'fetch_failed', provider, version, platform });
       failures.push({ provider, version, platform, summary: 'Invalid provider package', error: asProvkitError(err) });
@@ -298,12 +357,21 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
    * a usable package is not kept: it is fetched again, and refused then,
    * named by its source.
    */
-  const verifyExisting = async (meta: PackageMeta, dest: string, rel: string): Promise<readonly TrustedHash[] | undefined> => {
+  const verifyExisting = async (
+    meta: PackageMeta,
+    dest: string,
+    rel: string,
+  ): Promise<readonly TrustedHash[] | undefined> => {
     const state = await archiveState(rel);
     if (state.h1 === null || state.h1Zip === null) return undefined;
     if (meta.authentication) {
       const size = (await stat(dest)).size;
-      const verified = await authenticateArchive(meta, dest, { zh: { scheme: 'zh:', value: state.zh.slice(3), text: state.zh }, size }, (p) => options.pool.hashZip(p));
+      const verified = await authenticateArchive(
+        meta,
+        dest,
+        { zh: { scheme: 'zh:', value: state.zh.slice(3), text: state.zh }, size },
+        (p) => options.pool.hashZip(p),
+      );
       return [...meta.reportedHashes, ...verified.hashes];
     }
     // No authentication data (a filesystem-mirror source): compare with the
@@ -325,15 +393,28 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       }
       const { version } = selected;
       const rels = options.platforms.map((platform) => mirrorArchivePath(req.provider, version, platform));
-      const present = await Promise.all(rels.map(async (rel) => ((await stat(join(options.targetDir, rel)).catch(() => undefined))?.isFile() === true ? rel : undefined)));
-      const steps = planMirrorPackages(req.provider, version, options.platforms, new Set(present.filter((rel) => rel !== undefined)));
+      const present = await Promise.all(
+        rels.map(async (rel) =>
+          (await stat(join(options.targetDir, rel)).catch(() => undefined))?.isFile() === true ? rel : undefined,
+        ),
+      );
+      const steps = planMirrorPackages(
+        req.provider,
+        version,
+        options.platforms,
+        new Set(present.filter((rel) => rel !== undefined)),
+      );
       await Promise.all(steps.map(mirrorPackage));
     }),
   );
 
   // All or nothing: a failure or an abort leaves the target as it was.
   const aborted = (): ProvkitError =>
-    new ProvkitError(ErrorCode.ABORTED, `mirroring into ${options.targetDir} was interrupted; the target is unchanged`, { file: options.targetDir, cause: options.signal?.reason });
+    new ProvkitError(
+      ErrorCode.ABORTED,
+      `mirroring into ${options.targetDir} was interrupted; the target is unchanged`,
+      { file: options.targetDir, cause: options.signal?.reason },
+    );
   if (options.signal?.aborted) throw aborted();
   if (failures.length > 0) return { failures, written: 0, reused: 0 };
 
@@ -372,7 +453,15 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
 
   // Only now is there anything to report about the target.
   packages.sort((a, b) => compareBytewise(a.rel, b.rel));
-  for (const p of packages) events({ type: 'mirror_package', provider: p.provider, version: p.version, platform: p.platform, path: p.rel, action: p.action });
+  for (const p of packages)
+    events({
+      type: 'mirror_package',
+      provider: p.provider,
+      version: p.version,
+      platform: p.platform,
+      path: p.rel,
+      action: p.action,
+    });
   for (const w of writes) events({ type: 'mirror_index', provider: w.provider, path: w.rel });
 
   // The fingerprint cache only saves re-hashing: failing to keep it costs nothing else.
@@ -397,9 +486,14 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
    * `archives` whose bytes differ from the target's (Go
    * `json.MarshalIndent`, docs/reference.md §6.2 item 94), sorted by path.
    */
-  async function indexDocuments(list: readonly IndexArchive[]): Promise<Array<{ rel: string; provider: ProviderAddress; bytes: Buffer }>> {
+  async function indexDocuments(
+    list: readonly IndexArchive[],
+  ): Promise<Array<{ rel: string; provider: ProviderAddress; bytes: Buffer }>> {
     const cpu = pLimit(4);
-    const byProvider = new Map<string, { provider: ProviderAddress; byVersion: Map<string, { version: Version; archives: IndexArchive[] }> }>();
+    const byProvider = new Map<
+      string,
+      { provider: ProviderAddress; byVersion: Map<string, { version: Version; archives: IndexArchive[] }> }
+    >();
     for (const f of list) {
       const key = f.provider.toComparisonString();
       let entry = byProvider.get(key);
@@ -415,12 +509,26 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
         await Promise.all(
           [...byVersion.values()].map(async ({ version, archives: of }) => {
             const entries = await Promise.all(
-              of.map((a) => cpu(async () => ({ platform: a.platform, hashes: await indexHashes(a), url: a.rel.slice(dir.length + 1) }))),
+              of.map((a) =>
+                cpu(async () => ({
+                  platform: a.platform,
+                  hashes: await indexHashes(a),
+                  url: a.rel.slice(dir.length + 1),
+                })),
+              ),
             );
-            docs.push({ rel: `${dir}/${version.toString()}.json`, provider, bytes: Buffer.from(mirrorVersionJSON(entries)) });
+            docs.push({
+              rel: `${dir}/${version.toString()}.json`,
+              provider,
+              bytes: Buffer.from(mirrorVersionJSON(entries)),
+            });
           }),
         );
-        docs.push({ rel: `${dir}/index.json`, provider, bytes: Buffer.from(mirrorIndexJSON([...byVersion.values()].map((v) => v.version))) });
+        docs.push({
+          rel: `${dir}/index.json`,
+          provider,
+          bytes: Buffer.from(mirrorIndexJSON([...byVersion.values()].map((v) => v.version))),
+        });
       }),
     );
     const changed = await Promise.all(
@@ -439,14 +547,20 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       throw new IndexFailure(a, asProvkitError(err));
     });
     if (options.hashes === 'all') {
-      return normalizeHashes([state.zh, state.h1, state.h1Zip].flatMap((t) => (t ? [{ scheme: t.slice(0, 3), value: t.slice(3), text: t }] : []))).map((h) => h.text);
+      return normalizeHashes(
+        [state.zh, state.h1, state.h1Zip].flatMap((t) =>
+          t ? [{ scheme: t.slice(0, 3), value: t.slice(3), text: t }] : [],
+        ),
+      ).map((h) => h.text);
     }
     if (options.flavor === 'tofu') {
       const run = thisRun.get(rel);
       if (run) {
         const picked = run.filter(
           (h) =>
-            (h.trust.kind === 'verified-locally' || h.trust.kind === 'reported-by-registry' || h.trust.kind === 'reported-by-mirror') &&
+            (h.trust.kind === 'verified-locally' ||
+              h.trust.kind === 'reported-by-registry' ||
+              h.trust.kind === 'reported-by-mirror') &&
             h.platform !== undefined &&
             h.platform.equals(platform),
         );
@@ -460,7 +574,9 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
         z instanceof Error
           ? asProvkitError(z)
           : (z as ZipPackageHashes).h1Zip.ok
-            ? new ProvkitError(ErrorCode.IO, `${join(options.targetDir, rel)}: changed while it was indexed`, { file: join(options.targetDir, rel) })
+            ? new ProvkitError(ErrorCode.IO, `${join(options.targetDir, rel)}: changed while it was indexed`, {
+                file: join(options.targetDir, rel),
+              })
             : ((z as ZipPackageHashes).h1Zip as { error: ProvkitError }).error;
       throw new IndexFailure(a, error);
     }
@@ -473,11 +589,21 @@ class IndexFailure extends Error {
   readonly failure: MirrorFailure;
   constructor(a: IndexArchive, error: ProvkitError) {
     super(error.message);
-    this.failure = { provider: a.provider, version: a.version, platform: a.platform, summary: 'Failed to update indexes', error };
+    this.failure = {
+      provider: a.provider,
+      version: a.version,
+      platform: a.platform,
+      summary: 'Failed to update indexes',
+      error,
+    };
   }
 }
 
-const stateOf = (z: ZipPackageHashes): ArchiveState => ({ zh: z.zh.text, h1: z.h1.ok ? z.h1.hash.text : null, h1Zip: z.h1Zip.ok ? z.h1Zip.hash.text : null });
+const stateOf = (z: ZipPackageHashes): ArchiveState => ({
+  zh: z.zh.text,
+  h1: z.h1.ok ? z.h1.hash.text : null,
+  h1Zip: z.h1Zip.ok ? z.h1Zip.hash.text : null,
+});
 
 /**
  * Moves `rels` from `staging` into `target`, each by one rename (a file
@@ -516,7 +642,11 @@ async function commitRenames(target: string, staging: string, rels: readonly str
     for (const dir of madeDirs.reverse()) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     // Named by the file of the target (the staging paths are gone).
     const file = join(target, current);
-    throw new ProvkitError(ErrorCode.IO, `cannot put ${file} in place: ${systemErrorCode(err) ?? (err instanceof Error ? err.message : String(err))}; the mirror is unchanged`, { file, cause: err });
+    throw new ProvkitError(
+      ErrorCode.IO,
+      `cannot put ${file} in place: ${systemErrorCode(err) ?? (err instanceof Error ? err.message : String(err))}; the mirror is unchanged`,
+      { file, cause: err },
+    );
   }
   /* eslint-enable no-await-in-loop */
 }
@@ -545,13 +675,16 @@ async function removeEmptyDirs(dir: string, top: string): Promise<void> {
   }
 }
 
-
 /** Packed archives in a mirror directory (`SearchLocalDirectory`, packed only). */
-async function scanPacked(base: string): Promise<Array<{ provider: ProviderAddress; version: Version; platform: Platform; rel: string }>> {
+async function scanPacked(
+  base: string,
+): Promise<Array<{ provider: ProviderAddress; version: Version; platform: Platform; rel: string }>> {
   const out: Array<{ provider: ProviderAddress; version: Version; platform: Platform; rel: string }> = [];
   const list = async (dir: string): Promise<string[]> => {
     try {
-      return (await readdir(dir, { withFileTypes: true })).filter((d) => d.isDirectory() || d.isSymbolicLink()).map((d) => d.name);
+      return (await readdir(dir, { withFileTypes: true }))
+        .filter((d) => d.isDirectory() || d.isSymbolicLink())
+        .map((d) => d.name);
     } catch (err) {
       if (systemErrorCode(err) === 'ENOENT' || systemErrorCode(err) === 'ENOTDIR') return [];
       throw err;
@@ -597,10 +730,23 @@ async function scanPacked(base: string): Promise<Array<{ provider: ProviderAddre
  * PLATFORM: message` with what the failure names; with `hints`, the
  * error's hint.
  */
-export function mirrorFailureDiagnostics(failures: readonly MirrorFailure[], options: { readonly hints: boolean }): Diagnostic[] {
+export function mirrorFailureDiagnostics(
+  failures: readonly MirrorFailure[],
+  options: { readonly hints: boolean },
+): Diagnostic[] {
   return failures.map((f) => {
-    const what = f.provider ? [f.provider.toString(), f.version?.toString(), f.platform ? `for ${f.platform.toString()}` : undefined].filter((x) => x !== undefined).join(' ') : undefined;
+    const what = f.provider
+      ? [f.provider.toString(), f.version?.toString(), f.platform ? `for ${f.platform.toString()}` : undefined]
+          .filter((x) => x !== undefined)
+          .join(' ')
+      : undefined;
     const hint = options.hints ? f.error.hint : undefined;
-    return { severity: 'error', summary: f.summary, detail: what === undefined ? f.error.message : `${what}: ${f.error.message}`, code: f.error.code, ...(hint === undefined ? {} : { hint }) };
+    return {
+      severity: 'error',
+      summary: f.summary,
+      detail: what === undefined ? f.error.message : `${what}: ${f.error.message}`,
+      code: f.error.code,
+      ...(hint === undefined ? {} : { hint }),
+    };
   });
 }

@@ -41,11 +41,25 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 
 import { removeOnExit } from '../fs/cleanup.js';
-import { compareVersions, parsePlatform, type Platform, ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
+import {
+  compareVersions,
+  parsePlatform,
+  type Platform,
+  ProviderAddress,
+  sortPlatforms,
+  type Version,
+} from '../addresses/index.js';
 import { asProvkitError, ErrorCode, ProvkitError } from '../errors.js';
 import type { Locks } from '../lockfile/index.js';
 import { packedFileName } from '../layout/index.js';
-import { MediaType, type OciClient, type OciRepository, type RepositoryAddress, sha256Digest, versionTag } from '../net/index.js';
+import {
+  MediaType,
+  type OciClient,
+  type OciRepository,
+  type RepositoryAddress,
+  sha256Digest,
+  versionTag,
+} from '../net/index.js';
 import {
   expectedZh,
   fetchPackage,
@@ -127,13 +141,24 @@ export function platformManifest(config: Descriptor, layer: { digest: string; si
       mediaType: MediaType.MANIFEST,
       artifactType: PROVIDER_TARGET_ARTIFACT_TYPE,
       config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
-      layers: [{ mediaType: PACKAGE_MEDIA_TYPE, digest: layer.digest, size: layer.size, annotations: { 'org.opencontainers.image.title': layer.title } }],
+      layers: [
+        {
+          mediaType: PACKAGE_MEDIA_TYPE,
+          digest: layer.digest,
+          size: layer.size,
+          annotations: { 'org.opencontainers.image.title': layer.title },
+        },
+      ],
     }),
   );
 }
 
 /** The descriptor of an entry of a version's index. */
-function indexEntry(m: { digest: string; size: number; platform: { os: string; architecture: string } }): Record<string, unknown> {
+function indexEntry(m: {
+  digest: string;
+  size: number;
+  platform: { os: string; architecture: string };
+}): Record<string, unknown> {
   return {
     mediaType: MediaType.MANIFEST,
     digest: m.digest,
@@ -150,9 +175,15 @@ export function providerIndex(entries: ReadonlyArray<Record<string, unknown>>): 
     return `${p?.os ?? ''}_${p?.architecture ?? ''}\u0000${String(e['digest'])}`;
   };
   const sorted = [...entries].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-  return Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.INDEX, artifactType: PROVIDER_ARTIFACT_TYPE, manifests: sorted }));
+  return Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: MediaType.INDEX,
+      artifactType: PROVIDER_ARTIFACT_TYPE,
+      manifests: sorted,
+    }),
+  );
 }
-
 
 /** Publishes `items` (see the module comment). */
 export async function publishToOci(options: PublishOptions): Promise<PublishOutcome> {
@@ -185,7 +216,12 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
    * Puts a blob into a repository: nothing when it is there, a mount when
    * another repository of the registry has it from this run, else an upload.
    */
-  const placeBlob = (repo: OciRepository, digest: string, size: number, read: (offset: number, length: number) => Promise<Buffer>): Promise<{ action: 'uploaded' | 'present' | 'mounted'; from?: string }> => {
+  const placeBlob = (
+    repo: OciRepository,
+    digest: string,
+    size: number,
+    read: (offset: number, length: number) => Promise<Buffer>,
+  ): Promise<{ action: 'uploaded' | 'present' | 'mounted'; from?: string }> => {
     const key = `${repo.toString()}@${digest}`;
     let from: string | undefined;
     let p = placing.get(key);
@@ -207,7 +243,14 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
         return 'uploaded';
       })();
       placing.set(key, p);
-      if (earlier === undefined) firstPlacement.set(registryKey, p.then(() => undefined, () => undefined));
+      if (earlier === undefined)
+        firstPlacement.set(
+          registryKey,
+          p.then(
+            () => undefined,
+            () => undefined,
+          ),
+        );
       p.catch(() => placing.delete(key));
     }
     return p.then((action) => {
@@ -217,16 +260,38 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
   };
 
   /** Everything of one platform short of the index: blobs and the image manifest. */
-  const publishPlatform = async (repo: OciRepository, provider: ProviderAddress, version: Version, platform: Platform, n: number): Promise<PlatformManifest> => {
+  const publishPlatform = async (
+    repo: OciRepository,
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+    n: number,
+  ): Promise<PlatformManifest> => {
     const meta: PackageMeta = await options.source.packageMeta(provider, version, platform, options.signal);
     const title = packedFileName(provider, version, platform);
-    const blob = (what: 'package' | 'config', digest: string, size: number, r: { action: 'uploaded' | 'present' | 'mounted'; from?: string }): void => {
+    const blob = (
+      what: 'package' | 'config',
+      digest: string,
+      size: number,
+      r: { action: 'uploaded' | 'present' | 'mounted'; from?: string },
+    ): void => {
       if (r.action === 'uploaded') {
         counts.uploaded += 1;
         counts.uploadedBytes += size;
       } else if (r.action === 'present') counts.present += 1;
       else counts.mounted += 1;
-      events({ type: 'oci_blob', provider, version, platform, repository: repo.toString(), digest, size, what, action: r.action, ...(r.from === undefined ? {} : { from: r.from }) });
+      events({
+        type: 'oci_blob',
+        provider,
+        version,
+        platform,
+        repository: repo.toString(),
+        digest,
+        size,
+        what,
+        action: r.action,
+        ...(r.from === undefined ? {} : { from: r.from }),
+      });
     };
 
     // A registry package whose signed zh: the repository holds needs no download.
@@ -235,11 +300,24 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
     if (zh !== undefined) {
       const digest = `sha256:${zh.value}`;
       const size = await network(() => blobSize(repo, digest, options.signal));
-      if (size !== undefined && (meta.authentication?.kind !== 'registry' || meta.authentication.packageSize === undefined || meta.authentication.packageSize === size)) {
+      if (
+        size !== undefined &&
+        (meta.authentication?.kind !== 'registry' ||
+          meta.authentication.packageSize === undefined ||
+          meta.authentication.packageSize === size)
+      ) {
         layer = { digest, size };
         remember(repo, digest);
         blob('package', digest, size, { action: 'present' });
-        events({ type: 'fetch_complete', provider, version, platform, auth: 'verified checksum', keyId: undefined, reused: true });
+        events({
+          type: 'fetch_complete',
+          provider,
+          version,
+          platform,
+          auth: 'verified checksum',
+          keyId: undefined,
+          reused: true,
+        });
       }
     }
     if (layer === undefined) {
@@ -249,12 +327,19 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
           ...(meta.location.kind === 'http' ? { destPath: join(work, `${n}-${meta.filename}`) } : {}),
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
-          events: { onProgress: (e) => events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }) },
+          events: {
+            onProgress: (e) =>
+              events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }),
+          },
         });
         if (f.kind !== 'archive') {
-          throw new ProvkitError(ErrorCode.USAGE, `${provider.toString()} ${version.toString()} for ${platform.toString()} is an unpacked directory in the source; an OCI mirror needs its zip`, {
-            provider: provider.toString(),
-          });
+          throw new ProvkitError(
+            ErrorCode.USAGE,
+            `${provider.toString()} ${version.toString()} for ${platform.toString()} is an unpacked directory in the source; an OCI mirror needs its zip`,
+            {
+              provider: provider.toString(),
+            },
+          );
         }
         events({ type: 'fetch_complete', provider, version, platform, auth: f.label, keyId: f.keyId, reused: false });
         const digest = `sha256:${f.zh.value}`;
@@ -266,7 +351,10 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
             while (got < length) {
               // eslint-disable-next-line no-await-in-loop -- a short read continues where it stopped
               const { bytesRead } = await fh.read(buf, got, length - got, offset + got);
-              if (bytesRead === 0) throw new ProvkitError(ErrorCode.IO, `${f.path}: ended after ${offset + got} bytes while uploading`, { file: f.path });
+              if (bytesRead === 0)
+                throw new ProvkitError(ErrorCode.IO, `${f.path}: ended after ${offset + got} bytes while uploading`, {
+                  file: f.path,
+                });
               got += bytesRead;
             }
             return buf;
@@ -282,12 +370,33 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
     }
 
     const configBytes = platformConfig(platform);
-    const config: Descriptor = { mediaType: MediaType.CONFIG, digest: sha256Digest(configBytes), size: configBytes.length };
-    blob('config', config.digest, config.size, await network(() => placeBlob(repo, config.digest, config.size, (o, l) => Promise.resolve(configBytes.subarray(o, o + l)))));
+    const config: Descriptor = {
+      mediaType: MediaType.CONFIG,
+      digest: sha256Digest(configBytes),
+      size: configBytes.length,
+    };
+    blob(
+      'config',
+      config.digest,
+      config.size,
+      await network(() =>
+        placeBlob(repo, config.digest, config.size, (o, l) => Promise.resolve(configBytes.subarray(o, o + l))),
+      ),
+    );
     const body = platformManifest(config, { ...layer, title });
     const digest = sha256Digest(body);
     await network(() => repo.putManifest(digest, MediaType.MANIFEST, body, options.signal));
-    return { platform, body, descriptor: { mediaType: MediaType.MANIFEST, digest, size: body.length, artifactType: PROVIDER_TARGET_ARTIFACT_TYPE, platform: { os: platform.os, architecture: platform.arch } } };
+    return {
+      platform,
+      body,
+      descriptor: {
+        mediaType: MediaType.MANIFEST,
+        digest,
+        size: body.length,
+        artifactType: PROVIDER_TARGET_ARTIFACT_TYPE,
+        platform: { os: platform.os, architecture: platform.arch },
+      },
+    };
   };
 
   const ready: Array<{ item: PublishItem; repo: OciRepository; manifests: PlatformManifest[] }> = [];
@@ -304,10 +413,14 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
           failures.push({
             provider: item.provider,
             summary: 'Invalid OCI repository',
-            error: new ProvkitError(ErrorCode.INVALID_SOURCE_CONFIG, `selecting OCI repository address for ${item.provider.toString()} from ${options.target.display}: ${(err as Error).message}`, {
-              provider: item.provider.toString(),
-              cause: err,
-            }),
+            error: new ProvkitError(
+              ErrorCode.INVALID_SOURCE_CONFIG,
+              `selecting OCI repository address for ${item.provider.toString()} from ${options.target.display}: ${(err as Error).message}`,
+              {
+                provider: item.provider.toString(),
+                cause: err,
+              },
+            ),
           });
           return;
         }
@@ -317,7 +430,13 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
             try {
               manifests.push(await publishPlatform(repo, item.provider, item.version, platform, counter++));
             } catch (err) {
-              failures.push({ provider: item.provider, version: item.version, platform, summary: 'Cannot publish provider package', error: asProvkitError(err) });
+              failures.push({
+                provider: item.provider,
+                version: item.version,
+                platform,
+                summary: 'Cannot publish provider package',
+                error: asProvkitError(err),
+              });
             }
           }),
         );
@@ -325,13 +444,20 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
       }),
     );
     if (options.signal?.aborted) {
-      throw new ProvkitError(ErrorCode.ABORTED, `publishing to ${options.target.display} was interrupted; no tag was changed`, { cause: options.signal.reason });
+      throw new ProvkitError(
+        ErrorCode.ABORTED,
+        `publishing to ${options.target.display} was interrupted; no tag was changed`,
+        { cause: options.signal.reason },
+      );
     }
     // All or nothing: no tag moves unless every package is in place.
     if (failures.length > 0) return { failures, ...counts, tagsPushed: 0, tagsUnchanged: 0 };
 
     // Tags in provider order, then version precedence (1.9.0 before 1.10.0), whatever the locale.
-    ready.sort((a, b) => ProviderAddress.compare(a.item.provider, b.item.provider) || compareVersions(a.item.version, b.item.version));
+    ready.sort(
+      (a, b) =>
+        ProviderAddress.compare(a.item.provider, b.item.provider) || compareVersions(a.item.version, b.item.version),
+    );
     for (const { item, repo, manifests } of ready) {
       const tag = versionTag(item.version.toString());
       try {
@@ -341,26 +467,60 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
         const kept = previous.entries.filter((e) => {
           const d = readDescriptor(e);
           const p = d?.platform;
-          return !(d?.artifactType === PROVIDER_TARGET_ARTIFACT_TYPE && p?.os !== undefined && p.architecture !== undefined && mine.has(`${p.os}_${p.architecture}`));
+          return !(
+            d?.artifactType === PROVIDER_TARGET_ARTIFACT_TYPE &&
+            p?.os !== undefined &&
+            p.architecture !== undefined &&
+            mine.has(`${p.os}_${p.architecture}`)
+          );
         });
         const entries = [
           ...kept,
-          ...manifests.map((m) => indexEntry({ digest: m.descriptor.digest, size: m.descriptor.size, platform: { os: m.platform.os, architecture: m.platform.arch } })),
+          ...manifests.map((m) =>
+            indexEntry({
+              digest: m.descriptor.digest,
+              size: m.descriptor.size,
+              platform: { os: m.platform.os, architecture: m.platform.arch },
+            }),
+          ),
         ];
         const body = providerIndex(entries);
         const digest = sha256Digest(body);
         const platforms = platformsOf(entries, manifests);
         if (previous.digest === digest) {
           counts.tagsUnchanged += 1;
-          events({ type: 'oci_tag', provider: item.provider, version: item.version, repository: repo.toString(), tag, digest, platforms, action: 'unchanged' });
+          events({
+            type: 'oci_tag',
+            provider: item.provider,
+            version: item.version,
+            repository: repo.toString(),
+            tag,
+            digest,
+            platforms,
+            action: 'unchanged',
+          });
           continue;
         }
         // eslint-disable-next-line no-await-in-loop
         await repo.putManifest(tag, MediaType.INDEX, body, options.signal);
         counts.tagsPushed += 1;
-        events({ type: 'oci_tag', provider: item.provider, version: item.version, repository: repo.toString(), tag, digest, platforms, action: 'pushed' });
+        events({
+          type: 'oci_tag',
+          provider: item.provider,
+          version: item.version,
+          repository: repo.toString(),
+          tag,
+          digest,
+          platforms,
+          action: 'pushed',
+        });
       } catch (err) {
-        failures.push({ provider: item.provider, version: item.version, summary: 'Cannot tag provider version', error: asProvkitError(err) });
+        failures.push({
+          provider: item.provider,
+          version: item.version,
+          summary: 'Cannot tag provider version',
+          error: asProvkitError(err),
+        });
       }
     }
     return { failures, ...counts };
@@ -379,8 +539,16 @@ async function blobSize(repo: OciRepository, digest: string, signal?: AbortSigna
  * The entries of the index a tag names now, to keep what this run does not
  * replace. A tag naming anything but a provider index is not overwritten.
  */
-async function previousEntries(repo: OciRepository, tag: string, signal?: AbortSignal): Promise<{ digest?: string; entries: Array<Record<string, unknown>> }> {
-  const existing = await repo.getManifest(tag, [MediaType.INDEX, MediaType.MANIFEST, MediaType.DOCKER_LIST, MediaType.DOCKER_MANIFEST], signal);
+async function previousEntries(
+  repo: OciRepository,
+  tag: string,
+  signal?: AbortSignal,
+): Promise<{ digest?: string; entries: Array<Record<string, unknown>> }> {
+  const existing = await repo.getManifest(
+    tag,
+    [MediaType.INDEX, MediaType.MANIFEST, MediaType.DOCKER_LIST, MediaType.DOCKER_MANIFEST],
+    signal,
+  );
   if (existing === undefined) return { entries: [] };
   let doc: unknown;
   try {
@@ -389,14 +557,20 @@ async function previousEntries(repo: OciRepository, tag: string, signal?: AbortS
     doc = undefined;
   }
   const rec = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>) : {};
-  if (rec['mediaType'] !== MediaType.INDEX || rec['artifactType'] !== PROVIDER_ARTIFACT_TYPE || !Array.isArray(rec['manifests'] ?? [])) {
+  if (
+    rec['mediaType'] !== MediaType.INDEX ||
+    rec['artifactType'] !== PROVIDER_ARTIFACT_TYPE ||
+    !Array.isArray(rec['manifests'] ?? [])
+  ) {
     throw new ProvkitError(
       ErrorCode.OCI_PUSH_REFUSED,
       `the tag ${repo.toString()}:${tag} already names something that is not an OpenTofu provider index (media type ${JSON.stringify(rec['mediaType'] ?? existing.mediaType ?? '')}, artifact type ${JSON.stringify(rec['artifactType'] ?? '')}); it was not replaced`,
       { url: existing.url },
     );
   }
-  const entries = ((rec['manifests'] as unknown[] | undefined) ?? []).filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null && !Array.isArray(e));
+  const entries = ((rec['manifests'] as unknown[] | undefined) ?? []).filter(
+    (e): e is Record<string, unknown> => typeof e === 'object' && e !== null && !Array.isArray(e),
+  );
   return { digest: existing.digest, entries };
 }
 
@@ -406,7 +580,8 @@ function platformsOf(entries: ReadonlyArray<Record<string, unknown>>, mine: read
   for (const e of entries) {
     const d = readDescriptor(e);
     const p = d?.platform;
-    if (d?.artifactType !== PROVIDER_TARGET_ARTIFACT_TYPE || p?.os === undefined || p.architecture === undefined) continue;
+    if (d?.artifactType !== PROVIDER_TARGET_ARTIFACT_TYPE || p?.os === undefined || p.architecture === undefined)
+      continue;
     if (out.some((q) => q.os === p.os && q.arch === p.architecture)) continue;
     try {
       out.push(parsePlatform(`${p.os}_${p.architecture}`));
@@ -441,7 +616,8 @@ export async function runOciMirror(options: OciMirrorOptions): Promise<PublishOu
       else items.push({ provider: req.provider, version: selected.version, platforms: options.platforms });
     }),
   );
-  if (failures.length > 0) return { failures, uploaded: 0, uploadedBytes: 0, present: 0, mounted: 0, tagsPushed: 0, tagsUnchanged: 0 };
+  if (failures.length > 0)
+    return { failures, uploaded: 0, uploadedBytes: 0, present: 0, mounted: 0, tagsPushed: 0, tagsUnchanged: 0 };
   return publishToOci({
     items,
     source: options.source,

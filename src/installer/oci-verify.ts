@@ -52,7 +52,13 @@ function message(err: unknown): string {
 /** See the module comment. */
 export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOutcome> {
   const problems: VerifyProblem[] = [];
-  const problem = (provider: ProviderAddress, version: Version | undefined, platform: Platform | undefined, code: VerifyProblemCode, text: string): void => {
+  const problem = (
+    provider: ProviderAddress,
+    version: Version | undefined,
+    platform: Platform | undefined,
+    code: VerifyProblemCode,
+    text: string,
+  ): void => {
     problems.push({ provider, version, platform, code, message: text });
   };
   const network = pLimit(defaultNetworkConcurrency());
@@ -69,14 +75,26 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
         try {
           const available = await options.source.availableVersions(provider, options.signal);
           if (!available.versions.some((v) => v.equals(version))) {
-            problem(provider, version, undefined, 'VERSION_NOT_IN_MIRROR', `the mirror ${options.mirror} has no tag for this version, so the lock file cannot be checked against it`);
+            problem(
+              provider,
+              version,
+              undefined,
+              'VERSION_NOT_IN_MIRROR',
+              `the mirror ${options.mirror} has no tag for this version, so the lock file cannot be checked against it`,
+            );
             return { lock, platforms: [] as Platform[] };
           }
           const platforms = (await options.source.publishedPlatforms(provider, version, options.signal)) ?? [];
           return { lock, platforms };
         } catch (err) {
           if (isProvkitError(err, ErrorCode.PROVIDER_NOT_FOUND)) {
-            problem(provider, version, undefined, 'VERSION_NOT_IN_MIRROR', `the mirror ${options.mirror} has no repository for this provider, so the lock file cannot be checked against it`);
+            problem(
+              provider,
+              version,
+              undefined,
+              'VERSION_NOT_IN_MIRROR',
+              `the mirror ${options.mirror} has no repository for this provider, so the lock file cannot be checked against it`,
+            );
           } else {
             problem(provider, version, undefined, 'INDEX_INVALID', message(err));
           }
@@ -96,7 +114,13 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
         if (platforms.length > 0) {
           for (const platform of scope) {
             if (!platforms.some((p) => p.equals(platform))) {
-              problem(provider, version, platform, 'PLATFORM_NOT_IN_MIRROR', "no package in the mirror for this platform, so the lock file's coverage of it cannot be checked");
+              problem(
+                provider,
+                version,
+                platform,
+                'PLATFORM_NOT_IN_MIRROR',
+                "no package in the mirror for this platform, so the lock file's coverage of it cannot be checked",
+              );
             }
           }
         }
@@ -113,20 +137,43 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
               }
               let fetched;
               try {
-                fetched = await fetchPackage(meta, { destPath: join(work, `${packages++}-${meta.filename}`), http: options.http, ...(options.signal ? { signal: options.signal } : {}) });
+                fetched = await fetchPackage(meta, {
+                  destPath: join(work, `${packages++}-${meta.filename}`),
+                  http: options.http,
+                  ...(options.signal ? { signal: options.signal } : {}),
+                });
               } catch (err) {
-                problem(provider, version, platform, isProvkitError(err, ErrorCode.CHECKSUM_MISMATCH) ? 'INDEX_MISMATCH' : 'PACKAGE_REFUSED', message(err));
+                problem(
+                  provider,
+                  version,
+                  platform,
+                  isProvkitError(err, ErrorCode.CHECKSUM_MISMATCH) ? 'INDEX_MISMATCH' : 'PACKAGE_REFUSED',
+                  message(err),
+                );
                 return;
               }
               if (fetched.kind !== 'archive') return;
               path = fetched.path;
               const zip = await options.pool.hashZip(fetched.path, fetched.zh);
               if (!zip.h1.ok) {
-                problem(provider, version, platform, 'PACKAGE_REFUSED', `the package is refused: ${zip.h1.error.message}`);
+                problem(
+                  provider,
+                  version,
+                  platform,
+                  'PACKAGE_REFUSED',
+                  `the package is refused: ${zip.h1.error.message}`,
+                );
                 return;
               }
               const differ = zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER');
-              if (differ) problem(provider, version, platform, 'H1_FORMS_DIFFER', `${differ.message} Entries: ${differ.entries.map((e) => JSON.stringify(e)).join(', ')}.`);
+              if (differ)
+                problem(
+                  provider,
+                  version,
+                  platform,
+                  'H1_FORMS_DIFFER',
+                  `${differ.message} Entries: ${differ.entries.map((e) => JSON.stringify(e)).join(', ')}.`,
+                );
               if (!inScope(platform)) return;
               if (!locked.has(zip.h1.hash.text)) {
                 problem(
@@ -138,7 +185,13 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
                 );
               }
               if (lockHasZh && !locked.has(zip.zh.text)) {
-                problem(provider, version, platform, 'LOCK_MISSING_ZH', `the lock file records zh: hashes for this provider, but not this archive's (${zip.zh.text}): it is not the archive the registry signed`);
+                problem(
+                  provider,
+                  version,
+                  platform,
+                  'LOCK_MISSING_ZH',
+                  `the lock file records zh: hashes for this provider, but not this archive's (${zip.zh.text}): it is not the archive the registry signed`,
+                );
               }
             } finally {
               if (path !== undefined) await rm(path, { force: true });

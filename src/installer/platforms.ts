@@ -22,7 +22,14 @@
  * every hash the old lock had, so nothing is lost, and the platforms found
  * are reported as inferred.
  */
-import { currentPlatform, parsePlatform, type Platform, type ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
+import {
+  currentPlatform,
+  parsePlatform,
+  type Platform,
+  type ProviderAddress,
+  sortPlatforms,
+  type Version,
+} from '../addresses/index.js';
 import type { PlatformPolicy } from '../config/index.js';
 import type { Hash, HashStore, StoredHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
@@ -117,7 +124,10 @@ export class PlatformInference {
       via.add(how);
     };
     const done = (): boolean => attributed.size === h1s.size;
-    const result = (): Inferred => ({ platforms: sortPlatforms(new Map([...attributed.values()].map((p) => [p.toString(), p])).values()), via: [...via] });
+    const result = (): Inferred => ({
+      platforms: sortPlatforms(new Map([...attributed.values()].map((p) => [p.toString(), p])).values()),
+      via: [...via],
+    });
     if (h1s.size === 0) return result();
 
     // 1. The hash store, by the lock's zh: values.
@@ -134,11 +144,15 @@ export class PlatformInference {
     // 2. The source's per-platform hashes, from one package's metadata.
     const source = this.options.plan.source;
     const signal = this.options.signal;
-    const published = (await source.publishedPlatforms?.(provider, version, signal).catch(() => undefined)) ?? undefined;
+    const published =
+      (await source.publishedPlatforms?.(provider, version, signal).catch(() => undefined)) ?? undefined;
     const local = (await source.localPlatforms?.(provider, version).catch(() => undefined)) ?? undefined;
     const candidates = local ?? published ?? [currentPlatform()];
     const here = currentPlatform();
-    const probe = [...attributed.values()].find((p) => candidates.some((c) => c.equals(p))) ?? candidates.find((c) => c.equals(here)) ?? candidates[0];
+    const probe =
+      [...attributed.values()].find((p) => candidates.some((c) => c.equals(p))) ??
+      candidates.find((c) => c.equals(here)) ??
+      candidates[0];
     if (probe !== undefined && local === undefined) {
       const meta = await source.packageMeta(provider, version, probe, signal).catch(() => undefined);
       for (const h of meta?.reportedHashes ?? []) {
@@ -151,7 +165,9 @@ export class PlatformInference {
 
     // 3. A filesystem mirror's packages, hashed here.
     if (local !== undefined) {
-      const pkgs = await Promise.all(local.map(async (p) => ({ p, pkg: await this.options.plan.lock(provider, version, p).catch(() => undefined) })));
+      const pkgs = await Promise.all(
+        local.map(async (p) => ({ p, pkg: await this.options.plan.lock(provider, version, p).catch(() => undefined) })),
+      );
       for (const { p, pkg } of pkgs) if (pkg) attribute(pkg.h1.text, p, 'filesystem mirror');
     }
     return result();

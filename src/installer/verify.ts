@@ -143,7 +143,11 @@ interface IndexedArchive {
 async function listDir(path: string): Promise<Array<{ name: string; dir: boolean; file: boolean }>> {
   try {
     const entries = await readdir(path, { withFileTypes: true });
-    return entries.map((e) => ({ name: e.name, dir: e.isDirectory() || e.isSymbolicLink(), file: e.isFile() || e.isSymbolicLink() }));
+    return entries.map((e) => ({
+      name: e.name,
+      dir: e.isDirectory() || e.isSymbolicLink(),
+      file: e.isFile() || e.isSymbolicLink(),
+    }));
   } catch (err) {
     if (systemErrorCode(err) === 'ENOENT' || systemErrorCode(err) === 'ENOTDIR') return [];
     throw err;
@@ -185,7 +189,10 @@ async function scanMirror(mirrorDir: string, flavor: Flavor): Promise<MirrorProv
           } catch {
             return;
           }
-          candidates.set(`${version.version.toString()} ${platform.toString()}`, { version: version.version, platform });
+          candidates.set(`${version.version.toString()} ${platform.toString()}`, {
+            version: version.version,
+            platform,
+          });
         };
         const prefix = `terraform-provider-${provider.type}_`;
         // eslint-disable-next-line no-await-in-loop
@@ -205,7 +212,13 @@ async function scanMirror(mirrorDir: string, flavor: Flavor): Promise<MirrorProv
             // eslint-disable-next-line no-await-in-loop -- the source scans once, then answers from memory
             const meta = await source.packageMeta(provider, c.version, c.platform);
             if (meta.location.kind === 'local-archive' || meta.location.kind === 'local-dir') {
-              packages.push({ provider, version: c.version, platform: c.platform, kind: meta.location.kind === 'local-dir' ? 'dir' : 'archive', path: meta.location.path });
+              packages.push({
+                provider,
+                version: c.version,
+                platform: c.platform,
+                kind: meta.location.kind === 'local-dir' ? 'dir' : 'archive',
+                path: meta.location.path,
+              });
             }
           } catch {
             // Not a package the reference would use (invalid name, case mismatch): not checked.
@@ -234,12 +247,18 @@ async function hashPackage(pool: HashPool, pkg: MirrorPackage): Promise<Hashed> 
   }
 }
 
-async function readJSON(path: string): Promise<{ ok: true; value: unknown } | { ok: false; missing: boolean; error: string }> {
+async function readJSON(
+  path: string,
+): Promise<{ ok: true; value: unknown } | { ok: false; missing: boolean; error: string }> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    return { ok: false, missing: systemErrorCode(err) === 'ENOENT', error: err instanceof Error ? err.message : String(err) };
+    return {
+      ok: false,
+      missing: systemErrorCode(err) === 'ENOENT',
+      error: err instanceof Error ? err.message : String(err),
+    };
   }
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
@@ -280,7 +299,13 @@ function localArchivePath(providerDir: string, url: string): string | undefined 
  */
 export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> {
   const problems: VerifyProblem[] = [];
-  const problem = (provider: ProviderAddress, version: Version | undefined, platform: Platform | undefined, code: VerifyProblemCode, message: string): void => {
+  const problem = (
+    provider: ProviderAddress,
+    version: Version | undefined,
+    platform: Platform | undefined,
+    code: VerifyProblemCode,
+    message: string,
+  ): void => {
     problems.push({ provider, version, platform, code, message });
   };
 
@@ -288,15 +313,33 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> 
   for (const req of options.requirements ?? []) {
     const lock = options.locks.provider(req.provider);
     if (!lock) {
-      problem(req.provider, undefined, undefined, 'CONFIG_NOT_LOCKED', 'required by this configuration but no version is selected');
+      problem(
+        req.provider,
+        undefined,
+        undefined,
+        'CONFIG_NOT_LOCKED',
+        'required by this configuration but no version is selected',
+      );
       continue;
     }
     if (!req.constraints.matches(lock.version)) {
       const current = req.constraints.toString();
       if (current !== lock.constraints.toString()) {
-        problem(req.provider, lock.version, undefined, 'CONFIG_CONSTRAINTS_CHANGED', `locked version selection ${lock.version.toString()} doesn't match the updated version constraints ${JSON.stringify(current)}`);
+        problem(
+          req.provider,
+          lock.version,
+          undefined,
+          'CONFIG_CONSTRAINTS_CHANGED',
+          `locked version selection ${lock.version.toString()} doesn't match the updated version constraints ${JSON.stringify(current)}`,
+        );
       } else {
-        problem(req.provider, lock.version, undefined, 'CONFIG_LOCK_MISMATCH', `version constraints ${JSON.stringify(current)} don't match the locked version selection ${lock.version.toString()}`);
+        problem(
+          req.provider,
+          lock.version,
+          undefined,
+          'CONFIG_LOCK_MISMATCH',
+          `version constraints ${JSON.stringify(current)} don't match the locked version selection ${lock.version.toString()}`,
+        );
       }
     }
   }
@@ -334,7 +377,13 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> 
         if (h.kind === 'archive') {
           const differ = h.zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER');
           if (differ) {
-            problem(pkg.provider, pkg.version, pkg.platform, 'H1_FORMS_DIFFER', `${differ.message} Entries: ${differ.entries.map((e) => JSON.stringify(e)).join(', ')}.`);
+            problem(
+              pkg.provider,
+              pkg.version,
+              pkg.platform,
+              'H1_FORMS_DIFFER',
+              `${differ.message} Entries: ${differ.entries.map((e) => JSON.stringify(e)).join(', ')}.`,
+            );
           }
         }
         if (!lock || !lock.version.equals(pkg.version) || !inScope(pkg.platform) || corrupt.has(pkg)) continue;
@@ -364,12 +413,24 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> 
     for (const lock of options.locks.all()) {
       const pkgs = lockedPackages(lock);
       if (pkgs.length === 0) {
-        problem(lock.provider, lock.version, undefined, 'VERSION_NOT_IN_MIRROR', `the mirror ${options.mirrorDir} has no package of this version, so the lock file cannot be checked against it`);
+        problem(
+          lock.provider,
+          lock.version,
+          undefined,
+          'VERSION_NOT_IN_MIRROR',
+          `the mirror ${options.mirrorDir} has no package of this version, so the lock file cannot be checked against it`,
+        );
         continue;
       }
       for (const platform of scope) {
         if (!pkgs.some((p) => p.platform.equals(platform))) {
-          problem(lock.provider, lock.version, platform, 'PLATFORM_NOT_IN_MIRROR', 'no package in the mirror for this platform, so the lock file\'s coverage of it cannot be checked');
+          problem(
+            lock.provider,
+            lock.version,
+            platform,
+            'PLATFORM_NOT_IN_MIRROR',
+            "no package in the mirror for this platform, so the lock file's coverage of it cannot be checked",
+          );
         }
       }
     }
@@ -389,17 +450,28 @@ async function checkPolicyCoverage(
   locks: Locks,
   policy: { readonly platforms: readonly Platform[]; readonly file: string },
   hashStore: HashStore | undefined,
-  problem: (provider: ProviderAddress, version: Version | undefined, platform: Platform | undefined, code: VerifyProblemCode, message: string) => void,
+  problem: (
+    provider: ProviderAddress,
+    version: Version | undefined,
+    platform: Platform | undefined,
+    code: VerifyProblemCode,
+    message: string,
+  ) => void,
 ): Promise<void> {
   for (const lock of locks.all()) {
     const h1s = new Set(lock.hashes.filter((h) => h.scheme === 'h1:').map((h) => h.text));
     // Platform → the h1: forms of its package, from the store entries of the lock's zh: values.
     const known = new Map<string, string[]>();
-    // eslint-disable-next-line no-await-in-loop -- a few small files per provider
-    const found = hashStore ? await Promise.all(lock.hashes.filter((h) => h.scheme === 'zh:').map((zh) => hashStore.lookup(zh))) : [];
+    const found = hashStore
+      ? // eslint-disable-next-line no-await-in-loop -- a few small files per provider
+        await Promise.all(lock.hashes.filter((h) => h.scheme === 'zh:').map((zh) => hashStore.lookup(zh)))
+      : [];
     for (const f of found) {
       if (f?.platform === undefined) continue;
-      known.set(f.platform, [...(known.get(f.platform) ?? []), ...[f.hashes.h1, f.hashes.h1Zip].flatMap((r) => (r.ok ? [r.hash.text] : []))]);
+      known.set(f.platform, [
+        ...(known.get(f.platform) ?? []),
+        ...[f.hashes.h1, f.hashes.h1Zip].flatMap((r) => (r.ok ? [r.hash.text] : [])),
+      ]);
     }
     const attributedH1 = new Set([...known.values()].flat().filter((h) => h1s.has(h)));
     const unknown: Platform[] = [];
@@ -440,21 +512,40 @@ async function checkPolicyCoverage(
 async function checkIndexes(
   m: MirrorProvider,
   hashOf: ReadonlyMap<MirrorPackage, Hashed>,
-  problem: (provider: ProviderAddress, version: Version | undefined, platform: Platform | undefined, code: VerifyProblemCode, message: string) => void,
+  problem: (
+    provider: ProviderAddress,
+    version: Version | undefined,
+    platform: Platform | undefined,
+    code: VerifyProblemCode,
+    message: string,
+  ) => void,
 ): Promise<Set<MirrorPackage>> {
   const corrupt = new Set<MirrorPackage>();
   const index = await readJSON(join(m.dir, 'index.json'));
   if (!index.ok && index.missing) return corrupt;
   const archives = m.packages.filter((p) => p.kind === 'archive');
   if (!index.ok || !isRecord(index.value) || !isRecord(index.value['versions'])) {
-    problem(m.provider, undefined, undefined, 'INDEX_INVALID', `index.json is not a provider mirror index: ${index.ok ? 'no "versions" object' : index.error}`);
+    problem(
+      m.provider,
+      undefined,
+      undefined,
+      'INDEX_INVALID',
+      `index.json is not a provider mirror index: ${index.ok ? 'no "versions" object' : index.error}`,
+    );
     return corrupt;
   }
   const listed = new Set(Object.keys(index.value['versions']));
   const versions = new Map<string, Version>();
   for (const p of archives) versions.set(p.version.toString(), p.version);
   for (const [v, version] of versions) {
-    if (!listed.has(v)) problem(m.provider, version, undefined, 'INDEX_MISSING_VERSION', `index.json does not list version ${v}, whose archives are in ${m.dir}`);
+    if (!listed.has(v))
+      problem(
+        m.provider,
+        version,
+        undefined,
+        'INDEX_MISSING_VERSION',
+        `index.json does not list version ${v}, whose archives are in ${m.dir}`,
+      );
     // eslint-disable-next-line no-await-in-loop -- one small file per version
     const doc = await readJSON(join(m.dir, `${v}.json`));
     const parsed = doc.ok ? parseVersionJSON(doc.value) : doc.missing ? `${v}.json is missing` : doc.error;
@@ -466,7 +557,13 @@ async function checkIndexes(
     for (const pkg of mine) {
       const entry = parsed.get(pkg.platform.toString());
       if (!entry) {
-        problem(pkg.provider, pkg.version, pkg.platform, 'INDEX_MISSING_PACKAGE', `${v}.json does not list this platform, whose archive ${pkg.path} is in the mirror`);
+        problem(
+          pkg.provider,
+          pkg.version,
+          pkg.platform,
+          'INDEX_MISSING_PACKAGE',
+          `${v}.json does not list this platform, whose archive ${pkg.path} is in the mirror`,
+        );
         continue;
       }
       if (localArchivePath(m.dir, entry.url) !== resolve(pkg.path)) continue; // describes another file
@@ -494,7 +591,13 @@ async function checkIndexes(
       } catch {
         platform = undefined;
       }
-      problem(m.provider, version, platform, 'INDEX_MISSING_ARCHIVE', `${v}.json lists ${entry.url}, which is not in the mirror`);
+      problem(
+        m.provider,
+        version,
+        platform,
+        'INDEX_MISSING_ARCHIVE',
+        `${v}.json lists ${entry.url}, which is not in the mirror`,
+      );
     }
   }
   return corrupt;

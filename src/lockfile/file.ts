@@ -49,10 +49,14 @@ export async function saveLockFile(path: string, locks: Locks, flavor: Flavor): 
   try {
     await writeFileAtomic(path, serializeLocks(locks, flavor));
   } catch (err) {
-    throw new ProvkitError(ErrorCode.IO, `Error while writing new dependency lock information to ${path}: ${err instanceof Error ? err.message : String(err)}.`, {
-      summary: 'Failed to update dependency lock file',
-      file: path,
-      cause: err,
-    });
+    throw new ProvkitError(
+      ErrorCode.IO,
+      `Error while writing new dependency lock information to ${path}: ${err instanceof Error ? err.message : String(err)}.`,
+      {
+        summary: 'Failed to update dependency lock file',
+        file: path,
+        cause: err,
+      },
+    );
   }
 }

@@ -56,12 +56,18 @@ export interface InstalledProvider {
  * hashes; entries of providers no longer required are removed; providers
  * that failed keep their old entry.
  */
-export function mergeInit(old: Locks, installed: readonly InstalledProvider[], required: readonly ProviderAddress[]): Locks {
+export function mergeInit(
+  old: Locks,
+  installed: readonly InstalledProvider[],
+  required: readonly ProviderAddress[],
+): Locks {
   let locks = old;
   for (const p of installed) {
     const prior = old.provider(p.provider);
     const kept = prior && prior.version.equals(p.version) ? prior.preferredHashes() : [];
-    locks = locks.with(newProviderLock(p.provider, p.version, p.constraints, [...kept, p.localHash, ...p.signedHashes]));
+    locks = locks.with(
+      newProviderLock(p.provider, p.version, p.constraints, [...kept, p.localHash, ...p.signedHashes]),
+    );
   }
   const keep = new Set(required.map((r) => r.toComparisonString()));
   for (const l of locks.all()) if (!keep.has(l.provider.toComparisonString())) locks = locks.without(l.provider);

@@ -84,7 +84,6 @@ export class Locks {
   }
 }
 
-
 /**
  * `Locks.Equal`: same providers, same versions (Go `==`, metadata included)
  * and the same hashes item by item. Constraints are **not** compared, so a

@@ -64,12 +64,20 @@ export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
  * leaves it unknown), null (for a `string`), or not convertible to a string
  * (a tuple or an object). Numbers and bools convert, as cty does.
  */
-function decodeString(expr: Expression, nullable: boolean): { value: string | null | undefined; diagnostics: Diagnostic[] } {
-  const unsuitable = (why: string): Diagnostic => diag('error', 'Unsuitable value type', `Unsuitable value: ${why}`, startRange(expr));
+function decodeString(
+  expr: Expression,
+  nullable: boolean,
+): { value: string | null | undefined; diagnostics: Diagnostic[] } {
+  const unsuitable = (why: string): Diagnostic =>
+    diag('error', 'Unsuitable value type', `Unsuitable value: ${why}`, startRange(expr));
   const r = evaluateStatic(expr);
-  if (r.value === undefined) return { value: undefined, diagnostics: [...r.diagnostics, unsuitable('value must be known')] };
+  if (r.value === undefined)
+    return { value: undefined, diagnostics: [...r.diagnostics, unsuitable('value must be known')] };
   const v = r.value;
-  if (v === null) return nullable ? { value: null, diagnostics: r.diagnostics } : { value: undefined, diagnostics: [...r.diagnostics, unsuitable('null value is not allowed')] };
+  if (v === null)
+    return nullable
+      ? { value: null, diagnostics: r.diagnostics }
+      : { value: undefined, diagnostics: [...r.diagnostics, unsuitable('null value is not allowed')] };
   if (typeof v === 'string') return { value: v, diagnostics: r.diagnostics };
   if (typeof v === 'number') return { value: formatNumber(v), diagnostics: r.diagnostics };
   if (typeof v === 'boolean') return { value: v ? 'true' : 'false', diagnostics: r.diagnostics };
@@ -86,9 +94,16 @@ function decodeString(expr: Expression, nullable: boolean): { value: string | nu
  *   JavaScript caller), USAGE when `source` is neither
  *   text nor bytes.
  */
-export function parseLockFile(source: Uint8Array | string, filename = '.terraform.lock.hcl', flavor: Flavor = DEFAULT_FLAVOR): LockParseResult {
+export function parseLockFile(
+  source: Uint8Array | string,
+  filename = '.terraform.lock.hcl',
+  flavor: Flavor = DEFAULT_FLAVOR,
+): LockParseResult {
   if (typeof source !== 'string' && !(source instanceof Uint8Array)) {
-    throw new ProvkitError(ErrorCode.USAGE, `parseLockFile: the lock file must be given as a string or bytes, not ${source === null ? 'null' : typeof source}`);
+    throw new ProvkitError(
+      ErrorCode.USAGE,
+      `parseLockFile: the lock file must be given as a string or bytes, not ${source === null ? 'null' : typeof source}`,
+    );
   }
   flavor = parseFlavor(flavor);
   const parsed = parseHCL(source, filename);
@@ -101,7 +116,12 @@ export function parseLockFile(source: Uint8Array | string, filename = '.terrafor
 
   for (const attr of parsed.body.attributes) {
     diagnostics.push(
-      diag('error', 'Unsupported argument', `An argument named ${goQuote(attr.name)} is not expected here.${attributeSuggestion(attr.name, [], TOP_BLOCKS)}`, attr.nameRange),
+      diag(
+        'error',
+        'Unsupported argument',
+        `An argument named ${goQuote(attr.name)} is not expected here.${attributeSuggestion(attr.name, [], TOP_BLOCKS)}`,
+        attr.nameRange,
+      ),
     );
   }
 
@@ -126,7 +146,12 @@ export function parseLockFile(source: Uint8Array | string, filename = '.terrafor
     }
     if (block.type !== 'provider') {
       diagnostics.push(
-        diag('error', 'Unsupported block type', `Blocks of type ${goQuote(block.type)} are not expected here.${blockSuggestion(block.type, TOP_BLOCKS, [])}`, block.typeRange),
+        diag(
+          'error',
+          'Unsupported block type',
+          `Blocks of type ${goQuote(block.type)} are not expected here.${blockSuggestion(block.type, TOP_BLOCKS, [])}`,
+          block.typeRange,
+        ),
       );
       continue;
     }
@@ -138,7 +163,12 @@ export function parseLockFile(source: Uint8Array | string, filename = '.terrafor
     const prior = declared.get(key);
     if (prior) {
       diagnostics.push(
-        diag('error', 'Duplicate provider lock', `This lockfile already declared a lock for provider ${decoded.provider.toString()} at ${rangeString(prior)}.`, block.typeRange),
+        diag(
+          'error',
+          'Duplicate provider lock',
+          `This lockfile already declared a lock for provider ${decoded.provider.toString()} at ${rangeString(prior)}.`,
+          block.typeRange,
+        ),
       );
       continue;
     }
@@ -164,7 +194,9 @@ function attributeSuggestion(name: string, unusedAttrs: readonly string[], block
 function blockSuggestion(type: string, blockTypes: readonly string[], attrs: readonly string[]): string {
   const close = nameSuggestion(type, blockTypes);
   if (close !== undefined) return ` Did you mean ${goQuote(close)}?`;
-  return attrs.includes(type) ? ` Did you mean to define argument ${goQuote(type)}? If so, use the equals sign to assign it a value.` : '';
+  return attrs.includes(type)
+    ? ` Did you mean to define argument ${goQuote(type)}? If so, use the equals sign to assign it a value.`
+    : '';
 }
 
 /** A block's `DefRange`: from its type to the end of its last label. */
@@ -176,12 +208,24 @@ function defRange(block: Block): Range {
 function labelCountOk(block: Block, diagnostics: Diagnostic[]): boolean {
   const name = block.type === 'module' ? 'path' : 'source_addr';
   if (block.labels.length === 0) {
-    diagnostics.push(diag('error', `Missing ${name} for ${block.type}`, `All ${block.type} blocks must have 1 labels (${name}).`, block.openBraceRange));
+    diagnostics.push(
+      diag(
+        'error',
+        `Missing ${name} for ${block.type}`,
+        `All ${block.type} blocks must have 1 labels (${name}).`,
+        block.openBraceRange,
+      ),
+    );
     return false;
   }
   if (block.labels.length > 1) {
     diagnostics.push(
-      diag('error', `Extraneous label for ${block.type}`, `Only 1 labels (${name}) are expected for ${block.type} blocks.`, block.labelRanges[1]!),
+      diag(
+        'error',
+        `Extraneous label for ${block.type}`,
+        `Only 1 labels (${name}) are expected for ${block.type} blocks.`,
+        block.labelRanges[1]!,
+      ),
     );
     return false;
   }
@@ -192,7 +236,11 @@ function labelCountOk(block: Block, diagnostics: Diagnostic[]): boolean {
  * `decodeProviderLockFromHCL`: undefined when the address is not valid;
  * otherwise the address, and the lock when the block's content has no errors.
  */
-function decodeProviderBlock(block: Block, flavor: Flavor, diagnostics: Diagnostic[]): { provider: ProviderAddress; lock: ProviderLock | undefined } | undefined {
+function decodeProviderBlock(
+  block: Block,
+  flavor: Flavor,
+  diagnostics: Diagnostic[],
+): { provider: ProviderAddress; lock: ProviderLock | undefined } | undefined {
   const label = block.labels[0]!;
   const labelRange = block.labelRanges[0]!;
   const info = flavorInfo(flavor);
@@ -252,19 +300,33 @@ function decodeProviderBlock(block: Block, flavor: Flavor, diagnostics: Diagnost
     // At the body's `MissingItemRange`: zero width at its opening brace.
     const at = block.body.range.start;
     diagnostics.push(
-      diag('error', 'Missing required argument', 'The argument "version" is required, but no definition was found.', { filename: block.body.range.filename, start: at, end: at }),
+      diag('error', 'Missing required argument', 'The argument "version" is required, but no definition was found.', {
+        filename: block.body.range.filename,
+        start: at,
+        end: at,
+      }),
     );
   }
   const unused = PROVIDER_ATTRS.filter((n) => !attrs.has(n));
   for (const attr of block.body.attributes) {
     if (attrs.get(attr.name) === attr) continue;
     diagnostics.push(
-      diag('error', 'Unsupported argument', `An argument named ${goQuote(attr.name)} is not expected here.${attributeSuggestion(attr.name, unused, [])}`, attr.nameRange),
+      diag(
+        'error',
+        'Unsupported argument',
+        `An argument named ${goQuote(attr.name)} is not expected here.${attributeSuggestion(attr.name, unused, [])}`,
+        attr.nameRange,
+      ),
     );
   }
   for (const nested of block.body.blocks) {
     diagnostics.push(
-      diag('error', 'Unsupported block type', `Blocks of type ${goQuote(nested.type)} are not expected here.${blockSuggestion(nested.type, [], PROVIDER_ATTRS)}`, nested.typeRange),
+      diag(
+        'error',
+        'Unsupported block type',
+        `Blocks of type ${goQuote(nested.type)} are not expected here.${blockSuggestion(nested.type, [], PROVIDER_ATTRS)}`,
+        nested.typeRange,
+      ),
     );
   }
   // Unknown arguments and blocks do not stop the lock (the file is in error anyway); the rest does.
@@ -272,7 +334,9 @@ function decodeProviderBlock(block: Block, flavor: Flavor, diagnostics: Diagnost
   const versionAttr = attrs.get('version');
   const version = versionAttr ? decodeVersion(addr, versionAttr, diagnostics) : UNSPECIFIED_VERSION;
   const constraintsAttr = attrs.get('constraints');
-  const constraints = constraintsAttr ? decodeConstraints(addr, constraintsAttr, diagnostics) : new VersionConstraints();
+  const constraints = constraintsAttr
+    ? decodeConstraints(addr, constraintsAttr, diagnostics)
+    : new VersionConstraints();
   const hashesAttr = attrs.get('hashes');
   const hashes = hashesAttr ? decodeHashes(hashesAttr, diagnostics) : [];
   if (!versionAttr || hasErrors(diagnostics.slice(before))) return { provider: addr, lock: undefined };
@@ -284,14 +348,26 @@ function decodeVersion(addr: ProviderAddress, attr: Attribute, diagnostics: Diag
   diagnostics.push(...d);
   if (value === undefined) return UNSPECIFIED_VERSION;
   if (value === null) {
-    diagnostics.push(diag('error', 'Missing required argument', 'A provider lock block must contain a "version" argument.', attr.expr.range));
+    diagnostics.push(
+      diag(
+        'error',
+        'Missing required argument',
+        'A provider lock block must contain a "version" argument.',
+        attr.expr.range,
+      ),
+    );
     return UNSPECIFIED_VERSION;
   }
   const parsed = tryParseVersion(value);
   const version = parsed.ok ? parsed.version : UNSPECIFIED_VERSION;
   if (!parsed.ok) {
     diagnostics.push(
-      diag('error', 'Invalid provider version number', `The selected version number for provider ${addr.toString()} is invalid: ${parsed.error.message}.`, attr.expr.range),
+      diag(
+        'error',
+        'Invalid provider version number',
+        `The selected version number for provider ${addr.toString()} is invalid: ${parsed.error.message}.`,
+        attr.expr.range,
+      ),
     );
   }
   // Checked even after a parse error, against 0.0.0, as the reference does (docs/reference.md §3.1 item 34).
@@ -343,7 +419,12 @@ function decodeHashes(attr: Attribute, diagnostics: Diagnostic[]): Hash[] {
   if (!list.items) return [];
   if (list.items.length === 0) {
     diagnostics.push(
-      diag('error', 'Invalid provider hash set', 'The "hashes" argument must either be omitted or contain at least one hash value.', attr.expr.range),
+      diag(
+        'error',
+        'Invalid provider hash set',
+        'The "hashes" argument must either be omitted or contain at least one hash value.',
+        attr.expr.range,
+      ),
     );
     return [];
   }
@@ -357,7 +438,14 @@ function decodeHashes(attr: Attribute, diagnostics: Diagnostic[]): Hash[] {
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       // The reference reports the whole list's range (docs/reference.md §3.1 item 36).
-      diagnostics.push(diag('error', 'Invalid provider hash string', `Cannot interpret ${goQuote(r.value)} as a provider hash: ${why}.`, attr.expr.range));
+      diagnostics.push(
+        diag(
+          'error',
+          'Invalid provider hash string',
+          `Cannot interpret ${goQuote(r.value)} as a provider hash: ${why}.`,
+          attr.expr.range,
+        ),
+      );
     }
   }
   return out;

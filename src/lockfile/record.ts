@@ -81,5 +81,7 @@ function recorded(kind: HashTrustKind, flavor: Flavor, reportedTrusted: boolean)
  * `input.operation` does not change the result (see the module comment).
  */
 export function hashesToRecord(input: RecordInput): Hash[] {
-  return normalizeHashes(input.hashes.filter((h) => recorded(h.trust.kind, input.flavor, input.reportedTrusted)).map((h) => h.hash));
+  return normalizeHashes(
+    input.hashes.filter((h) => recorded(h.trust.kind, input.flavor, input.reportedTrusted)).map((h) => h.hash),
+  );
 }

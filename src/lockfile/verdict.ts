@@ -4,7 +4,13 @@
  * trust-on-first-use verdict on a package, and whether the lock covers the
  * configuration. Updating the lock is merge.ts; what it records, record.ts.
  */
-import { type Flavor, flavorInfo, type ProviderAddress, type Version, type VersionConstraints } from '../addresses/index.js';
+import {
+  type Flavor,
+  flavorInfo,
+  type ProviderAddress,
+  type Version,
+  type VersionConstraints,
+} from '../addresses/index.js';
 import { type Hash, H1, ZH } from '../hashing/index.js';
 import type { Locks, ProviderLock } from './model.js';
 
@@ -18,7 +24,12 @@ export function allowedHashes(lock: ProviderLock | undefined, version: Version):
 
 /** What was computed for the package being installed. */
 export type PackageHashes =
-  | { readonly kind: 'archive'; readonly zh: Hash; /** HashZip (zip form): what the reference checks an archive with. */ readonly h1Zip: Hash | null }
+  | {
+      readonly kind: 'archive';
+      readonly zh: Hash;
+      /** HashZip (zip form): what the reference checks an archive with. */
+      readonly h1Zip: Hash | null;
+    }
   | { readonly kind: 'dir'; readonly h1: Hash };
 
 export type Verdict =
@@ -42,7 +53,11 @@ export function verifyPackage(
   if (allowed.length === 0) return { kind: 'unverified', reason: 'no-lock-hashes' };
   const url = flavorInfo(flavor).docsChecksumURL;
   if (pkg.kind === 'archive') {
-    const hit = allowed.find((h) => (h.scheme === ZH && h.text === pkg.zh.text) || (h.scheme === H1 && pkg.h1Zip !== null && h.text === pkg.h1Zip.text));
+    const hit = allowed.find(
+      (h) =>
+        (h.scheme === ZH && h.text === pkg.zh.text) ||
+        (h.scheme === H1 && pkg.h1Zip !== null && h.text === pkg.h1Zip.text),
+    );
     if (hit) return { kind: 'match', hash: hit };
     return {
       kind: 'mismatch',
@@ -79,9 +94,13 @@ export function verifyDependencySelections(
     // whose version still fits is consistent).
     if (constraints.matches(lock.version)) continue;
     if (lock.constraints.toString() !== constraints.toString()) {
-      errors.push(`provider ${provider.toString()}: locked version selection ${lock.version.toString()} doesn't match the updated version constraints ${JSON.stringify(constraints.toString())}`);
+      errors.push(
+        `provider ${provider.toString()}: locked version selection ${lock.version.toString()} doesn't match the updated version constraints ${JSON.stringify(constraints.toString())}`,
+      );
     } else {
-      errors.push(`provider ${provider.toString()}: version constraints ${JSON.stringify(constraints.toString())} don't match the locked version selection ${lock.version.toString()}`);
+      errors.push(
+        `provider ${provider.toString()}: version constraints ${JSON.stringify(constraints.toString())} don't match the locked version selection ${lock.version.toString()}`,
+      );
     }
   }
   return errors.sort();

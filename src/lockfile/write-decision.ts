@@ -31,7 +31,12 @@ export interface ProvidersLockWrite {
  * See the module comment. `oldBytes` is the file as it is on disk, undefined
  * when there is none; `old` the locks parsed from it.
  */
-export function providersLockWrite(old: Locks, next: Locks, oldBytes: Buffer | undefined, flavor: Flavor): ProvidersLockWrite {
+export function providersLockWrite(
+  old: Locks,
+  next: Locks,
+  oldBytes: Buffer | undefined,
+  flavor: Flavor,
+): ProvidersLockWrite {
   const bytes = serializeLocks(next, flavor);
   const sameBytes = oldBytes?.equals(bytes) === true;
   const changed = !locksEqual(old, next);

@@ -53,14 +53,23 @@ export function checkedLength(headers: Headers): number | undefined {
 }
 
 /** The body-length rule: the `NET_SIZE_MISMATCH` verdict when `received` is not the declared `total`. */
-export function lengthMismatch(total: number | undefined, received: number, url: string, cause?: unknown): ProvkitError | undefined {
+export function lengthMismatch(
+  total: number | undefined,
+  received: number,
+  url: string,
+  cause?: unknown,
+): ProvkitError | undefined {
   if (total === undefined || received === total) return undefined;
-  return new ProvkitError(NetErrorCode.SIZE_MISMATCH, `incorrect response size: expected ${total} bytes, but got ${received} bytes from ${url}`, {
-    url,
-    expected: String(total),
-    found: String(received),
-    ...(cause === undefined ? {} : { cause }),
-  });
+  return new ProvkitError(
+    NetErrorCode.SIZE_MISMATCH,
+    `incorrect response size: expected ${total} bytes, but got ${received} bytes from ${url}`,
+    {
+      url,
+      expected: String(total),
+      found: String(received),
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
 }
 
 /** Reads one response body once; see the module comment. */
@@ -102,18 +111,27 @@ export class BodyReader {
       hop.abort();
       throw this.fail(
         verdict(
-          new ProvkitError(NetErrorCode.RESPONSE_TOO_LARGE, `response from ${hop.url} is ${offset + total} bytes, more than the limit of ${limits.maxBytes}`, {
-            url: hop.url,
-            expected: String(limits.maxBytes),
-            found: String(offset + total),
-          }),
+          new ProvkitError(
+            NetErrorCode.RESPONSE_TOO_LARGE,
+            `response from ${hop.url} is ${offset + total} bytes, more than the limit of ${limits.maxBytes}`,
+            {
+              url: hop.url,
+              expected: String(limits.maxBytes),
+              found: String(offset + total),
+            },
+          ),
           false,
         ),
       );
     }
     const progress = limits.events.filter((e) => e.onProgress !== undefined);
     const report = (): void => {
-      for (const e of progress) e.onProgress?.({ url: hop.url, received: offset + this.received, total: total === undefined ? undefined : offset + total });
+      for (const e of progress)
+        e.onProgress?.({
+          url: hop.url,
+          received: offset + this.received,
+          total: total === undefined ? undefined : offset + total,
+        });
     };
     let lastEvent = limits.clock.now();
     hop.armIdle(limits.idleTimeoutMs, `no data from ${hop.url} for ${limits.idleTimeoutMs} ms`);
@@ -127,10 +145,14 @@ export class BodyReader {
             hop.abort();
             throw this.fail(
               verdict(
-                new ProvkitError(NetErrorCode.RESPONSE_TOO_LARGE, `response from ${hop.url} is larger than the limit of ${limits.maxBytes} bytes`, {
-                  url: hop.url,
-                  expected: String(limits.maxBytes),
-                }),
+                new ProvkitError(
+                  NetErrorCode.RESPONSE_TOO_LARGE,
+                  `response from ${hop.url} is larger than the limit of ${limits.maxBytes} bytes`,
+                  {
+                    url: hop.url,
+                    expected: String(limits.maxBytes),
+                  },
+                ),
                 false,
               ),
             );

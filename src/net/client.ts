@@ -42,7 +42,15 @@ import { Hop } from './exchange.js';
 import { ioError, settle, statusLine, statusOutcome, type Step } from './failure.js';
 import { DEFAULT_BACKOFF, type BackoffOptions } from './retry.js';
 import { retryLoop, type AttemptOutcome, type Settled } from './retry-loop.js';
-import { systemClock, type BearerCredential, type Clock, type FetchLike, type FetchResponse, type HttpMethod, type NetEvents } from './types.js';
+import {
+  systemClock,
+  type BearerCredential,
+  type Clock,
+  type FetchLike,
+  type FetchResponse,
+  type HttpMethod,
+  type NetEvents,
+} from './types.js';
 import { checkHttpURL, parseHttpURL, redactURL, splitUserinfo } from './url.js';
 
 export type { DownloadResult } from './download.js';
@@ -185,7 +193,17 @@ export class HttpClient {
     return this.run(url, o, async (res, hop, attempts) => {
       const body = await new BodyReader(res, hop, this.limits(o)).readAll();
       if (body.kind !== 'ok') return body;
-      return { kind: 'ok', value: { status: res.status, statusText: res.statusText, url: hop.href, headers: res.headers, body: body.value, attempts } };
+      return {
+        kind: 'ok',
+        value: {
+          status: res.status,
+          statusText: res.statusText,
+          url: hop.href,
+          headers: res.headers,
+          body: body.value,
+          attempts,
+        },
+      };
     });
   }
 
@@ -197,7 +215,12 @@ export class HttpClient {
    */
   async send(url: string, options: SendOptions): Promise<HttpResponse> {
     const idempotent = options.method === 'GET' || options.method === 'HEAD';
-    const o = this.resolve(options, options.retries ?? (idempotent ? (this.opts.retries ?? 1) : 0), options.method, options.body);
+    const o = this.resolve(
+      options,
+      options.retries ?? (idempotent ? (this.opts.retries ?? 1) : 0),
+      options.method,
+      options.body,
+    );
     return this.run(url, o, async (res, hop, attempts) => {
       let body: Step<Buffer>;
       if (options.method === 'HEAD') {
@@ -205,7 +228,17 @@ export class HttpClient {
         body = (await drain(res, hop)) ?? { kind: 'ok', value: Buffer.alloc(0) };
       } else body = await new BodyReader(res, hop, this.limits(o)).readAll();
       if (body.kind !== 'ok') return body;
-      return { kind: 'ok', value: { status: res.status, statusText: res.statusText, url: hop.url, headers: res.headers, body: body.value, attempts } };
+      return {
+        kind: 'ok',
+        value: {
+          status: res.status,
+          statusText: res.statusText,
+          url: hop.url,
+          headers: res.headers,
+          body: body.value,
+          attempts,
+        },
+      };
     });
   }
 
@@ -228,7 +261,12 @@ export class HttpClient {
     }
     const partial = new PartialDownload(destPath);
     try {
-      return await this.run(url, o, (res, hop, attempts) => partial.receive(res, hop, attempts, options, this.limits(o)), () => partial.rangeHeaders());
+      return await this.run(
+        url,
+        o,
+        (res, hop, attempts) => partial.receive(res, hop, attempts, options, this.limits(o)),
+        () => partial.rangeHeaders(),
+      );
     } finally {
       // Retries exhausted, aborted, or a final error: no temporary file survives.
       await partial.discard();
@@ -236,7 +274,10 @@ export class HttpClient {
   }
 
   private resolve(options: RequestOptions, retries: number, method: HttpMethod = 'GET', body?: Buffer): Resolved {
-    const headers: Record<string, string> = { 'user-agent': this.opts.userAgent ?? 'provkit', ...lowerHeaders(options.headers) };
+    const headers: Record<string, string> = {
+      'user-agent': this.opts.userAgent ?? 'provkit',
+      ...lowerHeaders(options.headers),
+    };
     return {
       method,
       body,
@@ -253,7 +294,13 @@ export class HttpClient {
   }
 
   private limits(o: Resolved): BodyLimits {
-    return { maxBytes: o.maxBytes, idleTimeoutMs: o.idleTimeoutMs, progressIntervalMs: this.opts.progressIntervalMs ?? 250, events: o.events, clock: this.clock };
+    return {
+      maxBytes: o.maxBytes,
+      idleTimeoutMs: o.idleTimeoutMs,
+      progressIntervalMs: this.opts.progressIntervalMs ?? 250,
+      events: o.events,
+      clock: this.clock,
+    };
   }
 
   /**
@@ -276,7 +323,8 @@ export class HttpClient {
         maxRetryAfterMs: this.opts.maxRetryAfterMs,
         sleep: (ms, signal) => this.clock.sleep(ms, signal),
         signal: o.signal,
-        aborted: (reason) => new ProvkitError(ErrorCode.ABORTED, `request to ${shown} was interrupted`, { url: shown, cause: reason }),
+        aborted: (reason) =>
+          new ProvkitError(ErrorCode.ABORTED, `request to ${shown} was interrupted`, { url: shown, cause: reason }),
         onAttempt: (attempt) => {
           for (const e of o.events) e.onRequest?.({ url: shown, attempt });
         },
@@ -334,15 +382,21 @@ export class HttpClient {
    * Sends the request and follows redirects: the final response, or the
    * failure, with the hop it happened on (whose timeout state settles it).
    */
-  private async open(url: string, o: Resolved, extra?: Record<string, string>): Promise<{ hop: Hop; step: Step<FetchResponse> }> {
+  private async open(
+    url: string,
+    o: Resolved,
+    extra?: Record<string, string>,
+  ): Promise<{ hop: Hop; step: Step<FetchResponse> }> {
     let current = parseHttpURL(url);
     let credential = o.credential;
     for (let redirects = 0; ; redirects++) {
       const hop = new Hop(this.clock, current, o.signal);
       const headers = { ...o.headers, ...extra };
       const sent = splitUserinfo(current);
-      if (credential !== undefined && current.host === credential.host) headers['authorization'] = `${credential.scheme ?? 'Bearer'} ${credential.token}`;
-      else if (sent.authorization !== undefined && headers['authorization'] === undefined) headers['authorization'] = sent.authorization;
+      if (credential !== undefined && current.host === credential.host)
+        headers['authorization'] = `${credential.scheme ?? 'Bearer'} ${credential.token}`;
+      else if (sent.authorization !== undefined && headers['authorization'] === undefined)
+        headers['authorization'] = sent.authorization;
       try {
         // eslint-disable-next-line no-await-in-loop -- once per hop, before its timer starts
         if (this.fetchImpl.prepare) await this.fetchImpl.prepare(sent.href);
@@ -359,21 +413,33 @@ export class HttpClient {
         const location = res.headers.get('location');
         // Only GET and HEAD follow redirects: an upload's Location is the caller's business.
         const follows = o.method === 'GET' || o.method === 'HEAD';
-        if (!follows || !REDIRECT_STATUSES.has(res.status) || location === null) return { hop, step: { kind: 'ok', value: res } };
+        if (!follows || !REDIRECT_STATUSES.has(res.status) || location === null)
+          return { hop, step: { kind: 'ok', value: res } };
         hop.abort();
         if (redirects >= o.maxRedirects) {
-          const error = new ProvkitError(NetErrorCode.TOO_MANY_REDIRECTS, `${o.method} ${redactURL(url)}: stopped after ${o.maxRedirects} redirects`, { url: redactURL(url) });
+          const error = new ProvkitError(
+            NetErrorCode.TOO_MANY_REDIRECTS,
+            `${o.method} ${redactURL(url)}: stopped after ${o.maxRedirects} redirects`,
+            { url: redactURL(url) },
+          );
           return failed(hop, { kind: 'verdict', error, retryable: false });
         }
         const target = redirectTarget(location, current);
         if ('cause' in target) {
-          const error = new ProvkitError(NetErrorCode.CONNECTION, `${o.method} ${hop.url}: invalid redirect to ${JSON.stringify(redactURL(location))}`, { url: hop.url, cause: target.cause });
+          const error = new ProvkitError(
+            NetErrorCode.CONNECTION,
+            `${o.method} ${hop.url}: invalid redirect to ${JSON.stringify(redactURL(location))}`,
+            { url: hop.url, cause: target.cause },
+          );
           return failed(hop, { kind: 'verdict', error, retryable: false });
         }
         const next = target.url;
-        const dropped = credential !== undefined && (next.host !== credential.host || (current.protocol === 'https:' && next.protocol === 'http:'));
+        const dropped =
+          credential !== undefined &&
+          (next.host !== credential.host || (current.protocol === 'https:' && next.protocol === 'http:'));
         if (dropped) credential = undefined;
-        for (const e of o.events) e.onRedirect?.({ from: hop.url, to: redactURL(next), status: res.status, credentialsDropped: dropped });
+        for (const e of o.events)
+          e.onRedirect?.({ from: hop.url, to: redactURL(next), status: res.status, credentialsDropped: dropped });
         hop.dispose();
         current = next;
       } catch (cause) {

@@ -81,8 +81,17 @@ export function parseContentRange(value: string | null): { start: number; end: n
 }
 
 /** Whether a 206's `Content-Range` is exactly the rest, from byte `kept`, of a body of `total` bytes (when known). */
-export function continuesAt(range: { start: number; end: number; total: number } | undefined, kept: number, total: number | undefined): boolean {
-  return range !== undefined && range.start === kept && (total === undefined || range.total === total) && range.end === range.total - 1;
+export function continuesAt(
+  range: { start: number; end: number; total: number } | undefined,
+  kept: number,
+  total: number | undefined,
+): boolean {
+  return (
+    range !== undefined &&
+    range.start === kept &&
+    (total === undefined || range.total === total) &&
+    range.end === range.total - 1
+  );
 }
 
 /** A strong ETag (weak ones, `W/"…"`, must not be used with If-Range, RFC 9110 §13.1.5). */
@@ -93,7 +102,11 @@ export function strongValidator(etag: string | null): string | undefined {
 }
 
 /** What a 200 says about resuming its body: its length, its `If-Range` validator, whether ranges are accepted. */
-export function resumeInfo(headers: FetchResponse['headers']): { total: number | undefined; validator: string | undefined; resumable: boolean } {
+export function resumeInfo(headers: FetchResponse['headers']): {
+  total: number | undefined;
+  validator: string | undefined;
+  resumable: boolean;
+} {
   const total = checkedLength(headers);
   return {
     total,
@@ -134,18 +147,35 @@ export class PartialDownload {
   }
 
   /** One attempt of the download (see the module comment). */
-  async receive(res: FetchResponse, hop: Hop, attempt: number, spec: DownloadSpec, limits: BodyLimits): Promise<Step<DownloadResult>> {
+  async receive(
+    res: FetchResponse,
+    hop: Hop,
+    attempt: number,
+    spec: DownloadSpec,
+    limits: BodyLimits,
+  ): Promise<Step<DownloadResult>> {
     const resuming = this.tmp !== undefined && this.kept > 0 && res.status === 206;
     if (res.status === 206 && !resuming) {
       hop.abort();
-      return verdict(new ProvkitError(NetErrorCode.CONNECTION, `GET ${hop.url}: unexpected 206 Partial Content to a request without Range`, { url: hop.url }), true);
+      return verdict(
+        new ProvkitError(
+          NetErrorCode.CONNECTION,
+          `GET ${hop.url}: unexpected 206 Partial Content to a request without Range`,
+          { url: hop.url },
+        ),
+        true,
+      );
     }
     if (res.status !== 200 && !resuming) {
       hop.abort();
-      const error = new ProvkitError(NetErrorCode.HTTP_STATUS, `unsuccessful request to ${hop.url}: ${statusLine(res)}${attemptsSuffix(attempt)}`, {
-        url: hop.url,
-        found: String(res.status),
-      });
+      const error = new ProvkitError(
+        NetErrorCode.HTTP_STATUS,
+        `unsuccessful request to ${hop.url}: ${statusLine(res)}${attemptsSuffix(attempt)}`,
+        {
+          url: hop.url,
+          found: String(res.status),
+        },
+      );
       return verdict(error, false);
     }
     let offset = 0;
@@ -193,14 +223,22 @@ export class PartialDownload {
     // On a resume the transforms (a zh: hasher) are fed the kept prefix
     // first, so that they see every byte exactly once and in order; the
     // prefix is dropped again before the file, which is appended to.
-    const source = Readable.from(offset > 0 ? prefixThen(createReadStream(tmp, { start: 0, end: offset - 1 }), body) : body);
+    const source = Readable.from(
+      offset > 0 ? prefixThen(createReadStream(tmp, { start: 0, end: offset - 1 }), body) : body,
+    );
     const writer = spec.writeFile?.(tmp, offset, spec.mode ?? 0o644);
-    const file: Writable = writer ?? createWriteStream(tmp, offset > 0 ? { flags: 'r+', start: offset } : { flags: 'wx', mode: spec.mode ?? 0o644 });
+    const file: Writable =
+      writer ??
+      createWriteStream(tmp, offset > 0 ? { flags: 'r+', start: offset } : { flags: 'wx', mode: spec.mode ?? 0o644 });
     // Blocks first: every later stage (hashers, the file) then handles
     // 16 times fewer chunks than the body's TLS-record-sized ones. A writer
     // of its own gathers its blocks itself (into memory it reuses) and skips
     // the kept prefix itself.
-    const stages: Array<NodeJS.ReadableStream | NodeJS.WritableStream | NodeJS.ReadWriteStream> = [source, ...(writer ? [] : [coalesce()]), ...transforms];
+    const stages: Array<NodeJS.ReadableStream | NodeJS.WritableStream | NodeJS.ReadWriteStream> = [
+      source,
+      ...(writer ? [] : [coalesce()]),
+      ...transforms,
+    ];
     if (offset > 0 && !writer) stages.push(skipBytes(offset));
     // Bytes reaching the file keep the idle timer off too: while the
     // body waits for a slow (but moving) pipeline, the download is not idle.
@@ -225,11 +263,15 @@ export class PartialDownload {
     const size = offset + reader.received;
     if (spec.expectedSize !== undefined && size !== spec.expectedSize) {
       await this.discard();
-      const error = new ProvkitError(NetErrorCode.SIZE_MISMATCH, `incorrect response size: expected ${spec.expectedSize} bytes, but got ${size} bytes from ${hop.url}`, {
-        url: hop.url,
-        expected: String(spec.expectedSize),
-        found: String(size),
-      });
+      const error = new ProvkitError(
+        NetErrorCode.SIZE_MISMATCH,
+        `incorrect response size: expected ${spec.expectedSize} bytes, but got ${size} bytes from ${hop.url}`,
+        {
+          url: hop.url,
+          expected: String(spec.expectedSize),
+          found: String(size),
+        },
+      );
       return { kind: 'final', error };
     }
     try {
@@ -250,7 +292,9 @@ export class PartialDownload {
       await this.discard();
       return;
     }
-    this.kept = await stat(this.tmp).then((s) => s.size).catch(() => 0);
+    this.kept = await stat(this.tmp)
+      .then((s) => s.size)
+      .catch(() => 0);
   }
 }
 
@@ -296,7 +340,10 @@ async function closed(file: Writable): Promise<void> {
 }
 
 /** The kept prefix of a partial download, then the rest of the body. */
-async function* prefixThen(prefix: AsyncIterable<Buffer | string>, rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+async function* prefixThen(
+  prefix: AsyncIterable<Buffer | string>,
+  rest: AsyncIterable<Buffer>,
+): AsyncGenerator<Buffer> {
   for await (const chunk of prefix) yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
   yield* rest;
 }
@@ -345,7 +392,7 @@ function coalesce(): Transform {
   let used = 0;
   return new Transform({
     transform(chunk: Buffer, _enc, done) {
-      for (let at = 0; at < chunk.length; ) {
+      for (let at = 0; at < chunk.length;) {
         block ??= Buffer.allocUnsafe(FILE_WRITE_BLOCK);
         const n = chunk.copy(block, used, at);
         used += n;

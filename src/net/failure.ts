@@ -67,17 +67,36 @@ export function settle(failure: Failure, s: AttemptState): AttemptOutcome<never>
   if (failure.kind === 'final') return failure;
   const cause = failure.kind === 'verdict' ? failure.error : failure.cause;
   if (s.aborted !== undefined) {
-    return { kind: 'final', error: new ProvkitError(ErrorCode.ABORTED, `request to ${s.url} was interrupted`, { url: s.url, cause: s.aborted.reason }) };
+    return {
+      kind: 'final',
+      error: new ProvkitError(ErrorCode.ABORTED, `request to ${s.url} was interrupted`, {
+        url: s.url,
+        cause: s.aborted.reason,
+      }),
+    };
   }
   if (s.timedOut !== undefined) {
-    return retryable(new ProvkitError(NetErrorCode.TIMEOUT, `${s.method} ${s.url}: ${s.timedOut}${attemptsSuffix(s.attempt)}`, { url: s.url, cause }));
+    return retryable(
+      new ProvkitError(NetErrorCode.TIMEOUT, `${s.method} ${s.url}: ${s.timedOut}${attemptsSuffix(s.attempt)}`, {
+        url: s.url,
+        cause,
+      }),
+    );
   }
   if (failure.kind === 'verdict') {
     const e = failure.error;
     if (!failure.retryable) return { kind: 'final', error: e };
-    return retryable(s.attempt > 1 ? new ProvkitError(e.code, `${e.message}${attemptsSuffix(s.attempt)}`, { ...e.toJSON(), cause: e }) : e);
+    return retryable(
+      s.attempt > 1
+        ? new ProvkitError(e.code, `${e.message}${attemptsSuffix(s.attempt)}`, { ...e.toJSON(), cause: e })
+        : e,
+    );
   }
-  const e = new ProvkitError(NetErrorCode.CONNECTION, `${s.method} ${s.url}: ${describe(cause)}${attemptsSuffix(s.attempt)}`, { url: s.url, cause });
+  const e = new ProvkitError(
+    NetErrorCode.CONNECTION,
+    `${s.method} ${s.url}: ${describe(cause)}${attemptsSuffix(s.attempt)}`,
+    { url: s.url, cause },
+  );
   const code = errCode(cause);
   return code !== undefined && TLS_CERT_CODES.has(code) ? { kind: 'final', error: e } : retryable(e);
 }
@@ -101,7 +120,10 @@ export function statusOutcome(
   const reason = `HTTP ${statusLine(res)}`;
   return {
     kind: 'retryable',
-    error: new ProvkitError(NetErrorCode.HTTP_STATUS, `unsuccessful request to ${url}: ${reason}`, { url, found: String(res.status) }),
+    error: new ProvkitError(NetErrorCode.HTTP_STATUS, `unsuccessful request to ${url}: ${reason}`, {
+      url,
+      found: String(res.status),
+    }),
     reason,
     status: res.status,
     retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), now),
@@ -113,7 +135,10 @@ export function ioError(err: unknown, file: string): unknown {
   if (err instanceof ProvkitError) return err;
   const code = errCode(err);
   if (code === undefined || !/^E[A-Z]+$/.test(code)) return err;
-  return new ProvkitError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${file}: ${describe(err)}`, { file, cause: err });
+  return new ProvkitError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${file}: ${describe(err)}`, {
+    file,
+    cause: err,
+  });
 }
 
 /** An error's message, with its code when the message does not say it. */

@@ -17,7 +17,14 @@
 export { NetErrorCode } from './codes.js';
 export { HttpClient, formatStatus, tempPathFor } from './client.js';
 export { parseHttpURL, redactURL } from './url.js';
-export type { DownloadOptions, DownloadResult, HttpClientOptions, HttpResponse, RequestOptions, SendOptions } from './client.js';
+export type {
+  DownloadOptions,
+  DownloadResult,
+  HttpClientOptions,
+  HttpResponse,
+  RequestOptions,
+  SendOptions,
+} from './client.js';
 export { createNodeFetch, trustedCAs } from './node-fetch.js';
 export type { NodeFetch, NodeFetchOptions } from './node-fetch.js';
 export { ProxyConfig } from './proxy.js';
@@ -26,5 +33,14 @@ export { DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, retryDelay } from 
 export type { BackoffOptions } from './retry.js';
 export { systemClock } from './types.js';
 export { httpTuningFromEnv } from './tuning.js';
-export type { BearerCredential, Clock, FetchHeaders, FetchInit, FetchLike, FetchResponse, HttpMethod, NetEvents } from './types.js';
+export type {
+  BearerCredential,
+  Clock,
+  FetchHeaders,
+  FetchInit,
+  FetchLike,
+  FetchResponse,
+  HttpMethod,
+  NetEvents,
+} from './types.js';
 export * from './oci/index.js';

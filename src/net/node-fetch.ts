@@ -73,7 +73,11 @@ const loadFetch = (): Promise<typeof NodeFetchModule> => (fetchModule ??= import
 
 type ProxyConnectOpts = Parameters<HttpsProxyAgent<string>['connect']>[1];
 
-type ProxyAgentClass = new (proxy: string, secureContext: SecureContext | undefined, keepAlive: boolean) => HttpsProxyAgent<string>;
+type ProxyAgentClass = new (
+  proxy: string,
+  secureContext: SecureContext | undefined,
+  keepAlive: boolean,
+) => HttpsProxyAgent<string>;
 
 /**
  * https-proxy-agent applies its constructor's TLS options to the proxy
@@ -96,7 +100,10 @@ function loadProxyAgentClass(): Promise<ProxyAgentClass> {
       }
 
       override connect(req: ClientRequest, opts: ProxyConnectOpts): Promise<Socket> {
-        return super.connect(req, opts.secureEndpoint && this.secureContext ? { ...opts, secureContext: this.secureContext } : opts);
+        return super.connect(
+          req,
+          opts.secureEndpoint && this.secureContext ? { ...opts, secureContext: this.secureContext } : opts,
+        );
       }
     }
     return CaProxyAgent;
@@ -108,10 +115,14 @@ function readCaFile(path: string, variable: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ProvkitError(ErrorCode.IO, `cannot read the CA certificates named by ${variable}: ${path}: ${(err as Error).message}`, {
-      file: path,
-      cause: err,
-    });
+    throw new ProvkitError(
+      ErrorCode.IO,
+      `cannot read the CA certificates named by ${variable}: ${path}: ${(err as Error).message}`,
+      {
+        file: path,
+        cause: err,
+      },
+    );
   }
 }
 
@@ -129,7 +140,11 @@ export function trustedCAs(env: Env, extra: readonly string[] = []): string[] | 
   const nodeExtra = env['NODE_EXTRA_CA_CERTS'];
   const withNodeExtra = nodeExtra !== undefined && nodeExtra !== '';
   if (!withNodeExtra && extra.length === 0) return undefined;
-  return [...tlsModule().rootCertificates, ...(withNodeExtra ? [readCaFile(nodeExtra, 'NODE_EXTRA_CA_CERTS')] : []), ...extra];
+  return [
+    ...tlsModule().rootCertificates,
+    ...(withNodeExtra ? [readCaFile(nodeExtra, 'NODE_EXTRA_CA_CERTS')] : []),
+    ...extra,
+  ];
 }
 
 /**
@@ -144,7 +159,8 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
   const keepAlive = options.keepAlive ?? true;
   const lookup = options.lookup === undefined ? {} : { lookup: options.lookup };
   let httpAgentMade: HttpAgent | undefined;
-  const httpAgent = (): HttpAgent => (httpAgentMade ??= new (nodeRequire('node:http') as typeof Http).Agent({ keepAlive, ...lookup }));
+  const httpAgent = (): HttpAgent =>
+    (httpAgentMade ??= new (nodeRequire('node:http') as typeof Http).Agent({ keepAlive, ...lookup }));
   // One secure context for every connection: given only \`ca\`, Node parses the
   // whole CA list again for each TLS connection. None for the default roots.
   // Built on the first https request, not before: parsing a full CA bundle
@@ -154,7 +170,14 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
   const tlsParts = (): { secureContext: SecureContext | undefined; agent: HttpsAgent } => {
     if (tls === undefined) {
       const secureContext = ca === undefined ? undefined : tlsModule().createSecureContext({ ca });
-      tls = { secureContext, agent: new (nodeRequire('node:https') as typeof Https).Agent({ keepAlive, ...(secureContext ? { secureContext } : {}), ...lookup }) };
+      tls = {
+        secureContext,
+        agent: new (nodeRequire('node:https') as typeof Https).Agent({
+          keepAlive,
+          ...(secureContext ? { secureContext } : {}),
+          ...lookup,
+        }),
+      };
     }
     return tls;
   };
@@ -175,7 +198,8 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
 
   const fetchLike = async (url: string, init: FetchInit): Promise<FetchResponse> => {
     // Redirects are followed by the caller, one fetch per hop: each hop's URL is checked here.
-    if (ProxyAgent === undefined && proxies.proxyFor(new URL(url)) !== undefined) ProxyAgent = await loadProxyAgentClass();
+    if (ProxyAgent === undefined && proxies.proxyFor(new URL(url)) !== undefined)
+      ProxyAgent = await loadProxyAgentClass();
     const { default: fetch } = await loadFetch();
     const res = await fetch(url, {
       method: init.method,

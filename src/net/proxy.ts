@@ -123,13 +123,20 @@ function parseProxy(value: string | undefined): URL | undefined {
     try {
       u = new URL(`http://${value}`);
     } catch (err) {
-      throw new ProvkitError(ErrorCode.USAGE, `invalid proxy address ${JSON.stringify(value)}`, { found: value, cause: err });
+      throw new ProvkitError(ErrorCode.USAGE, `invalid proxy address ${JSON.stringify(value)}`, {
+        found: value,
+        cause: err,
+      });
     }
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw new ProvkitError(ErrorCode.USAGE, `unsupported proxy scheme ${JSON.stringify(u.protocol.slice(0, -1))} in ${JSON.stringify(value)}: only http and https proxies`, {
-      found: value,
-    });
+    throw new ProvkitError(
+      ErrorCode.USAGE,
+      `unsupported proxy scheme ${JSON.stringify(u.protocol.slice(0, -1))} in ${JSON.stringify(value)}: only http and https proxies`,
+      {
+        found: value,
+      },
+    );
   }
   return u;
 }
@@ -145,7 +152,8 @@ function splitHostPort(p: string): [string, string] {
     return [p, ''];
   }
   const colon = p.lastIndexOf(':');
-  if (colon !== -1 && p.indexOf(':') === colon && /^\d+$/.test(p.slice(colon + 1))) return [p.slice(0, colon), p.slice(colon + 1)];
+  if (colon !== -1 && p.indexOf(':') === colon && /^\d+$/.test(p.slice(colon + 1)))
+    return [p.slice(0, colon), p.slice(colon + 1)];
   return [p, ''];
 }
 

@@ -36,7 +36,8 @@ export type AttemptOutcome<T> =
   | { readonly kind: 'final'; readonly error: unknown };
 
 /** How the loop ended: the successful value, or the error for the caller. */
-export type Settled<T> = { readonly kind: 'ok'; readonly value: T } | { readonly kind: 'final'; readonly error: unknown };
+export type Settled<T> =
+  { readonly kind: 'ok'; readonly value: T } | { readonly kind: 'final'; readonly error: unknown };
 
 /** Before waiting to retry (the payload of `NetEvents.onRetry` minus the URL). */
 export interface RetryNotice {
@@ -68,7 +69,10 @@ export interface RetryLoopOptions {
  * resolves with the successful value or the last failure (or the `aborted`
  * error), as a {@link Settled} value.
  */
-export async function retryLoop<T>(options: RetryLoopOptions, attempt: (n: number, last: boolean) => Promise<AttemptOutcome<T>>): Promise<Settled<T>> {
+export async function retryLoop<T>(
+  options: RetryLoopOptions,
+  attempt: (n: number, last: boolean) => Promise<AttemptOutcome<T>>,
+): Promise<Settled<T>> {
   const retries = Math.max(0, options.retries);
   const aborted = (): Settled<T> | undefined =>
     options.signal?.aborted ? { kind: 'final', error: options.aborted(options.signal.reason) } : undefined;
@@ -84,8 +88,18 @@ export async function retryLoop<T>(options: RetryLoopOptions, attempt: (n: numbe
     const delayMs =
       outcome.status === undefined
         ? retryDelay(n, options.backoff)
-        : retryDelay(n, options.backoff, { status: outcome.status, retryAfterMs: outcome.retryAfterMs }, options.maxRetryAfterMs);
-    options.onRetry?.({ attempt: n, delayMs, reason: outcome.reason, ...(outcome.status === undefined ? {} : { status: outcome.status }) });
+        : retryDelay(
+            n,
+            options.backoff,
+            { status: outcome.status, retryAfterMs: outcome.retryAfterMs },
+            options.maxRetryAfterMs,
+          );
+    options.onRetry?.({
+      attempt: n,
+      delayMs,
+      reason: outcome.reason,
+      ...(outcome.status === undefined ? {} : { status: outcome.status }),
+    });
     // eslint-disable-next-line no-await-in-loop -- the backoff between attempts
     const interrupted = await options.sleep(delayMs, options.signal).then(
       () => undefined,

@@ -16,7 +16,10 @@ import { ErrorCode, ProvkitError } from '../errors.js';
 import type { HttpClientOptions } from './client.js';
 import { DEFAULT_BACKOFF } from './retry.js';
 
-type Tuning = Pick<HttpClientOptions, 'connectTimeoutMs' | 'idleTimeoutMs' | 'downloadRetries' | 'backoff' | 'maxRetryAfterMs'>;
+type Tuning = Pick<
+  HttpClientOptions,
+  'connectTimeoutMs' | 'idleTimeoutMs' | 'downloadRetries' | 'backoff' | 'maxRetryAfterMs'
+>;
 
 /**
  * The {@link HttpClientOptions} that `env` asks for (see the module comment);
@@ -28,12 +31,19 @@ export function httpTuningFromEnv(env: Readonly<Record<string, string | undefine
   const out: { -readonly [K in keyof Tuning]: Tuning[K] } = {};
   const legacy = env['TF_PROVIDER_DOWNLOAD_RETRY'];
   if (legacy !== undefined && /^\d+$/.test(legacy.trim())) out.downloadRetries = Number(legacy.trim());
-  for (const item of (env['PROVKIT_HTTP_TUNING'] ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '')) {
+  for (const item of (env['PROVKIT_HTTP_TUNING'] ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '')) {
     const m = /^(connect|idle|retries|backoff|retry-after-max)\s*=\s*(\d+)$/.exec(item);
     if (!m) {
-      throw new ProvkitError(ErrorCode.USAGE, `invalid PROVKIT_HTTP_TUNING item ${JSON.stringify(item)}: expected connect=MS, idle=MS, retries=N, backoff=MS or retry-after-max=MS`, {
-        found: item,
-      });
+      throw new ProvkitError(
+        ErrorCode.USAGE,
+        `invalid PROVKIT_HTTP_TUNING item ${JSON.stringify(item)}: expected connect=MS, idle=MS, retries=N, backoff=MS or retry-after-max=MS`,
+        {
+          found: item,
+        },
+      );
     }
     const v = Number(m[2]);
     switch (m[1]) {

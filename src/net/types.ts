@@ -123,7 +123,12 @@ export interface BearerCredential {
 export interface NetEvents {
   /** Before each attempt (after redirects are resolved the URL may differ; see `onRedirect`). */
   onRequest?(e: { readonly url: string; readonly attempt: number }): void;
-  onRedirect?(e: { readonly from: string; readonly to: string; readonly status: number; readonly credentialsDropped: boolean }): void;
+  onRedirect?(e: {
+    readonly from: string;
+    readonly to: string;
+    readonly status: number;
+    readonly credentialsDropped: boolean;
+  }): void;
   /** Before waiting to retry. `reason` is a short text (`HTTP 503`, `NET_TIMEOUT: ...`). */
   onRetry?(e: {
     readonly url: string;

@@ -21,7 +21,11 @@ export function checkHttpURL(url: string): URL | ProvkitError {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
     const shown = redactURL(url);
-    return new ProvkitError(ErrorCode.USAGE, `unsupported URL scheme ${JSON.stringify(u.protocol.slice(0, -1))} in ${shown}: only http and https`, { url: shown });
+    return new ProvkitError(
+      ErrorCode.USAGE,
+      `unsupported URL scheme ${JSON.stringify(u.protocol.slice(0, -1))} in ${shown}: only http and https`,
+      { url: shown },
+    );
   }
   return u;
 }

@@ -49,8 +49,26 @@ import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
-import { ErrorCode, fileError, isProvkitError, ProvkitError, renameFileInError, systemErrorCode, systemErrorPath, systemErrorSyscall, systemErrorText } from '../errors.js';
-import { hashZipPackage, type HashStore, makeHash, ZhStream, type Hash, type ZipPackageHashes, type ZipStream } from '../hashing/index.js';
+import {
+  ErrorCode,
+  fileError,
+  isProvkitError,
+  ProvkitError,
+  renameFileInError,
+  systemErrorCode,
+  systemErrorPath,
+  systemErrorSyscall,
+  systemErrorText,
+} from '../errors.js';
+import {
+  hashZipPackage,
+  type HashStore,
+  makeHash,
+  ZhStream,
+  type Hash,
+  type ZipPackageHashes,
+  type ZipStream,
+} from '../hashing/index.js';
 import { redactURL, tempPathFor, type HttpClient, type NetEvents } from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
 import { authenticationLabel, sourceError, withContext, type PackageMeta, type TrustedHash } from './source.js';
@@ -166,28 +184,40 @@ export async function authenticateArchive(
       );
     }
     if (got.zh.value !== auth.sha256) {
-      throw sourceError(SourceErrorCode.CHECKSUM_MISMATCH, `archive has incorrect checksum ${got.zh.text} (expected zh:${auth.sha256})`, {
-        ...ctx,
-        expected: `zh:${auth.sha256}`,
-        found: got.zh.text,
-      });
+      throw sourceError(
+        SourceErrorCode.CHECKSUM_MISMATCH,
+        `archive has incorrect checksum ${got.zh.text} (expected zh:${auth.sha256})`,
+        {
+          ...ctx,
+          expected: `zh:${auth.sha256}`,
+          found: got.zh.text,
+        },
+      );
     }
     return { hashes: [local] };
   }
   if (auth.kind === 'oci-blob') {
     if (got.size !== auth.size) {
-      throw sourceError(SourceErrorCode.CHECKSUM_MISMATCH, `fetching provider package blob ${auth.digest}: incorrect response size: expected ${auth.size} bytes, but got ${got.size} bytes`, {
-        ...ctx,
-        expected: String(auth.size),
-        found: String(got.size),
-      });
+      throw sourceError(
+        SourceErrorCode.CHECKSUM_MISMATCH,
+        `fetching provider package blob ${auth.digest}: incorrect response size: expected ${auth.size} bytes, but got ${got.size} bytes`,
+        {
+          ...ctx,
+          expected: String(auth.size),
+          found: String(got.size),
+        },
+      );
     }
     if (`sha256:${got.zh.value}` !== auth.digest) {
-      throw sourceError(SourceErrorCode.CHECKSUM_MISMATCH, `fetching provider package blob ${auth.digest}: provider package does not match digest ${auth.digest}`, {
-        ...ctx,
-        expected: `zh:${auth.digest.slice('sha256:'.length)}`,
-        found: got.zh.text,
-      });
+      throw sourceError(
+        SourceErrorCode.CHECKSUM_MISMATCH,
+        `fetching provider package blob ${auth.digest}: provider package does not match digest ${auth.digest}`,
+        {
+          ...ctx,
+          expected: `zh:${auth.digest.slice('sha256:'.length)}`,
+          found: got.zh.text,
+        },
+      );
     }
     return { hashes: [local] };
   }
@@ -196,7 +226,8 @@ export async function authenticateArchive(
   let zipHashes: ZipPackageHashes | undefined;
   for (const h of auth.hashes) {
     if (h.scheme === 'zh:') {
-      if (h.text === got.zh.text) matched.push({ hash: h, trust: { kind: 'verified-locally' }, platform: meta.platform });
+      if (h.text === got.zh.text)
+        matched.push({ hash: h, trust: { kind: 'verified-locally' }, platform: meta.platform });
       continue;
     }
     // eslint-disable-next-line no-await-in-loop -- computed at most once, only when an h1 is listed
@@ -210,7 +241,11 @@ export async function authenticateArchive(
       auth.hashes.length === 1 && only !== undefined
         ? `provider package doesn't match the expected checksum ${JSON.stringify(only.text)}`
         : "provider package doesn't match the any of the expected checksums";
-    throw sourceError(SourceErrorCode.CHECKSUM_MISMATCH, message, { ...ctx, expected: auth.hashes.map((h) => h.text).join(', '), found: got.zh.text });
+    throw sourceError(SourceErrorCode.CHECKSUM_MISMATCH, message, {
+      ...ctx,
+      expected: auth.hashes.map((h) => h.text).join(', '),
+      found: got.zh.text,
+    });
   }
   return { hashes: matched, ...(zipHashes === undefined ? {} : { zipHashes }) };
 }
@@ -236,7 +271,14 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
   const identity: PackageIdentity = { provider: meta.provider, version: meta.version, platform: meta.platform };
   const loc = meta.location;
   if (loc.kind === 'local-dir') {
-    return { kind: 'dir', identity, path: loc.path, hashes: [...meta.reportedHashes], label: 'unauthenticated', warnings: [...meta.warnings] };
+    return {
+      kind: 'dir',
+      identity,
+      path: loc.path,
+      hashes: [...meta.reportedHashes],
+      label: 'unauthenticated',
+      warnings: [...meta.warnings],
+    };
   }
   const plainHashZip = options.hashZip ?? hashZipPackage;
   let zh: ZhStream | undefined;
@@ -287,11 +329,15 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
     if (zipHashes.zh.text !== got.zh.text) {
       // The file is not (or no longer) the bytes the stream hashed: a local
       // archive changed while it was read, or a bug.
-      throw sourceError(ErrorCode.IO, `${p} changed while it was being read: its zh: is ${zipHashes.zh.text}, the bytes read had ${got.zh.text}`, {
-        ...ctx,
-        expected: got.zh.text,
-        found: zipHashes.zh.text,
-      });
+      throw sourceError(
+        ErrorCode.IO,
+        `${p} changed while it was being read: its zh: is ${zipHashes.zh.text}, the bytes read had ${got.zh.text}`,
+        {
+          ...ctx,
+          expected: got.zh.text,
+          found: zipHashes.zh.text,
+        },
+      );
     }
   };
   let claimed: string | undefined;
@@ -300,7 +346,11 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
   try {
     if (loc.kind === 'http') {
       if (options.http === undefined || options.destPath === undefined) {
-        throw sourceError(ErrorCode.USAGE, 'fetchPackage needs an http client and a destination path for a remote package', ctx);
+        throw sourceError(
+          ErrorCode.USAGE,
+          'fetchPackage needs an http client and a destination path for a remote package',
+          ctx,
+        );
       }
       claimed = await claimDestination(options.destPath);
       const credential = loc.credential?.();
@@ -356,7 +406,10 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       const writer = createWriteStream(tmp, { flags: 'wx', mode: 0o644 });
       try {
         try {
-          await pipeline([reader, ...startStream(false), writer], options.signal === undefined ? {} : { signal: options.signal });
+          await pipeline(
+            [reader, ...startStream(false), writer],
+            options.signal === undefined ? {} : { signal: options.signal },
+          );
         } catch (err) {
           // A full or read-only destination is not the source's fault: name the one that failed.
           if (writer.errored) throw fileError(writer.errored, 'cannot write', dest);
@@ -390,7 +443,10 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
     // temporary copy: a full disk) names that file's final place, not the source.
     const errPath = systemErrorPath(err);
     const source = loc.kind === 'http' ? redactURL(loc.url) : loc.path;
-    if ((errPath !== undefined && errPath !== (loc.kind === 'http' ? loc.url : loc.path)) || (errPath === undefined && (systemErrorSyscall(err) === 'write' || systemErrorSyscall(err) === 'fsync'))) {
+    if (
+      (errPath !== undefined && errPath !== (loc.kind === 'http' ? loc.url : loc.path)) ||
+      (errPath === undefined && (systemErrorSyscall(err) === 'write' || systemErrorSyscall(err) === 'fsync'))
+    ) {
       const shown = errPath !== undefined && !copies.includes(errPath) ? errPath : (options.destPath ?? errPath);
       throw withContext(fileError(err, 'cannot write', shown), ctx);
     }
@@ -431,7 +487,11 @@ async function claimDestination(dest: string): Promise<string> {
     await (await open(dest, 'wx', 0o644)).close();
   } catch (err) {
     if (systemErrorCode(err) === 'EEXIST') {
-      throw new ProvkitError(ErrorCode.IO, `${dest} already exists: a package is only ever fetched to a new file of its own`, { file: dest, cause: err });
+      throw new ProvkitError(
+        ErrorCode.IO,
+        `${dest} already exists: a package is only ever fetched to a new file of its own`,
+        { file: dest, cause: err },
+      );
     }
     throw err;
   }
@@ -447,7 +507,12 @@ async function claimDestination(dest: string): Promise<string> {
  *
  * @throws {ProvkitError} `IO` ("internal: …") on a mismatch.
  */
-export function checkFetchedFor(fetched: FetchedPackage, provider: ProviderAddress, version: Version, platform: Platform): void {
+export function checkFetchedFor(
+  fetched: FetchedPackage,
+  provider: ProviderAddress,
+  version: Version,
+  platform: Platform,
+): void {
   const id = fetched.identity;
   const same = id.provider.equals(provider) && id.version.equals(version) && id.platform.equals(platform);
   const zhOk = fetched.kind === 'dir' || fetched.zipHashes.zh.text === fetched.zh.text;
@@ -482,9 +547,15 @@ export function storedArchive(meta: PackageMeta, stored: ZipPackageHashes): Fetc
   const auth = meta.authentication;
   const zh = expectedZh(meta);
   if (auth?.kind !== 'registry' || zh === undefined || zh.text !== stored.zh.text) {
-    throw new ProvkitError(ErrorCode.IO, 'internal: stored hashes used for a package without a matching registry checksum');
+    throw new ProvkitError(
+      ErrorCode.IO,
+      'internal: stored hashes used for a package without a matching registry checksum',
+    );
   }
-  const hashes: TrustedHash[] = [...meta.reportedHashes, { hash: zh, trust: { kind: 'verified-locally' }, platform: meta.platform }];
+  const hashes: TrustedHash[] = [
+    ...meta.reportedHashes,
+    { hash: zh, trust: { kind: 'verified-locally' }, platform: meta.platform },
+  ];
   const keyId = auth.signature.kind === 'signed' ? auth.signature.keyId : undefined;
   return {
     kind: 'archive',

@@ -10,15 +10,34 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { tryHostnameForComparison } from '../addresses/index.js';
-import { type CliConfig, type CliConfigContext, type InstallationMethod, loadCliConfig, ociCredentialsLookup, tokenForHost } from '../cliconfig/index.js';
+import {
+  type CliConfig,
+  type CliConfigContext,
+  type InstallationMethod,
+  loadCliConfig,
+  ociCredentialsLookup,
+  tokenForHost,
+} from '../cliconfig/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
-import { expandLevel1, type HttpClient, OciClient, parseRepositoryAddress, type RepositoryAddress } from '../net/index.js';
+import {
+  expandLevel1,
+  type HttpClient,
+  OciClient,
+  parseRepositoryAddress,
+  type RepositoryAddress,
+} from '../net/index.js';
 import { FilesystemMirrorSource } from './fs-mirror.js';
 import { MemoizeSource } from './memoize.js';
 import { MultiSource, type MultiSourceSelector, type ProviderPattern } from './multi.js';
 import { NetworkMirrorSource } from './net-mirror.js';
 import { OciMirrorSource } from './oci-mirror.js';
-import { RegistrySource, ServiceDiscovery, openSignatureCache, signaturePolicy, type SignatureCache } from './registry/index.js';
+import {
+  RegistrySource,
+  ServiceDiscovery,
+  openSignatureCache,
+  signaturePolicy,
+  type SignatureCache,
+} from './registry/index.js';
 import type { Source } from './source.js';
 
 /**
@@ -149,13 +168,18 @@ export function ociClientFor(ctx: SourceContext, cli: CliConfig): OciClient {
  * `tofu providers lock -oci-mirror` does (opentofu/opentofu
  * internal/command/providers_lock.go).
  */
-export function templateRepositoryMapping(template: string): (p: { hostname: string; namespace: string; type: string }) => RepositoryAddress {
+export function templateRepositoryMapping(
+  template: string,
+): (p: { hostname: string; namespace: string; type: string }) => RepositoryAddress {
   return (p) => {
     let uri: string;
     try {
       uri = expandLevel1(template, { hostname: p.hostname, namespace: p.namespace, type: p.type });
     } catch (err) {
-      throw new ProvkitError(ErrorCode.INVALID_SOURCE_CONFIG, `error while expanding uri template: ${(err as Error).message}`);
+      throw new ProvkitError(
+        ErrorCode.INVALID_SOURCE_CONFIG,
+        `error while expanding uri template: ${(err as Error).message}`,
+      );
     }
     return parseRepositoryAddress(uri);
   };

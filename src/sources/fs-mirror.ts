@@ -48,7 +48,13 @@ import {
 import { ErrorCode, systemErrorCode } from '../errors.js';
 import { compareBytewise, goQuote } from '../go/index.js';
 import { SourceErrorCode } from './codes.js';
-import { availablePlatformsSuffix, sourceError, type AvailableVersions, type PackageMeta, type Source } from './source.js';
+import {
+  availablePlatformsSuffix,
+  sourceError,
+  type AvailableVersions,
+  type PackageMeta,
+  type Source,
+} from './source.js';
 
 /** A skipped entry of the scan (the reference logs these at WARN). */
 export interface ScanWarning {
@@ -116,7 +122,9 @@ export class FilesystemMirrorSource implements Source {
    */
   async packageMeta(provider: ProviderAddress, version: Version, platform: Platform): Promise<PackageMeta> {
     const all = await this.scan();
-    const match = (all.get(provider.toComparisonString()) ?? []).find((f) => f.version.equals(version) && f.platform.equals(platform));
+    const match = (all.get(provider.toComparisonString()) ?? []).find(
+      (f) => f.version.equals(version) && f.platform.equals(platform),
+    );
     if (match === undefined) {
       throw sourceError(
         SourceErrorCode.PLATFORM_NOT_SUPPORTED,
@@ -151,7 +159,10 @@ export class FilesystemMirrorSource implements Source {
     try {
       return parsePlatform(platformStr);
     } catch (err) {
-      this.warn(full, `ignoring local provider path ${goQuote(full)} with invalid platform ${goQuote(platformStr)}: ${(err as Error).message}`);
+      this.warn(
+        full,
+        `ignoring local provider path ${goQuote(full)} with invalid platform ${goQuote(platformStr)}: ${(err as Error).message}`,
+      );
       return undefined;
     }
   }
@@ -178,10 +189,14 @@ export class FilesystemMirrorSource implements Source {
   }
 
   private walkError(path: string, err: unknown): Error {
-    return sourceError(systemErrorCode(err) === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `cannot search ${path}: ${err instanceof Error ? err.message : String(err)}`, {
-      file: path,
-      cause: err,
-    });
+    return sourceError(
+      systemErrorCode(err) === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO,
+      `cannot search ${path}: ${err instanceof Error ? err.message : String(err)}`,
+      {
+        file: path,
+        cause: err,
+      },
+    );
   }
 
   /** `filepath.Walk` below `dir` (whose path relative to the base is `rel`), in byte order. */
@@ -215,30 +230,52 @@ export class FilesystemMirrorSource implements Source {
   }
 
   /** The body of the reference's walk callback for one entry. */
-  private async visit(full: string, parts: readonly string[], isSymlink: boolean, found: Map<string, Found[]>): Promise<void> {
+  private async visit(
+    full: string,
+    parts: readonly string[],
+    isSymlink: boolean,
+    found: Map<string, Found[]>,
+  ): Promise<void> {
     if (parts.length < 3) {
-      if (isSymlink) this.warn(full, `Provider plugin search ignored symlink ${full}: only the base directory ${this.options.baseDir} may be a symlink`);
+      if (isSymlink)
+        this.warn(
+          full,
+          `Provider plugin search ignored symlink ${full}: only the base directory ${this.options.baseDir} may be a symlink`,
+        );
       return;
     }
     const [hostGiven = '', namespace = '', typeName = ''] = parts;
     if (namespace !== LEGACY_NAMESPACE && !tryParseProviderPart(namespace).ok) {
-      if (parts.length === 3) this.warn(full, `local provider path ${goQuote(full)} contains invalid namespace ${goQuote(namespace)}; ignoring`);
+      if (parts.length === 3)
+        this.warn(
+          full,
+          `local provider path ${goQuote(full)} contains invalid namespace ${goQuote(namespace)}; ignoring`,
+        );
       return;
     }
     const type = tryParseProviderPart(typeName);
     if (!type.ok) {
-      if (parts.length === 3) this.warn(full, `local provider path ${goQuote(full)} contains invalid type ${goQuote(typeName)}; ignoring`);
+      if (parts.length === 3)
+        this.warn(full, `local provider path ${goQuote(full)} contains invalid type ${goQuote(typeName)}; ignoring`);
       return;
     }
     const host = tryHostnameForComparison(hostGiven);
     if (!host.ok) {
-      if (parts.length === 3) this.warn(full, `local provider path ${goQuote(full)} contains invalid hostname ${goQuote(hostGiven)}; ignoring`);
+      if (parts.length === 3)
+        this.warn(
+          full,
+          `local provider path ${goQuote(full)} contains invalid hostname ${goQuote(hostGiven)}; ignoring`,
+        );
       return;
     }
     let provider: ProviderAddress;
     if (namespace === LEGACY_NAMESPACE) {
       if (host.hostname !== defaultRegistryHost(this.options.flavor)) {
-        if (parts.length === 3) this.warn(full, `local provider path ${goQuote(full)} indicates a legacy provider not on the default registry host; ignoring`);
+        if (parts.length === 3)
+          this.warn(
+            full,
+            `local provider path ${goQuote(full)} indicates a legacy provider not on the default registry host; ignoring`,
+          );
         return;
       }
       provider = new ProviderAddress(host.hostname, LEGACY_NAMESPACE, type.value);
@@ -261,7 +298,10 @@ export class FilesystemMirrorSource implements Source {
       const versionStr = parts[3] ?? '';
       const version = tryParseVersion(versionStr);
       if (!version.ok) {
-        this.warn(full, `ignoring local provider path ${goQuote(full)} with invalid version ${goQuote(versionStr)}: ${version.error.message}`);
+        this.warn(
+          full,
+          `ignoring local provider path ${goQuote(full)} with invalid version ${goQuote(versionStr)}: ${version.error.message}`,
+        );
         return;
       }
       const platform = this.platformOrWarn(full, parts[4] ?? '');
@@ -280,30 +320,51 @@ export class FilesystemMirrorSource implements Source {
     const prefix = `terraform-provider-${provider.type}_`;
     const rel = parts.join('/');
     if (!norm.startsWith(prefix)) {
-      this.warn(full, `ignoring file ${goQuote(rel)} as possible package for ${provider.toString()}: filename lacks expected prefix ${goQuote(prefix)}`);
+      this.warn(
+        full,
+        `ignoring file ${goQuote(rel)} as possible package for ${provider.toString()}: filename lacks expected prefix ${goQuote(prefix)}`,
+      );
       return;
     }
     if (!norm.endsWith('.zip')) {
-      this.warn(full, `ignoring file ${goQuote(rel)} as possible package for ${provider.toString()}: filename lacks expected suffix ".zip"`);
+      this.warn(
+        full,
+        `ignoring file ${goQuote(rel)} as possible package for ${provider.toString()}: filename lacks expected suffix ".zip"`,
+      );
       return;
     }
     const info = norm.slice(prefix.length, norm.length - '.zip'.length).split('_');
     if (info.length < 3) {
-      this.warn(full, `ignoring file ${goQuote(rel)} as possible package for ${provider.toString()}: filename does not include version number and target platform`);
+      this.warn(
+        full,
+        `ignoring file ${goQuote(rel)} as possible package for ${provider.toString()}: filename does not include version number and target platform`,
+      );
       return;
     }
     const versionStr = info[0] ?? '';
     const version = tryParseVersion(versionStr);
     if (!version.ok) {
-      this.warn(full, `ignoring local provider path ${goQuote(full)} with invalid version ${goQuote(versionStr)}: ${version.error.message}`);
+      this.warn(
+        full,
+        `ignoring local provider path ${goQuote(full)} with invalid version ${goQuote(versionStr)}: ${version.error.message}`,
+      );
       return;
     }
     const platform = this.platformOrWarn(full, `${info[1] ?? ''}_${info[2] ?? ''}`);
     if (!platform) return;
-    this.add(found, provider, version.version, platform, { filename: norm, location: { kind: 'local-archive', path: full } });
+    this.add(found, provider, version.version, platform, {
+      filename: norm,
+      location: { kind: 'local-archive', path: full },
+    });
   }
 
-  private add(found: Map<string, Found[]>, provider: ProviderAddress, version: Version, platform: Platform, where: Pick<PackageMeta, 'filename' | 'location'>): void {
+  private add(
+    found: Map<string, Found[]>,
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+    where: Pick<PackageMeta, 'filename' | 'location'>,
+  ): void {
     const key = provider.toComparisonString();
     let list = found.get(key);
     if (!list) {

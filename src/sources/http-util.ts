@@ -43,7 +43,11 @@ export function urlHostname(url: URL): Hostname | undefined {
  * punctuation such as `:` and `@` as is, like Go's URL path escaping.
  */
 export function encodePath(...segments: readonly string[]): string {
-  return segments.map((s) => encodeURIComponent(s).replace(/%(21|24|26|27|28|29|2A|2B|2C|3A|3B|3D|40)/gi, (m) => decodeURIComponent(m))).join('/');
+  return segments
+    .map((s) =>
+      encodeURIComponent(s).replace(/%(21|24|26|27|28|29|2A|2B|2C|3A|3B|3D|40)/gi, (m) => decodeURIComponent(m)),
+    )
+    .join('/');
 }
 
 /** `basename` of a URL's (decoded) path, as Go `path.Base(u.Path)`. */
@@ -62,7 +66,10 @@ export function urlBasename(url: URL): string {
  * and `X-Terraform-Version` when the caller names a version (docs/reference.md §4).
  */
 export function jsonApiHeaders(terraformVersion: string | undefined): Record<string, string> {
-  return { accept: 'application/json', ...(terraformVersion === undefined ? {} : { 'x-terraform-version': terraformVersion }) };
+  return {
+    accept: 'application/json',
+    ...(terraformVersion === undefined ? {} : { 'x-terraform-version': terraformVersion }),
+  };
 }
 
 const MiB = 1024 * 1024;
@@ -121,11 +128,15 @@ export function metadataTooLarge(err: unknown, kind: MetadataKind): unknown {
   const limit = METADATA_LIMITS[kind];
   const name = METADATA_NAMES[kind];
   const size = err.found === undefined ? 'larger than' : `${err.found} bytes, more than`;
-  return new ProvkitError(NetErrorCode.RESPONSE_TOO_LARGE, `the ${name} at ${err.url ?? 'an unknown URL'} is ${size} ${formatLimit(limit)}, the most provkit reads for one`, {
-    ...(err.url === undefined ? {} : { url: err.url }),
-    expected: `at most ${limit} bytes`,
-    ...(err.found === undefined ? {} : { found: `${err.found} bytes` }),
-    hint: `real ${name}s are far smaller; check that this host or URL serves a provider registry or mirror`,
-    cause: err,
-  });
+  return new ProvkitError(
+    NetErrorCode.RESPONSE_TOO_LARGE,
+    `the ${name} at ${err.url ?? 'an unknown URL'} is ${size} ${formatLimit(limit)}, the most provkit reads for one`,
+    {
+      ...(err.url === undefined ? {} : { url: err.url }),
+      expected: `at most ${limit} bytes`,
+      ...(err.found === undefined ? {} : { found: `${err.found} bytes` }),
+      hint: `real ${name}s are far smaller; check that this host or URL serves a provider registry or mirror`,
+      cause: err,
+    },
+  );
 }

@@ -13,7 +13,13 @@
  * print. Network access goes through an injected `HttpClient` (`src/net`).
  */
 export { SourceErrorCode } from './codes.js';
-export { authenticationLabel, availablePlatformsIn, availablePlatformsSuffix, sourceError, withContext } from './source.js';
+export {
+  authenticationLabel,
+  availablePlatformsIn,
+  availablePlatformsSuffix,
+  sourceError,
+  withContext,
+} from './source.js';
 export type {
   AvailableVersions,
   MirrorHashAuthentication,
@@ -35,7 +41,15 @@ export type { FilesystemMirrorOptions, ScanWarning } from './fs-mirror.js';
 export { chainCredentials, credentialsFromEnv, staticCredentials } from './credentials.js';
 export type { CredentialsLookup } from './credentials.js';
 export { NetworkMirrorSource } from './net-mirror.js';
-export { OciMirrorSource, PACKAGE_MEDIA_TYPE, PROVIDER_ARTIFACT_TYPE, PROVIDER_TARGET_ARTIFACT_TYPE, readDescriptor, selectImageManifest, selectLayer } from './oci-mirror.js';
+export {
+  OciMirrorSource,
+  PACKAGE_MEDIA_TYPE,
+  PROVIDER_ARTIFACT_TYPE,
+  PROVIDER_TARGET_ARTIFACT_TYPE,
+  readDescriptor,
+  selectImageManifest,
+  selectLayer,
+} from './oci-mirror.js';
 export type { Descriptor, OciMirrorOptions, ProviderIndex } from './oci-mirror.js';
 export type { NetworkMirrorOptions } from './net-mirror.js';
 export * from './registry/index.js';

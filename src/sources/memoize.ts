@@ -27,16 +27,29 @@ export class MemoizeSource implements Source {
   }
 
   availableVersions(provider: ProviderAddress, signal?: AbortSignal): Promise<AvailableVersions> {
-    return memo(this.versions, provider.toComparisonString(), signal, (s) => this.underlying.availableVersions(provider, s));
+    return memo(this.versions, provider.toComparisonString(), signal, (s) =>
+      this.underlying.availableVersions(provider, s),
+    );
   }
 
-  packageMeta(provider: ProviderAddress, version: Version, platform: Platform, signal?: AbortSignal): Promise<PackageMeta> {
+  packageMeta(
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+    signal?: AbortSignal,
+  ): Promise<PackageMeta> {
     const key = `${provider.toComparisonString()} ${version.toString()} ${platform.toString()}`;
     return memo(this.metas, key, signal, (s) => this.underlying.packageMeta(provider, version, platform, s));
   }
 
-  publishedPlatforms(provider: ProviderAddress, version: Version, signal?: AbortSignal): Promise<Platform[] | undefined> {
-    return this.underlying.publishedPlatforms ? this.underlying.publishedPlatforms(provider, version, signal) : Promise.resolve(undefined);
+  publishedPlatforms(
+    provider: ProviderAddress,
+    version: Version,
+    signal?: AbortSignal,
+  ): Promise<Platform[] | undefined> {
+    return this.underlying.publishedPlatforms
+      ? this.underlying.publishedPlatforms(provider, version, signal)
+      : Promise.resolve(undefined);
   }
 
   get localPlatforms(): ((provider: ProviderAddress, version: Version) => Promise<Platform[]>) | undefined {
@@ -45,7 +58,12 @@ export class MemoizeSource implements Source {
   }
 }
 
-async function memo<T>(cache: Map<string, Promise<T>>, key: string, signal: AbortSignal | undefined, call: (s: AbortSignal | undefined) => Promise<T>): Promise<T> {
+async function memo<T>(
+  cache: Map<string, Promise<T>>,
+  key: string,
+  signal: AbortSignal | undefined,
+  call: (s: AbortSignal | undefined) => Promise<T>,
+): Promise<T> {
   for (;;) {
     let p = cache.get(key);
     const owner = p === undefined;

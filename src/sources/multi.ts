@@ -17,17 +17,23 @@
  *   the package; not-found, unknown and platform-unsupported are skipped, any
  *   other error aborts; nothing found is `PLATFORM_NOT_SUPPORTED`.
  */
+import { compareVersions, type Flavor, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
 import {
-  compareVersions,
-  type Flavor,
-  type Platform,
-  type ProviderAddress,
-  type Version,
-} from '../addresses/index.js';
-import { anyPatternMatches, type PatternSegments, parseProviderPatterns as parseCliPatterns, patternMatches } from '../cliconfig/index.js';
+  anyPatternMatches,
+  type PatternSegments,
+  parseProviderPatterns as parseCliPatterns,
+  patternMatches,
+} from '../cliconfig/index.js';
 import { isProvkitError } from '../errors.js';
 import { SourceErrorCode } from './codes.js';
-import { availablePlatformsIn, availablePlatformsSuffix, sourceError, type AvailableVersions, type PackageMeta, type Source } from './source.js';
+import {
+  availablePlatformsIn,
+  availablePlatformsSuffix,
+  sourceError,
+  type AvailableVersions,
+  type PackageMeta,
+  type Source,
+} from './source.js';
 
 /** A parsed include/exclude pattern; `*` matches anything in its position. */
 export type ProviderPattern = PatternSegments;
@@ -98,16 +104,27 @@ export class MultiSource implements Source {
     }
     if (versions.size === 0) {
       if (registryUnknown !== undefined) throw registryUnknown;
-      const sources = this.selectors.filter((s) => canHandleProvider(s, provider)).map((s) => s.source.forDisplay(provider));
-      throw sourceError(SourceErrorCode.PROVIDER_NOT_FOUND, `provider ${provider.toString()} was not found in any of the search locations`, {
-        provider,
-        ...(sources.length > 0 ? { hint: `searched:\n${sources.map((s) => `- ${s}`).join('\n')}` } : {}),
-      });
+      const sources = this.selectors
+        .filter((s) => canHandleProvider(s, provider))
+        .map((s) => s.source.forDisplay(provider));
+      throw sourceError(
+        SourceErrorCode.PROVIDER_NOT_FOUND,
+        `provider ${provider.toString()} was not found in any of the search locations`,
+        {
+          provider,
+          ...(sources.length > 0 ? { hint: `searched:\n${sources.map((s) => `- ${s}`).join('\n')}` } : {}),
+        },
+      );
     }
     return { versions: [...versions.values()].sort(compareVersions), warnings };
   }
 
-  async packageMeta(provider: ProviderAddress, version: Version, platform: Platform, signal?: AbortSignal): Promise<PackageMeta> {
+  async packageMeta(
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+    signal?: AbortSignal,
+  ): Promise<PackageMeta> {
     // The platforms the skipped sources said they have (availablePlatformsSuffix), for the final error.
     const available = new Set<string>();
     for (const selector of this.selectors) {
@@ -116,17 +133,28 @@ export class MultiSource implements Source {
         // eslint-disable-next-line no-await-in-loop -- the first source in configuration order wins
         return await selector.source.packageMeta(provider, version, platform, signal);
       } catch (err) {
-        if (isSkippable(err, SourceErrorCode.PROVIDER_NOT_FOUND, SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN, SourceErrorCode.PLATFORM_NOT_SUPPORTED)) {
+        if (
+          isSkippable(
+            err,
+            SourceErrorCode.PROVIDER_NOT_FOUND,
+            SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN,
+            SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+          )
+        ) {
           if (err instanceof Error) for (const p of availablePlatformsIn(err.message)) available.add(p);
           continue;
         }
         throw err;
       }
     }
-    throw sourceError(SourceErrorCode.PLATFORM_NOT_SUPPORTED, `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}${availablePlatformsSuffix([...available])}`, {
-      provider,
-      version,
-      platform,
-    });
+    throw sourceError(
+      SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+      `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}${availablePlatformsSuffix([...available])}`,
+      {
+        provider,
+        version,
+        platform,
+      },
+    );
   }
 }

@@ -29,8 +29,25 @@ import { parseHash, preferredHashes, type Hash } from '../hashing/index.js';
 import { NetErrorCode, type HttpClient, type HttpResponse } from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
 import type { CredentialsLookup } from './credentials.js';
-import { encodePath, jsonApiHeaders, jsonObject, mediaType, METADATA_LIMITS, metadataTooLarge, urlBasename, urlHostname } from './http-util.js';
-import { availablePlatformsSuffix, sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type TrustedHash } from './source.js';
+import {
+  encodePath,
+  jsonApiHeaders,
+  jsonObject,
+  mediaType,
+  METADATA_LIMITS,
+  metadataTooLarge,
+  urlBasename,
+  urlHostname,
+} from './http-util.js';
+import {
+  availablePlatformsSuffix,
+  sourceError,
+  withContext,
+  type AvailableVersions,
+  type PackageMeta,
+  type Source,
+  type TrustedHash,
+} from './source.js';
 
 export interface NetworkMirrorOptions {
   /** The mirror base URL (https; keep the trailing `/`). */
@@ -85,23 +102,38 @@ export class NetworkMirrorSource implements Source {
     const url = this.endpoint(provider, 'index.json');
     const res = await this.getJson(url, provider, undefined, signal);
     if (res.status === 404) {
-      throw sourceError(SourceErrorCode.PROVIDER_NOT_FOUND, `provider ${provider.toString()} was not found in any of the search locations`, {
-        provider,
-        url: res.url,
-        ...(this.base.pathname.endsWith('/') ? {} : { hint: `the mirror URL ${this.base.href} has no trailing "/", so its last path segment is dropped when resolving ${url.href}` }),
-      });
+      throw sourceError(
+        SourceErrorCode.PROVIDER_NOT_FOUND,
+        `provider ${provider.toString()} was not found in any of the search locations`,
+        {
+          provider,
+          url: res.url,
+          ...(this.base.pathname.endsWith('/')
+            ? {}
+            : {
+                hint: `the mirror URL ${this.base.href} has no trailing "/", so its last path segment is dropped when resolving ${url.href}`,
+              }),
+        },
+      );
     }
     const doc = this.document(res, provider);
     const raw = doc['versions'];
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      throw this.invalid(`invalid response from provider mirror ${this.base.href} for ${provider.toString()}: "versions" must be an object`, provider, res.url);
+      throw this.invalid(
+        `invalid response from provider mirror ${this.base.href} for ${provider.toString()}: "versions" must be an object`,
+        provider,
+        res.url,
+      );
     }
     const versions: Version[] = [];
     const warnings: string[] = [];
     for (const s of Object.keys(raw)) {
       const v = tryParseVersion(s);
       if (v.ok) versions.push(v.version);
-      else warnings.push(`provider mirror ${this.base.href} lists an invalid version ${JSON.stringify(s)} for ${provider.toString()}: ${v.error.message}; ignoring it`);
+      else
+        warnings.push(
+          `provider mirror ${this.base.href} lists an invalid version ${JSON.stringify(s)} for ${provider.toString()}: ${v.error.message}; ignoring it`,
+        );
     }
     versions.sort(compareVersions);
     return { versions, warnings };
@@ -112,7 +144,12 @@ export class NetworkMirrorSource implements Source {
    *   platform), `INVALID_RESPONSE` (including a 404 for a version the index
    *   listed, which is a hard error), `UNAUTHORIZED`, `NET_*`.
    */
-  async packageMeta(provider: ProviderAddress, version: Version, platform: Platform, signal?: AbortSignal): Promise<PackageMeta> {
+  async packageMeta(
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+    signal?: AbortSignal,
+  ): Promise<PackageMeta> {
     const url = this.endpoint(provider, `${version.toString()}.json`);
     const ctx = { provider, version, platform };
     const res = await this.getJson(url, provider, version, signal);
@@ -127,7 +164,12 @@ export class NetworkMirrorSource implements Source {
     const doc = this.document(res, provider, version);
     const archives = doc['archives'];
     if (typeof archives !== 'object' || archives === null || Array.isArray(archives)) {
-      throw this.invalid(`invalid response from provider mirror ${this.base.href} for ${provider.toString()} ${version.toString()}: "archives" must be an object`, provider, res.url, ctx);
+      throw this.invalid(
+        `invalid response from provider mirror ${this.base.href} for ${provider.toString()} ${version.toString()}: "archives" must be an object`,
+        provider,
+        res.url,
+        ctx,
+      );
     }
     const byPlatform = archives as Record<string, unknown>;
     const entry = byPlatform[platform.toString()];
@@ -140,7 +182,11 @@ export class NetworkMirrorSource implements Source {
     }
     const target = this.archive(entry, res.url, ctx);
     const mirror = this.base.href;
-    const reported: TrustedHash[] = target.hashes.map((hash) => ({ hash, trust: { kind: 'reported-by-mirror', mirror }, platform }));
+    const reported: TrustedHash[] = target.hashes.map((hash) => ({
+      hash,
+      trust: { kind: 'reported-by-mirror', mirror },
+      platform,
+    }));
     if (this.options.trustAllHashes) {
       for (const [key, other] of Object.entries(byPlatform)) {
         if (key === platform.toString()) continue;
@@ -194,7 +240,12 @@ export class NetworkMirrorSource implements Source {
     return token === undefined ? {} : { credential: { host: this.base.host, token } };
   }
 
-  private async getJson(url: URL, provider: ProviderAddress, version: Version | undefined, signal: AbortSignal | undefined): Promise<HttpResponse> {
+  private async getJson(
+    url: URL,
+    provider: ProviderAddress,
+    version: Version | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<HttpResponse> {
     const kind = version === undefined ? 'mirrorIndex' : 'mirrorVersion';
     let res: HttpResponse;
     try {
@@ -211,24 +262,36 @@ export class NetworkMirrorSource implements Source {
     } catch (rawErr) {
       const err = metadataTooLarge(rawErr, kind);
       if (isProvkitError(err, NetErrorCode.TOO_MANY_REDIRECTS)) {
-        throw sourceError(NetErrorCode.TOO_MANY_REDIRECTS, `failed to query provider mirror ${this.base.href} for ${provider.toString()}: too many redirects`, {
-          provider,
-          ...(version === undefined ? {} : { version }),
-          url: url.href,
-          cause: err,
-        });
+        throw sourceError(
+          NetErrorCode.TOO_MANY_REDIRECTS,
+          `failed to query provider mirror ${this.base.href} for ${provider.toString()}: too many redirects`,
+          {
+            provider,
+            ...(version === undefined ? {} : { version }),
+            url: url.href,
+            cause: err,
+          },
+        );
       }
-      throw withContext(err, { provider, ...(version === undefined ? {} : { version }), url: url.href }, `failed to query provider mirror ${this.base.href} for ${provider.toString()}`);
+      throw withContext(
+        err,
+        { provider, ...(version === undefined ? {} : { version }), url: url.href },
+        `failed to query provider mirror ${this.base.href} for ${provider.toString()}`,
+      );
     }
     if (res.status === 401 || res.status === 403) {
       // The reference always claims credentials were given here (docs/reference.md §4.3 item 65).
       const final = new URL(res.url);
-      throw sourceError(SourceErrorCode.UNAUTHORIZED, `host ${final.host} rejected the given authentication credentials`, {
-        provider,
-        ...(version === undefined ? {} : { version }),
-        url: res.url,
-        found: String(res.status),
-      });
+      throw sourceError(
+        SourceErrorCode.UNAUTHORIZED,
+        `host ${final.host} rejected the given authentication credentials`,
+        {
+          provider,
+          ...(version === undefined ? {} : { version }),
+          url: res.url,
+          found: String(res.status),
+        },
+      );
     }
     if (res.status !== 200 && res.status !== 404) {
       throw sourceError(
@@ -243,39 +306,77 @@ export class NetworkMirrorSource implements Source {
   private document(res: HttpResponse, provider: ProviderAddress, version?: Version): Record<string, unknown> {
     const ctx = { provider, ...(version === undefined ? {} : { version }) };
     if (mediaType(res.headers.get('content-type')) !== 'application/json') {
-      throw this.invalid('response has invalid Content-Type: must be application/json', provider, res.url, { ...ctx, found: res.headers.get('content-type') ?? '' });
+      throw this.invalid('response has invalid Content-Type: must be application/json', provider, res.url, {
+        ...ctx,
+        found: res.headers.get('content-type') ?? '',
+      });
     }
     const doc = jsonObject(res.body);
     if (doc === undefined) {
-      throw this.invalid(`invalid response from provider mirror ${this.base.href} for ${provider.toString()}: not a JSON object`, provider, res.url, ctx);
+      throw this.invalid(
+        `invalid response from provider mirror ${this.base.href} for ${provider.toString()}: not a JSON object`,
+        provider,
+        res.url,
+        ctx,
+      );
     }
     return doc;
   }
 
-  private archive(entry: unknown, docUrl: string, ctx: { provider: ProviderAddress; version: Version; platform: Platform }): { url: URL; hashes: Hash[] } {
+  private archive(
+    entry: unknown,
+    docUrl: string,
+    ctx: { provider: ProviderAddress; version: Version; platform: Platform },
+  ): { url: URL; hashes: Hash[] } {
     const e = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>) : {};
     const rawUrl = e['url'];
     if (typeof rawUrl !== 'string' || rawUrl === '') {
-      throw this.invalid(`provider mirror returned an archive entry without a "url" for ${ctx.platform.toString()}`, ctx.provider, docUrl, ctx);
+      throw this.invalid(
+        `provider mirror returned an archive entry without a "url" for ${ctx.platform.toString()}`,
+        ctx.provider,
+        docUrl,
+        ctx,
+      );
     }
     let url: URL;
     try {
       url = new URL(rawUrl, docUrl);
     } catch (err) {
-      throw this.invalid(`provider mirror returned an invalid archive URL ${JSON.stringify(rawUrl)}: ${String(err)}`, ctx.provider, docUrl, ctx);
+      throw this.invalid(
+        `provider mirror returned an invalid archive URL ${JSON.stringify(rawUrl)}: ${String(err)}`,
+        ctx.provider,
+        docUrl,
+        ctx,
+      );
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-      throw this.invalid(`provider mirror returned an archive URL with unsupported scheme ${JSON.stringify(url.protocol)}`, ctx.provider, docUrl, ctx);
+      throw this.invalid(
+        `provider mirror returned an archive URL with unsupported scheme ${JSON.stringify(url.protocol)}`,
+        ctx.provider,
+        docUrl,
+        ctx,
+      );
     }
     const rawHashes = e['hashes'] ?? [];
-    if (!Array.isArray(rawHashes)) throw this.invalid('provider mirror returned invalid provider hashes: "hashes" must be a list', ctx.provider, docUrl, ctx);
+    if (!Array.isArray(rawHashes))
+      throw this.invalid(
+        'provider mirror returned invalid provider hashes: "hashes" must be a list',
+        ctx.provider,
+        docUrl,
+        ctx,
+      );
     const hashes: Hash[] = [];
     for (const h of rawHashes) {
       try {
         if (typeof h !== 'string') throw new Error('not a string');
         hashes.push(parseHash(h));
       } catch (err) {
-        throw this.invalid(`provider mirror returned invalid provider hash ${JSON.stringify(h)}: ${(err as Error).message}`, ctx.provider, docUrl, ctx);
+        throw this.invalid(
+          `provider mirror returned invalid provider hash ${JSON.stringify(h)}: ${(err as Error).message}`,
+          ctx.provider,
+          docUrl,
+          ctx,
+        );
       }
     }
     return { url, hashes };

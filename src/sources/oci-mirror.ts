@@ -30,9 +30,25 @@ import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { compareVersions, parsePlatform, tryParseVersion } from '../addresses/index.js';
 import { ErrorCode, isProvkitError } from '../errors.js';
 import { makeHash } from '../hashing/index.js';
-import { ALL_MANIFEST_TYPES, MediaType, type OciClient, type OciRepository, parseDigest, type RepositoryAddress, tagVersion, versionTag } from '../net/index.js';
+import {
+  ALL_MANIFEST_TYPES,
+  MediaType,
+  type OciClient,
+  type OciRepository,
+  parseDigest,
+  type RepositoryAddress,
+  tagVersion,
+  versionTag,
+} from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
-import { sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type SourceErrorContext } from './source.js';
+import {
+  sourceError,
+  withContext,
+  type AvailableVersions,
+  type PackageMeta,
+  type Source,
+  type SourceErrorContext,
+} from './source.js';
 
 /** `artifactType` of a provider version's index (OpenTofu `ociIndexManifestArtifactType`). */
 export const PROVIDER_ARTIFACT_TYPE = 'application/vnd.opentofu.provider';
@@ -59,7 +75,12 @@ export interface Descriptor {
   readonly digest: string;
   readonly size: number;
   readonly artifactType?: string;
-  readonly platform?: { readonly os?: string; readonly architecture?: string; readonly 'os.version'?: string; readonly variant?: string };
+  readonly platform?: {
+    readonly os?: string;
+    readonly architecture?: string;
+    readonly 'os.version'?: string;
+    readonly variant?: string;
+  };
   readonly annotations?: Readonly<Record<string, string>>;
 }
 
@@ -82,7 +103,14 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export function readDescriptor(v: unknown): Descriptor | undefined {
   if (!isRecord(v)) return undefined;
   const { mediaType, digest, size, artifactType, platform, annotations } = v;
-  if (typeof mediaType !== 'string' || typeof digest !== 'string' || typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) return undefined;
+  if (
+    typeof mediaType !== 'string' ||
+    typeof digest !== 'string' ||
+    typeof size !== 'number' ||
+    !Number.isSafeInteger(size) ||
+    size < 0
+  )
+    return undefined;
   const p = isRecord(platform) ? platform : undefined;
   return {
     mediaType,
@@ -99,7 +127,13 @@ export function readDescriptor(v: unknown): Descriptor | undefined {
             ...(typeof p['variant'] === 'string' ? { variant: p['variant'] } : {}),
           },
         }),
-    ...(isRecord(annotations) ? { annotations: Object.fromEntries(Object.entries(annotations).filter((e): e is [string, string] => typeof e[1] === 'string')) } : {}),
+    ...(isRecord(annotations)
+      ? {
+          annotations: Object.fromEntries(
+            Object.entries(annotations).filter((e): e is [string, string] => typeof e[1] === 'string'),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -128,10 +162,18 @@ export class OciMirrorSource implements Source {
     try {
       addr = this.options.repositoryFor(provider);
     } catch (err) {
-      throw sourceError(SourceErrorCode.INVALID_SOURCE_CONFIG, `selecting OCI repository address: ${(err as Error).message}`, { provider, cause: err });
+      throw sourceError(
+        SourceErrorCode.INVALID_SOURCE_CONFIG,
+        `selecting OCI repository address: ${(err as Error).message}`,
+        { provider, cause: err },
+      );
     }
     if (addr.repository === '') {
-      throw sourceError(SourceErrorCode.INVALID_SOURCE_CONFIG, `selecting OCI repository address: ${addr.registry} names a registry but no repository`, { provider });
+      throw sourceError(
+        SourceErrorCode.INVALID_SOURCE_CONFIG,
+        `selecting OCI repository address: ${addr.registry} names a registry but no repository`,
+        { provider },
+      );
     }
     return this.options.client.repository(addr.registry, addr.repository);
   }
@@ -156,11 +198,15 @@ export class OciMirrorSource implements Source {
       throw withContext(err, { provider, url: repo.url('tags/list') }, 'listing tags from OCI repository');
     }
     if (listed === undefined) {
-      throw sourceError(SourceErrorCode.PROVIDER_NOT_FOUND, `provider ${provider.toString()} was not found in any of the search locations`, {
-        provider,
-        url: repo.url('tags/list'),
-        hint: `the OCI repository ${repo.toString()} does not exist`,
-      });
+      throw sourceError(
+        SourceErrorCode.PROVIDER_NOT_FOUND,
+        `provider ${provider.toString()} was not found in any of the search locations`,
+        {
+          provider,
+          url: repo.url('tags/list'),
+          hint: `the OCI repository ${repo.toString()} does not exist`,
+        },
+      );
     }
     const versions: Version[] = [];
     const seen = new Set<string>();
@@ -198,28 +244,45 @@ export class OciMirrorSource implements Source {
       throw withContext(err, ctx, `resolving tag ${JSON.stringify(tag)}`);
     });
     if (fetched === undefined) {
-      throw sourceError(ErrorCode.NOT_FOUND, `resolving tag ${JSON.stringify(tag)}: ${repo.toString()}:${tag}: not found`, ctx);
+      throw sourceError(
+        ErrorCode.NOT_FOUND,
+        `resolving tag ${JSON.stringify(tag)}: ${repo.toString()}:${tag}: not found`,
+        ctx,
+      );
     }
     const doc = parseJson(fetched.body);
-    const mediaType = fetched.mediaType ?? (isRecord(doc) && typeof doc['mediaType'] === 'string' ? doc['mediaType'] : '');
+    const mediaType =
+      fetched.mediaType ?? (isRecord(doc) && typeof doc['mediaType'] === 'string' ? doc['mediaType'] : '');
     const artifactType = isRecord(doc) && typeof doc['artifactType'] === 'string' ? doc['artifactType'] : '';
     const invalid = (message: string): Error => sourceError(SourceErrorCode.INVALID_RESPONSE, message, ctx);
     // The tag's own artifact type, where known, first (as OpenTofu when the registry reports it).
     if (artifactType !== '' && artifactType !== PROVIDER_ARTIFACT_TYPE) {
       if (artifactType === PROVIDER_TARGET_ARTIFACT_TYPE) {
-        throw invalid('tag refers directly to image manifest, but OpenTofu providers require an index manifest for multi-platform support');
+        throw invalid(
+          'tag refers directly to image manifest, but OpenTofu providers require an index manifest for multi-platform support',
+        );
       }
-      if (artifactType === MODULE_ARTIFACT_TYPE) throw invalid('selected OCI artifact is an OpenTofu module package, not a provider package');
+      if (artifactType === MODULE_ARTIFACT_TYPE)
+        throw invalid('selected OCI artifact is an OpenTofu module package, not a provider package');
       throw invalid(`unsupported OCI artifact type ${JSON.stringify(artifactType)}`);
     }
     if (mediaType !== MediaType.INDEX) {
-      if (mediaType === MediaType.MANIFEST) throw invalid('selected an OCI image manifest directly, but providers must be selected through a multi-platform index manifest');
-      if (mediaType === MediaType.DESCRIPTOR) throw invalid('found OCI descriptor but expected multi-platform index manifest');
+      if (mediaType === MediaType.MANIFEST)
+        throw invalid(
+          'selected an OCI image manifest directly, but providers must be selected through a multi-platform index manifest',
+        );
+      if (mediaType === MediaType.DESCRIPTOR)
+        throw invalid('found OCI descriptor but expected multi-platform index manifest');
       throw invalid(`unsupported media type ${JSON.stringify(mediaType)} for OCI index manifest`);
     }
-    if (!isRecord(doc) || !Array.isArray(doc['manifests'] ?? [])) throw invalid(`invalid manifest content: not an OCI index`);
-    if (doc['mediaType'] !== MediaType.INDEX) throw invalid(`unexpected manifest media type ${JSON.stringify(typeof doc['mediaType'] === 'string' ? doc['mediaType'] : '')}`);
-    if (artifactType !== PROVIDER_ARTIFACT_TYPE) throw invalid(`unexpected artifact type ${JSON.stringify(artifactType)}`);
+    if (!isRecord(doc) || !Array.isArray(doc['manifests'] ?? []))
+      throw invalid(`invalid manifest content: not an OCI index`);
+    if (doc['mediaType'] !== MediaType.INDEX)
+      throw invalid(
+        `unexpected manifest media type ${JSON.stringify(typeof doc['mediaType'] === 'string' ? doc['mediaType'] : '')}`,
+      );
+    if (artifactType !== PROVIDER_ARTIFACT_TYPE)
+      throw invalid(`unexpected artifact type ${JSON.stringify(artifactType)}`);
     const manifests: Descriptor[] = [];
     for (const m of (doc['manifests'] as unknown[] | undefined) ?? []) {
       const d = readDescriptor(m);
@@ -229,11 +292,21 @@ export class OciMirrorSource implements Source {
     return { repository: repo, digest: fetched.digest, manifests, body: fetched.body };
   }
 
-  async publishedPlatforms(provider: ProviderAddress, version: Version, signal?: AbortSignal): Promise<Platform[] | undefined> {
+  async publishedPlatforms(
+    provider: ProviderAddress,
+    version: Version,
+    signal?: AbortSignal,
+  ): Promise<Platform[] | undefined> {
     const index = await this.providerIndex(provider, version, signal);
     const out: Platform[] = [];
     for (const d of index.manifests) {
-      if (d.artifactType !== PROVIDER_TARGET_ARTIFACT_TYPE || d.platform?.os === undefined || d.platform.architecture === undefined || d.platform['os.version'] !== undefined) continue;
+      if (
+        d.artifactType !== PROVIDER_TARGET_ARTIFACT_TYPE ||
+        d.platform?.os === undefined ||
+        d.platform.architecture === undefined ||
+        d.platform['os.version'] !== undefined
+      )
+        continue;
       try {
         const p = parsePlatform(`${d.platform.os}_${d.platform.architecture}`);
         if (!out.some((q) => q.equals(p))) out.push(p);
@@ -244,7 +317,12 @@ export class OciMirrorSource implements Source {
     return out;
   }
 
-  async packageMeta(provider: ProviderAddress, version: Version, platform: Platform, signal?: AbortSignal): Promise<PackageMeta> {
+  async packageMeta(
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+    signal?: AbortSignal,
+  ): Promise<PackageMeta> {
     const index = await this.providerIndex(provider, version, signal);
     const repo = index.repository;
     const ctx: Ctx = { provider, version, platform, url: repo.url(`manifests/${versionTag(version.toString())}`) };
@@ -254,10 +332,19 @@ export class OciMirrorSource implements Source {
     const manifest = await this.imageManifest(repo, desc, mctx, signal);
     const layer = selectLayer(manifest, mctx);
     const digest = parseDigest(layer.digest);
-    if (digest === undefined) throw sourceError(SourceErrorCode.INVALID_RESPONSE, `invalid digest ${JSON.stringify(layer.digest)}`, mctx);
-    if (digest.algorithm !== 'sha256') throw sourceError(SourceErrorCode.INVALID_RESPONSE, `unsupported digest algorithm ${JSON.stringify(digest.algorithm)}`, mctx);
+    if (digest === undefined)
+      throw sourceError(SourceErrorCode.INVALID_RESPONSE, `invalid digest ${JSON.stringify(layer.digest)}`, mctx);
+    if (digest.algorithm !== 'sha256')
+      throw sourceError(
+        SourceErrorCode.INVALID_RESPONSE,
+        `unsupported digest algorithm ${JSON.stringify(digest.algorithm)}`,
+        mctx,
+      );
     // checkOCIBlobDescriptor: a layer annotated with a platform must be for this one.
-    if (layer.platform !== undefined && (layer.platform.os !== platform.os || layer.platform.architecture !== platform.arch)) {
+    if (
+      layer.platform !== undefined &&
+      (layer.platform.os !== platform.os || layer.platform.architecture !== platform.arch)
+    ) {
       throw sourceError(
         SourceErrorCode.INVALID_RESPONSE,
         `selected OCI artifact is for ${layer.platform.os ?? ''}_${layer.platform.architecture ?? ''}, but was expected to be for ${platform.toString()}`,
@@ -286,29 +373,58 @@ export class OciMirrorSource implements Source {
   }
 
   /** `fetchOCIImageManifest`: by digest, with its media type as `Accept`; checked. */
-  async imageManifest(repo: OciRepository, desc: Descriptor, ctx: Ctx, signal?: AbortSignal): Promise<{ layers: Descriptor[]; raw: Record<string, unknown> }> {
-    if (Math.floor(desc.size / 1024 / 1024) > 4) throw sourceError(SourceErrorCode.INVALID_RESPONSE, "manifest size exceeds OpenTofu's size limit of 4 MiB", ctx);
+  async imageManifest(
+    repo: OciRepository,
+    desc: Descriptor,
+    ctx: Ctx,
+    signal?: AbortSignal,
+  ): Promise<{ layers: Descriptor[]; raw: Record<string, unknown> }> {
+    if (Math.floor(desc.size / 1024 / 1024) > 4)
+      throw sourceError(SourceErrorCode.INVALID_RESPONSE, "manifest size exceeds OpenTofu's size limit of 4 MiB", ctx);
     const fetched = await repo.getManifest(desc.digest, [desc.mediaType], signal, desc.size).catch((err: unknown) => {
       if (isProvkitError(err, ErrorCode.INVALID_RESPONSE)) throw withContext(err, ctx);
       throw withContext(err, ctx, `fetching manifest ${desc.digest}`);
     });
-    if (fetched === undefined) throw sourceError(SourceErrorCode.INVALID_RESPONSE, `fetching manifest ${desc.digest}: ${repo.toString()}@${desc.digest}: not found`, ctx);
+    if (fetched === undefined)
+      throw sourceError(
+        SourceErrorCode.INVALID_RESPONSE,
+        `fetching manifest ${desc.digest}: ${repo.toString()}@${desc.digest}: not found`,
+        ctx,
+      );
     if (fetched.digest !== desc.digest || fetched.body.length !== desc.size) {
       throw sourceError(SourceErrorCode.INVALID_RESPONSE, `manifest content does not match digest ${desc.digest}`, ctx);
     }
     const doc = parseJson(fetched.body);
-    if (!isRecord(doc)) throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'invalid manifest content: not a JSON object', ctx);
-    if (doc['mediaType'] === MediaType.INDEX) throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'found index manifest but need image manifest', ctx);
+    if (!isRecord(doc))
+      throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'invalid manifest content: not a JSON object', ctx);
+    if (doc['mediaType'] === MediaType.INDEX)
+      throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'found index manifest but need image manifest', ctx);
     const mediaType = typeof doc['mediaType'] === 'string' ? doc['mediaType'] : '';
-    if (mediaType !== desc.mediaType) throw sourceError(SourceErrorCode.INVALID_RESPONSE, `unexpected manifest media type ${JSON.stringify(mediaType)}`, ctx);
+    if (mediaType !== desc.mediaType)
+      throw sourceError(
+        SourceErrorCode.INVALID_RESPONSE,
+        `unexpected manifest media type ${JSON.stringify(mediaType)}`,
+        ctx,
+      );
     const artifactType = typeof doc['artifactType'] === 'string' ? doc['artifactType'] : '';
-    if (artifactType !== (desc.artifactType ?? '')) throw sourceError(SourceErrorCode.INVALID_RESPONSE, `unexpected artifact type ${JSON.stringify(artifactType)}`, ctx);
+    if (artifactType !== (desc.artifactType ?? ''))
+      throw sourceError(
+        SourceErrorCode.INVALID_RESPONSE,
+        `unexpected artifact type ${JSON.stringify(artifactType)}`,
+        ctx,
+      );
     const layers: Descriptor[] = [];
     const rawLayers = doc['layers'] ?? [];
-    if (!Array.isArray(rawLayers)) throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'invalid manifest content: "layers" is not an array', ctx);
+    if (!Array.isArray(rawLayers))
+      throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'invalid manifest content: "layers" is not an array', ctx);
     for (const l of rawLayers) {
       const d = readDescriptor(l);
-      if (d === undefined) throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'invalid manifest content: an entry of "layers" is not a descriptor', ctx);
+      if (d === undefined)
+        throw sourceError(
+          SourceErrorCode.INVALID_RESPONSE,
+          'invalid manifest content: an entry of "layers" is not a descriptor',
+          ctx,
+        );
       layers.push(d);
     }
     return { layers, raw: doc };
@@ -316,7 +432,13 @@ export class OciMirrorSource implements Source {
 }
 
 /** `selectOCIImageManifest`. */
-export function selectImageManifest(descs: readonly Descriptor[], provider: ProviderAddress, version: Version, target: Platform, ctx: Ctx): Descriptor {
+export function selectImageManifest(
+  descs: readonly Descriptor[],
+  provider: ProviderAddress,
+  version: Version,
+  target: Platform,
+  ctx: Ctx,
+): Descriptor {
   let found = 0;
   let wrongArtifactType = '';
   let wrongPlatform = 0;
@@ -327,10 +449,23 @@ export function selectImageManifest(descs: readonly Descriptor[], provider: Prov
       continue;
     }
     if (d.mediaType !== MediaType.MANIFEST) {
-      throw sourceError(SourceErrorCode.INVALID_RESPONSE, `provider image manifest has unsupported media type ${JSON.stringify(d.mediaType)}`, ctx);
+      throw sourceError(
+        SourceErrorCode.INVALID_RESPONSE,
+        `provider image manifest has unsupported media type ${JSON.stringify(d.mediaType)}`,
+        ctx,
+      );
     }
-    if (d.platform === undefined) throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'provider image manifest lacks the required platform constraints', ctx);
-    if ((d.platform['os.version'] ?? '') !== '' || d.platform.os !== target.os || d.platform.architecture !== target.arch) {
+    if (d.platform === undefined)
+      throw sourceError(
+        SourceErrorCode.INVALID_RESPONSE,
+        'provider image manifest lacks the required platform constraints',
+        ctx,
+      );
+    if (
+      (d.platform['os.version'] ?? '') !== '' ||
+      d.platform.os !== target.os ||
+      d.platform.architecture !== target.arch
+    ) {
       wrongPlatform++;
       continue;
     }
@@ -339,12 +474,30 @@ export function selectImageManifest(descs: readonly Descriptor[], provider: Prov
   }
   if (found === 0 || selected === undefined) {
     if (wrongPlatform > 0) {
-      throw sourceError(SourceErrorCode.PLATFORM_NOT_SUPPORTED, `provider ${provider.toString()} ${version.toString()} is not available for ${target.toString()}`, ctx);
+      throw sourceError(
+        SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+        `provider ${provider.toString()} ${version.toString()} is not available for ${target.toString()}`,
+        ctx,
+      );
     }
-    if (wrongArtifactType !== '') throw sourceError(SourceErrorCode.INVALID_RESPONSE, `provider image manifest has unsupported artifact type ${JSON.stringify(wrongArtifactType)}`, ctx);
-    throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'provider image manifest has unsupported artifact type; is this a container image, rather than an OpenTofu provider?', ctx);
+    if (wrongArtifactType !== '')
+      throw sourceError(
+        SourceErrorCode.INVALID_RESPONSE,
+        `provider image manifest has unsupported artifact type ${JSON.stringify(wrongArtifactType)}`,
+        ctx,
+      );
+    throw sourceError(
+      SourceErrorCode.INVALID_RESPONSE,
+      'provider image manifest has unsupported artifact type; is this a container image, rather than an OpenTofu provider?',
+      ctx,
+    );
   }
-  if (found > 1) throw sourceError(SourceErrorCode.INVALID_RESPONSE, `ambiguous manifest has multiple descriptors for platform ${target.toString()}`, ctx);
+  if (found > 1)
+    throw sourceError(
+      SourceErrorCode.INVALID_RESPONSE,
+      `ambiguous manifest has multiple descriptors for platform ${target.toString()}`,
+      ctx,
+    );
   return selected;
 }
 
@@ -369,9 +522,18 @@ export function selectLayer(manifest: { layers: readonly Descriptor[] }, ctx: Ct
         ctx,
       );
     }
-    throw sourceError(SourceErrorCode.INVALID_RESPONSE, `image manifest contains no layers of type "${PACKAGE_MEDIA_TYPE}"`, ctx);
+    throw sourceError(
+      SourceErrorCode.INVALID_RESPONSE,
+      `image manifest contains no layers of type "${PACKAGE_MEDIA_TYPE}"`,
+      ctx,
+    );
   }
-  if (found > 1) throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'ambiguous manifest declares multiple eligible provider packages', ctx);
+  if (found > 1)
+    throw sourceError(
+      SourceErrorCode.INVALID_RESPONSE,
+      'ambiguous manifest declares multiple eligible provider packages',
+      ctx,
+    );
   return selected;
 }
 

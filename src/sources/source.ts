@@ -142,12 +142,21 @@ export interface Source {
   /** A short description for messages (a directory, a URL, "registry HOST"); `provider` narrows it where it matters. */
   forDisplay(provider?: ProviderAddress): string;
   availableVersions(provider: ProviderAddress, signal?: AbortSignal): Promise<AvailableVersions>;
-  packageMeta(provider: ProviderAddress, version: Version, platform: Platform, signal?: AbortSignal): Promise<PackageMeta>;
+  packageMeta(
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+    signal?: AbortSignal,
+  ): Promise<PackageMeta>;
   /**
    * The platforms a version is published for, where the source knows (the
    * registry's versions list); undefined otherwise. `lock -all-platforms` uses it.
    */
-  publishedPlatforms?(provider: ProviderAddress, version: Version, signal?: AbortSignal): Promise<Platform[] | undefined>;
+  publishedPlatforms?(
+    provider: ProviderAddress,
+    version: Version,
+    signal?: AbortSignal,
+  ): Promise<Platform[] | undefined>;
   /**
    * Local sources only (filesystem mirrors): the platforms this source holds
    * a package of for a version, sorted; reading them costs no download.
@@ -204,7 +213,9 @@ export function withContext(err: unknown, ctx: SourceErrorContext, prefix?: stri
  * priority order: `signed`, `signing skipped` (registry-reported hashes),
  * `verified checksum`, `unauthenticated`.
  */
-export function authenticationLabel(hashes: readonly TrustedHash[]): 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated' {
+export function authenticationLabel(
+  hashes: readonly TrustedHash[],
+): 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated' {
   if (hashes.some((h) => h.trust.kind === 'signed')) return 'signed';
   if (hashes.some((h) => h.trust.kind === 'reported-by-registry')) return 'signing skipped';
   if (hashes.some((h) => h.trust.kind === 'verified-locally')) return 'verified checksum';

@@ -6,7 +6,15 @@ import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { compareVersions } from '../addresses/index.js';
 import { ErrorCode } from '../errors.js';
 import { SourceErrorCode } from './codes.js';
-import { sourceError, type AvailableVersions, type PackageAuthentication, type PackageLocation, type PackageMeta, type Source, type TrustedHash } from './source.js';
+import {
+  sourceError,
+  type AvailableVersions,
+  type PackageAuthentication,
+  type PackageLocation,
+  type PackageMeta,
+  type Source,
+  type TrustedHash,
+} from './source.js';
 
 /** One package a {@link MockSource} knows. Unset fields get plausible defaults. */
 export interface MockPackage {
@@ -64,30 +72,53 @@ export class MockSource implements Source {
     if (found.size === 0) {
       return Promise.reject(
         this.options.unknown === 'not-found'
-          ? sourceError(SourceErrorCode.PROVIDER_NOT_FOUND, `provider ${provider.toString()} was not found in any of the search locations`, { provider })
-          : sourceError(SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN, `provider registry ${provider.displayHostname} does not have a provider named ${provider.toString()}`, {
-              provider,
-            }),
+          ? sourceError(
+              SourceErrorCode.PROVIDER_NOT_FOUND,
+              `provider ${provider.toString()} was not found in any of the search locations`,
+              { provider },
+            )
+          : sourceError(
+              SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN,
+              `provider registry ${provider.displayHostname} does not have a provider named ${provider.toString()}`,
+              {
+                provider,
+              },
+            ),
       );
     }
-    return Promise.resolve({ versions: [...found.values()].sort(compareVersions), warnings: [...(this.options.warnings?.[provider.toString()] ?? [])] });
+    return Promise.resolve({
+      versions: [...found.values()].sort(compareVersions),
+      warnings: [...(this.options.warnings?.[provider.toString()] ?? [])],
+    });
   }
 
   packageMeta(provider: ProviderAddress, version: Version, platform: Platform): Promise<PackageMeta> {
-    this.calls.push({ method: 'packageMeta', provider: provider.toString(), version: version.toString(), platform: platform.toString() });
+    this.calls.push({
+      method: 'packageMeta',
+      provider: provider.toString(),
+      version: version.toString(),
+      platform: platform.toString(),
+    });
     const fail = this.options.errors?.[provider.toString()];
     if (fail) return Promise.reject(fail);
-    const p = this.packages.find((x) => x.provider.equals(provider) && x.version.equals(version) && x.platform.equals(platform));
+    const p = this.packages.find(
+      (x) => x.provider.equals(provider) && x.version.equals(version) && x.platform.equals(platform),
+    );
     if (p === undefined) {
       return Promise.reject(
-        sourceError(SourceErrorCode.PLATFORM_NOT_SUPPORTED, `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}`, {
-          provider,
-          version,
-          platform,
-        }),
+        sourceError(
+          SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+          `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}`,
+          {
+            provider,
+            version,
+            platform,
+          },
+        ),
       );
     }
-    const filename = p.filename ?? `terraform-provider-${provider.type}_${version.toString()}_${platform.toString()}.zip`;
+    const filename =
+      p.filename ?? `terraform-provider-${provider.type}_${version.toString()}_${platform.toString()}.zip`;
     return Promise.resolve({
       provider,
       version,
@@ -119,15 +150,31 @@ export class HangingSource implements Source {
     return hang(signal, provider);
   }
 
-  packageMeta(provider: ProviderAddress, version: Version, platform: Platform, signal?: AbortSignal): Promise<PackageMeta> {
-    this.calls.push({ method: 'packageMeta', provider: provider.toString(), version: version.toString(), platform: platform.toString() });
+  packageMeta(
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+    signal?: AbortSignal,
+  ): Promise<PackageMeta> {
+    this.calls.push({
+      method: 'packageMeta',
+      provider: provider.toString(),
+      version: version.toString(),
+      platform: platform.toString(),
+    });
     return hang(signal, provider);
   }
 }
 
 function hang<T>(signal: AbortSignal | undefined, provider: ProviderAddress): Promise<T> {
   return new Promise<T>((_resolve, reject) => {
-    const abort = (): void => reject(sourceError(ErrorCode.ABORTED, `request for ${provider.toString()} was interrupted`, { provider, cause: signal?.reason }));
+    const abort = (): void =>
+      reject(
+        sourceError(ErrorCode.ABORTED, `request for ${provider.toString()} was interrupted`, {
+          provider,
+          cause: signal?.reason,
+        }),
+      );
     if (signal?.aborted) abort();
     else signal?.addEventListener('abort', abort, { once: true });
   });

@@ -108,7 +108,8 @@ export function colorize(s: string, enabled: boolean): string {
 // mitchellh/go-wordwrap v1.0.1
 
 /** Go's `unicode.IsSpace`. */
-const isSpace = (c: string): boolean => /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]$/u.test(c);
+const isSpace = (c: string): boolean =>
+  /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]$/u.test(c);
 
 /**
  * `wordwrap.WrapString(s, lim)`: breaks at white space only (a word longer
@@ -197,13 +198,16 @@ export function diagnosticSnippet(src: Uint8Array, subject: Range, context?: Ran
       end: snip.end.byte > hl.end.byte ? snip.end : hl.end,
     };
   }
-  const snipBytes = { start: snip.start.byte, end: snip.end.byte === snip.start.byte ? snip.end.byte + 1 : snip.end.byte };
+  const snipBytes = {
+    start: snip.start.byte,
+    end: snip.end.byte === snip.start.byte ? snip.end.byte + 1 : snip.end.byte,
+  };
   const hlBytes = { start: hl.start.byte, end: hl.end.byte === hl.start.byte ? hl.end.byte + 1 : hl.end.byte };
 
   const parts: Uint8Array[] = [];
   let codeStart = 0;
   let first = true;
-  for (let pos = 0; pos < src.length; ) {
+  for (let pos = 0; pos < src.length;) {
     let nl = src.indexOf(0x0a, pos);
     const next = nl < 0 ? src.length : nl + 1;
     if (nl < 0) nl = src.length;
@@ -254,14 +258,17 @@ function contextString(src: Uint8Array, filename: string, offset: number): strin
     const { value } = parseJSON(src, filename);
     if (value) s = jsonSteps(value, offset).join('').replace(/^\./, '');
   } else {
-    const block = parseHCL(src, filename).body.blocks.find((b) => offset >= b.range.start.byte && offset < b.range.end.byte);
+    const block = parseHCL(src, filename).body.blocks.find(
+      (b) => offset >= b.range.start.byte && offset < b.range.end.byte,
+    );
     if (block) s = [block.type, ...block.labels.map((l) => JSON.stringify(l))].join(' ');
   }
   return s === '' ? undefined : s;
 }
 
 function jsonSteps(v: JsonValue, offset: number): string[] {
-  const inside = (x: JsonValue): boolean => (x.kind === 'object' || x.kind === 'array') && offset >= x.range.start.byte && offset < x.range.end.byte;
+  const inside = (x: JsonValue): boolean =>
+    (x.kind === 'object' || x.kind === 'array') && offset >= x.range.start.byte && offset < x.range.end.byte;
   if (v.kind === 'object') {
     const p = v.props.find((a) => inside(a.value));
     if (p) return [`.${p.name}`, ...jsonSteps(p.value, offset)];
@@ -334,7 +341,10 @@ export function formatDiagnostic(d: FormattableDiagnostic, color: boolean, width
   const lines = buf.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   const emptyRule = ruleLine.trim();
-  return `${ruleStart}\n${lines.map((l) => l.replace(/\r$/, '')).map((l) => `${l === '' ? emptyRule : ruleLine}${l}\n`).join('')}${ruleEnd}\n`;
+  return `${ruleStart}\n${lines
+    .map((l) => l.replace(/\r$/, ''))
+    .map((l) => `${l === '' ? emptyRule : ruleLine}${l}\n`)
+    .join('')}${ruleEnd}\n`;
 }
 
 /** `format.DiagnosticPlain`: a blank line, `Error: SUMMARY`, the snippet, the detail wrapped at `width - 1`. */
@@ -351,7 +361,9 @@ export function formatDiagnosticPlain(d: FormattableDiagnostic, width: number): 
  * without a subject, then by file (fewer path segments first, then name)
  * and the subject's start and end.
  */
-export function sortDiagnostics<T extends { severity: 'error' | 'warning'; subject?: { filename: string; start: number; end: number } | undefined }>(diags: readonly T[]): T[] {
+export function sortDiagnostics<
+  T extends { severity: 'error' | 'warning'; subject?: { filename: string; start: number; end: number } | undefined },
+>(diags: readonly T[]): T[] {
   return [...diags].sort((a, b) => {
     if (a.severity !== b.severity) return a.severity === 'warning' ? -1 : 1;
     const x = a.subject;

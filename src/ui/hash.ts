@@ -30,7 +30,14 @@ function toRow(r: PathHashResult): Row {
     case 'dir':
       return { path: r.path, h1: r.h1.text, zh: null, h1_zip: null, warnings: [] };
     case 'error':
-      return { path: r.path, h1: null, zh: null, h1_zip: null, warnings: [], error: { code: r.error.code, message: r.error.message } };
+      return {
+        path: r.path,
+        h1: null,
+        zh: null,
+        h1_zip: null,
+        warnings: [],
+        error: { code: r.error.code, message: r.error.message },
+      };
     case 'zip': {
       const z = r.zip;
       const row: Row = {

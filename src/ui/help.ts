@@ -18,7 +18,7 @@ const width = (s: string): number => [...s].length;
 export function fitHelp(text: string, limit: number = HELP_WIDTH): string {
   const lines = text.split('\n');
   const out: string[] = [];
-  for (let i = 0; i < lines.length; ) {
+  for (let i = 0; i < lines.length;) {
     const line = lines[i]!;
     const column = /^( *\S(?:\S| (?! ))*) {2,}(?=\S)/.exec(line);
     if (!column) {

@@ -8,7 +8,13 @@
 import { type Flavor, flavorInfo, type ProviderAddress } from '../addresses/index.js';
 import type { Diagnostic as BaseDiagnostic } from '../errors.js';
 import type { InstallerEvent } from '../installer/events.js';
-import { colorize, type FormattableDiagnostic, formatDiagnostic, formatDiagnosticPlain, sortDiagnostics } from './diagnostic.js';
+import {
+  colorize,
+  type FormattableDiagnostic,
+  formatDiagnostic,
+  formatDiagnosticPlain,
+  sortDiagnostics,
+} from './diagnostic.js';
 
 export interface TextSink {
   write(text: string): unknown;
@@ -57,12 +63,22 @@ export function diagnosticText(d: Diagnostic, style: HumanStyle): string {
 }
 
 /** Renders one diagnostic: errors to `err`; warnings too, except in the `view` frame (to `out`). */
-export function renderDiagnostic(d: Diagnostic, err: TextSink, style: HumanStyle = PLAIN_STYLE, out: TextSink = err): void {
+export function renderDiagnostic(
+  d: Diagnostic,
+  err: TextSink,
+  style: HumanStyle = PLAIN_STYLE,
+  out: TextSink = err,
+): void {
   (d.severity === 'warning' && style.frame === 'view' ? out : err).write(diagnosticText(d, style));
 }
 
 /** Renders diagnostics reported together, in the reference's order ({@link sortDiagnostics}). */
-export function renderDiagnostics(ds: readonly Diagnostic[], err: TextSink, style: HumanStyle = PLAIN_STYLE, out: TextSink = err): void {
+export function renderDiagnostics(
+  ds: readonly Diagnostic[],
+  err: TextSink,
+  style: HumanStyle = PLAIN_STYLE,
+  out: TextSink = err,
+): void {
   const keyed = ds.map((d) => ({
     d,
     severity: d.severity,
@@ -85,7 +101,13 @@ const CHANGE_TEXT = {
  * by `Provider.ForDisplay`: without the host when it is `flavor`'s default
  * registry (`hashicorp/aws`; `internal/command/init.go`, `providers_lock.go`).
  */
-export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink, flavor: Flavor, style: HumanStyle = PLAIN_STYLE): void {
+export function renderEventHuman(
+  e: InstallerEvent,
+  out: TextSink,
+  err: TextSink,
+  flavor: Flavor,
+  style: HumanStyle = PLAIN_STYLE,
+): void {
   const name = (p: ProviderAddress): string => p.toShortString(flavor);
   switch (e.type) {
     case 'fetch_start':
@@ -164,10 +186,14 @@ export function renderEventHuman(e: InstallerEvent, out: TextSink, err: TextSink
       );
       return;
     case 'package_lock_wait':
-      out.write(`- Waiting for another process to finish installing ${name(e.provider)} (lock ${e.path}${e.holder ? `, held by ${e.holder}` : ''})...\n`);
+      out.write(
+        `- Waiting for another process to finish installing ${name(e.provider)} (lock ${e.path}${e.holder ? `, held by ${e.holder}` : ''})...\n`,
+      );
       return;
     case 'verify_problem':
-      out.write(`${[e.provider.toString(), e.version?.toString(), e.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${e.message}\n`);
+      out.write(
+        `${[e.provider.toString(), e.version?.toString(), e.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${e.message}\n`,
+      );
       return;
   }
 }
@@ -240,7 +266,12 @@ export function authenticationText(auth: string, keyId: string | undefined, flav
 }
 
 /** The closing lines of `providers lock` (docs/reference.md §6.1 item 90). */
-export function renderLockSuccess(changed: boolean, flavor: Flavor, out: TextSink, style: HumanStyle = PLAIN_STYLE): void {
+export function renderLockSuccess(
+  changed: boolean,
+  flavor: Flavor,
+  out: TextSink,
+  style: HumanStyle = PLAIN_STYLE,
+): void {
   const product = flavorInfo(flavor).productName;
   const tty = style.color;
   const success = tty ? '\u001b[1m\u001b[32mSuccess!\u001b[0m' : 'Success!';

@@ -38,8 +38,21 @@ export class JsonUI {
     return new JsonUI(this.out, this.now, { ...this.common, ...fields });
   }
 
-  private emit(level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown> = {}): void {
-    const line = { '@level': level, '@message': message, '@module': JSON_MODULE, '@timestamp': rfc3339(this.now()), type, ...this.common, ...fields };
+  private emit(
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    type: string,
+    fields: Record<string, unknown> = {},
+  ): void {
+    const line = {
+      '@level': level,
+      '@message': message,
+      '@module': JSON_MODULE,
+      '@timestamp': rfc3339(this.now()),
+      type,
+      ...this.common,
+      ...fields,
+    };
     this.out.write(`${JSON.stringify(line)}\n`);
   }
 
@@ -48,24 +61,37 @@ export class JsonUI {
   }
 
   diagnostic(d: Diagnostic): void {
-    this.emit(d.severity === 'error' ? 'error' : 'warn', `${d.severity === 'error' ? 'Error' : 'Warning'}: ${d.summary}`, 'diagnostic', {
-      diagnostic: {
-        severity: d.severity,
-        summary: d.summary,
-        detail: d.detail,
-        // `location` (file:line:col) as before, and the reference's `range` (viewsjson.DiagnosticRange, start only).
-        ...(d.range
-          ? {
-              location: rangeText(d.range),
-              ...(d.range.line === undefined
-                ? {}
-                : { range: { filename: d.range.filename, start: { line: d.range.line, ...(d.range.column === undefined ? {} : { column: d.range.column }) } } }),
-            }
-          : {}),
-        code: d.code,
-        ...(d.hint === undefined ? {} : { hint: d.hint }),
+    this.emit(
+      d.severity === 'error' ? 'error' : 'warn',
+      `${d.severity === 'error' ? 'Error' : 'Warning'}: ${d.summary}`,
+      'diagnostic',
+      {
+        diagnostic: {
+          severity: d.severity,
+          summary: d.summary,
+          detail: d.detail,
+          // `location` (file:line:col) as before, and the reference's `range` (viewsjson.DiagnosticRange, start only).
+          ...(d.range
+            ? {
+                location: rangeText(d.range),
+                ...(d.range.line === undefined
+                  ? {}
+                  : {
+                      range: {
+                        filename: d.range.filename,
+                        start: {
+                          line: d.range.line,
+                          ...(d.range.column === undefined ? {} : { column: d.range.column }),
+                        },
+                      },
+                    }),
+              }
+            : {}),
+          code: d.code,
+          ...(d.hint === undefined ? {} : { hint: d.hint }),
+        },
       },
-    });
+    );
   }
 
   summary(message: string, fields: Record<string, unknown>): void {
@@ -78,52 +104,93 @@ export class JsonUI {
   }
 
   event(e: InstallerEvent): void {
-    const ref = (x: { provider: { toString(): string }; version?: { toString(): string }; platform?: { toString(): string } }): Record<string, string> => ({
+    const ref = (x: {
+      provider: { toString(): string };
+      version?: { toString(): string };
+      platform?: { toString(): string };
+    }): Record<string, string> => ({
       provider: x.provider.toString(),
       ...(x.version ? { version: x.version.toString() } : {}),
       ...(x.platform ? { platform: x.platform.toString() } : {}),
     });
     switch (e.type) {
       case 'provider_selected':
-        this.emit('info', `${e.provider.toString()}: ${selectedText(e)}`, 'provider_selected', { ...ref(e), reason: e.reason, constraints: e.constraints });
+        this.emit('info', `${e.provider.toString()}: ${selectedText(e)}`, 'provider_selected', {
+          ...ref(e),
+          reason: e.reason,
+          constraints: e.constraints,
+        });
         return;
       case 'fetch_start':
-        this.emit('info', `Fetching ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()}...`, 'package_fetch_start', { ...ref(e), location: e.location });
+        this.emit(
+          'info',
+          `Fetching ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()}...`,
+          'package_fetch_start',
+          { ...ref(e), location: e.location },
+        );
         return;
       case 'fetch_progress':
-        this.emit('info', `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: ${e.bytes} bytes`, 'package_fetch_progress', {
-          ...ref(e),
-          bytes: e.bytes,
-          total: e.total ?? null,
-        });
+        this.emit(
+          'info',
+          `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: ${e.bytes} bytes`,
+          'package_fetch_progress',
+          {
+            ...ref(e),
+            bytes: e.bytes,
+            total: e.total ?? null,
+          },
+        );
         return;
       case 'fetch_retry':
         // Not in the reference's stream (its installer is silent while it retries): provkit's, so that a machine sees a backoff too.
-        this.emit('info', `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: retrying in ${Math.ceil(e.delayMs / 1000)} s after ${e.reason}`, 'package_fetch_retry', {
-          ...ref(e),
-          attempt: e.attempt,
-          delay_ms: e.delayMs,
-          reason: e.reason,
-        });
+        this.emit(
+          'info',
+          `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: retrying in ${Math.ceil(e.delayMs / 1000)} s after ${e.reason}`,
+          'package_fetch_retry',
+          {
+            ...ref(e),
+            attempt: e.attempt,
+            delay_ms: e.delayMs,
+            reason: e.reason,
+          },
+        );
         return;
       case 'fetch_resume':
-        this.emit('info', `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: resuming at byte ${e.offset}`, 'package_fetch_resume', { ...ref(e), offset: e.offset, total: e.total });
+        this.emit(
+          'info',
+          `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: resuming at byte ${e.offset}`,
+          'package_fetch_resume',
+          { ...ref(e), offset: e.offset, total: e.total },
+        );
         return;
       case 'fetch_failed':
         // The reason follows as the command's diagnostic.
-        this.emit('info', `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: failed`, 'package_fetch_failed', ref(e));
+        this.emit(
+          'info',
+          `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: failed`,
+          'package_fetch_failed',
+          ref(e),
+        );
         return;
       case 'fetch_complete':
-        this.emit('info', `Retrieved ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} (${e.auth})`, 'package_fetch_complete', {
-          ...ref(e),
-          authentication: e.auth,
-          key_id: e.keyId ?? null,
-          reused: e.reused,
-          hash_store: e.stored === true,
-        });
+        this.emit(
+          'info',
+          `Retrieved ${e.provider.toString()} ${e.version.toString()} for ${e.platform.toString()} (${e.auth})`,
+          'package_fetch_complete',
+          {
+            ...ref(e),
+            authentication: e.auth,
+            key_id: e.keyId ?? null,
+            reused: e.reused,
+            hash_store: e.stored === true,
+          },
+        );
         return;
       case 'hashes_obtained':
-        this.emit('info', `Obtained ${e.provider.toString()} checksums for ${e.platform.toString()}`, 'lock_hashes', { ...ref(e), change: e.change.replace('-', '_') });
+        this.emit('info', `Obtained ${e.provider.toString()} checksums for ${e.platform.toString()}`, 'lock_hashes', {
+          ...ref(e),
+          change: e.change.replace('-', '_'),
+        });
         return;
       case 'platforms_chosen':
         this.emit('info', `Platforms: ${e.platforms.map(String).join(', ')} (${e.origin})`, 'platforms', {
@@ -137,42 +204,64 @@ export class JsonUI {
         this.diagnostic({ severity: 'warning', summary: e.summary, detail: e.detail, code: e.code });
         return;
       case 'mirror_package':
-        this.emit('info', `${e.action === 'kept' ? 'Kept' : 'Wrote'} ${e.path}`, 'mirror_package', { ...ref(e), path: e.path, action: e.action });
+        this.emit('info', `${e.action === 'kept' ? 'Kept' : 'Wrote'} ${e.path}`, 'mirror_package', {
+          ...ref(e),
+          path: e.path,
+          action: e.action,
+        });
         return;
       case 'mirror_index':
         this.emit('info', `Updated ${e.path}`, 'mirror_index', { provider: e.provider.toString(), path: e.path });
         return;
       case 'oci_blob':
-        this.emit('info', `${e.action === 'uploaded' ? 'Uploaded' : e.action === 'mounted' ? 'Mounted' : 'Already present:'} ${e.what} ${e.digest} (${e.repository})`, 'oci_blob', {
-          ...ref(e),
-          repository: e.repository,
-          digest: e.digest,
-          size: e.size,
-          what: e.what,
-          action: e.action,
-          from: e.from ?? null,
-        });
+        this.emit(
+          'info',
+          `${e.action === 'uploaded' ? 'Uploaded' : e.action === 'mounted' ? 'Mounted' : 'Already present:'} ${e.what} ${e.digest} (${e.repository})`,
+          'oci_blob',
+          {
+            ...ref(e),
+            repository: e.repository,
+            digest: e.digest,
+            size: e.size,
+            what: e.what,
+            action: e.action,
+            from: e.from ?? null,
+          },
+        );
         return;
       case 'oci_tag':
-        this.emit('info', `${e.action === 'pushed' ? 'Tagged' : 'Unchanged:'} ${e.repository}:${e.tag} ${e.digest}`, 'oci_tag', {
-          provider: e.provider.toString(),
-          version: e.version.toString(),
-          repository: e.repository,
-          tag: e.tag,
-          digest: e.digest,
-          platforms: e.platforms.map(String),
-          action: e.action,
-        });
+        this.emit(
+          'info',
+          `${e.action === 'pushed' ? 'Tagged' : 'Unchanged:'} ${e.repository}:${e.tag} ${e.digest}`,
+          'oci_tag',
+          {
+            provider: e.provider.toString(),
+            version: e.version.toString(),
+            repository: e.repository,
+            tag: e.tag,
+            digest: e.digest,
+            platforms: e.platforms.map(String),
+            action: e.action,
+          },
+        );
         return;
       case 'install_resolving':
-        this.emit('info', `${e.provider.toString()}: ${e.locked ? `reusing ${e.locked.toString()} from the lock file` : `finding versions matching "${e.constraints}"`}`, 'install_resolving', {
-          provider: e.provider.toString(),
-          constraints: e.constraints,
-          locked: e.locked?.toString() ?? null,
-        });
+        this.emit(
+          'info',
+          `${e.provider.toString()}: ${e.locked ? `reusing ${e.locked.toString()} from the lock file` : `finding versions matching "${e.constraints}"`}`,
+          'install_resolving',
+          {
+            provider: e.provider.toString(),
+            constraints: e.constraints,
+            locked: e.locked?.toString() ?? null,
+          },
+        );
         return;
       case 'install_start':
-        this.emit('info', `Installing ${e.provider.toString()} v${e.version.toString()}...`, 'install_start', { ...ref(e), location: e.location });
+        this.emit('info', `Installing ${e.provider.toString()} v${e.version.toString()}...`, 'install_start', {
+          ...ref(e),
+          location: e.location,
+        });
         return;
       case 'install_complete':
         this.emit(
@@ -183,20 +272,36 @@ export class JsonUI {
               ? `Using ${e.provider.toString()} v${e.version.toString()} from the shared cache directory`
               : `Using previously-installed ${e.provider.toString()} v${e.version.toString()}`,
           'install_complete',
-          { ...ref(e), mode: e.mode.replace('-', '_'), authentication: e.auth ?? null, key_id: e.keyId ?? null, dir: e.dir },
+          {
+            ...ref(e),
+            mode: e.mode.replace('-', '_'),
+            authentication: e.auth ?? null,
+            key_id: e.keyId ?? null,
+            dir: e.dir,
+          },
         );
         return;
       case 'package_lock_wait':
-        this.emit('info', `Waiting for the lock ${e.path}`, 'package_lock_wait', { provider: e.provider.toString(), path: e.path, holder: e.holder ?? null, waited_ms: e.waitedMs });
+        this.emit('info', `Waiting for the lock ${e.path}`, 'package_lock_wait', {
+          provider: e.provider.toString(),
+          path: e.path,
+          holder: e.holder ?? null,
+          waited_ms: e.waitedMs,
+        });
         return;
       case 'verify_problem':
-        this.emit('error', `${[e.provider.toString(), e.version?.toString(), e.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${e.message}`, 'verify_problem', {
-          provider: e.provider.toString(),
-          version: e.version?.toString() ?? null,
-          platform: e.platform?.toString() ?? null,
-          code: e.code,
-          problem: e.message,
-        });
+        this.emit(
+          'error',
+          `${[e.provider.toString(), e.version?.toString(), e.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${e.message}`,
+          'verify_problem',
+          {
+            provider: e.provider.toString(),
+            version: e.version?.toString() ?? null,
+            platform: e.platform?.toString() ?? null,
+            code: e.code,
+            problem: e.message,
+          },
+        );
         return;
     }
   }

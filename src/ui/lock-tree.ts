@@ -25,7 +25,11 @@ export function lockRootStatusText(o: RootOutcome): string {
 }
 
 /** One root's result with its diagnostics: a `lock_root` message under `-json`, else its line, its changes and the diagnostics. */
-export function renderLockRoot(o: RootOutcome, diagnostics: readonly Diagnostic[], out: { stdout: TextSink; stderr: TextSink; json: JsonUI | undefined }): void {
+export function renderLockRoot(
+  o: RootOutcome,
+  diagnostics: readonly Diagnostic[],
+  out: { stdout: TextSink; stderr: TextSink; json: JsonUI | undefined },
+): void {
   const platforms = o.platforms ? platformsText({ type: 'platforms_chosen', ...o.platforms }) : undefined;
   if (out.json) {
     const scoped = out.json.scoped({ root: o.root });
@@ -48,7 +52,12 @@ export function renderLockRoot(o: RootOutcome, diagnostics: readonly Diagnostic[
 }
 
 /** The summary of a `lock -recursive` run: its message and its `-json` fields. */
-export function lockTreeSummary(result: TreeLockResult, stats: PlanStats, seconds: number, check: boolean): { message: string; fields: Record<string, unknown> } {
+export function lockTreeSummary(
+  result: TreeLockResult,
+  stats: PlanStats,
+  seconds: number,
+  check: boolean,
+): { message: string; fields: Record<string, unknown> } {
   const s = result.byStatus;
   const counts = [
     s.unchanged > 0 ? `${s.unchanged} unchanged` : '',
@@ -57,7 +66,11 @@ export function lockTreeSummary(result: TreeLockResult, stats: PlanStats, second
     s['would-change'] > 0 ? `${s['would-change']} would change` : '',
     s.failed > 0 ? `${s.failed} failed` : '',
   ].filter((x) => x !== '');
-  const fetched = [`${stats.downloaded} downloaded`, ...(stats.local > 0 ? [`${stats.local} from the mirror`] : []), `${stats.fromStore} from the hash store`];
+  const fetched = [
+    `${stats.downloaded} downloaded`,
+    ...(stats.local > 0 ? [`${stats.local} from the mirror`] : []),
+    `${stats.fromStore} from the hash store`,
+  ];
   const message =
     `${check ? 'Checked' : 'Locked'} ${result.roots} root module${result.roots === 1 ? '' : 's'} (${counts.join(', ')}): ` +
     `${result.providers} provider${result.providers === 1 ? '' : 's'}, ${stats.packages} unique package${stats.packages === 1 ? '' : 's'} (${fetched.join(', ')}) in ${seconds.toFixed(1)} s.`;

@@ -90,7 +90,7 @@ function fit(line: string, width: number): string {
   if (width <= 0) return line;
   let out = '';
   let n = 0;
-  for (let i = 0; i < line.length; ) {
+  for (let i = 0; i < line.length;) {
     const esc = /^\u001b\[[0-9;]*m/.exec(line.slice(i));
     if (esc) {
       out += esc[0];
@@ -122,11 +122,19 @@ export class ProgressDisplay {
     this.startedAt = this.now();
   }
 
-  private key(e: { provider: ProviderAddress; version: { toString(): string }; platform: { toString(): string } }): string {
+  private key(e: {
+    provider: ProviderAddress;
+    version: { toString(): string };
+    platform: { toString(): string };
+  }): string {
     return `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}`;
   }
 
-  private label(e: { provider: ProviderAddress; version: { toString(): string }; platform: { toString(): string } }): string {
+  private label(e: {
+    provider: ProviderAddress;
+    version: { toString(): string };
+    platform: { toString(): string };
+  }): string {
     return `${e.provider.toShortString(this.options.flavor)} ${e.version.toString()} ${e.platform.toString()}`;
   }
 
@@ -139,7 +147,16 @@ export class ProgressDisplay {
       case 'install_start': {
         const k = this.key(e);
         if (!this.items.has(k)) {
-          this.items.set(k, { label: this.label(e), state: 'waiting', bytes: 0, total: undefined, lastData: t, samples: [], retryUntil: 0, retryReason: '' });
+          this.items.set(k, {
+            label: this.label(e),
+            state: 'waiting',
+            bytes: 0,
+            total: undefined,
+            lastData: t,
+            samples: [],
+            retryUntil: 0,
+            retryReason: '',
+          });
         }
         this.ensureTimer();
         return undefined;
@@ -240,12 +257,15 @@ export class ProgressDisplay {
       case 'waiting':
         return 'waiting';
       case 'retrying':
-        return it.retryUntil > t ? `retrying in ${Math.ceil((it.retryUntil - t) / 1000)} s after ${it.retryReason}` : `retrying after ${it.retryReason}`;
+        return it.retryUntil > t
+          ? `retrying in ${Math.ceil((it.retryUntil - t) / 1000)} s after ${it.retryReason}`
+          : `retrying after ${it.retryReason}`;
       case 'hashing':
         return `${formatBytes(it.bytes)}  100%  hashing and verifying`;
       case 'downloading': {
         const pct = it.total ? `${Math.floor((it.bytes * 100) / it.total)}%` : '';
-        const size = it.total === undefined ? formatBytes(it.bytes) : `${formatBytes(it.bytes)} / ${formatBytes(it.total)}`;
+        const size =
+          it.total === undefined ? formatBytes(it.bytes) : `${formatBytes(it.bytes)} / ${formatBytes(it.total)}`;
         const rate = this.rate(it);
         const stalled = t - it.lastData >= STALL_MS ? `  no data for ${Math.floor((t - it.lastData) / 1000)} s` : '';
         return `${size}${pct ? `  ${pct}` : ''}${rate > 0 ? `  ${formatBytes(Math.round(rate))}/s` : ''}${stalled}`;

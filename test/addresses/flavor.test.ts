@@ -1,13 +1,33 @@
 import { describe, expect, it } from 'vitest';
 
 import { ErrorCode, ProvkitError } from '../../src/errors.js';
-import { DEFAULT_FLAVOR, defaultRegistryHost, flavorInfo, FLAVORS, isFlavor, parseFlavor, resolveFlavor } from '../../src/addresses/index.js';
+import {
+  DEFAULT_FLAVOR,
+  defaultRegistryHost,
+  flavorInfo,
+  FLAVORS,
+  isFlavor,
+  parseFlavor,
+  resolveFlavor,
+} from '../../src/addresses/index.js';
 import type { Flavor } from '../../src/addresses/index.js';
 
 describe('flavor', () => {
   it.each<[Flavor, string, string, string, string]>([
-    ['tofu', 'OpenTofu', 'tofu', 'registry.opentofu.org', 'https://opentofu.org/docs/language/files/dependency-lock/#checksum-verification'],
-    ['terraform', 'Terraform', 'terraform', 'registry.terraform.io', 'https://developer.hashicorp.com/terraform/language/files/dependency-lock#checksum-verification'],
+    [
+      'tofu',
+      'OpenTofu',
+      'tofu',
+      'registry.opentofu.org',
+      'https://opentofu.org/docs/language/files/dependency-lock/#checksum-verification',
+    ],
+    [
+      'terraform',
+      'Terraform',
+      'terraform',
+      'registry.terraform.io',
+      'https://developer.hashicorp.com/terraform/language/files/dependency-lock#checksum-verification',
+    ],
   ])('%s', (flavor, productName, command, defaultHost, docsChecksumURL) => {
     expect(parseFlavor(flavor)).toBe(flavor);
     expect(isFlavor(flavor)).toBe(true);

@@ -59,7 +59,10 @@ describe('hostnameForComparison', () => {
     ['a..b', 'hostname contains empty label (two consecutive periods)'],
     ['.a', 'hostname contains empty label (two consecutive periods)'],
     ['a...', 'hostname contains empty label (two consecutive periods)'],
-    ['xn--caf-dma.com', 'hostname label "xn--caf-dma" specified in punycode format; service hostnames must be given in unicode'],
+    [
+      'xn--caf-dma.com',
+      'hostname label "xn--caf-dma" specified in punycode format; service hostnames must be given in unicode',
+    ],
     ['ex_ample.com', 'idna: disallowed rune U+005F'],
     ['ex ample.com', 'idna: disallowed rune U+0020'],
     ['-ex.com', 'idna: invalid label "-ex"'],

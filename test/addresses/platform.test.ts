@@ -49,8 +49,16 @@ describe('parsePlatform (item 19)', () => {
   });
 
   it('sorts by OS, then architecture, by bytes, without duplicates', () => {
-    const ps = ['windows_amd64', 'linux_arm64', 'linux_amd64', 'darwin_arm64', 'linux_amd64', 'Linux_x'].map(parsePlatform);
-    expect(sortPlatforms(ps).map(String)).toEqual(['Linux_x', 'darwin_arm64', 'linux_amd64', 'linux_arm64', 'windows_amd64']);
+    const ps = ['windows_amd64', 'linux_arm64', 'linux_amd64', 'darwin_arm64', 'linux_amd64', 'Linux_x'].map(
+      parsePlatform,
+    );
+    expect(sortPlatforms(ps).map(String)).toEqual([
+      'Linux_x',
+      'darwin_arm64',
+      'linux_amd64',
+      'linux_arm64',
+      'windows_amd64',
+    ]);
     expect(comparePlatforms(parsePlatform('linux_arm'), parsePlatform('linux_arm64'))).toBeLessThan(0);
     expect(Platform.compare(parsePlatform('a_b'), parsePlatform('a_b'))).toBe(0);
   });

@@ -10,7 +10,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { isProvkitError } from '../../src/errors.js';
 import { createHashPool, type HashPool } from '../../src/hashing/index.js';
 import { importBundle, readBundleManifest } from '../../src/installer/bundle/import.js';
-import { bundleCreationTime, createdFromEpoch, parseManifest, unsafeMemberName } from '../../src/installer/bundle/manifest.js';
+import {
+  bundleCreationTime,
+  createdFromEpoch,
+  parseManifest,
+  unsafeMemberName,
+} from '../../src/installer/bundle/manifest.js';
 import { makeBundle, MIRROR, readTar, type RawEntry, sha256, snapshot, writeTar } from './helpers.js';
 
 let pool: HashPool;
@@ -50,12 +55,20 @@ describe('bundle create', () => {
     }
     // The package copies are the mirror's bytes; VERSION.json lists zh: and h1:.
     const zip = entries.find((e) => e.name.endsWith('demo_1.1.0_linux_amd64.zip'))!;
-    expect((zip.data as Buffer).equals(await readFile(join(MIRROR, `${DEMO}/terraform-provider-demo_1.1.0_linux_amd64.zip`)))).toBe(true);
-    const versionDoc = JSON.parse((entries.find((e) => e.name === `${DEMO}/1.1.0.json`)!.data as Buffer).toString()) as { archives: Record<string, { hashes: string[]; url: string }> };
+    expect(
+      (zip.data as Buffer).equals(
+        await readFile(join(MIRROR, `${DEMO}/terraform-provider-demo_1.1.0_linux_amd64.zip`)),
+      ),
+    ).toBe(true);
+    const versionDoc = JSON.parse(
+      (entries.find((e) => e.name === `${DEMO}/1.1.0.json`)!.data as Buffer).toString(),
+    ) as { archives: Record<string, { hashes: string[]; url: string }> };
     expect(Object.keys(versionDoc.archives)).toEqual(['darwin_arm64', 'linux_amd64']);
     expect(versionDoc.archives['linux_amd64']!.hashes.map((h) => h.slice(0, 3)).sort()).toEqual(['h1:', 'zh:']);
     const lock = (entries.find((e) => e.name === '.terraform.lock.hcl')!.data as Buffer).toString();
-    expect(lock).toContain('provider "registry.example.test/acme/demo" {\n  version     = "1.1.0"\n  constraints = "~> 1.0"');
+    expect(lock).toContain(
+      'provider "registry.example.test/acme/demo" {\n  version     = "1.1.0"\n  constraints = "~> 1.0"',
+    );
     expect(lock).toContain('"h1:MqUhklRgQ94tJsCySf+PtIviV4lB/gSgPoVDcfG3FM8="');
   });
 
@@ -92,7 +105,9 @@ describe('bundle create', () => {
     await importBundle({ bundlePath: old, targetDir: target, pool, flavor: 'tofu' });
     const r = await importBundle({ bundlePath: delta, targetDir: target, pool, flavor: 'tofu' });
     expect(r.added).toHaveLength(2);
-    const doc = JSON.parse(await readFile(join(target, DEMO, '1.1.0.json'), 'utf8')) as { archives: Record<string, unknown> };
+    const doc = JSON.parse(await readFile(join(target, DEMO, '1.1.0.json'), 'utf8')) as {
+      archives: Record<string, unknown>;
+    };
     expect(Object.keys(doc.archives)).toEqual(['darwin_arm64', 'linux_amd64']);
   });
 });
@@ -103,14 +118,21 @@ describe('bundle import', () => {
     await mkdir(join(target, DEMO), { recursive: true });
     // An existing mirror with demo 1.0.0 (as `providers mirror` writes it) and an unrelated file.
     await writeFile(join(target, DEMO, 'index.json'), '{\n  "versions": {\n    "1.0.0": {}\n  }\n}');
-    await writeFile(join(target, DEMO, '1.1.0.json'), '{\n  "archives": {\n    "windows_amd64": {\n      "hashes": [\n        "h1:x"\n      ],\n      "url": "terraform-provider-demo_1.1.0_windows_amd64.zip"\n    }\n  }\n}');
+    await writeFile(
+      join(target, DEMO, '1.1.0.json'),
+      '{\n  "archives": {\n    "windows_amd64": {\n      "hashes": [\n        "h1:x"\n      ],\n      "url": "terraform-provider-demo_1.1.0_windows_amd64.zip"\n    }\n  }\n}',
+    );
     await writeFile(join(target, 'README'), 'keep me');
     const b = join(dir, 'b.tar');
     await makeBundle(b, pool, { platforms: ['linux_amd64'] });
     const r = await importBundle({ bundlePath: b, targetDir: target, pool, flavor: 'tofu' });
     expect(r.added).toHaveLength(2);
-    expect(await readFile(join(target, DEMO, 'index.json'), 'utf8')).toBe('{\n  "versions": {\n    "1.0.0": {},\n    "1.1.0": {}\n  }\n}');
-    const doc = JSON.parse(await readFile(join(target, DEMO, '1.1.0.json'), 'utf8')) as { archives: Record<string, unknown> };
+    expect(await readFile(join(target, DEMO, 'index.json'), 'utf8')).toBe(
+      '{\n  "versions": {\n    "1.0.0": {},\n    "1.1.0": {}\n  }\n}',
+    );
+    const doc = JSON.parse(await readFile(join(target, DEMO, '1.1.0.json'), 'utf8')) as {
+      archives: Record<string, unknown>;
+    };
     expect(Object.keys(doc.archives)).toEqual(['linux_amd64', 'windows_amd64']);
     expect(await readFile(join(target, 'README'), 'utf8')).toBe('keep me');
     // Importing again: everything already present, byte for byte.
@@ -130,13 +152,16 @@ describe('bundle import', () => {
       'tofu',
     );
     const target = join(dir, 'mirror');
-    await expect(importBundle({ bundlePath: b, targetDir: target, pool, flavor: 'tofu', trustedLocks: lock.locks })).rejects.toMatchObject({ code: 'LOCKFILE_CHECKSUM_MISMATCH' });
+    await expect(
+      importBundle({ bundlePath: b, targetDir: target, pool, flavor: 'tofu', trustedLocks: lock.locks }),
+    ).rejects.toMatchObject({ code: 'LOCKFILE_CHECKSUM_MISMATCH' });
     expect(await readdir(dir)).toEqual(['b.tar']);
   });
 
   it('names unsafe member names', () => {
     expect(unsafeMemberName('a/b/c/d.zip')).toBeUndefined();
-    for (const bad of ['', '/etc/passwd', 'C:x', 'a\\b', 'a/../b', '..', 'a//b', './a', 'a\nb']) expect(unsafeMemberName(bad)).toBeDefined();
+    for (const bad of ['', '/etc/passwd', 'C:x', 'a\\b', 'a/../b', '..', 'a//b', './a', 'a\nb'])
+      expect(unsafeMemberName(bad)).toBeDefined();
   });
 });
 
@@ -157,9 +182,16 @@ describe('bundle import refuses hostile bundles, writing nothing', () => {
     before = await snapshot(target);
   });
 
-  const manifestOf = (entries: RawEntry[]): Record<string, unknown> & { members: Array<{ name: string; size: number; sha256: string }> } =>
-    JSON.parse((entries[0]!.data as Buffer).toString()) as Record<string, unknown> & { members: Array<{ name: string; size: number; sha256: string }> };
-  const withManifest = (entries: RawEntry[], m: unknown): RawEntry[] => [{ name: 'manifest.json', data: JSON.stringify(m) }, ...entries.slice(1)];
+  const manifestOf = (
+    entries: RawEntry[],
+  ): Record<string, unknown> & { members: Array<{ name: string; size: number; sha256: string }> } =>
+    JSON.parse((entries[0]!.data as Buffer).toString()) as Record<string, unknown> & {
+      members: Array<{ name: string; size: number; sha256: string }>;
+    };
+  const withManifest = (entries: RawEntry[], m: unknown): RawEntry[] => [
+    { name: 'manifest.json', data: JSON.stringify(m) },
+    ...entries.slice(1),
+  ];
   /** Adds `e` to the tar and lists it in the manifest. */
   const listed = (entries: RawEntry[], e: RawEntry): RawEntry[] => {
     const m = manifestOf(entries);
@@ -172,16 +204,37 @@ describe('bundle import refuses hostile bundles, writing nothing', () => {
   const cases: Array<[string, () => RawEntry[], string | RegExp, number?]> = [
     ['an unlisted member', () => [...good, { name: `${DEMO}/extra.json`, data: '{}' }], /not listed in the manifest/],
     ['a path-traversal member', () => [...good, { name: '../../evil.txt', data: 'x' }], /path traversal/],
-    ['a path-traversal name listed in the manifest', () => listed(good, { name: 'registry.example.test/../../evil', data: 'x' }), /path traversal/],
+    [
+      'a path-traversal name listed in the manifest',
+      () => listed(good, { name: 'registry.example.test/../../evil', data: 'x' }),
+      /path traversal/,
+    ],
     ['an absolute member', () => [...good, { name: '/tmp/provkit-evil.txt', data: 'x' }], /absolute/],
     ['a symlink', () => [...good, { name: `${DEMO}/evil.zip`, type: 'symlink', linkname: '/etc/passwd' }], /symlink/],
     ['a hard link', () => [...good, { name: `${DEMO}/evil.zip`, type: 'link', linkname: zipName }], /is a link/],
-    ['a directory entry', () => [...good.slice(0, 2), { name: 'registry.example.test/', type: 'directory' }, ...good.slice(2)], /directory/],
+    [
+      'a directory entry',
+      () => [...good.slice(0, 2), { name: 'registry.example.test/', type: 'directory' }, ...good.slice(2)],
+      /directory/,
+    ],
     ['a duplicate member', () => [...good, good[1]!], /appears twice/],
     ['an oversized member', () => good, /more than the limit/, 1000],
-    ['a member whose bytes differ from the manifest', () => good.map((e) => (e.name === `${DEMO}/index.json` ? { ...e, data: Buffer.from((e.data as Buffer).toString().replace('1.1.0', '9.9.9')) } : e)), /SHA-256/],
+    [
+      'a member whose bytes differ from the manifest',
+      () =>
+        good.map((e) =>
+          e.name === `${DEMO}/index.json`
+            ? { ...e, data: Buffer.from((e.data as Buffer).toString().replace('1.1.0', '9.9.9')) }
+            : e,
+        ),
+      /SHA-256/,
+    ],
     ['a missing member', () => good.filter((e) => e.name !== zipName), /missing from the bundle/],
-    ['a manifest that is not first', () => [good[1]!, good[0]!, ...good.slice(2)], /first member must be manifest.json/],
+    [
+      'a manifest that is not first',
+      () => [good[1]!, good[0]!, ...good.slice(2)],
+      /first member must be manifest.json/,
+    ],
     [
       'a package swapped for another (manifest updated, hashes not)',
       () => {
@@ -198,7 +251,9 @@ describe('bundle import refuses hostile bundles, writing nothing', () => {
       'a VERSION.json listing a hash the package does not have',
       () => {
         const name = `${DEMO}/1.1.0.json`;
-        const doc = (good.find((e) => e.name === name)!.data as Buffer).toString().replace(/"zh:[0-9a-f]+"/, `"zh:${'0'.repeat(64)}"`);
+        const doc = (good.find((e) => e.name === name)!.data as Buffer)
+          .toString()
+          .replace(/"zh:[0-9a-f]+"/, `"zh:${'0'.repeat(64)}"`);
         const m = manifestOf(good);
         const mm = m.members.find((x) => x.name === name)!;
         mm.size = Buffer.byteLength(doc);
@@ -212,7 +267,13 @@ describe('bundle import refuses hostile bundles, writing nothing', () => {
   it.each(cases)('%s', async (_name, make, message, maxMemberSize) => {
     const bad = join(dir, 'bad.tar');
     await writeTar(bad, make());
-    const err = await importBundle({ bundlePath: bad, targetDir: target, pool, flavor: 'tofu', ...(maxMemberSize ? { maxMemberSize } : {}) }).catch((e: unknown) => e);
+    const err = await importBundle({
+      bundlePath: bad,
+      targetDir: target,
+      pool,
+      flavor: 'tofu',
+      ...(maxMemberSize ? { maxMemberSize } : {}),
+    }).catch((e: unknown) => e);
     expect(isProvkitError(err)).toBe(true);
     expect((err as Error).message).toMatch(message);
     expect(await snapshot(target)).toEqual(before);
@@ -227,7 +288,9 @@ describe('bundle import refuses hostile bundles, writing nothing', () => {
     before = await snapshot(target);
     const b = join(dir, 'again.tar');
     await writeTar(b, good);
-    await expect(importBundle({ bundlePath: b, targetDir: target, pool, flavor: 'tofu' })).rejects.toThrow(/is not a directory/);
+    await expect(importBundle({ bundlePath: b, targetDir: target, pool, flavor: 'tofu' })).rejects.toThrow(
+      /is not a directory/,
+    );
     expect(await snapshot(target)).toEqual(before);
     expect(await readdir(elsewhere)).toEqual([]);
   });
@@ -238,7 +301,9 @@ describe('bundle import refuses hostile bundles, writing nothing', () => {
     before = await snapshot(target);
     const b = join(dir, 'again.tar');
     await writeTar(b, good);
-    await expect(importBundle({ bundlePath: b, targetDir: target, pool, flavor: 'tofu' })).rejects.toThrow(/already exists with different bytes/);
+    await expect(importBundle({ bundlePath: b, targetDir: target, pool, flavor: 'tofu' })).rejects.toThrow(
+      /already exists with different bytes/,
+    );
     expect(await snapshot(target)).toEqual(before);
   });
 });

@@ -18,10 +18,25 @@ import { FilesystemMirrorSource } from '../../src/sources/index.js';
 export const MIRROR = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 
 /** Creates a bundle of demo ~> 1.0 and tools >= 0.3 from mirror-fixtures/ at `out`. */
-export async function makeBundle(out: string, pool: HashPool, options: { platforms?: string[]; epoch?: number; since?: Parameters<typeof createBundle>[0]['since']; locks?: Locks } = {}): Promise<Awaited<ReturnType<typeof createBundle>>> {
+export async function makeBundle(
+  out: string,
+  pool: HashPool,
+  options: {
+    platforms?: string[];
+    epoch?: number;
+    since?: Parameters<typeof createBundle>[0]['since'];
+    locks?: Locks;
+  } = {},
+): Promise<Awaited<ReturnType<typeof createBundle>>> {
   const requirements = [
-    { provider: parseProviderSource('registry.example.test/acme/demo', 'tofu'), constraints: parseConstraints('~> 1.0') },
-    { provider: parseProviderSource('registry.example.test/acme/tools', 'tofu'), constraints: parseConstraints('>= 0.3') },
+    {
+      provider: parseProviderSource('registry.example.test/acme/demo', 'tofu'),
+      constraints: parseConstraints('~> 1.0'),
+    },
+    {
+      provider: parseProviderSource('registry.example.test/acme/tools', 'tofu'),
+      constraints: parseConstraints('>= 0.3'),
+    },
   ];
   const stream = createWriteStream(out);
   const outcome = await createBundle({
@@ -74,9 +89,15 @@ export async function writeTar(path: string, entries: readonly RawEntry[]): Prom
     const type = e.type ?? 'file';
     if (type === 'file') {
       const data = Buffer.from(e.data ?? '');
-      await new Promise<void>((res, rej) => pack.entry({ name: e.name, size: data.length, mtime: new Date(0) }, data, (err) => (err ? rej(err) : res())));
+      await new Promise<void>((res, rej) =>
+        pack.entry({ name: e.name, size: data.length, mtime: new Date(0) }, data, (err) => (err ? rej(err) : res())),
+      );
     } else {
-      await new Promise<void>((res, rej) => pack.entry({ name: e.name, type, linkname: e.linkname ?? '', mtime: new Date(0) }, (err) => (err ? rej(err) : res())));
+      await new Promise<void>((res, rej) =>
+        pack.entry({ name: e.name, type, linkname: e.linkname ?? '', mtime: new Date(0) }, (err) =>
+          err ? rej(err) : res(),
+        ),
+      );
     }
   }
   pack.finalize();

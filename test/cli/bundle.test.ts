@@ -48,9 +48,14 @@ function hermetic(env: Record<string, string> = {}): Record<string, string> {
 
 function run(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, ...hermetic(env) } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd, env: { ...process.env, ...hermetic(env) } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -62,7 +67,11 @@ beforeEach(async () => {
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
 const create = (out: string, extra: string[] = [], env: Record<string, string> = {}): Promise<Run> =>
-  run(['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', '-platform=darwin_arm64', ...extra, out], dir, env);
+  run(
+    ['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', '-platform=darwin_arm64', ...extra, out],
+    dir,
+    env,
+  );
 
 describe('provkit bundle', () => {
   it('round trip: create → import → serve → lock -net-mirror and install from it', async () => {
@@ -75,14 +84,20 @@ describe('provkit bundle', () => {
     expect(imported.code).toBe(0);
     expect(imported.stdout).toContain('4 packages added');
 
-    const serve = await startServe([`-tls-cert=${join(base, 'cert.pem')}`, `-tls-key=${join(base, 'key.pem')}`, '-listen=127.0.0.1:0', 'mirror'], dir);
+    const serve = await startServe(
+      [`-tls-cert=${join(base, 'cert.pem')}`, `-tls-key=${join(base, 'key.pem')}`, '-listen=127.0.0.1:0', 'mirror'],
+      dir,
+    );
     try {
       expect(serve.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/$/);
       // A fresh working directory locks from the served mirror…
       const work = join(dir, 'work');
       await mkdir(work);
       await copyFile(join(MIRROR, 'config/main.tf'), join(work, 'main.tf'));
-      const lock = await run(['-flavor=terraform', 'lock', `-net-mirror=${serve.url}`, '-platform=linux_amd64', '-platform=darwin_arm64'], work);
+      const lock = await run(
+        ['-flavor=terraform', 'lock', `-net-mirror=${serve.url}`, '-platform=linux_amd64', '-platform=darwin_arm64'],
+        work,
+      );
       expect(lock.stderr).toBe('');
       expect(lock.code).toBe(0);
       const lockText = await readFile(join(work, '.terraform.lock.hcl'), 'utf8');
@@ -94,10 +109,15 @@ describe('provkit bundle', () => {
       // …then installs from it through a CLI configuration's network_mirror block.
       const rc = join(dir, 'mirror.tfrc');
       await writeFile(rc, `provider_installation {\n  network_mirror {\n    url = "${serve.url}"\n  }\n}\n`);
-      const install = await run(['-flavor=terraform', 'install', '-platform=linux_amd64'], work, { TF_CLI_CONFIG_FILE: rc });
+      const install = await run(['-flavor=terraform', 'install', '-platform=linux_amd64'], work, {
+        TF_CLI_CONFIG_FILE: rc,
+      });
       expect(install.stderr).toBe('');
       expect(install.code).toBe(0);
-      expect((await hashPackageDir(join(work, '.terraform/providers/registry.example.test/acme/demo/1.1.0/linux_amd64'))).text).toBe('h1:MqUhklRgQ94tJsCySf+PtIviV4lB/gSgPoVDcfG3FM8=');
+      expect(
+        (await hashPackageDir(join(work, '.terraform/providers/registry.example.test/acme/demo/1.1.0/linux_amd64')))
+          .text,
+      ).toBe('h1:MqUhklRgQ94tJsCySf+PtIviV4lB/gSgPoVDcfG3FM8=');
       // The lock file was already complete: install (terraform's rules) leaves it byte-identical.
       expect(await readFile(join(work, '.terraform.lock.hcl'), 'utf8')).toBe(lockText);
     } finally {
@@ -116,14 +136,42 @@ describe('provkit bundle', () => {
     const c = await readFile(join(dir, 'c.tar'));
     expect(c.equals(await readFile(join(dir, 'd.tar')))).toBe(true);
     expect(c.equals(await readFile(join(dir, 'a.tar')))).toBe(false);
-    expect(((await readTar(join(dir, 'c.tar')))[0]!.data as Buffer).toString()).toContain('"created": "2023-11-14T22:13:20Z"');
+    expect(((await readTar(join(dir, 'c.tar')))[0]!.data as Buffer).toString()).toContain(
+      '"created": "2023-11-14T22:13:20Z"',
+    );
   });
 
   it('-since writes only what the older bundle lacks; provider arguments pick providers', async () => {
-    expect((await run(['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', 'registry.example.test/acme/demo@1.0.0', 'old.tar'], dir)).code).toBe(0);
+    expect(
+      (
+        await run(
+          [
+            'bundle',
+            'create',
+            `-fs-mirror=${MIRROR}`,
+            '-platform=linux_amd64',
+            'registry.example.test/acme/demo@1.0.0',
+            'old.tar',
+          ],
+          dir,
+        )
+      ).code,
+    ).toBe(0);
     const oldNames = (await readTar(join(dir, 'old.tar'))).map((e) => e.name).filter((n) => n.endsWith('.zip'));
     expect(oldNames).toEqual(['registry.example.test/acme/demo/terraform-provider-demo_1.0.0_linux_amd64.zip']);
-    const delta = await run(['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', '-platform=darwin_arm64', '-since=old.tar', 'registry.example.test/acme/demo@1.0.0', 'new.tar'], dir);
+    const delta = await run(
+      [
+        'bundle',
+        'create',
+        `-fs-mirror=${MIRROR}`,
+        '-platform=linux_amd64',
+        '-platform=darwin_arm64',
+        '-since=old.tar',
+        'registry.example.test/acme/demo@1.0.0',
+        'new.tar',
+      ],
+      dir,
+    );
     expect(delta.code).toBe(0);
     expect(delta.stdout).toContain('1 packages (1 left out');
     expect((await readTar(join(dir, 'new.tar'))).map((e) => e.name).filter((n) => n.endsWith('.zip'))).toEqual([
@@ -152,7 +200,10 @@ describe('provkit bundle', () => {
     const r2 = await run(['bundle', 'create', '-platform=bad', 'x.tar'], dir);
     expect(r2.code).toBe(1);
     expect(r2.stderr).toContain('Invalid target platform');
-    const r3 = await run(['bundle', 'create', `-fs-mirror=${MIRROR}`, 'registry.example.test/acme/demo@9.0.0', 'x.tar'], dir);
+    const r3 = await run(
+      ['bundle', 'create', `-fs-mirror=${MIRROR}`, 'registry.example.test/acme/demo@9.0.0', 'x.tar'],
+      dir,
+    );
     expect(r3.code).toBe(1);
     expect(r3.stderr).toContain('no available releases match');
     const r4 = await run(['bundle', 'create', `-fs-mirror=${MIRROR}`, 'x.tar'], dir, { SOURCE_DATE_EPOCH: 'soon' });

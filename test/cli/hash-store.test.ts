@@ -29,13 +29,28 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function run(args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [bin, ...args],
-      { cwd, env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '', TF_CLI_CONFIG_FILE: emptyRc, PROVKIT_CACHE_DIR: join(dir, 'cache'), ...env } },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+      {
+        cwd,
+        env: {
+          ...process.env,
+          SSL_CERT_FILE: reg.caPath,
+          PROVKIT_FLAVOR: '',
+          TF_CLI_CONFIG_FILE: emptyRc,
+          PROVKIT_CACHE_DIR: join(dir, 'cache'),
+          ...env,
+        },
+      },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -43,7 +58,10 @@ function run(args: string[], cwd: string, env: Record<string, string>): Promise<
 async function project(name: string): Promise<string> {
   const p = join(dir, name);
   await mkdir(p, { recursive: true });
-  await writeFile(join(p, 'main.tf'), `terraform {\n  required_providers {\n    demo = {\n      source  = "${reg.host}/acme/demo"\n      version = "~> 1.0"\n    }\n  }\n}\n`);
+  await writeFile(
+    join(p, 'main.tf'),
+    `terraform {\n  required_providers {\n    demo = {\n      source  = "${reg.host}/acme/demo"\n      version = "~> 1.0"\n    }\n  }\n}\n`,
+  );
   return p;
 }
 
@@ -68,21 +86,30 @@ describe('provkit lock with a hash store', () => {
     expect(again.stderr).toBe('');
     expect(again.code).toBe(0);
     expect(zipRequests() - before, 'no archive downloaded the second time').toBe(3);
-    expect(again.stdout).toMatch(/- Found .*\/acme\/demo 1\.1\.0 for linux_amd64 in the hash store by its checksum \(self-signed, key ID [0-9A-F]{16}\); not downloaded/);
+    expect(again.stdout).toMatch(
+      /- Found .*\/acme\/demo 1\.1\.0 for linux_amd64 in the hash store by its checksum \(self-signed, key ID [0-9A-F]{16}\); not downloaded/,
+    );
     expect(await readFile(join(p, '.terraform.lock.hcl'), 'utf8')).toBe(lock);
 
     // -json says where the hashes came from.
     await rm(join(p, '.terraform.lock.hcl'));
-    const json = await run(['-flavor=terraform', 'lock', '-json', '-platform=linux_amd64'], p, { PROVKIT_HASH_STORE: store });
+    const json = await run(['-flavor=terraform', 'lock', '-json', '-platform=linux_amd64'], p, {
+      PROVKIT_HASH_STORE: store,
+    });
     expect(json.code).toBe(0);
-    const fetched = json.stdout.split('\n').filter((l) => l.includes('"package_fetch_complete"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const fetched = json.stdout
+      .split('\n')
+      .filter((l) => l.includes('"package_fetch_complete"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(fetched.map((m) => m['hash_store'])).toEqual([true]);
   });
 
   it('a bad signature is refused on a store hit too', async () => {
     const store = join(dir, 'store-sig');
     const p = await project('sig');
-    expect((await run(['-flavor=terraform', 'lock', '-platform=linux_amd64'], p, { PROVKIT_HASH_STORE: store })).code).toBe(0);
+    expect(
+      (await run(['-flavor=terraform', 'lock', '-platform=linux_amd64'], p, { PROVKIT_HASH_STORE: store })).code,
+    ).toBe(0);
     const lock = await readFile(join(p, '.terraform.lock.hcl'), 'utf8');
     reg.badSignature('acme', 'demo', '1.1.0', 1);
     const r = await run(['-flavor=terraform', 'lock', '-platform=linux_amd64'], p, { PROVKIT_HASH_STORE: store });
@@ -96,7 +123,9 @@ describe('provkit lock with a hash store', () => {
     const before = zipRequests();
     for (let i = 0; i < 2; i++) {
       await rm(join(p, '.terraform.lock.hcl'), { force: true });
-      expect((await run(['-flavor=terraform', 'lock', '-platform=linux_amd64'], p, { PROVKIT_HASH_STORE: 'off' })).code).toBe(0);
+      expect(
+        (await run(['-flavor=terraform', 'lock', '-platform=linux_amd64'], p, { PROVKIT_HASH_STORE: 'off' })).code,
+      ).toBe(0);
     }
     expect(zipRequests() - before).toBe(2);
   });
@@ -107,7 +136,10 @@ describe('provkit lock with a hash store', () => {
     const env = { PROVKIT_HASH_STORE: '', PROVKIT_CACHE_DIR: cache };
     expect((await run(['-flavor=terraform', 'lock', '-platform=linux_amd64'], p, env)).code).toBe(0);
     // One archive entry (under its first two hex digits) and the remembered signature check.
-    expect((await readdir(join(cache, 'hashes'))).sort()).toEqual([expect.stringMatching(/^[0-9a-f]{2}$/), 'signatures']);
+    expect((await readdir(join(cache, 'hashes'))).sort()).toEqual([
+      expect.stringMatching(/^[0-9a-f]{2}$/),
+      'signatures',
+    ]);
   });
 });
 
@@ -121,7 +153,8 @@ describe('provkit mirror with a hash store', () => {
     expect(a.code).toBe(0);
     const b = await run(['-flavor=terraform', 'mirror', ...PLATFORMS, join(dir, 'target-b')], p, env);
     expect(b.code).toBe(0);
-    const versionJson = (t: string): Promise<string> => readFile(join(dir, t, reg.host, 'acme/demo/1.1.0.json'), 'utf8');
+    const versionJson = (t: string): Promise<string> =>
+      readFile(join(dir, t, reg.host, 'acme/demo/1.1.0.json'), 'utf8');
     expect(await versionJson('target-b')).toBe(await versionJson('target-a'));
 
     // A tampered download is refused even though the store knows the signed zh:.
@@ -151,8 +184,11 @@ describe('provkit install with a hash store', () => {
     const second = await run(['install', '-platform=linux_amd64'], b, env);
     expect(second.stderr).toBe('');
     expect(second.code).toBe(0);
-    expect(await readFile(join(b, '.terraform.lock.hcl'), 'utf8')).toBe(await readFile(join(a, '.terraform.lock.hcl'), 'utf8'));
-    const tree = async (p: string): Promise<string[]> => (await readdir(join(p, '.terraform/providers'), { recursive: true })).map(String).sort();
+    expect(await readFile(join(b, '.terraform.lock.hcl'), 'utf8')).toBe(
+      await readFile(join(a, '.terraform.lock.hcl'), 'utf8'),
+    );
+    const tree = async (p: string): Promise<string[]> =>
+      (await readdir(join(p, '.terraform/providers'), { recursive: true })).map(String).sort();
     expect(await tree(b)).toEqual(await tree(a));
   });
 });

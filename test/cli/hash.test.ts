@@ -13,7 +13,10 @@ const corpus = JSON.parse(readFileSync(`${conformance}hashes.json`, 'utf8')) as 
 };
 const pkg = (name: string): string => `${conformance}packages/${name}.zip`;
 
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
@@ -25,7 +28,11 @@ function run(args: string[], env: Record<string, string> = {}): Promise<{ code: 
 describe('provkit hash', () => {
   it('prints exactly h1: then zh: for one zip', async () => {
     const r = await run(['hash', pkg('goreleaser')]);
-    expect(r).toEqual({ code: 0, stdout: `${corpus.packages['goreleaser']!.h1}\n${corpus.packages['goreleaser']!.zh}\n`, stderr: '' });
+    expect(r).toEqual({
+      code: 0,
+      stdout: `${corpus.packages['goreleaser']!.h1}\n${corpus.packages['goreleaser']!.zh}\n`,
+      stderr: '',
+    });
   });
 
   it('prints the h1: of a directory', async () => {
@@ -54,7 +61,10 @@ describe('provkit hash', () => {
   it('-json gives one object per path with both h1: forms', async () => {
     const r = await run(['-json', 'hash', pkg('duplicate-names'), pkg('traversal')]);
     expect(r.code).toBe(1);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toHaveLength(2);
     const dup = corpus.packages['duplicate-names']!;
     expect(lines[0]).toMatchObject({ path: pkg('duplicate-names'), h1: dup.h1, zh: dup.zh, h1_zip: dup.h1_zip });

@@ -8,7 +8,20 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { copyFile, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +58,18 @@ function run(args: string[], cwd: string, env: Record<string, string> = {}): Pro
     execFile(
       process.execPath,
       [bin, ...args],
-      { cwd, env: { ...process.env, PROVKIT_FLAVOR: '', TF_PLUGIN_CACHE_DIR: '', TF_DATA_DIR: '', TF_CLI_CONFIG_FILE: EMPTY_RC, HOME: isolated, ...env } },
+      {
+        cwd,
+        env: {
+          ...process.env,
+          PROVKIT_FLAVOR: '',
+          TF_PLUGIN_CACHE_DIR: '',
+          TF_DATA_DIR: '',
+          TF_CLI_CONFIG_FILE: EMPTY_RC,
+          HOME: isolated,
+          ...env,
+        },
+      },
       (err, stdout, stderr) => {
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
       },
@@ -195,8 +219,12 @@ describe('provkit install -fs-mirror (packed)', () => {
     expect(await readFile(lockPath(), 'utf8')).toBe(TF_LOCK);
     expect((await tree(dir)).filter((l) => !l.includes('.lock'))).toEqual(TF_TREE);
     // Content: each package's HashDir is the h1 terraform recorded; the executable is the zip's.
-    expect((await hashPackageDir(join(dir, '.terraform/providers', DEMO))).text).toBe('h1:MqUhklRgQ94tJsCySf+PtIviV4lB/gSgPoVDcfG3FM8=');
-    expect((await hashPackageDir(join(dir, '.terraform/providers', TOOLS))).text).toBe('h1:+rMvOBnltZibZhqFf0qTphvHYLgehGCz2h6T9UKJcV4=');
+    expect((await hashPackageDir(join(dir, '.terraform/providers', DEMO))).text).toBe(
+      'h1:MqUhklRgQ94tJsCySf+PtIviV4lB/gSgPoVDcfG3FM8=',
+    );
+    expect((await hashPackageDir(join(dir, '.terraform/providers', TOOLS))).text).toBe(
+      'h1:+rMvOBnltZibZhqFf0qTphvHYLgehGCz2h6T9UKJcV4=',
+    );
     // terraform's lines (providers are handled concurrently, so their lines interleave).
     for (const line of [
       '- Finding registry.example.test/acme/demo versions matching "~> 1.0"...',
@@ -213,13 +241,20 @@ describe('provkit install -fs-mirror (packed)', () => {
   });
 
   it('reuses a previously-installed package that matches the lock, and leaves the lock file alone', async () => {
-    expect((await run(['-flavor=terraform', 'install', `-fs-mirror=${mirror}`, '-platform=linux_amd64'], dir)).code).toBe(0);
+    expect(
+      (await run(['-flavor=terraform', 'install', `-fs-mirror=${mirror}`, '-platform=linux_amd64'], dir)).code,
+    ).toBe(0);
     const before = await stat(lockPath());
-    const r = await run(['-flavor=terraform', 'install', `-fs-mirror=${join(scratch, 'nowhere')}`, '-platform=linux_amd64'], dir);
+    const r = await run(
+      ['-flavor=terraform', 'install', `-fs-mirror=${join(scratch, 'nowhere')}`, '-platform=linux_amd64'],
+      dir,
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     // terraform's lines on the second init.
-    expect(r.stdout).toContain('- Reusing previous version of registry.example.test/acme/demo from the dependency lock file');
+    expect(r.stdout).toContain(
+      '- Reusing previous version of registry.example.test/acme/demo from the dependency lock file',
+    );
     expect(r.stdout).toContain('- Using previously-installed registry.example.test/acme/demo v1.1.0');
     expect(r.stdout).toContain('- Using previously-installed registry.example.test/acme/tools v0.3.0');
     expect(r.stdout).not.toMatch(/created a lock file|made some changes/);
@@ -238,7 +273,7 @@ describe('provkit install -fs-mirror (packed)', () => {
     expect(r.stderr).toContain('\nError: Failed to install provider\n\n');
     expect(r.stderr.split('\n').every((l) => l.length <= 78 || !l.includes(' '))).toBe(true);
     expect(r.stderr.replace(/\s+/g, ' ')).toContain(
-      'Error while installing registry.example.test/acme/demo v1.1.0: the current package for registry.example.test/acme/demo 1.1.0 doesn\'t match any of the checksums previously recorded in the dependency lock file; for more information: https://opentofu.org/docs/language/files/dependency-lock/#checksum-verification',
+      "Error while installing registry.example.test/acme/demo v1.1.0: the current package for registry.example.test/acme/demo 1.1.0 doesn't match any of the checksums previously recorded in the dependency lock file; for more information: https://opentofu.org/docs/language/files/dependency-lock/#checksum-verification",
     );
     expect(await readFile(lockPath(), 'utf8')).toBe(bad);
     // As terraform: the other provider is installed, the refused one is not
@@ -255,7 +290,9 @@ describe('provkit install -fs-mirror (packed)', () => {
     const r = await run(['install', `-fs-mirror=${mirror}`, '-platform=linux_amd64'], dir);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('- Installed registry.example.test/acme/demo v1.1.0 (unauthenticated)');
-    expect((await hashPackageDir(join(dir, '.terraform/providers', DEMO))).text).toBe('h1:MqUhklRgQ94tJsCySf+PtIviV4lB/gSgPoVDcfG3FM8=');
+    expect((await hashPackageDir(join(dir, '.terraform/providers', DEMO))).text).toBe(
+      'h1:MqUhklRgQ94tJsCySf+PtIviV4lB/gSgPoVDcfG3FM8=',
+    );
   });
 
   it('-upgrade ignores the locked version; without it the locked version is kept', async () => {
@@ -313,8 +350,12 @@ provider "registry.example.test/acme/tools" {
     const r = await run(['install', `-fs-mirror=${mirror}`, '-platform=solaris_amd64'], dir);
     expect(r.code).toBe(1);
     // terraform's "Incompatible provider version", one per provider (issue 14).
-    expect(flat(r.stderr)).toContain('Provider registry.example.test/acme/demo v1.1.0 does not have a package available for your current platform, solaris_amd64.');
-    expect(flat(r.stderr)).toContain('Provider registry.example.test/acme/tools v0.3.0 does not have a package available');
+    expect(flat(r.stderr)).toContain(
+      'Provider registry.example.test/acme/demo v1.1.0 does not have a package available for your current platform, solaris_amd64.',
+    );
+    expect(flat(r.stderr)).toContain(
+      'Provider registry.example.test/acme/tools v0.3.0 does not have a package available',
+    );
     // Issue 11 #17: the directories this run made are removed again.
     expect((await readdir(dir)).sort()).toEqual(['main.tf']);
   });
@@ -322,7 +363,10 @@ provider "registry.example.test/acme/tools" {
   it('-json reports typed install events', async () => {
     const r = await run(['install', '-json', `-fs-mirror=${mirror}`, '-platform=linux_amd64'], dir);
     expect(r.code).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ type: 'version', ui: '1.0' });
     const done = lines.filter((l) => l['type'] === 'install_complete');
     expect(done).toHaveLength(2);
@@ -334,7 +378,10 @@ provider "registry.example.test/acme/tools" {
 describe('provkit install with a CLI configuration', () => {
   it('installs from the provider_installation filesystem_mirror, as terraform init does', async () => {
     const rc = join(scratch, 'cli.tfrc');
-    await writeFile(rc, `provider_installation {\n  filesystem_mirror {\n    path    = ${JSON.stringify(mirror)}\n    include = ["registry.example.test/*/*"]\n  }\n  direct {\n    exclude = ["registry.example.test/*/*"]\n  }\n}\n`);
+    await writeFile(
+      rc,
+      `provider_installation {\n  filesystem_mirror {\n    path    = ${JSON.stringify(mirror)}\n    include = ["registry.example.test/*/*"]\n  }\n  direct {\n    exclude = ["registry.example.test/*/*"]\n  }\n}\n`,
+    );
     const r = await run(['-flavor=terraform', 'install', '-platform=linux_amd64'], dir, { TF_CLI_CONFIG_FILE: rc });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -343,9 +390,15 @@ describe('provkit install with a CLI configuration', () => {
 
   it('finds packages in the implied local mirror (terraform.d/plugins in the working directory)', async () => {
     const plugins = join(dir, 'terraform.d/plugins/registry.example.test/acme');
-    for (const [type, version] of [['demo', '1.1.0'], ['tools', '0.3.0']] as const) {
+    for (const [type, version] of [
+      ['demo', '1.1.0'],
+      ['tools', '0.3.0'],
+    ] as const) {
       await mkdir(join(plugins, type), { recursive: true });
-      await copyFile(join(mirror, `registry.example.test/acme/${type}/terraform-provider-${type}_${version}_linux_amd64.zip`), join(plugins, type, `terraform-provider-${type}_${version}_linux_amd64.zip`));
+      await copyFile(
+        join(mirror, `registry.example.test/acme/${type}/terraform-provider-${type}_${version}_linux_amd64.zip`),
+        join(plugins, type, `terraform-provider-${type}_${version}_linux_amd64.zip`),
+      );
     }
     const r = await run(['-flavor=terraform', 'install', '-platform=linux_amd64'], dir);
     expect(r.stderr).toBe('');
@@ -358,7 +411,10 @@ describe('provkit install -lockfile=readonly', () => {
   it('warns and keeps the file when only hashes would change (terraform)', async () => {
     const base = await unpackedMirror();
     await writeFile(lockPath(), ZH_ONLY_LOCK);
-    const r = await run(['-flavor=terraform', 'install', `-fs-mirror=${base}`, '-platform=linux_amd64', '-lockfile=readonly'], dir);
+    const r = await run(
+      ['-flavor=terraform', 'install', `-fs-mirror=${base}`, '-platform=linux_amd64', '-lockfile=readonly'],
+      dir,
+    );
     expect(r.code).toBe(0);
     // init's warnings go to stdout (views.View.Diagnostics).
     expect(r.stdout).toContain('Warning: Provider lock file not updated');
@@ -369,7 +425,10 @@ describe('provkit install -lockfile=readonly', () => {
   });
 
   it('fails when the set of providers would change (terraform), writing no lock file', async () => {
-    const r = await run(['-flavor=terraform', 'install', `-fs-mirror=${mirror}`, '-platform=linux_amd64', '-lockfile=readonly'], dir);
+    const r = await run(
+      ['-flavor=terraform', 'install', `-fs-mirror=${mirror}`, '-platform=linux_amd64', '-lockfile=readonly'],
+      dir,
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('Error: Provider dependency changes detected');
     expect(r.stderr.replace(/│ /g, '').replace(/\n/g, ' ')).toContain(
@@ -402,7 +461,9 @@ describe('provkit install -fs-mirror (unpacked)', () => {
     const r = await run(['-flavor=terraform', 'install', `-fs-mirror=${base}`, '-platform=linux_amd64'], dir);
     expect(r.code).toBe(0);
     expect(await readFile(lockPath(), 'utf8')).toBe(ZH_ONLY_LOCK_AFTER_INIT);
-    expect(r.stdout).toContain('Terraform has made some changes to the provider dependency selections recorded in the .terraform.lock.hcl file.');
+    expect(r.stdout).toContain(
+      'Terraform has made some changes to the provider dependency selections recorded in the .terraform.lock.hcl file.',
+    );
     // Beyond terraform: the unverified install is called out.
     expect(flat(r.stdout)).toContain('installed without verification');
   });
@@ -423,7 +484,9 @@ describe('provkit install -fs-mirror (unpacked)', () => {
     await rename(join(base, DEMO, 'terraform-provider-demo_v1.1.0'), join(base, DEMO, 'terraform-providerdemo'));
     const r = await run(['install', `-fs-mirror=${base}`, '-platform=linux_amd64'], dir);
     expect(r.code).toBe(1);
-    expect(flat(r.stderr)).toContain('Error while installing registry.example.test/acme/demo v1.1.0: provider binary not found: could not find executable file starting with terraform-provider-demo');
+    expect(flat(r.stderr)).toContain(
+      'Error while installing registry.example.test/acme/demo v1.1.0: provider binary not found: could not find executable file starting with terraform-provider-demo',
+    );
     await expect(lstat(join(dir, '.terraform/providers', DEMO))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
@@ -436,7 +499,10 @@ describe('provkit install -plugin-cache-dir', () => {
   });
 
   it('installs into the cache and links the target to it (terraform), then reuses it offline', async () => {
-    const r = await run(['-flavor=terraform', 'install', `-fs-mirror=${mirror}`, '-platform=linux_amd64', `-plugin-cache-dir=${cache}`], dir);
+    const r = await run(
+      ['-flavor=terraform', 'install', `-fs-mirror=${mirror}`, '-platform=linux_amd64', `-plugin-cache-dir=${cache}`],
+      dir,
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(await readFile(lockPath(), 'utf8')).toBe(TF_LOCK);
@@ -451,7 +517,11 @@ describe('provkit install -plugin-cache-dir', () => {
     await mkdir(other);
     await copyFile(join(dir, 'main.tf'), join(other, 'main.tf'));
     await copyFile(lockPath(), join(other, '.terraform.lock.hcl'));
-    const again = await run(['-flavor=terraform', 'install', `-fs-mirror=${join(scratch, 'nowhere')}`, '-platform=linux_amd64'], other, { TF_PLUGIN_CACHE_DIR: cache });
+    const again = await run(
+      ['-flavor=terraform', 'install', `-fs-mirror=${join(scratch, 'nowhere')}`, '-platform=linux_amd64'],
+      other,
+      { TF_PLUGIN_CACHE_DIR: cache },
+    );
     expect(again.stderr).toBe('');
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('- Using registry.example.test/acme/demo v1.1.0 from the shared cache directory');
@@ -472,7 +542,11 @@ describe('provkit install -plugin-cache-dir', () => {
       await mkdir(w);
       await copyFile(join(dir, 'main.tf'), join(w, 'main.tf'));
     }
-    const results = await Promise.all(workspaces.map((w) => run(['install', `-fs-mirror=${mirror}`, '-platform=linux_amd64', `-plugin-cache-dir=${cache}`], w)));
+    const results = await Promise.all(
+      workspaces.map((w) =>
+        run(['install', `-fs-mirror=${mirror}`, '-platform=linux_amd64', `-plugin-cache-dir=${cache}`], w),
+      ),
+    );
     for (const r of results) {
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
@@ -486,15 +560,23 @@ describe('provkit install -plugin-cache-dir', () => {
     expect(await readdir(join(cache, HOST, 'acme/demo/1.1.0'))).toEqual(['linux_amd64']);
     expect(await readdir(join(cache, HOST, 'acme/tools/0.3.0'))).toEqual(['linux_amd64']);
     expect((await hashPackageDir(join(cache, DEMO))).text).toBe('h1:MqUhklRgQ94tJsCySf+PtIviV4lB/gSgPoVDcfG3FM8=');
-    expect(await sha256(join(cache, DEMO, 'terraform-provider-demo_v1.1.0'))).toBe(await sha256(join(workspaces[0]!, '.terraform/providers', DEMO, 'terraform-provider-demo_v1.1.0')));
+    expect(await sha256(join(cache, DEMO, 'terraform-provider-demo_v1.1.0'))).toBe(
+      await sha256(join(workspaces[0]!, '.terraform/providers', DEMO, 'terraform-provider-demo_v1.1.0')),
+    );
   });
 
   it('recovers a stale cache lock left by a dead process', async () => {
     const dead = spawnSync(process.execPath, ['-e', '']).pid;
     const lockFile = join(cache, HOST, 'acme/demo/1.1.0/linux_amd64.lock');
     await mkdir(join(cache, HOST, 'acme/demo/1.1.0'), { recursive: true });
-    await writeFile(lockFile, `${JSON.stringify({ pid: dead, hostname: hostname(), created: Date.now(), token: 'dead' })}\n`);
-    const r = await run(['install', `-fs-mirror=${mirror}`, '-platform=linux_amd64', `-plugin-cache-dir=${cache}`], dir);
+    await writeFile(
+      lockFile,
+      `${JSON.stringify({ pid: dead, hostname: hostname(), created: Date.now(), token: 'dead' })}\n`,
+    );
+    const r = await run(
+      ['install', `-fs-mirror=${mirror}`, '-platform=linux_amd64', `-plugin-cache-dir=${cache}`],
+      dir,
+    );
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Broke a stale package lock');
     expect(flat(r.stdout)).toContain(`held by process ${dead}, which no longer runs`);
@@ -507,7 +589,10 @@ describe('provkit install -plugin-cache-dir', () => {
     await writeFile(lockFile, `${JSON.stringify({ pid: 1, hostname: 'elsewhere.invalid', created: 0, token: 'x' })}\n`);
     const old = new Date(Date.now() - 3_600_000);
     await utimes(lockFile, old, old);
-    const r = await run(['install', `-fs-mirror=${mirror}`, '-platform=linux_amd64', `-plugin-cache-dir=${cache}`], dir);
+    const r = await run(
+      ['install', `-fs-mirror=${mirror}`, '-platform=linux_amd64', `-plugin-cache-dir=${cache}`],
+      dir,
+    );
     expect(r.code).toBe(0);
     expect(flat(r.stdout)).toContain('not refreshed for too long');
     expect(await readdir(join(cache, HOST, 'acme/tools/0.3.0'))).toEqual(['linux_amd64']);
@@ -522,18 +607,26 @@ describe('provkit install -net-mirror', () => {
   afterAll(() => netMirror.close());
 
   it('downloads, checks the mirror hashes, extracts, and records the h1 (tofu also records the matched mirror hash)', async () => {
-    const r = await run(['install', `-net-mirror=${netMirror.url}`, '-platform=linux_amd64'], dir, { SSL_CERT_FILE: netMirror.caPath });
+    const r = await run(['install', `-net-mirror=${netMirror.url}`, '-platform=linux_amd64'], dir, {
+      SSL_CERT_FILE: netMirror.caPath,
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('- Installed registry.example.test/acme/demo v1.1.0 (verified checksum)');
-    expect((await hashPackageDir(join(dir, '.terraform/providers', DEMO))).text).toBe('h1:MqUhklRgQ94tJsCySf+PtIviV4lB/gSgPoVDcfG3FM8=');
+    expect((await hashPackageDir(join(dir, '.terraform/providers', DEMO))).text).toBe(
+      'h1:MqUhklRgQ94tJsCySf+PtIviV4lB/gSgPoVDcfG3FM8=',
+    );
     const lock = await readFile(lockPath(), 'utf8');
     expect(lock).toContain('"h1:MqUhklRgQ94tJsCySf+PtIviV4lB/gSgPoVDcfG3FM8=",');
     expect(lock).toContain(`"${netMirror.hashesOf(HOST, 'acme', 'demo', '1.1.0', 'linux_amd64').h1Zip}",`);
   });
 
   it('records only the local h1 with the terraform flavor', async () => {
-    const r = await run(['-flavor=terraform', 'install', `-net-mirror=${netMirror.url}`, '-platform=linux_amd64'], dir, { SSL_CERT_FILE: netMirror.caPath });
+    const r = await run(
+      ['-flavor=terraform', 'install', `-net-mirror=${netMirror.url}`, '-platform=linux_amd64'],
+      dir,
+      { SSL_CERT_FILE: netMirror.caPath },
+    );
     expect(r.code).toBe(0);
     expect(await readFile(lockPath(), 'utf8')).toBe(TF_LOCK);
   });
@@ -541,7 +634,9 @@ describe('provkit install -net-mirror', () => {
 
 describe('provkit install from a registry', () => {
   let reg: FakeRegistry;
-  const HASHES = JSON.parse(readFileSync(join(mirror, 'hashes.json'), 'utf8')) as { packages: Record<string, { zh: string; h1: string }> };
+  const HASHES = JSON.parse(readFileSync(join(mirror, 'hashes.json'), 'utf8')) as {
+    packages: Record<string, { zh: string; h1: string }>;
+  };
   const zhOf = (p: string): string => HASHES.packages[`${HOST}/acme/demo/terraform-provider-demo_1.1.0_${p}.zip`]!.zh;
   const ZH_ALL = ['darwin_amd64', 'darwin_arm64', 'linux_amd64', 'linux_arm64', 'windows_amd64'].map(zhOf).sort();
   beforeAll(async () => {
@@ -552,13 +647,20 @@ describe('provkit install from a registry', () => {
       { name: 'docs/', dir: true },
       { name: 'docs/index.md', data: 'hi\n' },
     ]);
-    providers.push({ namespace: 'acme', type: 'docs', versions: [{ version: '1.0.0', packages: [{ platform: 'linux_amd64', zip: docsZip }] }] });
+    providers.push({
+      namespace: 'acme',
+      type: 'docs',
+      versions: [{ version: '1.0.0', packages: [{ platform: 'linux_amd64', zip: docsZip }] }],
+    });
     reg = await startFakeRegistry({ providers });
   });
   afterAll(() => reg.close());
 
   const config = (type = 'demo', constraint = '~> 1.0'): Promise<void> =>
-    writeFile(join(dir, 'main.tf'), `terraform {\n  required_providers {\n    ${type} = {\n      source  = "${reg.host}/acme/${type}"\n      version = "${constraint}"\n    }\n  }\n}\n`);
+    writeFile(
+      join(dir, 'main.tf'),
+      `terraform {\n  required_providers {\n    ${type} = {\n      source  = "${reg.host}/acme/${type}"\n      version = "${constraint}"\n    }\n  }\n}\n`,
+    );
   const lockWith = (hashes: string[], type = 'demo', version = '1.1.0', constraint = '~> 1.0'): string =>
     `# This file is maintained automatically by "terraform init".\n# Manual edits may be lost in future updates.\n\nprovider "${reg.host}/acme/${type}" {\n  version     = "${version}"\n  constraints = "${constraint}"\n  hashes = [\n${hashes.map((h) => `    "${h}",\n`).join('')}  ]\n}\n`;
   const H1_DEMO = 'h1:MqUhklRgQ94tJsCySf+PtIviV4lB/gSgPoVDcfG3FM8=';
@@ -571,7 +673,9 @@ describe('provkit install from a registry', () => {
     // As terraform: "- Installed HOST/acme/demo v1.1.0 (self-signed, key ID …)" (test/fixtures/guidance/terraform-1.11.4.txt).
     expect(r.stdout).toMatch(/- Installed .*\/acme\/demo v1\.1\.0 \(self-signed, key ID [0-9A-F]{16}\)/);
     expect(await readFile(lockPath(), 'utf8')).toBe(lockWith([H1_DEMO, ...ZH_ALL]));
-    expect((await hashPackageDir(join(dir, '.terraform/providers', reg.host, 'acme/demo/1.1.0/linux_amd64'))).text).toBe(H1_DEMO);
+    expect(
+      (await hashPackageDir(join(dir, '.terraform/providers', reg.host, 'acme/demo/1.1.0/linux_amd64'))).text,
+    ).toBe(H1_DEMO);
   });
 
   it("accepts the archive by the lock's zh: and completes the lock (terraform, byte for byte)", async () => {
@@ -589,7 +693,9 @@ describe('provkit install from a registry', () => {
     await writeFile(lockPath(), lock);
     const r = await run(['-flavor=terraform', 'install', '-platform=linux_amd64'], dir, { SSL_CERT_FILE: reg.caPath });
     expect(r.code).toBe(1);
-    expect(flat(r.stderr)).toContain(`the current package for ${reg.host}/acme/demo 1.1.0 doesn't match any of the checksums previously recorded in the dependency lock file`);
+    expect(flat(r.stderr)).toContain(
+      `the current package for ${reg.host}/acme/demo 1.1.0 doesn't match any of the checksums previously recorded in the dependency lock file`,
+    );
     expect(await readFile(lockPath(), 'utf8')).toBe(lock);
   });
 
@@ -607,16 +713,23 @@ describe('provkit install from a registry', () => {
     await config('docs', '1.0.0');
     const fresh = await run(['install', '-platform=linux_amd64'], dir, { SSL_CERT_FILE: reg.caPath });
     expect(fresh.code).toBe(0);
-    expect(flat(fresh.stdout)).toContain('the zip form and the extracted form of this package have different h1: hashes');
-    const extracted = (await hashPackageDir(join(dir, '.terraform/providers', reg.host, 'acme/docs/1.0.0/linux_amd64'))).text;
+    expect(flat(fresh.stdout)).toContain(
+      'the zip form and the extracted form of this package have different h1: hashes',
+    );
+    const extracted = (await hashPackageDir(join(dir, '.terraform/providers', reg.host, 'acme/docs/1.0.0/linux_amd64')))
+      .text;
     // The lock `providers lock -fs-mirror` would write: the extracted h1 only (docs/reference.md §10 item 141, verified with acme-labs/beta).
     await writeFile(lockPath(), lockWith([extracted], 'docs', '1.0.0', '1.0.0'));
     await rm(join(dir, '.terraform'), { recursive: true });
     const r = await run(['-flavor=terraform', 'install', '-platform=linux_amd64'], dir, { SSL_CERT_FILE: reg.caPath });
     expect(r.code).toBe(1);
     const text = flat(r.stderr);
-    expect(text).toContain(`the current package for ${reg.host}/acme/docs 1.0.0 doesn't match any of the checksums previously recorded in the dependency lock file`);
-    expect(text).toContain('an archive is checked with the h1: of its entries as stored, which differs for this archive ("docs/")');
+    expect(text).toContain(
+      `the current package for ${reg.host}/acme/docs 1.0.0 doesn't match any of the checksums previously recorded in the dependency lock file`,
+    );
+    expect(text).toContain(
+      'an archive is checked with the h1: of its entries as stored, which differs for this archive ("docs/")',
+    );
   });
 });
 

@@ -14,7 +14,9 @@ import { fixtureProviders } from '../support/servers/packages.js';
 import { startFakeRegistry, type FakeRegistry } from '../support/servers/registry.js';
 
 const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
-const HASHES = JSON.parse(await readFile(fileURLToPath(new URL('../../mirror-fixtures/hashes.json', import.meta.url)), 'utf8')) as {
+const HASHES = JSON.parse(
+  await readFile(fileURLToPath(new URL('../../mirror-fixtures/hashes.json', import.meta.url)), 'utf8'),
+) as {
   packages: Record<string, { zh: string; h1: string }>;
 };
 const PLATFORMS = ['darwin_amd64', 'darwin_arm64', 'linux_amd64', 'linux_arm64', 'windows_amd64'];
@@ -28,17 +30,28 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'provkit-all-platforms-'));
   // The fake registry stands in for registry.opentofu.org through a host block.
   rc = join(dir, 'cli.tfrc');
-  await writeFile(rc, `host "registry.opentofu.org" {\n  services = {\n    "providers.v1" = "${reg.providersUrl}"\n  }\n}\n`);
+  await writeFile(
+    rc,
+    `host "registry.opentofu.org" {\n  services = {\n    "providers.v1" = "${reg.providersUrl}"\n  }\n}\n`,
+  );
 });
 afterAll(async () => {
   await reg.close();
   await rm(dir, { recursive: true, force: true });
 });
 
-function run(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '', TF_CLI_CONFIG_FILE: rc, ...env } }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd, env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '', TF_CLI_CONFIG_FILE: rc, ...env } },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -46,7 +59,10 @@ function run(args: string[], cwd: string, env: Record<string, string> = {}): Pro
 async function project(name: string): Promise<string> {
   const p = join(dir, name);
   await mkdir(p, { recursive: true });
-  await writeFile(join(p, 'main.tf'), 'terraform {\n  required_providers {\n    demo = {\n      source  = "acme/demo"\n      version = "~> 1.0"\n    }\n  }\n}\n');
+  await writeFile(
+    join(p, 'main.tf'),
+    'terraform {\n  required_providers {\n    demo = {\n      source  = "acme/demo"\n      version = "~> 1.0"\n    }\n  }\n}\n',
+  );
   return p;
 }
 
@@ -70,7 +86,9 @@ describe('lock -all-platforms with a trusted packages extension', () => {
   it('with OPENTOFU_ENFORCE_GPG_VALIDATION the registry h1: is not trusted: every platform is downloaded', async () => {
     const p = await project('enforced');
     const before = reg.requests(/\.zip$/).length;
-    const r = await run(['lock', '-platform=linux_amd64', '-all-platforms'], p, { OPENTOFU_ENFORCE_GPG_VALIDATION: 'true' });
+    const r = await run(['lock', '-platform=linux_amd64', '-all-platforms'], p, {
+      OPENTOFU_ENFORCE_GPG_VALIDATION: 'true',
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(reg.requests(/\.zip$/).length - before).toBe(PLATFORMS.length);

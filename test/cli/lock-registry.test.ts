@@ -14,7 +14,9 @@ import { fixtureProviders } from '../support/servers/packages.js';
 import { startFakeRegistry, type FakeRegistry } from '../support/servers/registry.js';
 
 const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
-const HASHES = JSON.parse(await readFile(fileURLToPath(new URL('../../mirror-fixtures/hashes.json', import.meta.url)), 'utf8')) as {
+const HASHES = JSON.parse(
+  await readFile(fileURLToPath(new URL('../../mirror-fixtures/hashes.json', import.meta.url)), 'utf8'),
+) as {
   packages: Record<string, { zh: string; h1: string }>;
 };
 const PLATFORMS = ['darwin_amd64', 'darwin_arm64', 'linux_amd64', 'linux_arm64', 'windows_amd64'];
@@ -34,11 +36,23 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function run(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '', TF_CLI_CONFIG_FILE: emptyRc, ...env } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      {
+        cwd,
+        env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '', TF_CLI_CONFIG_FILE: emptyRc, ...env },
+      },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -133,18 +147,29 @@ describe('provkit lock with a CLI configuration', () => {
         rc,
         `host "private.example.test" {\n  services = {\n    "providers.v1" = "${authReg.providersUrl}"\n  }\n}\ncredentials "private.example.test" {\n  token = "s3cret"\n}\n`,
       );
-      const r = await run(['lock', '-platform=linux_amd64'], p, { TF_CLI_CONFIG_FILE: rc, SSL_CERT_FILE: authReg.caPath });
+      const r = await run(['lock', '-platform=linux_amd64'], p, {
+        TF_CLI_CONFIG_FILE: rc,
+        SSL_CERT_FILE: authReg.caPath,
+      });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
-      expect(await readFile(join(p, '.terraform.lock.hcl'), 'utf8')).toContain('provider "private.example.test/acme/demo"');
+      expect(await readFile(join(p, '.terraform.lock.hcl'), 'utf8')).toContain(
+        'provider "private.example.test/acme/demo"',
+      );
       // The token went to the registry API only, never to archives or checksum files.
       const files = authReg.archives.log.filter((l) => /\.zip$|SHA256SUMS/.test(l.pathname));
       expect(files.length).toBeGreaterThan(0);
       expect(files.some((l) => JSON.stringify(l.headers).includes('s3cret'))).toBe(false);
       // Without the token the registry refuses, and the error says so.
       await rm(join(p, '.terraform.lock.hcl'));
-      await writeFile(rc, `host "private.example.test" {\n  services = {\n    "providers.v1" = "${authReg.providersUrl}"\n  }\n}\n`);
-      const denied = await run(['lock', '-platform=linux_amd64'], p, { TF_CLI_CONFIG_FILE: rc, SSL_CERT_FILE: authReg.caPath });
+      await writeFile(
+        rc,
+        `host "private.example.test" {\n  services = {\n    "providers.v1" = "${authReg.providersUrl}"\n  }\n}\n`,
+      );
+      const denied = await run(['lock', '-platform=linux_amd64'], p, {
+        TF_CLI_CONFIG_FILE: rc,
+        SSL_CERT_FILE: authReg.caPath,
+      });
       expect(denied.code).toBe(1);
       expect(denied.stderr).toMatch(/unauthori[sz]ed|401|credentials/i);
     } finally {

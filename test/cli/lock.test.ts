@@ -15,9 +15,14 @@ const fixtures = fileURLToPath(new URL('../fixtures/lockfiles/valid/', import.me
 
 function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -30,10 +35,15 @@ afterEach(() => rm(dir, { recursive: true, force: true }));
 
 describe('provkit lock -fs-mirror', () => {
   it('writes the lock file terraform writes, byte for byte', async () => {
-    const r = await run(['-flavor=terraform', 'lock', `-fs-mirror=${mirror}`, '-platform=linux_amd64', '-platform=darwin_arm64'], dir);
+    const r = await run(
+      ['-flavor=terraform', 'lock', `-fs-mirror=${mirror}`, '-platform=linux_amd64', '-platform=darwin_arm64'],
+      dir,
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(await readFile(join(dir, '.terraform.lock.hcl'), 'utf8')).toBe(await readFile(join(fixtures, 'terraform-fs-mirror-two-platforms.hcl'), 'utf8'));
+    expect(await readFile(join(dir, '.terraform.lock.hcl'), 'utf8')).toBe(
+      await readFile(join(fixtures, 'terraform-fs-mirror-two-platforms.hcl'), 'utf8'),
+    );
     expect(r.stdout).toContain('- Retrieved registry.example.test/acme/demo 1.1.0 for linux_amd64 (unauthenticated)');
     expect(r.stdout).toContain('Success! Terraform has updated the lock file.');
   });
@@ -42,7 +52,9 @@ describe('provkit lock -fs-mirror', () => {
     await copyFile(join(fixtures, 'unsorted-duplicated-before-merge.hcl'), join(dir, '.terraform.lock.hcl'));
     const r = await run(['lock', '-flavor', 'terraform', '--fs-mirror', mirror, '-platform=linux_arm64'], dir);
     expect(r.code).toBe(0);
-    expect(await readFile(join(dir, '.terraform.lock.hcl'), 'utf8')).toBe(await readFile(join(fixtures, 'terraform-merged-unknown-scheme.hcl'), 'utf8'));
+    expect(await readFile(join(dir, '.terraform.lock.hcl'), 'utf8')).toBe(
+      await readFile(join(fixtures, 'terraform-merged-unknown-scheme.hcl'), 'utf8'),
+    );
   });
 
   it('says when nothing changed, and writes the tofu header by default', async () => {
@@ -50,11 +62,22 @@ describe('provkit lock -fs-mirror', () => {
     const again = await run(['lock', `-fs-mirror=${mirror}`, '-platform=linux_amd64'], dir);
     expect(again.stdout).toContain('All checksums for this platform were already tracked in the lock file');
     expect(again.stdout).toContain('OpenTofu has validated the lock file and found no need for changes.');
-    expect(await readFile(join(dir, '.terraform.lock.hcl'), 'utf8')).toMatch(/^# This file is maintained automatically by "tofu init"\./);
+    expect(await readFile(join(dir, '.terraform.lock.hcl'), 'utf8')).toMatch(
+      /^# This file is maintained automatically by "tofu init"\./,
+    );
   });
 
   it('restricts to the providers given', async () => {
-    const r = await run(['-flavor=terraform', 'lock', `-fs-mirror=${mirror}`, '-platform=linux_amd64', 'registry.example.test/acme/tools'], dir);
+    const r = await run(
+      [
+        '-flavor=terraform',
+        'lock',
+        `-fs-mirror=${mirror}`,
+        '-platform=linux_amd64',
+        'registry.example.test/acme/tools',
+      ],
+      dir,
+    );
     expect(r.code).toBe(0);
     const lock = await readFile(join(dir, '.terraform.lock.hcl'), 'utf8');
     expect(lock).toContain('registry.example.test/acme/tools');
@@ -64,7 +87,10 @@ describe('provkit lock -fs-mirror', () => {
   it('-json emits a version message first and typed events', async () => {
     const r = await run(['lock', '-json', `-fs-mirror=${mirror}`, '-platform=linux_amd64'], dir);
     expect(r.code).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ type: 'version', ui: '1.0', '@module': 'provkit.ui', '@level': 'info' });
     for (const l of lines) expect(l['@timestamp']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)$/);
     expect(lines.filter((l) => l['type'] === 'package_fetch_complete')).toHaveLength(2);
@@ -101,6 +127,8 @@ describe('provkit lock: bad input', () => {
     );
     const r = await run(['lock', `-fs-mirror=${mirror}`, '-platform=linux_amd64'], dir);
     expect(r.code).toBe(1);
-    expect(r.stderr.replace(/\s+/g, ' ')).toContain('locked provider registry.example.test/acme/demo 0.9.0 does not match configured version constraint ~> 1.0; must use tofu init -upgrade');
+    expect(r.stderr.replace(/\s+/g, ' ')).toContain(
+      'locked provider registry.example.test/acme/demo 0.9.0 does not match configured version constraint ~> 1.0; must use tofu init -upgrade',
+    );
   });
 });

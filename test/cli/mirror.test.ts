@@ -24,9 +24,14 @@ afterAll(() => rm(cacheDir, { recursive: true, force: true }));
 
 function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, PROVKIT_FLAVOR: '', PROVKIT_CACHE_DIR: cacheDir } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd, env: { ...process.env, PROVKIT_FLAVOR: '', PROVKIT_CACHE_DIR: cacheDir } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -43,7 +48,17 @@ const demoDir = (): string => join(target, 'registry.example.test/acme/demo');
 
 describe('provkit mirror', () => {
   it('writes the packed layout with index.json and VERSION.json as the reference formats them', async () => {
-    const r = await run(['-flavor=terraform', 'mirror', `-fs-mirror=${mirror}`, '-platform=linux_amd64', '-platform=darwin_arm64', target], dir);
+    const r = await run(
+      [
+        '-flavor=terraform',
+        'mirror',
+        `-fs-mirror=${mirror}`,
+        '-platform=linux_amd64',
+        '-platform=darwin_arm64',
+        target,
+      ],
+      dir,
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect((await readdir(demoDir())).sort()).toEqual([
@@ -54,14 +69,20 @@ describe('provkit mirror', () => {
     ]);
     expect(await readFile(join(demoDir(), 'index.json'), 'utf8')).toBe('{\n  "versions": {\n    "1.1.0": {}\n  }\n}');
     const zips = await Promise.all(
-      ['darwin_arm64', 'linux_amd64'].map((p) => hashZipPackage(join(demoDir(), `terraform-provider-demo_1.1.0_${p}.zip`))),
+      ['darwin_arm64', 'linux_amd64'].map((p) =>
+        hashZipPackage(join(demoDir(), `terraform-provider-demo_1.1.0_${p}.zip`)),
+      ),
     );
     const h1 = zips.map((z) => (z.h1Zip.ok ? z.h1Zip.hash.text : ''));
     expect(await readFile(join(demoDir(), '1.1.0.json'), 'utf8')).toBe(
       `{\n  "archives": {\n    "darwin_arm64": {\n      "hashes": [\n        "${h1[0]}"\n      ],\n      "url": "terraform-provider-demo_1.1.0_darwin_arm64.zip"\n    },\n    "linux_amd64": {\n      "hashes": [\n        "${h1[1]}"\n      ],\n      "url": "terraform-provider-demo_1.1.0_linux_amd64.zip"\n    }\n  }\n}`,
     );
     // The copies are the source's bytes.
-    expect((await readFile(join(demoDir(), 'terraform-provider-demo_1.1.0_linux_amd64.zip'))).equals(await readFile(join(mirror, 'registry.example.test/acme/demo/terraform-provider-demo_1.1.0_linux_amd64.zip')))).toBe(true);
+    expect(
+      (await readFile(join(demoDir(), 'terraform-provider-demo_1.1.0_linux_amd64.zip'))).equals(
+        await readFile(join(mirror, 'registry.example.test/acme/demo/terraform-provider-demo_1.1.0_linux_amd64.zip')),
+      ),
+    ).toBe(true);
     expect((await stat(join(demoDir(), 'index.json'))).mode & 0o777).toBe(0o644);
   });
 
@@ -75,7 +96,11 @@ describe('provkit mirror', () => {
     const third = await run(['mirror', `-fs-mirror=${mirror}`, '-platform=linux_amd64', target], dir);
     expect(third.code).toBe(0);
     expect(third.stdout).toContain('1 fetched, 1 already present and verified');
-    expect((await readFile(zip)).equals(await readFile(join(mirror, 'registry.example.test/acme/demo/terraform-provider-demo_1.1.0_linux_amd64.zip')))).toBe(true);
+    expect(
+      (await readFile(zip)).equals(
+        await readFile(join(mirror, 'registry.example.test/acme/demo/terraform-provider-demo_1.1.0_linux_amd64.zip')),
+      ),
+    ).toBe(true);
   });
 
   it('follows the lock file version and indexes archives from earlier runs', async () => {
@@ -86,28 +111,47 @@ describe('provkit mirror', () => {
     expect((await run(['mirror', `-fs-mirror=${mirror}`, '-platform=linux_amd64', target], dir)).code).toBe(0);
     await rm(join(dir, '.terraform.lock.hcl'));
     expect((await run(['mirror', `-fs-mirror=${mirror}`, '-platform=linux_amd64', target], dir)).code).toBe(0);
-    expect(await readFile(join(demoDir(), 'index.json'), 'utf8')).toBe('{\n  "versions": {\n    "1.0.0": {},\n    "1.1.0": {}\n  }\n}');
+    expect(await readFile(join(demoDir(), 'index.json'), 'utf8')).toBe(
+      '{\n  "versions": {\n    "1.0.0": {},\n    "1.1.0": {}\n  }\n}',
+    );
   });
 
   it('-hashes=all lists zh: and both h1: forms', async () => {
-    expect((await run(['mirror', '-hashes=all', `-fs-mirror=${mirror}`, '-platform=linux_amd64', target], dir)).code).toBe(0);
-    const doc = JSON.parse(await readFile(join(demoDir(), '1.1.0.json'), 'utf8')) as { archives: Record<string, { hashes: string[] }> };
+    expect(
+      (await run(['mirror', '-hashes=all', `-fs-mirror=${mirror}`, '-platform=linux_amd64', target], dir)).code,
+    ).toBe(0);
+    const doc = JSON.parse(await readFile(join(demoDir(), '1.1.0.json'), 'utf8')) as {
+      archives: Record<string, { hashes: string[] }>;
+    };
     const hashes = doc.archives['linux_amd64']!.hashes;
     expect(hashes.some((h) => h.startsWith('zh:'))).toBe(true);
     expect(hashes.some((h) => h.startsWith('h1:'))).toBe(true);
   });
 
   it('-layout=unpacked extracts each package as the reference does, incrementally, and locks from it like the packed mirror', async () => {
-    const first = await run(['mirror', '-layout=unpacked', `-fs-mirror=${mirror}`, '-platform=linux_amd64', target], dir);
+    const first = await run(
+      ['mirror', '-layout=unpacked', `-fs-mirror=${mirror}`, '-platform=linux_amd64', target],
+      dir,
+    );
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
-    const hashes = JSON.parse(await readFile(join(mirror, 'hashes.json'), 'utf8')) as { packages: Record<string, { h1: string }> };
-    for (const [type, version] of [['demo', '1.1.0'], ['tools', '0.3.0']] as const) {
+    const hashes = JSON.parse(await readFile(join(mirror, 'hashes.json'), 'utf8')) as {
+      packages: Record<string, { h1: string }>;
+    };
+    for (const [type, version] of [
+      ['demo', '1.1.0'],
+      ['tools', '0.3.0'],
+    ] as const) {
       const got = await hashPackageDirOf(join(target, `registry.example.test/acme/${type}/${version}/linux_amd64`));
-      expect(got).toBe(hashes.packages[`registry.example.test/acme/${type}/terraform-provider-${type}_${version}_linux_amd64.zip`]!.h1);
+      expect(got).toBe(
+        hashes.packages[`registry.example.test/acme/${type}/terraform-provider-${type}_${version}_linux_amd64.zip`]!.h1,
+      );
     }
     expect(await readdir(demoDir())).toEqual(['1.1.0']); // no zips, no index files
-    const again = await run(['mirror', '-layout=unpacked', `-fs-mirror=${mirror}`, '-platform=linux_amd64', target], dir);
+    const again = await run(
+      ['mirror', '-layout=unpacked', `-fs-mirror=${mirror}`, '-platform=linux_amd64', target],
+      dir,
+    );
     expect(again.stdout).toContain('0 fetched, 2 already present and verified');
     // The unpacked mirror locks to the same bytes as the packed one.
     const fromUnpacked = await run(['lock', `-fs-mirror=${target}`, '-platform=linux_amd64'], dir);

@@ -24,9 +24,14 @@ function fetchText(url: string): Promise<{ status: number; type: string | undefi
 
 function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -47,7 +52,9 @@ describe('provkit serve', () => {
     expect(r.body).toBe('{\n  "versions": {\n    "0.3.0": {}\n  }\n}');
     expect((await fetchText(`${s.url}registry.example.test/acme/tools/..%2F..%2F..%2Fhashes.json`)).status).toBe(404);
     expect(await s.stop()).toBe(0);
-    expect(s.stdout()).toMatch(/127\.0\.0\.1 - - \[.+\] "GET \/registry\.example\.test\/acme\/tools\/index\.json" 200 39 /);
+    expect(s.stdout()).toMatch(
+      /127\.0\.0\.1 - - \[.+\] "GET \/registry\.example\.test\/acme\/tools\/index\.json" 200 39 /,
+    );
     expect(s.stdout()).toContain('Stopped (SIGTERM).');
     expect(s.stderr()).toContain('Serving plain HTTP');
   });

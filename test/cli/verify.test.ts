@@ -16,16 +16,23 @@ import { mirrorIndexJSON, mirrorVersionJSON } from '../../src/layout/index.js';
 
 const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
 const fixtures = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
-const TWO_PLATFORM_LOCK = fileURLToPath(new URL('../fixtures/lockfiles/valid/terraform-fs-mirror-two-platforms.hcl', import.meta.url));
+const TWO_PLATFORM_LOCK = fileURLToPath(
+  new URL('../fixtures/lockfiles/valid/terraform-fs-mirror-two-platforms.hcl', import.meta.url),
+);
 const V2_DIR_ENTRY = fileURLToPath(new URL('../fixtures/zip/accept/v2-directory-entry.zip', import.meta.url));
 const HOST = 'registry.example.test';
 const PLATFORMS = ['linux_amd64', 'darwin_arm64'];
 
 function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -44,7 +51,11 @@ async function writeIndexes(type: string, versions: string[]): Promise<void> {
     for (const p of ['linux_amd64', 'linux_arm64', 'darwin_amd64', 'darwin_arm64', 'windows_amd64']) {
       const file = `terraform-provider-${type}_${v}_${p}.zip`;
       const h = await hashZipPackage(join(base, file));
-      archives.push({ platform: parsePlatform(p), hashes: [h.h1Zip.ok ? h.h1Zip.hash.text : '', h.zh.text], url: file });
+      archives.push({
+        platform: parsePlatform(p),
+        hashes: [h.h1Zip.ok ? h.h1Zip.hash.text : '', h.zh.text],
+        url: file,
+      });
     }
     await writeFile(join(base, `${v}.json`), mirrorVersionJSON(archives));
   }
@@ -69,27 +80,39 @@ describe('provkit verify', () => {
   it('passes a lock that covers the platforms, against an intact mirror: exit 0 and one summary line', async () => {
     const r = await run(['verify', `-mirror=${mirror}`, ...platformFlags], dir);
     // terraform wrote the lock file: the run says it takes the terraform flavor (issue 14 #2), and nothing else.
-    expect(r.stderr).toBe('provkit: using the terraform flavor: .terraform.lock.hcl was written by "terraform init" (-flavor or PROVKIT_FLAVOR to choose).\n');
+    expect(r.stderr).toBe(
+      'provkit: using the terraform flavor: .terraform.lock.hcl was written by "terraform init" (-flavor or PROVKIT_FLAVOR to choose).\n',
+    );
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toBe('.terraform.lock.hcl verified: 2 providers checked against 15 packages for darwin_arm64, linux_amd64; no problems.');
+    expect(r.stdout.trim()).toBe(
+      '.terraform.lock.hcl verified: 2 providers checked against 15 packages for darwin_arm64, linux_amd64; no problems.',
+    );
   });
 
   it('flags a tampered archive once (it contradicts VERSION.json)', async () => {
     const base = join(mirror, HOST, 'acme/demo');
     // A valid zip, but not the one the index and the lock describe.
-    await copyFile(join(base, 'terraform-provider-demo_1.1.0_linux_arm64.zip'), join(base, 'terraform-provider-demo_1.1.0_linux_amd64.zip'));
+    await copyFile(
+      join(base, 'terraform-provider-demo_1.1.0_linux_arm64.zip'),
+      join(base, 'terraform-provider-demo_1.1.0_linux_amd64.zip'),
+    );
     const r = await run(['verify', `-mirror=${mirror}`, ...platformFlags], dir);
     expect(r.code).toBe(1);
     const lines = problems(r.stdout);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^registry\.example\.test\/acme\/demo 1\.1\.0 linux_amd64: the archive does not match 1\.1\.0\.json \(listed h1:MqUhk.*, zh:/);
+    expect(lines[0]).toMatch(
+      /^registry\.example\.test\/acme\/demo 1\.1\.0 linux_amd64: the archive does not match 1\.1\.0\.json \(listed h1:MqUhk.*, zh:/,
+    );
     expect(r.stdout).toContain('1 problem found.');
   });
 
   it('flags a tampered archive of a plain filesystem mirror (no index) as not covered by the lock', async () => {
     const base = join(mirror, HOST, 'acme/demo');
     await rm(join(base, 'index.json'));
-    await copyFile(join(base, 'terraform-provider-demo_1.1.0_linux_arm64.zip'), join(base, 'terraform-provider-demo_1.1.0_linux_amd64.zip'));
+    await copyFile(
+      join(base, 'terraform-provider-demo_1.1.0_linux_arm64.zip'),
+      join(base, 'terraform-provider-demo_1.1.0_linux_amd64.zip'),
+    );
     const r = await run(['verify', `-mirror=${mirror}`, ...platformFlags], dir);
     expect(r.code).toBe(1);
     expect(problems(r.stdout)).toEqual([
@@ -124,7 +147,9 @@ describe('provkit verify', () => {
     expect(r.code).toBe(1);
     const lines = problems(r.stdout);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^registry\.example\.test\/acme\/docs 1\.0\.0 linux_amd64: the zip form and the extracted form .* Entries: "docs\/"\.$/);
+    expect(lines[0]).toMatch(
+      /^registry\.example\.test\/acme\/docs 1\.0\.0 linux_amd64: the zip form and the extracted form .* Entries: "docs\/"\.$/,
+    );
   });
 
   it('flags zh: missing where the lock records registry zh: hashes', async () => {
@@ -142,7 +167,12 @@ describe('provkit verify', () => {
   });
 
   it('checks the configuration against the lock (item 51), without a mirror', async () => {
-    await writeFile(join(dir, 'main.tf'), (await readFile(join(dir, 'main.tf'), 'utf8')).replace('version = "~> 1.0"', 'version = "~> 2.0"').replace('acme/tools', 'acme/other'));
+    await writeFile(
+      join(dir, 'main.tf'),
+      (await readFile(join(dir, 'main.tf'), 'utf8'))
+        .replace('version = "~> 1.0"', 'version = "~> 2.0"')
+        .replace('acme/tools', 'acme/other'),
+    );
     const r = await run(['verify'], dir);
     expect(r.code).toBe(1);
     expect(problems(r.stdout)).toEqual([
@@ -154,11 +184,20 @@ describe('provkit verify', () => {
   it('-json reports each problem as a verify_problem message', async () => {
     const r = await run(['verify', '-json', `-mirror=${mirror}`, '-platform=solaris_amd64'], dir);
     expect(r.code).toBe(1);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ type: 'version' });
     const found = lines.filter((l) => l['type'] === 'verify_problem');
     expect(found).toHaveLength(2);
-    expect(found[0]).toMatchObject({ '@level': 'error', code: 'PLATFORM_NOT_IN_MIRROR', provider: `${HOST}/acme/demo`, version: '1.1.0', platform: 'solaris_amd64' });
+    expect(found[0]).toMatchObject({
+      '@level': 'error',
+      code: 'PLATFORM_NOT_IN_MIRROR',
+      provider: `${HOST}/acme/demo`,
+      version: '1.1.0',
+      platform: 'solaris_amd64',
+    });
     expect(lines.at(-1)).toMatchObject({ type: 'summary', problems: 2 });
   });
 

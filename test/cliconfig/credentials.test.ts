@@ -31,7 +31,12 @@ describe('TF_TOKEN names', () => {
   });
 
   it('collects every token of an environment', () => {
-    const m = tokensFromEnv({ TF_TOKEN_app_terraform_io: 'a', TF_TOKEN_xn____caf__dma_fr: 'b', PATH: '/bin', TF_TOKEN_bad__: 'x' });
+    const m = tokensFromEnv({
+      TF_TOKEN_app_terraform_io: 'a',
+      TF_TOKEN_xn____caf__dma_fr: 'b',
+      PATH: '/bin',
+      TF_TOKEN_bad__: 'x',
+    });
     expect([...m]).toEqual([
       ['app.terraform.io', 'a'],
       ['xn--caf-dma.fr', 'b'],

@@ -12,7 +12,8 @@ export function memCliFs(files: Record<string, string>, dirs: string[] = []): Cl
   for (const f of [...fileMap.keys(), ...dirs]) {
     for (let d = posix.dirname(f); d !== '/' && d !== '.'; d = posix.dirname(d)) dirSet.add(d);
   }
-  const enoent = (p: string): Error => Object.assign(new Error(`ENOENT: no such file or directory, open '${p}'`), { code: 'ENOENT' });
+  const enoent = (p: string): Error =>
+    Object.assign(new Error(`ENOENT: no such file or directory, open '${p}'`), { code: 'ENOENT' });
   return {
     readFile: (p) => {
       const f = fileMap.get(p);
@@ -24,7 +25,8 @@ export function memCliFs(files: Record<string, string>, dirs: string[] = []): Cl
       for (const x of [...fileMap.keys(), ...dirSet]) if (posix.dirname(x) === p) names.add(posix.basename(x));
       return Promise.resolve([...names]);
     },
-    stat: (p) => Promise.resolve(fileMap.has(p) ? { isDirectory: false } : dirSet.has(p) ? { isDirectory: true } : undefined),
+    stat: (p) =>
+      Promise.resolve(fileMap.has(p) ? { isDirectory: false } : dirSet.has(p) ? { isDirectory: true } : undefined),
   };
 }
 

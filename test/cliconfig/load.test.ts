@@ -17,7 +17,12 @@ const fixture = (name: string): string => readFileSync(join(FIX, name), 'utf8');
 const summaries = (ds: readonly CliConfigDiagnostic[]): string[] => ds.map((d) => `${d.severity}: ${d.summary}`);
 const methods = (c: CliConfig): string[] =>
   c.providerInstallation.methods.map((m: InstallationMethod) =>
-    [m.kind, m.kind === 'filesystem_mirror' ? m.path : m.kind === 'network_mirror' ? m.url : '', ...m.include.map((p) => `+${p.text}`), ...m.exclude.map((p) => `-${p.text}`)]
+    [
+      m.kind,
+      m.kind === 'filesystem_mirror' ? m.path : m.kind === 'network_mirror' ? m.url : '',
+      ...m.include.map((p) => `+${p.text}`),
+      ...m.exclude.map((p) => `-${p.text}`),
+    ]
       .filter((x) => x !== '')
       .join(' '),
   );
@@ -34,7 +39,12 @@ describe('locations and precedence (terraform 1.11.4)', () => {
 
   it('takes plugin_cache_dir from the main file before the config directory', async () => {
     const c = await loadCliConfig(ctx('terraform'), memCliFs(files, cacheDirs));
-    expect(c.files).toEqual(['/home/u/.terraformrc', '/home/u/.terraform.d/0.tfrc.json', '/home/u/.terraform.d/a.tfrc', '/home/u/.terraform.d/b.tfrc']);
+    expect(c.files).toEqual([
+      '/home/u/.terraformrc',
+      '/home/u/.terraform.d/0.tfrc.json',
+      '/home/u/.terraform.d/a.tfrc',
+      '/home/u/.terraform.d/b.tfrc',
+    ]);
     expect(c.pluginCacheDir).toBe('/c/main');
     expect(c.diagnostics).toEqual([]);
   });
@@ -45,30 +55,49 @@ describe('locations and precedence (terraform 1.11.4)', () => {
   });
 
   it('and TF_PLUGIN_CACHE_DIR wins over both', async () => {
-    expect((await loadCliConfig(ctx('terraform', { TF_PLUGIN_CACHE_DIR: '/c/env' }), memCliFs(files, cacheDirs))).pluginCacheDir).toBe('/c/env');
+    expect(
+      (await loadCliConfig(ctx('terraform', { TF_PLUGIN_CACHE_DIR: '/c/env' }), memCliFs(files, cacheDirs)))
+        .pluginCacheDir,
+    ).toBe('/c/env');
   });
 
   it('reads only the named file when TF_CLI_CONFIG_FILE is set, and warns when it is missing', async () => {
-    const c = await loadCliConfig(ctx('terraform', { TF_CLI_CONFIG_FILE: '/etc/provkit.tfrc' }), memCliFs(files, cacheDirs));
+    const c = await loadCliConfig(
+      ctx('terraform', { TF_CLI_CONFIG_FILE: '/etc/provkit.tfrc' }),
+      memCliFs(files, cacheDirs),
+    );
     expect(c.files).toEqual([]);
     expect(c.pluginCacheDir).toBeUndefined();
     // terraform 1.11.4: Warning: Unable to open CLI configuration file / The CLI configuration file at "/root/.terraformrc" does not exist.
     expect(c.diagnostics).toEqual([
-      { severity: 'warning', summary: 'Unable to open CLI configuration file', detail: 'The CLI configuration file at "/etc/provkit.tfrc" does not exist.' },
+      {
+        severity: 'warning',
+        summary: 'Unable to open CLI configuration file',
+        detail: 'The CLI configuration file at "/etc/provkit.tfrc" does not exist.',
+      },
     ]);
   });
 
   it('reads ~/.tofurc and the XDG config directory for OpenTofu', async () => {
     const c = await loadCliConfig(
       ctx('tofu', { XDG_CONFIG_HOME: '/xdg' }),
-      memCliFs({ '/xdg/opentofu/tofurc': 'plugin_cache_dir = "/c/main"\n', '/xdg/opentofu/x.tfrc': 'credentials "h.example" {\n  token = "t"\n}\n' }, cacheDirs),
+      memCliFs(
+        {
+          '/xdg/opentofu/tofurc': 'plugin_cache_dir = "/c/main"\n',
+          '/xdg/opentofu/x.tfrc': 'credentials "h.example" {\n  token = "t"\n}\n',
+        },
+        cacheDirs,
+      ),
     );
     expect(c.files).toEqual(['/xdg/opentofu/tofurc', '/xdg/opentofu/x.tfrc']);
     expect(tokenForHost(c, 'h.example')).toBe('t');
   });
 
   it('reports a plugin cache directory that does not exist, as terraform 1.11.4 does', async () => {
-    const c = await loadCliConfig(ctx('terraform'), memCliFs({ '/home/u/.terraformrc': 'plugin_cache_dir = "/nonexistent/$HOME/x"\n' }));
+    const c = await loadCliConfig(
+      ctx('terraform'),
+      memCliFs({ '/home/u/.terraformrc': 'plugin_cache_dir = "/nonexistent/$HOME/x"\n' }),
+    );
     expect(c.pluginCacheDir).toBe('/nonexistent//home/u/x');
     expect(summaries(c.diagnostics)).toEqual([
       'error: The specified plugin cache dir /nonexistent//home/u/x cannot be opened: stat /nonexistent//home/u/x: no such file or directory',
@@ -80,16 +109,22 @@ describe('merged settings', () => {
   it('lets later files replace hosts and credentials, and the environment beat credentials blocks', async () => {
     const c = await loadCliConfig(
       ctx('terraform', { TF_TOKEN_app_terraform_io: 'from-env' }),
-      memCliFs({
-        '/home/u/.terraformrc': fixture('full.tfrc'),
-        '/home/u/.terraform.d/z.tfrc': 'host "example.com" {\n  services = { "providers.v1" = "https://later.example/" }\n}\ncredentials "CAFÉ.example" {\n  token = "later"\n}\n',
-      }, ['/home/u/.terraform.d/plugin-cache']),
+      memCliFs(
+        {
+          '/home/u/.terraformrc': fixture('full.tfrc'),
+          '/home/u/.terraform.d/z.tfrc':
+            'host "example.com" {\n  services = { "providers.v1" = "https://later.example/" }\n}\ncredentials "CAFÉ.example" {\n  token = "later"\n}\n',
+        },
+        ['/home/u/.terraform.d/plugin-cache'],
+      ),
     );
     expect(c.diagnostics.map((d) => d.summary)).toEqual([]);
     expect(c.pluginCacheDir).toBe('/home/u/.terraform.d/plugin-cache');
     expect(c.pluginCacheMayBreakDependencyLockFile).toBe(true);
     expect(forcedServiceURL(c, 'EXAMPLE.com:443', 'providers.v1')).toBe('https://later.example/');
-    expect(forcedServiceURL(c, 'registry.internal:8443', 'providers.v1')).toBe('https://registry.internal:8443/providers/');
+    expect(forcedServiceURL(c, 'registry.internal:8443', 'providers.v1')).toBe(
+      'https://registry.internal:8443/providers/',
+    );
     expect(tokenForHost(c, 'app.terraform.io')).toBe('from-env');
     expect(tokenForHost(c, 'xn--caf-dma.example')).toBe('later');
     expect(tokenForHost(c, 'nowhere.example')).toBeUndefined();
@@ -97,12 +132,21 @@ describe('merged settings', () => {
 
   it('turns plugin_cache_may_break_dependency_lock_file on from the environment, except for "" and "0"', async () => {
     const fs = memCliFs({});
-    expect((await loadCliConfig(ctx('terraform', { TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE: '1' }), fs)).pluginCacheMayBreakDependencyLockFile).toBe(true);
-    expect((await loadCliConfig(ctx('terraform', { TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE: '0' }), fs)).pluginCacheMayBreakDependencyLockFile).toBe(false);
+    expect(
+      (await loadCliConfig(ctx('terraform', { TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE: '1' }), fs))
+        .pluginCacheMayBreakDependencyLockFile,
+    ).toBe(true);
+    expect(
+      (await loadCliConfig(ctx('terraform', { TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE: '0' }), fs))
+        .pluginCacheMayBreakDependencyLockFile,
+    ).toBe(false);
   });
 
   it('validates hostnames, credentials helpers and provider_installation blocks as terraform 1.11.4 does', async () => {
-    const c = await loadCliConfig(ctx('terraform', { TF_CLI_CONFIG_FILE: '/p.tfrc' }), memCliFs({ '/p.tfrc': fixture('problems.tfrc') }));
+    const c = await loadCliConfig(
+      ctx('terraform', { TF_CLI_CONFIG_FILE: '/p.tfrc' }),
+      memCliFs({ '/p.tfrc': fixture('problems.tfrc') }),
+    );
     expect(summaries(c.diagnostics)).toEqual([
       'error: Invalid provider_installation method block',
       'error: Invalid provider_installation method block',
@@ -115,7 +159,9 @@ describe('merged settings', () => {
       'error: Invalid provider source exclusion patterns',
     ]);
     const details = c.diagnostics.map((d) => d.detail);
-    expect(details).toContain('Cannot use "http://example.com/" as a URL for a network provider mirror: the mirror must be at an https: URL.');
+    expect(details).toContain(
+      'Cannot use "http://example.com/" as a URL for a network provider mirror: the mirror must be at an https: URL.',
+    );
     expect(details).toContain(
       'CLI config specifies invalid provider exclusion patterns: invalid provider matching pattern "*/foo": namespace can be a wildcard only if the provider type is also a wildcard.',
     );
@@ -128,20 +174,29 @@ describe('merged settings', () => {
 
 describe('provider installation', () => {
   it('uses the explicit methods in order, with parsed patterns', async () => {
-    const c = await loadCliConfig(ctx('terraform'), memCliFs({ '/home/u/.terraformrc': fixture('full.tfrc') }, ['/home/u/.terraform.d/plugin-cache']));
+    const c = await loadCliConfig(
+      ctx('terraform'),
+      memCliFs({ '/home/u/.terraformrc': fixture('full.tfrc') }, ['/home/u/.terraform.d/plugin-cache']),
+    );
     expect(c.providerInstallation.implied).toBe(false);
     expect(methods(c)).toEqual([
       'filesystem_mirror /usr/share/terraform/providers +example.com/*/*',
       'network_mirror https://mirror.example.net/providers/ +registry.terraform.io/hashicorp/* +registry.opentofu.org/*/* -registry.terraform.io/hashicorp/google-beta',
       'direct -example.com/*/*',
     ]);
-    const [fsMirror, netMirror, direct] = c.providerInstallation.methods as [InstallationMethod, InstallationMethod, InstallationMethod];
+    const [fsMirror, netMirror, direct] = c.providerInstallation.methods as [
+      InstallationMethod,
+      InstallationMethod,
+      InstallationMethod,
+    ];
     const aws = parseProviderSource('hashicorp/aws', 'terraform');
     const corp = parseProviderSource('example.com/acme/thing', 'terraform');
     expect([matches(fsMirror, aws), matches(netMirror, aws), matches(direct, aws)]).toEqual([false, true, true]);
     expect([matches(fsMirror, corp), matches(netMirror, corp), matches(direct, corp)]).toEqual([true, false, false]);
     expect(netMirror).toMatchObject({ downloadRetryCount: 3 });
-    expect(c.providerInstallation.devOverrides.get('registry.terraform.io/hashicorp/null')?.dir).toBe('/home/dev/go/bin');
+    expect(c.providerInstallation.devOverrides.get('registry.terraform.io/hashicorp/null')?.dir).toBe(
+      '/home/dev/go/bin',
+    );
   });
 
   it('is implied from the local mirror directories that exist, then direct', async () => {
@@ -170,10 +225,13 @@ describe('provider installation', () => {
   });
 
   it('keeps trust_all_hashes for OpenTofu only', async () => {
-    const text = 'provider_installation {\n  network_mirror {\n    url              = "https://m.example/"\n    trust_all_hashes = true\n  }\n}\n';
+    const text =
+      'provider_installation {\n  network_mirror {\n    url              = "https://m.example/"\n    trust_all_hashes = true\n  }\n}\n';
     for (const flavor of ['tofu', 'terraform'] as const) {
       const c = await loadCliConfig(ctx(flavor, { TF_CLI_CONFIG_FILE: '/c' }), memCliFs({ '/c': text }));
-      expect(c.providerInstallation.methods[0]).toMatchObject(flavor === 'tofu' ? { trustAllHashes: true } : { kind: 'network_mirror' });
+      expect(c.providerInstallation.methods[0]).toMatchObject(
+        flavor === 'tofu' ? { trustAllHashes: true } : { kind: 'network_mirror' },
+      );
       if (flavor === 'terraform') expect(c.providerInstallation.methods[0]).not.toHaveProperty('trustAllHashes');
     }
   });

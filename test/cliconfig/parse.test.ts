@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { parseCliConfigFile } from '../../src/cliconfig/index.js';
 
 const FIX = fileURLToPath(new URL('../fixtures/cliconfig/', import.meta.url));
-const read = (name: string, flavor: 'tofu' | 'terraform' = 'terraform') => parseCliConfigFile(readFileSync(join(FIX, name)), name, flavor);
+const read = (name: string, flavor: 'tofu' | 'terraform' = 'terraform') =>
+  parseCliConfigFile(readFileSync(join(FIX, name)), name, flavor);
 const at = (d: { range?: { filename: string; start: { line: number; column: number } } }): string =>
   d.range ? `${d.range.filename}:${d.range.start.line}:${d.range.start.column}` : '';
 
@@ -28,7 +29,9 @@ describe('native syntax', () => {
       ['café.example', 'unicode-host'],
     ]);
     const pi = file.providerInstallations[0];
-    expect(pi?.devOverrides.map((d) => [d.provider.toString(), d.dir])).toEqual([['registry.terraform.io/hashicorp/null', '/home/dev/go/bin']]);
+    expect(pi?.devOverrides.map((d) => [d.provider.toString(), d.dir])).toEqual([
+      ['registry.terraform.io/hashicorp/null', '/home/dev/go/bin'],
+    ]);
     expect(pi?.methods.map(({ range: _r, ...m }) => m)).toEqual([
       { kind: 'filesystem_mirror', path: '/usr/share/terraform/providers', include: ['example.com/*/*'], exclude: [] },
       {
@@ -61,7 +64,11 @@ describe('native syntax', () => {
   });
 
   it('refuses the attribute form, labels and non-block methods', () => {
-    const r = parseCliConfigFile('provider_installation = {}\nprovider_installation "x" {\n  direct = {}\n  direct "y" {}\n}\n', 'x.tfrc', 'terraform');
+    const r = parseCliConfigFile(
+      'provider_installation = {}\nprovider_installation "x" {\n  direct = {}\n  direct "y" {}\n}\n',
+      'x.tfrc',
+      'terraform',
+    );
     expect(r.diagnostics.map((d) => `${at(d)} ${d.detail}`)).toEqual([
       'x.tfrc:1:1 The provider_installation block at 1:1 must not be introduced with an equals sign.',
       'x.tfrc:2:1 The provider_installation block at 2:1 must not have any labels.',
@@ -71,7 +78,11 @@ describe('native syntax', () => {
   });
 
   it('reports bad dev_overrides addresses, OCI mirror templates (issue 16: checked as OpenTofu does), and oci_mirror for terraform', () => {
-    const r = parseCliConfigFile('provider_installation {\n  dev_overrides {\n    "a/b/c/d" = "/x"\n  }\n  oci_mirror {\n    repository_template = "x"\n  }\n}\n', 'x.tfrc', 'tofu');
+    const r = parseCliConfigFile(
+      'provider_installation {\n  dev_overrides {\n    "a/b/c/d" = "/x"\n  }\n  oci_mirror {\n    repository_template = "x"\n  }\n}\n',
+      'x.tfrc',
+      'tofu',
+    );
     expect(r.diagnostics.map((d) => d.summary)).toEqual([
       'Invalid provider installation dev overrides',
       'Invalid oci_mirror repository template',
@@ -81,14 +92,16 @@ describe('native syntax', () => {
     expect(r.diagnostics[0]?.detail).toBe(
       'The entry "a/b/c/d" in 1:1 is not a valid provider source string.\n\nInvalid provider source string: The "source" attribute must be in the format "[hostname/][namespace/]name"',
     );
-    expect(parseCliConfigFile('provider_installation {\n  oci_mirror {}\n}\n', 'x.tfrc', 'terraform').diagnostics[0]?.detail).toBe(
-      'Unknown provider installation method "oci_mirror" at 2:3.',
-    );
+    expect(
+      parseCliConfigFile('provider_installation {\n  oci_mirror {}\n}\n', 'x.tfrc', 'terraform').diagnostics[0]?.detail,
+    ).toBe('Unknown provider installation method "oci_mirror" at 2:3.');
   });
 
   it('gives file:line:col for syntax errors', () => {
     const { diagnostics } = read('malformed.tfrc');
-    expect(diagnostics.map((d) => `${at(d)} ${d.summary}`)).toEqual(['malformed.tfrc:1:32 Unclosed configuration block']);
+    expect(diagnostics.map((d) => `${at(d)} ${d.summary}`)).toEqual([
+      'malformed.tfrc:1:32 Unclosed configuration block',
+    ]);
   });
 
   it('accepts literal values only', () => {
@@ -115,14 +128,20 @@ describe('JSON syntax', () => {
   it('is lenient about commas like HCL 1, and reports other errors with file:line:col', () => {
     const { diagnostics } = read('malformed.tfrc.json');
     expect(diagnostics.map((d) => `${at(d)} ${d.summary}`)).toEqual(['malformed.tfrc.json:6:25 Invalid JSON keyword']);
-    const ok = parseCliConfigFile('{"plugin_cache_dir": "/x" "provider_installation": {"direct": [{"exclude": ["a/b",],},]},}', 'c.tfrc.json', 'terraform');
+    const ok = parseCliConfigFile(
+      '{"plugin_cache_dir": "/x" "provider_installation": {"direct": [{"exclude": ["a/b",],},]},}',
+      'c.tfrc.json',
+      'terraform',
+    );
     expect(ok.diagnostics).toEqual([]);
     expect(ok.file.pluginCacheDir).toBe('/x');
     expect(ok.file.providerInstallations[0]?.methods[0]).toMatchObject({ kind: 'direct', exclude: ['a/b'] });
   });
 
   it('is chosen by content, not by file name', () => {
-    expect(parseCliConfigFile('  {"plugin_cache_dir": "/j"}', '.terraformrc', 'terraform').file.pluginCacheDir).toBe('/j');
+    expect(parseCliConfigFile('  {"plugin_cache_dir": "/j"}', '.terraformrc', 'terraform').file.pluginCacheDir).toBe(
+      '/j',
+    );
     expect(parseCliConfigFile('plugin_cache_dir = "/h"\n', 'x.tfrc.json', 'terraform').file.pluginCacheDir).toBe('/h');
   });
 });

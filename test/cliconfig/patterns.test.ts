@@ -8,9 +8,21 @@ const p = (s: string, flavor: 'tofu' | 'terraform' = 'terraform') => parseProvid
 
 describe('parseProviderPattern', () => {
   it('normalises the parts and applies the default host', () => {
-    expect(parseProviderPattern('HashiCorp/AWS', 'terraform')).toMatchObject({ hostname: 'registry.terraform.io', namespace: 'hashicorp', type: 'aws' });
-    expect(parseProviderPattern('hashicorp/*', 'tofu')).toMatchObject({ hostname: 'registry.opentofu.org', namespace: 'hashicorp', type: '*' });
-    expect(parseProviderPattern('Café.Example:443/*/*', 'tofu')).toMatchObject({ hostname: 'xn--caf-dma.example', namespace: '*', type: '*' });
+    expect(parseProviderPattern('HashiCorp/AWS', 'terraform')).toMatchObject({
+      hostname: 'registry.terraform.io',
+      namespace: 'hashicorp',
+      type: 'aws',
+    });
+    expect(parseProviderPattern('hashicorp/*', 'tofu')).toMatchObject({
+      hostname: 'registry.opentofu.org',
+      namespace: 'hashicorp',
+      type: '*',
+    });
+    expect(parseProviderPattern('Café.Example:443/*/*', 'tofu')).toMatchObject({
+      hostname: 'xn--caf-dma.example',
+      namespace: '*',
+      type: '*',
+    });
     expect(parseProviderPattern('*/*/*', 'tofu')).toMatchObject({ hostname: '*', namespace: '*', type: '*' });
   });
 
@@ -18,12 +30,27 @@ describe('parseProviderPattern', () => {
     ['a/b/c/d', 'invalid provider matching pattern "a/b/c/d": must have either two or three slash-separated segments'],
     ['aws', 'invalid provider matching pattern "aws": must have either two or three slash-separated segments'],
     // terraform 1.11.4 prints this one for `exclude = ["*/foo"]`:
-    ['*/foo', 'invalid provider matching pattern "*/foo": namespace can be a wildcard only if the provider type is also a wildcard'],
-    ['*/hashicorp/*', 'invalid provider matching pattern "*/hashicorp/*": hostname can be a wildcard only if both namespace and provider type are also wildcards'],
-    ['hashicorp/a.b', 'invalid provider type "a.b" in provider matching pattern "hashicorp/a.b": must either be the wildcard * or a provider type name'],
+    [
+      '*/foo',
+      'invalid provider matching pattern "*/foo": namespace can be a wildcard only if the provider type is also a wildcard',
+    ],
+    [
+      '*/hashicorp/*',
+      'invalid provider matching pattern "*/hashicorp/*": hostname can be a wildcard only if both namespace and provider type are also wildcards',
+    ],
+    [
+      'hashicorp/a.b',
+      'invalid provider type "a.b" in provider matching pattern "hashicorp/a.b": must either be the wildcard * or a provider type name',
+    ],
     // Sic: the reference quotes the type segment in the namespace error.
-    ['ha.sh/aws', 'invalid registry namespace "aws" in provider matching pattern "ha.sh/aws": must either be the wildcard * or a literal namespace'],
-    ['bad..host/a/b', 'invalid hostname in provider matching pattern "bad..host/a/b": hostname contains empty label (two consecutive periods)'],
+    [
+      'ha.sh/aws',
+      'invalid registry namespace "aws" in provider matching pattern "ha.sh/aws": must either be the wildcard * or a literal namespace',
+    ],
+    [
+      'bad..host/a/b',
+      'invalid hostname in provider matching pattern "bad..host/a/b": hostname contains empty label (two consecutive periods)',
+    ],
   ])('refuses %s', (text, message) => {
     expect(() => parseProviderPattern(text, 'terraform')).toThrow(message);
   });
@@ -40,7 +67,10 @@ describe('matches', () => {
   });
 
   it('needs an include match when there are includes, and exclusions win', () => {
-    const m = method(['registry.terraform.io/hashicorp/*', 'example.com/*/*'], ['registry.terraform.io/hashicorp/google-beta']);
+    const m = method(
+      ['registry.terraform.io/hashicorp/*', 'example.com/*/*'],
+      ['registry.terraform.io/hashicorp/google-beta'],
+    );
     expect(matches(m, p('hashicorp/aws'))).toBe(true);
     expect(matches(m, p('example.com/acme/x'))).toBe(true);
     expect(matches(m, p('hashicorp/google-beta'))).toBe(false);

@@ -15,9 +15,17 @@ import { diagLines, FIXTURES, HCL_CORPUS, loadMem, reqLines } from './helpers.js
 
 const CORPUS: Record<string, { requirements: string[]; warnings?: string[] }> = {
   // terraform: aws ~> 5.40, random >= 3.5.0; module.sg: aws >= 5.0.0
-  'aws-three-tier': { requirements: ['registry.terraform.io/hashicorp/aws >= 5.0.0, ~> 5.40', 'registry.terraform.io/hashicorp/random >= 3.5.0'] },
+  'aws-three-tier': {
+    requirements: [
+      'registry.terraform.io/hashicorp/aws >= 5.0.0, ~> 5.40',
+      'registry.terraform.io/hashicorp/random >= 3.5.0',
+    ],
+  },
   'gcp-gke': {
-    requirements: ['registry.terraform.io/hashicorp/google >= 5.0.0, < 7.0.0', 'registry.terraform.io/hashicorp/google-beta >= 5.0.0, < 7.0.0'],
+    requirements: [
+      'registry.terraform.io/hashicorp/google >= 5.0.0, < 7.0.0',
+      'registry.terraform.io/hashicorp/google-beta >= 5.0.0, < 7.0.0',
+    ],
   },
   'k8s-helm-addons': {
     requirements: [
@@ -45,14 +53,25 @@ const CORPUS: Record<string, { requirements: string[]; warnings?: string[] }> = 
       'registry.terraform.io/hashicorp/aws ~> 5.0, >= 5.10.0',
       'registry.terraform.io/hashicorp/localfs',
     ],
-    warnings: ['warning ci_override.tf.json:4:18: Version constraints inside provider configuration blocks are deprecated'],
+    warnings: [
+      'warning ci_override.tf.json:4:18: Version constraints inside provider configuration blocks are deprecated',
+    ],
   },
   // terraform: aws >= 5.0.0; module.labels (none); module.replica: aws >= 4.0.0, != 5.1.0
   'multi-alias-modules': { requirements: ['registry.terraform.io/hashicorp/aws >= 4.0.0, >= 5.0.0, != 5.1.0'] },
   'datadog-monitoring': {
-    requirements: ['registry.terraform.io/datadog/datadog ~> 3.38', 'registry.terraform.io/hashicorp/http', 'registry.terraform.io/pagerduty/pagerduty >= 3.0.0'],
+    requirements: [
+      'registry.terraform.io/datadog/datadog ~> 3.38',
+      'registry.terraform.io/hashicorp/http',
+      'registry.terraform.io/pagerduty/pagerduty >= 3.0.0',
+    ],
   },
-  'azure-json': { requirements: ['registry.terraform.io/hashicorp/azuread ~> 2.47', 'registry.terraform.io/hashicorp/azurerm ~> 3.100'] },
+  'azure-json': {
+    requirements: [
+      'registry.terraform.io/hashicorp/azuread ~> 2.47',
+      'registry.terraform.io/hashicorp/azurerm ~> 3.100',
+    ],
+  },
 };
 
 describe('multi-file corpus (test/fixtures/config/corpus)', () => {
@@ -84,9 +103,13 @@ const HCL_FILES: Record<string, { requirements: string[]; errors?: string[] }> =
   'azure-dynamic.tf': { requirements: ['registry.terraform.io/hashicorp/azurerm'] },
   'comments.tf': { requirements: ['registry.terraform.io/hashicorp/null'] },
   'gcp-network-for-each.tf': { requirements: ['registry.terraform.io/hashicorp/google'] },
-  'kubernetes-helm.tf': { requirements: ['registry.terraform.io/hashicorp/helm', 'registry.terraform.io/hashicorp/kubernetes'] },
+  'kubernetes-helm.tf': {
+    requirements: ['registry.terraform.io/hashicorp/helm', 'registry.terraform.io/hashicorp/kubernetes'],
+  },
   // terraform also lists the built-in terraform.io/builtin/terraform, which is never locked.
-  'moved-import-check.tf': { requirements: ['registry.terraform.io/hashicorp/aws', 'registry.terraform.io/hashicorp/http'] },
+  'moved-import-check.tf': {
+    requirements: ['registry.terraform.io/hashicorp/aws', 'registry.terraform.io/hashicorp/http'],
+  },
   'outputs-expressions.tf': { requirements: ['registry.terraform.io/hashicorp/aws'] },
   'templates.tf': { requirements: [] },
   'variables-validation.tf': { requirements: [] },
@@ -113,7 +136,9 @@ describe('single files of the HCL corpus (test/hcl/corpus)', () => {
 
   it('legacy-required-providers.tf: loads (known gap: terraform 1.11.4 refuses its quoted variable type "map")', async () => {
     const r = await loadMem({ 'main.tf': readFileSync(join(HCL_CORPUS, 'legacy-required-providers.tf'), 'utf8') });
-    expect(diagLines(r.diagnostics)).toEqual(['warning main.tf:16:13: Version constraints inside provider configuration blocks are deprecated']);
+    expect(diagLines(r.diagnostics)).toEqual([
+      'warning main.tf:16:13: Version constraints inside provider configuration blocks are deprecated',
+    ]);
     expect(reqLines(r.requirements)).toEqual([
       'registry.terraform.io/hashicorp/aws ~> 2.70',
       'registry.terraform.io/hashicorp/null 2.1.2',

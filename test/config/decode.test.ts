@@ -31,7 +31,9 @@ describe('annotated invalid files', () => {
     const r = parseConfigFile(text, name, { flavor: 'terraform' });
     const m = buildModule([r.file], [], 'terraform');
     const q = moduleRequirements(m.module, 'terraform');
-    const got = [...r.diagnostics, ...m.diagnostics, ...q.diagnostics].map((d) => `${d.severity} ${d.range.start.line} ${d.summary}`);
+    const got = [...r.diagnostics, ...m.diagnostics, ...q.diagnostics].map(
+      (d) => `${d.severity} ${d.range.start.line} ${d.summary}`,
+    );
     expect(got.sort()).toEqual(annotations(text));
     for (const d of [...r.diagnostics, ...m.diagnostics, ...q.diagnostics]) expect(d.range.filename).toBe(name);
   });
@@ -70,7 +72,9 @@ terraform {
   });
 
   it('reads configuration_aliases', () => {
-    const r = decode('terraform {\n  required_providers {\n    aws = { source = "hashicorp/aws", configuration_aliases = [aws.east, aws.west] }\n  }\n}\n');
+    const r = decode(
+      'terraform {\n  required_providers {\n    aws = { source = "hashicorp/aws", configuration_aliases = [aws.east, aws.west] }\n  }\n}\n',
+    );
     expect(r.diagnostics).toEqual([]);
     expect(r.file.requiredProviders[0]?.entries[0]?.configurationAliases).toEqual(['east', 'west']);
   });
@@ -89,7 +93,9 @@ terraform {
     expect(byLine.get(13)).toBe('Provider names must be normalized. Replace "H" with "h" to fix this error.');
     expect(byLine.get(14)).toBe('The "source" attribute must be in the format "[hostname/][namespace/]name"');
     expect(byLine.get(15)).toBe('required_providers entries must be strings or objects.');
-    expect(byLine.get(6)).toBe('Incorrect version constraint syntax: invalid specification ">=  1.0": only one space is expected after the operator ">=".');
+    expect(byLine.get(6)).toBe(
+      'Incorrect version constraint syntax: invalid specification ">=  1.0": only one space is expected after the operator ">=".',
+    );
     expect(byLine.get(9)).toBe('Incorrect version constraint syntax: a "v" prefix should not be used.');
     expect(byLine.get(10)).toBe(
       'Incorrect version constraint syntax: invalid specification "1.0.0.1": too many numbered portions; only three are allowed (major, minor, patch).',
@@ -97,16 +103,23 @@ terraform {
     expect(byLine.get(16)).toBe('Incorrect version constraint syntax: missing comma after "~> 1.0".');
   });
 
-  it('reports the second parser with the flavor\'s go-versions wording', () => {
-    const r = decode('terraform {\n  required_providers {\n    d = { source = "acme/d", version = "v1.0" }\n  }\n}\n', 'tofu');
+  it("reports the second parser with the flavor's go-versions wording", () => {
+    const r = decode(
+      'terraform {\n  required_providers {\n    d = { source = "acme/d", version = "v1.0" }\n  }\n}\n',
+      'tofu',
+    );
     const q = moduleRequirements(buildModule([r.file], [], 'tofu').module, 'tofu');
-    expect(details(q.diagnostics)).toEqual(['Incorrect version constraint syntax: invalid specification "v1.0": a "v" prefix should not be used when specifying versions.']);
+    expect(details(q.diagnostics)).toEqual([
+      'Incorrect version constraint syntax: invalid specification "v1.0": a "v" prefix should not be used when specifying versions.',
+    ]);
   });
 });
 
 describe('provider blocks', () => {
   it('joins the deprecated version argument to the requirements, with the deprecation warning', () => {
-    const r = decode('terraform {\n  required_providers {\n    demo = { source = "acme/demo", version = "~> 1.0" }\n  }\n}\nprovider "demo" {\n  version = ">= 1.0.0"\n}\n');
+    const r = decode(
+      'terraform {\n  required_providers {\n    demo = { source = "acme/demo", version = "~> 1.0" }\n  }\n}\nprovider "demo" {\n  version = ">= 1.0.0"\n}\n',
+    );
     expect(r.diagnostics.map((d) => [d.severity, d.summary, d.range.start.line, d.range.start.column])).toEqual([
       ['warning', 'Version constraints inside provider configuration blocks are deprecated', 7, 13],
     ]);
@@ -114,20 +127,29 @@ describe('provider blocks', () => {
     expect(r.diagnostics[0]?.detail).toBe(
       'Terraform 0.13 and earlier allowed provider version constraints inside the provider configuration block, but that is now deprecated and will be removed in a future version of Terraform. To silence this warning, move the provider version constraint into the required_providers block.',
     );
-    expect(decode('provider "x" {\n  version = "1.0"\n}\n', 'tofu').diagnostics[0]?.detail).toMatch(/^OpenTofu 0\.13 and earlier .* version of OpenTofu\. /);
+    expect(decode('provider "x" {\n  version = "1.0"\n}\n', 'tofu').diagnostics[0]?.detail).toMatch(
+      /^OpenTofu 0\.13 and earlier .* version of OpenTofu\. /,
+    );
     const m = buildModule([r.file], [], 'terraform').module;
-    expect(reqLines(moduleRequirements(m, 'terraform').requirements)).toEqual(['registry.terraform.io/acme/demo >= 1.0.0, ~> 1.0']);
+    expect(reqLines(moduleRequirements(m, 'terraform').requirements)).toEqual([
+      'registry.terraform.io/acme/demo >= 1.0.0, ~> 1.0',
+    ]);
   });
 
   it('requires the provider of every block, aliases included, through local names', () => {
-    const r = decode('terraform {\n  required_providers {\n    mycloud = { source = "corp.example/acme/cloud" }\n  }\n}\nprovider "mycloud" {\n  alias = "east"\n}\nprovider "null" {}\n');
+    const r = decode(
+      'terraform {\n  required_providers {\n    mycloud = { source = "corp.example/acme/cloud" }\n  }\n}\nprovider "mycloud" {\n  alias = "east"\n}\nprovider "null" {}\n',
+    );
     expect(r.diagnostics).toEqual([]);
     expect(r.file.providerConfigs.map((p) => [p.name, p.alias])).toEqual([
       ['mycloud', 'east'],
       ['null', undefined],
     ]);
     const m = buildModule([r.file], [], 'terraform').module;
-    expect(reqLines(moduleRequirements(m, 'terraform').requirements)).toEqual(['corp.example/acme/cloud', 'registry.terraform.io/hashicorp/null']);
+    expect(reqLines(moduleRequirements(m, 'terraform').requirements)).toEqual([
+      'corp.example/acme/cloud',
+      'registry.terraform.io/hashicorp/null',
+    ]);
   });
 
   it('lets OpenTofu use for_each and a non-static alias in provider blocks', () => {
@@ -208,8 +230,19 @@ module "c" { source = "github.com/hashicorp/example?ref=v1" }
     expect(r.diagnostics).toEqual([]);
     expect(r.file.moduleCalls.map((c) => c.source)).toEqual([
       { kind: 'local', path: './b/c' },
-      { kind: 'registry', host: 'registry.terraform.io', namespace: 'hashicorp', name: 'consul', system: 'aws', subdir: 'modules/x' },
-      { kind: 'remote', raw: 'github.com/hashicorp/example?ref=v1', normalized: 'git::https://github.com/hashicorp/example.git?ref=v1' },
+      {
+        kind: 'registry',
+        host: 'registry.terraform.io',
+        namespace: 'hashicorp',
+        name: 'consul',
+        system: 'aws',
+        subdir: 'modules/x',
+      },
+      {
+        kind: 'remote',
+        raw: 'github.com/hashicorp/example?ref=v1',
+        normalized: 'git::https://github.com/hashicorp/example.git?ref=v1',
+      },
     ]);
     expect(r.file.moduleCalls[1]?.version?.text).toBe('~> 0.1');
   });
@@ -228,6 +261,8 @@ module "c" { source = "github.com/hashicorp/example?ref=v1" }
 
   it('does not insist on a static source or version for OpenTofu, which evaluates them early', () => {
     expect(decode('module "a" {\n  source  = var.src\n  version = local.v\n}\n', 'tofu').diagnostics).toEqual([]);
-    expect(decode('module "a" { source = var.src }\n', 'terraform').diagnostics.map((d) => d.summary)).toEqual(['Variables not allowed']);
+    expect(decode('module "a" { source = var.src }\n', 'terraform').diagnostics.map((d) => d.summary)).toEqual([
+      'Variables not allowed',
+    ]);
   });
 });

@@ -8,14 +8,28 @@ import { goVersionConstraintCheck, goVersionString, parseGoVersion } from '../..
 describe('isGoVersionConstraint (hashicorp/go-version NewConstraint)', () => {
   // Accepted by go-version; several are then refused by go-versions
   // ("Incorrect version constraint syntax", confirmed with terraform 1.11.4).
-  it.each(['1.0', '~> 1.0', '>= 1.0.0, < 2', '>=  1.0', 'v1.0', '1.0.0.1', '~> 1.0beta', ' = 1.2.3 ', '!=1.0.0-rc.1+meta', '>= 1.0 , <2'])('accepts %j', (s) => {
+  it.each([
+    '1.0',
+    '~> 1.0',
+    '>= 1.0.0, < 2',
+    '>=  1.0',
+    'v1.0',
+    '1.0.0.1',
+    '~> 1.0beta',
+    ' = 1.2.3 ',
+    '!=1.0.0-rc.1+meta',
+    '>= 1.0 , <2',
+  ])('accepts %j', (s) => {
     expect(isGoVersionConstraint(s)).toBe(true);
   });
 
   // "This string does not use correct version constraint syntax." (confirmed with terraform 1.11.4)
-  it.each(['', '1.0,', '=> 1.0', 'latest', '>= 1.0 < 2', '~>', '1.0.x', '99999999999999999999.0'])('refuses %j', (s) => {
-    expect(isGoVersionConstraint(s)).toBe(false);
-  });
+  it.each(['', '1.0,', '=> 1.0', 'latest', '>= 1.0 < 2', '~>', '1.0.x', '99999999999999999999.0'])(
+    'refuses %j',
+    (s) => {
+      expect(isGoVersionConstraint(s)).toBe(false);
+    },
+  );
 
   // A hang guard (no backtracking blow-up), not a speed assertion.
   it('finishes on long adversarial input', { timeout: 60_000 }, () => {

@@ -40,15 +40,19 @@ export function memFs(files: Record<string, string>, dirs: string[] = []): Confi
       d = posix.dirname(d);
     }
   }
-  const enoent = (p: string): Error => Object.assign(new Error(`ENOENT: no such file or directory, open '${p}'`), { code: 'ENOENT' });
+  const enoent = (p: string): Error =>
+    Object.assign(new Error(`ENOENT: no such file or directory, open '${p}'`), { code: 'ENOENT' });
   return {
     readDir(path) {
       const p = norm(path);
       if (!dirSet.has(p)) return Promise.reject(enoent(path));
       const names = new Map<string, boolean>();
       const prefix = p === '.' ? '' : `${p}/`;
-      for (const f of fileMap.keys()) if (f.startsWith(prefix) && !f.slice(prefix.length).includes('/')) names.set(f.slice(prefix.length), false);
-      for (const d of dirSet) if (d !== p && d.startsWith(prefix) && !d.slice(prefix.length).includes('/')) names.set(d.slice(prefix.length), true);
+      for (const f of fileMap.keys())
+        if (f.startsWith(prefix) && !f.slice(prefix.length).includes('/')) names.set(f.slice(prefix.length), false);
+      for (const d of dirSet)
+        if (d !== p && d.startsWith(prefix) && !d.slice(prefix.length).includes('/'))
+          names.set(d.slice(prefix.length), true);
       return Promise.resolve([...names].map(([name, isDirectory]) => ({ name, isDirectory })));
     },
     readFile(path) {
@@ -59,8 +63,16 @@ export function memFs(files: Record<string, string>, dirs: string[] = []): Confi
 }
 
 /** Loads an in-memory configuration rooted at `.`. */
-export function loadMem(files: Record<string, string>, flavor: Flavor = 'terraform', extra: { resolveLocalModules?: boolean; dirs?: string[] } = {}): Promise<LoadedConfig> {
-  return loadConfig('.', { flavor, fs: memFs(files, extra.dirs), ...(extra.resolveLocalModules ? { resolveLocalModules: true } : {}) });
+export function loadMem(
+  files: Record<string, string>,
+  flavor: Flavor = 'terraform',
+  extra: { resolveLocalModules?: boolean; dirs?: string[] } = {},
+): Promise<LoadedConfig> {
+  return loadConfig('.', {
+    flavor,
+    fs: memFs(files, extra.dirs),
+    ...(extra.resolveLocalModules ? { resolveLocalModules: true } : {}),
+  });
 }
 
 /** Parses one native-syntax file as `main.tf`. */

@@ -32,7 +32,9 @@ describe('parseJSON', () => {
   ])('%j: %s at %s', (text, summary, at) => {
     const r = parseJSON(text, 'f.json');
     expect(r.value).toBeUndefined();
-    expect(r.diagnostics.map((d) => [d.summary, `${d.range.start.line}:${d.range.start.column}`])).toEqual([[summary, at]]);
+    expect(r.diagnostics.map((d) => [d.summary, `${d.range.start.line}:${d.range.start.column}`])).toEqual([
+      [summary, at],
+    ]);
   });
 });
 
@@ -51,7 +53,12 @@ describe('.tf.json files', () => {
 }`);
     expect(r.diagnostics).toEqual([]);
     expect(r.file.providerConfigs.map((p) => p.alias ?? '')).toEqual(['', 'shared']);
-    expect(r.file.resources.map((x) => `${x.mode}.${x.type}.${x.name}${x.providerRef ? ` -> ${x.providerRef.name}.${x.providerRef.alias}` : ''}`)).toEqual([
+    expect(
+      r.file.resources.map(
+        (x) =>
+          `${x.mode}.${x.type}.${x.name}${x.providerRef ? ` -> ${x.providerRef.name}.${x.providerRef.alias}` : ''}`,
+      ),
+    ).toEqual([
       'managed.azurerm_storage_account.shared -> azurerm.shared',
       'managed.random_id.a',
       'managed.random_id.b',
@@ -74,9 +81,13 @@ describe('.tf.json files', () => {
   });
 
   it('reports syntax and structure errors with file:line:col, worded as terraform 1.11.4', () => {
-    expect(diagLines(json('{\n  "terraform": {\n    "required_providers": {\n      "aws": { "source": "hashicorp/aws", },\n    }\n  }\n}\n').diagnostics)).toEqual([
-      'error main.tf.json:4:43: Trailing comma in object',
-    ]);
+    expect(
+      diagLines(
+        json(
+          '{\n  "terraform": {\n    "required_providers": {\n      "aws": { "source": "hashicorp/aws", },\n    }\n  }\n}\n',
+        ).diagnostics,
+      ),
+    ).toEqual(['error main.tf.json:4:43: Trailing comma in object']);
     const r = json('{\n  "resourse": {},\n  "resource": "x",\n  "provider": {"aws": "y"}\n}\n');
     expect(diagLines(r.diagnostics)).toEqual([
       'error main.tf.json:3:15: Incorrect JSON value type',

@@ -57,15 +57,27 @@ describe('override files', () => {
 
   it('applies override files in name order, the later one winning', () => {
     const base = decode('terraform {\n  required_providers {\n    a = { source = "x/a", version = "1.0.0" }\n  }\n}\n');
-    const o1 = decode('terraform {\n  required_providers {\n    a = { source = "x/a", version = "2.0.0" }\n  }\n}\n', 'terraform', 'a_override.tf');
-    const o2 = decode('terraform {\n  required_providers {\n    a = { source = "x/a", version = "3.0.0" }\n  }\n}\n', 'terraform', 'b_override.tf');
+    const o1 = decode(
+      'terraform {\n  required_providers {\n    a = { source = "x/a", version = "2.0.0" }\n  }\n}\n',
+      'terraform',
+      'a_override.tf',
+    );
+    const o2 = decode(
+      'terraform {\n  required_providers {\n    a = { source = "x/a", version = "3.0.0" }\n  }\n}\n',
+      'terraform',
+      'b_override.tf',
+    );
     const m = buildModule([base.file], [o1.file, o2.file], 'terraform').module;
     expect(reqLines(moduleRequirements(m, 'terraform').requirements)).toEqual(['registry.terraform.io/x/a 3.0.0']);
   });
 
   it('lets an override add required_providers to a module that has none, and override a source', () => {
     const base = decode('resource "a_thing" "x" {}\n');
-    const o = decode('terraform {\n  required_providers {\n    a = { source = "corp.example/x/a" }\n  }\n}\n', 'terraform', 'override.tf');
+    const o = decode(
+      'terraform {\n  required_providers {\n    a = { source = "corp.example/x/a" }\n  }\n}\n',
+      'terraform',
+      'override.tf',
+    );
     const m = buildModule([base.file], [o.file], 'terraform').module;
     expect(reqLines(moduleRequirements(m, 'terraform').requirements)).toEqual(['corp.example/x/a']);
   });
@@ -90,7 +102,9 @@ describe('module-level errors', () => {
 
   it('reports duplicates and overrides without a base, worded as terraform 1.11.4', () => {
     const { built } = moduleOf('duplicates');
-    const got = built.diagnostics.map((d) => `${d.range.filename}:${d.range.start.line}: ${d.summary}: ${d.detail}`).sort();
+    const got = built.diagnostics
+      .map((d) => `${d.range.filename}:${d.range.start.line}: ${d.summary}: ${d.detail}`)
+      .sort();
     expect(got).toEqual(
       [
         'b.tf:1: Duplicate provider configuration: A default (non-aliased) provider configuration for "aws" was already given at a.tf:1,1-15. If multiple configurations are required, set the "alias" argument for alternative configurations.',
@@ -116,7 +130,9 @@ describe('module-level errors', () => {
 
   it('refuses removed blocks in override files for OpenTofu only', () => {
     const { built } = moduleOf('duplicates', 'tofu');
-    expect(built.diagnostics.filter((d) => d.summary === "Cannot override 'Removed' blocks").map((d) => d.range.start.line)).toEqual([18]);
+    expect(
+      built.diagnostics.filter((d) => d.summary === "Cannot override 'Removed' blocks").map((d) => d.range.start.line),
+    ).toEqual([18]);
   });
 
   it('reports duplicate backends and a backend with a cloud block', () => {
@@ -131,17 +147,46 @@ describe('module-level errors', () => {
 
 describe('directory listing', () => {
   it('picks .tf and .tf.json, splits overrides, ignores editor and test files, sorts by bytes', () => {
-    const entries = ['main.tf', 'override.tf', 'b_override.tf.json', 'x.tf.json', '.hidden.tf', 'backup.tf~', '#auto.tf#', 'a.tftest.hcl', 'notes.md', 'Z.tf', 'sub.tf']
-      .map((name) => ({ name, isDirectory: name === 'sub.tf' }));
-    expect(configFileNames(entries, 'terraform')).toEqual({ primary: ['Z.tf', 'main.tf', 'x.tf.json'], override: ['b_override.tf.json', 'override.tf'] });
+    const entries = [
+      'main.tf',
+      'override.tf',
+      'b_override.tf.json',
+      'x.tf.json',
+      '.hidden.tf',
+      'backup.tf~',
+      '#auto.tf#',
+      'a.tftest.hcl',
+      'notes.md',
+      'Z.tf',
+      'sub.tf',
+    ].map((name) => ({ name, isDirectory: name === 'sub.tf' }));
+    expect(configFileNames(entries, 'terraform')).toEqual({
+      primary: ['Z.tf', 'main.tf', 'x.tf.json'],
+      override: ['b_override.tf.json', 'override.tf'],
+    });
   });
 
   it('reads .tofu files for OpenTofu, which hide the .tf file of the same name', () => {
-    const entries = ['main.tf', 'main.tofu', 'vars.tf.json', 'vars.tofu.json', 'other.tf', 'x_override.tf', 'x_override.tofu', 'a.tofutest.hcl'].map((name) => ({
+    const entries = [
+      'main.tf',
+      'main.tofu',
+      'vars.tf.json',
+      'vars.tofu.json',
+      'other.tf',
+      'x_override.tf',
+      'x_override.tofu',
+      'a.tofutest.hcl',
+    ].map((name) => ({
       name,
       isDirectory: false,
     }));
-    expect(configFileNames(entries, 'tofu')).toEqual({ primary: ['main.tofu', 'other.tf', 'vars.tofu.json'], override: ['x_override.tofu'] });
-    expect(configFileNames(entries, 'terraform')).toEqual({ primary: ['main.tf', 'other.tf', 'vars.tf.json'], override: ['x_override.tf'] });
+    expect(configFileNames(entries, 'tofu')).toEqual({
+      primary: ['main.tofu', 'other.tf', 'vars.tofu.json'],
+      override: ['x_override.tofu'],
+    });
+    expect(configFileNames(entries, 'terraform')).toEqual({
+      primary: ['main.tf', 'other.tf', 'vars.tf.json'],
+      override: ['x_override.tf'],
+    });
   });
 });

@@ -49,7 +49,10 @@ describe('issue 15: discoverRoots', () => {
 
 describe('issue 15: provkit.hcl', () => {
   it('platforms in order, duplicates dropped', () => {
-    const r = parsePolicyFile('# team policy\nplatforms = ["linux_amd64", "darwin_arm64", "linux_amd64"]\n', 'provkit.hcl');
+    const r = parsePolicyFile(
+      '# team policy\nplatforms = ["linux_amd64", "darwin_arm64", "linux_amd64"]\n',
+      'provkit.hcl',
+    );
     expect(r.diagnostics).toEqual([]);
     expect(r.policy?.platforms.map(String)).toEqual(['linux_amd64', 'darwin_arm64']);
   });

@@ -10,19 +10,31 @@ import type { Flavor } from '../../src/addresses/index.js';
 import { type ConfigFs, loadConfig, parseTestFile, testFileNames, testModulePath } from '../../src/config/index.js';
 import { diagLines, memFs, reqLines } from './helpers.js';
 
-const DEMO = 'terraform {\n  required_providers {\n    demo = { source = "registry.example.test/acme/demo", version = "~> 1.0" }\n  }\n}\n';
-const TOOLS = 'terraform {\n  required_providers {\n    tools = { source = "registry.example.test/acme/tools", version = ">= 0.3" }\n  }\n}\n';
+const DEMO =
+  'terraform {\n  required_providers {\n    demo = { source = "registry.example.test/acme/demo", version = "~> 1.0" }\n  }\n}\n';
+const TOOLS =
+  'terraform {\n  required_providers {\n    tools = { source = "registry.example.test/acme/tools", version = ">= 0.3" }\n  }\n}\n';
 const RUN_M = 'run "a" {\n  module {\n    source = "./modules/m"\n  }\n}\n';
 const manifest = (records: Record<string, string>): string =>
-  JSON.stringify({ Modules: [{ Key: '', Source: '', Dir: '.' }, ...Object.entries(records).map(([Key, Dir]) => ({ Key, Source: `./${Dir}`, Dir }))] });
+  JSON.stringify({
+    Modules: [
+      { Key: '', Source: '', Dir: '.' },
+      ...Object.entries(records).map(([Key, Dir]) => ({ Key, Source: `./${Dir}`, Dir })),
+    ],
+  });
 
 /** Loads an in-memory configuration; `testDirectory` null: test files not asked for (providers lock). */
-function load(files: Record<string, string>, flavor: Flavor = 'terraform', testDirectory: string | null = 'tests', fs = memFs(files)) {
+function load(
+  files: Record<string, string>,
+  flavor: Flavor = 'terraform',
+  testDirectory: string | null = 'tests',
+  fs = memFs(files),
+) {
   return loadConfig('.', { flavor, fs, ...(testDirectory === null ? {} : { testDirectory }) });
 }
 
 describe('issue 11 #8: modules of test-file run blocks', () => {
-  it('adds the requirements of a run block\'s module (key test.tests.x.a), only when test files are asked for', async () => {
+  it("adds the requirements of a run block's module (key test.tests.x.a), only when test files are asked for", async () => {
     const files = {
       'main.tf': DEMO,
       'modules/m/main.tf': TOOLS,
@@ -31,7 +43,10 @@ describe('issue 11 #8: modules of test-file run blocks', () => {
     };
     const withTests = await load(files);
     expect(withTests.diagnostics).toEqual([]);
-    expect(reqLines(withTests.requirements)).toEqual(['registry.example.test/acme/demo ~> 1.0', 'registry.example.test/acme/tools >= 0.3.0']);
+    expect(reqLines(withTests.requirements)).toEqual([
+      'registry.example.test/acme/demo ~> 1.0',
+      'registry.example.test/acme/tools >= 0.3.0',
+    ]);
     expect(withTests.tests.map((t) => `${t.path.join('.')} @ ${t.dir}`)).toEqual(['test.tests.x.a @ modules/m']);
     // providers lock: no test files (confirmed with terraform 1.11.4).
     const without = await load(files, 'terraform', null);
@@ -39,17 +54,18 @@ describe('issue 11 #8: modules of test-file run blocks', () => {
     expect(without.tests).toEqual([]);
   });
 
-  it('merges the run module\'s constraints with the root\'s (a conflict is left to version selection)', async () => {
+  it("merges the run module's constraints with the root's (a conflict is left to version selection)", async () => {
     const r = await load({
       'main.tf': DEMO,
-      'modules/m/main.tf': 'terraform {\n  required_providers {\n    demo = { source = "registry.example.test/acme/demo", version = "< 1.1.0" }\n  }\n}\n',
+      'modules/m/main.tf':
+        'terraform {\n  required_providers {\n    demo = { source = "registry.example.test/acme/demo", version = "< 1.1.0" }\n  }\n}\n',
       'tests/x.tftest.hcl': RUN_M,
       '.terraform/modules/modules.json': manifest({ 'test.tests.x.a': 'modules/m' }),
     });
     expect(reqLines(r.requirements)).toEqual(['registry.example.test/acme/demo ~> 1.0, < 1.1.0']);
   });
 
-  it('walks a run module\'s own calls, and names modules of root-directory and JSON test files as terraform does', async () => {
+  it("walks a run module's own calls, and names modules of root-directory and JSON test files as terraform does", async () => {
     const r = await load({
       'main.tf': DEMO,
       'modules/m/main.tf': 'module "n" {\n  source = "../n"\n}\n',
@@ -67,7 +83,10 @@ describe('issue 11 #8: modules of test-file run blocks', () => {
     expect(r.diagnostics).toEqual([]);
     expect(r.tests.map((t) => t.path.join('.'))).toEqual(['test.root.r', 'test.tests.j.tftest.json.j1']);
     expect(r.tests[0]?.children.map((c) => c.path.join('.'))).toEqual(['test.root.r.n']);
-    expect(reqLines(r.requirements)).toEqual(['registry.example.test/acme/demo ~> 1.0', 'registry.example.test/acme/tools >= 0.3.0']);
+    expect(reqLines(r.requirements)).toEqual([
+      'registry.example.test/acme/demo ~> 1.0',
+      'registry.example.test/acme/tools >= 0.3.0',
+    ]);
   });
 
   it('needs the module installed, as any module call ("Module not installed" at the module block)', async () => {
@@ -98,7 +117,16 @@ describe('issue 11 #8: modules of test-file run blocks', () => {
   });
 
   it('OpenTofu: x.tofutest.hcl hides x.tftest.hcl', () => {
-    const entries = ['b.tftest.hcl', 'a.tofutest.hcl', 'a.tftest.hcl', 'c.tftest.json', 'c.tofutest.json', 'main.tf', '.h.tftest.hcl', 'd.tftest.hcl~'].map((name) => ({
+    const entries = [
+      'b.tftest.hcl',
+      'a.tofutest.hcl',
+      'a.tftest.hcl',
+      'c.tftest.json',
+      'c.tofutest.json',
+      'main.tf',
+      '.h.tftest.hcl',
+      'd.tftest.hcl~',
+    ].map((name) => ({
       name,
       isDirectory: false,
     }));
@@ -115,15 +143,23 @@ describe('issue 11 #8: modules of test-file run blocks', () => {
   it('warns about a missing test directory other than the default, and refuses an unreadable one', async () => {
     expect((await load({ 'main.tf': DEMO }, 'terraform', 'tests')).diagnostics).toEqual([]);
     const missing = await load({ 'main.tf': DEMO }, 'terraform', 'other');
-    expect(missing.diagnostics.map((d) => [d.severity, d.summary, d.detail])).toEqual([['warning', 'Test directory does not exist', 'Requested test directory other does not exist.']]);
+    expect(missing.diagnostics.map((d) => [d.severity, d.summary, d.detail])).toEqual([
+      ['warning', 'Test directory does not exist', 'Requested test directory other does not exist.'],
+    ]);
     const mem = memFs({ 'main.tf': DEMO }, ['other']);
     const denied: ConfigFs = {
-      readDir: (path) => (path === 'other' ? Promise.reject(Object.assign(new Error('EACCES: permission denied, scandir \'other\''), { code: 'EACCES' })) : mem.readDir(path)),
+      readDir: (path) =>
+        path === 'other'
+          ? Promise.reject(Object.assign(new Error("EACCES: permission denied, scandir 'other'"), { code: 'EACCES' }))
+          : mem.readDir(path),
       readFile: (path) => mem.readFile(path),
     };
     const notDir = await load({}, 'terraform', 'other', denied);
     expect(notDir.diagnostics.map((d) => [d.summary, d.detail])).toEqual([
-      ['Failed to read test directory', "Test directory other could not be read: EACCES: permission denied, scandir 'other'."],
+      [
+        'Failed to read test directory',
+        "Test directory other could not be read: EACCES: permission denied, scandir 'other'.",
+      ],
     ]);
     expect(notDir.root).toBeUndefined();
   });
@@ -131,10 +167,13 @@ describe('issue 11 #8: modules of test-file run blocks', () => {
 
 describe('issue 11 #8: test-file diagnostics', () => {
   const diags = (text: string, flavor: Flavor = 'terraform', name = 'tests/t.tftest.hcl'): string[] =>
-    parseTestFile(text, name, flavor).diagnostics.map((d) => `${d.severity} ${d.range.start.line}:${d.range.start.column} ${d.summary}: ${d.detail}`);
+    parseTestFile(text, name, flavor).diagnostics.map(
+      (d) => `${d.severity} ${d.range.start.line}:${d.range.start.column} ${d.summary}: ${d.detail}`,
+    );
 
   it('reports what terraform 1.11.4 reported for a bad test file (test/fixtures/reference-runs/test-files-invalid)', () => {
-    const text = 'run "a" {\n  module {\n    version = "1.0.0"\n  }\n  bogus = 1\n}\nwat {}\nrun "b" {\n  module {\n    source = "git::https://example.com/x.git"\n  }\n}\n';
+    const text =
+      'run "a" {\n  module {\n    version = "1.0.0"\n  }\n  bogus = 1\n}\nwat {}\nrun "b" {\n  module {\n    source = "git::https://example.com/x.git"\n  }\n}\n';
     expect(diags(text).sort()).toEqual(
       [
         'error 2:3 Missing "source" attribute for module block: You must specify a source attribute when executing alternate modules during test executions.',

@@ -82,15 +82,31 @@ describe('issue 14 library: docs/api.md examples run', () => {
 describe('issue 14 library: what -help points to ships, and names the air-gap variables', () => {
   it('-help lists the environment variables of an air gap; the docs it names are in the package', () => {
     const help = spawnSync(process.execPath, [join(ROOT, 'bin/provkit.js'), '-help'], { encoding: 'utf8' }).stdout;
-    for (const v of ['SSL_CERT_FILE', 'HTTPS_PROXY', 'NO_PROXY', 'TF_CLI_CONFIG_FILE', 'PROVKIT_CACHE_DIR', 'PROVKIT_HASH_STORE', 'TF_PROVIDER_DOWNLOAD_RETRY', 'NO_COLOR']) {
+    for (const v of [
+      'SSL_CERT_FILE',
+      'HTTPS_PROXY',
+      'NO_PROXY',
+      'TF_CLI_CONFIG_FILE',
+      'PROVKIT_CACHE_DIR',
+      'PROVKIT_HASH_STORE',
+      'TF_PROVIDER_DOWNLOAD_RETRY',
+      'NO_COLOR',
+    ]) {
       expect(help).toContain(v);
     }
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     expect(readme).toContain('## Environment variables');
     expect(readme).toContain('docs/api.md');
-    const files = (JSON.parse(spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' }).stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
+    const files = (
+      JSON.parse(
+        spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' }).stdout,
+      ) as Array<{ files: Array<{ path: string }> }>
+    )[0]!.files.map((f) => f.path);
     const cited = new Set<string>();
-    for (const m of ['src/cli/main.ts', ...['lock', 'mirror', 'install', 'verify', 'bundle', 'serve', 'hash'].map((c) => `src/cli/commands/${c}.ts`)]) {
+    for (const m of [
+      'src/cli/main.ts',
+      ...['lock', 'mirror', 'install', 'verify', 'bundle', 'serve', 'hash'].map((c) => `src/cli/commands/${c}.ts`),
+    ]) {
       for (const d of readFileSync(join(ROOT, m), 'utf8').matchAll(/docs\/[a-z-]+\.md/g)) cited.add(d[0]);
     }
     expect(cited.size).toBeGreaterThan(0);

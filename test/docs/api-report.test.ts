@@ -14,7 +14,11 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 describe('issue 12: the public API', () => {
   it('matches the API report (etc/provkit.api.md)', () => {
     expect(existsSync(join(ROOT, 'dist/index.d.ts'))).toBe(true);
-    const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/@microsoft/api-extractor/bin/api-extractor'), 'run'], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [join(ROOT, 'node_modules/@microsoft/api-extractor/bin/api-extractor'), 'run'],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     // api-extractor exits non-zero when the report differs, and says so.
     expect(r.stdout + r.stderr).not.toMatch(/You have changed the API signature|API report (file )?(is )?missing/i);
     expect(r.status).toBe(0);
@@ -22,10 +26,30 @@ describe('issue 12: the public API', () => {
 
   it('exports the operations, sources, hashing, lock-file and error names, and none of the internals', () => {
     const report = readFileSync(join(ROOT, 'etc/provkit.api.md'), 'utf8');
-    for (const name of ['runLock', 'runMirror', 'runInstall', 'runVerify', 'createBundle', 'importBundle', 'sourceFromCliConfig', 'FilesystemMirrorSource', 'hashZipPackage', 'parseLockFile', 'serializeLocks', 'ProvkitError', 'diagnosticFromError']) {
+    for (const name of [
+      'runLock',
+      'runMirror',
+      'runInstall',
+      'runVerify',
+      'createBundle',
+      'importBundle',
+      'sourceFromCliConfig',
+      'FilesystemMirrorSource',
+      'hashZipPackage',
+      'parseLockFile',
+      'serializeLocks',
+      'ProvkitError',
+      'diagnosticFromError',
+    ]) {
       expect(report).toMatch(new RegExp(`export (async )?(function|class|const) ${name}\\b`));
     }
-    for (const internal of ['goQuote', 'compareBytewise', 'packageNetEvents', 'installFailureDiagnostics', 'MockSource']) {
+    for (const internal of [
+      'goQuote',
+      'compareBytewise',
+      'packageNetEvents',
+      'installFailureDiagnostics',
+      'MockSource',
+    ]) {
       expect(report).not.toMatch(new RegExp(`export (async )?(function|class|const) ${internal}\\b`));
     }
   });

@@ -37,7 +37,10 @@ describe('issue 12: citations point into the repository', () => {
       'const d = 4 / 2; // a comment (spec §2.3 item 23)',
       '/* another (item 90) */',
     ].join('\n');
-    expect(commentRanges(text).map(([s, e]) => text.slice(s, e))).toEqual(['// a comment (spec §2.3 item 23)', '/* another (item 90) */']);
+    expect(commentRanges(text).map(([s, e]) => text.slice(s, e))).toEqual([
+      '// a comment (spec §2.3 item 23)',
+      '/* another (item 90) */',
+    ]);
   });
 
   it('rewrites old citations mechanically, and only in comments', () => {
@@ -62,7 +65,14 @@ describe('issue 12: citations point into the repository', () => {
       ].join('\n');
       writeFileSync(join(root, 'src', 'x', 'a.ts'), before);
       rewriteCitations(root);
-      const after = ['/**', ' * Thing (docs/reference.md §1.1 items 1–2, §2 item 3).', ' * Then (docs/reference.md §1.1 item 2) and (docs/reference.md items 1, 3); docs/reference.md §2.4 vector V4.', ' */', "export const s = 'spec §1.1 item 1 (item 2)';", ''].join('\n');
+      const after = [
+        '/**',
+        ' * Thing (docs/reference.md §1.1 items 1–2, §2 item 3).',
+        ' * Then (docs/reference.md §1.1 item 2) and (docs/reference.md items 1, 3); docs/reference.md §2.4 vector V4.',
+        ' */',
+        "export const s = 'spec §1.1 item 1 (item 2)';",
+        '',
+      ].join('\n');
       expect(readFileSync(join(root, 'src', 'x', 'a.ts'), 'utf8')).toBe(after);
       expect(checkCitations(root)).toEqual([]);
       // A second run changes nothing.

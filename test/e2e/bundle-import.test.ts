@@ -78,7 +78,12 @@ const noStack = (stderr: string): void => {
 };
 
 type Manifest = {
-  providers: Array<{ source: string; version: string; constraints: string; packages: Array<{ platform: string; path: string; zh: string; h1: string; h1Zip: string }> }>;
+  providers: Array<{
+    source: string;
+    version: string;
+    constraints: string;
+    packages: Array<{ platform: string; path: string; zh: string; h1: string; h1Zip: string }>;
+  }>;
   members: Array<{ name: string; size: number; sha256: string }>;
 } & Record<string, unknown>;
 
@@ -88,11 +93,19 @@ const dataOf = (entries: RawEntry[], name: string): Buffer => entries.find((e) =
 /** Entries with `manifest` and the given members (name → bytes; others removed), the manifest's member list rebuilt. */
 function rebuild(manifest: Manifest, members: Map<string, Buffer>): RawEntry[] {
   const names = [...members.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-  manifest.members = names.map((name) => ({ name, size: members.get(name)!.length, sha256: sha256(members.get(name)!) }));
-  return [{ name: 'manifest.json', data: JSON.stringify(manifest, null, 2) }, ...names.map((name) => ({ name, data: members.get(name)! }))];
+  manifest.members = names.map((name) => ({
+    name,
+    size: members.get(name)!.length,
+    sha256: sha256(members.get(name)!),
+  }));
+  return [
+    { name: 'manifest.json', data: JSON.stringify(manifest, null, 2) },
+    ...names.map((name) => ({ name, data: members.get(name)! })),
+  ];
 }
 
-const memberMap = (entries: RawEntry[]): Map<string, Buffer> => new Map(entries.slice(1).map((e) => [e.name, e.data as Buffer]));
+const memberMap = (entries: RawEntry[]): Map<string, Buffer> =>
+  new Map(entries.slice(1).map((e) => [e.name, e.data as Buffer]));
 
 describe('issue 11 #16: a truncated bundle', () => {
   it('a tar that ends inside a member: a diagnostic naming it, exit 1, no staging left', async () => {
@@ -104,7 +117,9 @@ describe('issue 11 #16: a truncated bundle', () => {
     writeFileSync(cut, bytes.subarray(0, at + 1000));
     const r = await runCli(['bundle', 'import', cut, target], { cwd: dir, env: w.env });
     expect(r.code).toBe(1);
-    expect(flat(r.stderr)).toContain(`cannot read bundle ${cut}: it ends inside member "${DEMO}/terraform-provider-demo_1.1.0_linux_amd64.zip"`);
+    expect(flat(r.stderr)).toContain(
+      `cannot read bundle ${cut}: it ends inside member "${DEMO}/terraform-provider-demo_1.1.0_linux_amd64.zip"`,
+    );
     noStack(r.stderr);
     expect(existsSync(target)).toBe(false);
     expectNoLeftovers(dir, target, ['cut.tar']);
@@ -131,17 +146,32 @@ describe('issue 11 #16: an interrupted import', () => {
    * to the middle of a package, and waits until the importer has staged the
    * members before it (so the interrupt finds a staging directory with files).
    */
-  async function startBlockedImport(dir: string, target: string): Promise<{ child: ReturnType<typeof spawn>; done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>; closeFeed: () => Promise<void> }> {
+  async function startBlockedImport(
+    dir: string,
+    target: string,
+  ): Promise<{
+    child: ReturnType<typeof spawn>;
+    done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
+    closeFeed: () => Promise<void>;
+  }> {
     const fifo = join(dir, 'feed.tar');
     execFileSync('mkfifo', [fifo]);
-    const child = spawn(process.execPath, [BIN, 'bundle', 'import', fifo, target], { cwd: dir, env: { PATH: process.env['PATH'] ?? '', ...w.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'bundle', 'import', fifo, target], {
+      cwd: dir,
+      env: { PATH: process.env['PATH'] ?? '', ...w.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.resume();
-    const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stderr })));
+    const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
+      child.on('close', (code, signal) => resolve({ code, signal, stderr })),
+    );
     const feed = await open(fifo, 'w');
     const bytes = readFileSync(good);
-    await feed.write(bytes.subarray(0, memberOffset(bytes, `${DEMO}/terraform-provider-demo_1.1.0_linux_amd64.zip`) + 1000));
+    await feed.write(
+      bytes.subarray(0, memberOffset(bytes, `${DEMO}/terraform-provider-demo_1.1.0_linux_amd64.zip`) + 1000),
+    );
     // Staged: the lock entries are written before the packages.
     const deadline = Date.now() + 20_000;
     while (stagingDirs(dir).length === 0) {
@@ -172,7 +202,10 @@ describe('issue 11 #16: an interrupted import', () => {
       const run = await startBlockedImport(dir, target);
       run.child.kill(signal);
       // The input pipe stays open: the signal alone must end the run (a bound, not a speed test).
-      const exitedOnSignal = await Promise.race([run.done.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
+      const exitedOnSignal = await Promise.race([
+        run.done.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 10_000)),
+      ]);
       await run.closeFeed();
       const r = await run.done;
       expect(exitedOnSignal, 'the import exits on the signal while its input pipe is still open').toBe(true);
@@ -213,7 +246,10 @@ describe('issue 11 #16: concurrent imports into one target', () => {
       [a, '1.0.0'],
       [b, '1.1.0'],
     ] as const) {
-      const r = await runCli(['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', `${DEMO}@${version}`, out], { cwd: work, env: w.env });
+      const r = await runCli(
+        ['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', `${DEMO}@${version}`, out],
+        { cwd: work, env: w.env },
+      );
       expect(r.code).toBe(0);
     }
   }, 60_000);
@@ -222,11 +258,17 @@ describe('issue 11 #16: concurrent imports into one target', () => {
     const lost: string[] = [];
     for (let i = 0; i < 20; i++) {
       const { dir, target } = fresh();
-      const [ra, rb] = await Promise.all([runCli(['bundle', 'import', a, target], { cwd: dir, env: w.env }), runCli(['bundle', 'import', b, target], { cwd: dir, env: w.env })]);
+      const [ra, rb] = await Promise.all([
+        runCli(['bundle', 'import', a, target], { cwd: dir, env: w.env }),
+        runCli(['bundle', 'import', b, target], { cwd: dir, env: w.env }),
+      ]);
       expect(ra.code, ra.stderr).toBe(0);
       expect(rb.code, rb.stderr).toBe(0);
-      const index = JSON.parse(readFileSync(join(target, DEMO, 'index.json'), 'utf8')) as { versions: Record<string, unknown> };
-      if (Object.keys(index.versions).sort().join(',') !== '1.0.0,1.1.0') lost.push(`pair ${i}: ${Object.keys(index.versions).join(',')}`);
+      const index = JSON.parse(readFileSync(join(target, DEMO, 'index.json'), 'utf8')) as {
+        versions: Record<string, unknown>;
+      };
+      if (Object.keys(index.versions).sort().join(',') !== '1.0.0,1.1.0')
+        lost.push(`pair ${i}: ${Object.keys(index.versions).join(',')}`);
       for (const v of ['1.0.0', '1.1.0']) expect(existsSync(join(target, DEMO, `${v}.json`))).toBe(true);
       expectNoLeftovers(dir, target);
     }
@@ -234,7 +276,10 @@ describe('issue 11 #16: concurrent imports into one target', () => {
   }, 180_000);
 
   it('an import and a mirror at once: both exit 0 and index.json lists both versions', async () => {
-    const project = w.project('mirror-1.0.0', { 'main.tf': 'terraform {\n  required_providers {\n    demo = {\n      source  = "registry.example.test/acme/demo"\n      version = "1.0.0"\n    }\n  }\n}\n' });
+    const project = w.project('mirror-1.0.0', {
+      'main.tf':
+        'terraform {\n  required_providers {\n    demo = {\n      source  = "registry.example.test/acme/demo"\n      version = "1.0.0"\n    }\n  }\n}\n',
+    });
     for (let i = 0; i < 5; i++) {
       const { dir, target } = fresh();
       const [ri, rm_] = await Promise.all([
@@ -243,7 +288,9 @@ describe('issue 11 #16: concurrent imports into one target', () => {
       ]);
       expect(ri.code, ri.stderr).toBe(0);
       expect(rm_.code, rm_.stderr).toBe(0);
-      const index = JSON.parse(readFileSync(join(target, DEMO, 'index.json'), 'utf8')) as { versions: Record<string, unknown> };
+      const index = JSON.parse(readFileSync(join(target, DEMO, 'index.json'), 'utf8')) as {
+        versions: Record<string, unknown>;
+      };
       expect(Object.keys(index.versions).sort()).toEqual(['1.0.0', '1.1.0']);
       expectNoLeftovers(dir, target);
     }
@@ -284,14 +331,31 @@ describe('issue 11 #16: a package is imported only as what it is', () => {
     members.set(relabelled, members.get(zip110)!);
     members.delete(zip110);
     members.delete(zipArm);
-    members.set(`${DEMO}/9.9.9.json`, Buffer.from(dataOf(goodEntries, `${DEMO}/1.1.0.json`).toString().replace(/terraform-provider-demo_1\.1\.0_linux_amd64/g, 'terraform-provider-demo_9.9.9_linux_amd64').replace(/"darwin_arm64": \{[^}]*\},?\s*/s, '')));
+    members.set(
+      `${DEMO}/9.9.9.json`,
+      Buffer.from(
+        dataOf(goodEntries, `${DEMO}/1.1.0.json`)
+          .toString()
+          .replace(/terraform-provider-demo_1\.1\.0_linux_amd64/g, 'terraform-provider-demo_9.9.9_linux_amd64')
+          .replace(/"darwin_arm64": \{[^}]*\},?\s*/s, ''),
+      ),
+    );
     members.delete(`${DEMO}/1.1.0.json`);
     members.set(`${DEMO}/index.json`, Buffer.from(mirrorIndexJSON([parseVersion('9.9.9')])));
     const demo = m.providers.find((p) => p.source === DEMO)!;
     demo.packages = demo.packages.filter((k) => k.platform === 'linux_amd64').map((k) => ({ ...k, path: relabelled }));
-    const target = await expectRefused(rebuild(m, members), /must be named "registry\.example\.test\/acme\/demo\/terraform-provider-demo_1\.1\.0_linux_amd64\.zip"/);
-    const project = w.project(`lock-after-${seq}`, { 'main.tf': 'terraform {\n  required_providers {\n    demo = {\n      source = "registry.example.test/acme/demo"\n    }\n  }\n}\n' });
-    const locked = await runCli(['lock', `-fs-mirror=${target}`, '-platform=linux_amd64'], { cwd: project, env: w.env });
+    const target = await expectRefused(
+      rebuild(m, members),
+      /must be named "registry\.example\.test\/acme\/demo\/terraform-provider-demo_1\.1\.0_linux_amd64\.zip"/,
+    );
+    const project = w.project(`lock-after-${seq}`, {
+      'main.tf':
+        'terraform {\n  required_providers {\n    demo = {\n      source = "registry.example.test/acme/demo"\n    }\n  }\n}\n',
+    });
+    const locked = await runCli(['lock', `-fs-mirror=${target}`, '-platform=linux_amd64'], {
+      cwd: project,
+      env: w.env,
+    });
     expect(locked.code, locked.stderr).toBe(0);
     expect(readFileSync(join(project, '.terraform.lock.hcl'), 'utf8')).toContain('version = "1.1.0"');
   });
@@ -302,19 +366,32 @@ describe('issue 11 #16: a package is imported only as what it is', () => {
     members.set(zipArm, members.get(zip110)!);
     const demo = m.providers.find((p) => p.source === DEMO)!;
     const linux = demo.packages.find((k) => k.platform === 'linux_amd64')!;
-    demo.packages = demo.packages.map((k) => (k.platform === 'darwin_arm64' ? { ...linux, platform: 'darwin_arm64', path: zipArm } : k));
-    const doc = JSON.parse(dataOf(goodEntries, `${DEMO}/1.1.0.json`).toString()) as { archives: Record<string, { hashes: string[]; url: string }> };
-    doc.archives['darwin_arm64'] = { hashes: doc.archives['linux_amd64']!.hashes, url: 'terraform-provider-demo_1.1.0_darwin_arm64.zip' };
+    demo.packages = demo.packages.map((k) =>
+      k.platform === 'darwin_arm64' ? { ...linux, platform: 'darwin_arm64', path: zipArm } : k,
+    );
+    const doc = JSON.parse(dataOf(goodEntries, `${DEMO}/1.1.0.json`).toString()) as {
+      archives: Record<string, { hashes: string[]; url: string }>;
+    };
+    doc.archives['darwin_arm64'] = {
+      hashes: doc.archives['linux_amd64']!.hashes,
+      url: 'terraform-provider-demo_1.1.0_darwin_arm64.zip',
+    };
     members.set(`${DEMO}/1.1.0.json`, Buffer.from(JSON.stringify(doc, null, 2)));
     // Checked in member order: the second name of the same bytes is refused, naming the first.
-    await expectRefused(rebuild(m, members), /"registry\.example\.test\/acme\/demo\/terraform-provider-demo_1\.1\.0_linux_amd64\.zip": has the same bytes as "registry\.example\.test\/acme\/demo\/terraform-provider-demo_1\.1\.0_darwin_arm64\.zip"/);
+    await expectRefused(
+      rebuild(m, members),
+      /"registry\.example\.test\/acme\/demo\/terraform-provider-demo_1\.1\.0_linux_amd64\.zip": has the same bytes as "registry\.example\.test\/acme\/demo\/terraform-provider-demo_1\.1\.0_darwin_arm64\.zip"/,
+    );
   });
 
   it('a package listed for another platform than its name says is refused', async () => {
     const m = manifestOf(goodEntries);
     const demo = m.providers.find((p) => p.source === DEMO)!;
     demo.packages = demo.packages.map((k) => (k.platform === 'linux_amd64' ? { ...k, platform: 'linux_arm64' } : k));
-    await expectRefused(rebuild(m, memberMap(goodEntries)), /listed as registry\.example\.test\/acme\/demo 1\.1\.0 for linux_arm64, whose package must be named/);
+    await expectRefused(
+      rebuild(m, memberMap(goodEntries)),
+      /listed as registry\.example\.test\/acme\/demo 1\.1\.0 for linux_arm64, whose package must be named/,
+    );
   });
 });
 
@@ -330,10 +407,24 @@ describe('issue 11 #16: packages `provkit hash` refuses are refused, even with a
     const addr = parseProviderSource(source, 'tofu');
     const zh = `zh:${sha256(zip)}`;
     const path = `${source}/terraform-provider-evil_1.0.0_linux_amd64.zip`;
-    const lock = serializeLocks(new Locks([newProviderLock(addr, parseVersion('1.0.0'), parseConstraints('1.0.0'), [parseHash(zh)])]), 'tofu');
+    const lock = serializeLocks(
+      new Locks([newProviderLock(addr, parseVersion('1.0.0'), parseConstraints('1.0.0'), [parseHash(zh)])]),
+      'tofu',
+    );
     const members = new Map<string, Buffer>([
       ['.terraform.lock.hcl', lock],
-      [`${source}/1.0.0.json`, Buffer.from(mirrorVersionJSON([{ platform: parsePlatform('linux_amd64'), hashes: [zh, ...(h1Zip ? [h1Zip] : [])], url: 'terraform-provider-evil_1.0.0_linux_amd64.zip' }]))],
+      [
+        `${source}/1.0.0.json`,
+        Buffer.from(
+          mirrorVersionJSON([
+            {
+              platform: parsePlatform('linux_amd64'),
+              hashes: [zh, ...(h1Zip ? [h1Zip] : [])],
+              url: 'terraform-provider-evil_1.0.0_linux_amd64.zip',
+            },
+          ]),
+        ),
+      ],
       [`${source}/index.json`, Buffer.from(mirrorIndexJSON([parseVersion('1.0.0')]))],
       [path, zip],
     ]);
@@ -343,7 +434,14 @@ describe('issue 11 #16: packages `provkit hash` refuses are refused, even with a
       flavor: 'tofu',
       created: '1970-01-01T00:00:00Z',
       platforms: ['linux_amd64'],
-      providers: [{ source, version: '1.0.0', constraints: '1.0.0', packages: [{ platform: 'linux_amd64', path, zh, h1: '', h1Zip }] }],
+      providers: [
+        {
+          source,
+          version: '1.0.0',
+          constraints: '1.0.0',
+          packages: [{ platform: 'linux_amd64', path, zh, h1: '', h1Zip }],
+        },
+      ],
       members: [],
     };
     return rebuild(manifest, members);
@@ -355,7 +453,19 @@ describe('issue 11 #16: packages `provkit hash` refuses are refused, even with a
     ['an absolute entry', () => buildZip([exe, { name: '/etc/cron.d/evil', data: 'x' }])],
     ['not a zip at all', () => Promise.resolve(Buffer.from('this is not a zip archive, only text\n'.repeat(20)))],
     // 80 MiB of zeros in about 80 KB: over the default ratio limit (200, checked above 64 MiB).
-    ['a zip bomb (compression ratio over the limit)', () => buildZip([exe, { name: 'bomb.bin', data: function* () { for (let i = 0; i < 80; i++) yield Buffer.alloc(1 << 20); } }])],
+    [
+      'a zip bomb (compression ratio over the limit)',
+      () =>
+        buildZip([
+          exe,
+          {
+            name: 'bomb.bin',
+            data: function* () {
+              for (let i = 0; i < 80; i++) yield Buffer.alloc(1 << 20);
+            },
+          },
+        ]),
+    ],
   ];
 
   for (const [name, make] of CASES) {
@@ -367,12 +477,18 @@ describe('issue 11 #16: packages `provkit hash` refuses are refused, even with a
       const hashed = await runCli(['hash', file], { cwd: dir, env: w.env });
       expect(hashed.code).toBe(1);
       const reason = /^Error: (.*)$/m.exec(hashed.stderr)![1]!.slice(`${file}: `.length);
-      const json = JSON.parse((await runCli(['hash', '-json', file], { cwd: dir, env: w.env })).stdout) as { h1_zip: string | null };
+      const json = JSON.parse((await runCli(['hash', '-json', file], { cwd: dir, env: w.env })).stdout) as {
+        h1_zip: string | null;
+      };
       const bad = join(dir, 'bad.tar');
       await writeTar(bad, evilBundle(zip, json.h1_zip ?? ''));
       const r = await runCli(['bundle', 'import', bad, target], { cwd: dir, env: w.env });
       expect(r.code).toBe(1);
-      expect(flat(r.stderr)).toContain(flat(`bundle member "registry.example.test/acme/evil/terraform-provider-evil_1.0.0_linux_amd64.zip": ${reason}`));
+      expect(flat(r.stderr)).toContain(
+        flat(
+          `bundle member "registry.example.test/acme/evil/terraform-provider-evil_1.0.0_linux_amd64.zip": ${reason}`,
+        ),
+      );
       expect(r.stderr).not.toContain('.provkit-staging-');
       noStack(r.stderr);
       expect(existsSync(target)).toBe(false);
@@ -381,14 +497,20 @@ describe('issue 11 #16: packages `provkit hash` refuses are refused, even with a
   }
 });
 
-describe('issue 11 #20: bundle import writes only the mirror layout\'s JSON names', () => {
+describe("issue 11 #20: bundle import writes only the mirror layout's JSON names", () => {
   /** The good bundle plus `name` (a JSON document that passes as a VERSION.json with no archives). */
   const planted = (name: string): RawEntry[] => {
     const members = memberMap(goodEntries);
     members.set(name, Buffer.from('{"archives": {}}'));
     return rebuild(manifestOf(goodEntries), members);
   };
-  const NAMES = ['.provkit-mirror.lock/a/b/c.json', `${DEMO}/.hidden.json`, `${DEMO}/extra.json`, `${TOOLS}/1.1.0.json`, 'registry.example.test/acme/other/index.json'];
+  const NAMES = [
+    '.provkit-mirror.lock/a/b/c.json',
+    `${DEMO}/.hidden.json`,
+    `${DEMO}/extra.json`,
+    `${TOOLS}/1.1.0.json`,
+    'registry.example.test/acme/other/index.json',
+  ];
 
   for (const name of NAMES) {
     it(`${name} is refused; the target stays as it was and a later mirror into it works`, async () => {
@@ -396,12 +518,17 @@ describe('issue 11 #20: bundle import writes only the mirror layout\'s JSON name
       const bad = join(dir, 'bad.tar');
       await writeTar(bad, planted(name));
       const r = await runCli(['bundle', 'import', bad, target], { cwd: dir, env: w.env });
-      expect(flat(r.stderr)).toContain(`bundle member ${JSON.stringify(name)}: is not a package, index.json or VERSION.json of a provider the manifest lists`);
+      expect(flat(r.stderr)).toContain(
+        `bundle member ${JSON.stringify(name)}: is not a package, index.json or VERSION.json of a provider the manifest lists`,
+      );
       expect(r.code).toBe(1);
       expect(existsSync(target)).toBe(false);
       expectNoLeftovers(dir, target, ['bad.tar']);
       const project = w.project(`mirror-after-${seq}`, { 'main.tf': CONFIG });
-      const m = await runCli(['mirror', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', target], { cwd: project, env: w.env });
+      const m = await runCli(['mirror', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', target], {
+        cwd: project,
+        env: w.env,
+      });
       expect(m.stderr).toBe('');
       expect(m.code).toBe(0);
     });

@@ -35,7 +35,9 @@ import { testTls } from '../support/servers/tls.js';
 const flat = (s: string): string => s.replace(/\s+/g, ' ');
 
 const CONFIG = readFileSync(join(MIRROR, 'config/main.tf'), 'utf8');
-const ALL_PLATFORMS = ['linux_amd64', 'linux_arm64', 'darwin_amd64', 'darwin_arm64', 'windows_amd64'].map((p) => `-platform=${p}`);
+const ALL_PLATFORMS = ['linux_amd64', 'linux_arm64', 'darwin_amd64', 'darwin_arm64', 'windows_amd64'].map(
+  (p) => `-platform=${p}`,
+);
 
 let w: E2eWorkspace;
 let host: ServerHost;
@@ -47,7 +49,16 @@ beforeAll(async () => {
   host = await startHost();
   const good = await makeProvider('acme', 'good', ['1.0.0'], ['linux_amd64']);
   // A package the registry signs and serves faithfully, that is no zip.
-  const broken = { namespace: 'acme', type: 'broken', versions: [{ version: '1.0.0', packages: [{ platform: 'linux_amd64', zip: Buffer.from('this is not a zip archive\n'.repeat(40)) }] }] };
+  const broken = {
+    namespace: 'acme',
+    type: 'broken',
+    versions: [
+      {
+        version: '1.0.0',
+        packages: [{ platform: 'linux_amd64', zip: Buffer.from('this is not a zip archive\n'.repeat(40)) }],
+      },
+    ],
+  };
   reg = await host.registry({ providers: [good, broken] });
   w = e2eWorkspace(reg.caPath);
   // Can this process mount a tmpfs? (root with CAP_SYS_ADMIN, Linux)
@@ -75,7 +86,9 @@ afterAll(async () => {
 /** A tmpfs of `size` at `dir` (created), mounted with `options`; unmounted in afterAll. */
 function tmpfs(dir: string, size: string, options = ''): void {
   mkdirSync(dir, { recursive: true });
-  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}${options ? `,${options}` : ''}`, 'tmpfs', dir], { stdio: 'pipe' });
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}${options ? `,${options}` : ''}`, 'tmpfs', dir], {
+    stdio: 'pipe',
+  });
   mounts.push(dir);
 }
 
@@ -99,7 +112,11 @@ const noStack = (r: CliResult): void => {
 /** Runs provkit with stdout a pipe whose reading end is closed at once: its first write fails with EPIPE. */
 function runWithClosedStdout(args: string[], cwd: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env['PATH'] ?? '', ...w.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd,
+      env: { PATH: process.env['PATH'] ?? '', ...w.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout.destroy();
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -107,7 +124,13 @@ function runWithClosedStdout(args: string[], cwd: string): Promise<CliResult> {
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code: code ?? 128 + (signal === 'SIGPIPE' ? 13 : signal === 'SIGKILL' ? 9 : 0), signal, stdout: '', stderr, timedOut: false });
+      resolve({
+        code: code ?? 128 + (signal === 'SIGPIPE' ? 13 : signal === 'SIGKILL' ? 9 : 0),
+        signal,
+        stdout: '',
+        stderr,
+        timedOut: false,
+      });
     });
   });
 }
@@ -115,7 +138,11 @@ function runWithClosedStdout(args: string[], cwd: string): Promise<CliResult> {
 /** Runs a bash script with `args` as `$@` (stdout and stderr collected). */
 function runShell(script: string, args: readonly string[], cwd: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script, 'bash', ...args], { cwd, env: { PATH: process.env['PATH'] ?? '', ...w.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-c', script, 'bash', ...args], {
+      cwd,
+      env: { PATH: process.env['PATH'] ?? '', ...w.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -131,7 +158,11 @@ describe('issue 11 #6: output whose reader went away (EPIPE)', () => {
     const zip = join(MIRROR, 'registry.example.test/acme/demo/terraform-provider-demo_1.1.0_linux_amd64.zip');
     // More output than a pipe holds (about 300 KB), so the write is still pending when head exits.
     const args = Array.from({ length: 800 }, () => zip);
-    const r = await runShell(`"${process.execPath}" "${BIN}" hash -json "$@" | head -1; echo "provkit exit: \${PIPESTATUS[0]}" >&2`, args, p);
+    const r = await runShell(
+      `"${process.execPath}" "${BIN}" hash -json "$@" | head -1; echo "provkit exit: \${PIPESTATUS[0]}" >&2`,
+      args,
+      p,
+    );
     expect(r.stdout.split('\n')).toHaveLength(2);
     expect(JSON.parse(r.stdout.split('\n')[0]!)).toMatchObject({ zh: expect.stringMatching(/^zh:/) as unknown });
     expect(r.stderr).toBe('provkit exit: 141\n');
@@ -157,16 +188,26 @@ describe('issue 11 #6: output whose reader went away (EPIPE)', () => {
 
 describe('issue 11 #6: temporary files go on every way out', () => {
   /** `lock` against a registry whose version list never answers, started and waited for until its TMPDIR work directory exists. */
-  async function stalledLock(name: string): Promise<{ child: ReturnType<typeof spawn>; done: Promise<CliResult>; project: string }> {
+  async function stalledLock(
+    name: string,
+  ): Promise<{ child: ReturnType<typeof spawn>; done: Promise<CliResult>; project: string }> {
     await reg.clearFaults();
     await reg.setFault(await reg.path('versions', 'acme', 'good'), { kind: 'stall', phase: 'headers' });
     const project = w.project(name, { 'main.tf': requiresTf({ good: `${reg.host}/acme/good` }) });
-    const child = spawn(process.execPath, [BIN, 'lock', '-platform=linux_amd64'], { cwd: project, env: { PATH: process.env['PATH'] ?? '', ...w.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'lock', '-platform=linux_amd64'], {
+      cwd: project,
+      env: { PATH: process.env['PATH'] ?? '', ...w.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const done = new Promise<CliResult>((resolve) => child.on('close', (code, signal) => resolve({ code: code ?? 128 + (signal === 'SIGHUP' ? 1 : 0), signal, stdout, stderr, timedOut: false })));
+    const done = new Promise<CliResult>((resolve) =>
+      child.on('close', (code, signal) =>
+        resolve({ code: code ?? 128 + (signal === 'SIGHUP' ? 1 : 0), signal, stdout, stderr, timedOut: false }),
+      ),
+    );
     const deadline = Date.now() + 20_000;
     while (!w.tmpLeftovers().some((n) => n.startsWith('provkit-lock-'))) {
       if (Date.now() > deadline) throw new Error(`lock did not start: ${stderr}`);
@@ -205,14 +246,29 @@ describe('issue 11 #6: temporary files go on every way out', () => {
 describe('issue 11 #6: serve with a key that does not match its certificate', () => {
   it('a diagnostic naming both files, exit 1, no stack trace', async () => {
     const tls = await testTls();
-    const p = w.project('serve-keys', { 'cert.pem': tls.certPem, 'other-key.pem': generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 'junk.pem': 'not pem\n' });
+    const p = w.project('serve-keys', {
+      'cert.pem': tls.certPem,
+      'other-key.pem': generateKeyPairSync('ec', { namedCurve: 'P-256' })
+        .privateKey.export({ type: 'pkcs8', format: 'pem' })
+        .toString(),
+      'junk.pem': 'not pem\n',
+    });
     mkdirSync(join(p, 'mirror'));
-    const r = await runCli(['serve', '-listen=127.0.0.1:0', '-tls-cert=cert.pem', '-tls-key=other-key.pem', 'mirror'], { cwd: p, env: w.env, timeoutMs: 20_000 });
+    const r = await runCli(['serve', '-listen=127.0.0.1:0', '-tls-cert=cert.pem', '-tls-key=other-key.pem', 'mirror'], {
+      cwd: p,
+      env: w.env,
+      timeoutMs: 20_000,
+    });
     expect(r.code).toBe(1);
     expect(flat(r.stderr)).toContain('Error: Invalid TLS certificate or key');
-    expect(flat(r.stderr)).toContain(`${join(p, 'cert.pem')} and ${join(p, 'other-key.pem')} cannot be used together: the private key does not belong to the certificate`);
+    expect(flat(r.stderr)).toContain(
+      `${join(p, 'cert.pem')} and ${join(p, 'other-key.pem')} cannot be used together: the private key does not belong to the certificate`,
+    );
     noStack(r);
-    const junk = await runCli(['serve', '-listen=127.0.0.1:0', '-tls-cert=junk.pem', '-tls-key=other-key.pem', 'mirror'], { cwd: p, env: w.env, timeoutMs: 20_000 });
+    const junk = await runCli(
+      ['serve', '-listen=127.0.0.1:0', '-tls-cert=junk.pem', '-tls-key=other-key.pem', 'mirror'],
+      { cwd: p, env: w.env, timeoutMs: 20_000 },
+    );
     expect(junk.code).toBe(1);
     expect(flat(junk.stderr)).toContain('a file is not PEM');
     noStack(junk);
@@ -226,7 +282,11 @@ describe('issue 11 #6: mirror into a path that is a regular file', () => {
       const r = await runCli(['mirror', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', rel], { cwd: p, env: w.env });
       expect(r.code).toBe(1);
       expect(flat(r.stderr)).toContain('Error: Invalid mirror directory');
-      expect(flat(r.stderr)).toContain(rel === 'afile' ? `cannot mirror into ${join(p, 'afile')}: it exists and is not a directory` : `cannot mirror into ${join(p, rel)}: ${join(p, 'afile')} is not a directory`);
+      expect(flat(r.stderr)).toContain(
+        rel === 'afile'
+          ? `cannot mirror into ${join(p, 'afile')}: it exists and is not a directory`
+          : `cannot mirror into ${join(p, rel)}: ${join(p, 'afile')} is not a directory`,
+      );
       noStack(r);
       expect(readFileSync(join(p, 'afile'), 'utf8')).toBe('keep me\n');
       expect(readdirSync(p).sort()).toEqual(['afile', 'main.tf']);
@@ -240,9 +300,16 @@ describe('issue 11 #6: bundle create and import into a read-only directory', () 
     const p = w.project('ro-create', { 'main.tf': CONFIG });
     const ro = readOnlyDir(join(p, 'ro'));
     if (ro === undefined) ctx.skip(`read-only directory needs a tmpfs as root: ${mountProblem ?? ''}`);
-    const r = await runCli(['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', 'ro/b.tar'], { cwd: p, env: w.env });
+    const r = await runCli(['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', 'ro/b.tar'], {
+      cwd: p,
+      env: w.env,
+    });
     expect(r.code).toBe(1);
-    expect(flat(r.stderr)).toMatch(new RegExp(`cannot write the bundle ${join(p, 'ro/b.tar').replace(/[./]/g, '\\$&')}: (read-only file system|permission denied)`));
+    expect(flat(r.stderr)).toMatch(
+      new RegExp(
+        `cannot write the bundle ${join(p, 'ro/b.tar').replace(/[./]/g, '\\$&')}: (read-only file system|permission denied)`,
+      ),
+    );
     noStack(r);
     expect(readdirSync(join(p, 'ro'))).toEqual([]);
     expect(w.tmpLeftovers()).toEqual([]);
@@ -250,13 +317,24 @@ describe('issue 11 #6: bundle create and import into a read-only directory', () 
 
   it('import: names the target, exit 1, no staging anywhere', async (ctx) => {
     const p = w.project('ro-import', { 'main.tf': CONFIG });
-    expect((await runCli(['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', 'b.tar'], { cwd: p, env: w.env })).code).toBe(0);
+    expect(
+      (
+        await runCli(['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', 'b.tar'], {
+          cwd: p,
+          env: w.env,
+        })
+      ).code,
+    ).toBe(0);
     const ro = readOnlyDir(join(p, 'ro'));
     if (ro === undefined) ctx.skip(`read-only directory needs a tmpfs as root: ${mountProblem ?? ''}`);
     for (const target of ['ro', 'ro/mirror']) {
       const r = await runCli(['bundle', 'import', 'b.tar', target], { cwd: p, env: w.env });
       expect(r.code).toBe(1);
-      expect(flat(r.stderr)).toMatch(new RegExp(`cannot import into ${join(p, target).replace(/[./]/g, '\\$&')}: (read-only file system|permission denied)`));
+      expect(flat(r.stderr)).toMatch(
+        new RegExp(
+          `cannot import into ${join(p, target).replace(/[./]/g, '\\$&')}: (read-only file system|permission denied)`,
+        ),
+      );
       noStack(r);
     }
     expect(readdirSync(join(p, 'ro'))).toEqual([]);
@@ -271,7 +349,10 @@ describe('issue 11 #6: a full disk', () => {
     const p = w.project('full-create', { 'main.tf': CONFIG });
     // 8 KiB: room for the start of the tar, not for two ~4 KB packages and their headers.
     tmpfs(join(p, 'disk'), '8k');
-    const r = await runCli(['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', '-platform=darwin_arm64', 'disk/b.tar'], { cwd: p, env: w.env });
+    const r = await runCli(
+      ['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', '-platform=darwin_arm64', 'disk/b.tar'],
+      { cwd: p, env: w.env },
+    );
     expect(r.code).toBe(1);
     expect(flat(r.stderr)).toContain(`cannot write the bundle ${join(p, 'disk/b.tar')}: no space left on device`);
     expect(r.stderr).not.toContain(MIRROR);
@@ -284,7 +365,14 @@ describe('issue 11 #6: a full disk', () => {
   it('bundle import: ENOSPC names the target; the target is removed again, no staging left', async (ctx) => {
     if (mountProblem !== undefined) ctx.skip(mountProblem);
     const p = w.project('full-import', { 'main.tf': CONFIG });
-    expect((await runCli(['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', '-platform=darwin_arm64', 'b.tar'], { cwd: p, env: w.env })).code).toBe(0);
+    expect(
+      (
+        await runCli(
+          ['bundle', 'create', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64', '-platform=darwin_arm64', 'b.tar'],
+          { cwd: p, env: w.env },
+        )
+      ).code,
+    ).toBe(0);
     tmpfs(join(p, 'disk'), '8k');
     const r = await runCli(['bundle', 'import', 'b.tar', 'disk/mirror'], { cwd: p, env: w.env });
     expect(r.code).toBe(1);

@@ -35,7 +35,8 @@ const V = '1.1.0';
 const PLAT = 'linux_amd64';
 /** The provider host a network mirror serves (any name: the mirror answers for it). */
 const MIRROR_HOST = 'registry.example.test';
-const OLD_LOCK = '# This file is maintained automatically by "tofu init".\n# Manual edits may be lost in future updates.\n';
+const OLD_LOCK =
+  '# This file is maintained automatically by "tofu init".\n# Manual edits may be lost in future updates.\n';
 
 type Command = 'lock' | 'mirror' | 'install' | 'bundle create';
 const COMMANDS: Command[] = ['lock', 'mirror', 'install', 'bundle create'];
@@ -55,8 +56,18 @@ const KINDS: UrlKind[] = [
   { name: 'signature', source: 'registry', on: 'archives', path: (s) => s.path('signature', NS, TYPE, V) },
   { name: 'archive', source: 'registry', on: 'archives', path: (s) => s.path('archive', NS, TYPE, V, PLAT) },
   { name: 'mirror index', source: 'net-mirror', on: 'main', path: (s) => s.path('index', MIRROR_HOST, NS, TYPE) },
-  { name: 'mirror version file', source: 'net-mirror', on: 'main', path: (s) => s.path('version', MIRROR_HOST, NS, TYPE, V) },
-  { name: 'mirror archive', source: 'net-mirror', on: 'main', path: (s) => s.path('archive', MIRROR_HOST, NS, TYPE, V, PLAT) },
+  {
+    name: 'mirror version file',
+    source: 'net-mirror',
+    on: 'main',
+    path: (s) => s.path('version', MIRROR_HOST, NS, TYPE, V),
+  },
+  {
+    name: 'mirror archive',
+    source: 'net-mirror',
+    on: 'main',
+    path: (s) => s.path('archive', MIRROR_HOST, NS, TYPE, V, PLAT),
+  },
 ];
 
 interface FaultKind {
@@ -68,7 +79,11 @@ interface FaultKind {
 
 const FAULTS: FaultKind[] = [
   { name: 'HTTP 500', fault: { kind: 'status', status: 500 }, transient: true },
-  { name: 'HTTP 503 with Retry-After', fault: { kind: 'status', status: 503, headers: { 'retry-after': '1' } }, transient: true },
+  {
+    name: 'HTTP 503 with Retry-After',
+    fault: { kind: 'status', status: 503, headers: { 'retry-after': '1' } },
+    transient: true,
+  },
   { name: 'HTTP 429', fault: { kind: 'status', status: 429, headers: { 'retry-after': '0' } }, transient: true },
   { name: 'reset before headers', fault: { kind: 'reset' }, transient: true },
   { name: 'dropped mid-body', fault: { kind: 'drop' }, transient: true },
@@ -101,7 +116,12 @@ beforeAll(async () => {
           {
             platform: PLAT,
             zip: await buildZip([
-              { name: `terraform-provider-${TYPE}_v${V}`, data: Buffer.concat([Buffer.from('#!/bin/sh\n'), bulk]), unixMode: 0o100755, method: 0 },
+              {
+                name: `terraform-provider-${TYPE}_v${V}`,
+                data: Buffer.concat([Buffer.from('#!/bin/sh\n'), bulk]),
+                unixMode: 0o100755,
+                method: 0,
+              },
               { name: 'README.md', data: 'fault matrix\n' },
             ]),
           },
@@ -156,7 +176,8 @@ async function tarListing(path: string, norm: (s: string) => string): Promise<Re
       });
       stream.on('end', () => {
         const body = Buffer.concat(chunks);
-        let text = header.name.endsWith('.json') || header.name.endsWith('.hcl') ? norm(body.toString('utf8')) : undefined;
+        let text =
+          header.name.endsWith('.json') || header.name.endsWith('.hcl') ? norm(body.toString('utf8')) : undefined;
         // The manifest's digests of text members cover the port; those members are compared as text.
         if (text !== undefined && /manifest/.test(header.name)) {
           const doc = JSON.parse(text) as { members?: Array<{ name: string; sha256: string }> };
@@ -177,8 +198,12 @@ async function tarListing(path: string, norm: (s: string) => string): Promise<Re
 
 function prepare(name: string, command: Command, source: 'registry' | 'net-mirror', server: RemoteServer): Cell {
   const providerHost = source === 'registry' ? server.host : MIRROR_HOST;
-  const norm = (s: string): string => s.split(server.host).join('HOST').split(encodeURIComponent(server.host)).join('HOST');
-  const dir = w.project(name, { 'main.tf': requiresTf({ demo: `${providerHost}/${NS}/${TYPE}` }), '.terraform.lock.hcl': OLD_LOCK });
+  const norm = (s: string): string =>
+    s.split(server.host).join('HOST').split(encodeURIComponent(server.host)).join('HOST');
+  const dir = w.project(name, {
+    'main.tf': requiresTf({ demo: `${providerHost}/${NS}/${TYPE}` }),
+    '.terraform.lock.hcl': OLD_LOCK,
+  });
   const via = source === 'net-mirror' ? [`-net-mirror=${server.url}`] : [];
   const tmp = join(w.base, `tmp-${name}`);
   mkdirSync(tmp);
@@ -194,7 +219,11 @@ function prepare(name: string, command: Command, source: 'registry' | 'net-mirro
     case 'lock':
       return { ...base, args: ['lock', `-platform=${PLAT}`, ...via], state: lockText };
     case 'mirror':
-      return { ...base, args: ['mirror', `-platform=${PLAT}`, ...via, 'out'], state: async () => ({ out: await normSnap(join(dir, 'out')), lock: await lockText() }) };
+      return {
+        ...base,
+        args: ['mirror', `-platform=${PLAT}`, ...via, 'out'],
+        state: async () => ({ out: await normSnap(join(dir, 'out')), lock: await lockText() }),
+      };
     case 'install':
       return {
         ...base,
@@ -219,7 +248,9 @@ interface Row {
   command: Command;
 }
 
-const ROWS: Row[] = KINDS.flatMap((kind) => FAULTS.flatMap((fault) => MODES.flatMap((mode) => COMMANDS.map((command) => ({ kind, fault, mode, command })))));
+const ROWS: Row[] = KINDS.flatMap((kind) =>
+  FAULTS.flatMap((fault) => MODES.flatMap((mode) => COMMANDS.map((command) => ({ kind, fault, mode, command })))),
+);
 
 function outcome(r: CliResult): string {
   if (r.code === 0) return 'exit 0';
@@ -227,43 +258,63 @@ function outcome(r: CliResult): string {
   return `exit ${r.code}: ${first.slice(0, 80)}`;
 }
 
-describe.concurrent(`issue 11: fault matrix (${ROWS.length} runs: ${KINDS.length} URL kinds × ${FAULTS.length} faults × ${MODES.length} × ${COMMANDS.length} commands)`, () => {
-  it.concurrent.each(ROWS)('$command: $fault.name $mode on the $kind.name URL ($kind.source)', async ({ kind, fault, mode, command }) => {
-    const server = await start(kind.source);
-    try {
-      const cell = prepare(`${command}-${kind.name}-${fault.name}-${mode}`.replace(/[^\w-]+/g, '_'), command, kind.source, server);
-      const before = await cell.state();
-      await server.setFault(await kind.path(server), { ...fault.fault, ...(mode === 'once' ? { times: 1 } : {}) }, kind.on);
-      const r = await runCli(cell.args, { cwd: cell.dir, env: cell.env, timeoutMs: 45_000 });
-      const log = await server.log();
-      const after = await cell.state();
-      const hit = log.some((q) => q.fault !== undefined);
-      recordFault({
-        group: 'matrix',
-        fault: `${fault.name} ${mode} on ${kind.name} (${kind.source})`,
-        command: `provkit ${command}`,
-        outcome: outcome(r),
-        state: r.code === 0 ? 'as a clean run' : JSON.stringify(after) === JSON.stringify(before) ? 'unchanged' : 'CHANGED',
-        rerun: '-',
-      });
-      const diag = `${command} ${kind.name} ${fault.name} ${mode}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
-      expect(r.timedOut, diag).toBe(false);
-      expect(r.stderr, diag).not.toMatch(STACK);
-      expect(readdirSync(cell.tmp), diag).toEqual([]);
-      expect(await leftovers(cell.dir), diag).toEqual([]);
-      if (r.code === 0) {
-        expect(after, diag).toEqual(baseline.get(`${command} ${kind.source}`));
-        // A discovery/versions fault may be skipped only where the URL is not needed (it always is here).
-        expect(hit, `${diag}\nthe fault was never triggered`).toBe(true);
-      } else {
-        expect(r.code, diag).toBe(1);
-        expect(r.stderr, diag).toMatch(/Error: \S/);
-        expect(after, diag).toEqual(before);
-      }
-      if (mode === 'always') expect(r.code, diag).toBe(1);
-      if (mode === 'once' && fault.transient) expect(r.code, diag).toBe(0);
-    } finally {
-      await server.close();
-    }
-  });
-});
+describe.concurrent(
+  `issue 11: fault matrix (${ROWS.length} runs: ${KINDS.length} URL kinds × ${FAULTS.length} faults × ${MODES.length} × ${COMMANDS.length} commands)`,
+  () => {
+    it.concurrent.each(ROWS)(
+      '$command: $fault.name $mode on the $kind.name URL ($kind.source)',
+      async ({ kind, fault, mode, command }) => {
+        const server = await start(kind.source);
+        try {
+          const cell = prepare(
+            `${command}-${kind.name}-${fault.name}-${mode}`.replace(/[^\w-]+/g, '_'),
+            command,
+            kind.source,
+            server,
+          );
+          const before = await cell.state();
+          await server.setFault(
+            await kind.path(server),
+            { ...fault.fault, ...(mode === 'once' ? { times: 1 } : {}) },
+            kind.on,
+          );
+          const r = await runCli(cell.args, { cwd: cell.dir, env: cell.env, timeoutMs: 45_000 });
+          const log = await server.log();
+          const after = await cell.state();
+          const hit = log.some((q) => q.fault !== undefined);
+          recordFault({
+            group: 'matrix',
+            fault: `${fault.name} ${mode} on ${kind.name} (${kind.source})`,
+            command: `provkit ${command}`,
+            outcome: outcome(r),
+            state:
+              r.code === 0
+                ? 'as a clean run'
+                : JSON.stringify(after) === JSON.stringify(before)
+                  ? 'unchanged'
+                  : 'CHANGED',
+            rerun: '-',
+          });
+          const diag = `${command} ${kind.name} ${fault.name} ${mode}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+          expect(r.timedOut, diag).toBe(false);
+          expect(r.stderr, diag).not.toMatch(STACK);
+          expect(readdirSync(cell.tmp), diag).toEqual([]);
+          expect(await leftovers(cell.dir), diag).toEqual([]);
+          if (r.code === 0) {
+            expect(after, diag).toEqual(baseline.get(`${command} ${kind.source}`));
+            // A discovery/versions fault may be skipped only where the URL is not needed (it always is here).
+            expect(hit, `${diag}\nthe fault was never triggered`).toBe(true);
+          } else {
+            expect(r.code, diag).toBe(1);
+            expect(r.stderr, diag).toMatch(/Error: \S/);
+            expect(after, diag).toEqual(before);
+          }
+          if (mode === 'always') expect(r.code, diag).toBe(1);
+          if (mode === 'once' && fault.transient) expect(r.code, diag).toBe(0);
+        } finally {
+          await server.close();
+        }
+      },
+    );
+  },
+);

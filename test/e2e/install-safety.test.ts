@@ -17,9 +17,14 @@ const flat = (s: string): string => s.replace(/\s+/g, ' ');
 interface TerraformObserved {
   modes: { targetPackage: string[]; cachePackage: string[] };
   controlCharacters: Record<string, { exit: number; packageNames: string[]; error?: string }>;
-  hostSymlink: { target: { exit: number; writtenOutside: string[] }; cache: { exit: number; writtenOutside: string[] } };
+  hostSymlink: {
+    target: { exit: number; writtenOutside: string[] };
+    cache: { exit: number; writtenOutside: string[] };
+  };
 }
-const TF = JSON.parse(readFileSync(new URL('../fixtures/install-safety/terraform-1.11.4.json', import.meta.url), 'utf8')) as TerraformObserved;
+const TF = JSON.parse(
+  readFileSync(new URL('../fixtures/install-safety/terraform-1.11.4.json', import.meta.url), 'utf8'),
+) as TerraformObserved;
 
 let w: E2eWorkspace;
 let mirror: string;
@@ -117,7 +122,10 @@ describe('issue 11 #17: symlinked directories of the provider tree are never fol
     const outside = w.project(`outside-${n}`);
     mkdirSync(join(p, 'out', HOST), { recursive: true });
     symlinkSync(outside, join(p, 'out', HOST, NAMESPACE));
-    const r = await runCli(['mirror', '-layout=unpacked', `-platform=${PLATFORM}`, `-fs-mirror=${mirror}`, 'out'], { cwd: p, env: w.env });
+    const r = await runCli(['mirror', '-layout=unpacked', `-platform=${PLATFORM}`, `-fs-mirror=${mirror}`, 'out'], {
+      cwd: p,
+      env: w.env,
+    });
     expect(r.code).toBe(1);
     expect(flat(r.stderr)).toContain(`${join(p, 'out', HOST, NAMESPACE)} is a symbolic link`);
     expect(r.stderr).not.toMatch(/\n\s+at /);
@@ -160,7 +168,10 @@ describe('issue 11 #17: names with control characters are refused, naming the pa
   }
   it('mirror -layout=unpacked refuses them too', async () => {
     const p = project('escname');
-    const r = await runCli(['mirror', '-layout=unpacked', `-platform=${PLATFORM}`, `-fs-mirror=${mirror}`, 'out'], { cwd: p, env: w.env });
+    const r = await runCli(['mirror', '-layout=unpacked', `-platform=${PLATFORM}`, `-fs-mirror=${mirror}`, 'out'], {
+      cwd: p,
+      env: w.env,
+    });
     expect(r.code).toBe(1);
     expect(flat(r.stderr)).toContain(`entry "${cases.escname}": the name has a control character`);
     expect(everything(join(p, 'out'))).toEqual([]);
@@ -189,7 +200,9 @@ describe('issue 11 #17: a failed install leaves no empty directories behind', ()
     expect(w.tmpLeftovers()).toEqual([]);
   });
   it('one provider failing next to one succeeding removes only the failed one’s directories', async () => {
-    const p = w.project(`p-mixed`, { 'main.tf': requiresTf({ a: `${HOST}/${NAMESPACE}/plain`, b: `${HOST}/${NAMESPACE}/noexec` }) });
+    const p = w.project(`p-mixed`, {
+      'main.tf': requiresTf({ a: `${HOST}/${NAMESPACE}/plain`, b: `${HOST}/${NAMESPACE}/noexec` }),
+    });
     const r = await install(p);
     expect(r.code).toBe(1);
     const left = everything(join(p, '.terraform/providers'));
@@ -222,7 +235,10 @@ describe('issue 11 #17: file modes (lstat after a real install)', () => {
   });
   it('mirror -layout=unpacked: no group- or world-writable file', async () => {
     const p = project('modes');
-    const r = await runCli(['mirror', '-layout=unpacked', `-platform=${PLATFORM}`, `-fs-mirror=${mirror}`, 'out'], { cwd: p, env: w.env });
+    const r = await runCli(['mirror', '-layout=unpacked', `-platform=${PLATFORM}`, `-fs-mirror=${mirror}`, 'out'], {
+      cwd: p,
+      env: w.env,
+    });
     expect(r.stderr).not.toContain('Error');
     expect(r.code).toBe(0);
     const got = files(tree(join(p, 'out', pkgRel('modes'))));

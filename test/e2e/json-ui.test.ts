@@ -24,11 +24,17 @@ beforeAll(async () => {
   const p = await makeProvider('acme', 'demo', ['1.0.0'], ['linux_amd64']);
   const dir = join(fsm, HOST, 'acme', 'demo');
   mkdirSync(dir, { recursive: true });
-  for (const v of p.versions) for (const pkg of v.packages) writeFileSync(join(dir, `terraform-provider-demo_${v.version}_${pkg.platform}.zip`), pkg.zip);
+  for (const v of p.versions)
+    for (const pkg of v.packages)
+      writeFileSync(join(dir, `terraform-provider-demo_${v.version}_${pkg.platform}.zip`), pkg.zip);
 });
 afterAll(() => w.remove());
 
-const types = (stdout: string): string[] => stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { type: string }).type);
+const types = (stdout: string): string[] =>
+  stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { type: string }).type);
 
 describe('issue 14 -json: every command’s stream conforms to the one schema, failures included', () => {
   it('lock, mirror, install, verify, bundle: success and failure', { timeout: 120_000 }, async () => {
@@ -62,16 +68,23 @@ describe('issue 14 -json: every command’s stream conforms to the one schema, f
     expect(w.tmpLeftovers()).toEqual([]);
   });
 
-  it('-json-into=FILE: human output on the terminal, the stream in FILE (OpenTofu 1.12)', { timeout: 60_000 }, async () => {
-    const p = w.project('into', { 'main.tf': CONFIG });
-    const r = await runCli(['lock', '-json-into=stream.json', `-fs-mirror=${fsm}`, '-platform=linux_amd64'], { cwd: p, env: w.env });
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain('Success!');
-    const text = readFileSync(join(p, 'stream.json'), 'utf8');
-    expect(jsonUiStreamProblems(text)).toEqual([]);
-    expect(types(text)).toEqual(expect.arrayContaining(['version', 'package_fetch_complete', 'summary']));
-    const both = await runCli(['lock', '-json', '-json-into=x.json'], { cwd: p, env: w.env });
-    expect(both.code).toBe(1);
-    expect(both.stdout).toContain('The -json and -json-into arguments are mutually exclusive');
-  });
+  it(
+    '-json-into=FILE: human output on the terminal, the stream in FILE (OpenTofu 1.12)',
+    { timeout: 60_000 },
+    async () => {
+      const p = w.project('into', { 'main.tf': CONFIG });
+      const r = await runCli(['lock', '-json-into=stream.json', `-fs-mirror=${fsm}`, '-platform=linux_amd64'], {
+        cwd: p,
+        env: w.env,
+      });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('Success!');
+      const text = readFileSync(join(p, 'stream.json'), 'utf8');
+      expect(jsonUiStreamProblems(text)).toEqual([]);
+      expect(types(text)).toEqual(expect.arrayContaining(['version', 'package_fetch_complete', 'summary']));
+      const both = await runCli(['lock', '-json', '-json-into=x.json'], { cwd: p, env: w.env });
+      expect(both.code).toBe(1);
+      expect(both.stdout).toContain('The -json and -json-into arguments are mutually exclusive');
+    },
+  );
 });

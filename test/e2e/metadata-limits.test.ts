@@ -57,8 +57,16 @@ interface Kind {
   endless: { prefix: string; chunk: string };
 }
 
-const viaRegistry = { server: () => reg, args: () => ['lock', `-platform=${PLATFORM}`], source: () => `${reg.host}/acme/demo` };
-const viaMirror = { server: () => mirror, args: () => ['lock', `-net-mirror=${mirror.url}`, `-platform=${PLATFORM}`], source: () => 'registry.example.test/acme/demo' };
+const viaRegistry = {
+  server: () => reg,
+  args: () => ['lock', `-platform=${PLATFORM}`],
+  source: () => `${reg.host}/acme/demo`,
+};
+const viaMirror = {
+  server: () => mirror,
+  args: () => ['lock', `-net-mirror=${mirror.url}`, `-platform=${PLATFORM}`],
+  source: () => 'registry.example.test/acme/demo',
+};
 const entries = (entry: string): string => entry.repeat(Math.ceil((128 * 1024) / entry.length));
 
 const KINDS: Record<string, Kind> = {
@@ -74,14 +82,20 @@ const KINDS: Record<string, Kind> = {
     limit: '16 MiB (16777216 bytes)',
     bytes: 16 * MiB,
     path: () => reg.path('versions', 'acme', 'demo'),
-    endless: { prefix: '{"versions":[', chunk: entries('{"version":"0.0.1","protocols":["5.0"],"platforms":[{"os":"linux","arch":"amd64"}]},') },
+    endless: {
+      prefix: '{"versions":[',
+      chunk: entries('{"version":"0.0.1","protocols":["5.0"],"platforms":[{"os":"linux","arch":"amd64"}]},'),
+    },
   },
   'provider download metadata': {
     ...viaRegistry,
     limit: '4 MiB (4194304 bytes)',
     bytes: 4 * MiB,
     path: () => reg.path('download', 'acme', 'demo', V, PLATFORM),
-    endless: { prefix: '{"protocols":["5.0"],"os":"linux","arch":"amd64","signing_keys":{"gpg_public_keys":[', chunk: entries('{"ascii_armor":"x"},') },
+    endless: {
+      prefix: '{"protocols":["5.0"],"os":"linux","arch":"amd64","signing_keys":{"gpg_public_keys":[',
+      chunk: entries('{"ascii_armor":"x"},'),
+    },
   },
   'SHA256SUMS document': {
     ...viaRegistry,
@@ -109,7 +123,10 @@ const KINDS: Record<string, Kind> = {
     limit: '4 MiB (4194304 bytes)',
     bytes: 4 * MiB,
     path: () => mirror.call('paths.version', 'registry.example.test', 'acme', 'demo', V) as Promise<string>,
-    endless: { prefix: '{"archives":{"linux_amd64":{"url":"x.zip","hashes":[', chunk: entries(`"zh:${'0'.repeat(64)}",`) },
+    endless: {
+      prefix: '{"archives":{"linux_amd64":{"url":"x.zip","hashes":[',
+      chunk: entries(`"zh:${'0'.repeat(64)}",`),
+    },
   },
 };
 
@@ -126,8 +143,16 @@ function expectRefused(r: CliResult, what: string, kind: Kind, url: string): voi
 describe('issue 11 #12: metadata documents are read up to a limit, with a clear error', () => {
   for (const [what, kind] of Object.entries(KINDS)) {
     const faults: Record<string, () => RemoteFault> = {
-      'declared one byte over the limit (Content-Length)': () => ({ kind: 'replace', body: { $fn: 'repeat', arg: { text: ' ', size: kind.bytes + 1 } } }),
-      'without end (no Content-Length)': () => ({ kind: 'endless', prefix: kind.endless.prefix, chunk: kind.endless.chunk, intervalMs: 5 }),
+      'declared one byte over the limit (Content-Length)': () => ({
+        kind: 'replace',
+        body: { $fn: 'repeat', arg: { text: ' ', size: kind.bytes + 1 } },
+      }),
+      'without end (no Content-Length)': () => ({
+        kind: 'endless',
+        prefix: kind.endless.prefix,
+        chunk: kind.endless.chunk,
+        intervalMs: 5,
+      }),
     };
     for (const [how, fault] of Object.entries(faults)) {
       it(`the ${what}, ${how} → exit 1 naming the URL and the limit, nothing left`, async () => {
@@ -145,7 +170,11 @@ describe('issue 11 #12: metadata documents are read up to a limit, with a clear 
     await reg.setFault(path, { kind: 'replace', body: { $fn: 'manyVersions', arg: { count: 330_000 } } });
     const p = w.project('p', { 'main.tf': requiresTf({ demo: `${reg.host}/acme/demo` }) });
     // The server takes a while to build 50 MB of JSON: no connect timeout may race it.
-    const r = await runCli(['lock', `-platform=${PLATFORM}`], { cwd: p, env: { ...w.env, PROVKIT_HTTP_TUNING: 'connect=25000,idle=5000,backoff=50' }, ...RUN });
+    const r = await runCli(['lock', `-platform=${PLATFORM}`], {
+      cwd: p,
+      env: { ...w.env, PROVKIT_HTTP_TUNING: 'connect=25000,idle=5000,backoff=50' },
+      ...RUN,
+    });
     expectRefused(r, 'provider version list', KINDS['provider version list']!, `${reg.origin}${path}`);
     expect(flat(r.stderr)).toMatch(/is \d{8} bytes, more than 16 MiB/);
   });
@@ -163,7 +192,11 @@ describe('issue 11 #12: metadata documents are read up to a limit, with a clear 
     const path = await reg.path('versions', 'acme', 'demo');
     await reg.setFault(path, { kind: 'replace', body: { $fn: 'manyVersions', arg: { count: 80_000 } } });
     const p = w.project('p', { 'main.tf': requiresTf({ demo: `${reg.host}/acme/demo` }) });
-    const r = await runCli(['lock', `-platform=${PLATFORM}`], { cwd: p, env: { ...w.env, PROVKIT_HTTP_TUNING: 'connect=25000,idle=5000,backoff=50' }, ...RUN });
+    const r = await runCli(['lock', `-platform=${PLATFORM}`], {
+      cwd: p,
+      env: { ...w.env, PROVKIT_HTTP_TUNING: 'connect=25000,idle=5000,backoff=50' },
+      ...RUN,
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(w.tmpLeftovers()).toEqual([]);

@@ -26,7 +26,10 @@ let fsm: string;
 
 beforeAll(async () => {
   host = await startHost();
-  const providers = [await makeProvider('acme', 'demo', ['1.1.0'], PLATFORMS), await makeProvider('acme', 'tools', ['0.3.0'], PLATFORMS)];
+  const providers = [
+    await makeProvider('acme', 'demo', ['1.1.0'], PLATFORMS),
+    await makeProvider('acme', 'tools', ['0.3.0'], PLATFORMS),
+  ];
   reg = await host.registry({ providers });
   w = e2eWorkspace(reg.caPath);
   fsm = w.project('fs-mirror');
@@ -51,7 +54,10 @@ describe('issue 11 #18: a re-run and two concurrent runs give one run’s target
       for (const hashes of ['reference', 'all'] as const) {
         it(`${source}, ${flavor}, -hashes=${hashes}`, { timeout: 120_000 }, async () => {
           const p = w.project(`${source}-${flavor}-${hashes}`, {
-            'main.tf': caseConfig({ config: { demo: 'demo', tools: 'tools' }, command: 'mirror' }, source === 'registry' ? reg.host : FS_HOST),
+            'main.tf': caseConfig(
+              { config: { demo: 'demo', tools: 'tools' }, command: 'mirror' },
+              source === 'registry' ? reg.host : FS_HOST,
+            ),
           });
           const args = (target: string): string[] => [
             `-flavor=${flavor}`,

@@ -11,12 +11,21 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { CASES, caseConfig, caseLock, registryProviders, type CaseName, type RecordedResult } from '../fixtures/terraform-mirror/cases.js';
+import {
+  CASES,
+  caseConfig,
+  caseLock,
+  registryProviders,
+  type CaseName,
+  type RecordedResult,
+} from '../fixtures/terraform-mirror/cases.js';
 import { e2eWorkspace, runCli, type E2eWorkspace } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { treeSnapshot } from '../support/tree.js';
 
-const RECORDED = JSON.parse(readFileSync(new URL('../fixtures/terraform-mirror/terraform-1.11.4.json', import.meta.url), 'utf8')) as {
+const RECORDED = JSON.parse(
+  readFileSync(new URL('../fixtures/terraform-mirror/terraform-1.11.4.json', import.meta.url), 'utf8'),
+) as {
   cases: Record<string, RecordedResult>;
 };
 
@@ -59,25 +68,37 @@ describe('issue 11 #5: mirror follows the lock file as terraform 1.11 does', () 
   for (const name of LOCK_CASES) {
     const recorded = RECORDED.cases[name]!;
     for (const flavor of ['terraform', 'tofu'] as const) {
-      it(`${name} (${flavor}): exit ${recorded.exit}, the files terraform wrote${recorded.exit === 0 ? '' : ', its error'}`, { timeout: 60_000 }, async () => {
-        const c = CASES[name];
-        const lock = caseLock(c, reg.host);
-        const p = w.project(`${name}-${flavor}`, { 'main.tf': caseConfig(c, reg.host), ...(lock === undefined ? {} : { '.terraform.lock.hcl': lock }) });
-        const r = await runCli([`-flavor=${flavor}`, 'mirror', '-platform=linux_amd64', 'out'], { cwd: p, env: w.env });
-        expect(r.code).toBe(recorded.exit);
-        expect(await files(join(p, 'out'))).toEqual(recorded.files);
-        if (recorded.exit === 0) {
-          expect(r.stderr).toBe('');
-        } else {
-          const expected = words(recorded.stderr.split('HOST').join(reg.host));
-          expect(words(r.stderr)).toBe(flavor === 'terraform' ? expected : expected.replace('terraform init -upgrade', 'tofu init -upgrade'));
-          // Stopped before fetching anything.
-          expect(r.stdout).toBe('');
-        }
-        // The lock file is read, never written.
-        expect(readFileSync(join(p, '.terraform.lock.hcl'), 'utf8')).toBe(lock);
-        expect(w.tmpLeftovers()).toEqual([]);
-      });
+      it(
+        `${name} (${flavor}): exit ${recorded.exit}, the files terraform wrote${recorded.exit === 0 ? '' : ', its error'}`,
+        { timeout: 60_000 },
+        async () => {
+          const c = CASES[name];
+          const lock = caseLock(c, reg.host);
+          const p = w.project(`${name}-${flavor}`, {
+            'main.tf': caseConfig(c, reg.host),
+            ...(lock === undefined ? {} : { '.terraform.lock.hcl': lock }),
+          });
+          const r = await runCli([`-flavor=${flavor}`, 'mirror', '-platform=linux_amd64', 'out'], {
+            cwd: p,
+            env: w.env,
+          });
+          expect(r.code).toBe(recorded.exit);
+          expect(await files(join(p, 'out'))).toEqual(recorded.files);
+          if (recorded.exit === 0) {
+            expect(r.stderr).toBe('');
+          } else {
+            const expected = words(recorded.stderr.split('HOST').join(reg.host));
+            expect(words(r.stderr)).toBe(
+              flavor === 'terraform' ? expected : expected.replace('terraform init -upgrade', 'tofu init -upgrade'),
+            );
+            // Stopped before fetching anything.
+            expect(r.stdout).toBe('');
+          }
+          // The lock file is read, never written.
+          expect(readFileSync(join(p, '.terraform.lock.hcl'), 'utf8')).toBe(lock);
+          expect(w.tmpLeftovers()).toEqual([]);
+        },
+      );
     }
   }
 });

@@ -18,10 +18,16 @@ import { startHost, type RemoteServer, type ServerHost } from '../support/remote
 import { makeProvider } from '../support/servers/packages.js';
 
 interface TerraformObserved {
-  netMirrorCredentials: { noCredentials: { exit: number; error: string }; credentialsBlock: { exit: number }; tokenEnv: { exit: number } };
+  netMirrorCredentials: {
+    noCredentials: { exit: number; error: string };
+    credentialsBlock: { exit: number };
+    tokenEnv: { exit: number };
+  };
   nonAsciiHostBlocks: { unicode: string; punycode: string };
 }
-const TF = JSON.parse(readFileSync(new URL('../fixtures/install-safety/terraform-1.11.4.json', import.meta.url), 'utf8')) as TerraformObserved;
+const TF = JSON.parse(
+  readFileSync(new URL('../fixtures/install-safety/terraform-1.11.4.json', import.meta.url), 'utf8'),
+) as TerraformObserved;
 
 const TOKEN = 'sekrit-mirror-token';
 let host: ServerHost;
@@ -31,8 +37,14 @@ let w: E2eWorkspace;
 
 beforeAll(async () => {
   host = await startHost();
-  mirror = await host.netMirror({ providers: [await makeProvider('acme', 'demo', ['1.0.0'], ['linux_amd64'], 'registry.example.test')], requireToken: TOKEN });
-  reg = await host.registry({ providers: [await makeProvider('acme', 'demo', ['1.0.0'], ['linux_amd64'])], requireToken: TOKEN });
+  mirror = await host.netMirror({
+    providers: [await makeProvider('acme', 'demo', ['1.0.0'], ['linux_amd64'], 'registry.example.test')],
+    requireToken: TOKEN,
+  });
+  reg = await host.registry({
+    providers: [await makeProvider('acme', 'demo', ['1.0.0'], ['linux_amd64'])],
+    requireToken: TOKEN,
+  });
   // Both servers use the host process's one test CA.
   w = e2eWorkspace(mirror.caPath);
 });
@@ -50,7 +62,8 @@ function setup(source: string, tfrc: string): { cwd: string; env: Record<string,
   writeFileSync(cfg, tfrc);
   return { cwd, env: { ...w.env, TF_CLI_CONFIG_FILE: cfg } };
 }
-const credentialsBlock = (hostname: string, token = TOKEN): string => `credentials "${hostname}" {\n  token = "${token}"\n}\n`;
+const credentialsBlock = (hostname: string, token = TOKEN): string =>
+  `credentials "${hostname}" {\n  token = "${token}"\n}\n`;
 const args = {
   lock: () => ['lock', '-platform=linux_amd64', `-net-mirror=${mirror.url}`],
   mirror: () => ['mirror', '-platform=linux_amd64', `-net-mirror=${mirror.url}`, 'out'],
@@ -59,7 +72,10 @@ const args = {
 
 describe('issue 11 #19: -net-mirror sends the CLI configuration’s credentials for the mirror host', () => {
   it(`terraform 1.11.4 (recorded): no credentials → exit ${TF.netMirrorCredentials.noCredentials.exit}; a credentials block or TF_TOKEN_ → exit 0`, () => {
-    expect(TF.netMirrorCredentials.noCredentials).toEqual({ exit: 1, error: 'rejected the given authentication credentials' });
+    expect(TF.netMirrorCredentials.noCredentials).toEqual({
+      exit: 1,
+      error: 'rejected the given authentication credentials',
+    });
     expect(TF.netMirrorCredentials.credentialsBlock.exit).toBe(0);
     expect(TF.netMirrorCredentials.tokenEnv.exit).toBe(0);
   });
@@ -83,16 +99,23 @@ describe('issue 11 #19: -net-mirror sends the CLI configuration’s credentials 
       expect(json.length).toBeGreaterThan(0);
       expect(json.every((q) => q.headers['authorization'] === `Bearer ${TOKEN}`)).toBe(true);
       // Archives never carry the token (docs/reference.md §4.3 item 68; sources/net-mirror.ts).
-      expect(log.filter((q) => q.path.endsWith('.zip')).every((q) => q.headers['authorization'] === undefined)).toBe(true);
+      expect(log.filter((q) => q.path.endsWith('.zip')).every((q) => q.headers['authorization'] === undefined)).toBe(
+        true,
+      );
       expect(w.tmpLeftovers()).toEqual([]);
     });
   }
   it('lock: a TF_TOKEN_ variable for HOST:PORT → exit 0', async () => {
     const p = setup('registry.example.test/acme/demo', '');
-    const r = await runCli(args.lock(), { cwd: p.cwd, env: { ...p.env, [`TF_TOKEN_127_0_0_1:${mirror.port}`]: TOKEN } });
+    const r = await runCli(args.lock(), {
+      cwd: p.cwd,
+      env: { ...p.env, [`TF_TOKEN_127_0_0_1:${mirror.port}`]: TOKEN },
+    });
     expect(flat(r.stderr)).not.toContain('Error');
     expect(r.code).toBe(0);
-    expect(readFileSync(join(p.cwd, '.terraform.lock.hcl'), 'utf8')).toContain('provider "registry.example.test/acme/demo"');
+    expect(readFileSync(join(p.cwd, '.terraform.lock.hcl'), 'utf8')).toContain(
+      'provider "registry.example.test/acme/demo"',
+    );
   });
   it('lock: a wrong token → refused', async () => {
     const p = setup('registry.example.test/acme/demo', credentialsBlock(mirror.host, 'wrong'));
@@ -103,12 +126,17 @@ describe('issue 11 #19: -net-mirror sends the CLI configuration’s credentials 
 });
 
 describe('issue 11 #19: host and credentials blocks for a non-ASCII hostname', () => {
-  const hostBlock = (name: string): string => `host "${name}" {\n  services = {\n    "providers.v1" = "${reg.providersUrl}"\n  }\n}\n`;
+  const hostBlock = (name: string): string =>
+    `host "${name}" {\n  services = {\n    "providers.v1" = "${reg.providersUrl}"\n  }\n}\n`;
 
   it('terraform 1.11.4 (recorded): accepts éxample.com, refuses xn--xample-9ua.com with svchost’s message', () => {
     expect(TF.nonAsciiHostBlocks.unicode).toBe('');
-    expect(TF.nonAsciiHostBlocks.punycode).toContain('Error: The host "xn--xample-9ua.com" block has an invalid hostname');
-    expect(TF.nonAsciiHostBlocks.punycode).toContain('Error: The credentials "xn--xample-9ua.com" block has an invalid hostname');
+    expect(TF.nonAsciiHostBlocks.punycode).toContain(
+      'Error: The host "xn--xample-9ua.com" block has an invalid hostname',
+    );
+    expect(TF.nonAsciiHostBlocks.punycode).toContain(
+      'Error: The credentials "xn--xample-9ua.com" block has an invalid hostname',
+    );
   });
 
   for (const [label, credentialsFor] of [
@@ -129,7 +157,10 @@ describe('issue 11 #19: host and credentials blocks for a non-ASCII hostname', (
   }
   it('a TF_TOKEN_ variable in punycode matches the Unicode host block', async () => {
     const p = setup('éxample.com/acme/demo', hostBlock('éxample.com'));
-    const r = await runCli(['lock', '-platform=linux_amd64'], { cwd: p.cwd, env: { ...p.env, TF_TOKEN_xn____xample__9ua_com: TOKEN } });
+    const r = await runCli(['lock', '-platform=linux_amd64'], {
+      cwd: p.cwd,
+      env: { ...p.env, TF_TOKEN_xn____xample__9ua_com: TOKEN },
+    });
     expect(flat(r.stderr)).not.toContain('Error');
     expect(r.code).toBe(0);
   });
@@ -137,6 +168,7 @@ describe('issue 11 #19: host and credentials blocks for a non-ASCII hostname', (
     const p = setup('éxample.com/acme/demo', hostBlock('xn--xample-9ua.com') + credentialsBlock('xn--xample-9ua.com'));
     const r = await runCli(['lock', '-platform=linux_amd64'], { cwd: p.cwd, env: p.env });
     expect(r.code).toBe(1);
-    for (const line of TF.nonAsciiHostBlocks.punycode.split('|').filter(Boolean)) expect(flat(r.stderr)).toContain(line);
+    for (const line of TF.nonAsciiHostBlocks.punycode.split('|').filter(Boolean))
+      expect(flat(r.stderr)).toContain(line);
   });
 });

@@ -48,20 +48,33 @@ function repository(zip: Buffer, v: Variant = {}): FakeOciRepository {
     schemaVersion: 2,
     mediaType: INDEX,
     artifactType: 'application/vnd.opentofu.provider',
-    manifests: [{ mediaType: MANIFEST, digest: p.digest, size: p.body.length, platform: { architecture: 'amd64', os: 'linux' }, artifactType: 'application/vnd.opentofu.provider-target' }],
+    manifests: [
+      {
+        mediaType: MANIFEST,
+        digest: p.digest,
+        size: p.body.length,
+        platform: { architecture: 'amd64', os: 'linux' },
+        artifactType: 'application/vnd.opentofu.provider-target',
+      },
+    ],
   };
   if (v.index) ix = v.index(ix);
   const i = manifest(ix);
   return {
     tags: { '1.0.0': v.tagPlatformManifest ? p.digest : i.digest, latest: i.digest },
-    manifests: { [p.digest]: { mediaType: p.mediaType, body: p.body }, [i.digest]: { mediaType: i.mediaType, body: i.body } },
+    manifests: {
+      [p.digest]: { mediaType: p.mediaType, body: p.body },
+      [i.digest]: { mediaType: i.mediaType, body: i.body },
+    },
     blobs: { [layer.digest]: v.blob ? v.blob(zip) : zip, [sha(config)]: config },
   };
 }
 
 const HOSTILE: Record<string, { variant: Variant; message: string }> = {
   'a layer whose bytes do not match its digest': {
-    variant: { blob: (zip) => Buffer.concat([zip.subarray(0, zip.length - 1), Buffer.from([zip[zip.length - 1]! ^ 0xff])]) },
+    variant: {
+      blob: (zip) => Buffer.concat([zip.subarray(0, zip.length - 1), Buffer.from([zip[zip.length - 1]! ^ 0xff])]),
+    },
     message: 'provider package does not match digest sha256:',
   },
   'an index without artifactType': {
@@ -74,12 +87,15 @@ const HOSTILE: Record<string, { variant: Variant; message: string }> = {
     message: 'unexpected artifact type ""',
   },
   'two zip layers': {
-    variant: { platformManifest: (m, layer) => ({ ...m, layers: [layer, { ...layer, annotations: { again: 'yes' } }] }) },
+    variant: {
+      platformManifest: (m, layer) => ({ ...m, layers: [layer, { ...layer, annotations: { again: 'yes' } }] }),
+    },
     message: 'ambiguous manifest declares multiple eligible provider packages',
   },
   'a tag that names a platform manifest directly': {
     variant: { tagPlatformManifest: true },
-    message: 'tag refers directly to image manifest, but OpenTofu providers require an index manifest for multi-platform support',
+    message:
+      'tag refers directly to image manifest, but OpenTofu providers require an index manifest for multi-platform support',
   },
   'a container image index (no artifact types at all)': {
     variant: {
@@ -90,7 +106,8 @@ const HOSTILE: Record<string, { variant: Variant; message: string }> = {
         manifests: (i['manifests'] as Array<Record<string, unknown>>).map(({ artifactType: _a, ...rest }) => rest),
       }),
     },
-    message: 'provider image manifest has unsupported artifact type; is this a container image, rather than an OpenTofu provider?',
+    message:
+      'provider image manifest has unsupported artifact type; is this a container image, rather than an OpenTofu provider?',
   },
 };
 
@@ -120,7 +137,10 @@ const MAIN = requiresTf({ demo: 'registry.example.test/acme/demo' });
 
 function ociConfig(dir: string, prefix: string, extra = ''): string {
   const file = join(dir, 'cli.tfrc');
-  writeFileSync(file, `${extra}provider_installation {\n  oci_mirror {\n    repository_template = "${fake.host}/${prefix}/\${namespace}/\${type}"\n    include             = ["registry.example.test/*/*"]\n  }\n}\n`);
+  writeFileSync(
+    file,
+    `${extra}provider_installation {\n  oci_mirror {\n    repository_template = "${fake.host}/${prefix}/\${namespace}/\${type}"\n    include             = ["registry.example.test/*/*"]\n  }\n}\n`,
+  );
   return file;
 }
 
@@ -128,7 +148,10 @@ describe('issue 16: hostile OCI layouts are refused with a diagnostic, nothing w
   it('the valid layout locks and installs: h1: and zh:, no GET /v2/, an explicit Accept on every request', async () => {
     const p = w.project('valid', { 'main.tf': MAIN });
     await fake.mark();
-    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${fake.host}/valid/{namespace}/{type}`], { cwd: p, env: w.env });
+    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${fake.host}/valid/{namespace}/{type}`], {
+      cwd: p,
+      env: w.env,
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lock = readFileSync(join(p, '.terraform.lock.hcl'), 'utf8');
@@ -142,20 +165,33 @@ describe('issue 16: hostile OCI layouts are refused with a diagnostic, nothing w
     const inst = await runCli(['install'], { cwd: p, env: { ...w.env, TF_CLI_CONFIG_FILE: ociConfig(p, 'valid') } });
     expect(inst.stderr).toBe('');
     expect(inst.code).toBe(0);
-    expect(existsSync(join(p, '.terraform/providers/registry.example.test/acme/demo/1.0.0/linux_amd64/terraform-provider-demo_v1.0.0'))).toBe(true);
+    expect(
+      existsSync(
+        join(
+          p,
+          '.terraform/providers/registry.example.test/acme/demo/1.0.0/linux_amd64/terraform-provider-demo_v1.0.0',
+        ),
+      ),
+    ).toBe(true);
     expect(w.tmpLeftovers()).toEqual([]);
   });
 
   for (const [name, c] of Object.entries(HOSTILE)) {
     it(`${name}: lock and install exit 1 with "${c.message}"`, async () => {
       const p = w.project(slug(name), { 'main.tf': MAIN });
-      const l = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${fake.host}/${slug(name)}/{namespace}/{type}`], { cwd: p, env: w.env });
+      const l = await runCli(
+        ['lock', '-platform=linux_amd64', `-oci-mirror=${fake.host}/${slug(name)}/{namespace}/{type}`],
+        { cwd: p, env: w.env },
+      );
       expect(l.code).toBe(1);
       expect(flat(l.stderr)).toContain(c.message);
       expect(flat(l.stderr)).toContain('registry.example.test/acme/demo');
       expect(l.stderr).not.toMatch(/\n\s+at /);
       expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
-      const inst = await runCli(['install'], { cwd: p, env: { ...w.env, TF_CLI_CONFIG_FILE: ociConfig(p, slug(name)) } });
+      const inst = await runCli(['install'], {
+        cwd: p,
+        env: { ...w.env, TF_CLI_CONFIG_FILE: ociConfig(p, slug(name)) },
+      });
       expect(inst.code).toBe(1);
       expect(flat(inst.stderr)).toContain(c.message);
       expect(existsSync(join(p, '.terraform/providers/registry.example.test/acme/demo'))).toBe(false);
@@ -169,7 +205,10 @@ describe('issue 16: Bearer token challenges', () => {
   let secured: RemoteServer;
   let open: RemoteServer;
   beforeAll(async () => {
-    secured = await host.oci({ repositories: { 'p/acme/demo': repository(zip) }, bearer: { username: 'robot', password: 'hunter2' } });
+    secured = await host.oci({
+      repositories: { 'p/acme/demo': repository(zip) },
+      bearer: { username: 'robot', password: 'hunter2' },
+    });
     open = await host.oci({ repositories: { 'p/acme/demo': repository(zip) }, bearer: {} });
   });
 
@@ -178,23 +217,31 @@ describe('issue 16: Bearer token challenges', () => {
     const cfg = join(p, 'cli.tfrc');
     writeFileSync(cfg, `oci_credentials "${secured.host}" {\n  username = "robot"\n  password = "hunter2"\n}\n`);
     await secured.mark();
-    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${secured.host}/p/{namespace}/{type}`], { cwd: p, env: { ...w.env, SSL_CERT_FILE: secured.caPath, TF_CLI_CONFIG_FILE: cfg } });
+    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${secured.host}/p/{namespace}/{type}`], {
+      cwd: p,
+      env: { ...w.env, SSL_CERT_FILE: secured.caPath, TF_CLI_CONFIG_FILE: cfg },
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const log = await secured.log();
     const tokenRequests = log.filter((q) => q.pathname === '/token');
     expect(tokenRequests.length).toBeGreaterThan(0);
-    for (const q of tokenRequests) expect(q.headers['authorization']).toBe(`Basic ${Buffer.from('robot:hunter2').toString('base64')}`);
+    for (const q of tokenRequests)
+      expect(q.headers['authorization']).toBe(`Basic ${Buffer.from('robot:hunter2').toString('base64')}`);
     const blob = log.find((q) => q.pathname.includes('/blobs/') && q.status === 200);
     expect(String(blob?.headers['authorization'])).toMatch(/^Bearer tok-\d+$/);
     // Registry requests never carry the password.
-    for (const q of log.filter((x) => x.pathname.startsWith('/v2/'))) expect(String(q.headers['authorization'] ?? '')).not.toContain('Basic');
+    for (const q of log.filter((x) => x.pathname.startsWith('/v2/')))
+      expect(String(q.headers['authorization'] ?? '')).not.toContain('Basic');
     expect(w.tmpLeftovers()).toEqual([]);
   });
 
   it('without credentials the token service refuses: exit 1, the registry named, nothing written', async () => {
     const p = w.project('bearer-anon', { 'main.tf': MAIN });
-    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${secured.host}/p/{namespace}/{type}`], { cwd: p, env: { ...w.env, SSL_CERT_FILE: secured.caPath } });
+    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${secured.host}/p/{namespace}/{type}`], {
+      cwd: p,
+      env: { ...w.env, SSL_CERT_FILE: secured.caPath },
+    });
     expect(r.code).toBe(1);
     expect(flat(r.stderr)).toContain(`of the OCI registry ${secured.host} refused an anonymous request (HTTP 401)`);
     expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
@@ -202,12 +249,21 @@ describe('issue 16: Bearer token challenges', () => {
 
   it('a blob redirected to another host (storage) is fetched without the registry token', async () => {
     const repo = repository(zip);
-    const storage = await host.files({ files: Object.fromEntries(Object.entries(repo.blobs ?? {}).map(([d, b]) => [`/${d}`, b])) });
-    const redirecting = await host.oci({ repositories: { 'p/acme/demo': repo }, bearer: {}, blobRedirect: storage.origin });
+    const storage = await host.files({
+      files: Object.fromEntries(Object.entries(repo.blobs ?? {}).map(([d, b]) => [`/${d}`, b])),
+    });
+    const redirecting = await host.oci({
+      repositories: { 'p/acme/demo': repo },
+      bearer: {},
+      blobRedirect: storage.origin,
+    });
     const p = w.project('bearer-redirect', { 'main.tf': MAIN });
     const cas = join(p, 'cas.pem');
     writeFileSync(cas, `${redirecting.caPem}${storage.caPem}`);
-    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${redirecting.host}/p/{namespace}/{type}`], { cwd: p, env: { ...w.env, SSL_CERT_FILE: cas } });
+    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${redirecting.host}/p/{namespace}/{type}`], {
+      cwd: p,
+      env: { ...w.env, SSL_CERT_FILE: cas },
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const got = await storage.log();
@@ -219,7 +275,10 @@ describe('issue 16: Bearer token challenges', () => {
 
   it('a public repository behind a token service: anonymous tokens work', async () => {
     const p = w.project('bearer-public', { 'main.tf': MAIN });
-    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${open.host}/p/{namespace}/{type}`], { cwd: p, env: { ...w.env, SSL_CERT_FILE: open.caPath } });
+    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${open.host}/p/{namespace}/{type}`], {
+      cwd: p,
+      env: { ...w.env, SSL_CERT_FILE: open.caPath },
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
   });

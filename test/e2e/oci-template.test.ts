@@ -27,12 +27,16 @@ describe('issue 16: oci_mirror repository_template checks, as OpenTofu reports t
     [
       'unknown symbol',
       '    repository_template = "r.example/${namespace}/${type}/${version}"\n    include = ["r.example/*/*"]',
-      [`${at} the symbol "version" is not available for an OCI mirror repository address template. Only "hostname", "namespace", and "type" are available.`],
+      [
+        `${at} the symbol "version" is not available for an OCI mirror repository address template. Only "hostname", "namespace", and "type" are available.`,
+      ],
     ],
     [
       'no hostname, no include',
       '    repository_template = "r.example/${namespace}/${type}"',
-      [`${at} template must refer to the "hostname" symbol unless the "include" argument selects exactly one registry hostname.`],
+      [
+        `${at} template must refer to the "hostname" symbol unless the "include" argument selects exactly one registry hostname.`,
+      ],
     ],
     [
       'no namespace, no type',
@@ -45,26 +49,38 @@ describe('issue 16: oci_mirror repository_template checks, as OpenTofu reports t
     [
       'not a repository address',
       '    repository_template = "${namespace}/${type}:latest"\n    include = ["r.example/*/*"]',
-      [`${at} template must generate a valid OCI repository address, including a registry hostname followed by a slash and then a repository name.`],
+      [
+        `${at} template must generate a valid OCI repository address, including a registry hostname followed by a slash and then a repository name.`,
+      ],
     ],
-  ])('%s: install and lock exit 1 with the reference message, nothing written', async (name, body, details) => {
-    for (const command of [['install'], ['lock', '-platform=linux_amd64']]) {
-      const p = w.project(`${name.replaceAll(' ', '-').replaceAll(',', '')}-${command[0]!}`, { 'main.tf': requiresTf({ demo: 'r.example/acme/demo' }) });
-      const r = await runCli(command, { cwd: p, env: { ...w.env, TF_CLI_CONFIG_FILE: config(p, body) } });
-      expect(r.timedOut).toBe(false);
-      expect(r.code).toBe(1);
-      for (const d of details) expect(flat(r.stderr)).toContain(flat(`Error: Invalid oci_mirror repository template\n\n${d}`));
-      expect(r.stderr.match(/Error: /g)).toHaveLength(details.length);
-      expect(r.stderr).not.toMatch(/\n\s+at /);
-      expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
-      expect(existsSync(join(p, '.terraform'))).toBe(false);
-      expect(w.tmpLeftovers()).toEqual([]);
-    }
-  }, 60_000);
+  ])(
+    '%s: install and lock exit 1 with the reference message, nothing written',
+    async (name, body, details) => {
+      for (const command of [['install'], ['lock', '-platform=linux_amd64']]) {
+        const p = w.project(`${name.replaceAll(' ', '-').replaceAll(',', '')}-${command[0]!}`, {
+          'main.tf': requiresTf({ demo: 'r.example/acme/demo' }),
+        });
+        const r = await runCli(command, { cwd: p, env: { ...w.env, TF_CLI_CONFIG_FILE: config(p, body) } });
+        expect(r.timedOut).toBe(false);
+        expect(r.code).toBe(1);
+        for (const d of details)
+          expect(flat(r.stderr)).toContain(flat(`Error: Invalid oci_mirror repository template\n\n${d}`));
+        expect(r.stderr.match(/Error: /g)).toHaveLength(details.length);
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+        expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
+        expect(existsSync(join(p, '.terraform'))).toBe(false);
+        expect(w.tmpLeftovers()).toEqual([]);
+      }
+    },
+    60_000,
+  );
 
   it('a missing repository_template is "argument is required"', async () => {
     const p = w.project('missing', { 'main.tf': requiresTf({ demo: 'r.example/acme/demo' }) });
-    const r = await runCli(['install'], { cwd: p, env: { ...w.env, TF_CLI_CONFIG_FILE: config(p, '    include = ["r.example/*/*"]') } });
+    const r = await runCli(['install'], {
+      cwd: p,
+      env: { ...w.env, TF_CLI_CONFIG_FILE: config(p, '    include = ["r.example/*/*"]') },
+    });
     expect(r.code).toBe(1);
     expect(flat(r.stderr)).toContain('Error: Invalid provider_installation method block');
     expect(flat(r.stderr)).toContain(`${at} "repository_template" argument is required.`);

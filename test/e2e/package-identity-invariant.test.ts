@@ -13,7 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import type { FakeProvider } from '../support/servers/packages.js';
-import { expectedLockHashes, hashesOf, lockHashes, ownedProvider, prng, type PackageHashes } from './package-identity.js';
+import {
+  expectedLockHashes,
+  hashesOf,
+  lockHashes,
+  ownedProvider,
+  prng,
+  type PackageHashes,
+} from './package-identity.js';
 
 const SEED = Number(process.env['PROVKIT_PROPERTY_SEED'] ?? 110101);
 const CASES = 3;
@@ -41,7 +48,11 @@ function lockBlocks(text: string): Map<string, string> {
 const localName = (i: number): string => `p${i}`;
 
 function projectFiles(cands: readonly Candidate[]): Record<string, string> {
-  return { 'main.tf': requiresTf(Object.fromEntries(cands.map((c) => [localName(universe.indexOf(c)), `${c.address}@${c.version}`]))) };
+  return {
+    'main.tf': requiresTf(
+      Object.fromEntries(cands.map((c) => [localName(universe.indexOf(c)), `${c.address}@${c.version}`])),
+    ),
+  };
 }
 
 /** Runs `provkit lock` for the platforms; returns the lock file's text, or throws with the diagnostic. */
@@ -58,11 +69,13 @@ beforeAll(async () => {
   // same size (as real builds of one release are nearly), so their downloads
   // end together when they start together.
   const sizes = new Map<string, number>();
-  const sizeFor = (type: string) => (platform: string): number => {
-    const key = `${type} ${platform}`;
-    if (!sizes.has(key)) sizes.set(key, 150_000 + Math.floor(rand() * 900_000));
-    return sizes.get(key)!;
-  };
+  const sizeFor =
+    (type: string) =>
+    (platform: string): number => {
+      const key = `${type} ${platform}`;
+      if (!sizes.has(key)) sizes.set(key, 150_000 + Math.floor(rand() * 900_000));
+      return sizes.get(key)!;
+    };
   // Registry A: three namespaces of github 4.4.0 (one archive name) and an aws;
   // registry B: two of the same namespaces again, with other bytes.
   const onA = [
@@ -81,7 +94,11 @@ beforeAll(async () => {
   const add = async (hostname: string, p: { fake: FakeProvider; zips: ReadonlyMap<string, Buffer> }): Promise<void> => {
     const hashes = new Map<string, PackageHashes>();
     for (const [platform, zip] of p.zips) hashes.set(platform, await hashesOf(zip));
-    universe.push({ address: `${hostname}/${p.fake.namespace}/${p.fake.type}`, version: p.fake.versions[0]!.version, hashes });
+    universe.push({
+      address: `${hostname}/${p.fake.namespace}/${p.fake.type}`,
+      version: p.fake.versions[0]!.version,
+      hashes,
+    });
   };
   for (const p of onA) await add(regA.host, p);
   // The host alias: the same server (and bytes) under another name.
@@ -96,7 +113,7 @@ afterAll(async () => {
 describe('issue 11 #1: locking providers together gives what locking each alone gives', () => {
   it(`seed ${SEED}: ${CASES} random requirement sets, each locked 2 × 2 at once, equal the providers locked one by one`, async () => {
     const rand = prng(SEED ^ 0x5eed);
-    const pick = <T,>(items: readonly T[], n: number): T[] => {
+    const pick = <T>(items: readonly T[], n: number): T[] => {
       const pool = [...items];
       const out: T[] = [];
       while (out.length < n && pool.length > 0) out.push(pool.splice(Math.floor(rand() * pool.length), 1)[0]!);
@@ -115,14 +132,20 @@ describe('issue 11 #1: locking providers together gives what locking each alone 
     // a time; each checked against the hashes computed here).
     const alone = new Map<string, string>();
     const key = (c: Candidate, platforms: readonly string[]): string => `${c.address} ${platforms.join(',')}`;
-    const singles = [...new Map(cases.flatMap(({ platforms, set }) => set.map((c) => [key(c, platforms), { c, platforms }] as const))).values()];
+    const singles = [
+      ...new Map(
+        cases.flatMap(({ platforms, set }) => set.map((c) => [key(c, platforms), { c, platforms }] as const)),
+      ).values(),
+    ];
     for (let i = 0; i < singles.length; i += 2) {
       await Promise.all(
         singles.slice(i, i + 2).map(async ({ c, platforms }, j) => {
           const text = await lock(w.project(`alone-${i + j}`, projectFiles([c])), platforms);
           const block = lockBlocks(text).get(c.address);
           expect(block, `${key(c, platforms)} alone`).toBeDefined();
-          expect(lockHashes(text).get(c.address)?.hashes, `${key(c, platforms)} alone`).toEqual(expectedLockHashes(c.hashes, platforms));
+          expect(lockHashes(text).get(c.address)?.hashes, `${key(c, platforms)} alone`).toEqual(
+            expectedLockHashes(c.hashes, platforms),
+          );
           alone.set(key(c, platforms), block!);
         }),
       );

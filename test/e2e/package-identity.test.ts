@@ -19,7 +19,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTar } from '../bundle/helpers.js';
 import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
-import { expectedLockHashes, hashesOf, lockHashes, ownedProvider, prng, type OwnedProvider, type PackageHashes } from './package-identity.js';
+import {
+  expectedLockHashes,
+  hashesOf,
+  lockHashes,
+  ownedProvider,
+  prng,
+  type OwnedProvider,
+  type PackageHashes,
+} from './package-identity.js';
 
 const PLATFORMS = ['linux_amd64', 'darwin_arm64', 'windows_amd64', 'linux_arm64'];
 
@@ -95,7 +103,10 @@ describe('issue 11 #1: packages whose archives share a file name keep their own 
       for (const [address, byPlatform] of expected) {
         const want = expectedLockHashes(byPlatform, [platform]);
         const have = got.get(address)?.hashes ?? [];
-        if (JSON.stringify(have) !== JSON.stringify(want)) problems.push(`run ${run} (${platform}): ${address}: recorded ${have.filter((h) => !want.includes(h)).join(', ')}`);
+        if (JSON.stringify(have) !== JSON.stringify(want))
+          problems.push(
+            `run ${run} (${platform}): ${address}: recorded ${have.filter((h) => !want.includes(h)).join(', ')}`,
+          );
       }
     }
     expect(problems).toEqual([]);
@@ -107,11 +118,12 @@ describe('issue 11 #1: packages whose archives share a file name keep their own 
     expect(errorLine(r.stderr)).toBe('');
     expect(r.code).toBe(0);
     const got = lockHashes(readFileSync(join(p, '.terraform.lock.hcl'), 'utf8'));
-    for (const [address, byPlatform] of expected) expect(got.get(address)?.hashes, address).toEqual(expectedLockHashes(byPlatform, PLATFORMS));
+    for (const [address, byPlatform] of expected)
+      expect(got.get(address)?.hashes, address).toEqual(expectedLockHashes(byPlatform, PLATFORMS));
     expect(w.tmpLeftovers()).toEqual([]);
   }, 120_000);
 
-  it('mirror -hashes=all: each archive and its VERSION.json hashes are its own provider\'s (3 runs)', async () => {
+  it("mirror -hashes=all: each archive and its VERSION.json hashes are its own provider's (3 runs)", async () => {
     const problems: string[] = [];
     for (let run = 0; run < 3; run++) {
       const platform = platformOf(run);
@@ -124,7 +136,9 @@ describe('issue 11 #1: packages whose archives share a file name keep their own 
       }
       for (const [address, byPlatform] of expected) {
         const want = byPlatform.get(platform)!;
-        const doc = JSON.parse(readFileSync(join(p, 'out', address, '4.4.0.json'), 'utf8')) as { archives: Record<string, { url: string; hashes: string[] }> };
+        const doc = JSON.parse(readFileSync(join(p, 'out', address, '4.4.0.json'), 'utf8')) as {
+          archives: Record<string, { url: string; hashes: string[] }>;
+        };
         const entry = doc.archives[platform];
         const archive = readFileSync(join(p, 'out', address, entry?.url ?? ''));
         const zh = `zh:${createHash('sha256').update(archive).digest('hex')}`;
@@ -132,13 +146,14 @@ describe('issue 11 #1: packages whose archives share a file name keep their own 
         const have = [...(entry?.hashes ?? [])].sort();
         // Both h1: forms are one hash for these plain zips (listed once).
         const all = [...new Set([want.h1, want.h1Zip, want.zh])].sort();
-        if (JSON.stringify(have) !== JSON.stringify(all)) problems.push(`run ${run} (${platform}): ${address}: VERSION.json lists ${have.join(', ')}`);
+        if (JSON.stringify(have) !== JSON.stringify(all))
+          problems.push(`run ${run} (${platform}): ${address}: VERSION.json lists ${have.join(', ')}`);
       }
     }
     expect(problems).toEqual([]);
   }, 180_000);
 
-  it('bundle create: each package member and its manifest hashes are its own provider\'s (3 runs)', async () => {
+  it("bundle create: each package member and its manifest hashes are its own provider's (3 runs)", async () => {
     const problems: string[] = [];
     for (let run = 0; run < 3; run++) {
       const platform = platformOf(run);
@@ -151,15 +166,21 @@ describe('issue 11 #1: packages whose archives share a file name keep their own 
       }
       const members = new Map((await readTar(join(p, 'out.tar'))).map((e) => [e.name, Buffer.from(e.data ?? '')]));
       const manifest = JSON.parse(members.get('manifest.json')?.toString() ?? '{}') as {
-        providers: Array<{ source: string; packages: Array<{ platform: string; path: string; zh: string; h1: string; h1Zip: string }> }>;
+        providers: Array<{
+          source: string;
+          packages: Array<{ platform: string; path: string; zh: string; h1: string; h1Zip: string }>;
+        }>;
       };
       expect(manifest.providers.map((x) => x.source).sort()).toEqual([...expected.keys()].sort());
       for (const prov of manifest.providers) {
         const want = expected.get(prov.source)!.get(platform)!;
         for (const k of prov.packages) {
-          const zh = `zh:${createHash('sha256').update(members.get(k.path) ?? '').digest('hex')}`;
+          const zh = `zh:${createHash('sha256')
+            .update(members.get(k.path) ?? '')
+            .digest('hex')}`;
           if (zh !== want.zh) problems.push(`run ${run} (${platform}): ${prov.source}: the member ${k.path} is ${zh}`);
-          if (k.zh !== want.zh || k.h1 !== want.h1 || k.h1Zip !== want.h1Zip) problems.push(`run ${run} (${platform}): ${prov.source}: the manifest lists ${k.zh} ${k.h1} ${k.h1Zip}`);
+          if (k.zh !== want.zh || k.h1 !== want.h1 || k.h1Zip !== want.h1Zip)
+            problems.push(`run ${run} (${platform}): ${prov.source}: the manifest lists ${k.zh} ${k.h1} ${k.h1Zip}`);
         }
       }
     }
@@ -181,10 +202,17 @@ describe('issue 11 #1: packages whose archives share a file name keep their own 
       for (const [address, byPlatform] of expected) {
         const want = expectedLockHashes(byPlatform, [platform]);
         const have = got.get(address)?.hashes ?? [];
-        if (JSON.stringify(have) !== JSON.stringify(want)) problems.push(`run ${run} (${platform}): ${address}: recorded ${have.filter((h) => !want.includes(h)).join(', ')}`);
+        if (JSON.stringify(have) !== JSON.stringify(want))
+          problems.push(
+            `run ${run} (${platform}): ${address}: recorded ${have.filter((h) => !want.includes(h)).join(', ')}`,
+          );
         const owner = address.startsWith(regB.host) ? 'B' : 'A';
-        const readme = readFileSync(join(p, '.terraform', 'providers', address, '4.4.0', platform, 'README.md'), 'utf8');
-        if (!readme.startsWith(`${owner}/${address.split('/')[1] ?? ''}/github `)) problems.push(`run ${run} (${platform}): ${address}: installed ${readme.trim()}`);
+        const readme = readFileSync(
+          join(p, '.terraform', 'providers', address, '4.4.0', platform, 'README.md'),
+          'utf8',
+        );
+        if (!readme.startsWith(`${owner}/${address.split('/')[1] ?? ''}/github `))
+          problems.push(`run ${run} (${platform}): ${address}: installed ${readme.trim()}`);
       }
     }
     expect(problems).toEqual([]);

@@ -40,9 +40,20 @@ export function noise(rand: () => number, n: number): Buffer {
  * the executable names it, and `size` bytes of noise make the download and
  * the hashing take long enough to overlap with others'.
  */
-export function ownedZip(owner: string, type: string, version: string, platform: string, size: number, rand: () => number): Promise<Buffer> {
+export function ownedZip(
+  owner: string,
+  type: string,
+  version: string,
+  platform: string,
+  size: number,
+  rand: () => number,
+): Promise<Buffer> {
   return buildZip([
-    { name: `terraform-provider-${type}_v${version}`, data: `#!/bin/sh\n# ${owner}/${type} ${version} ${platform}\nexit 1\n`, unixMode: 0o100755 },
+    {
+      name: `terraform-provider-${type}_v${version}`,
+      data: `#!/bin/sh\n# ${owner}/${type} ${version} ${platform}\nexit 1\n`,
+      unixMode: 0o100755,
+    },
     { name: 'payload.bin', data: noise(rand, size), method: 0 },
     { name: 'README.md', data: `${owner}/${type} ${version} for ${platform}\n` },
   ]);
@@ -104,7 +115,10 @@ export async function hashesOf(zip: Buffer): Promise<PackageHashes> {
  * What a lock records for a signed registry provider (docs/reference.md §10 item 139): the `h1:` of each locked platform and the
  * `zh:` of every package its signed SHA256SUMS lists; sorted.
  */
-export function expectedLockHashes(byPlatform: ReadonlyMap<string, PackageHashes>, locked: readonly string[]): string[] {
+export function expectedLockHashes(
+  byPlatform: ReadonlyMap<string, PackageHashes>,
+  locked: readonly string[],
+): string[] {
   const out = new Set<string>();
   for (const p of locked) {
     const h = byPlatform.get(p);

@@ -33,8 +33,10 @@ import {
 
 const LOCKS = lockItems();
 const CONFIGS = configItems();
-const recordedLock = (id: string): RecordedLockItem => JSON.parse(readFileSync(join(RECORDED, 'lockfiles', `${id}.json`), 'utf8')) as RecordedLockItem;
-const recordedConfig = (id: string): RecordedConfigItem => JSON.parse(readFileSync(join(RECORDED, 'configs', `${id}.json`), 'utf8')) as RecordedConfigItem;
+const recordedLock = (id: string): RecordedLockItem =>
+  JSON.parse(readFileSync(join(RECORDED, 'lockfiles', `${id}.json`), 'utf8')) as RecordedLockItem;
+const recordedConfig = (id: string): RecordedConfigItem =>
+  JSON.parse(readFileSync(join(RECORDED, 'configs', `${id}.json`), 'utf8')) as RecordedConfigItem;
 
 /**
  * The error diagnostics of a run, each as `SUMMARY @ FILE:LINE | DETAIL`, for
@@ -62,7 +64,8 @@ function errorTexts(stderr: string): string[] {
           where = `${on[1]!.split('/').pop()!}:${on[2] ?? on[3]!}`;
           continue;
         }
-        if (/^\s+\d+: /.test(line) || /^\s*\(source code not available\)\s*$/.test(line) || /^\s+[├│]/.test(line)) continue;
+        if (/^\s+\d+: /.test(line) || /^\s*\(source code not available\)\s*$/.test(line) || /^\s+[├│]/.test(line))
+          continue;
         rest.push(line);
       }
       return `${summary} @ ${where} | ${rest.join(' ').replace(/\s+/g, ' ').trim()}`;
@@ -76,7 +79,9 @@ function errorTexts(stderr: string): string[] {
  */
 const KNOWN_DIFFERENCES: Record<string, string> = {};
 function itUnless(key: string): (name: string, fn: () => Promise<void> | void) => void {
-  return KNOWN_DIFFERENCES[key] === undefined ? (name, fn) => it(name, fn) : (name, fn) => it.fails(`${name} [known difference: ${KNOWN_DIFFERENCES[key]}]`, fn);
+  return KNOWN_DIFFERENCES[key] === undefined
+    ? (name, fn) => it(name, fn)
+    : (name, fn) => it.fails(`${name} [known difference: ${KNOWN_DIFFERENCES[key]}]`, fn);
 }
 
 let w: E2eWorkspace;
@@ -105,7 +110,8 @@ function lockProject(item: LockItem, scenario: string): string {
 async function runLike(rec: RecordedRun, cwd: string, mirror: string, rc: string, tmp: string): Promise<CliResult> {
   const args = rec.args.map((a) => a.replaceAll('$MIRROR', mirror));
   const env = { ...w.env, TF_CLI_CONFIG_FILE: rc, TMPDIR: tmp };
-  if (args[0] === 'providers' && args[1] === 'lock') return runCli(['-flavor=terraform', 'lock', ...args.slice(2)], { cwd, env });
+  if (args[0] === 'providers' && args[1] === 'lock')
+    return runCli(['-flavor=terraform', 'lock', ...args.slice(2)], { cwd, env });
   if (args[0] === 'init') return runCli(['-flavor=terraform', 'install'], { cwd, env });
   throw new Error(`no provkit command for ${args.join(' ')}`);
 }
@@ -127,16 +133,23 @@ async function compareRun(rec: RecordedRun, cwd: string, mirror: string, rc: str
 
 describe('issue 11 real corpus: lock files parse as terraform reads them', () => {
   for (const item of LOCKS) {
-    itUnless(`${item.id}: rewrite`)(`${item.id}: terraform's diagnostics; serialised = terraform's rewrite of it`, () => {
-      const rec = recordedLock(item.id);
-      const { locks, diagnostics } = parseLockFile(item.bytes, '.terraform.lock.hcl', 'terraform');
-      const errors = diagnostics
-        .filter((d) => d.severity === 'error')
-        .map((d) => `${d.summary} @ .terraform.lock.hcl:${d.range.start.line} | ${(d.detail ?? '').replace(/\s+/g, ' ').trim()}`)
-        .sort();
-      expect(errors).toEqual(rec.rewrite.code === 0 ? [] : errorTexts(rec.rewrite.stderr));
-      if (rec.rewrite.code === 0) expect(serializeLocks(locks, 'terraform').toString('latin1')).toBe(withoutProbe(rec.rewrite.lock!));
-    });
+    itUnless(`${item.id}: rewrite`)(
+      `${item.id}: terraform's diagnostics; serialised = terraform's rewrite of it`,
+      () => {
+        const rec = recordedLock(item.id);
+        const { locks, diagnostics } = parseLockFile(item.bytes, '.terraform.lock.hcl', 'terraform');
+        const errors = diagnostics
+          .filter((d) => d.severity === 'error')
+          .map(
+            (d) =>
+              `${d.summary} @ .terraform.lock.hcl:${d.range.start.line} | ${(d.detail ?? '').replace(/\s+/g, ' ').trim()}`,
+          )
+          .sort();
+        expect(errors).toEqual(rec.rewrite.code === 0 ? [] : errorTexts(rec.rewrite.stderr));
+        if (rec.rewrite.code === 0)
+          expect(serializeLocks(locks, 'terraform').toString('latin1')).toBe(withoutProbe(rec.rewrite.lock!));
+      },
+    );
   }
 });
 
@@ -147,14 +160,18 @@ describe.concurrent('issue 11 real corpus: lock files through provkit, as terraf
       const r = await compareRun(rec, lockProject(item, 'rewrite'), lockMirror, lockRc);
       if (rec.code !== 0) expect(errorTexts(r.stderr)).toEqual(errorTexts(rec.stderr));
     });
-    itUnless(`${item.id}: lock`)(`${item.id}: providers lock ${LOCK_PLATFORMS.join(' ')} (fake packages merged)`, async () => {
-      const rec = recordedLock(item.id).lock;
-      const r = await compareRun(rec, lockProject(item, 'lock'), lockMirror, lockRc);
-      if (rec.code !== 0) expect(errorTexts(r.stderr)).toEqual(errorTexts(rec.stderr));
-    });
+    itUnless(`${item.id}: lock`)(
+      `${item.id}: providers lock ${LOCK_PLATFORMS.join(' ')} (fake packages merged)`,
+      async () => {
+        const rec = recordedLock(item.id).lock;
+        const r = await compareRun(rec, lockProject(item, 'lock'), lockMirror, lockRc);
+        if (rec.code !== 0) expect(errorTexts(r.stderr)).toEqual(errorTexts(rec.stderr));
+      },
+    );
     // One install run serves the two tests below.
     let install: Promise<CliResult> | undefined;
-    const installOnce = (): Promise<CliResult> => (install ??= compareRun(recordedLock(item.id).init, lockProject(item, 'init'), lockMirror, lockRc));
+    const installOnce = (): Promise<CliResult> =>
+      (install ??= compareRun(recordedLock(item.id).init, lockProject(item, 'init'), lockMirror, lockRc));
     it(`${item.id}: init / install from the mirror: exit code, lock file untouched`, async () => {
       await installOnce();
     });
@@ -167,46 +184,55 @@ describe.concurrent('issue 11 real corpus: lock files through provkit, as terraf
   }
 });
 
-describe.runIf(CONFIGS.length > 0).concurrent('issue 11 real corpus: configurations through provkit, as terraform 1.11.4 ran them', () => {
-  const mirrors = new Map<string, Promise<{ mirror: string; rc: string }>>();
-  function mirrorFor(item: ConfigItem): Promise<{ mirror: string; rc: string }> {
-    let m = mirrors.get(item.id);
-    if (!m) {
-      const mirror = join(w.base, 'config-mirrors', item.id);
-      const rc = join(w.base, `${item.id}.tfrc`);
-      writeFileSync(rc, fsMirrorCliConfig(mirror));
-      m = writeFakeMirror(mirror, item.releases).then(() => ({ mirror, rc }));
-      mirrors.set(item.id, m);
+describe
+  .runIf(CONFIGS.length > 0)
+  .concurrent('issue 11 real corpus: configurations through provkit, as terraform 1.11.4 ran them', () => {
+    const mirrors = new Map<string, Promise<{ mirror: string; rc: string }>>();
+    function mirrorFor(item: ConfigItem): Promise<{ mirror: string; rc: string }> {
+      let m = mirrors.get(item.id);
+      if (!m) {
+        const mirror = join(w.base, 'config-mirrors', item.id);
+        const rc = join(w.base, `${item.id}.tfrc`);
+        writeFileSync(rc, fsMirrorCliConfig(mirror));
+        m = writeFakeMirror(mirror, item.releases).then(() => ({ mirror, rc }));
+        mirrors.set(item.id, m);
+      }
+      return m;
     }
-    return m;
-  }
-  function project(item: ConfigItem, rec: RecordedConfigItem, scenario: string): string {
-    const dir = join(w.base, 'config', item.id, scenario);
-    rmSync(dir, { recursive: true, force: true });
-    cpSync(join(item.dir, 'files'), dir, { recursive: true });
-    if (rec.modulesJson !== null) {
-      mkdirSync(join(dir, '.terraform/modules'), { recursive: true });
-      writeFileSync(join(dir, '.terraform/modules/modules.json'), rec.modulesJson);
+    function project(item: ConfigItem, rec: RecordedConfigItem, scenario: string): string {
+      const dir = join(w.base, 'config', item.id, scenario);
+      rmSync(dir, { recursive: true, force: true });
+      cpSync(join(item.dir, 'files'), dir, { recursive: true });
+      if (rec.modulesJson !== null) {
+        mkdirSync(join(dir, '.terraform/modules'), { recursive: true });
+        writeFileSync(join(dir, '.terraform/modules/modules.json'), rec.modulesJson);
+      }
+      return dir;
     }
-    return dir;
-  }
-  for (const item of CONFIGS) {
-    itUnless(`${item.id}: lock`)(`${item.id}: providers lock ${LOCK_PLATFORMS.join(' ')} with no lock file`, async () => {
-      const rec = recordedConfig(item.id);
-      const { mirror, rc } = await mirrorFor(item);
-      const r = await compareRun(rec.lock, project(item, rec, 'lock'), mirror, rc);
-      if (rec.lock.code !== 0) expect(errorTexts(r.stderr)).toEqual(errorTexts(rec.lock.stderr));
-    });
-    itUnless(`${item.id}: init`)(`${item.id}: init / install twice (the second run reads the first one's lock file)`, async () => {
-      const rec = recordedConfig(item.id);
-      const { mirror, rc } = await mirrorFor(item);
-      const dir = project(item, rec, 'init');
-      const first = await compareRun(rec.init, dir, mirror, rc);
-      if (rec.init.code !== 0) expect(errorTexts(first.stderr)).toEqual(errorTexts(rec.init.stderr));
-      // An invalid configuration: byte for byte, init's preface and the snippets included (issue 14).
-      if (rec.init.stderr.includes('encountered problems during initialisation')) expect(first.stderr).toBe(rec.init.stderr);
-      const second = await compareRun(rec.reinit, dir, mirror, rc);
-      if (rec.reinit.code !== 0) expect(errorTexts(second.stderr)).toEqual(errorTexts(rec.reinit.stderr));
-    });
-  }
-});
+    for (const item of CONFIGS) {
+      itUnless(`${item.id}: lock`)(
+        `${item.id}: providers lock ${LOCK_PLATFORMS.join(' ')} with no lock file`,
+        async () => {
+          const rec = recordedConfig(item.id);
+          const { mirror, rc } = await mirrorFor(item);
+          const r = await compareRun(rec.lock, project(item, rec, 'lock'), mirror, rc);
+          if (rec.lock.code !== 0) expect(errorTexts(r.stderr)).toEqual(errorTexts(rec.lock.stderr));
+        },
+      );
+      itUnless(`${item.id}: init`)(
+        `${item.id}: init / install twice (the second run reads the first one's lock file)`,
+        async () => {
+          const rec = recordedConfig(item.id);
+          const { mirror, rc } = await mirrorFor(item);
+          const dir = project(item, rec, 'init');
+          const first = await compareRun(rec.init, dir, mirror, rc);
+          if (rec.init.code !== 0) expect(errorTexts(first.stderr)).toEqual(errorTexts(rec.init.stderr));
+          // An invalid configuration: byte for byte, init's preface and the snippets included (issue 14).
+          if (rec.init.stderr.includes('encountered problems during initialisation'))
+            expect(first.stderr).toBe(rec.init.stderr);
+          const second = await compareRun(rec.reinit, dir, mirror, rc);
+          if (rec.reinit.code !== 0) expect(errorTexts(second.stderr)).toEqual(errorTexts(rec.reinit.stderr));
+        },
+      );
+    }
+  });

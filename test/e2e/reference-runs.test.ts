@@ -10,7 +10,14 @@ import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { buildMirrors, CASES, cliConfig, RUNS_DIR, withMirror, type RunCase } from '../fixtures/reference-runs/cases.js';
+import {
+  buildMirrors,
+  CASES,
+  cliConfig,
+  RUNS_DIR,
+  withMirror,
+  type RunCase,
+} from '../fixtures/reference-runs/cases.js';
 import { e2eWorkspace, runCli, type E2eWorkspace } from '../support/e2e.js';
 
 const REF = 'terraform-1.11.4';
@@ -38,14 +45,15 @@ function progress(stdout: string): string[] {
 
 /** `SUMMARY @ FILE:LINE` of terraform's located errors (`Error: S` then `  on F line N…`). */
 function terraformLocatedErrors(stderr: string): string[] {
-  return [...stderr.matchAll(/^Error: (.+)\n\n {2}on (\S+) line (\d+)/gm)].map((m) => `${m[1] ?? ''} @ ${m[2] ?? ''}:${m[3] ?? ''}`).sort();
+  return [...stderr.matchAll(/^Error: (.+)\n\n {2}on (\S+) line (\d+)/gm)]
+    .map((m) => `${m[1] ?? ''} @ ${m[2] ?? ''}:${m[3] ?? ''}`)
+    .sort();
 }
 
 /** The same from provkit's: diagnostics as terraform prints them (issue 14). */
 const provkitLocatedErrors = terraformLocatedErrors;
 
 const collapse = (s: string): string => s.replace(/[│\s]+/g, ' ');
-
 
 function installedFiles(project: string): string[] {
   const root = join(project, '.terraform/providers');
@@ -77,7 +85,10 @@ async function runCase(c: RunCase): Promise<void> {
   }
   for (const [i, step] of c.steps.entries()) {
     const n = i + 1;
-    const r = await runCli(['-flavor=terraform', ...withMirror(step.provkit, mirror)], { cwd: project, env: { ...w.env, TF_CLI_CONFIG_FILE: cfg } });
+    const r = await runCli(['-flavor=terraform', ...withMirror(step.provkit, mirror)], {
+      cwd: project,
+      env: { ...w.env, TF_CLI_CONFIG_FILE: cfg },
+    });
     const exit = Number(recorded(c, `step${n}.exit`));
     const tfOut = recorded(c, `step${n}.stdout`) ?? '';
     const tfErr = recorded(c, `step${n}.stderr`) ?? '';
@@ -95,7 +106,12 @@ async function runCase(c: RunCase): Promise<void> {
   const lock = recorded(c, 'lock.hcl');
   if (lock === undefined) expect(existsSync(lockPath)).toBe(false);
   else expect(readFileSync(lockPath, 'utf8')).toBe(lock);
-  expect(installedFiles(project)).toEqual((recorded(c, 'providers.txt') ?? '').split('\n').filter((l) => l !== '').sort());
+  expect(installedFiles(project)).toEqual(
+    (recorded(c, 'providers.txt') ?? '')
+      .split('\n')
+      .filter((l) => l !== '')
+      .sort(),
+  );
 }
 
 const byName = (name: string): RunCase => {
@@ -105,10 +121,14 @@ const byName = (name: string): RunCase => {
 };
 
 describe('issue 11 #8: install reads test files as terraform init does', () => {
-  it('installs and locks the providers of a run block\'s module (tests/x.tftest.hcl)', () => runCase(byName('test-run-module')));
-  it('fails, writing nothing, when the run module\'s constraints conflict with the root\'s', () => runCase(byName('test-run-conflict')));
-  it('follows a root-directory test file\'s module into its own calls, and reads .tftest.json', () => runCase(byName('test-files-nested')));
-  it('ignores test-file provider blocks and .tofutest.hcl files (terraform)', () => runCase(byName('test-files-ignored')));
+  it("installs and locks the providers of a run block's module (tests/x.tftest.hcl)", () =>
+    runCase(byName('test-run-module')));
+  it("fails, writing nothing, when the run module's constraints conflict with the root's", () =>
+    runCase(byName('test-run-conflict')));
+  it("follows a root-directory test file's module into its own calls, and reads .tftest.json", () =>
+    runCase(byName('test-files-nested')));
+  it('ignores test-file provider blocks and .tofutest.hcl files (terraform)', () =>
+    runCase(byName('test-files-ignored')));
   it('stops on errors in a test file, located as terraform locates them', () => runCase(byName('test-files-invalid')));
   it('lock does not read test files, as providers lock', () => runCase(byName('lock-ignores-tests')));
 });
@@ -116,12 +136,15 @@ describe('issue 11 #8: install reads test files as terraform init does', () => {
 describe('issue 11 #9: a 0.0.0 package in a filesystem mirror', () => {
   it('install and lock say nothing about it with -flavor=terraform', () => runCase(byName('zero-version')));
 
-  it('OpenTofu\'s install warns as tofu init does, in one well-framed box', async () => {
+  it("OpenTofu's install warns as tofu init does, in one well-framed box", async () => {
     const cfg = join(w.base, 'zero-tofu.tfrc');
     writeFileSync(cfg, cliConfig(mirrors.zero));
     const project = w.project('zero-tofu');
     cpSync(join(RUNS_DIR, 'zero-version', 'project'), project, { recursive: true });
-    const r = await runCli(['-flavor=tofu', 'install', '-platform=linux_amd64'], { cwd: project, env: { ...w.env, TF_CLI_CONFIG_FILE: cfg } });
+    const r = await runCli(['-flavor=tofu', 'install', '-platform=linux_amd64'], {
+      cwd: project,
+      env: { ...w.env, TF_CLI_CONFIG_FILE: cfg },
+    });
     expect(r.code).toBe(0);
     // opentofu/opentofu internal/command/init.go QueryPackagesWarning, internal/getproviders/filesystem_mirror_source.go.
     // init's warnings go to stdout (views.View.Diagnostics), as one diagnostic in the plain form off a terminal (issue 14).
@@ -155,7 +178,10 @@ describe('issue 11 #10: lock-file errors located where terraform locates them', 
     readFileSync(join(LOCKS, `${name}.terraform-1.11.4.json`), 'utf8')
       .split('\n')
       .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as { summary: string; range: { filename: string; start: { line: number; column: number } } })
+      .map(
+        (l) =>
+          JSON.parse(l) as { summary: string; range: { filename: string; start: { line: number; column: number } } },
+      )
       .map((d) => `${d.summary} @ ${d.range.filename}:${d.range.start.line}:${d.range.start.column}`)
       .sort();
   // Human output: file and line, as terraform prints them; -json: the column too (`location`).
@@ -164,8 +190,12 @@ describe('issue 11 #10: lock-file errors located where terraform locates them', 
     stdout
       .split('\n')
       .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as { type: string; diagnostic?: { severity: string; summary: string; location?: string } })
-      .filter((m) => m.type === 'diagnostic' && m.diagnostic?.severity === 'error' && m.diagnostic.location !== undefined)
+      .map(
+        (l) => JSON.parse(l) as { type: string; diagnostic?: { severity: string; summary: string; location?: string } },
+      )
+      .filter(
+        (m) => m.type === 'diagnostic' && m.diagnostic?.severity === 'error' && m.diagnostic.location !== undefined,
+      )
       .map((m) => `${m.diagnostic!.summary} @ ${m.diagnostic!.location!}`)
       .sort();
 
@@ -174,13 +204,21 @@ describe('issue 11 #10: lock-file errors located where terraform locates them', 
       it(`${name}: ${command} fails with every error of the lock file at terraform's line and column, and changes nothing`, async () => {
         const text = readFileSync(join(LOCKS, `${name}.hcl`), 'utf8');
         const project = w.project(`locks-${name}-${command}`, {
-          'main.tf': 'terraform {\n  required_providers {\n    demo = { source = "registry.example.test/acme/demo" }\n  }\n}\n',
+          'main.tf':
+            'terraform {\n  required_providers {\n    demo = { source = "registry.example.test/acme/demo" }\n  }\n}\n',
           '.terraform.lock.hcl': text,
         });
-        const args = command === 'lock' ? ['lock', `-fs-mirror=${mirrors.main}`, '-platform=linux_amd64'] : ['install', `-fs-mirror=${mirrors.main}`, '-platform=linux_amd64'];
+        const args =
+          command === 'lock'
+            ? ['lock', `-fs-mirror=${mirrors.main}`, '-platform=linux_amd64']
+            : ['install', `-fs-mirror=${mirrors.main}`, '-platform=linux_amd64'];
         const r = await runCli(['-flavor=terraform', ...args], { cwd: project, env: w.env });
         expect(r.code).toBe(1);
-        expect(provkitLocated(r.stderr)).toEqual(located(name).map((l) => l.replace(/:\d+$/, '')).sort());
+        expect(provkitLocated(r.stderr)).toEqual(
+          located(name)
+            .map((l) => l.replace(/:\d+$/, ''))
+            .sort(),
+        );
         const j = await runCli(['-flavor=terraform', ...args, '-json'], { cwd: project, env: w.env });
         expect(j.code).toBe(1);
         expect(jsonLocated(j.stdout)).toEqual(located(name));

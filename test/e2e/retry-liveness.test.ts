@@ -38,11 +38,14 @@ describe('issue 11 #2: a retry after a backoff keeps the process alive', () => {
     for (const [fault, f] of Object.entries(FAULTS)) {
       for (const command of ['lock', 'mirror'] as const) {
         it(`${command}: ${fault} on the ${url} URL → retried, exit 0, TMPDIR clean`, async () => {
-          const p = w.project(`${command}-${url}-${fault.replace(/\W/g, '')}`, { 'main.tf': requiresTf({ demo: `${reg.host}/acme/demo` }) });
+          const p = w.project(`${command}-${url}-${fault.replace(/\W/g, '')}`, {
+            'main.tf': requiresTf({ demo: `${reg.host}/acme/demo` }),
+          });
           await reg.clearFaults();
           await reg.setFault(await path(), f);
           await reg.mark();
-          const args = command === 'lock' ? ['lock', '-platform=linux_amd64'] : ['mirror', '-platform=linux_amd64', 'out'];
+          const args =
+            command === 'lock' ? ['lock', '-platform=linux_amd64'] : ['mirror', '-platform=linux_amd64', 'out'];
           const r = await runCli(args, { cwd: p, env: w.env });
           expect(r.stderr).toBe('');
           expect(r.code).toBe(0);

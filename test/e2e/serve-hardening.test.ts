@@ -18,7 +18,18 @@
 //   conditional-request abuse, slow clients, plain HTTP off loopback.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { get, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -69,7 +80,11 @@ function download(url: string, to: string): Promise<number> {
 }
 
 /** Sends `raw` on a fresh connection and returns everything the server sent until it closed (or `timeoutMs`). */
-function rawExchange(url: string, raw: string | Buffer, timeoutMs = 20_000): Promise<{ data: Buffer; closed: boolean }> {
+function rawExchange(
+  url: string,
+  raw: string | Buffer,
+  timeoutMs = 20_000,
+): Promise<{ data: Buffer; closed: boolean }> {
   const u = new URL(url);
   return new Promise((resolve) => {
     const s = connect(Number(u.port), u.hostname);
@@ -228,12 +243,16 @@ describe('issue 11 #14: serve follows no symlink out of its directory', () => {
     const packed = await fetch(`${s.url}${DEMO}/terraform-provider-demo_1.2.0_linux_amd64.zip`);
     expect(packed.status).toBe(200);
     expect(packed.body.equals(readFileSync(join(m, 'shared/demo.zip')))).toBe(true);
-    const doc = JSON.parse((await fetch(`${s.url}${REG}/acme/unpacked/2.2.0.json`)).body.toString()) as { archives: Record<string, { hashes: string[]; url: string }> };
+    const doc = JSON.parse((await fetch(`${s.url}${REG}/acme/unpacked/2.2.0.json`)).body.toString()) as {
+      archives: Record<string, { hashes: string[]; url: string }>;
+    };
     const zip = await fetch(`${s.url}${REG}/acme/unpacked/${doc.archives['linux_amd64']!.url}`);
     expect(zip.status).toBe(200);
     writeFileSync(join(work, 'got-2.2.0.zip'), zip.body);
     const h = await hashZipPackage(join(work, 'got-2.2.0.zip'));
-    expect(h.h1.ok && h.h1.hash.text).toBe((await hashPackageDir(join(m, REG, 'acme/unpacked/2.2.0/linux_amd64'))).text);
+    expect(h.h1.ok && h.h1.hash.text).toBe(
+      (await hashPackageDir(join(m, REG, 'acme/unpacked/2.2.0/linux_amd64'))).text,
+    );
     expect(doc.archives['linux_amd64']!.hashes).toContain(h.zh.text);
   });
 
@@ -250,7 +269,11 @@ describe('issue 11 #14: serve follows no symlink out of its directory', () => {
       { name: `${DEMO}/index.json`, type: 'symlink', linkname: join(outside(), 'secret.txt') },
       { name: `${DEMO}/1.1.0.json`, type: 'symlink', linkname: '/etc/passwd' },
       { name: `${DEMO}/terraform-provider-demo_1.1.0_linux_amd64.zip`, type: 'symlink', linkname: '/etc/passwd' },
-      { name: `${DEMO}/terraform-provider-demo_1.0.0_linux_amd64.zip`, type: 'symlink', linkname: join(outside(), 'outside.zip') },
+      {
+        name: `${DEMO}/terraform-provider-demo_1.0.0_linux_amd64.zip`,
+        type: 'symlink',
+        linkname: join(outside(), 'outside.zip'),
+      },
       { name: 'other.example.test', type: 'symlink', linkname: join(outside(), 'host') },
     ];
     for (const h of entries) pack.entry(h);
@@ -286,12 +309,30 @@ describe('issue 11 #20: serve serves only the protocol documents', () => {
   beforeAll(async () => {
     m = mirrorCopy('m20');
     const demo = join(m, DEMO);
-    for (const f of ['.secret.json', 'hashes.json', 'notes.json', '1.0.json', 'v1.0.0.json', 'Index.json', '.index.json']) writeFileSync(join(demo, f), `{"secret":"${SECRET}"}`);
+    for (const f of [
+      '.secret.json',
+      'hashes.json',
+      'notes.json',
+      '1.0.json',
+      'v1.0.0.json',
+      'Index.json',
+      '.index.json',
+    ])
+      writeFileSync(join(demo, f), `{"secret":"${SECRET}"}`);
     writeFileSync(join(demo, '1.0.0.json'), '{"archives":{}}');
     s = await serve(m);
   });
 
-  it.each(['.secret.json', 'hashes.json', 'notes.json', '1.0.json', 'v1.0.0.json', 'Index.json', '.index.json', 'INDEX.JSON'])('404 for %s', async (f) => {
+  it.each([
+    '.secret.json',
+    'hashes.json',
+    'notes.json',
+    '1.0.json',
+    'v1.0.0.json',
+    'Index.json',
+    '.index.json',
+    'INDEX.JSON',
+  ])('404 for %s', async (f) => {
     const r = await fetch(`${s.url}${DEMO}/${f}`);
     expect(r.body.toString()).not.toContain(SECRET);
     expect(r.status).toBe(404);
@@ -333,8 +374,12 @@ async function flood(url: string, n: number, perConn: number, path: string, maxM
       for (let sent = 0; sent < perConn && !sock.destroyed && !late; sent += 500) {
         const ok = sock.write(sent + 500 <= perConn ? batch : request.repeat(perConn - sent));
         // Wait for the kernel to take it, or for the server to close the connection.
-         
-        if (!ok) await Promise.race([deadline, new Promise<void>((r) => (sock.once('drain', r), sock.once('close', () => r())))]);
+
+        if (!ok)
+          await Promise.race([
+            deadline,
+            new Promise<void>((r) => (sock.once('drain', r), sock.once('close', () => r()))),
+          ]);
       }
     }),
   );
@@ -387,7 +432,12 @@ describe('issue 11 #15: serve memory and connections', () => {
     const s = await serve(m);
     const u = new URL(s.url);
     const paths = [`${DEMO}/index.json`, `${DEMO}/1.1.0.json`, `${DEMO}/${DEMO_ZIP}`, `${DEMO}/nope.json`];
-    const raw = paths.map((p, i) => `GET /${p} HTTP/1.1\r\nHost: ${u.host}\r\n${i === paths.length - 1 ? 'Connection: close\r\n' : ''}\r\n`).join('');
+    const raw = paths
+      .map(
+        (p, i) =>
+          `GET /${p} HTTP/1.1\r\nHost: ${u.host}\r\n${i === paths.length - 1 ? 'Connection: close\r\n' : ''}\r\n`,
+      )
+      .join('');
     const { data } = await rawExchange(s.url, raw);
     const statuses = [...data.toString('latin1').matchAll(/HTTP\/1\.1 (\d{3})/g)].map((x) => Number(x[1]));
     expect(statuses).toEqual([200, 200, 200, 404]);
@@ -404,7 +454,9 @@ describe('issue 11 #15: serve memory and connections', () => {
     const sock = connect(Number(u.port), u.hostname);
     sock.on('error', () => undefined);
     // The big file, then a second request on the same connection.
-    sock.write(`GET /${DEMO}/terraform-provider-demo_5.0.0_linux_amd64.zip HTTP/1.1\r\nHost: ${u.host}\r\n\r\nGET /${DEMO}/index.json HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`);
+    sock.write(
+      `GET /${DEMO}/terraform-provider-demo_5.0.0_linux_amd64.zip HTTP/1.1\r\nHost: ${u.host}\r\n\r\nGET /${DEMO}/index.json HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`,
+    );
     const chunks: Buffer[] = [];
     let received = 0;
     let paused = false;
@@ -475,7 +527,9 @@ describe('issue 12: an unpacked package is zipped once onto disk and streamed', 
     // While the zip is being built, other requests are answered.
     const doc = fetch(`${base}1.0.0.json`, {}, 120_000);
     expect((await fetch(`${s.url}${DEMO}/index.json`, {}, 30_000)).status).toBe(200);
-    const v = JSON.parse((await doc).body.toString()) as { archives: Record<string, { hashes: string[]; url: string }> };
+    const v = JSON.parse((await doc).body.toString()) as {
+      archives: Record<string, { hashes: string[]; url: string }>;
+    };
     const zipPath = join(work, 'big.zip');
     expect(await download(`${base}${v.archives['linux_amd64']!.url}`, zipPath)).toBe(200);
     const h = await hashZipPackage(zipPath);
@@ -539,7 +593,15 @@ describe('serve: what was safe stays safe (regression suite)', () => {
       [{ Range: `bytes=-${'9'.repeat(400)}` }, 206, (g) => expect(g.body.equals(full.body)).toBe(true)],
       [{ Range: 'bytes=5-1' }, 416],
       [{ Range: 'bytes=-1-2' }, 200],
-      [{ Range: Array.from({ length: 500 }, (_, i) => `${i}-${i}`).join(',').replace(/^/, 'bytes=') }, 200, (g) => expect(g.body.length).toBe(n)],
+      [
+        {
+          Range: Array.from({ length: 500 }, (_, i) => `${i}-${i}`)
+            .join(',')
+            .replace(/^/, 'bytes='),
+        },
+        200,
+        (g) => expect(g.body.length).toBe(n),
+      ],
       [{ Range: 'items=0-1' }, 200],
       [{ Range: 'bytes=0-1', 'If-Range': 'Mon, 01 Jan 1990 00:00:00 GMT' }, 200],
       [{ Range: 'bytes=0-1', 'If-Range': etag }, 206, (g) => expect(g.body.length).toBe(2)],
@@ -549,7 +611,6 @@ describe('serve: what was safe stays safe (regression suite)', () => {
       [{ 'If-Modified-Since': 'garbage', 'If-Unmodified-Since': 'garbage' }, 200],
     ];
     for (const [headers, status, check] of cases) {
-       
       const g = await fetch(url, headers);
       expect(g.status, JSON.stringify(headers).slice(0, 80)).toBe(status);
       check?.(g);
@@ -574,7 +635,6 @@ describe('serve: what was safe stays safe (regression suite)', () => {
     }, 200);
     try {
       for (let i = 0; i < 5; i++) {
-         
         expect((await fetch(`${s.url}${DEMO}/index.json`, {}, 20_000)).status).toBe(200);
       }
     } finally {
@@ -586,7 +646,10 @@ describe('serve: what was safe stays safe (regression suite)', () => {
   it('plain HTTP on a non-loopback address is refused; TMPDIR stays clean', async () => {
     const own = join(work, 'tmp-refused');
     mkdirSync(own);
-    const r = await runCli(['serve', '-listen=0.0.0.0:0', m], { cwd: work, env: { TMPDIR: own, PROVKIT_HASH_STORE: 'off' } });
+    const r = await runCli(['serve', '-listen=0.0.0.0:0', m], {
+      cwd: work,
+      env: { TMPDIR: own, PROVKIT_HASH_STORE: 'off' },
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('Plain HTTP refused');
     expect(readdirSync(own)).toEqual([]);

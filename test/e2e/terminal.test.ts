@@ -33,7 +33,11 @@ async function bigProvider(): Promise<FakeProvider> {
     PLATFORMS.map(async (platform) => ({
       platform,
       zip: await buildZip([
-        { name: 'terraform-provider-big_v2.0.0', data: `#!/bin/sh\n# big 2.0.0 ${platform}\nexit 1\n`, unixMode: 0o100755 },
+        {
+          name: 'terraform-provider-big_v2.0.0',
+          data: `#!/bin/sh\n# big 2.0.0 ${platform}\nexit 1\n`,
+          unixMode: 0o100755,
+        },
         { name: 'payload.bin', data: Buffer.alloc(SIZE, platform), method: 0 },
       ]),
     })),
@@ -89,23 +93,37 @@ function checkDuring(run: TerminalRun, name: string): void {
   if (dump) writeFileSync(join(dump, `${name}.txt`), [...during, stable(run.after)].join('\n\n=====\n\n'));
   // A package line with bytes, total, percentage and rate (its label cut at the start when the
   // terminal is too narrow for all of it: `…0.1:PORT/acme/big…`), and the overall line.
-  expect(during.some((s) => /^ {2}\S*\/acme\/big 2\.0\.0 (linux_amd64|darwin_arm64) +\d+\.\d [KM]iB \/ 1\.5 MiB +\d+% +\d+\.\d KiB\/s$/m.test(s))).toBe(true);
+  expect(
+    during.some((s) =>
+      /^ {2}\S*\/acme\/big 2\.0\.0 (linux_amd64|darwin_arm64) +\d+\.\d [KM]iB \/ 1\.5 MiB +\d+% +\d+\.\d KiB\/s$/m.test(
+        s,
+      ),
+    ),
+  ).toBe(true);
   expect(during.some((s) => /^0 of 2 packages done, [12] in progress: .*, \d+:\d\d elapsed$/m.test(s))).toBe(true);
   // The retry, as it happened: a line of its own above the display (the package's own line says so
   // too for the 200 ms of the backoff: too short to be sure a screen sample sees it).
-  expect(during.some((s) => s.includes('- REGISTRY/acme/big 2.0.0 darwin_arm64: retrying in 1 s after HTTP 503\n'))).toBe(true);
+  expect(
+    during.some((s) => s.includes('- REGISTRY/acme/big 2.0.0 darwin_arm64: retrying in 1 s after HTTP 503\n')),
+  ).toBe(true);
   // Never more than one display on the screen: it is redrawn in place.
   for (const s of during) expect(s.match(/packages done/g)?.length ?? 0).toBeLessThanOrEqual(1);
   // The display's lines fit the terminal (a wrapped line would break the redraw): none is wrapped.
   for (const [i, s] of run.during.entries()) {
-    const display = s.split('\n').filter((l) => /^ {2}\S.* (linux_amd64|darwin_arm64) /.test(l) || /packages done/.test(l));
+    const display = s
+      .split('\n')
+      .filter((l) => /^ {2}\S.* (linux_amd64|darwin_arm64) /.test(l) || /packages done/.test(l));
     expect(display.every((l) => [...l].length <= 80)).toBe(true);
-    expect(run.duringJoined[i]!.split('\n').filter((l) => /packages done/.test(l)).every((l) => [...l].length <= 80)).toBe(true);
+    expect(
+      run.duringJoined[i]!.split('\n')
+        .filter((l) => /packages done/.test(l))
+        .every((l) => [...l].length <= 80),
+    ).toBe(true);
   }
 }
 
 describe('issue 14: the live progress display in a terminal', () => {
-  it('lock: package lines, overall line and the retry while it runs; the command\'s lines after', async () => {
+  it("lock: package lines, overall line and the retry while it runs; the command's lines after", async () => {
     const p = w.project('tty-lock', { 'main.tf': requiresTf({ big: `${reg.host}/acme/big` }) });
     await slowRegistry();
     const run = await runInTerminal(['lock', ...ARGS], { cwd: p, env: w.env });
@@ -116,7 +134,7 @@ describe('issue 14: the live progress display in a terminal', () => {
     expect(w.tmpLeftovers()).toEqual([]);
   });
 
-  it('mirror: the same display while it runs; the command\'s lines after', async () => {
+  it("mirror: the same display while it runs; the command's lines after", async () => {
     const p = w.project('tty-mirror', { 'main.tf': requiresTf({ big: `${reg.host}/acme/big` }) });
     await slowRegistry();
     const run = await runInTerminal(['mirror', ...ARGS, 'out'], { cwd: p, env: w.env });
@@ -134,7 +152,10 @@ describe('issue 14: the live progress display in a terminal', () => {
     expect(r.code).toBe(0);
     expect(r.stdout + r.stderr).not.toMatch(/\u001b|packages done|retrying in|KiB/);
     await slowRegistry();
-    const j = await runCli(['lock', ...ARGS, '-json'], { cwd: w.project('piped-json', { 'main.tf': requiresTf({ big: `${reg.host}/acme/big` }) }), env: w.env });
+    const j = await runCli(['lock', ...ARGS, '-json'], {
+      cwd: w.project('piped-json', { 'main.tf': requiresTf({ big: `${reg.host}/acme/big` }) }),
+      env: w.env,
+    });
     expect(j.code).toBe(0);
     expect(j.stdout).not.toMatch(/\u001b|packages done/);
     const types = j.stdout
@@ -153,7 +174,11 @@ function inPty(args: readonly string[], cwd: string, env: Record<string, string>
   const command = `stty cols ${columns} rows 40; exec ${[process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ')}`;
   return new Promise((resolve, reject) => {
     // stdin stays open (a pipe): at its end `script` would end the terminal's input too.
-    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      cwd,
+      env: { PATH: process.env['PATH'] ?? '', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);
@@ -171,7 +196,9 @@ describe('issue 14: diagnostics in a terminal, as terraform 1.11.4 prints them',
       const p = w.project(`c12-${columns}`);
       cpSync(join(FIXTURES, 'real/configs/c12-opentofu-provider-from-json/files'), p, { recursive: true });
       const out = await inPty(['-flavor=terraform', 'lock'], p, { ...w.env, TF_CLI_CONFIG_FILE: '/dev/null' }, columns);
-      expect(out).toBe(readFileSync(join(FIXTURES, `terminal/c12-providers-lock-${columns}.terraform-1.11.4.txt`), 'utf8'));
+      expect(out).toBe(
+        readFileSync(join(FIXTURES, `terminal/c12-providers-lock-${columns}.terraform-1.11.4.txt`), 'utf8'),
+      );
       expect(w.tmpLeftovers()).toEqual([]);
     });
   }

@@ -54,7 +54,9 @@ function expectNoSecret(r: CliResult): void {
 
 async function archiveRequests(): Promise<Array<{ path: string; authorization: unknown }>> {
   const archive = await reg.path('archive', 'acme', 'demo', V, PLATFORM);
-  return (await reg.log()).filter((q) => q.pathname === archive).map((q) => ({ path: q.path, authorization: q.headers['authorization'] }));
+  return (await reg.log())
+    .filter((q) => q.pathname === archive)
+    .map((q) => ({ path: q.path, authorization: q.headers['authorization'] }));
 }
 
 describe('issue 11 #13: a download_url with userinfo is fetched with Basic authentication, as the reference does', () => {
@@ -68,7 +70,11 @@ describe('issue 11 #13: a download_url with userinfo is fetched with Basic authe
     expect(sent.length).toBeGreaterThan(0);
     for (const q of sent) expect(q.authorization).toBe(BASIC);
     // The API requests carried no credentials of the download URL.
-    expect((await reg.log()).filter((q) => q.pathname.startsWith('/v1/')).every((q) => q.headers['authorization'] === undefined)).toBe(true);
+    expect(
+      (await reg.log())
+        .filter((q) => q.pathname.startsWith('/v1/'))
+        .every((q) => q.headers['authorization'] === undefined),
+    ).toBe(true);
     const lock = readFileSync(join(p, '.terraform.lock.hcl'), 'utf8');
     expect(lock).toContain(`"zh:${String(await reg.call('sha256', 'acme', 'demo', V, PLATFORM))}"`);
     expect(lock).toMatch(/"h1:[A-Za-z0-9+/]{43}="/);

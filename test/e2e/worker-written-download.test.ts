@@ -43,7 +43,11 @@ beforeAll(async () => {
     { name: 'README.md', data: 'written by the hash worker\n' },
   ]);
   host = await startHost();
-  reg = await host.registry({ providers: [{ namespace: 'acme', type: TYPE, versions: [{ version: VERSION, packages: [{ platform: PLATFORM, zip: pkg }] }] }] });
+  reg = await host.registry({
+    providers: [
+      { namespace: 'acme', type: TYPE, versions: [{ version: VERSION, packages: [{ platform: PLATFORM, zip: pkg }] }] },
+    ],
+  });
   archivePath = await reg.path('archive', 'acme', TYPE, VERSION, PLATFORM);
   const probe = e2eWorkspace(reg.caPath);
   const file = join(probe.base, 'pkg.zip');
@@ -106,14 +110,20 @@ describe('issue 13: a download written by its hash worker keeps the download con
     await reg.setFault(archivePath, { kind: 'drop', after: 3 * MiB + 777, times: 2 }, 'archives');
     const dir = project();
     const out = join(w.base, 'mirror-out');
-    const r = await runCli(['-flavor=terraform', 'mirror', `-platform=${PLATFORM}`, out], { cwd: dir, env: w.env, ...RUN });
+    const r = await runCli(['-flavor=terraform', 'mirror', `-platform=${PLATFORM}`, out], {
+      cwd: dir,
+      env: w.env,
+      ...RUN,
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expectClean(r);
     const base = join(out, reg.host, 'acme', TYPE);
     const archive = readFileSync(join(base, `terraform-provider-${TYPE}_${VERSION}_${PLATFORM}.zip`));
     expect(archive.equals(pkg)).toBe(true);
-    const index = JSON.parse(readFileSync(join(base, `${VERSION}.json`), 'utf8')) as { archives: Record<string, { hashes: string[] }> };
+    const index = JSON.parse(readFileSync(join(base, `${VERSION}.json`), 'utf8')) as {
+      archives: Record<string, { hashes: string[] }>;
+    };
     expect(index.archives[PLATFORM]?.hashes).toEqual([expected.h1_zip]);
     const gets = (await reg.log()).filter((q) => q.pathname === archivePath);
     expect(gets.map((q) => q.status)).toEqual([200, 206, 206]);
@@ -136,7 +146,11 @@ describe('issue 13: a download written by its hash worker keeps the download con
     await reg.setFault(archivePath, { kind: 'drop', after: 2 * MiB }, 'archives');
     const dir = project();
     const out = join(w.base, 'mirror-out');
-    const r = await runCli(['-flavor=terraform', 'mirror', `-platform=${PLATFORM}`, out], { cwd: dir, env: w.env, ...RUN });
+    const r = await runCli(['-flavor=terraform', 'mirror', `-platform=${PLATFORM}`, out], {
+      cwd: dir,
+      env: w.env,
+      ...RUN,
+    });
     expectClean(r);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^(│ )?Error: /m);

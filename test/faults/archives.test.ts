@@ -38,22 +38,49 @@ describe('archive limits', () => {
   it('refuses entries that claim more than 8 GiB in total, before inflating anything', async () => {
     const zip = join(dir, 'claims.zip');
     // Three entries of a few bytes each that claim 4 GiB - 2 each.
-    await writeFile(zip, await buildZip([exe, ...[1, 2, 3].map((i) => ({ name: `big${i}`, data: 'x', method: 0 as const, sizeOverride: 0xfffffffe }))]));
+    await writeFile(
+      zip,
+      await buildZip([
+        exe,
+        ...[1, 2, 3].map((i) => ({ name: `big${i}`, data: 'x', method: 0 as const, sizeOverride: 0xfffffffe })),
+      ]),
+    );
     const started = Date.now();
     const err = await refusal(hashZipPackage(zip));
-    expect(err).toMatchObject({ code: 'ZIP_LIMIT_EXCEEDED', file: zip, expected: `at most ${DEFAULT_ZIP_LIMITS.maxTotalBytes} bytes` });
+    expect(err).toMatchObject({
+      code: 'ZIP_LIMIT_EXCEEDED',
+      file: zip,
+      expected: `at most ${DEFAULT_ZIP_LIMITS.maxTotalBytes} bytes`,
+    });
     expect(err.message).toMatch(/would unpack to more than 8589934592 bytes/);
-    recordFault({ group: 'archive', fault: 'entries claiming 12 GiB in total (default limit 8 GiB)', command: 'hash (zip reader)', outcome: `ZIP_LIMIT_EXCEEDED in ${Date.now() - started} ms, nothing inflated`, state: '-', rerun: '-' });
+    recordFault({
+      group: 'archive',
+      fault: 'entries claiming 12 GiB in total (default limit 8 GiB)',
+      command: 'hash (zip reader)',
+      outcome: `ZIP_LIMIT_EXCEEDED in ${Date.now() - started} ms, nothing inflated`,
+      state: '-',
+      rerun: '-',
+    });
   });
 
   it('refuses a high compression ratio (a deflate bomb) and accepts it with a raised limit', async () => {
     const zip = join(dir, 'zeros.zip');
-    await writeFile(zip, await buildZip([exe, { name: 'zeros', data: Buffer.alloc(80 * 1024 * 1024), method: 8, level: 9 }]));
+    await writeFile(
+      zip,
+      await buildZip([exe, { name: 'zeros', data: Buffer.alloc(80 * 1024 * 1024), method: 8, level: 9 }]),
+    );
     const err = await refusal(hashZipPackage(zip));
     expect(err).toMatchObject({ code: 'ZIP_LIMIT_EXCEEDED', file: zip, expected: 'a ratio of at most 200' });
     const ok = await hashZipPackage(zip, { limits: parseZipLimits('ratio=5000') });
     expect(ok.h1.ok && ok.h1Zip.ok).toBe(true);
-    recordFault({ group: 'archive', fault: `80 MiB of zeros deflated to a ${Math.round(80 * 1024 * 1024 / (await readFile(zip)).length)}:1 archive`, command: 'hash (zip reader)', outcome: 'ZIP_LIMIT_EXCEEDED (ratio > 200); accepted with PROVKIT_ZIP_LIMITS=ratio=5000', state: '-', rerun: '-' });
+    recordFault({
+      group: 'archive',
+      fault: `80 MiB of zeros deflated to a ${Math.round((80 * 1024 * 1024) / (await readFile(zip)).length)}:1 archive`,
+      command: 'hash (zip reader)',
+      outcome: 'ZIP_LIMIT_EXCEEDED (ratio > 200); accepted with PROVKIT_ZIP_LIMITS=ratio=5000',
+      state: '-',
+      rerun: '-',
+    });
   });
 
   it('applies a configured entry limit', async () => {
@@ -61,11 +88,22 @@ describe('archive limits', () => {
     await writeFile(zip, await buildZip([exe, { name: 'a', data: 'a' }, { name: 'b', data: 'b' }]));
     const err = await refusal(hashZipPackage(zip, { limits: parseZipLimits('entries=2') }));
     expect(err).toMatchObject({ code: 'ZIP_LIMIT_EXCEEDED', expected: 'at most 2 entries' });
-    recordFault({ group: 'archive', fault: '3 entries with PROVKIT_ZIP_LIMITS=entries=2', command: 'hash (zip reader)', outcome: 'ZIP_LIMIT_EXCEEDED', state: '-', rerun: '-' });
+    recordFault({
+      group: 'archive',
+      fault: '3 entries with PROVKIT_ZIP_LIMITS=entries=2',
+      command: 'hash (zip reader)',
+      outcome: 'ZIP_LIMIT_EXCEEDED',
+      state: '-',
+      rerun: '-',
+    });
   });
 
   it('parses PROVKIT_ZIP_LIMITS and refuses nonsense', () => {
-    expect(parseZipLimits('entries=10, bytes=2GiB ,ratio=50')).toEqual({ maxEntries: 10, maxTotalBytes: 2 * 1024 ** 3, maxRatio: 50 });
+    expect(parseZipLimits('entries=10, bytes=2GiB ,ratio=50')).toEqual({
+      maxEntries: 10,
+      maxTotalBytes: 2 * 1024 ** 3,
+      maxRatio: 50,
+    });
     expect(parseZipLimits('')).toEqual(DEFAULT_ZIP_LIMITS);
     expect(() => parseZipLimits('ratio=5G')).toThrow(/invalid zip limit "ratio=5G"/);
     expect(() => parseZipLimits('size=1')).toThrow(/invalid zip limit/);
@@ -78,7 +116,10 @@ describe('hostile packages through the CLI', () => {
   const PLAT = 'linux_amd64';
   beforeAll(async () => {
     const slip = await makeProvider('acme', 'slip', ['1.0.0'], [PLAT]);
-    slip.versions[0]!.packages[0]!.zip = await buildZip([{ ...exe, name: 'terraform-provider-slip_v1.0.0' }, { name: '../../escaped.txt', data: 'gotcha\n' }]);
+    slip.versions[0]!.packages[0]!.zip = await buildZip([
+      { ...exe, name: 'terraform-provider-slip_v1.0.0' },
+      { name: '../../escaped.txt', data: 'gotcha\n' },
+    ]);
     const link = await makeProvider('acme', 'link', ['1.0.0'], [PLAT]);
     link.versions[0]!.packages[0]!.zip = await buildZip([
       { ...exe, name: 'terraform-provider-link_v1.0.0' },
@@ -88,7 +129,16 @@ describe('hostile packages through the CLI', () => {
     const plain = await makeProvider('acme', 'plain', ['1.0.0'], [PLAT]);
     reg = await startFakeRegistry({ providers: [slip, link, plain] });
     await writeFile(join(dir, 'empty.tfrc'), '');
-    env = { SSL_CERT_FILE: reg.caPath, TF_CLI_CONFIG_FILE: join(dir, 'empty.tfrc'), PROVKIT_FLAVOR: '', HOME: dir, TF_DATA_DIR: '', TF_PLUGIN_CACHE_DIR: '', PROVKIT_CACHE_DIR: join(dir, 'cache'), PROVKIT_HASH_STORE: 'off' };
+    env = {
+      SSL_CERT_FILE: reg.caPath,
+      TF_CLI_CONFIG_FILE: join(dir, 'empty.tfrc'),
+      PROVKIT_FLAVOR: '',
+      HOME: dir,
+      TF_DATA_DIR: '',
+      TF_PLUGIN_CACHE_DIR: '',
+      PROVKIT_CACHE_DIR: join(dir, 'cache'),
+      PROVKIT_HASH_STORE: 'off',
+    };
   });
   afterAll(() => reg.close());
 
@@ -108,7 +158,14 @@ describe('hostile packages through the CLI', () => {
     expect(await readdir(join(dir, 'slip'))).toEqual(['work']);
     await expect(lstat(join(p, '.terraform.lock.hcl'))).rejects.toThrow();
     expect(await leftovers(p)).toEqual([]);
-    recordFault({ group: 'archive', fault: 'zip slip entry ../../escaped.txt', command: 'provkit install', outcome: `exit 1: ZIP_PATH_TRAVERSAL (${r.stderr.includes("contains '..'") ? "entry contains '..'" : 'refused'})`, state: 'nothing written, no lock file', rerun: '-' });
+    recordFault({
+      group: 'archive',
+      fault: 'zip slip entry ../../escaped.txt',
+      command: 'provkit install',
+      outcome: `exit 1: ZIP_PATH_TRAVERSAL (${r.stderr.includes("contains '..'") ? "entry contains '..'" : 'refused'})`,
+      state: 'nothing written, no lock file',
+      rerun: '-',
+    });
   });
 
   it('installs symlink entries as plain files holding the link text (no escape)', async () => {
@@ -125,7 +182,14 @@ describe('hostile packages through the CLI', () => {
       expect(st.isFile()).toBe(true);
     }
     expect(await readFile(join(pkg, 'passwd'), 'utf8')).toBe('/etc/passwd');
-    recordFault({ group: 'archive', fault: 'symlink entries pointing to ../../../tmp and /etc/passwd', command: 'provkit install', outcome: 'exit 0; links written as regular files holding the link text', state: 'package directory only', rerun: '-' });
+    recordFault({
+      group: 'archive',
+      fault: 'symlink entries pointing to ../../../tmp and /etc/passwd',
+      command: 'provkit install',
+      outcome: 'exit 0; links written as regular files holding the link text',
+      state: 'package directory only',
+      rerun: '-',
+    });
   });
 
   it('refuses a package beyond PROVKIT_ZIP_LIMITS with a typed error and an untouched lock file', async () => {
@@ -138,6 +202,13 @@ describe('hostile packages through the CLI', () => {
     const bad = await runInProcess(['lock', `-platform=${PLAT}`], p, { ...env, PROVKIT_ZIP_LIMITS: 'entries=lots' });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/invalid zip limit/);
-    recordFault({ group: 'archive', fault: 'package with 2 entries, PROVKIT_ZIP_LIMITS=entries=1', command: 'provkit lock', outcome: 'exit 1: ZIP_LIMIT_EXCEEDED', state: 'unchanged', rerun: '-' });
+    recordFault({
+      group: 'archive',
+      fault: 'package with 2 entries, PROVKIT_ZIP_LIMITS=entries=1',
+      command: 'provkit lock',
+      outcome: 'exit 1: ZIP_LIMIT_EXCEEDED',
+      state: 'unchanged',
+      rerun: '-',
+    });
   });
 });

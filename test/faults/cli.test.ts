@@ -13,14 +13,14 @@ import type { Fault } from '../support/servers/http-server.js';
 import { recordFault } from './report.js';
 import { hermeticEnv, leftovers, mainTf, PLAT, runInProcess, snapshot, startBigRegistry, V } from './support.js';
 
-
 let reg: FakeRegistry;
 let base: string;
 let env: Record<string, string>;
 /** Results of a clean run, the "fully updated" states. */
 let fullLock: string;
 let fullMirror: Awaited<ReturnType<typeof snapshot>>;
-const OLD_LOCK = '# This file is maintained automatically by "tofu init".\n# Manual edits may be lost in future updates.\n';
+const OLD_LOCK =
+  '# This file is maintained automatically by "tofu init".\n# Manual edits may be lost in future updates.\n';
 
 beforeAll(async () => {
   reg = await startBigRegistry();
@@ -62,26 +62,81 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'connection dropped mid-archive once (Range resume)', arm: arm(archive, { kind: 'drop', after: 1024 * 1024, times: 1 }), transient: true, ranges: true },
-  { name: 'connection dropped mid-archive once (no Range)', arm: arm(archive, { kind: 'drop', after: 1024 * 1024, times: 1 }), transient: true },
-  { name: 'archive stalls past the idle timeout once', arm: arm(archive, { kind: 'stall', phase: 'body', times: 1 }), transient: true },
-  { name: '503 burst (2) on the archive', arm: arm(archive, { kind: 'status', status: 503, times: 2 }), transient: true },
-  { name: '429 with Retry-After on the download metadata', arm: arm(() => reg.paths.download('acme', 'demo', V, PLAT), { kind: 'status', status: 429, headers: { 'retry-after': '0' }, times: 1 }), transient: true },
-  { name: '502 once on the versions list', arm: arm(() => reg.paths.versions('acme', 'demo'), { kind: 'status', status: 502, times: 1 }), transient: true },
-  { name: 'wrong Content-Length on the archive once', arm: arm(archive, { kind: 'wrong-length', delta: 9, times: 1 }), transient: true },
-  { name: 'connection dropped after 64 KiB on every attempt', arm: arm(archive, { kind: 'drop', after: 64 * 1024 }), transient: false, ranges: true },
+  {
+    name: 'connection dropped mid-archive once (Range resume)',
+    arm: arm(archive, { kind: 'drop', after: 1024 * 1024, times: 1 }),
+    transient: true,
+    ranges: true,
+  },
+  {
+    name: 'connection dropped mid-archive once (no Range)',
+    arm: arm(archive, { kind: 'drop', after: 1024 * 1024, times: 1 }),
+    transient: true,
+  },
+  {
+    name: 'archive stalls past the idle timeout once',
+    arm: arm(archive, { kind: 'stall', phase: 'body', times: 1 }),
+    transient: true,
+  },
+  {
+    name: '503 burst (2) on the archive',
+    arm: arm(archive, { kind: 'status', status: 503, times: 2 }),
+    transient: true,
+  },
+  {
+    name: '429 with Retry-After on the download metadata',
+    arm: arm(() => reg.paths.download('acme', 'demo', V, PLAT), {
+      kind: 'status',
+      status: 429,
+      headers: { 'retry-after': '0' },
+      times: 1,
+    }),
+    transient: true,
+  },
+  {
+    name: '502 once on the versions list',
+    arm: arm(() => reg.paths.versions('acme', 'demo'), { kind: 'status', status: 502, times: 1 }),
+    transient: true,
+  },
+  {
+    name: 'wrong Content-Length on the archive once',
+    arm: arm(archive, { kind: 'wrong-length', delta: 9, times: 1 }),
+    transient: true,
+  },
+  {
+    name: 'connection dropped after 64 KiB on every attempt',
+    arm: arm(archive, { kind: 'drop', after: 64 * 1024 }),
+    transient: false,
+    ranges: true,
+  },
   { name: 'archive stalls on every attempt', arm: arm(archive, { kind: 'stall', phase: 'body' }), transient: false },
   { name: '500 on every attempt', arm: arm(archive, { kind: 'status', status: 500 }), transient: false },
   { name: 'truncated archive (close-delimited)', arm: arm(archive, { kind: 'truncate' }), transient: false },
-  { name: 'oversized archive (junk appended)', arm: arm(archive, { kind: 'replace', body: (b) => Buffer.concat([b, Buffer.alloc(1000, 1)]) }), transient: false },
-  { name: 'tampered archive (one byte flipped)', arm: (r) => r.tamperArchive('acme', 'demo', V, PLAT), transient: false },
+  {
+    name: 'oversized archive (junk appended)',
+    arm: arm(archive, { kind: 'replace', body: (b) => Buffer.concat([b, Buffer.alloc(1000, 1)]) }),
+    transient: false,
+  },
+  {
+    name: 'tampered archive (one byte flipped)',
+    arm: (r) => r.tamperArchive('acme', 'demo', V, PLAT),
+    transient: false,
+  },
   { name: 'bad SHA256SUMS signature', arm: (r) => r.badSignature('acme', 'demo', V), transient: false },
   { name: 'SHA256SUMS signed by an unlisted key', arm: (r) => r.unlistedKey('acme', 'demo', V), transient: false },
-  { name: 'tampered SHA256SUMS', arm: arm(() => reg.paths.shasums('acme', 'demo', V), { kind: 'tamper' }), transient: false },
+  {
+    name: 'tampered SHA256SUMS',
+    arm: arm(() => reg.paths.shasums('acme', 'demo', V), { kind: 'tamper' }),
+    transient: false,
+  },
 ];
 
 function firstCode(text: string): string {
-  return /\b(NET_[A-Z_]+|CHECKSUM_MISMATCH|SIGNATURE_INVALID|incorrect response size|unsuccessful request|no data from|checksum|signature)\b/i.exec(text)?.[0] ?? 'error';
+  return (
+    /\b(NET_[A-Z_]+|CHECKSUM_MISMATCH|SIGNATURE_INVALID|incorrect response size|unsuccessful request|no data from|checksum|signature)\b/i.exec(
+      text,
+    )?.[0] ?? 'error'
+  );
 }
 
 describe.each(['lock', 'mirror'] as const)('provkit %s', (command) => {
@@ -118,8 +173,10 @@ describe.each(['lock', 'mirror'] as const)('provkit %s', (command) => {
       group: 'command',
       fault: c.name,
       command: `provkit ${command}`,
-      outcome: r.code === 0 ? `exit 0${resumed ? ' (resumed with Range)' : ''}` : `exit ${r.code}: ${firstCode(r.stderr)}`,
-      state: after === before ? 'unchanged' : JSON.stringify(after) === JSON.stringify(full) ? 'fully updated' : 'MIXED',
+      outcome:
+        r.code === 0 ? `exit 0${resumed ? ' (resumed with Range)' : ''}` : `exit ${r.code}: ${firstCode(r.stderr)}`,
+      state:
+        after === before ? 'unchanged' : JSON.stringify(after) === JSON.stringify(full) ? 'fully updated' : 'MIXED',
       rerun: again.code === 0 ? 'ok' : `exit ${again.code}`,
     });
   });

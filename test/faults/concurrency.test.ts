@@ -47,23 +47,43 @@ describe('concurrency', () => {
     expect(text).toMatch(/2 fetched, 0 already present/);
     expect(text).toMatch(/0 fetched, 2 already present/);
     const single = await project('mirror1');
-    expect((await runInProcess(['mirror', `-platform=${PLAT}`, '-platform=darwin_arm64', join(single, 'out')], single, env)).code).toBe(0);
+    expect(
+      (await runInProcess(['mirror', `-platform=${PLAT}`, '-platform=darwin_arm64', join(single, 'out')], single, env))
+        .code,
+    ).toBe(0);
     expect(await snapshot(target)).toEqual(await snapshot(join(single, 'out')));
     expect(await leftovers(p)).toEqual([]);
-    recordFault({ group: 'concurrency', fault: 'two mirror runs into one target at once', command: 'provkit mirror ×2', outcome: 'both exit 0 (serialized by the target lock; the second kept the first one’s packages)', state: 'identical to a single run', rerun: '-' });
+    recordFault({
+      group: 'concurrency',
+      fault: 'two mirror runs into one target at once',
+      command: 'provkit mirror ×2',
+      outcome: 'both exit 0 (serialized by the target lock; the second kept the first one’s packages)',
+      state: 'identical to a single run',
+      rerun: '-',
+    });
   });
 
   it('breaks a target lock left by a dead process', async () => {
     const p = await project('stale');
     const target = join(p, 'out');
     await mkdir(target, { recursive: true });
-    await writeFile(join(target, MIRROR_MUTEX_FILE), `${JSON.stringify({ pid: 2 ** 22 + 12345, hostname: hostname(), created: Date.now(), token: 'dead' })}\n`);
+    await writeFile(
+      join(target, MIRROR_MUTEX_FILE),
+      `${JSON.stringify({ pid: 2 ** 22 + 12345, hostname: hostname(), created: Date.now(), token: 'dead' })}\n`,
+    );
     await mkdir(join(target, '.provkit-staging-deadbeef00aa', 'x'), { recursive: true });
     const r = await runInProcess(['mirror', `-platform=${PLAT}`, target], p, env);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('Stale mirror lock removed');
     expect(await leftovers(p)).toEqual([]);
-    recordFault({ group: 'concurrency', fault: 'target lock and staging directory left by a killed run (dead PID)', command: 'provkit mirror', outcome: 'exit 0, stale lock broken with a warning, leftover staging removed', state: 'fully updated', rerun: '-' });
+    recordFault({
+      group: 'concurrency',
+      fault: 'target lock and staging directory left by a killed run (dead PID)',
+      command: 'provkit mirror',
+      outcome: 'exit 0, stale lock broken with a warning, leftover staging removed',
+      state: 'fully updated',
+      rerun: '-',
+    });
   });
 
   it('three provkit install runs sharing one plugin cache all succeed', async () => {
@@ -71,13 +91,24 @@ describe('concurrency', () => {
     const cache = join(base, 'plugin-cache');
     await mkdir(cache, { recursive: true });
     const projects = await Promise.all([0, 1, 2].map((i) => project(`install${i}`)));
-    const results = await Promise.all(projects.map((p) => spawnCli(['install'], p, { ...env, TF_PLUGIN_CACHE_DIR: cache }).done));
+    const results = await Promise.all(
+      projects.map((p) => spawnCli(['install'], p, { ...env, TF_PLUGIN_CACHE_DIR: cache }).done),
+    );
     expect(results.map((r) => r.code)).toEqual([0, 0, 0]);
     const versions = await readdir(join(cache, reg.host, 'acme', 'demo'));
     expect(versions).toEqual(['1.1.0']);
-    expect((await readdir(join(cache, reg.host, 'acme', 'demo', '1.1.0'))).filter((x) => !x.endsWith('.lock'))).toEqual([PLAT]);
+    expect((await readdir(join(cache, reg.host, 'acme', 'demo', '1.1.0'))).filter((x) => !x.endsWith('.lock'))).toEqual(
+      [PLAT],
+    );
     for (const p of projects) expect((await snapshot(join(p, '.terraform', 'providers'))) !== 'absent').toBe(true);
     expect(await leftovers(cache, ...projects)).toEqual([]);
-    recordFault({ group: 'concurrency', fault: 'three install runs sharing one plugin cache', command: 'provkit install ×3', outcome: 'all exit 0 (per-package cache locks)', state: 'one cached copy, three installs', rerun: '-' });
+    recordFault({
+      group: 'concurrency',
+      fault: 'three install runs sharing one plugin cache',
+      command: 'provkit install ×3',
+      outcome: 'all exit 0 (per-package cache locks)',
+      state: 'one cached copy, three installs',
+      rerun: '-',
+    });
   });
 });

@@ -21,7 +21,9 @@ let reg: FakeRegistry;
 let env: Record<string, string>;
 
 function mount(size: string, remount = false): void {
-  execFileSync('mount', ['-t', 'tmpfs', '-o', `${remount ? 'remount,' : ''}size=${size}`, 'tmpfs', disk], { stdio: 'ignore' });
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `${remount ? 'remount,' : ''}size=${size}`, 'tmpfs', disk], {
+    stdio: 'ignore',
+  });
 }
 
 beforeAll(async () => {
@@ -37,7 +39,15 @@ beforeAll(async () => {
   }
   reg = await startBigRegistry();
   await writeFile(join(base, 'empty.tfrc'), '');
-  env = { SSL_CERT_FILE: reg.caPath, TF_CLI_CONFIG_FILE: join(base, 'empty.tfrc'), PROVKIT_FLAVOR: '', HOME: base, PROVKIT_CACHE_DIR: join(base, 'cache'), PROVKIT_HASH_STORE: 'off', PROVKIT_HTTP_TUNING: 'backoff=5' };
+  env = {
+    SSL_CERT_FILE: reg.caPath,
+    TF_CLI_CONFIG_FILE: join(base, 'empty.tfrc'),
+    PROVKIT_FLAVOR: '',
+    HOME: base,
+    PROVKIT_CACHE_DIR: join(base, 'cache'),
+    PROVKIT_HASH_STORE: 'off',
+    PROVKIT_HTTP_TUNING: 'backoff=5',
+  };
 });
 afterAll(async () => {
   await reg.close();
@@ -71,7 +81,14 @@ describe('full disk', () => {
       const again = await runInProcess(['mirror', `-platform=${PLAT}`, '-platform=darwin_arm64', target], p, env);
       expect(again.code).toBe(0);
       expect(again.stdout).toContain('1 fetched, 1 already present');
-      recordFault({ group: 'disk', fault: 'mirror target on a full 3 MiB tmpfs (ENOSPC mid-download)', command: 'provkit mirror', outcome: `exit ${r.code}: IO (ENOSPC)`, state: 'unchanged', rerun: again.code === 0 ? 'ok (after making room)' : `exit ${again.code}` });
+      recordFault({
+        group: 'disk',
+        fault: 'mirror target on a full 3 MiB tmpfs (ENOSPC mid-download)',
+        command: 'provkit mirror',
+        outcome: `exit ${r.code}: IO (ENOSPC)`,
+        state: 'unchanged',
+        rerun: again.code === 0 ? 'ok (after making room)' : `exit ${again.code}`,
+      });
     } finally {
       // A fresh, empty 3 MiB disk for the next test.
       execFileSync('umount', [disk], { stdio: 'ignore' });
@@ -97,7 +114,14 @@ describe('full disk', () => {
       expect(await leftovers(disk, p)).toEqual([]);
       const again = await runInProcess(['lock', `-platform=${PLAT}`], p, env);
       expect(again.code).toBe(0);
-      recordFault({ group: 'disk', fault: 'TMPDIR on a full tmpfs (ENOSPC while downloading)', command: 'provkit lock', outcome: `exit ${r.code}: IO (ENOSPC)`, state: 'unchanged', rerun: again.code === 0 ? 'ok (TMPDIR with room)' : `exit ${again.code}` });
+      recordFault({
+        group: 'disk',
+        fault: 'TMPDIR on a full tmpfs (ENOSPC while downloading)',
+        command: 'provkit lock',
+        outcome: `exit ${r.code}: IO (ENOSPC)`,
+        state: 'unchanged',
+        rerun: again.code === 0 ? 'ok (TMPDIR with room)' : `exit ${again.code}`,
+      });
     } finally {
       await rm(join(disk, 'filler'), { force: true });
       await rm(tmp, { recursive: true, force: true });

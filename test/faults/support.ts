@@ -33,12 +33,13 @@ export async function snapshot(root: string): Promise<Record<string, string> | '
       return;
     }
     if (st.isFile()) {
-      out[rel] = createHash('sha256').update(await readFile(dir)).digest('hex');
+      out[rel] = createHash('sha256')
+        .update(await readFile(dir))
+        .digest('hex');
       return;
     }
     out[rel === '' ? '.' : rel] = 'dir';
     for (const name of (await readdir(dir)).sort()) {
-       
       await walk(join(dir, name), rel === '' ? name : `${rel}/${name}`);
     }
   };
@@ -53,10 +54,10 @@ const TEMP = /\.partial$|\.tmp$|\.new$|\.break$|\.provkit-staging-|\.provkit-mir
 export async function leftovers(...roots: string[]): Promise<string[]> {
   const found: string[] = [];
   for (const root of roots) {
-     
     const snap = await snapshot(root);
     if (snap === 'absent') continue;
-    for (const rel of Object.keys(snap)) if (rel.split('/').some((part) => TEMP.test(part))) found.push(`${root}/${rel}`);
+    for (const rel of Object.keys(snap))
+      if (rel.split('/').some((part) => TEMP.test(part))) found.push(`${root}/${rel}`);
   }
   return found;
 }
@@ -83,15 +84,28 @@ export async function runInProcess(args: string[], cwd: string, env: Record<stri
 }
 
 /** A child `provkit` with pipes; `done` resolves with its exit code (or 128+signal). */
-export function spawnCli(args: string[], cwd: string, env: Record<string, string>): { child: ChildProcess; done: Promise<RunResult>; output: () => string } {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnCli(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): { child: ChildProcess; done: Promise<RunResult>; output: () => string } {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd,
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const done = new Promise<RunResult>((resolve) => {
     child.on('close', (code, signal) =>
-      resolve({ code: code ?? 128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 9), stdout, stderr, ...(signal === null ? {} : { killedBy: signal }) }),
+      resolve({
+        code: code ?? 128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 9),
+        stdout,
+        stderr,
+        ...(signal === null ? {} : { killedBy: signal }),
+      }),
     );
   });
   return { child, done, output: () => stdout + stderr };
@@ -102,7 +116,7 @@ export async function waitFor(cond: () => boolean, ms = 10_000, what = 'conditio
   const start = Date.now();
   while (!cond()) {
     if (Date.now() - start > ms) throw new Error(`timed out waiting for ${what}`);
-     
+
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -121,9 +135,13 @@ export async function startBigRegistry(): Promise<FakeRegistry> {
   const bulk = randomBytes(2 * 1024 * 1024);
   for (const v of provider.versions) {
     for (const p of v.packages) {
-       
       p.zip = await buildZip([
-        { name: `terraform-provider-demo_v${v.version}`, data: Buffer.concat([Buffer.from(`#!/bin/sh\n# ${v.version} ${p.platform}\n`), bulk]), unixMode: 0o100755, method: 0 },
+        {
+          name: `terraform-provider-demo_v${v.version}`,
+          data: Buffer.concat([Buffer.from(`#!/bin/sh\n# ${v.version} ${p.platform}\n`), bulk]),
+          unixMode: 0o100755,
+          method: 0,
+        },
       ]);
     }
   }

@@ -54,7 +54,9 @@ describe('directory mutex (acquireDirMutex, withDirMutex)', () => {
       }`;
     const runOne = (): Promise<void> =>
       new Promise((resolve, reject) => {
-        execFile(process.execPath, ['--input-type=module', '-e', script], (err) => (err ? reject(new Error(err.message)) : resolve()));
+        execFile(process.execPath, ['--input-type=module', '-e', script], (err) =>
+          err ? reject(new Error(err.message)) : resolve(),
+        );
       });
     await Promise.all([runOne(), runOne(), runOne(), runOne()]);
     const lines = (await readFile(log, 'utf8')).trim().split('\n');
@@ -89,7 +91,9 @@ describe('directory mutex (acquireDirMutex, withDirMutex)', () => {
 
     // An empty mutex file (as OpenTofu's flock file) that is fresh is respected.
     await writeFile(path, '');
-    await expect(acquireDirMutex(path, { staleMs: 5_000, timeoutMs: 200 })).rejects.toMatchObject({ code: 'PACKAGE_LOCK_TIMEOUT' });
+    await expect(acquireDirMutex(path, { staleMs: 5_000, timeoutMs: 200 })).rejects.toMatchObject({
+      code: 'PACKAGE_LOCK_TIMEOUT',
+    });
     await utimes(path, old, old);
     await (await acquireDirMutex(path, { staleMs: 5_000, timeoutMs: 1_000 })).release();
   });
@@ -100,7 +104,12 @@ describe('directory mutex (acquireDirMutex, withDirMutex)', () => {
     const first = await acquireDirMutex(path, opts);
     const broke: unknown[] = [];
     const waits: number[] = [];
-    const second = acquireDirMutex(path, { ...opts, noticeAfterMs: 100, onBreak: (b) => broke.push(b), onWait: (w) => waits.push(w.waitedMs) });
+    const second = acquireDirMutex(path, {
+      ...opts,
+      noticeAfterMs: 100,
+      onBreak: (b) => broke.push(b),
+      onWait: (w) => waits.push(w.waitedMs),
+    });
     await sleep(1_500); // 2.5 × staleMs: without the heartbeat the mutex would be broken
     expect(broke).toEqual([]);
     await first.release();

@@ -36,7 +36,8 @@ function failingRename(n: number, code: string, renames: Array<[string, string]>
     rename: async (from, to) => {
       renames.push([from, to]);
       count += 1;
-      if (count === n) throw Object.assign(new Error(`${code}: injected failure, rename '${from}' -> '${to}'`), { code });
+      if (count === n)
+        throw Object.assign(new Error(`${code}: injected failure, rename '${from}' -> '${to}'`), { code });
       await fsp.rename(from, to);
     },
   };
@@ -97,7 +98,9 @@ describe('swapDirInto', () => {
     await tree(target, 'old');
     const renames: Array<[string, string]> = [];
     // 1: temp → target (ENOTEMPTY), 2: target → aside, 3: temp → target (injected EIO), 4: aside → target.
-    await expect(swapDirInto(temp, target, { existing: 'replace', what: WHAT, fs: failingRename(3, 'EIO', renames) })).rejects.toMatchObject({
+    await expect(
+      swapDirInto(temp, target, { existing: 'replace', what: WHAT, fs: failingRename(3, 'EIO', renames) }),
+    ).rejects.toMatchObject({
       code: 'IO',
       file: target,
     });
@@ -113,17 +116,21 @@ describe('swapDirInto', () => {
     await tree(temp, 'new');
     const target = join(work, 'pkg');
     await tree(target, 'old');
-    await expect(swapDirInto(temp, target, { existing: 'replace', what: WHAT, fs: failingRename(2, 'EACCES', []) })).rejects.toThrow(/EACCES/);
+    await expect(
+      swapDirInto(temp, target, { existing: 'replace', what: WHAT, fs: failingRename(2, 'EACCES', []) }),
+    ).rejects.toThrow(/EACCES/);
     expect(await marker(target)).toBe('old');
     expect(await marker(temp)).toBe('new');
   });
 
   it('names the target in any other rename failure', async () => {
     const target = join(work, 'pkg');
-    await expect(swapDirInto(join(work, 'missing'), target, { existing: 'replace', what: WHAT })).rejects.toMatchObject({
-      code: 'IO',
-      file: target,
-      message: expect.stringMatching(new RegExp(`^${WHAT} ${target}: ENOENT`)) as unknown,
-    });
+    await expect(swapDirInto(join(work, 'missing'), target, { existing: 'replace', what: WHAT })).rejects.toMatchObject(
+      {
+        code: 'IO',
+        file: target,
+        message: expect.stringMatching(new RegExp(`^${WHAT} ${target}: ENOENT`)) as unknown,
+      },
+    );
   });
 });

@@ -10,7 +10,14 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { writeFileAtomic } from '../../src/fs/atomic.js';
-import { isTempNameBeside, removeTempsBeside, removeTempsIn, tempPathBeside, tempPathIn, uniqueSuffix } from '../../src/fs/temp-name.js';
+import {
+  isTempNameBeside,
+  removeTempsBeside,
+  removeTempsIn,
+  tempPathBeside,
+  tempPathIn,
+  uniqueSuffix,
+} from '../../src/fs/temp-name.js';
 
 const distTempName = fileURLToPath(new URL('../../dist/fs/temp-name.js', import.meta.url));
 
@@ -24,7 +31,9 @@ describe('temporary names', () => {
   it('have one shape beside a target and inside a directory', () => {
     expect(uniqueSuffix()).toMatch(/^[0-9a-f]{12}$/);
     expect(tempPathBeside('/m/x/linux_amd64')).toMatch(/^\/m\/x\/\.linux_amd64\.[0-9a-f]{12}\.tmp$/);
-    expect(tempPathBeside('/m/x/linux_amd64', { tag: 'extract' })).toMatch(/^\/m\/x\/\.linux_amd64\.extract-[0-9a-f]{12}\.tmp$/);
+    expect(tempPathBeside('/m/x/linux_amd64', { tag: 'extract' })).toMatch(
+      /^\/m\/x\/\.linux_amd64\.extract-[0-9a-f]{12}\.tmp$/,
+    );
     expect(tempPathBeside('/d/p.zip', { ext: '.partial' })).toMatch(/^\/d\/\.p\.zip\.[0-9a-f]{12}\.partial$/);
     expect(tempPathIn('/m', '.provkit-staging-')).toMatch(/^\/m\/\.provkit-staging-[0-9a-f]{12}$/);
   });
@@ -55,8 +64,11 @@ describe('temporary names', () => {
       process.stdout.write(out.join('\\n'));`;
     const runOne = (): Promise<string[]> =>
       new Promise((resolve, reject) => {
-        execFile(process.execPath, ['--input-type=module', '-e', script], { maxBuffer: 16 * 1024 * 1024 }, (err, stdout) =>
-          err ? reject(new Error(err.message)) : resolve(stdout.split('\n')),
+        execFile(
+          process.execPath,
+          ['--input-type=module', '-e', script],
+          { maxBuffer: 16 * 1024 * 1024 },
+          (err, stdout) => (err ? reject(new Error(err.message)) : resolve(stdout.split('\n'))),
         );
       });
     const all = (await Promise.all([runOne(), runOne(), runOne(), runOne()])).flat();
@@ -77,7 +89,13 @@ describe('sweeps', () => {
   it('removeTempsBeside removes the tagged temporaries of the target only', async () => {
     const target = join(work, 'linux_amd64');
     await mkdir(target);
-    const keep = ['linux_amd64', 'linux_amd64.lock', '.linux_amd64.0123456789ab.tmp', '.linux_arm64.old-0123456789ab.tmp', '.linux_amd64.old-xyz.tmp'];
+    const keep = [
+      'linux_amd64',
+      'linux_amd64.lock',
+      '.linux_amd64.0123456789ab.tmp',
+      '.linux_arm64.old-0123456789ab.tmp',
+      '.linux_amd64.old-xyz.tmp',
+    ];
     for (const n of keep.slice(1)) await writeFile(join(work, n), '');
     await mkdir(tempPathBeside(target, { tag: 'extract' }));
     await writeFile(join(tempPathBeside(target, { tag: 'old' })), '');

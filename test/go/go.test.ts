@@ -4,7 +4,14 @@
 // go/src/encoding/json/encode_test.go), and `sort.Strings` byte order.
 import { describe, expect, it } from 'vitest';
 
-import { compareBytewise, goJSONString, goMarshalIndent, goPathClean, goQuote, goTrimSpace } from '../../src/go/index.js';
+import {
+  compareBytewise,
+  goJSONString,
+  goMarshalIndent,
+  goPathClean,
+  goQuote,
+  goTrimSpace,
+} from '../../src/go/index.js';
 
 describe('goQuote = strconv.Quote', () => {
   it.each([
@@ -70,7 +77,9 @@ describe('goPathClean = path.Clean', () => {
 describe('goMarshalIndent = json.MarshalIndent(v, "", "  ")', () => {
   it('sorts map keys by bytes and indents by two spaces, no trailing newline', () => {
     expect(goMarshalIndent({ b: 2, a: 1 })).toBe('{\n  "a": 1,\n  "b": 2\n}');
-    expect(goMarshalIndent({ z: [], 'é': {}, B: [true, null, 'x'] })).toBe('{\n  "B": [\n    true,\n    null,\n    "x"\n  ],\n  "z": [],\n  "é": {}\n}');
+    expect(goMarshalIndent({ z: [], é: {}, B: [true, null, 'x'] })).toBe(
+      '{\n  "B": [\n    true,\n    null,\n    "x"\n  ],\n  "z": [],\n  "é": {}\n}',
+    );
   });
 
   it('escapes strings like encoding/json: HTML characters, line separators, control characters', () => {
@@ -78,7 +87,9 @@ describe('goMarshalIndent = json.MarshalIndent(v, "", "  ")', () => {
     expect(goJSONString('<&>')).toBe('"\\u003c\\u0026\\u003e"');
     expect(goJSONString('\u2028\u2029')).toBe('"\\u2028\\u2029"');
     expect(goJSONString('\x01\b\f\n\r\t"\\\x7f')).toBe('"\\u0001\\b\\f\\n\\r\\t\\"\\\\\x7f"');
-    expect(goMarshalIndent({ u: 'a<b>&c\u2028"\\\n' })).toBe('{\n  "u": "a\\u003cb\\u003e\\u0026c\\u2028\\"\\\\\\n"\n}');
+    expect(goMarshalIndent({ u: 'a<b>&c\u2028"\\\n' })).toBe(
+      '{\n  "u": "a\\u003cb\\u003e\\u0026c\\u2028\\"\\\\\\n"\n}',
+    );
     expect(goMarshalIndent([])).toBe('[]');
     expect(goMarshalIndent({})).toBe('{}');
   });
@@ -88,7 +99,9 @@ describe('compareBytewise = Go string order', () => {
   it('sorts as sort.Strings (UTF-8 bytes), not as JS sort() (UTF-16 units)', () => {
     const words = ['b', '\u{1f600}', 'a', '\uff5e', 'Z', 'é', '~', 'ab', ''];
     expect([...words].sort(compareBytewise)).toEqual(['', 'Z', 'a', 'ab', 'b', '~', 'é', '\uff5e', '\u{1f600}']);
-    expect([...words].sort(compareBytewise)).toEqual([...words].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))));
+    expect([...words].sort(compareBytewise)).toEqual(
+      [...words].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))),
+    );
     expect([...words].sort()).not.toEqual([...words].sort(compareBytewise));
     expect(compareBytewise('same', 'same')).toBe(0);
   });

@@ -27,7 +27,10 @@ function check(name: string, want: Expected, got: ZipPackageHashes): void {
   if (want.expect === 'accept') {
     expect(got.h1.ok ? got.h1.hash.text : got.h1.error.message, 'h1').toBe(want.h1);
     // The warning is given exactly when the two forms differ.
-    expect(got.warnings.some((w) => w.code === 'H1_FORMS_DIFFER'), 'forms-differ warning').toBe(want.h1 !== want.h1_zip);
+    expect(
+      got.warnings.some((w) => w.code === 'H1_FORMS_DIFFER'),
+      'forms-differ warning',
+    ).toBe(want.h1 !== want.h1_zip);
   } else {
     expect(got.h1.ok, `${name} must be refused`).toBe(false);
     if (!got.h1.ok) {

@@ -18,7 +18,13 @@ afterEach(() => rm(dir, { recursive: true, force: true }));
 const sha = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 const htop = (files: Array<[Buffer, string]>): string =>
   `h1:${createHash('sha256')
-    .update(Buffer.concat(files.sort((a, b) => Buffer.compare(a[0], b[0])).map(([n, c]) => Buffer.concat([Buffer.from(`${sha(c)}  `), n, Buffer.from('\n')]))))
+    .update(
+      Buffer.concat(
+        files
+          .sort((a, b) => Buffer.compare(a[0], b[0]))
+          .map(([n, c]) => Buffer.concat([Buffer.from(`${sha(c)}  `), n, Buffer.from('\n')])),
+      ),
+    )
     .digest('base64')}`;
 
 describe('hashPackageDir', () => {
@@ -53,13 +59,21 @@ describe('hashPackageDir', () => {
   });
 
   it.each([
-    ['a symlink to a directory', 'DIR_SYMLINK_TO_DIRECTORY', async () => {
-      await mkdir(join(dir, 'd'));
-      await symlink('d', join(dir, 'link'));
-    }],
-    ['a dangling symlink', 'DIR_DANGLING_SYMLINK', async () => {
-      await symlink('nowhere', join(dir, 'link'));
-    }],
+    [
+      'a symlink to a directory',
+      'DIR_SYMLINK_TO_DIRECTORY',
+      async () => {
+        await mkdir(join(dir, 'd'));
+        await symlink('d', join(dir, 'link'));
+      },
+    ],
+    [
+      'a dangling symlink',
+      'DIR_DANGLING_SYMLINK',
+      async () => {
+        await symlink('nowhere', join(dir, 'link'));
+      },
+    ],
   ] as const)('refuses %s', async (_what, code, setup) => {
     await writeFile(join(dir, 'terraform-provider-x'), 'x');
     await setup();

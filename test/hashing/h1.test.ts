@@ -17,7 +17,10 @@ const h = (name: Buffer, content: Buffer | string): Buffer =>
 /** `htop`: the h1 of a summary. */
 const htop = (lines: Buffer[]): string => `h1:${sha(Buffer.concat(lines)).toString('base64')}`;
 
-function memory(files: Array<[Buffer | string, Buffer | string]>): { names: Buffer[]; open: (n: Uint8Array) => Buffer } {
+function memory(files: Array<[Buffer | string, Buffer | string]>): {
+  names: Buffer[];
+  open: (n: Uint8Array) => Buffer;
+} {
   const map = new Map<string, Buffer>();
   const names: Buffer[] = [];
   for (const [name, content] of files) {
@@ -45,7 +48,10 @@ describe('hash1', () => {
 
   it('sorts by raw bytes, not by UTF-16 code units (V4)', async () => {
     const others = ['😀', '～', 'a-b', 'a/b', 'a.b', 'B', 'a0'];
-    const files: Array<[string, string]> = [['terraform-provider-order', 'x\n'], ...others.map((n): [string, string] => [n, n])];
+    const files: Array<[string, string]> = [
+      ['terraform-provider-order', 'x\n'],
+      ...others.map((n): [string, string] => [n, n]),
+    ];
     const { names, open } = memory(files);
     const got = (await hash1(names, open)).text;
     expect(got).toBe('h1:tzvP8SSMKLUe8Uy/hj+ap9+UWqyYmNuAgGSmIMseGUM=');
@@ -53,7 +59,9 @@ describe('hash1', () => {
     const byBytes = files.map(([n]) => Buffer.from(n)).sort((a, b) => Buffer.compare(a, b));
     expect(got).toBe(htop(byBytes.map((n) => h(n, files.find(([f]) => Buffer.from(f).equals(n))![1]))));
     const byUtf16 = files.map(([n]) => n).sort();
-    expect(htop(byUtf16.map((n) => h(Buffer.from(n), files.find(([f]) => f === n)![1])))).toBe('h1:qVM/mrzzRCRA2DBK7kvppn4sFHsklHe3RqPaJwGzEj8=');
+    expect(htop(byUtf16.map((n) => h(Buffer.from(n), files.find(([f]) => f === n)![1])))).toBe(
+      'h1:qVM/mrzzRCRA2DBK7kvppn4sFHsklHe3RqPaJwGzEj8=',
+    );
   });
 
   it('hashes raw non-UTF-8 name bytes as they are (V5)', async () => {
@@ -69,7 +77,12 @@ describe('hash1', () => {
   it('lists a duplicated name twice, as HashZip does', () => {
     const d = sha('second\n');
     const name = Buffer.from('terraform-provider-dup');
-    expect(hash1FromDigests([{ name, sha256: d }, { name, sha256: d }]).text).toBe(htop([h(name, 'second\n'), h(name, 'second\n')]));
+    expect(
+      hash1FromDigests([
+        { name, sha256: d },
+        { name, sha256: d },
+      ]).text,
+    ).toBe(htop([h(name, 'second\n'), h(name, 'second\n')]));
   });
 
   it('refuses names with a newline, before opening anything', async () => {

@@ -43,14 +43,25 @@ function mixed(n: number, seed: number): Buffer {
 }
 
 function view(r: ZipPackageHashes): unknown {
-  const form = (f: ZipPackageHashes['h1']): unknown => (f.ok ? f.hash.text : { code: f.error.code, message: f.error.message });
-  return { zh: r.zh.text, h1: form(r.h1), h1Zip: form(r.h1Zip), entryCount: r.entryCount, uncompressedBytes: r.uncompressedBytes };
+  const form = (f: ZipPackageHashes['h1']): unknown =>
+    f.ok ? f.hash.text : { code: f.error.code, message: f.error.message };
+  return {
+    zh: r.zh.text,
+    h1: form(r.h1),
+    h1Zip: form(r.h1Zip),
+    entryCount: r.entryCount,
+    uncompressedBytes: r.uncompressedBytes,
+  };
 }
 
 let dir: string;
 const cases: Array<{ name: string; path: string }> = [];
 
-async function add(name: string, entries: ZipEntrySpec[], patch?: (zip: Buffer, layout: ZipLayout) => Buffer): Promise<void> {
+async function add(
+  name: string,
+  entries: ZipEntrySpec[],
+  patch?: (zip: Buffer, layout: ZipLayout) => Buffer,
+): Promise<void> {
   const { bytes: zip, layout } = await buildZipWithLayout(entries, {});
   const path = join(dir, `${name}.zip`);
   await writeFile(path, patch ? patch(Buffer.from(zip), layout) : zip);
@@ -58,25 +69,50 @@ async function add(name: string, entries: ZipEntrySpec[], patch?: (zip: Buffer, 
 }
 
 /** Central directory compressed-size field of entry `i`. */
-function setCentralCsize(zip: Buffer, layout: { entries: Array<{ centralHeaderOffset: number }> }, i: number, value: number): Buffer {
+function setCentralCsize(
+  zip: Buffer,
+  layout: { entries: Array<{ centralHeaderOffset: number }> },
+  i: number,
+  value: number,
+): Buffer {
   zip.writeUInt32LE(value, layout.entries[i]!.centralHeaderOffset + 20);
   return zip;
 }
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'provkit-inflate-'));
-  const big = (seed: number, n = 6 * 1024 * 1024): ZipEntrySpec => ({ name: `terraform-provider-x_v${seed}`, data: mixed(n, seed), level: 1, unixMode: 0o100755 });
+  const big = (seed: number, n = 6 * 1024 * 1024): ZipEntrySpec => ({
+    name: `terraform-provider-x_v${seed}`,
+    data: mixed(n, seed),
+    level: 1,
+    unixMode: 0o100755,
+  });
   await add('plain', [{ name: 'README.md', data: 'hello\n' }, big(1)]);
-  await add('descriptor', [big(2), { name: 'LICENSE', data: 'MIT\n' }].map((e) => ({ ...e, dataDescriptor: true })));
-  await add('zip64', [{ ...big(3), zip64: true }, { name: 'b', data: 'b', zip64: true }]);
+  await add(
+    'descriptor',
+    [big(2), { name: 'LICENSE', data: 'MIT\n' }].map((e) => ({ ...e, dataDescriptor: true })),
+  );
+  await add('zip64', [
+    { ...big(3), zip64: true },
+    { name: 'b', data: 'b', zip64: true },
+  ]);
   await add('two-big', [big(4), big(5, 5 * 1024 * 1024 + 17)]);
-  await add('exact-out-chunks', [{ name: 'exact', data: Buffer.concat([noise(1536 * 1024, 6), Buffer.alloc(4 * 1024 * 1024 - 1536 * 1024)]), level: 1 }]);
+  await add('exact-out-chunks', [
+    {
+      name: 'exact',
+      data: Buffer.concat([noise(1536 * 1024, 6), Buffer.alloc(4 * 1024 * 1024 - 1536 * 1024)]),
+      level: 1,
+    },
+  ]);
   await add('crc-wrong', [{ ...big(7), crcOverride: 0x12345678 }]);
   await add('size-short', [{ ...big(8), sizeOverride: 6 * 1024 * 1024 - 1 }]);
   await add('size-long', [{ ...big(9), sizeOverride: 6 * 1024 * 1024 + 1 }]);
   // A deflate stream (> 1 MiB) that goes bad: a sync-flushed prefix, then a
   // block of the invalid type 3. Written as stored, then marked deflated.
-  const bad = Buffer.concat([deflateRawSync(mixed(6 * 1024 * 1024, 10), { level: 1, finishFlush: constants.Z_SYNC_FLUSH }), Buffer.from([0x07, 0, 0, 0])]);
+  const bad = Buffer.concat([
+    deflateRawSync(mixed(6 * 1024 * 1024, 10), { level: 1, finishFlush: constants.Z_SYNC_FLUSH }),
+    Buffer.from([0x07, 0, 0, 0]),
+  ]);
   await add('corrupt', [{ name: 'bad', data: bad, method: 0 }], (zip, layout) => {
     const e = layout.entries[0]!;
     zip.writeUInt16LE(8, e.localHeaderOffset + 8);
@@ -86,10 +122,18 @@ beforeAll(async () => {
     return zip;
   });
   // The directory claims fewer compressed bytes than the stream has: the stream is cut short.
-  await add('truncated', [big(11), { name: 'z', data: 'z' }], (zip, layout) => setCentralCsize(zip, layout, 0, layout.entries[0]!.compressedSize - 1000));
+  await add('truncated', [big(11), { name: 'z', data: 'z' }], (zip, layout) =>
+    setCentralCsize(zip, layout, 0, layout.entries[0]!.compressedSize - 1000),
+  );
   // The directory claims more: the bytes after the end of the deflate stream are not data.
-  await add('trailing', [big(12), { name: 'z', data: 'z' }], (zip, layout) => setCentralCsize(zip, layout, 0, layout.entries[0]!.compressedSize + 20));
-  await add('empty-big-stored-mix', [{ name: 'empty', data: '' }, { name: 'stored', data: noise(2 * 1024 * 1024, 13), method: 0 }, big(14)]);
+  await add('trailing', [big(12), { name: 'z', data: 'z' }], (zip, layout) =>
+    setCentralCsize(zip, layout, 0, layout.entries[0]!.compressedSize + 20),
+  );
+  await add('empty-big-stored-mix', [
+    { name: 'empty', data: '' },
+    { name: 'stored', data: noise(2 * 1024 * 1024, 13), method: 0 },
+    big(14),
+  ]);
 }, 120_000);
 
 afterAll(async () => {
@@ -159,7 +203,7 @@ describe('issue 13: in-thread inflate with reused buffers', () => {
     for (const c of cases) {
       const bytes = await readFile(c.path);
       const chunks: Buffer[] = [];
-      for (let at = 0; at < bytes.length; ) {
+      for (let at = 0; at < bytes.length;) {
         const n = 1 + Math.floor(next() * (next() < 0.3 ? 4096 : 600_000));
         chunks.push(bytes.subarray(at, at + n));
         at += n;
@@ -176,7 +220,8 @@ describe('issue 13: in-thread inflate with reused buffers', () => {
       };
       const inThread = await digest('in-thread');
       expect([...inThread.entries()], c.name).toEqual([...(await digest('stream')).entries()]);
-      if (['plain', 'two-big', 'exact-out-chunks', 'zip64'].includes(c.name)) expect(inThread.size, c.name).toBeGreaterThan(0);
+      if (['plain', 'two-big', 'exact-out-chunks', 'zip64'].includes(c.name))
+        expect(inThread.size, c.name).toBeGreaterThan(0);
       expect(view(await hashZipPackage(c.path, { streamed: inThread })), c.name).toEqual(reference[c.name]);
     }
   }, 120_000);
@@ -189,7 +234,8 @@ describe('issue 13: in-thread inflate with reused buffers', () => {
       const bytes = await readFile(c.path);
       // 256 KiB blocks, as net/client.ts `coalesce` delivers them, each its own buffer.
       const blocks: Buffer[] = [];
-      for (let at = 0; at < bytes.length; at += 256 * 1024) blocks.push(Buffer.from(bytes.subarray(at, at + 256 * 1024)));
+      for (let at = 0; at < bytes.length; at += 256 * 1024)
+        blocks.push(Buffer.from(bytes.subarray(at, at + 256 * 1024)));
       await pipeline(Readable.from(blocks), job.transform, new Writable({ write: (_c, _e, cb) => cb() }));
       return view(await job.finish(c.path));
     };
@@ -213,7 +259,8 @@ describe('issue 13: in-thread inflate with reused buffers', () => {
     const inflater = createRawInflater()!;
     const pieces: Buffer[] = [];
     let used = 0;
-    for (let at = 0; at < input.length && !inflater.ended; at += 65536) used += inflater.write(input.subarray(at, at + 65536), (o) => pieces.push(Buffer.from(o)));
+    for (let at = 0; at < input.length && !inflater.ended; at += 65536)
+      used += inflater.write(input.subarray(at, at + 65536), (o) => pieces.push(Buffer.from(o)));
     inflater.finish(() => undefined);
     inflater.close();
     expect(inflater.ended).toBe(true);

@@ -42,7 +42,9 @@ describe('memory', () => {
       const r = await hashZipPackage(${JSON.stringify(zip)});
       process.stdout.write(JSON.stringify({ ok: r.h1.ok, bytes: r.uncompressedBytes, rss: process.resourceUsage().maxRSS * 1024 }));
     `;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { maxBuffer: 1 << 20 });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+      maxBuffer: 1 << 20,
+    });
     const r = JSON.parse(stdout) as { ok: boolean; bytes: number; rss: number };
     expect(r.ok).toBe(true);
     expect(r.bytes).toBeGreaterThan(GiB);

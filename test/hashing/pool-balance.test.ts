@@ -20,8 +20,16 @@ const conformance = fileURLToPath(new URL('../fixtures/conformance/packages/', i
 
 /** Comparable view of a result: hashes, or error code and message per form. */
 function view(r: ZipPackageHashes): unknown {
-  const form = (f: ZipPackageHashes['h1']): unknown => (f.ok ? f.hash.text : { code: f.error.code, message: f.error.message });
-  return { zh: r.zh.text, h1: form(r.h1), h1Zip: form(r.h1Zip), warnings: r.warnings, entryCount: r.entryCount, uncompressedBytes: r.uncompressedBytes };
+  const form = (f: ZipPackageHashes['h1']): unknown =>
+    f.ok ? f.hash.text : { code: f.error.code, message: f.error.message };
+  return {
+    zh: r.zh.text,
+    h1: form(r.h1),
+    h1Zip: form(r.h1Zip),
+    warnings: r.warnings,
+    entryCount: r.entryCount,
+    uncompressedBytes: r.uncompressedBytes,
+  };
 }
 
 /** Outcome of a hash call: its view, or the error's code and message. */
@@ -51,7 +59,13 @@ describe('issue 13: hash pool balance (shared tail of a batch)', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'provkit-pool-balance-'));
     const made: Array<[string, ZipEntrySpec[]]> = [
-      ['zip64.zip', [{ name: 'terraform-provider-a', data: text(300_000, 1), zip64: true, unixMode: 0o100755 }, { name: 'LICENSE', data: 'MIT\n', zip64: true }]],
+      [
+        'zip64.zip',
+        [
+          { name: 'terraform-provider-a', data: text(300_000, 1), zip64: true, unixMode: 0o100755 },
+          { name: 'LICENSE', data: 'MIT\n', zip64: true },
+        ],
+      ],
       [
         'descriptors.zip',
         [
@@ -60,17 +74,44 @@ describe('issue 13: hash pool balance (shared tail of a batch)', () => {
           { name: 'stored.txt', data: text(10_000, 3), method: 0, dataDescriptor: true },
         ],
       ],
-      ['large-entry.zip', [{ name: 'terraform-provider-c', data: text(5 * 1024 * 1024 + 12_345, 4), dataDescriptor: true, unixMode: 0o100755 }]],
+      [
+        'large-entry.zip',
+        [
+          {
+            name: 'terraform-provider-c',
+            data: text(5 * 1024 * 1024 + 12_345, 4),
+            dataDescriptor: true,
+            unixMode: 0o100755,
+          },
+        ],
+      ],
       ['large-stored.zip', [{ name: 'terraform-provider-d', data: text(4 * 1024 * 1024 + 1, 5), method: 0 }]],
-      ['many-small.zip', Array.from({ length: 600 }, (_, i): ZipEntrySpec => ({ name: `docs/page-${String(i).padStart(4, '0')}.md`, data: text(1 + (i % 97), i) }))],
-      ['dirs-and-dupes.zip', [{ name: 'sub/', dir: true }, { name: 'sub/x', data: 'one' }, { name: 'sub/x', data: 'two' }]],
+      [
+        'many-small.zip',
+        Array.from({ length: 600 }, (_, i): ZipEntrySpec => ({
+          name: `docs/page-${String(i).padStart(4, '0')}.md`,
+          data: text(1 + (i % 97), i),
+        })),
+      ],
+      [
+        'dirs-and-dupes.zip',
+        [
+          { name: 'sub/', dir: true },
+          { name: 'sub/x', data: 'one' },
+          { name: 'sub/x', data: 'two' },
+        ],
+      ],
     ];
     for (const [name, entries] of made) {
       const path = join(dir, name);
       await writeFile(path, await buildZip(entries));
       paths.push(path);
     }
-    paths.push(...readdirSync(conformance).filter((f) => f.endsWith('.zip')).map((f) => join(conformance, f)));
+    paths.push(
+      ...readdirSync(conformance)
+        .filter((f) => f.endsWith('.zip'))
+        .map((f) => join(conformance, f)),
+    );
     paths.push(join(dir, 'missing.zip'));
   }, 60_000);
 
@@ -86,17 +127,21 @@ describe('issue 13: hash pool balance (shared tail of a batch)', () => {
     ['concurrency 2, default sharing (2 at a time, then the tail at once)', { concurrency: 2 }],
     ['concurrency 1, sharing up to 8 at once', { concurrency: 1, shareUpTo: 8 }],
     ['concurrency 2, no sharing (the old schedule)', { concurrency: 2, shareUpTo: 2 }],
-  ])('%s: every result equals the in-thread file pass, twice in a row', async (_label, options) => {
-    const expected = await Promise.all(paths.map((p) => outcome(hashZipPackage(p))));
-    const pool = createHashPool(options);
-    try {
-      // Twice: the second batch runs after the first batch's extra workers were retired.
-      for (let round = 0; round < 2; round += 1) {
-        const got = await Promise.all(paths.map((p) => outcome(pool.hashZip(p))));
-        expect(got).toEqual(expected);
+  ])(
+    '%s: every result equals the in-thread file pass, twice in a row',
+    async (_label, options) => {
+      const expected = await Promise.all(paths.map((p) => outcome(hashZipPackage(p))));
+      const pool = createHashPool(options);
+      try {
+        // Twice: the second batch runs after the first batch's extra workers were retired.
+        for (let round = 0; round < 2; round += 1) {
+          const got = await Promise.all(paths.map((p) => outcome(pool.hashZip(p))));
+          expect(got).toEqual(expected);
+        }
+      } finally {
+        await pool.close();
       }
-    } finally {
-      await pool.close();
-    }
-  }, 120_000);
+    },
+    120_000,
+  );
 });

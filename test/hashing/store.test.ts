@@ -23,7 +23,14 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const view = (r: ZipPackageHashes | undefined): unknown =>
-  r && { zh: r.zh.text, h1: r.h1.ok && r.h1.hash.text, h1Zip: r.h1Zip.ok && r.h1Zip.hash.text, warnings: r.warnings, entryCount: r.entryCount, uncompressedBytes: r.uncompressedBytes };
+  r && {
+    zh: r.zh.text,
+    h1: r.h1.ok && r.h1.hash.text,
+    h1Zip: r.h1Zip.ok && r.h1Zip.hash.text,
+    warnings: r.warnings,
+    entryCount: r.entryCount,
+    uncompressedBytes: r.uncompressedBytes,
+  };
 
 describe('hash store', () => {
   it('gives back what was put, by zh:, with the warnings (forms differ here)', async () => {

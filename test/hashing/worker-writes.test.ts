@@ -81,11 +81,15 @@ const openFds = (): string[] =>
 describe('issue 13: the hash worker writes the file it hashes', () => {
   it('many rounds on one pool (recycled blocks): every file and digest is the body’s, the caller’s buffers intact', async () => {
     const pool = createHashPool({ concurrency: 2 });
-    const plain = view(await hashZipPackage(await (async () => {
-      const p = join(dir, 'plain.zip');
-      await writeFile(p, zip);
-      return p;
-    })()));
+    const plain = view(
+      await hashZipPackage(
+        await (async () => {
+          const p = join(dir, 'plain.zip');
+          await writeFile(p, zip);
+          return p;
+        })(),
+      ),
+    );
     try {
       const sizes = [[16 * 1024], [1, 300 * 1024, 5], [256 * 1024], [64 * 1024 + 3, 16 * 1024]];
       for (let round = 0; round < 3; round += 1) {
@@ -138,7 +142,9 @@ describe('issue 13: the hash worker writes the file it hashes', () => {
       const tmp = join(dir, 'exists.partial');
       await writeFile(tmp, 'someone else’s');
       const s = pool.streamZip();
-      await expect(pipeline(Readable.from(chunks(zip, [64 * 1024])), s.writeFile(tmp, 0, 0o644)!)).rejects.toMatchObject({ code: 'EEXIST' });
+      await expect(
+        pipeline(Readable.from(chunks(zip, [64 * 1024])), s.writeFile(tmp, 0, 0o644)!),
+      ).rejects.toMatchObject({ code: 'EEXIST' });
       s.abort();
       expect(readFileSync(tmp, 'utf8')).toBe('someone else’s');
     } finally {

@@ -42,7 +42,6 @@ const REFERENCE_H1_ZIP: Record<string, string> = {
 describe('zip fixtures', () => {
   it('are what generate.ts produces, byte for byte', async () => {
     for (const f of FIXTURES) {
-       
       expect((await buildFixture(f)).equals(readFileSync(join(FIXTURE_DIR, f.file))), f.file).toBe(true);
     }
   });
@@ -60,13 +59,16 @@ describe('zip fixtures', () => {
   });
 
   const accepted = FIXTURES.filter((f) => f.extracts);
-  it.each(accepted.map((f) => [f.file, f] as const))('%s hashes as its extracted files and as the reference', async (file, f) => {
-    const got = await hashZipPackage(join(FIXTURE_DIR, file));
-    expect(got.h1.ok ? got.h1.hash.text : got.h1.error.message).toBe(h1Of(f.extracts!));
-    expect(got.h1.ok && got.h1.hash.text).toBe(REFERENCE_H1[file]);
-    const zipForm = h1Of(f.zipForm ?? f.extracts!);
-    expect(got.h1Zip.ok ? got.h1Zip.hash.text : got.h1Zip.error.message).toBe(zipForm);
-    if (REFERENCE_H1_ZIP[file]) expect(zipForm).toBe(REFERENCE_H1_ZIP[file]);
-    expect(got.warnings.some((w) => w.code === 'H1_FORMS_DIFFER')).toBe(f.zipForm !== undefined);
-  });
+  it.each(accepted.map((f) => [f.file, f] as const))(
+    '%s hashes as its extracted files and as the reference',
+    async (file, f) => {
+      const got = await hashZipPackage(join(FIXTURE_DIR, file));
+      expect(got.h1.ok ? got.h1.hash.text : got.h1.error.message).toBe(h1Of(f.extracts!));
+      expect(got.h1.ok && got.h1.hash.text).toBe(REFERENCE_H1[file]);
+      const zipForm = h1Of(f.zipForm ?? f.extracts!);
+      expect(got.h1Zip.ok ? got.h1Zip.hash.text : got.h1Zip.error.message).toBe(zipForm);
+      if (REFERENCE_H1_ZIP[file]) expect(zipForm).toBe(REFERENCE_H1_ZIP[file]);
+      expect(got.warnings.some((w) => w.code === 'H1_FORMS_DIFFER')).toBe(f.zipForm !== undefined);
+    },
+  );
 });

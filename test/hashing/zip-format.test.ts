@@ -21,11 +21,23 @@ describe('zip format constants', () => {
     expect(le32(Z.SIG_LOC64)).toBe('PK\x06\x07');
     expect(le32(Z.SIG_DESCRIPTOR)).toBe('PK\x07\x08');
     expect([Z.LEN_LOCAL, Z.LEN_CENTRAL, Z.LEN_END, Z.LEN_LOC64, Z.LEN_END64]).toEqual([30, 46, 22, 20, 56]);
-    expect([Z.FLAG_DATA_DESCRIPTOR, Z.FLAG_UTF8, Z.METHOD_STORE, Z.METHOD_DEFLATE, Z.EXTRA_ZIP64]).toEqual([1 << 3, 1 << 11, 0, 8, 1]);
+    expect([Z.FLAG_DATA_DESCRIPTOR, Z.FLAG_UTF8, Z.METHOD_STORE, Z.METHOD_DEFLATE, Z.EXTRA_ZIP64]).toEqual([
+      1 << 3,
+      1 << 11,
+      0,
+      8,
+      1,
+    ]);
   });
 
   it('find the records where an independently written archive has them (zip64 included)', async () => {
-    const { bytes: zip, layout } = await buildZipWithLayout([{ name: 'a.txt', data: 'hello' }, { name: 'b/', dir: true }], { zip64: true });
+    const { bytes: zip, layout } = await buildZipWithLayout(
+      [
+        { name: 'a.txt', data: 'hello' },
+        { name: 'b/', dir: true },
+      ],
+      { zip64: true },
+    );
     const e = layout.entries[1]!;
     expect(zip.readUInt32LE(layout.entries[0]!.localHeaderOffset)).toBe(Z.SIG_LOCAL);
     expect(e.dataOffset - e.localHeaderOffset).toBe(Z.LEN_LOCAL + e.name.length);

@@ -22,8 +22,14 @@ const conformance = fileURLToPath(new URL('../fixtures/conformance/packages/', i
 const fixtures = fileURLToPath(new URL('../fixtures/zip/', import.meta.url));
 
 const archives = [
-  ...readdirSync(conformance).filter((f) => f.endsWith('.zip')).map((f) => join(conformance, f)),
-  ...['accept', 'refuse'].flatMap((d) => readdirSync(join(fixtures, d)).filter((f) => f.endsWith('.zip')).map((f) => join(fixtures, d, f))),
+  ...readdirSync(conformance)
+    .filter((f) => f.endsWith('.zip'))
+    .map((f) => join(conformance, f)),
+  ...['accept', 'refuse'].flatMap((d) =>
+    readdirSync(join(fixtures, d))
+      .filter((f) => f.endsWith('.zip'))
+      .map((f) => join(fixtures, d, f)),
+  ),
 ];
 
 /** A small seeded generator, so chunk boundaries vary but reproducibly. */
@@ -38,9 +44,9 @@ function rng(seed: number): () => number {
 async function digestInChunks(bytes: Buffer, seed: number, maxChunk: number): Promise<StreamedDigests> {
   const next = rng(seed);
   const d = new ZipStreamDigester();
-  for (let at = 0; at < bytes.length; ) {
+  for (let at = 0; at < bytes.length;) {
     const n = 1 + Math.floor(next() * maxChunk);
-     
+
     await d.write(bytes.subarray(at, at + n));
     at += n;
   }
@@ -49,8 +55,16 @@ async function digestInChunks(bytes: Buffer, seed: number, maxChunk: number): Pr
 
 /** Comparable view of a result: hashes, or error code and message per form. */
 function view(r: ZipPackageHashes): unknown {
-  const form = (f: ZipPackageHashes['h1']): unknown => (f.ok ? f.hash.text : { code: f.error.code, message: f.error.message });
-  return { zh: r.zh.text, h1: form(r.h1), h1Zip: form(r.h1Zip), warnings: r.warnings, entryCount: r.entryCount, uncompressedBytes: r.uncompressedBytes };
+  const form = (f: ZipPackageHashes['h1']): unknown =>
+    f.ok ? f.hash.text : { code: f.error.code, message: f.error.message };
+  return {
+    zh: r.zh.text,
+    h1: form(r.h1),
+    h1Zip: form(r.h1Zip),
+    warnings: r.warnings,
+    entryCount: r.entryCount,
+    uncompressedBytes: r.uncompressedBytes,
+  };
 }
 
 describe('streamed digests', () => {
@@ -62,11 +76,15 @@ describe('streamed digests', () => {
       const bytes = readFileSync(path);
       const plain = view(await hashZipPackage(path));
       // Byte-sized chunks only for small archives (a chunk per byte is slow, not wrong).
-      const chunkings = [[1, 1], [2, 7], [3, 4096], [4, 1 << 20]].filter(([, max]) => bytes.length * (max! < 100 ? 1 : 0) < 300_000);
+      const chunkings = [
+        [1, 1],
+        [2, 7],
+        [3, 4096],
+        [4, 1 << 20],
+      ].filter(([, max]) => bytes.length * (max! < 100 ? 1 : 0) < 300_000);
       for (const [seed, max] of chunkings as Array<[number, number]>) {
-         
         const streamed = await digestInChunks(bytes, seed, max);
-         
+
         expect(view(await hashZipPackage(path, { streamed })), `seed ${seed}, chunks ≤ ${max}`).toEqual(plain);
       }
     },
@@ -90,9 +108,27 @@ describe('hints on ordinary packages', () => {
         { name: 'terraform-provider-x_v1.0.0', data: big, dataDescriptor: true, unixMode: 0o100755 },
       ],
     ],
-    ['descriptors without signature', [{ name: 'a', data: 'aaaa', dataDescriptor: 'nosig' }, { name: 'b', data: big, dataDescriptor: 'nosig' }]],
-    ['sizes in the local header, stored and deflated', [{ name: 'a', data: 'stored', method: 0 }, { name: 'b', data: big }]],
-    ['zip64 entries with descriptors', [{ name: 'a', data: big, zip64: true, dataDescriptor: true }, { name: 'b', data: 'x', zip64: true, dataDescriptor: true }]],
+    [
+      'descriptors without signature',
+      [
+        { name: 'a', data: 'aaaa', dataDescriptor: 'nosig' },
+        { name: 'b', data: big, dataDescriptor: 'nosig' },
+      ],
+    ],
+    [
+      'sizes in the local header, stored and deflated',
+      [
+        { name: 'a', data: 'stored', method: 0 },
+        { name: 'b', data: big },
+      ],
+    ],
+    [
+      'zip64 entries with descriptors',
+      [
+        { name: 'a', data: big, zip64: true, dataDescriptor: true },
+        { name: 'b', data: 'x', zip64: true, dataDescriptor: true },
+      ],
+    ],
   ];
 
   it.each(layouts)('%s: every file entry gets a hint, and the hint is what the result uses', async (label, entries) => {
@@ -101,11 +137,15 @@ describe('hints on ordinary packages', () => {
     await writeFile(path, bytes);
     const streamed = await digestInChunks(bytes, 9, 65536);
     expect([...streamed.values()].map((d) => d.size).sort((a, b) => a - b)).toEqual(
-      entries.map((e) => (typeof e.data === 'string' ? Buffer.byteLength(e.data) : (e.data as Buffer).length)).sort((a, b) => a - b),
+      entries
+        .map((e) => (typeof e.data === 'string' ? Buffer.byteLength(e.data) : (e.data as Buffer).length))
+        .sort((a, b) => a - b),
     );
     expect(view(await hashZipPackage(path, { streamed }))).toEqual(view(await hashZipPackage(path)));
     // White box: a forged hint for the big entry changes the h1, so hints are used (not recomputed).
-    const forged = new Map([...streamed].map(([k, v]) => [k, v.size === big.length ? { ...v, sha256: Buffer.alloc(32, 1) } : v]));
+    const forged = new Map(
+      [...streamed].map(([k, v]) => [k, v.size === big.length ? { ...v, sha256: Buffer.alloc(32, 1) } : v]),
+    );
     const withForged = await hashZipPackage(path, { streamed: forged });
     const plain = await hashZipPackage(path);
     expect(withForged.h1.ok && plain.h1.ok).toBe(true);
@@ -117,30 +157,46 @@ describe('hints on ordinary packages', () => {
     const path = join(dir, 'disagree.zip');
     await writeFile(path, bytes);
     const streamed = await digestInChunks(bytes, 5, 100_000);
-    const off = new Map([...streamed].map(([k, v]) => [k, { ...v, compressedSize: v.compressedSize + 1, sha256: Buffer.alloc(32, 2) }]));
+    const off = new Map(
+      [...streamed].map(([k, v]) => [k, { ...v, compressedSize: v.compressedSize + 1, sha256: Buffer.alloc(32, 2) }]),
+    );
     expect(view(await hashZipPackage(path, { streamed: off }))).toEqual(view(await hashZipPackage(path)));
   });
 
   it('a truncated stream gives hints only for the complete entries', async () => {
-    const bytes = await buildZip([{ name: 'a', data: 'first', dataDescriptor: true }, { name: 'b', data: big, dataDescriptor: true }]);
+    const bytes = await buildZip([
+      { name: 'a', data: 'first', dataDescriptor: true },
+      { name: 'b', data: big, dataDescriptor: true },
+    ]);
     const streamed = await digestInChunks(bytes.subarray(0, Math.floor(bytes.length / 2)), 3, 50_000);
     expect([...streamed.values()].map((d) => d.size)).toEqual([5]);
   });
 
   it('through the worker pool: streamZip as a pipeline stage gives the hashZip result, and abort frees the worker', async () => {
-    const bytes = await buildZip([{ name: 'README.md', data: 'hi', dataDescriptor: true }, { name: 'bin', data: big, dataDescriptor: true }]);
+    const bytes = await buildZip([
+      { name: 'README.md', data: 'hi', dataDescriptor: true },
+      { name: 'bin', data: big, dataDescriptor: true },
+    ]);
     const path = join(dir, 'pool.zip');
     await writeFile(path, bytes);
     const pool = createHashPool({ concurrency: 1 });
     try {
       const abandoned = pool.streamZip();
-      await pipeline(Readable.from([bytes.subarray(0, 1000)]), abandoned.transform, new Writable({ write: (_c, _e, cb) => cb() }));
+      await pipeline(
+        Readable.from([bytes.subarray(0, 1000)]),
+        abandoned.transform,
+        new Writable({ write: (_c, _e, cb) => cb() }),
+      );
       abandoned.abort();
       const job = pool.streamZip();
       const chunks: Buffer[] = [];
       for (let at = 0; at < bytes.length; at += 16384) chunks.push(bytes.subarray(at, at + 16384));
       let passed = 0;
-      await pipeline(Readable.from(chunks), job.transform, new Writable({ write: (c: Buffer, _e, cb) => ((passed += c.length), cb()) }));
+      await pipeline(
+        Readable.from(chunks),
+        job.transform,
+        new Writable({ write: (c: Buffer, _e, cb) => ((passed += c.length), cb()) }),
+      );
       expect(passed).toBe(bytes.length);
       expect(view(await job.finish(path))).toEqual(view(await hashZipPackage(path)));
       // The one worker is free again: a plain job runs.
@@ -159,10 +215,13 @@ describe('hints on ordinary packages', () => {
       const holding = pool.streamZip();
       const second = pool.streamZip();
       await pipeline(Readable.from([bytes]), second.transform, new Writable({ write: (_c, _e, cb) => cb() }));
-      const [a, b] = await Promise.all([second.finish(path), (async () => {
-        await pipeline(Readable.from([bytes]), holding.transform, new Writable({ write: (_c, _e, cb) => cb() }));
-        return holding.finish(path);
-      })()]);
+      const [a, b] = await Promise.all([
+        second.finish(path),
+        (async () => {
+          await pipeline(Readable.from([bytes]), holding.transform, new Writable({ write: (_c, _e, cb) => cb() }));
+          return holding.finish(path);
+        })(),
+      ]);
       expect(view(a)).toEqual(view(b));
       expect(view(a)).toEqual(view(await hashZipPackage(path)));
     } finally {
@@ -190,42 +249,75 @@ describe('issue 11 #11: the digester never holds the bytes up', () => {
   /** Archives of more than the 4 MiB the digester and the pool's tap hold, in shapes the parser does not follow to the end. */
   const shapes: Array<[string, () => Promise<Buffer>]> = [
     ['10 MiB that are not a zip', () => Promise.resolve(noise(10 * MiB, 1))],
-    ['a valid zip behind 5 MiB of stub', () => buildZip([{ name: 'bin', data: 'provider\n' }], { prefixJunk: noise(5 * MiB, 2) })],
-    ['a zip64 package whose first entry is stored (6 MiB)', () => buildZip([{ name: 'bin', data: noise(6 * MiB, 3), method: 0, zip64: true }, { name: 'README', data: 'x', zip64: true }], { zip64: true })],
+    [
+      'a valid zip behind 5 MiB of stub',
+      () => buildZip([{ name: 'bin', data: 'provider\n' }], { prefixJunk: noise(5 * MiB, 2) }),
+    ],
+    [
+      'a zip64 package whose first entry is stored (6 MiB)',
+      () =>
+        buildZip(
+          [
+            { name: 'bin', data: noise(6 * MiB, 3), method: 0, zip64: true },
+            { name: 'README', data: 'x', zip64: true },
+          ],
+          { zip64: true },
+        ),
+    ],
     [
       'a deflated entry whose local header claims 2 GiB, then 5 MiB stored',
       async () => {
-        const { bytes, layout } = await buildZipWithLayout([{ name: 'a', data: 'lying header' }, { name: 'b', data: noise(5 * MiB, 4), method: 0 }]);
+        const { bytes, layout } = await buildZipWithLayout([
+          { name: 'a', data: 'lying header' },
+          { name: 'b', data: noise(5 * MiB, 4), method: 0 },
+        ]);
         const out = Buffer.from(bytes);
         out.writeUInt32LE(0x7fffffff, layout.entries[0]!.localHeaderOffset + 18);
         return out;
       },
     ],
     // Names of 40,000 bytes: few entries, 3 MiB of central directory (more than the digester buffers).
-    ['3 MiB of central directory', () => buildZip(Array.from({ length: 80 }, (_, i) => ({ name: `${String(i).padStart(3, '0')}-${'n'.repeat(40_000)}`, data: '', method: 0 as const })))],
+    [
+      '3 MiB of central directory',
+      () =>
+        buildZip(
+          Array.from({ length: 80 }, (_, i) => ({
+            name: `${String(i).padStart(3, '0')}-${'n'.repeat(40_000)}`,
+            data: '',
+            method: 0 as const,
+          })),
+        ),
+    ],
   ];
 
   /** Whether `p` settles before the parser gets anything more; a write held for good shows as 'held'. */
   const settles = (p: Promise<unknown>): Promise<'taken' | 'held'> =>
-    Promise.race([p.then(() => 'taken' as const), new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 5000))]);
+    Promise.race([
+      p.then(() => 'taken' as const),
+      new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 5000)),
+    ]);
 
-  it.each(shapes)('%s: every write is taken, and the result equals the plain file pass', async (label, make) => {
-    const bytes = await make();
-    expect(bytes.length).toBeGreaterThan(4 * MiB);
-    const path = join(dir, `${label.replace(/\W+/g, '-')}.zip`);
-    await writeFile(path, bytes);
-    const d = new ZipStreamDigester();
-    const held: number[] = [];
-    for (let at = 0; at < bytes.length; at += 256 * 1024) {
-      if ((await settles(d.write(bytes.subarray(at, at + 256 * 1024)))) === 'held') {
-        held.push(at);
-        break;
+  it.each(shapes)(
+    '%s: every write is taken, and the result equals the plain file pass',
+    async (label, make) => {
+      const bytes = await make();
+      expect(bytes.length).toBeGreaterThan(4 * MiB);
+      const path = join(dir, `${label.replace(/\W+/g, '-')}.zip`);
+      await writeFile(path, bytes);
+      const d = new ZipStreamDigester();
+      const held: number[] = [];
+      for (let at = 0; at < bytes.length; at += 256 * 1024) {
+        if ((await settles(d.write(bytes.subarray(at, at + 256 * 1024)))) === 'held') {
+          held.push(at);
+          break;
+        }
       }
-    }
-    expect(held).toEqual([]);
-    const streamed = await d.end();
-    expect(view(await hashZipPackage(path, { streamed }))).toEqual(view(await hashZipPackage(path)));
-  }, 60_000);
+      expect(held).toEqual([]);
+      const streamed = await d.end();
+      expect(view(await hashZipPackage(path, { streamed }))).toEqual(view(await hashZipPackage(path)));
+    },
+    60_000,
+  );
 
   it('through the worker pool: a 10 MiB body that is not a zip passes the tap whole, and finish reports the zip error', async () => {
     const bytes = noise(10 * MiB, 5);
@@ -237,7 +329,11 @@ describe('issue 11 #11: the digester never holds the bytes up', () => {
       const chunks: Buffer[] = [];
       for (let at = 0; at < bytes.length; at += 256 * 1024) chunks.push(bytes.subarray(at, at + 256 * 1024));
       let passed = 0;
-      const flowed = pipeline(Readable.from(chunks), job.transform, new Writable({ write: (c: Buffer, _e, cb) => ((passed += c.length), cb()) }));
+      const flowed = pipeline(
+        Readable.from(chunks),
+        job.transform,
+        new Writable({ write: (c: Buffer, _e, cb) => ((passed += c.length), cb()) }),
+      );
       expect(await settles(flowed)).toBe('taken');
       expect(passed).toBe(bytes.length);
       const r = await job.finish(path);

@@ -142,7 +142,9 @@ describe('static helpers', () => {
 
   it('staticTraversal and exprAsKeyword', () => {
     expect(staticTraversal(expr('aws.west')).traversal?.map((t) => t.type)).toEqual(['root', 'attr']);
-    expect(staticTraversal(expr('module.m["k"].out')).traversal?.map((t) => (t.type === 'index' ? t.key : t.name))).toEqual(['module', 'm', 'k', 'out']);
+    expect(
+      staticTraversal(expr('module.m["k"].out')).traversal?.map((t) => (t.type === 'index' ? t.key : t.name)),
+    ).toEqual(['module', 'm', 'k', 'out']);
     expect(staticTraversal(expr('null')).traversal?.map((t) => t.type === 'root' && t.name)).toEqual(['null']);
     expect(staticTraversal(expr('"aws.west"')).diagnostics.map((d) => d.summary)).toEqual(['Invalid expression']);
     expect(staticTraversal(expr('a[b]')).traversal).toBeUndefined();

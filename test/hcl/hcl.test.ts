@@ -41,7 +41,8 @@ describe('corpus: real-world configurations', () => {
       const m = staticMap(a.expr);
       expect(m.diagnostics).toEqual([]);
       const fields: Record<string, string> = {};
-      for (const p of m.pairs ?? []) if (p.key !== undefined && p.key !== 'configuration_aliases') fields[p.key] = str(p.value);
+      for (const p of m.pairs ?? [])
+        if (p.key !== undefined && p.key !== 'configuration_aliases') fields[p.key] = str(p.value);
       return [a.name, fields] as const;
     });
     expect(entries).toEqual([
@@ -53,13 +54,20 @@ describe('corpus: real-world configurations', () => {
     ]);
     const corp = staticMap(attr(rp.body, 'corp-internal').expr).pairs?.find((p) => p.key === 'configuration_aliases');
     const aliases = (corp?.value.kind === 'TupleCons' ? corp.value.items : []).map((e) =>
-      staticTraversal(e).traversal?.map((t) => (t.type === 'index' ? String(t.key) : t.name)).join('.'),
+      staticTraversal(e)
+        .traversal?.map((t) => (t.type === 'index' ? String(t.key) : t.name))
+        .join('.'),
     );
     expect(aliases).toEqual(['corp-internal.east', 'corp-internal.west']);
     expect(str(attr(block(body, 'terraform').body, 'required_version').expr)).toBe('>= 1.5.7');
-    expect(block(block(body, 'terraform').body, 'backend', 's3').body.attributes.map((a) => a.name)).toContain('dynamodb_table');
+    expect(block(block(body, 'terraform').body, 'backend', 's3').body.attributes.map((a) => a.name)).toContain(
+      'dynamodb_table',
+    );
     // Provider-defined function names keep their namespace.
-    expect(shape(attr(block(body, 'locals').body, 'role').expr)).toEqual({ call: 'provider::aws::arn_parse', args: ['var.role_arn'] });
+    expect(shape(attr(block(body, 'locals').body, 'role').expr)).toEqual({
+      call: 'provider::aws::arn_parse',
+      args: ['var.role_arn'],
+    });
     expect(blocks(body, 'provider').map((b) => b.labels[0])).toEqual(['aws', 'aws']);
     const moduleProviders = staticMap(attr(block(body, 'module', 'acm').body, 'providers').expr).pairs ?? [];
     expect(moduleProviders.map((p) => [p.key, shape(p.value)])).toEqual([['aws', 'aws.us_east_1']]);
@@ -77,12 +85,21 @@ describe('corpus: real-world configurations', () => {
     // "${var.instance_count}" is a single interpolation: unwrapped, not a string.
     expect(shape(attr(web.body, 'count').expr)).toEqual({ wrap: 'var.instance_count' });
     // Legacy index `.0` is an index step; `.*` an attribute-only splat.
-    expect(shape(attr(block(body, 'resource', 'aws_eip', 'web').body, 'instance').expr)).toEqual({ wrap: 'aws_instance.web.0.id' });
+    expect(shape(attr(block(body, 'resource', 'aws_eip', 'web').body, 'instance').expr)).toEqual({
+      wrap: 'aws_instance.web.0.id',
+    });
     const eipInstance = attr(block(body, 'resource', 'aws_eip', 'web').body, 'instance').expr;
     const wrapped = eipInstance.kind === 'TemplateWrap' ? eipInstance.wrapped : eipInstance;
-    expect(wrapped.kind === 'ScopeTraversal' && wrapped.traversal[2]).toMatchObject({ type: 'index', key: 0, legacy: true });
+    expect(wrapped.kind === 'ScopeTraversal' && wrapped.traversal[2]).toMatchObject({
+      type: 'index',
+      key: 0,
+      legacy: true,
+    });
     expect(shape(attr(web.body, 'subnet_id').expr)).toEqual({
-      wrap: { call: 'element', args: [{ splat: 'aws_subnet.main', each: { rel: '*', steps: ['id'] }, attrOnly: true }, 'count.index'] },
+      wrap: {
+        call: 'element',
+        args: [{ splat: 'aws_subnet.main', each: { rel: '*', steps: ['id'] }, attrOnly: true }, 'count.index'],
+      },
     });
     expect(exprAsKeyword(attr(block(body, 'variable', 'amis').body, 'type').expr)).toBeUndefined();
     expect(str(attr(block(body, 'variable', 'amis').body, 'type').expr)).toBe('map');
@@ -117,7 +134,12 @@ describe('corpus: real-world configurations', () => {
     expect(str(attr(body, 'plugin_cache_dir').expr)).toBe('$HOME/.terraform.d/plugin-cache');
     expect(value(attr(body, 'disable_checkpoint').expr)).toBe(true);
     const pi = block(body, 'provider_installation');
-    expect(pi.body.blocks.map((b) => b.type)).toEqual(['filesystem_mirror', 'network_mirror', 'dev_overrides', 'direct']);
+    expect(pi.body.blocks.map((b) => b.type)).toEqual([
+      'filesystem_mirror',
+      'network_mirror',
+      'dev_overrides',
+      'direct',
+    ]);
     expect(staticStringList(attr(block(pi.body, 'network_mirror').body, 'include').expr).value).toEqual([
       'registry.terraform.io/hashicorp/*',
       'registry.opentofu.org/*/*',
@@ -170,10 +192,22 @@ describe('corpus: real-world configurations', () => {
     const manifest = attr(block(body, 'resource', 'kubernetes_manifest', 'cluster_issuer').body, 'manifest').expr;
     expect(manifest.kind === 'FunctionCall' && manifest.name).toBe('yamldecode');
     const tmpl = manifest.kind === 'FunctionCall' ? manifest.args[0]! : manifest;
-    expect(shape(tmpl)).toMatchObject({ template: ['apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: letsencrypt-prod\nspec:\n  acme:\n    email: ', 'var.acme_email', expect.any(String)] });
+    expect(shape(tmpl)).toMatchObject({
+      template: [
+        'apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: letsencrypt-prod\nspec:\n  acme:\n    email: ',
+        'var.acme_email',
+        expect.any(String),
+      ],
+    });
     expect(sourceText(source, tmpl.range).split('\n')[0]).toBe('<<-EOF');
     // Deeply nested blocks with a dynamic block.
-    const container = block(block(block(block(block(body, 'resource', 'kubernetes_deployment_v1', 'app').body, 'spec').body, 'template').body, 'spec').body, 'container');
+    const container = block(
+      block(
+        block(block(block(body, 'resource', 'kubernetes_deployment_v1', 'app').body, 'spec').body, 'template').body,
+        'spec',
+      ).body,
+      'container',
+    );
     const env = block(container.body, 'dynamic', 'env');
     expect(shape(attr(env.body, 'for_each').expr)).toEqual({
       call: 'merge',
@@ -238,7 +272,15 @@ describe('corpus: real-world configurations', () => {
     expect(str(attr(l, 'strip').expr)).toBe('abc');
     expect(shape(attr(l, 'script').expr)).toMatchObject({ call: 'templatefile' });
     expect(shape(attr(block(body, 'output', 'rendered').body, 'value').expr)).toEqual({
-      template: ['', { for: ['', 'ip'], in: { splat: 'aws_instance.web', each: { rel: '*', steps: ['private_ip'] }, attrOnly: false }, do: { template: ['    server ', 'ip', '\n'] } }, ''],
+      template: [
+        '',
+        {
+          for: ['', 'ip'],
+          in: { splat: 'aws_instance.web', each: { rel: '*', steps: ['private_ip'] }, attrOnly: false },
+          do: { template: ['    server ', 'ip', '\n'] },
+        },
+        '',
+      ],
     });
   });
 
@@ -248,7 +290,10 @@ describe('corpus: real-world configurations', () => {
     expect(styles.filter((s) => s === '#').length).toBeGreaterThanOrEqual(8);
     expect(styles.filter((s) => s === '//').length).toBeGreaterThanOrEqual(4);
     expect(styles.filter((s) => s === '/*').length).toBeGreaterThanOrEqual(7);
-    expect(r.comments[r.comments.length - 1]).toMatchObject({ style: '#', text: '# Final comment without a trailing newline' });
+    expect(r.comments[r.comments.length - 1]).toMatchObject({
+      style: '#',
+      text: '# Final comment without a trailing newline',
+    });
     const a = block(r.body, 'resource', 'null_resource', 'a');
     expect(value(attr(a.body, 'triggers').expr)).toEqual({ a: '1', b: '2', c: '3' });
     expect(value(attr(a.body, 'count').expr)).toBe(1);
@@ -270,7 +315,11 @@ describe('corpus: real-world configurations', () => {
     expect(value(e('arithmetic'))).toBe(5); // 1 + 6 - ((4 / 2) % 3)
     expect(shape(e('arithmetic'))).toEqual([[1, '+', [2, '*', 3]], '-', [[4, '/', 2], '%', 3]]);
     expect(shape(e('negation'))).toEqual([['-', 'var.offset'], '+', ['-', { parens: [2, '*', 3] }]]);
-    expect(shape(e('precedence'))).toEqual([['!', 'var.a'], '||', ['var.b', '&&', [['var.c', '==', 'var.d'], '!=', false]]]);
+    expect(shape(e('precedence'))).toEqual([
+      ['!', 'var.a'],
+      '||',
+      ['var.b', '&&', [['var.c', '==', 'var.d'], '!=', false]],
+    ]);
     expect(value(e('comparisons'))).toEqual([true, true, true, true]);
     expect(shape(e('conditional'))).toEqual({
       cond: 'var.a',
@@ -280,19 +329,33 @@ describe('corpus: real-world configurations', () => {
     expect(value(e('numbers'))).toEqual([0, 42, 3.14159, 1000, 0.0025, 6.02e23]);
     expect(value(e('keywords'))).toEqual([true, false, null]);
     expect(value(e('parens'))).toBe(9);
-    expect(shape(e('index_expr'))).toEqual({ index: 'var.list', key: [{ call: 'length', args: ['var.list'] }, '-', 1] });
+    expect(shape(e('index_expr'))).toEqual({
+      index: 'var.list',
+      key: [{ call: 'length', args: ['var.list'] }, '-', 1],
+    });
     expect(shape(e('string_key'))).toBe('var.map.key with spaces');
     expect(shape(e('legacy'))).toBe('var.list.0');
     expect(shape(e('legacy_attr'))).toBe('var.instances.0.id');
-    expect(shape(e('splat_attr'))).toEqual({ splat: 'var.instances', each: { rel: '*', steps: ['id'] }, attrOnly: true });
-    expect(shape(e('splat_full'))).toEqual({ splat: 'var.instances', each: { rel: '*', steps: ['network_interface', [0], 'ip'] }, attrOnly: false });
+    expect(shape(e('splat_attr'))).toEqual({
+      splat: 'var.instances',
+      each: { rel: '*', steps: ['id'] },
+      attrOnly: true,
+    });
+    expect(shape(e('splat_full'))).toEqual({
+      splat: 'var.instances',
+      each: { rel: '*', steps: ['network_interface', [0], 'ip'] },
+      attrOnly: false,
+    });
     expect(shape(e('splat_deep'))).toEqual({
       splat: 'var.groups',
       each: { splat: { rel: '*', steps: ['members'] }, each: { rel: '*', steps: ['name'] }, attrOnly: false },
       attrOnly: false,
     });
     expect(shape(e('call_expand'))).toEqual({ call: 'max', args: ['var.numbers'], expand: true });
-    expect(shape(e('call_multi'))).toEqual({ call: 'format', args: [{ template: ['%s-%s-%03d'] }, 'var.prefix', 'var.name', 'var.index'] });
+    expect(shape(e('call_multi'))).toEqual({
+      call: 'format',
+      args: [{ template: ['%s-%s-%03d'] }, 'var.prefix', 'var.name', 'var.index'],
+    });
     expect(value(e('empty_tuple'))).toEqual([]);
     expect(value(e('empty_object'))).toEqual({});
     expect(value(e('one_line'))).toEqual({ a: 1, b: 'two', c: [3] });
@@ -317,8 +380,18 @@ describe('corpus: real-world configurations', () => {
       value: { call: 'upper', args: ['v'] },
       if: [['i', '%', 2], '==', 0],
     });
-    expect(shape(e('for_obj'))).toEqual({ forExpr: 'object', vars: ['k', 'v'], key: { call: 'upper', args: ['k'] }, value: 'v' });
-    expect(shape(e('for_group'))).toMatchObject({ forExpr: 'object', vars: ['', 'v'], group: true, if: ['v', '!=', { template: [''] }] });
+    expect(shape(e('for_obj'))).toEqual({
+      forExpr: 'object',
+      vars: ['k', 'v'],
+      key: { call: 'upper', args: ['k'] },
+      value: 'v',
+    });
+    expect(shape(e('for_group'))).toMatchObject({
+      forExpr: 'object',
+      vars: ['', 'v'],
+      group: true,
+      if: ['v', '!=', { template: [''] }],
+    });
     // A single-line block.
     const single = block(body, 'output', 'single_line_block');
     expect(single.body.attributes.map((a) => a.name)).toEqual(['value']);
@@ -368,19 +441,34 @@ describe('corpus: real-world configurations', () => {
   it('aws-eks.tf: for expression with if, heredoc JSON policy, templatefile', () => {
     const { body } = parseCorpus('aws-eks.tf');
     const ng = attr(blocks(body, 'locals')[0]!.body, 'node_groups').expr;
-    expect(shape(ng)).toMatchObject({ forExpr: 'object', vars: ['name', 'ng'], key: 'name', if: { call: 'try', args: ['ng.create', true] } });
+    expect(shape(ng)).toMatchObject({
+      forExpr: 'object',
+      vars: ['name', 'ng'],
+      key: 'name',
+      if: { call: 'try', args: ['ng.create', true] },
+    });
     const policy = attr(block(body, 'resource', 'aws_iam_policy', 'cluster_encryption').body, 'policy').expr;
     expect(policy.kind === 'Template' && policy.heredoc?.marker).toBe('POLICY');
     const parts = policy.kind === 'Template' ? policy.parts : [];
     expect(parts).toHaveLength(3);
-    expect(shape(parts[1]!)).toEqual({ cond: 'var.create_kms_key', t: 'module.kms.key_arn', f: 'var.cluster_encryption_config.provider_key_arn' });
+    expect(shape(parts[1]!)).toEqual({
+      cond: 'var.create_kms_key',
+      t: 'module.kms.key_arn',
+      f: 'var.cluster_encryption_config.provider_key_arn',
+    });
     expect(shape(parts[2]!)).toBe('"\n    }\n  ]\n}\n');
     const cluster = block(body, 'resource', 'aws_eks_cluster', 'this');
-    expect(blocks(cluster.body, 'dynamic').map((d) => d.labels[0])).toEqual(['kubernetes_network_config', 'encryption_config']);
+    expect(blocks(cluster.body, 'dynamic').map((d) => d.labels[0])).toEqual([
+      'kubernetes_network_config',
+      'encryption_config',
+    ]);
     const enc = block(block(cluster.body, 'dynamic', 'encryption_config').body, 'content');
     expect(block(enc.body, 'provider').body.attributes.map((a) => a.name)).toEqual(['key_arn']);
     const lt = block(body, 'resource', 'aws_launch_template', 'node');
-    expect(shape(attr(lt.body, 'user_data').expr)).toMatchObject({ call: 'base64encode', args: [{ call: 'templatefile' }] });
+    expect(shape(attr(lt.body, 'user_data').expr)).toMatchObject({
+      call: 'base64encode',
+      args: [{ call: 'templatefile' }],
+    });
     const asg = attr(block(body, 'output', 'eks_managed_node_groups_autoscaling_group_names').body, 'value').expr;
     expect(shape(asg)).toMatchObject({ call: 'compact', args: [{ call: 'flatten' }] });
   });
@@ -388,17 +476,41 @@ describe('corpus: real-world configurations', () => {
   it('gcp-network-for-each.tf: nested for expressions, grouping, expansion', () => {
     const { body } = parseCorpus('gcp-network-for-each.tf');
     const l = block(body, 'locals').body;
-    expect(shape(attr(l, 'rules_by_network').expr)).toEqual({ forExpr: 'object', vars: ['', 'r'], key: 'r.network', value: 'r', group: true });
-    expect(shape(attr(l, 'subnets').expr)).toMatchObject({ forExpr: 'object', vars: ['', 's'], key: 's.key', value: 's' });
-    expect(shape(attr(l, 'members').expr)).toMatchObject({ call: 'distinct', args: [{ call: 'concat', expand: true }] });
+    expect(shape(attr(l, 'rules_by_network').expr)).toEqual({
+      forExpr: 'object',
+      vars: ['', 'r'],
+      key: 'r.network',
+      value: 'r',
+      group: true,
+    });
+    expect(shape(attr(l, 'subnets').expr)).toMatchObject({
+      forExpr: 'object',
+      vars: ['', 's'],
+      key: 's.key',
+      value: 's',
+    });
+    expect(shape(attr(l, 'members').expr)).toMatchObject({
+      call: 'distinct',
+      args: [{ call: 'concat', expand: true }],
+    });
     expect(shape(attr(l, 'labels').expr)).toEqual({
       call: 'merge',
-      args: ['var.labels', { object: [[{ template: ['managed-by'] }, { template: ['terraform'] }], [{ template: ['component'] }, { template: ['network'] }]] }],
+      args: [
+        'var.labels',
+        {
+          object: [
+            [{ template: ['managed-by'] }, { template: ['terraform'] }],
+            [{ template: ['component'] }, { template: ['network'] }],
+          ],
+        },
+      ],
     });
     const sub = block(body, 'resource', 'google_compute_subnetwork', 'this');
     expect(shape(attr(block(sub.body, 'dynamic', 'secondary_ip_range').body, 'iterator').expr)).toBe('range');
     expect(exprAsKeyword(attr(block(sub.body, 'dynamic', 'secondary_ip_range').body, 'iterator').expr)).toBe('range');
-    expect(value(attr(block(block(sub.body, 'dynamic', 'log_config').body, 'content').body, 'flow_sampling').expr)).toBe(0.5);
+    expect(
+      value(attr(block(block(sub.body, 'dynamic', 'log_config').body, 'content').body, 'flow_sampling').expr),
+    ).toBe(0.5);
   });
 
   it('azure-dynamic.tf: nested dynamic blocks with iterators', () => {
@@ -407,7 +519,9 @@ describe('corpus: real-world configurations', () => {
     const listener = block(agw.body, 'dynamic', 'http_listener');
     expect(exprAsKeyword(attr(listener.body, 'iterator').expr)).toBe('be');
     const inner = block(block(listener.body, 'content').body, 'dynamic', 'custom_error_configuration');
-    expect(shape(attr(block(inner.body, 'content').body, 'status_code').expr)).toEqual({ template: ['HttpStatus', 'custom_error_configuration.key'] });
+    expect(shape(attr(block(inner.body, 'content').body, 'status_code').expr)).toEqual({
+      template: ['HttpStatus', 'custom_error_configuration.key'],
+    });
     const nsg = block(body, 'resource', 'azurerm_network_security_group', 'main');
     expect(shape(attr(block(nsg.body, 'dynamic', 'security_rule').body, 'for_each').expr)).toMatchObject({
       forExpr: 'object',
@@ -473,7 +587,10 @@ describe('corpus: real-world configurations', () => {
     ]);
     expect(value(attr(block(body, 'variable', 'tuple_value').body, 'default').expr)).toEqual(['a', 1, true]);
     expect(value(attr(block(body, 'variable', 'any_value').body, 'default').expr)).toBeNull();
-    const msg = attr(blocks(block(body, 'variable', 'instance_types').body, 'validation')[0]!.body, 'error_message').expr;
+    const msg = attr(
+      blocks(block(body, 'variable', 'instance_types').body, 'validation')[0]!.body,
+      'error_message',
+    ).expr;
     expect(shape(msg)).toMatchObject({ template: ['Unsupported instance type. Allowed: ', { call: 'join' }, '.'] });
   });
 });

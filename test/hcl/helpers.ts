@@ -67,7 +67,10 @@ export function shape(e: Expression): unknown {
     case 'TemplateFor':
       return { for: [e.keyVar, e.valueVar], in: shape(e.collection), do: shape(e.body) };
     case 'ScopeTraversal':
-      return e.traversal.map((t) => (t.type === 'index' ? [t.key] : t.name)).flat().join('.');
+      return e.traversal
+        .map((t) => (t.type === 'index' ? [t.key] : t.name))
+        .flat()
+        .join('.');
     case 'RelativeTraversal':
       return { rel: shape(e.source), steps: e.traversal.map((t) => (t.type === 'index' ? [t.key] : t.name)) };
     case 'BinaryOp':

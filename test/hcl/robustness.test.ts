@@ -17,7 +17,7 @@ function prng(seed: number): (n: number) => number {
     let t = a;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) % n);
+    return ((t ^ (t >>> 14)) >>> 0) % n;
   };
 }
 
@@ -98,7 +98,9 @@ describe('robustness', () => {
           r = parseHCL(input, name);
           exercise(r.body);
         } catch (e) {
-          throw new Error(`${name} mutation ${i} threw: ${String(e)}\n--- input ---\n${new TextDecoder().decode(input)}`);
+          throw new Error(
+            `${name} mutation ${i} threw: ${String(e)}\n--- input ---\n${new TextDecoder().decode(input)}`,
+          );
         }
         checkDiagnostics(r.diagnostics, input.length);
         expect(r.diagnostics.some((d) => d.summary === 'Internal parser error')).toBe(false);
@@ -113,7 +115,9 @@ describe('robustness', () => {
   it('random bytes never throw', () => {
     const rand = prng(7);
     for (let i = 0; i < 300; i++) {
-      const input = Uint8Array.from({ length: rand(400) }, () => (rand(2) === 0 ? (INTERESTING[rand(INTERESTING.length)] as number) : rand(256)));
+      const input = Uint8Array.from({ length: rand(400) }, () =>
+        rand(2) === 0 ? (INTERESTING[rand(INTERESTING.length)] as number) : rand(256),
+      );
       const r = parseHCL(input, 'random.bin');
       checkDiagnostics(r.diagnostics, input.length);
       exercise(r.body);

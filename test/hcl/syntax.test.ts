@@ -36,7 +36,10 @@ describe('lexer', () => {
       'Newline',
       'EOF',
     ]);
-    expect(tokens[5]).toMatchObject({ text: 'b', range: { filename: 'f.tf', start: { line: 1, column: 9, byte: 8 }, end: { line: 1, column: 10, byte: 9 } } });
+    expect(tokens[5]).toMatchObject({
+      text: 'b',
+      range: { filename: 'f.tf', start: { line: 1, column: 9, byte: 8 }, end: { line: 1, column: 10, byte: 9 } },
+    });
     expect(tokens[10]!.range.start).toEqual({ line: 2, column: 1, byte: 13 });
   });
 
@@ -67,7 +70,10 @@ describe('lexer', () => {
   });
 
   it('lexes numbers like hclsyntax, including the legacy-index pitfall', () => {
-    const nums = (s: string): string[] => tokenize(s, 'f').tokens.filter((t) => t.type === 'NumberLit').map((t) => t.text);
+    const nums = (s: string): string[] =>
+      tokenize(s, 'f')
+        .tokens.filter((t) => t.type === 'NumberLit')
+        .map((t) => t.text);
     expect(nums('1 1.5 1e3 1E+3 2.5e-3 10')).toEqual(['1', '1.5', '1e3', '1E+3', '2.5e-3', '10']);
     expect(nums('1.')).toEqual(['1']); // a trailing dot is not part of the number
     expect(nums('1e')).toEqual(['1']); // nor an exponent mark without digits
@@ -90,13 +96,26 @@ describe('lexer', () => {
   });
 
   it('reports invalid UTF-8 once, with its position, and never throws', () => {
-    const bytes = new Uint8Array([...new TextEncoder().encode('a = "x'), 0xc3, 0x28, 0xff, ...new TextEncoder().encode('"\nb = \xff\n')]);
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode('a = "x'),
+      0xc3,
+      0x28,
+      0xff,
+      ...new TextEncoder().encode('"\nb = \xff\n'),
+    ]);
     const r = parseHCL(bytes, 'bad.tf');
     expect(r.diagnostics.filter((d) => d.summary === 'Invalid character encoding')).toHaveLength(1);
-    expect(r.diagnostics[0]).toMatchObject({ summary: 'Invalid character encoding', range: { start: { line: 1, column: 7, byte: 6 } } });
+    expect(r.diagnostics[0]).toMatchObject({
+      summary: 'Invalid character encoding',
+      range: { start: { line: 1, column: 7, byte: 6 } },
+    });
     // Overlong encodings and encoded surrogates are invalid too.
-    expect(errors(new Uint8Array([0x61, 0x20, 0x3d, 0x20, 0x22, 0xc0, 0xaf, 0x22, 0x0a]))).toEqual(['1:6 Invalid character encoding']);
-    expect(errors(new Uint8Array([0x61, 0x20, 0x3d, 0x20, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x0a]))).toEqual(['1:6 Invalid character encoding']);
+    expect(errors(new Uint8Array([0x61, 0x20, 0x3d, 0x20, 0x22, 0xc0, 0xaf, 0x22, 0x0a]))).toEqual([
+      '1:6 Invalid character encoding',
+    ]);
+    expect(errors(new Uint8Array([0x61, 0x20, 0x3d, 0x20, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x0a]))).toEqual([
+      '1:6 Invalid character encoding',
+    ]);
   });
 });
 
@@ -152,14 +171,18 @@ describe('structure', () => {
     expect(str(attr(parseOk('a = <<EOT\nEOTX\nEOT x\nEOT\n').body, 'a').expr)).toBe('EOTX\nEOT x\n');
     // The flush rule ignores blank lines and counts interpolations at a line start as no indentation.
     expect(str(attr(parseOk('a = <<-EOT\n    a\n\n      b\n  EOT\n').body, 'a').expr)).toBe('a\n\n  b\n');
-    expect(shape(attr(parseOk('a = <<-EOT\n    a\n${x}\n  EOT\n').body, 'a').expr)).toEqual({ template: ['    a\n', 'x', '\n'] });
+    expect(shape(attr(parseOk('a = <<-EOT\n    a\n${x}\n  EOT\n').body, 'a').expr)).toEqual({
+      template: ['    a\n', 'x', '\n'],
+    });
     // Two heredocs in one expression (each opener must end its line).
     const both = attr(parseOk('a = [<<A\nfirst\nA\n, <<B\nsecond\nB\n]\n').body, 'a').expr;
     expect(value(both)).toEqual(['first\n', 'second\n']);
   });
 
   it('resolves escapes in quoted strings but not in heredocs', () => {
-    expect(str(expr('"a\\nb\\t\\"\\\\ \\u00e9 \\U0001F600 $${x} %%{y} $ % $$"'))).toBe('a\nb\t"\\ é 😀 ${x} %{y} $ % $$');
+    expect(str(expr('"a\\nb\\t\\"\\\\ \\u00e9 \\U0001F600 $${x} %%{y} $ % $$"'))).toBe(
+      'a\nb\t"\\ é 😀 ${x} %{y} $ % $$',
+    );
     const r = parseOk('a = <<EOT\nno \\n escape, but $${x} and %%{y}\nEOT\n');
     expect(str(attr(r.body, 'a').expr)).toBe('no \\n escape, but ${x} and %{y}\n');
   });
@@ -186,7 +209,10 @@ describe('structure', () => {
     expect(shape(expr('a[b]'))).toEqual({ index: 'a', key: 'b' });
     expect(shape(expr('a.*.b.c'))).toEqual({ splat: 'a', each: { rel: '*', steps: ['b', 'c'] }, attrOnly: true });
     // The attribute-only splat stops at an index; the full splat does not (spec "Splat Operators").
-    expect(shape(expr('a.*.b[0]'))).toEqual({ rel: { splat: 'a', each: { rel: '*', steps: ['b'] }, attrOnly: true }, steps: [[0]] });
+    expect(shape(expr('a.*.b[0]'))).toEqual({
+      rel: { splat: 'a', each: { rel: '*', steps: ['b'] }, attrOnly: true },
+      steps: [[0]],
+    });
     expect(shape(expr('a[*].b[0]'))).toEqual({ splat: 'a', each: { rel: '*', steps: ['b', [0]] }, attrOnly: false });
   });
 

@@ -1,7 +1,14 @@
 // HCL quoted-literal writing, byte-for-byte like Go's hclwrite (src/hcl/write.ts).
 import { describe, expect, it } from 'vitest';
 
-import { escapeQuotedStringLit, isGoPrint, isValidIdentifier, parseHCL, quoteStringLit, staticString } from '../../src/hcl/index.js';
+import {
+  escapeQuotedStringLit,
+  isGoPrint,
+  isValidIdentifier,
+  parseHCL,
+  quoteStringLit,
+  staticString,
+} from '../../src/hcl/index.js';
 import { attr } from './helpers.js';
 
 describe('quoteStringLit', () => {
@@ -31,7 +38,29 @@ describe('quoteStringLit', () => {
   });
 
   it('round-trips through the parser for arbitrary strings', () => {
-    const alphabet = ['a', ' ', '$', '%', '{', '}', '"', '\\', '\n', '\r', '\t', '~', 'é', '\u0007', '\u00a0', '😀', '\u200b', '#', '/', '*', 'u'];
+    const alphabet = [
+      'a',
+      ' ',
+      '$',
+      '%',
+      '{',
+      '}',
+      '"',
+      '\\',
+      '\n',
+      '\r',
+      '\t',
+      '~',
+      'é',
+      '\u0007',
+      '\u00a0',
+      '😀',
+      '\u200b',
+      '#',
+      '/',
+      '*',
+      'u',
+    ];
     let seed = 12345;
     const rand = (n: number): number => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;

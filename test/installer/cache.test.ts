@@ -80,7 +80,9 @@ describe('linkPackageDir (item 83)', () => {
     const src = join(work, 'src');
     await mkdir(src);
     await appendFile(join(src, 'f'), 'x');
-    await expect(linkPackageDir(src, src)).rejects.toThrow(`cannot install existing provider directory ${src} to itself`);
+    await expect(linkPackageDir(src, src)).rejects.toThrow(
+      `cannot install existing provider directory ${src} to itself`,
+    );
     expect(await readdir(src)).toEqual(['f']);
   });
 });
@@ -95,7 +97,9 @@ describe('lock policy helpers', () => {
     expect(lockFileAction(a, a, true, false)).toBe('unchanged');
     expect(lockFileAction(a, lockOf('r.example/x/a', 'r.example/x/b'), false, false)).toBe('write');
     expect(lockFileAction(a, lockOf('r.example/x/b'), false, true)).toBe('readonly-providers-changed');
-    const changed = new Locks([newProviderLock(parseProviderSource('r.example/x/a', 'tofu'), V, undefined, [h('h1:a'), h('h1:b')])]);
+    const changed = new Locks([
+      newProviderLock(parseProviderSource('r.example/x/a', 'tofu'), V, undefined, [h('h1:a'), h('h1:b')]),
+    ]);
     expect(lockFileAction(a, changed, false, true)).toBe('readonly-changed');
   });
 });

@@ -44,21 +44,69 @@ const TERRAFORM_TREES: Record<string, string[]> = {
   comment: ['644 LICENSE', '755 terraform-provider-comment_v1.0.0'],
   'data-descriptor': ['644 LICENSE', '644 stored.txt', '755 terraform-provider-data-descriptor_v1.0.0'],
   deflate9: ['644 LICENSE', '644 data.txt', '755 terraform-provider-deflate9_v1.0.0'],
-  'dir-entries': ['755 docs/', '644 docs/index.md', '755 docs/sub/', '644 docs/sub/page.md', '755 terraform-provider-dir-entries_v1.0.0'],
+  'dir-entries': [
+    '755 docs/',
+    '644 docs/index.md',
+    '755 docs/sub/',
+    '644 docs/sub/page.md',
+    '755 terraform-provider-dir-entries_v1.0.0',
+  ],
   'duplicate-names': ['644 dup.txt', '755 terraform-provider-duplicate-names_v1.0.0'],
   'empty-file': ['644 empty-deflated', '644 empty-stored', '755 terraform-provider-empty-file_v1.0.0'],
   'exec-bits': ['600 private', '444 readonly', '755 run.sh', '755 terraform-provider-exec-bits_v1.0.0', '777 world'],
   goreleaser: ['644 CHANGELOG.md', '644 LICENSE', '644 README.md', '755 terraform-provider-goreleaser_v1.0.0'],
   large: ['644 payload.bin', '755 terraform-provider-large_v1.0.0'],
   'mixed-methods': ['644 a.txt', '644 b.txt', '644 c.txt', '755 terraform-provider-mixed-methods_v1.0.0'],
-  'nested-dirs': ['755 a/', '755 a/b/', '755 a/b/c/', '755 a/b/c/d/', '755 a/b/c/d/e/', '644 a/b/c/d/e/f.txt', '644 a/b/c/g.txt', '644 a/z.txt', '755 terraform-provider-nested-dirs_v1.0.0'],
+  'nested-dirs': [
+    '755 a/',
+    '755 a/b/',
+    '755 a/b/c/',
+    '755 a/b/c/d/',
+    '755 a/b/c/d/e/',
+    '644 a/b/c/d/e/f.txt',
+    '644 a/b/c/g.txt',
+    '644 a/z.txt',
+    '755 terraform-provider-nested-dirs_v1.0.0',
+  ],
   'non-utf8-name': ['644 caf\\xe9.txt', '755 terraform-provider-non-utf8-name_v1.0.0'],
-  'sort-bytes': ['644 A', '644 README', '644 Z', '644 _u', '755 a/', '644 a-b', '644 a.b', '644 a/b', '644 a0', '644 a_', '644 readme', '755 terraform-provider-sort-bytes_v1.0.0', '644 ~t'],
-  'sort-utf16': ['755 terraform-provider-sort-utf16_v1.0.0', '644 x-\ue000.txt', '644 x-\uff5e.txt', '644 x-\ud83d\ude00.txt'],
-  spaces: ['644  leading.txt', '755 dir with space/', '644 dir with space/file name.txt', '755 terraform-provider-spaces_v1.0.0', '644 trailing .txt', '644 with space.txt'],
+  'sort-bytes': [
+    '644 A',
+    '644 README',
+    '644 Z',
+    '644 _u',
+    '755 a/',
+    '644 a-b',
+    '644 a.b',
+    '644 a/b',
+    '644 a0',
+    '644 a_',
+    '644 readme',
+    '755 terraform-provider-sort-bytes_v1.0.0',
+    '644 ~t',
+  ],
+  'sort-utf16': [
+    '755 terraform-provider-sort-utf16_v1.0.0',
+    '644 x-\ue000.txt',
+    '644 x-\uff5e.txt',
+    '644 x-\ud83d\ude00.txt',
+  ],
+  spaces: [
+    '644  leading.txt',
+    '755 dir with space/',
+    '644 dir with space/file name.txt',
+    '755 terraform-provider-spaces_v1.0.0',
+    '644 trailing .txt',
+    '644 with space.txt',
+  ],
   stored: ['644 LICENSE', '644 README.md', '755 terraform-provider-stored_v1.0.0'],
   symlink: ['644 LICENSE', '777 LICENSE.link', '755 terraform-provider-symlink_v1.0.0'],
-  'unicode-names': ['644 emoji-\ud83d\ude00.txt', '755 terraform-provider-unicode-names_v1.0.0', '644 \u00fcn\u00efc\u00f6d\u00e9.txt', '755 \u65e5\u672c\u8a9e/', '644 \u65e5\u672c\u8a9e/\u30d5\u30a1\u30a4\u30eb.txt'],
+  'unicode-names': [
+    '644 emoji-\ud83d\ude00.txt',
+    '755 terraform-provider-unicode-names_v1.0.0',
+    '644 \u00fcn\u00efc\u00f6d\u00e9.txt',
+    '755 \u65e5\u672c\u8a9e/',
+    '644 \u65e5\u672c\u8a9e/\u30d5\u30a1\u30a4\u30eb.txt',
+  ],
   'zip64-entries': ['644 LICENSE', '644 s.txt', '755 terraform-provider-zip64-entries_v1.0.0'],
 };
 
@@ -78,7 +126,9 @@ const TERRAFORM_FIXTURE_TREES: Record<string, string[]> = {
 function showName(name: Buffer): string {
   const text = name.toString('utf8');
   if (Buffer.from(text, 'utf8').equals(name)) return text;
-  return [...name].map((b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`)).join('');
+  return [...name]
+    .map((b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`))
+    .join('');
 }
 
 /** `mode name` for every entry under `root` (directories with a trailing `/`), dir modes normalised to 755 for comparison. */
@@ -135,7 +185,9 @@ describe('conformance corpus', () => {
     if (name === 'many-entries') {
       expect(tree.filter((l) => l.endsWith('/'))).toHaveLength(40);
       expect(tree.filter((l) => l.startsWith('644 '))).toHaveLength(2000);
-      expect(tree.filter((l) => l.startsWith('755 ') && !l.endsWith('/'))).toEqual(['755 terraform-provider-many-entries_v1.0.0']);
+      expect(tree.filter((l) => l.startsWith('755 ') && !l.endsWith('/'))).toEqual([
+        '755 terraform-provider-many-entries_v1.0.0',
+      ]);
     } else {
       expect(tree).toEqual([...TERRAFORM_TREES[name]!].sort());
     }
@@ -280,7 +332,9 @@ describe('commit and failure', () => {
     const controller = new AbortController();
     controller.abort();
     const target = join(work, 'pkg', 't');
-    await expect(extractPackage(`${corpusRoot}packages/large.zip`, target, { signal: controller.signal })).rejects.toMatchObject({ code: 'ABORTED' });
+    await expect(
+      extractPackage(`${corpusRoot}packages/large.zip`, target, { signal: controller.signal }),
+    ).rejects.toMatchObject({ code: 'ABORTED' });
     expect(await readdir(join(work, 'pkg'))).toEqual([]);
   });
 
@@ -295,10 +349,14 @@ describe('commit and failure', () => {
 
   it('enforces the limits before writing', async () => {
     const target = join(work, 'pkg', 't');
-    await expect(extractPackage(`${corpusRoot}packages/large.zip`, target, { limits: { maxTotalBytes: 1_000_000 } })).rejects.toMatchObject({
+    await expect(
+      extractPackage(`${corpusRoot}packages/large.zip`, target, { limits: { maxTotalBytes: 1_000_000 } }),
+    ).rejects.toMatchObject({
       code: 'ZIP_LIMIT_EXCEEDED',
     });
-    await expect(extractPackage(`${corpusRoot}packages/many-entries.zip`, target, { limits: { maxEntries: 100 } })).rejects.toMatchObject({
+    await expect(
+      extractPackage(`${corpusRoot}packages/many-entries.zip`, target, { limits: { maxEntries: 100 } }),
+    ).rejects.toMatchObject({
       code: 'ZIP_LIMIT_EXCEEDED',
     });
     expect(await readdir(work)).toEqual([]);

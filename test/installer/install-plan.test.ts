@@ -9,7 +9,14 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { parseConstraints, parsePlatform, parseProviderSource, parseVersion, VersionConstraints, type Flavor } from '../../src/addresses/index.js';
+import {
+  parseConstraints,
+  parsePlatform,
+  parseProviderSource,
+  parseVersion,
+  VersionConstraints,
+  type Flavor,
+} from '../../src/addresses/index.js';
 import { parseHash } from '../../src/hashing/hash.js';
 import { lockFileAction } from '../../src/installer/install.js';
 import { planInstall } from '../../src/installer/install-plan.js';
@@ -28,7 +35,13 @@ function locks(...entries: string[]): Locks {
     .map((e) => {
       const [pv, hashes = ''] = e.split('#') as [string, string?];
       const [p, v] = pv.split('@') as [string, string];
-      const list = hashes === '' ? '' : `  hashes = [\n${hashes.split(',').map((h) => `    "${h}",\n`).join('')}  ]\n`;
+      const list =
+        hashes === ''
+          ? ''
+          : `  hashes = [\n${hashes
+              .split(',')
+              .map((h) => `    "${h}",\n`)
+              .join('')}  ]\n`;
       return `provider "${addr(p).toString()}" {\n  version = "${v}"\n${list}}\n`;
     })
     .join('\n');
@@ -53,10 +66,30 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'no lock: the newest version meeting the constraints, fetched', published: ['1.0.0', '1.1.0', '2.0.0'], constraints: '~> 1.0', want: '1.1.0 (constraints) fetch, asks to-select' },
-  { name: 'no lock, no constraints: the newest version', published: ['1.0.0', '2.0.0'], want: '2.0.0 (unconstrained) fetch, asks to-select' },
-  { name: 'locked: the locked version, not the newest', published: ['1.0.0', '1.1.0'], locked: '1.0.0', want: '1.0.0 (lock) fetch, asks before-fetch' },
-  { name: 'upgrade vs locked: -upgrade ignores the lock', published: ['1.0.0', '1.1.0'], locked: '1.0.0', upgrade: true, want: '1.1.0 (unconstrained) fetch, asks to-select' },
+  {
+    name: 'no lock: the newest version meeting the constraints, fetched',
+    published: ['1.0.0', '1.1.0', '2.0.0'],
+    constraints: '~> 1.0',
+    want: '1.1.0 (constraints) fetch, asks to-select',
+  },
+  {
+    name: 'no lock, no constraints: the newest version',
+    published: ['1.0.0', '2.0.0'],
+    want: '2.0.0 (unconstrained) fetch, asks to-select',
+  },
+  {
+    name: 'locked: the locked version, not the newest',
+    published: ['1.0.0', '1.1.0'],
+    locked: '1.0.0',
+    want: '1.0.0 (lock) fetch, asks before-fetch',
+  },
+  {
+    name: 'upgrade vs locked: -upgrade ignores the lock',
+    published: ['1.0.0', '1.1.0'],
+    locked: '1.0.0',
+    upgrade: true,
+    want: '1.1.0 (unconstrained) fetch, asks to-select',
+  },
   {
     name: 'already present and verified: kept in place, the source never asked (offline)',
     published: [],
@@ -64,11 +97,40 @@ const cases: Case[] = [
     installed: H1_INSTALLED,
     want: '1.0.0 (lock) previously-installed, asks never',
   },
-  { name: 'present but not matching the lock: fetched again', published: ['1.0.0'], locked: `1.0.0#${H1_OTHER}`, installed: H1_INSTALLED, want: '1.0.0 (lock) fetch, asks before-fetch' },
-  { name: 'present without lock hashes: fetched (nothing to verify it against)', published: ['1.0.0'], locked: '1.0.0', installed: H1_INSTALLED, want: '1.0.0 (lock) fetch, asks before-fetch' },
-  { name: 'plugin cache matching the lock: linked, offline', published: [], locked: `1.0.0#${H1_INSTALLED}`, cached: H1_INSTALLED, want: '1.0.0 (lock) cache, asks never' },
-  { name: 'plugin cache not matching the lock: fetched', published: ['1.0.0'], locked: `1.0.0#${H1_OTHER}`, cached: H1_INSTALLED, want: '1.0.0 (lock) fetch, asks before-fetch' },
-  { name: 'plugin cache, no lock hashes: fetched unless the cache may break the lock file', published: ['1.0.0'], cached: H1_INSTALLED, want: '1.0.0 (unconstrained) fetch, asks to-select' },
+  {
+    name: 'present but not matching the lock: fetched again',
+    published: ['1.0.0'],
+    locked: `1.0.0#${H1_OTHER}`,
+    installed: H1_INSTALLED,
+    want: '1.0.0 (lock) fetch, asks before-fetch',
+  },
+  {
+    name: 'present without lock hashes: fetched (nothing to verify it against)',
+    published: ['1.0.0'],
+    locked: '1.0.0',
+    installed: H1_INSTALLED,
+    want: '1.0.0 (lock) fetch, asks before-fetch',
+  },
+  {
+    name: 'plugin cache matching the lock: linked, offline',
+    published: [],
+    locked: `1.0.0#${H1_INSTALLED}`,
+    cached: H1_INSTALLED,
+    want: '1.0.0 (lock) cache, asks never',
+  },
+  {
+    name: 'plugin cache not matching the lock: fetched',
+    published: ['1.0.0'],
+    locked: `1.0.0#${H1_OTHER}`,
+    cached: H1_INSTALLED,
+    want: '1.0.0 (lock) fetch, asks before-fetch',
+  },
+  {
+    name: 'plugin cache, no lock hashes: fetched unless the cache may break the lock file',
+    published: ['1.0.0'],
+    cached: H1_INSTALLED,
+    want: '1.0.0 (unconstrained) fetch, asks to-select',
+  },
   {
     name: 'plugin cache, no lock hashes, plugin_cache_may_break_dependency_lock_file: linked',
     published: ['1.0.0'],
@@ -91,16 +153,40 @@ const cases: Case[] = [
     locked: '1.0.0',
     want: 'error: locked provider registry.opentofu.org/acme/demo 1.0.0 does not match configured version constraint >= 2.0.0; must use tofu init -upgrade to allow selection of new versions',
   },
-  { name: 'locked version withdrawn, to be fetched', published: ['1.1.0'], locked: '1.0.0', want: 'error: the previously-selected version 1.0.0 is no longer available' },
-  { name: 'locked version withdrawn, still installed: kept (offline)', published: ['1.1.0'], locked: `1.0.0#${H1_INSTALLED}`, installed: H1_INSTALLED, want: '1.0.0 (lock) previously-installed, asks never' },
-  { name: 'OpenTofu: 0.0.0 locked is refused', published: ['0.0.0'], locked: '0.0.0', want: 'error: 0.0.0 is not a valid provider version. ' },
-  { name: 'no version meets the constraints', published: ['1.0.0'], constraints: '>= 3.0', want: 'error: no available releases match the given constraints >= 3.0.0' },
+  {
+    name: 'locked version withdrawn, to be fetched',
+    published: ['1.1.0'],
+    locked: '1.0.0',
+    want: 'error: the previously-selected version 1.0.0 is no longer available',
+  },
+  {
+    name: 'locked version withdrawn, still installed: kept (offline)',
+    published: ['1.1.0'],
+    locked: `1.0.0#${H1_INSTALLED}`,
+    installed: H1_INSTALLED,
+    want: '1.0.0 (lock) previously-installed, asks never',
+  },
+  {
+    name: 'OpenTofu: 0.0.0 locked is refused',
+    published: ['0.0.0'],
+    locked: '0.0.0',
+    want: 'error: 0.0.0 is not a valid provider version. ',
+  },
+  {
+    name: 'no version meets the constraints',
+    published: ['1.0.0'],
+    constraints: '>= 3.0',
+    want: 'error: no available releases match the given constraints >= 3.0.0',
+  },
 ];
 
 describe('issue 12 #2: install plan', () => {
   it.each(cases)('$name', async (c) => {
     const flavor = c.flavor ?? 'tofu';
-    const source = new MockSource(c.published.map((v) => ({ provider: DEMO, version: parseVersion(v), platform: parsePlatform('linux_amd64') })), { unknown: 'not-found' });
+    const source = new MockSource(
+      c.published.map((v) => ({ provider: DEMO, version: parseVersion(v), platform: parsePlatform('linux_amd64') })),
+      { unknown: 'not-found' },
+    );
     const available = await source.availableVersions(DEMO).then(
       (a) => a.versions,
       () => [],
@@ -109,7 +195,10 @@ describe('issue 12 #2: install plan', () => {
     let got: string;
     try {
       const plan = planInstall({
-        requirement: { provider: DEMO, constraints: c.constraints === undefined ? new VersionConstraints() : parseConstraints(c.constraints, flavor) },
+        requirement: {
+          provider: DEMO,
+          constraints: c.constraints === undefined ? new VersionConstraints() : parseConstraints(c.constraints, flavor),
+        },
         lock: old.provider(DEMO),
         upgrade: c.upgrade === true,
         flavor,
@@ -127,13 +216,43 @@ describe('issue 12 #2: install plan', () => {
 });
 
 describe('issue 12 #2: install lock file action', () => {
-  const cases: Array<{ name: string; old: string[]; next: string[]; readonly: boolean; want: ReturnType<typeof lockFileAction> }> = [
-    { name: 'unchanged: nothing to write', old: ['acme/demo@1.0.0'], next: ['acme/demo@1.0.0'], readonly: false, want: 'unchanged' },
+  const cases: Array<{
+    name: string;
+    old: string[];
+    next: string[];
+    readonly: boolean;
+    want: ReturnType<typeof lockFileAction>;
+  }> = [
+    {
+      name: 'unchanged: nothing to write',
+      old: ['acme/demo@1.0.0'],
+      next: ['acme/demo@1.0.0'],
+      readonly: false,
+      want: 'unchanged',
+    },
     { name: 'changed: written', old: ['acme/demo@1.0.0'], next: ['acme/demo@1.1.0'], readonly: false, want: 'write' },
     { name: 'new lock file: written', old: [], next: ['acme/demo@1.0.0'], readonly: false, want: 'write' },
-    { name: 'readonly lockfile, same providers changed: a warning', old: ['acme/demo@1.0.0'], next: ['acme/demo@1.1.0'], readonly: true, want: 'readonly-changed' },
-    { name: 'readonly lockfile, a provider added: an error', old: ['acme/demo@1.0.0'], next: ['acme/demo@1.0.0', 'acme/other@2.0.0'], readonly: true, want: 'readonly-providers-changed' },
-    { name: 'readonly lockfile, unchanged: nothing', old: ['acme/demo@1.0.0'], next: ['acme/demo@1.0.0'], readonly: true, want: 'unchanged' },
+    {
+      name: 'readonly lockfile, same providers changed: a warning',
+      old: ['acme/demo@1.0.0'],
+      next: ['acme/demo@1.1.0'],
+      readonly: true,
+      want: 'readonly-changed',
+    },
+    {
+      name: 'readonly lockfile, a provider added: an error',
+      old: ['acme/demo@1.0.0'],
+      next: ['acme/demo@1.0.0', 'acme/other@2.0.0'],
+      readonly: true,
+      want: 'readonly-providers-changed',
+    },
+    {
+      name: 'readonly lockfile, unchanged: nothing',
+      old: ['acme/demo@1.0.0'],
+      next: ['acme/demo@1.0.0'],
+      readonly: true,
+      want: 'unchanged',
+    },
   ];
   it.each(cases)('$name', (c) => {
     const old = locks(...c.old);

@@ -8,7 +8,13 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { parseConstraints, parsePlatform, parseProviderSource, parseVersion, VersionConstraints } from '../../src/addresses/index.js';
+import {
+  parseConstraints,
+  parsePlatform,
+  parseProviderSource,
+  parseVersion,
+  VersionConstraints,
+} from '../../src/addresses/index.js';
 import { asProvkitError } from '../../src/errors.js';
 import type { Requirement } from '../../src/installer/lock.js';
 import { mirrorArchivePath, mirrorNeedsVersions, planMirror } from '../../src/installer/mirror-plan.js';
@@ -22,7 +28,9 @@ const DARWIN = parsePlatform('darwin_arm64');
 
 /** Every package of `versions` for both platforms. */
 const published = (provider: string, versions: readonly string[], platforms = [LINUX, DARWIN]): MockPackage[] =>
-  versions.flatMap((v) => platforms.map((platform) => ({ provider: addr(provider), version: parseVersion(v), platform })));
+  versions.flatMap((v) =>
+    platforms.map((platform) => ({ provider: addr(provider), version: parseVersion(v), platform })),
+  );
 
 const req = (provider: string, constraints = ''): Requirement => ({
   provider: addr(provider),
@@ -124,7 +132,9 @@ const cases: Case[] = [
     name: 'provider unknown to the source: its error, as a provider not available',
     packages: [],
     requirements: [req('acme/ghost')],
-    want: ['acme/ghost: failed: Provider not available: provider registry registry.opentofu.org does not have a provider named registry.opentofu.org/acme/ghost'],
+    want: [
+      'acme/ghost: failed: Provider not available: provider registry registry.opentofu.org does not have a provider named registry.opentofu.org/acme/ghost',
+    ],
     asked: ['acme/ghost'],
   },
   {
@@ -140,7 +150,11 @@ const cases: Case[] = [
     packages: [...published('acme/b', ['0.1.0']), ...published('acme/a', ['3.0.0'])],
     requirements: [req('acme/b'), req('acme/a', '< 3.0')],
     platforms: ['linux_amd64'],
-    want: ['acme/b: 0.1.0 (unconstrained)', '  linux_amd64 fetch', 'acme/a: failed: Provider not available: no available releases match the given constraints < 3.0.0'],
+    want: [
+      'acme/b: 0.1.0 (unconstrained)',
+      '  linux_amd64 fetch',
+      'acme/a: failed: Provider not available: no available releases match the given constraints < 3.0.0',
+    ],
     asked: ['acme/b', 'acme/a'],
   },
 ];
@@ -151,9 +165,16 @@ describe('issue 12 #2: mirror plan', () => {
     const platforms = (c.platforms ?? ['linux_amd64', 'darwin_arm64']).map(parsePlatform);
     const source = new MockSource(c.packages);
     // What the run asks the source before it plans (mirror.ts, selectMirrorVersion).
-    const versions = new Map<string, Awaited<ReturnType<MockSource['availableVersions']>> | ReturnType<typeof asProvkitError>>();
+    const versions = new Map<
+      string,
+      Awaited<ReturnType<MockSource['availableVersions']>> | ReturnType<typeof asProvkitError>
+    >();
     for (const r of c.requirements) {
-      if (mirrorNeedsVersions(r, locks)) versions.set(r.provider.toComparisonString(), await source.availableVersions(r.provider).catch((err: unknown) => asProvkitError(err)));
+      if (mirrorNeedsVersions(r, locks))
+        versions.set(
+          r.provider.toComparisonString(),
+          await source.availableVersions(r.provider).catch((err: unknown) => asProvkitError(err)),
+        );
     }
     const present = new Set(
       (c.present ?? []).map((p) => {
@@ -164,12 +185,17 @@ describe('issue 12 #2: mirror plan', () => {
     const plan = planMirror({ requirements: c.requirements, locks, platforms, flavor: FLAVOR, versions, present });
     const lines = plan.flatMap((p) => {
       const name = p.provider.toShortString(FLAVOR);
-      if (p.selection.kind === 'failed') return [`${name}: failed: ${p.selection.failure.summary}: ${p.selection.failure.error.message}`];
-      return [`${name}: ${p.selection.version.toString()} (${p.selection.reason})`, ...p.steps.map((s) => `  ${s.platform.toString()} ${s.action}`)];
+      if (p.selection.kind === 'failed')
+        return [`${name}: failed: ${p.selection.failure.summary}: ${p.selection.failure.error.message}`];
+      return [
+        `${name}: ${p.selection.version.toString()} (${p.selection.reason})`,
+        ...p.steps.map((s) => `  ${s.platform.toString()} ${s.action}`),
+      ];
     });
     expect(lines).toEqual(c.want);
     expect(source.calls.map((x) => addr(x.provider).toShortString(FLAVOR))).toEqual(c.asked);
     // The steps name the packed archive each package is written to.
-    for (const s of plan.flatMap((p) => p.steps)) expect(s.rel).toBe(mirrorArchivePath(s.provider, s.version, s.platform));
+    for (const s of plan.flatMap((p) => p.steps))
+      expect(s.rel).toBe(mirrorArchivePath(s.provider, s.version, s.platform));
   });
 });

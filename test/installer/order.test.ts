@@ -9,14 +9,19 @@ import { newProviderAddress, parsePlatform, parseVersion } from '../../src/addre
 import { compareProblems, type VerifyProblem } from '../../src/installer/verify.js';
 
 const provider = newProviderAddress('registry.terraform.io', 'hashicorp', 'null');
-const problem = (version: string | undefined, platform: string | undefined, code: VerifyProblem['code']): VerifyProblem => ({
+const problem = (
+  version: string | undefined,
+  platform: string | undefined,
+  code: VerifyProblem['code'],
+): VerifyProblem => ({
   provider,
   version: version === undefined ? undefined : parseVersion(version),
   platform: platform === undefined ? undefined : parsePlatform(platform),
   code,
   message: '',
 });
-const key = (p: VerifyProblem): string => [p.version?.toString() ?? '-', p.platform?.toString() ?? '-', p.code].join(' ');
+const key = (p: VerifyProblem): string =>
+  [p.version?.toString() ?? '-', p.platform?.toString() ?? '-', p.code].join(' ');
 
 describe('issue 12 #3: verify problems in a deterministic order', () => {
   it('orders versions by precedence, platforms and codes by bytes, absent ones first', () => {

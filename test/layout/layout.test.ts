@@ -16,8 +16,16 @@ describe('layout', () => {
 
   it('writes VERSION.json as Go json.MarshalIndent does (docs/reference.md §6.2 item 94)', () => {
     const doc = mirrorVersionJSON([
-      { platform: linux, hashes: ['h1:gVy74G+kFVxek3lPnqbiqZVDSn+rxQZ1txTYFFmHlLs='], url: 'terraform-provider-foo_1.2.0_linux_amd64.zip' },
-      { platform: parsePlatform('darwin_arm64'), hashes: ['h1:EvRowBnYfI0AhnNtBr9IhsSwN/kMCCnjpcZE+rpH7tQ='], url: 'terraform-provider-foo_1.2.0_darwin_arm64.zip' },
+      {
+        platform: linux,
+        hashes: ['h1:gVy74G+kFVxek3lPnqbiqZVDSn+rxQZ1txTYFFmHlLs='],
+        url: 'terraform-provider-foo_1.2.0_linux_amd64.zip',
+      },
+      {
+        platform: parsePlatform('darwin_arm64'),
+        hashes: ['h1:EvRowBnYfI0AhnNtBr9IhsSwN/kMCCnjpcZE+rpH7tQ='],
+        url: 'terraform-provider-foo_1.2.0_darwin_arm64.zip',
+      },
     ]);
     expect(doc).toBe(`{
   "archives": {
@@ -38,11 +46,15 @@ describe('layout', () => {
   });
 
   it('writes index.json with versions as sorted map keys and empty objects', () => {
-    expect(mirrorIndexJSON([parseVersion('1.10.0'), parseVersion('1.9.0')])).toBe('{\n  "versions": {\n    "1.10.0": {},\n    "1.9.0": {}\n  }\n}');
+    expect(mirrorIndexJSON([parseVersion('1.10.0'), parseVersion('1.9.0')])).toBe(
+      '{\n  "versions": {\n    "1.10.0": {},\n    "1.9.0": {}\n  }\n}',
+    );
   });
 
   it('escapes like Go: HTML characters and line separators', () => {
-    expect(goMarshalIndent({ u: 'a<b>&c\u2028"\\\n' })).toBe('{\n  "u": "a\\u003cb\\u003e\\u0026c\\u2028\\"\\\\\\n"\n}');
+    expect(goMarshalIndent({ u: 'a<b>&c\u2028"\\\n' })).toBe(
+      '{\n  "u": "a\\u003cb\\u003e\\u0026c\\u2028\\"\\\\\\n"\n}',
+    );
     expect(goMarshalIndent([])).toBe('[]');
   });
 });

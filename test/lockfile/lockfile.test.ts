@@ -52,7 +52,9 @@ describe('round trip', () => {
     const { locks } = parseLockFile(bytes, 'x', 'terraform');
     const demo = locks.all()[0]!;
     expect(demo.hashes.map((h) => h.text).slice(0, 3)).toEqual(['zz:unknown-scheme', 'h1:AAAA', 'h1:AAAA']);
-    const normalized = new Locks(locks.all().map((l) => newProviderLock(l.provider, l.version, l.constraints, l.hashes)));
+    const normalized = new Locks(
+      locks.all().map((l) => newProviderLock(l.provider, l.version, l.constraints, l.hashes)),
+    );
     expect(locksEqual(locks, normalized)).toBe(false);
     expect(normalized.all()[0]!.hashes.map((h) => h.text)).toEqual([
       'h1:3yan4h7Lmmj7ZM7bImAjxwmtdroLswqyA6f6CEWiLRM=',
@@ -86,15 +88,33 @@ describe('invalid lock files', () => {
   it('words details as the reference does', () => {
     const { diagnostics } = parseLockFile(readFileSync(join(FIX, 'invalid/versions.hcl')), 'versions.hcl', 'tofu');
     const details = diagnostics.map((d) => d.detail);
-    expect(details).toContain('The selected version number for provider registry.opentofu.org/test/a is invalid: a "v" prefix should not be used.');
-    expect(details).toContain('The selected version number for provider registry.opentofu.org/test/a must be written in normalized form: "0.0.0".');
-    expect(details).toContain('The selected version number for provider registry.opentofu.org/test/b must be written in normalized form: "1.0.0".');
-    expect(details).toContain('The recorded version constraints for provider registry.opentofu.org/test/c must be written in normalized form: "~> 1.2".');
-    const labels = parseLockFile(readFileSync(join(FIX, 'invalid/labels.hcl')), 'labels.hcl', 'tofu').diagnostics.map((d) => d.detail);
-    expect(labels).toContain('The provider source address for this provider lock must be written as "registry.opentofu.org/hashicorp/aws", the fully-qualified and normalized form.');
-    expect(labels).toContain('This lockfile already declared a lock for provider registry.opentofu.org/test/ok at labels.hcl:22,1-41.');
-    const hashes = parseLockFile(readFileSync(join(FIX, 'invalid/hashes.hcl')), 'h.hcl', 'tofu').diagnostics.map((d) => d.detail);
-    expect(hashes).toContain('Cannot interpret "nocolon" as a provider hash: hash string must start with a scheme keyword followed by a colon.');
+    expect(details).toContain(
+      'The selected version number for provider registry.opentofu.org/test/a is invalid: a "v" prefix should not be used.',
+    );
+    expect(details).toContain(
+      'The selected version number for provider registry.opentofu.org/test/a must be written in normalized form: "0.0.0".',
+    );
+    expect(details).toContain(
+      'The selected version number for provider registry.opentofu.org/test/b must be written in normalized form: "1.0.0".',
+    );
+    expect(details).toContain(
+      'The recorded version constraints for provider registry.opentofu.org/test/c must be written in normalized form: "~> 1.2".',
+    );
+    const labels = parseLockFile(readFileSync(join(FIX, 'invalid/labels.hcl')), 'labels.hcl', 'tofu').diagnostics.map(
+      (d) => d.detail,
+    );
+    expect(labels).toContain(
+      'The provider source address for this provider lock must be written as "registry.opentofu.org/hashicorp/aws", the fully-qualified and normalized form.',
+    );
+    expect(labels).toContain(
+      'This lockfile already declared a lock for provider registry.opentofu.org/test/ok at labels.hcl:22,1-41.',
+    );
+    const hashes = parseLockFile(readFileSync(join(FIX, 'invalid/hashes.hcl')), 'h.hcl', 'tofu').diagnostics.map(
+      (d) => d.detail,
+    );
+    expect(hashes).toContain(
+      'Cannot interpret "nocolon" as a provider hash: hash string must start with a scheme keyword followed by a colon.',
+    );
   });
 
   it('warns once about module blocks, naming the product of the flavor', () => {
@@ -106,7 +126,11 @@ describe('invalid lock files', () => {
   });
 
   it('reports HCL syntax errors with file, line and column', () => {
-    const d = parseLockFile('provider "registry.opentofu.org/a/b" {\n  version = "1.0.0\n}\n', 'bad.hcl', 'tofu').diagnostics;
+    const d = parseLockFile(
+      'provider "registry.opentofu.org/a/b" {\n  version = "1.0.0\n}\n',
+      'bad.hcl',
+      'tofu',
+    ).diagnostics;
     expect(hasErrors(d)).toBe(true);
     expect(d[0]!.range).toMatchObject({ filename: 'bad.hcl', start: { line: 2 } });
   });
@@ -119,10 +143,20 @@ describe('issue 11 #10: lock-file diagnostics as terraform 1.11.4 reports them',
     .filter((f) => f.endsWith('.hcl'))
     .sort();
   /** A diagnostic as terraform's JSON view prints it: an empty range widened by one column and byte. */
-  const asTerraformJson = (d: { severity: string; summary: string; detail: string; range: { filename: string; start: Pos; end: Pos } }): string => {
+  const asTerraformJson = (d: {
+    severity: string;
+    summary: string;
+    detail: string;
+    range: { filename: string; start: Pos; end: Pos };
+  }): string => {
     const { start, end } = d.range;
     const wide = start.byte === end.byte ? { line: end.line, column: end.column + 1, byte: end.byte + 1 } : end;
-    return JSON.stringify({ severity: d.severity, summary: d.summary, detail: d.detail, range: { filename: d.range.filename, start, end: wide } });
+    return JSON.stringify({
+      severity: d.severity,
+      summary: d.summary,
+      detail: d.detail,
+      range: { filename: d.range.filename, start, end: wide },
+    });
   };
   interface Pos {
     line: number;
@@ -142,8 +176,14 @@ describe('issue 11 #10: lock-file diagnostics as terraform 1.11.4 reports them',
   });
 
   it('reports a duplicate block even when it has errors of its own, and keeps neither', () => {
-    const { locks, diagnostics } = parseLockFile(readFileSync(join(dir, 'duplicates.hcl')), '.terraform.lock.hcl', 'terraform');
-    expect(diagnostics.filter((d) => d.summary === 'Duplicate provider lock').map((d) => d.range.start.line)).toEqual([4, 10, 15]);
+    const { locks, diagnostics } = parseLockFile(
+      readFileSync(join(dir, 'duplicates.hcl')),
+      '.terraform.lock.hcl',
+      'terraform',
+    );
+    expect(diagnostics.filter((d) => d.summary === 'Duplicate provider lock').map((d) => d.range.start.line)).toEqual([
+      4, 10, 15,
+    ]);
     expect(locks.all().map((l) => l.provider.toString())).toEqual(['registry.terraform.io/test/a']);
   });
 });
@@ -158,7 +198,9 @@ describe('merge rules', () => {
         ['demo', '1.1.0', '~> 1.0'],
         ['tools', '0.3.0', '>= 0.3'],
       ].map(async ([type, version, constraints]) => {
-        const zip = await hashZipPackage(join(MIRROR, `registry.example.test/acme/${type}/terraform-provider-${type}_${version}_linux_arm64.zip`));
+        const zip = await hashZipPackage(
+          join(MIRROR, `registry.example.test/acme/${type}/terraform-provider-${type}_${version}_linux_arm64.zip`),
+        );
         if (!zip.h1.ok) throw zip.h1.error;
         return {
           provider: parseProviderSource(`registry.example.test/acme/${type!}`, 'terraform'),
@@ -193,7 +235,19 @@ describe('merge rules', () => {
     );
     expect(merged.size).toBe(1);
     expect(merged.provider(a)!.hashes.map((h) => h.text)).toEqual(['h1:new', 'h1:old', 'zh:abc']);
-    const upgraded = mergeInit(old, [{ provider: a, version: parseVersion('1.1.0'), constraints: parseConstraints(''), localHash: parseHash('h1:new'), signedHashes: [] }], [a, b]);
+    const upgraded = mergeInit(
+      old,
+      [
+        {
+          provider: a,
+          version: parseVersion('1.1.0'),
+          constraints: parseConstraints(''),
+          localHash: parseHash('h1:new'),
+          signedHashes: [],
+        },
+      ],
+      [a, b],
+    );
     expect(upgraded.provider(a)!.hashes.map((h) => h.text)).toEqual(['h1:new']);
     expect(upgraded.provider(b)).toBeDefined();
   });
@@ -212,12 +266,23 @@ describe('trust on first use', () => {
   it('accepts an archive matching a zh: or the zip-form h1:', () => {
     const allowed = allowedHashes(lock, v);
     expect(allowed.map((h) => h.text)).toEqual(['h1:zipform', 'zh:aaa']);
-    expect(verifyPackage(allowed, { kind: 'archive', zh: parseHash('zh:aaa'), h1Zip: null }, p, v, 'tofu').kind).toBe('match');
-    expect(verifyPackage(allowed, { kind: 'archive', zh: parseHash('zh:bbb'), h1Zip: parseHash('h1:zipform') }, p, v, 'tofu').kind).toBe('match');
+    expect(verifyPackage(allowed, { kind: 'archive', zh: parseHash('zh:aaa'), h1Zip: null }, p, v, 'tofu').kind).toBe(
+      'match',
+    );
+    expect(
+      verifyPackage(allowed, { kind: 'archive', zh: parseHash('zh:bbb'), h1Zip: parseHash('h1:zipform') }, p, v, 'tofu')
+        .kind,
+    ).toBe('match');
   });
 
   it('refuses a mismatching archive with the reference message, per flavor', () => {
-    const r = verifyPackage(allowedHashes(lock, v), { kind: 'archive', zh: parseHash('zh:bbb'), h1Zip: parseHash('h1:other') }, p, v, 'terraform');
+    const r = verifyPackage(
+      allowedHashes(lock, v),
+      { kind: 'archive', zh: parseHash('zh:bbb'), h1Zip: parseHash('h1:other') },
+      p,
+      v,
+      'terraform',
+    );
     expect(r).toEqual({
       kind: 'mismatch',
       message:
@@ -227,7 +292,10 @@ describe('trust on first use', () => {
 
   it('accepts any directory when the lock has only zh: hashes (the reference quirk)', () => {
     const zhOnly = [parseHash('zh:aaa')];
-    expect(verifyPackage(zhOnly, { kind: 'dir', h1: parseHash('h1:anything') }, p, v, 'tofu')).toEqual({ kind: 'unverified', reason: 'only-zh-for-directory' });
+    expect(verifyPackage(zhOnly, { kind: 'dir', h1: parseHash('h1:anything') }, p, v, 'tofu')).toEqual({
+      kind: 'unverified',
+      reason: 'only-zh-for-directory',
+    });
     const r = verifyPackage([parseHash('h1:zipform')], { kind: 'dir', h1: parseHash('h1:anything') }, p, v, 'tofu');
     expect(r.kind === 'mismatch' && r.message).toContain('the local package for example.com/acme/a 1.0.0');
   });
@@ -239,14 +307,18 @@ describe('file I/O', () => {
     try {
       const path = join(dir, '.terraform.lock.hcl');
       expect((await loadLockFile(path, 'tofu')).locks.size).toBe(0);
-      const locks = new Locks([newProviderLock(parseProviderSource('example.com/a/b', 'tofu'), parseVersion('1.0.0'), undefined, [])]);
+      const locks = new Locks([
+        newProviderLock(parseProviderSource('example.com/a/b', 'tofu'), parseVersion('1.0.0'), undefined, []),
+      ]);
       await saveLockFile(path, locks, 'tofu');
       expect((await stat(path)).mode & 0o777).toBe(0o644);
       expect((await loadLockFile(path, 'tofu')).locks.size).toBe(1);
       // A directory where the lock file should be: the save fails, naming the file, and no temp file stays.
       const blocked = join(dir, 'blocked');
       await mkdir(join(blocked, '.terraform.lock.hcl'), { recursive: true });
-      await expect(saveLockFile(join(blocked, '.terraform.lock.hcl'), locks, 'tofu')).rejects.toThrow(/Error while writing new dependency lock information to .*blocked/);
+      await expect(saveLockFile(join(blocked, '.terraform.lock.hcl'), locks, 'tofu')).rejects.toThrow(
+        /Error while writing new dependency lock information to .*blocked/,
+      );
       expect(await readdir(blocked)).toEqual(['.terraform.lock.hcl']);
       // A read-only directory: the old file is untouched.
       const before = await readFile(path);

@@ -13,9 +13,20 @@ import { describe, expect, it } from 'vitest';
 
 import { type Flavor, parseProviderSource } from '../../src/addresses/index.js';
 import { parseHash } from '../../src/hashing/index.js';
-import { hashesToRecord, type HashTrustKind, type LockOperation, reportedHashesTrusted } from '../../src/lockfile/index.js';
+import {
+  hashesToRecord,
+  type HashTrustKind,
+  type LockOperation,
+  reportedHashesTrusted,
+} from '../../src/lockfile/index.js';
 
-type Row = readonly [flavor: Flavor, operation: LockOperation, reportedTrusted: boolean, kind: HashTrustKind, recorded: boolean];
+type Row = readonly [
+  flavor: Flavor,
+  operation: LockOperation,
+  reportedTrusted: boolean,
+  kind: HashTrustKind,
+  recorded: boolean,
+];
 
 // prettier-ignore
 const TABLE: readonly Row[] = [
@@ -63,10 +74,15 @@ describe('issue 12 #1: one rule for the hashes a lock records', () => {
     expect(TABLE.length).toBe(keys.size);
   });
 
-  it.each(TABLE)('%s %s, reported trusted %s: a %s hash is recorded: %s', (flavor, operation, reportedTrusted, kind, recorded) => {
-    const hash = h('zh:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef');
-    expect(hashesToRecord({ flavor, operation, reportedTrusted, hashes: [{ hash, trust: { kind } }] }).map((x) => x.text)).toEqual(recorded ? [hash.text] : []);
-  });
+  it.each(TABLE)(
+    '%s %s, reported trusted %s: a %s hash is recorded: %s',
+    (flavor, operation, reportedTrusted, kind, recorded) => {
+      const hash = h('zh:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef');
+      expect(
+        hashesToRecord({ flavor, operation, reportedTrusted, hashes: [{ hash, trust: { kind } }] }).map((x) => x.text),
+      ).toEqual(recorded ? [hash.text] : []);
+    },
+  );
 
   it('returns the recorded hashes sorted (byte order) and de-duplicated, whatever the input order and trust', () => {
     const hashes = [

@@ -9,14 +9,26 @@ import { Locks, newProviderLock, providersLockWrite, serializeLocks } from '../.
 
 const demo = parseProviderSource('registry.terraform.io/hashicorp/demo', 'tofu');
 const locksWith = (hashes: string[], constraints = ''): Locks =>
-  new Locks([newProviderLock(demo, parseVersion('1.0.0'), parseConstraints(constraints), hashes.map((t) => parseHash(t)))]);
+  new Locks([
+    newProviderLock(
+      demo,
+      parseVersion('1.0.0'),
+      parseConstraints(constraints),
+      hashes.map((t) => parseHash(t)),
+    ),
+  ]);
 
 describe('issue 12 #3: providersLockWrite', () => {
   const old = locksWith(['h1:a']);
   const more = locksWith(['h1:a', 'h1:b']);
 
   it('no file yet: written, created, changed', () => {
-    expect(providersLockWrite(new Locks(), old, undefined, 'tofu')).toMatchObject({ write: true, file: 'created', changed: true, sameBytes: false });
+    expect(providersLockWrite(new Locks(), old, undefined, 'tofu')).toMatchObject({
+      write: true,
+      file: 'created',
+      changed: true,
+      sameBytes: false,
+    });
   });
 
   it('the same bytes: rewritten anyway (the reference always rewrites), unchanged', () => {
@@ -26,8 +38,18 @@ describe('issue 12 #3: providersLockWrite', () => {
   });
 
   it('nothing changed, the other flavor’s bytes: kept as they are, in both directions', () => {
-    expect(providersLockWrite(old, old, serializeLocks(old, 'terraform'), 'tofu')).toMatchObject({ write: false, file: 'unchanged', changed: false, sameBytes: false });
-    expect(providersLockWrite(old, old, serializeLocks(old, 'tofu'), 'terraform')).toMatchObject({ write: false, file: 'unchanged', changed: false, sameBytes: false });
+    expect(providersLockWrite(old, old, serializeLocks(old, 'terraform'), 'tofu')).toMatchObject({
+      write: false,
+      file: 'unchanged',
+      changed: false,
+      sameBytes: false,
+    });
+    expect(providersLockWrite(old, old, serializeLocks(old, 'tofu'), 'terraform')).toMatchObject({
+      write: false,
+      file: 'unchanged',
+      changed: false,
+      sameBytes: false,
+    });
   });
 
   it('new hashes in the other flavor’s file: written with this flavor’s bytes, updated', () => {
@@ -38,11 +60,20 @@ describe('issue 12 #3: providersLockWrite', () => {
 
   it('only the constraints changed: not a change (Locks.Equal), but the other flavor’s file no longer matches, so it is written', () => {
     const constrained = locksWith(['h1:a'], '>= 1.0.0');
-    expect(providersLockWrite(old, constrained, serializeLocks(old, 'terraform'), 'tofu')).toMatchObject({ write: true, file: 'updated', changed: false });
+    expect(providersLockWrite(old, constrained, serializeLocks(old, 'terraform'), 'tofu')).toMatchObject({
+      write: true,
+      file: 'updated',
+      changed: false,
+    });
   });
 
   it('a file in another form (not what either flavor writes): rewritten, updated', () => {
     const bytes = Buffer.from(`${serializeLocks(old, 'tofu').toString()}\n`);
-    expect(providersLockWrite(old, old, bytes, 'tofu')).toMatchObject({ write: true, file: 'updated', changed: false, sameBytes: false });
+    expect(providersLockWrite(old, old, bytes, 'tofu')).toMatchObject({
+      write: true,
+      file: 'updated',
+      changed: false,
+      sameBytes: false,
+    });
   });
 });

@@ -47,7 +47,12 @@ describe('issue 12: lengthMismatch (the body-length rule)', () => {
     expect(e !== undefined).toBe(mismatch);
     if (e === undefined) return;
     expect(e.message).toBe(`incorrect response size: expected ${total} bytes, but got ${received} bytes from ${url}`);
-    expect(e).toMatchObject({ code: NetErrorCode.SIZE_MISMATCH, url, expected: String(total), found: String(received) });
+    expect(e).toMatchObject({
+      code: NetErrorCode.SIZE_MISMATCH,
+      url,
+      expected: String(total),
+      found: String(received),
+    });
   });
 
   it('keeps the error that cut the body short as the cause', () => {
@@ -89,12 +94,32 @@ describe('issue 12: a resumed download continues exactly at the kept prefix', ()
   });
 
   it.each([
-    { h: { 'content-length': '200', 'accept-ranges': 'bytes', etag: '"v1"' }, info: { total: 200, validator: '"v1"', resumable: true } },
-    { h: { 'content-length': '200', 'accept-ranges': 'none, bytes', etag: 'W/"v1"', 'last-modified': 'Wed, 01 Jan 2025 00:00:00 GMT' }, info: { total: 200, validator: 'Wed, 01 Jan 2025 00:00:00 GMT', resumable: true } },
-    { h: { 'content-length': '200', 'accept-ranges': 'none' }, info: { total: 200, validator: undefined, resumable: false } },
-    { h: { 'content-length': '200', 'accept-ranges': 'bytesx' }, info: { total: 200, validator: undefined, resumable: false } },
+    {
+      h: { 'content-length': '200', 'accept-ranges': 'bytes', etag: '"v1"' },
+      info: { total: 200, validator: '"v1"', resumable: true },
+    },
+    {
+      h: {
+        'content-length': '200',
+        'accept-ranges': 'none, bytes',
+        etag: 'W/"v1"',
+        'last-modified': 'Wed, 01 Jan 2025 00:00:00 GMT',
+      },
+      info: { total: 200, validator: 'Wed, 01 Jan 2025 00:00:00 GMT', resumable: true },
+    },
+    {
+      h: { 'content-length': '200', 'accept-ranges': 'none' },
+      info: { total: 200, validator: undefined, resumable: false },
+    },
+    {
+      h: { 'content-length': '200', 'accept-ranges': 'bytesx' },
+      info: { total: 200, validator: undefined, resumable: false },
+    },
     { h: { 'accept-ranges': 'bytes' }, info: { total: undefined, validator: undefined, resumable: false } },
-    { h: { 'content-length': '200', 'accept-ranges': 'bytes', 'content-encoding': 'gzip' }, info: { total: undefined, validator: undefined, resumable: false } },
+    {
+      h: { 'content-length': '200', 'accept-ranges': 'bytes', 'content-encoding': 'gzip' },
+      info: { total: undefined, validator: undefined, resumable: false },
+    },
   ])('a 200 with $h → $info', ({ h, info }) => {
     expect(resumeInfo(headers(h))).toEqual(info);
   });

@@ -13,7 +13,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { isProvkitError } from '../../src/errors.js';
 import { ZhStream } from '../../src/hashing/index.js';
-import { createNodeFetch, HttpClient, NetErrorCode, systemClock, type Clock, type HttpClientOptions, type NodeFetch } from '../../src/net/index.js';
+import {
+  createNodeFetch,
+  HttpClient,
+  NetErrorCode,
+  systemClock,
+  type Clock,
+  type HttpClientOptions,
+  type NodeFetch,
+} from '../../src/net/index.js';
 import { startServer, type TestServer } from '../support/servers/http-server.js';
 import { startConnectProxy, type TestProxy } from '../support/servers/proxy.js';
 
@@ -104,7 +112,11 @@ describe('get', () => {
     try {
       const retries: number[] = [];
       const err = await caught(
-        new HttpClient({ fetch: bare.fetch, clock: fastClock(), events: { onRetry: (e) => retries.push(e.attempt) } }).get(`${server.origin}/json`),
+        new HttpClient({
+          fetch: bare.fetch,
+          clock: fastClock(),
+          events: { onRetry: (e) => retries.push(e.attempt) },
+        }).get(`${server.origin}/json`),
       );
       expect(err).toMatchObject({ code: NetErrorCode.CONNECTION, url: `${server.origin}/json` });
       expect(retries).toEqual([]);
@@ -159,14 +171,24 @@ describe('get', () => {
 
     server.setFault('/data', { kind: 'drop' });
     const err = await caught(client({ retries: 2 }).get(`${server.origin}/data`));
-    expect(err).toMatchObject({ code: NetErrorCode.SIZE_MISMATCH, expected: String(PAYLOAD.length), url: `${server.origin}/data` });
-    expect(err.message).toMatch(/^incorrect response size: expected 65536 bytes, but got 32768 bytes from .* \(after 3 attempts\)$/);
+    expect(err).toMatchObject({
+      code: NetErrorCode.SIZE_MISMATCH,
+      expected: String(PAYLOAD.length),
+      url: `${server.origin}/data`,
+    });
+    expect(err.message).toMatch(
+      /^incorrect response size: expected 65536 bytes, but got 32768 bytes from .* \(after 3 attempts\)$/,
+    );
   });
 
   it('detects a Content-Length longer than the body', async () => {
     server.setFault('/data', { kind: 'wrong-length', delta: 100 });
     const err = await caught(client({ retries: 0 }).get(`${server.origin}/data`));
-    expect(err).toMatchObject({ code: NetErrorCode.SIZE_MISMATCH, expected: String(PAYLOAD.length + 100), found: String(PAYLOAD.length) });
+    expect(err).toMatchObject({
+      code: NetErrorCode.SIZE_MISMATCH,
+      expected: String(PAYLOAD.length + 100),
+      found: String(PAYLOAD.length),
+    });
   });
 
   it('times out a stalled body (idle) and stalled headers (connect), retrying each', async () => {
@@ -190,7 +212,9 @@ describe('get', () => {
   it('aborts on the signal, also while waiting to retry', async () => {
     const ac = new AbortController();
     ac.abort();
-    expect(await caught(client().get(`${server.origin}/json`, { signal: ac.signal }))).toMatchObject({ code: 'ABORTED' });
+    expect(await caught(client().get(`${server.origin}/json`, { signal: ac.signal }))).toMatchObject({
+      code: 'ABORTED',
+    });
 
     server.setFault('/json', { kind: 'stall', phase: 'headers' });
     const ac2 = new AbortController();
@@ -222,7 +246,10 @@ describe('get', () => {
 
     server.setFault('/hop', { kind: 'redirect', location: `${other.origin}/echo-auth` });
     const dropped: boolean[] = [];
-    const redirected = await client().get(`${server.origin}/hop`, { credential, events: { onRedirect: (e) => dropped.push(e.credentialsDropped) } });
+    const redirected = await client().get(`${server.origin}/hop`, {
+      credential,
+      events: { onRedirect: (e) => dropped.push(e.credentialsDropped) },
+    });
     expect(redirected.body.toString()).toBe('');
     expect(dropped).toEqual([true]);
     expect(other.log.map((r) => r.headers['authorization'])).toEqual([undefined, undefined]);
@@ -232,8 +259,9 @@ describe('get', () => {
     expect((await client().get(`${server.origin}/hop2`, { credential })).body.toString()).toBe('Bearer sekret');
   });
 
-  describe('issue 11 #13: userinfo in a URL, as Go\'s client', () => {
-    const withUser = (origin: string, path: string): string => origin.replace('https://', 'https://user:p%40ss@') + path;
+  describe("issue 11 #13: userinfo in a URL, as Go's client", () => {
+    const withUser = (origin: string, path: string): string =>
+      origin.replace('https://', 'https://user:p%40ss@') + path;
     const basic = `Basic ${Buffer.from('user:p@ss').toString('base64')}`;
 
     it('is sent as Authorization: Basic (decoded), not in the URL; the response URL keeps it for relative references', async () => {
@@ -248,7 +276,9 @@ describe('get', () => {
       expect((await client().get(withUser(server.origin, '/rel'))).body.toString()).toBe(basic);
       server.setFault('/abs', { kind: 'redirect', location: `${other.origin}/echo-auth` });
       expect((await client().get(withUser(server.origin, '/abs'))).body.toString()).toBe('');
-      const bearer = await client().get(withUser(server.origin, '/echo-auth'), { credential: { host: server.host, token: 't' } });
+      const bearer = await client().get(withUser(server.origin, '/echo-auth'), {
+        credential: { host: server.host, token: 't' },
+      });
       expect(bearer.body.toString()).toBe('Bearer t');
     });
 
@@ -256,9 +286,19 @@ describe('get', () => {
       const dir = await mkdtemp(join(tmp, 'userinfo-'));
       server.setFault('/data', { kind: 'status', status: 401 });
       const seen: string[] = [];
-      const err = await caught(client({ events: { onRequest: (e) => seen.push(e.url) } }).download(withUser(server.origin, '/data'), join(dir, 'pkg.zip')));
-      expect(err).toMatchObject({ code: NetErrorCode.HTTP_STATUS, url: `${server.origin.replace('https://', 'https://user:xxxxx@')}/data` });
-      expect(err.message).toBe(`unsuccessful request to ${server.origin.replace('https://', 'https://user:xxxxx@')}/data: 401 Unauthorized`);
+      const err = await caught(
+        client({ events: { onRequest: (e) => seen.push(e.url) } }).download(
+          withUser(server.origin, '/data'),
+          join(dir, 'pkg.zip'),
+        ),
+      );
+      expect(err).toMatchObject({
+        code: NetErrorCode.HTTP_STATUS,
+        url: `${server.origin.replace('https://', 'https://user:xxxxx@')}/data`,
+      });
+      expect(err.message).toBe(
+        `unsuccessful request to ${server.origin.replace('https://', 'https://user:xxxxx@')}/data: 401 Unauthorized`,
+      );
       expect(seen).toEqual([`${server.origin.replace('https://', 'https://user:xxxxx@')}/data`]);
       server.clearFaults();
       const res = await client().download(withUser(server.origin, '/data'), join(dir, 'pkg.zip'));
@@ -276,7 +316,10 @@ describe('proxies and CAs', () => {
   afterAll(() => proxy.close());
 
   const lookup: LookupFunction = (_host, options, cb) => {
-    if (typeof options === 'object' && options.all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+    if (typeof options === 'object' && options.all)
+      (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
+        { address: '127.0.0.1', family: 4 },
+      ]);
     else cb(null, '127.0.0.1', 4);
   };
 
@@ -293,7 +336,11 @@ describe('proxies and CAs', () => {
 
   it('bypasses the proxy for NO_PROXY hosts and for loopback addresses', async () => {
     proxy.log.length = 0;
-    const via = createNodeFetch({ env: { https_proxy: proxy.url, NO_PROXY: 'example.test' }, extraCaPems: [server.caPem], lookup });
+    const via = createNodeFetch({
+      env: { https_proxy: proxy.url, NO_PROXY: 'example.test' },
+      extraCaPems: [server.caPem],
+      lookup,
+    });
     try {
       await new HttpClient({ fetch: via.fetch }).get(`https://registry.example.test:${server.port}/json`);
       await new HttpClient({ fetch: via.fetch }).get(`${server.origin}/json`);
@@ -304,7 +351,9 @@ describe('proxies and CAs', () => {
   });
 
   it('refuses a socks proxy and reports an unreadable CA file', () => {
-    expect(() => createNodeFetch({ env: { HTTPS_PROXY: 'socks5://127.0.0.1:1080' } })).toThrow(/unsupported proxy scheme "socks5"/);
+    expect(() => createNodeFetch({ env: { HTTPS_PROXY: 'socks5://127.0.0.1:1080' } })).toThrow(
+      /unsupported proxy scheme "socks5"/,
+    );
     expect(() => createNodeFetch({ env: { SSL_CERT_FILE: join(tmp, 'missing.pem') } })).toThrow(/SSL_CERT_FILE/);
   });
 });
@@ -346,13 +395,22 @@ describe('download', () => {
     ['a stalled body', (s) => s.setFault('/data', { kind: 'stall', phase: 'body' }), NetErrorCode.TIMEOUT],
     ['a 404', (s) => s.setFault('/data', { kind: 'status', status: 404 }), NetErrorCode.HTTP_STATUS],
     ['a 500 on every attempt', (s) => s.setFault('/data', { kind: 'status', status: 500 }), NetErrorCode.HTTP_STATUS],
-    ['a wrong Content-Length', (s) => s.setFault('/data', { kind: 'wrong-length', delta: 7 }), NetErrorCode.SIZE_MISMATCH],
+    [
+      'a wrong Content-Length',
+      (s) => s.setFault('/data', { kind: 'wrong-length', delta: 7 }),
+      NetErrorCode.SIZE_MISMATCH,
+    ],
   ];
   it.each(failures)('leaves nothing behind after %s', async (_name, arm, code) => {
     const dir = await mkdtemp(join(tmp, 'fail-'));
     await writeFile(join(dir, 'unrelated'), 'x');
     arm(server);
-    const err = await caught(client({ idleTimeoutMs: 100, retries: 1, downloadRetries: 1 }).download(`${server.origin}/data`, join(dir, 'pkg.zip')));
+    const err = await caught(
+      client({ idleTimeoutMs: 100, retries: 1, downloadRetries: 1 }).download(
+        `${server.origin}/data`,
+        join(dir, 'pkg.zip'),
+      ),
+    );
     expect(err).toMatchObject({ code, url: `${server.origin}/data` });
     expect(await listing(dir)).toEqual(['unrelated']);
   });
@@ -385,7 +443,12 @@ describe('download', () => {
           },
         }),
       ];
-      const err = await caught(client({ idleTimeoutMs: 0 }).download(`${server.origin}/data`, join(dir, 'pkg.zip'), { transforms, signal: controller.signal }));
+      const err = await caught(
+        client({ idleTimeoutMs: 0 }).download(`${server.origin}/data`, join(dir, 'pkg.zip'), {
+          transforms,
+          signal: controller.signal,
+        }),
+      );
       expect(err).toMatchObject({ code: 'ABORTED', url: `${server.origin}/data` });
       expect(await listing(dir)).toEqual([]);
     });
@@ -395,7 +458,9 @@ describe('download', () => {
     const dir = await mkdtemp(join(tmp, 'status-'));
     server.setFault('/data', { kind: 'status', status: 500 });
     const err = await caught(client({ downloadRetries: 2 }).download(`${server.origin}/data`, join(dir, 'pkg.zip')));
-    expect(err.message).toBe(`unsuccessful request to ${server.origin}/data: 500 Internal Server Error (after 3 attempts)`);
+    expect(err.message).toBe(
+      `unsuccessful request to ${server.origin}/data: 500 Internal Server Error (after 3 attempts)`,
+    );
   });
 
   it('lets verify reject a truncated close-delimited body that no size check can see', async () => {

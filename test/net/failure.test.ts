@@ -17,9 +17,19 @@ function state(over: Partial<AttemptState> = {}): AttemptState {
 
 const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
 const tls = Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
-const tlsDeep = Object.assign(new Error('request failed'), { cause: Object.assign(new Error('unable to verify'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }) });
-const short = new ProvkitError(NetErrorCode.SIZE_MISMATCH, `incorrect response size: expected 10 bytes, but got 4 bytes from ${URL_}`, { url: URL_, expected: '10', found: '4' });
-const tooLarge = new ProvkitError(NetErrorCode.RESPONSE_TOO_LARGE, `response from ${URL_} is 99 bytes, more than the limit of 10`, { url: URL_ });
+const tlsDeep = Object.assign(new Error('request failed'), {
+  cause: Object.assign(new Error('unable to verify'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }),
+});
+const short = new ProvkitError(
+  NetErrorCode.SIZE_MISMATCH,
+  `incorrect response size: expected 10 bytes, but got 4 bytes from ${URL_}`,
+  { url: URL_, expected: '10', found: '4' },
+);
+const tooLarge = new ProvkitError(
+  NetErrorCode.RESPONSE_TOO_LARGE,
+  `response from ${URL_} is 99 bytes, more than the limit of 10`,
+  { url: URL_ },
+);
 const verifyVerdict = new Error('checksum mismatch');
 
 interface Row {
@@ -34,8 +44,19 @@ interface Row {
 }
 
 const rows: Row[] = [
-  { name: 'final passes through untouched', failure: { kind: 'final', error: verifyVerdict }, kind: 'final', same: verifyVerdict },
-  { name: 'final wins over an abort and a timeout', failure: { kind: 'final', error: verifyVerdict }, state: { aborted: { reason: 'x' }, timedOut: 'late' }, kind: 'final', same: verifyVerdict },
+  {
+    name: 'final passes through untouched',
+    failure: { kind: 'final', error: verifyVerdict },
+    kind: 'final',
+    same: verifyVerdict,
+  },
+  {
+    name: 'final wins over an abort and a timeout',
+    failure: { kind: 'final', error: verifyVerdict },
+    state: { aborted: { reason: 'x' }, timedOut: 'late' },
+    kind: 'final',
+    same: verifyVerdict,
+  },
   {
     name: "the caller's abort: ABORTED, final, over a timeout and a verdict",
     failure: { kind: 'verdict', error: short, retryable: true },
@@ -60,7 +81,12 @@ const rows: Row[] = [
     code: NetErrorCode.TIMEOUT,
     message: `HEAD ${URL_}: no response within 10 ms (after 3 attempts)`,
   },
-  { name: 'a retryable verdict on attempt 1: as it is', failure: { kind: 'verdict', error: short, retryable: true }, kind: 'retryable', same: short },
+  {
+    name: 'a retryable verdict on attempt 1: as it is',
+    failure: { kind: 'verdict', error: short, retryable: true },
+    kind: 'retryable',
+    same: short,
+  },
   {
     name: 'a retryable verdict later: the same code and context, the count added',
     failure: { kind: 'verdict', error: short, retryable: true },
@@ -69,7 +95,13 @@ const rows: Row[] = [
     code: NetErrorCode.SIZE_MISMATCH,
     message: `${short.message} (after 2 attempts)`,
   },
-  { name: 'a final verdict (too large): as it is, also later', failure: { kind: 'verdict', error: tooLarge, retryable: false }, state: { attempt: 2 }, kind: 'final', same: tooLarge },
+  {
+    name: 'a final verdict (too large): as it is, also later',
+    failure: { kind: 'verdict', error: tooLarge, retryable: false },
+    state: { attempt: 2 },
+    kind: 'final',
+    same: tooLarge,
+  },
   {
     name: 'a connection error: NET_CONNECTION, retryable, with its code',
     failure: { kind: 'thrown', cause: reset },
@@ -85,9 +117,25 @@ const rows: Row[] = [
     code: NetErrorCode.CONNECTION,
     message: `PUT ${URL_}: connect ECONNREFUSED 127.0.0.1:1 (after 4 attempts)`,
   },
-  { name: 'a refused certificate: NET_CONNECTION, final', failure: { kind: 'thrown', cause: tls }, kind: 'final', code: NetErrorCode.CONNECTION },
-  { name: "a refused certificate in the cause's cause: final", failure: { kind: 'thrown', cause: tlsDeep }, kind: 'final', code: NetErrorCode.CONNECTION },
-  { name: 'a non-Error thrown value', failure: { kind: 'thrown', cause: 'boom' }, kind: 'retryable', code: NetErrorCode.CONNECTION, message: `GET ${URL_}: boom` },
+  {
+    name: 'a refused certificate: NET_CONNECTION, final',
+    failure: { kind: 'thrown', cause: tls },
+    kind: 'final',
+    code: NetErrorCode.CONNECTION,
+  },
+  {
+    name: "a refused certificate in the cause's cause: final",
+    failure: { kind: 'thrown', cause: tlsDeep },
+    kind: 'final',
+    code: NetErrorCode.CONNECTION,
+  },
+  {
+    name: 'a non-Error thrown value',
+    failure: { kind: 'thrown', cause: 'boom' },
+    kind: 'retryable',
+    code: NetErrorCode.CONNECTION,
+    message: `GET ${URL_}: boom`,
+  },
 ];
 
 describe('issue 12: settle (a failure × the attempt state → the outcome)', () => {
@@ -131,14 +179,23 @@ describe('issue 12: statusOutcome (a status before it is consumed)', () => {
   });
 
   it.each([429, 500, 502, 503, 599])('%i is retried, unless on the last attempt (then consumed)', (status) => {
-    expect(statusOutcome(res(status), URL_, false, now)).toMatchObject({ kind: 'retryable', status, reason: `HTTP ${status}` });
+    expect(statusOutcome(res(status), URL_, false, now)).toMatchObject({
+      kind: 'retryable',
+      status,
+      reason: `HTTP ${status}`,
+    });
     expect(statusOutcome(res(status), URL_, true, now)).toBeUndefined();
   });
 
   it.each([
     { retryAfter: undefined, ms: undefined, statusText: 'Service Unavailable', reason: 'HTTP 503 Service Unavailable' },
     { retryAfter: '7', ms: 7000, statusText: '', reason: 'HTTP 503' },
-    { retryAfter: 'Thu, 01 Jan 2026 00:00:30 GMT', ms: 30_000, statusText: 'Service Unavailable', reason: 'HTTP 503 Service Unavailable' },
+    {
+      retryAfter: 'Thu, 01 Jan 2026 00:00:30 GMT',
+      ms: 30_000,
+      statusText: 'Service Unavailable',
+      reason: 'HTTP 503 Service Unavailable',
+    },
   ])('503 with Retry-After $retryAfter: $ms ms, reason "$reason"', ({ retryAfter, ms, statusText, reason }) => {
     const outcome = statusOutcome(res(503, statusText, retryAfter), URL_, false, now);
     expect(outcome).toMatchObject({ kind: 'retryable', status: 503, reason, retryAfterMs: ms });

@@ -4,7 +4,15 @@
 // that file's), WWW-Authenticate challenges, tags and digests.
 import { describe, expect, it } from 'vitest';
 
-import { expandLevel1, parseChallenge, parseDigest, parseRepositoryAddress, tagVersion, validateLevel1, versionTag } from '../../src/net/index.js';
+import {
+  expandLevel1,
+  parseChallenge,
+  parseDigest,
+  parseRepositoryAddress,
+  tagVersion,
+  validateLevel1,
+  versionTag,
+} from '../../src/net/index.js';
 
 describe('issue 16: OCI repository addresses (ParseRepositoryAddressPrefix)', () => {
   it.each([
@@ -49,7 +57,11 @@ describe('issue 16: RFC 6570 level 1 templates (svchost ExpandLevel1 / ValidateL
     ['hello_{undefined}_world', {}, 'hello__world'],
     ['{bleep%2fbloop}', { 'bleep%2fbloop': 'correct', 'bleep/bloop': 'incorrect' }, 'correct'],
     ['%2f', {}, '%2f'],
-    ['registry.internal:5000/providers/{hostname}', { hostname: 'localhost:8443' }, 'registry.internal:5000/providers/localhost%3a8443'],
+    [
+      'registry.internal:5000/providers/{hostname}',
+      { hostname: 'localhost:8443' },
+      'registry.internal:5000/providers/localhost%3a8443',
+    ],
   ])('%j expands', (template, vars, want) => {
     expect(validateLevel1(template)).toBeUndefined();
     expect(expandLevel1(template, vars)).toBe(want);
@@ -83,10 +95,17 @@ describe('issue 16: RFC 6570 level 1 templates (svchost ExpandLevel1 / ValidateL
 
 describe('issue 16: WWW-Authenticate challenges', () => {
   it('Basic, as distribution answers with htpasswd', () => {
-    expect(parseChallenge('Basic realm="provkit-test"')).toEqual({ scheme: 'basic', params: { realm: 'provkit-test' } });
+    expect(parseChallenge('Basic realm="provkit-test"')).toEqual({
+      scheme: 'basic',
+      params: { realm: 'provkit-test' },
+    });
   });
   it('Bearer with realm, service and scope (quoted, commas inside quotes)', () => {
-    expect(parseChallenge('Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull,push"')).toEqual({
+    expect(
+      parseChallenge(
+        'Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull,push"',
+      ),
+    ).toEqual({
       scheme: 'bearer',
       params: { realm: 'https://auth.example/token', service: 'registry.example', scope: 'repository:a/b:pull,push' },
     });
@@ -106,7 +125,11 @@ describe('issue 16: tags and digests', () => {
     expect(tagVersion('1.0.0_build.5')).toBe('1.0.0+build.5');
   });
   it('digests: sha256 and sha512 with their lengths, lower-case hex only', () => {
-    expect(parseDigest(`sha256:${'a'.repeat(64)}`)).toEqual({ algorithm: 'sha256', hex: 'a'.repeat(64), text: `sha256:${'a'.repeat(64)}` });
+    expect(parseDigest(`sha256:${'a'.repeat(64)}`)).toEqual({
+      algorithm: 'sha256',
+      hex: 'a'.repeat(64),
+      text: `sha256:${'a'.repeat(64)}`,
+    });
     expect(parseDigest(`sha512:${'0'.repeat(128)}`)?.algorithm).toBe('sha512');
     expect(parseDigest(`sha256:${'A'.repeat(64)}`)).toBeUndefined();
     expect(parseDigest(`sha256:${'a'.repeat(63)}`)).toBeUndefined();

@@ -3,11 +3,14 @@ import { describe, expect, it } from 'vitest';
 
 import { isRetryableStatus, parseRetryAfter, ProxyConfig, retryDelay } from '../../src/net/index.js';
 
-const via = (env: Record<string, string>, url: string): string | undefined => new ProxyConfig(env).proxyFor(new URL(url))?.href;
+const via = (env: Record<string, string>, url: string): string | undefined =>
+  new ProxyConfig(env).proxyFor(new URL(url))?.href;
 
 describe('ProxyConfig', () => {
   it('picks the proxy by scheme, upper case first, http:// implied', () => {
-    expect(via({ HTTPS_PROXY: 'proxy:3128', https_proxy: 'http://other:1' }, 'https://example.com/')).toBe('http://proxy:3128/');
+    expect(via({ HTTPS_PROXY: 'proxy:3128', https_proxy: 'http://other:1' }, 'https://example.com/')).toBe(
+      'http://proxy:3128/',
+    );
     expect(via({ http_proxy: 'http://p:8080' }, 'http://example.com/')).toBe('http://p:8080/');
     expect(via({ http_proxy: 'http://p:8080' }, 'https://example.com/')).toBeUndefined();
   });
@@ -36,7 +39,16 @@ describe('ProxyConfig', () => {
 
 describe('retry policy', () => {
   it('retries 429 and 5xx except 501', () => {
-    expect([429, 500, 502, 503, 504, 501, 404, 400].map(isRetryableStatus)).toEqual([true, true, true, true, true, false, false, false]);
+    expect([429, 500, 502, 503, 504, 501, 404, 400].map(isRetryableStatus)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
   });
   it('parses Retry-After seconds and dates', () => {
     expect(parseRetryAfter('3', 0)).toBe(3000);

@@ -32,7 +32,10 @@ function harness(retries: number, during?: (ms: number) => void) {
 }
 
 /** An attempt function that plays `outcomes` in order, recording `last`. */
-function script<T>(outcomes: Array<AttemptOutcome<T>>): { fn: (n: number, last: boolean) => Promise<AttemptOutcome<T>>; lasts: boolean[] } {
+function script<T>(outcomes: Array<AttemptOutcome<T>>): {
+  fn: (n: number, last: boolean) => Promise<AttemptOutcome<T>>;
+  lasts: boolean[];
+} {
   const lasts: boolean[] = [];
   return {
     lasts,
@@ -91,13 +94,21 @@ describe('issue 12: retryLoop (pure: outcomes × clock)', () => {
 
   it('exhausting retries: R + 1 attempts, the last told it is last, exponential backoff, the last failure is the result', async () => {
     const h = harness(3);
-    const fail = (i: number): AttemptOutcome<string> => ({ kind: 'retryable', error: new Error(`reset ${i}`), reason: `NET_CONNECTION: reset ${i}` });
+    const fail = (i: number): AttemptOutcome<string> => ({
+      kind: 'retryable',
+      error: new Error(`reset ${i}`),
+      reason: `NET_CONNECTION: reset ${i}`,
+    });
     const s = script([fail(1), fail(2), fail(3), fail(4)]);
     expect(await retryLoop(h.options, s.fn)).toMatchObject({ kind: 'final', error: { message: 'reset 4' } });
     expect(h.attempts).toEqual([1, 2, 3, 4]);
     expect(s.lasts).toEqual([false, false, false, true]);
     expect(h.sleeps).toEqual([1000, 2000, 4000]);
-    expect(h.retriesSeen.map((r) => r.reason)).toEqual(['NET_CONNECTION: reset 1', 'NET_CONNECTION: reset 2', 'NET_CONNECTION: reset 3']);
+    expect(h.retriesSeen.map((r) => r.reason)).toEqual([
+      'NET_CONNECTION: reset 1',
+      'NET_CONNECTION: reset 2',
+      'NET_CONNECTION: reset 3',
+    ]);
     expect(h.retriesSeen.every((r) => !('status' in r))).toBe(true);
   });
 

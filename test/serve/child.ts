@@ -17,7 +17,11 @@ export interface ServeChild {
 }
 
 export function startServe(args: string[], cwd: string, env: Record<string, string> = {}): Promise<ServeChild> {
-  const child = spawn(process.execPath, [bin, 'serve', ...args], { cwd, env: { ...process.env, PROVKIT_FLAVOR: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'serve', ...args], {
+    cwd,
+    env: { ...process.env, PROVKIT_FLAVOR: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -27,7 +31,11 @@ export function startServe(args: string[], cwd: string, env: Record<string, stri
       child.kill('SIGKILL');
       reject(new Error(`provkit serve did not start: ${err}`));
     }, 10_000);
-    const firstOf = (text: string): string | undefined => text.split('\n').slice(0, -1).find((l) => !l.includes('"type":"version"'));
+    const firstOf = (text: string): string | undefined =>
+      text
+        .split('\n')
+        .slice(0, -1)
+        .find((l) => !l.includes('"type":"version"'));
     child.stdout.on('data', (c: Buffer) => {
       const had = firstOf(out) !== undefined;
       out += c.toString();

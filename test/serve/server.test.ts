@@ -11,7 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createHashPool, hashPackageDir, hashZipPackage, type HashPool } from '../../src/hashing/index.js';
 import { extractPackage } from '../../src/installer/extract.js';
-import { isLoopbackHost, loggedPath, mirrorPathSegments, parseListen, parseRange, startMirrorServer, type AccessLogEntry, type MirrorServer } from '../../src/installer/serve/server.js';
+import {
+  isLoopbackHost,
+  loggedPath,
+  mirrorPathSegments,
+  parseListen,
+  parseRange,
+  startMirrorServer,
+  type AccessLogEntry,
+  type MirrorServer,
+} from '../../src/installer/serve/server.js';
 import { testTls, type TestTls } from '../support/servers/tls.js';
 import { MIRROR } from '../bundle/helpers.js';
 
@@ -33,11 +42,16 @@ const log: AccessLogEntry[] = [];
 function get(url: string, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Res> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const req = request({ host: u.hostname, port: u.port, path, method, headers, ca: tls.caPem, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
+    const req = request(
+      { host: u.hostname, port: u.port, path, method, headers, ca: tls.caPem, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -47,12 +61,24 @@ beforeAll(async () => {
   tls = await testTls();
   pool = createHashPool({ concurrency: 0 });
   work = await mkdtemp(join(tmpdir(), 'provkit-serve-'));
-  await cp(MIRROR, join(work, 'mirror'), { recursive: true, filter: (src) => !src.endsWith('.json') && !src.endsWith('.md') && !src.endsWith('.ts') && !src.includes('/config') });
+  await cp(MIRROR, join(work, 'mirror'), {
+    recursive: true,
+    filter: (src) => !src.endsWith('.json') && !src.endsWith('.md') && !src.endsWith('.ts') && !src.includes('/config'),
+  });
   // An unpacked package beside the packed ones, and a provider with its own index files.
   await extractPackage(join(MIRROR, ZIP), join(work, 'mirror/registry.example.test/acme/unpacked/2.0.0/linux_amd64'));
   await mkdir(join(work, 'mirror/registry.example.test/acme/fixed'), { recursive: true });
   await writeFile(join(work, 'mirror/registry.example.test/acme/fixed/index.json'), '{"versions":{"7.0.0":{}}}');
-  server = await startMirrorServer({ dir: join(work, 'mirror'), flavor: 'tofu', pool, host: '127.0.0.1', port: 0, tls: { cert: tls.certPem, key: tls.keyPem }, refreshMs: 0, onRequest: (e) => log.push(e) });
+  server = await startMirrorServer({
+    dir: join(work, 'mirror'),
+    flavor: 'tofu',
+    pool,
+    host: '127.0.0.1',
+    port: 0,
+    tls: { cert: tls.certPem, key: tls.keyPem },
+    refreshMs: 0,
+    onRequest: (e) => log.push(e),
+  });
 });
 afterAll(async () => {
   await server.close();
@@ -69,7 +95,13 @@ describe('serve: the network mirror protocol', () => {
     expect(index.body.toString()).toBe('{\n  "versions": {\n    "1.0.0": {},\n    "1.1.0": {}\n  }\n}');
     const version = await get(server.url, `/${DEMO}/1.1.0.json`);
     const doc = JSON.parse(version.body.toString()) as { archives: Record<string, { hashes: string[]; url: string }> };
-    expect(Object.keys(doc.archives)).toEqual(['darwin_amd64', 'darwin_arm64', 'linux_amd64', 'linux_arm64', 'windows_amd64']);
+    expect(Object.keys(doc.archives)).toEqual([
+      'darwin_amd64',
+      'darwin_arm64',
+      'linux_amd64',
+      'linux_arm64',
+      'windows_amd64',
+    ]);
     const z = await hashZipPackage(join(MIRROR, ZIP));
     expect(doc.archives['linux_amd64']).toEqual({
       hashes: [...new Set([z.h1.ok ? z.h1.hash.text : '', z.h1Zip.ok ? z.h1Zip.hash.text : '', z.zh.text])].sort(),
@@ -102,13 +134,18 @@ describe('serve: the network mirror protocol', () => {
     expect((await get(server.url, `/${ZIP}`, { Range: 'bytes=0-1', 'If-Range': '"stale"' })).status).toBe(200);
     // JSON documents have ETags too.
     const index = await get(server.url, `/${DEMO}/index.json`);
-    expect((await get(server.url, `/${DEMO}/index.json`, { 'If-None-Match': index.headers['etag'] as string })).status).toBe(304);
+    expect(
+      (await get(server.url, `/${DEMO}/index.json`, { 'If-None-Match': index.headers['etag'] as string })).status,
+    ).toBe(304);
   });
 
   it('zips unpacked packages on the fly; their extracted h1: is the directory h1:', async () => {
-    const doc = JSON.parse((await get(server.url, '/registry.example.test/acme/unpacked/2.0.0.json')).body.toString()) as { archives: Record<string, { hashes: string[]; url: string }> };
+    const doc = JSON.parse(
+      (await get(server.url, '/registry.example.test/acme/unpacked/2.0.0.json')).body.toString(),
+    ) as { archives: Record<string, { hashes: string[]; url: string }> };
     const a = doc.archives['linux_amd64']!;
-    const dirH1 = (await hashPackageDir(join(work, 'mirror/registry.example.test/acme/unpacked/2.0.0/linux_amd64'))).text;
+    const dirH1 = (await hashPackageDir(join(work, 'mirror/registry.example.test/acme/unpacked/2.0.0/linux_amd64')))
+      .text;
     expect(a.hashes).toContain(dirH1);
     const zip = await get(server.url, `/registry.example.test/acme/unpacked/${a.url}`);
     expect(zip.status).toBe(200);
@@ -160,7 +197,9 @@ describe('serve: the network mirror protocol', () => {
 
 describe('serve: addresses', () => {
   it('refuses plain HTTP on a non-loopback address without binding', async () => {
-    await expect(startMirrorServer({ dir: work, flavor: 'tofu', pool, host: '0.0.0.0', port: 0 })).rejects.toMatchObject({ code: 'SERVE_INSECURE_LISTEN' });
+    await expect(
+      startMirrorServer({ dir: work, flavor: 'tofu', pool, host: '0.0.0.0', port: 0 }),
+    ).rejects.toMatchObject({ code: 'SERVE_INSECURE_LISTEN' });
   });
 
   it('serves plain HTTP on loopback', async () => {

@@ -2,7 +2,14 @@
 import { describe, expect, it } from 'vitest';
 
 import { hostnameForComparison } from '../../src/addresses/index.js';
-import { acceptableHashes, chainCredentials, credentialsFromEnv, findChecksum, goFields, staticCredentials } from '../../src/sources/index.js';
+import {
+  acceptableHashes,
+  chainCredentials,
+  credentialsFromEnv,
+  findChecksum,
+  goFields,
+  staticCredentials,
+} from '../../src/sources/index.js';
 
 const A = 'a'.repeat(64);
 const B = 'B'.repeat(64);
@@ -14,9 +21,18 @@ describe('findChecksum', () => {
     expect(findChecksum(doc, 'y.zip', 'b'.repeat(64))).toEqual({ ok: true, sha256: 'b'.repeat(64) });
   });
   it('does not match a binary-mode *name, and reports the reference texts', () => {
-    expect(findChecksum(doc, 'z.zip', A)).toEqual({ ok: false, error: 'checksum list has no SHA-256 hash for "z.zip"' });
-    expect(findChecksum(doc, 'x.zip', 'c'.repeat(64))).toEqual({ ok: false, error: `checksum list has unexpected SHA-256 hash ${A} (expected ${'c'.repeat(64)})` });
-    expect(findChecksum('abc  x.zip', 'x.zip', A)).toEqual({ ok: false, error: 'checksum list has invalid SHA256 hash "abc": encoding/hex: odd length hex string' });
+    expect(findChecksum(doc, 'z.zip', A)).toEqual({
+      ok: false,
+      error: 'checksum list has no SHA-256 hash for "z.zip"',
+    });
+    expect(findChecksum(doc, 'x.zip', 'c'.repeat(64))).toEqual({
+      ok: false,
+      error: `checksum list has unexpected SHA-256 hash ${A} (expected ${'c'.repeat(64)})`,
+    });
+    expect(findChecksum('abc  x.zip', 'x.zip', A)).toEqual({
+      ok: false,
+      error: 'checksum list has invalid SHA256 hash "abc": encoding/hex: odd length hex string',
+    });
   });
 });
 
@@ -27,8 +43,14 @@ describe('acceptableHashes', () => {
     expect(r.malformed).toBeUndefined();
   });
   it('gives nothing for a one-field line or a non-hash first field', () => {
-    expect(acceptableHashes(`${A}  x.zip\n${A}\n`)).toMatchObject({ hashes: [], malformed: 'line 2 has only one field' });
-    expect(acceptableHashes(`${A}  x.zip\nxyz  y.zip\n`)).toMatchObject({ hashes: [], malformed: 'line 2 does not start with a SHA-256 hash' });
+    expect(acceptableHashes(`${A}  x.zip\n${A}\n`)).toMatchObject({
+      hashes: [],
+      malformed: 'line 2 has only one field',
+    });
+    expect(acceptableHashes(`${A}  x.zip\nxyz  y.zip\n`)).toMatchObject({
+      hashes: [],
+      malformed: 'line 2 does not start with a SHA-256 hash',
+    });
   });
   it('skips blank lines instead of crashing, and says where they were', () => {
     const r = acceptableHashes(`${A}  x.zip\n\n   \n${A}  y.zip\n\n`);
@@ -60,7 +82,10 @@ describe('credentials', () => {
   });
   it('chains lookups, first wins', () => {
     const host = hostnameForComparison('Registry.Example.COM');
-    const chain = chainCredentials(credentialsFromEnv({ TF_TOKEN_registry_example_com: 'env' }), staticCredentials({ 'registry.example.com': 'config' }));
+    const chain = chainCredentials(
+      credentialsFromEnv({ TF_TOKEN_registry_example_com: 'env' }),
+      staticCredentials({ 'registry.example.com': 'config' }),
+    );
     expect(chain(host)).toBe('env');
     expect(chainCredentials(staticCredentials({ 'registry.example.com:443': 'config' }))(host)).toBe('config');
   });

@@ -35,7 +35,10 @@ const TOOLS = parseProviderSource('registry.example.test/acme/tools', 'tofu');
 const V110 = parseVersion('1.1.0');
 const V030 = parseVersion('0.3.0');
 
-const zhOf = async (path: string): Promise<string> => `zh:${createHash('sha256').update(await readFile(path)).digest('hex')}`;
+const zhOf = async (path: string): Promise<string> =>
+  `zh:${createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex')}`;
 
 let tmp: string;
 let reg: FakeRegistry;
@@ -64,35 +67,41 @@ function registry(): RegistrySource {
   });
 }
 
-describe('issue 11 #1: fetchPackage keeps one package\'s bytes, hashes and identity together', () => {
+describe("issue 11 #1: fetchPackage keeps one package's bytes, hashes and identity together", () => {
   it('refuses a destination that exists (local copy), leaving it as it was', async () => {
     const dest = join(tmp, 'exists', 'pkg.zip');
     await mkdir(dirname(dest), { recursive: true });
-    await writeFile(dest, 'somebody else\'s');
+    await writeFile(dest, "somebody else's");
     const meta = await fsSource.packageMeta(DEMO, V110, LINUX);
     const err = await caught(fetchPackage(meta, { destPath: dest }));
     expect(err).toMatchObject({ code: 'IO', provider: DEMO.toString(), platform: 'linux_amd64' });
     expect(err.message).toContain('already exists');
-    expect(await readFile(dest, 'utf8')).toBe('somebody else\'s');
+    expect(await readFile(dest, 'utf8')).toBe("somebody else's");
     expect(await listing(dirname(dest))).toEqual(['pkg.zip']);
   });
 
   it('refuses a destination that exists (download) before asking the server', async () => {
     const dest = join(tmp, 'exists-http', 'pkg.zip');
     await mkdir(dirname(dest), { recursive: true });
-    await writeFile(dest, 'somebody else\'s');
+    await writeFile(dest, "somebody else's");
     const meta = await registry().packageMeta(parseProviderSource(`${reg.host}/acme/demo`, 'tofu'), V110, LINUX);
     reg.log.length = 0;
     const err = await caught(fetchPackage(meta, { destPath: dest, http: t.http }));
     expect(err).toMatchObject({ code: 'IO', platform: 'linux_amd64' });
     expect(reg.log).toEqual([]);
-    expect(await readFile(dest, 'utf8')).toBe('somebody else\'s');
+    expect(await readFile(dest, 'utf8')).toBe("somebody else's");
   });
 
   it('two packages fetched at once into one destination: one is refused, the other keeps its own bytes and hashes', async () => {
     const dest = join(tmp, 'shared', 'terraform-provider-x.zip');
-    const [a, b] = await Promise.all([fsSource.packageMeta(DEMO, V110, LINUX), fsSource.packageMeta(TOOLS, V030, LINUX)]);
-    const results = await Promise.allSettled([fetchPackage(a, { destPath: dest }), fetchPackage(b, { destPath: dest })]);
+    const [a, b] = await Promise.all([
+      fsSource.packageMeta(DEMO, V110, LINUX),
+      fsSource.packageMeta(TOOLS, V030, LINUX),
+    ]);
+    const results = await Promise.allSettled([
+      fetchPackage(a, { destPath: dest }),
+      fetchPackage(b, { destPath: dest }),
+    ]);
     const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value as FetchedArchive] : []));
     const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []));
     expect(ok).toHaveLength(1);
@@ -133,11 +142,15 @@ describe('issue 11 #1: fetchPackage keeps one package\'s bytes, hashes and ident
     const meta = await fsSource.packageMeta(DEMO, V110, LINUX);
     const got = (await fetchPackage(meta)) as FetchedArchive;
     expect(() => checkFetchedFor(got, DEMO, V110, LINUX)).not.toThrow();
-    expect(() => checkFetchedFor(got, TOOLS, V110, LINUX)).toThrow(/internal: the package fetched for registry\.example\.test\/acme\/demo 1\.1\.0 linux_amd64 was about to be recorded for registry\.example\.test\/acme\/tools/);
+    expect(() => checkFetchedFor(got, TOOLS, V110, LINUX)).toThrow(
+      /internal: the package fetched for registry\.example\.test\/acme\/demo 1\.1\.0 linux_amd64 was about to be recorded for registry\.example\.test\/acme\/tools/,
+    );
     expect(() => checkFetchedFor(got, DEMO, V030, LINUX)).toThrow(/internal/);
     expect(() => checkFetchedFor(got, DEMO, V110, parsePlatform('darwin_arm64'))).toThrow(/internal/);
     const other = (await fetchPackage(await fsSource.packageMeta(TOOLS, V030, LINUX))) as FetchedArchive;
     const mixed: FetchedArchive = { ...got, zipHashes: other.zipHashes };
-    expect(() => checkFetchedFor(mixed, DEMO, V110, LINUX)).toThrow(/internal: the hashes of .* were computed for other bytes/);
+    expect(() => checkFetchedFor(mixed, DEMO, V110, LINUX)).toThrow(
+      /internal: the hashes of .* were computed for other bytes/,
+    );
   });
 });

@@ -13,7 +13,9 @@ import { fetchPackage, FilesystemMirrorSource, SourceErrorCode, type ScanWarning
 import { makeProviderZip } from '../support/servers/packages.js';
 
 const FIXTURES = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
-const HASHES = JSON.parse(await readFile(join(FIXTURES, 'hashes.json'), 'utf8')) as { packages: Record<string, { zh: string; h1: string }> };
+const HASHES = JSON.parse(await readFile(join(FIXTURES, 'hashes.json'), 'utf8')) as {
+  packages: Record<string, { zh: string; h1: string }>;
+};
 
 const p = (s: string) => parseProviderSource(s, 'tofu');
 const v = parseVersion;
@@ -43,14 +45,22 @@ describe('the demo mirror (packed)', () => {
   const src = new FilesystemMirrorSource({ baseDir: FIXTURES, flavor: 'tofu' });
 
   it('lists versions, finds packages, and has nothing for unknown providers', async () => {
-    expect((await src.availableVersions(p('registry.example.test/acme/demo'))).versions.map(String)).toEqual(['1.0.0', '1.1.0']);
-    expect((await src.availableVersions(p('registry.example.test/acme/tools'))).versions.map(String)).toEqual(['0.3.0']);
+    expect((await src.availableVersions(p('registry.example.test/acme/demo'))).versions.map(String)).toEqual([
+      '1.0.0',
+      '1.1.0',
+    ]);
+    expect((await src.availableVersions(p('registry.example.test/acme/tools'))).versions.map(String)).toEqual([
+      '0.3.0',
+    ]);
     expect(await src.availableVersions(p('registry.example.test/acme/nope'))).toEqual({ versions: [], warnings: [] });
 
     const meta = await src.packageMeta(p('registry.example.test/acme/demo'), v('1.1.0'), plat('darwin_arm64'));
     expect(meta).toMatchObject({
       filename: 'terraform-provider-demo_1.1.0_darwin_arm64.zip',
-      location: { kind: 'local-archive', path: join(FIXTURES, 'registry.example.test/acme/demo/terraform-provider-demo_1.1.0_darwin_arm64.zip') },
+      location: {
+        kind: 'local-archive',
+        path: join(FIXTURES, 'registry.example.test/acme/demo/terraform-provider-demo_1.1.0_darwin_arm64.zip'),
+      },
       reportedHashes: [],
       source: FIXTURES,
     });
@@ -91,14 +101,20 @@ describe('a hand-made mirror', () => {
     const zip = await makeProviderZip('demo', '1.2.0', 'linux_amd64');
     // Packed and unpacked of the same package: unpacked wins.
     await mkfile(join(base, 'registry.example.test/acme/demo/terraform-provider-demo_1.2.0_linux_amd64.zip'), zip);
-    await mkfile(join(base, 'registry.example.test/acme/demo/1.2.0/linux_amd64/terraform-provider-demo_v1.2.0'), '#!/bin/sh\n');
+    await mkfile(
+      join(base, 'registry.example.test/acme/demo/1.2.0/linux_amd64/terraform-provider-demo_v1.2.0'),
+      '#!/bin/sh\n',
+    );
     // Installer lock files and mirror indexes are ignored.
     await mkfile(join(base, 'registry.example.test/acme/demo/1.2.0/linux_amd64.lock'), '');
     await mkfile(join(base, 'registry.example.test/acme/demo/index.json'), '{}');
     await mkfile(join(base, 'registry.example.test/acme/demo/1.2.0.json'), '{}');
     // Lenient versions; extra name parts ignored; case-insensitive names.
     await mkfile(join(base, 'registry.example.test/acme/demo/2.0/darwin_arm64/x'), '');
-    await mkfile(join(base, 'registry.example.test/acme/demo/terraform-provider-demo_1.3.0_linux_amd64_extra.zip'), zip);
+    await mkfile(
+      join(base, 'registry.example.test/acme/demo/terraform-provider-demo_1.3.0_linux_amd64_extra.zip'),
+      zip,
+    );
     await mkfile(join(base, 'registry.example.test/acme/gamma/Terraform-Provider-Gamma_1.0.0-RC.1_Linux_ARM.zip'), zip);
     // Upper-case directories are normalised; Unicode host directories work.
     await mkfile(join(base, 'Registry.Example.Test/ACME/Upper/1.0.0/linux_amd64/f'), '');
@@ -118,7 +134,10 @@ describe('a hand-made mirror', () => {
     await mkfile(join(outside, 'pkg.zip'), zip);
     await mkfile(join(outside, 'unpacked/terraform-provider-linked'), '');
     await mkdir(join(base, 'registry.example.test/acme/linked/1.0.0'), { recursive: true });
-    await symlink(join(outside, 'pkg.zip'), join(base, 'registry.example.test/acme/linked/terraform-provider-linked_0.9.0_linux_amd64.zip'));
+    await symlink(
+      join(outside, 'pkg.zip'),
+      join(base, 'registry.example.test/acme/linked/terraform-provider-linked_0.9.0_linux_amd64.zip'),
+    );
     await symlink(join(outside, 'unpacked'), join(base, 'registry.example.test/acme/linked/1.0.0/linux_amd64'));
     await mkdir(join(outside, 'hostdir/acme/viahost/1.0.0/linux_amd64'), { recursive: true });
     await symlink(join(outside, 'hostdir'), join(base, 'linked.example'));
@@ -139,11 +158,16 @@ describe('a hand-made mirror', () => {
   it('matches packed names case-insensitively and records the lower-case name', async () => {
     const meta = await src.packageMeta(p('registry.example.test/acme/gamma'), v('1.0.0-rc.1'), plat('linux_arm'));
     expect(meta.filename).toBe('terraform-provider-gamma_1.0.0-rc.1_linux_arm.zip');
-    expect(meta.location).toEqual({ kind: 'local-archive', path: join(base, 'registry.example.test/acme/gamma/Terraform-Provider-Gamma_1.0.0-RC.1_Linux_ARM.zip') });
+    expect(meta.location).toEqual({
+      kind: 'local-archive',
+      path: join(base, 'registry.example.test/acme/gamma/Terraform-Provider-Gamma_1.0.0-RC.1_Linux_ARM.zip'),
+    });
   });
 
   it('normalises upper-case and Unicode host directories, and refuses punycode ones', async () => {
-    expect((await src.availableVersions(p('registry.example.test/acme/upper'))).versions.map(String)).toEqual(['1.0.0']);
+    expect((await src.availableVersions(p('registry.example.test/acme/upper'))).versions.map(String)).toEqual([
+      '1.0.0',
+    ]);
     const uni = p('café.example/acme/uni');
     expect(uni.hostname).toBe('xn--caf-dma.example');
     expect((await src.availableVersions(uni)).versions.map(String)).toEqual(['0.1.0']);
@@ -153,7 +177,9 @@ describe('a hand-made mirror', () => {
   });
 
   it('skips other files and invalid names with warnings, never errors', async () => {
-    expect((await src.availableVersions(p('registry.example.test/acme/demo'))).versions.map(String)).not.toContain('1.4.0');
+    expect((await src.availableVersions(p('registry.example.test/acme/demo'))).versions.map(String)).not.toContain(
+      '1.4.0',
+    );
     const texts = warnings.map((w) => w.message);
     expect(texts.some((t) => t.includes('contains invalid type "bad.type"'))).toBe(true);
     expect(texts.some((t) => t.includes('with invalid platform "Linux-AMD64"'))).toBe(true);
@@ -168,25 +194,42 @@ describe('a hand-made mirror', () => {
     expect((await src.availableVersions(linked)).versions.map(String)).toEqual(['0.9.0', '1.0.0']);
     expect((await src.packageMeta(linked, v('1.0.0'), plat('linux_amd64'))).location.kind).toBe('local-dir');
     expect((await src.availableVersions(p('linked.example/acme/viahost'))).versions).toEqual([]);
-    expect(warnings.some((w) => w.message.startsWith(`Provider plugin search ignored symlink ${join(base, 'linked.example')}`))).toBe(true);
+    expect(
+      warnings.some((w) =>
+        w.message.startsWith(`Provider plugin search ignored symlink ${join(base, 'linked.example')}`),
+      ),
+    ).toBe(true);
   });
 
   it('warns about 0.0.0', async () => {
     const r = await src.availableVersions(p('registry.example.test/acme/zero'));
     expect(r.versions.map(String)).toEqual(['0.0.0']);
-    expect(r.warnings[0]).toMatch(/^Provider registry\.example\.test\/acme\/zero has an unspecified \(0\.0\.0\) version available in the filesystem mirror, source at .*\. It will not be used\. \n/);
+    expect(r.warnings[0]).toMatch(
+      /^Provider registry\.example\.test\/acme\/zero has an unspecified \(0\.0\.0\) version available in the filesystem mirror, source at .*\. It will not be used\. \n/,
+    );
   });
 
   it('returns an unpacked directory as is from fetchPackage', async () => {
     const meta = await src.packageMeta(p('registry.example.test/acme/demo'), v('1.2.0'), plat('linux_amd64'));
-    expect(await fetchPackage(meta)).toEqual({ kind: 'dir', identity: { provider: meta.provider, version: meta.version, platform: meta.platform }, path: meta.location.kind === 'local-dir' ? meta.location.path : '', hashes: [], label: 'unauthenticated', warnings: [] });
+    expect(await fetchPackage(meta)).toEqual({
+      kind: 'dir',
+      identity: { provider: meta.provider, version: meta.version, platform: meta.platform },
+      path: meta.location.kind === 'local-dir' ? meta.location.path : '',
+      hashes: [],
+      label: 'unauthenticated',
+      warnings: [],
+    });
   });
 
   it('accepts a symlinked base directory', async () => {
     const link = join(tmp, 'base-link');
     await symlink(base, link);
     const viaLink = new FilesystemMirrorSource({ baseDir: link, flavor: 'tofu' });
-    expect((await viaLink.availableVersions(p('registry.example.test/acme/demo'))).versions.map(String)).toEqual(['1.2.0', '1.3.0', '2.0.0']);
+    expect((await viaLink.availableVersions(p('registry.example.test/acme/demo'))).versions.map(String)).toEqual([
+      '1.2.0',
+      '1.3.0',
+      '2.0.0',
+    ]);
   });
 });
 
@@ -204,7 +247,11 @@ describe('scan failures', () => {
     await mkfile(join(base, 'registry.example.test/acme/demo/1.0.0/linux_amd64/f'), '');
     await chmod(join(base, 'registry.example.test/acme'), 0o000);
     try {
-      const err = await caught(new FilesystemMirrorSource({ baseDir: base, flavor: 'tofu' }).availableVersions(p('registry.example.test/acme/demo')));
+      const err = await caught(
+        new FilesystemMirrorSource({ baseDir: base, flavor: 'tofu' }).availableVersions(
+          p('registry.example.test/acme/demo'),
+        ),
+      );
       expect(err).toMatchObject({ code: 'IO' });
     } finally {
       await chmod(join(base, 'registry.example.test/acme'), 0o755);

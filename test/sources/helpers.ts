@@ -24,7 +24,14 @@ export function testHttp(caPath: string, opts: Partial<HttpClientOptions> = {}):
     },
     setTimer: (fn, ms) => systemClock.setTimer(fn, ms),
   };
-  const http = new HttpClient({ fetch: nf.fetch, clock, connectTimeoutMs: 1000, idleTimeoutMs: 300, userAgent: 'provkit-test', ...opts });
+  const http = new HttpClient({
+    fetch: nf.fetch,
+    clock,
+    connectTimeoutMs: 1000,
+    idleTimeoutMs: 300,
+    userAgent: 'provkit-test',
+    ...opts,
+  });
   return { http, sleeps, close: () => nf.close() };
 }
 

@@ -5,7 +5,13 @@ import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { parsePlatform, parseProviderSource, parseVersion, type Platform, type ProviderAddress } from '../../src/addresses/index.js';
+import {
+  parsePlatform,
+  parseProviderSource,
+  parseVersion,
+  type Platform,
+  type ProviderAddress,
+} from '../../src/addresses/index.js';
 import { ProvkitError } from '../../src/errors.js';
 import {
   canHandleProvider,
@@ -36,8 +42,12 @@ function pkg(provider: string, version: string, platform: Platform = LINUX) {
 
 describe('patterns', () => {
   it('parses short, full and wildcard patterns per flavor', () => {
-    expect(parseProviderPatterns(['acme/demo'], 'tofu')).toEqual([{ hostname: 'registry.opentofu.org', namespace: 'acme', type: 'demo' }]);
-    expect(parseProviderPatterns(['ACME/*'], 'terraform')).toEqual([{ hostname: 'registry.terraform.io', namespace: 'acme', type: '*' }]);
+    expect(parseProviderPatterns(['acme/demo'], 'tofu')).toEqual([
+      { hostname: 'registry.opentofu.org', namespace: 'acme', type: 'demo' },
+    ]);
+    expect(parseProviderPatterns(['ACME/*'], 'terraform')).toEqual([
+      { hostname: 'registry.terraform.io', namespace: 'acme', type: '*' },
+    ]);
     expect(parseProviderPatterns(['Café.Example:443/*/*', '*/*/*'], 'tofu')).toEqual([
       { hostname: 'xn--caf-dma.example', namespace: '*', type: '*' },
       { hostname: '*', namespace: '*', type: '*' },
@@ -47,17 +57,33 @@ describe('patterns', () => {
   it.each([
     ['acme', 'invalid provider matching pattern "acme": must have either two or three slash-separated segments'],
     ['a/b/c/d', 'invalid provider matching pattern "a/b/c/d": must have either two or three slash-separated segments'],
-    ['*/acme/demo', 'invalid provider matching pattern "*/acme/demo": hostname can be a wildcard only if both namespace and provider type are also wildcards'],
-    ['*/demo', 'invalid provider matching pattern "*/demo": namespace can be a wildcard only if the provider type is also a wildcard'],
-    ['acme/bad.type', 'invalid provider type "bad.type" in provider matching pattern "acme/bad.type": must either be the wildcard * or a provider type name'],
+    [
+      '*/acme/demo',
+      'invalid provider matching pattern "*/acme/demo": hostname can be a wildcard only if both namespace and provider type are also wildcards',
+    ],
+    [
+      '*/demo',
+      'invalid provider matching pattern "*/demo": namespace can be a wildcard only if the provider type is also a wildcard',
+    ],
+    [
+      'acme/bad.type',
+      'invalid provider type "bad.type" in provider matching pattern "acme/bad.type": must either be the wildcard * or a provider type name',
+    ],
     // The reference prints the type segment in the namespace error.
-    ['bad.ns/demo', 'invalid registry namespace "demo" in provider matching pattern "bad.ns/demo": must either be the wildcard * or a literal namespace'],
+    [
+      'bad.ns/demo',
+      'invalid registry namespace "demo" in provider matching pattern "bad.ns/demo": must either be the wildcard * or a literal namespace',
+    ],
   ])('refuses %s', (pattern, message) => {
     expect(() => parseProviderPatterns([pattern], 'tofu')).toThrow(message);
   });
 
   it('lets exclusion win over inclusion', () => {
-    const sel = { source: new MockSource([]), include: parseProviderPatterns(['acme/*'], 'tofu'), exclude: parseProviderPatterns(['acme/demo'], 'tofu') };
+    const sel = {
+      source: new MockSource([]),
+      include: parseProviderPatterns(['acme/*'], 'tofu'),
+      exclude: parseProviderPatterns(['acme/demo'], 'tofu'),
+    };
     expect(canHandleProvider(sel, p('acme/tools'))).toBe(true);
     expect(canHandleProvider(sel, p('acme/demo'))).toBe(false);
     expect(canHandleProvider(sel, p('other/demo'))).toBe(false);
@@ -67,11 +93,22 @@ describe('patterns', () => {
 
 describe('MultiSource', () => {
   it('unions the versions and warnings of every source that handles the provider', async () => {
-    const a = new MockSource([pkg('acme/demo', '1.0.0'), pkg('acme/demo', '1.1.0')], { warnings: { 'registry.opentofu.org/acme/demo': ['from a'] } });
-    const b = new MockSource([pkg('acme/demo', '1.1.0'), pkg('acme/demo', '2.0.0')], { warnings: { 'registry.opentofu.org/acme/demo': ['from b'] } });
+    const a = new MockSource([pkg('acme/demo', '1.0.0'), pkg('acme/demo', '1.1.0')], {
+      warnings: { 'registry.opentofu.org/acme/demo': ['from a'] },
+    });
+    const b = new MockSource([pkg('acme/demo', '1.1.0'), pkg('acme/demo', '2.0.0')], {
+      warnings: { 'registry.opentofu.org/acme/demo': ['from b'] },
+    });
     const skipped = new MockSource([pkg('acme/demo', '9.0.0')]);
-    const multi = new MultiSource([{ source: a }, { source: skipped, exclude: parseProviderPatterns(['acme/*'], 'tofu') }, { source: b }]);
-    expect(await multi.availableVersions(p('acme/demo'))).toEqual({ versions: [v('1.0.0'), v('1.1.0'), v('2.0.0')], warnings: ['from a', 'from b'] });
+    const multi = new MultiSource([
+      { source: a },
+      { source: skipped, exclude: parseProviderPatterns(['acme/*'], 'tofu') },
+      { source: b },
+    ]);
+    expect(await multi.availableVersions(p('acme/demo'))).toEqual({
+      versions: [v('1.0.0'), v('1.1.0'), v('2.0.0')],
+      warnings: ['from a', 'from b'],
+    });
     expect(skipped.calls).toEqual([]);
   });
 
@@ -79,12 +116,24 @@ describe('MultiSource', () => {
     const unknown = new MockSource([]);
     const notFound = new MockSource([], { unknown: 'not-found', display: '/mirror' });
     const has = new MockSource([pkg('acme/demo', '1.0.0')]);
-    expect((await new MultiSource([{ source: unknown }, { source: notFound }, { source: has }]).availableVersions(p('acme/demo'))).versions).toEqual([v('1.0.0')]);
+    expect(
+      (
+        await new MultiSource([{ source: unknown }, { source: notFound }, { source: has }]).availableVersions(
+          p('acme/demo'),
+        )
+      ).versions,
+    ).toEqual([v('1.0.0')]);
 
-    const broken = new MockSource([], { errors: { 'registry.opentofu.org/acme/demo': new ProvkitError('IO', 'disk on fire') } });
-    expect((await caught(new MultiSource([{ source: broken }, { source: has }]).availableVersions(p('acme/demo')))).message).toBe('disk on fire');
+    const broken = new MockSource([], {
+      errors: { 'registry.opentofu.org/acme/demo': new ProvkitError('IO', 'disk on fire') },
+    });
+    expect(
+      (await caught(new MultiSource([{ source: broken }, { source: has }]).availableVersions(p('acme/demo')))).message,
+    ).toBe('disk on fire');
 
-    const reg = await caught(new MultiSource([{ source: notFound }, { source: unknown }]).availableVersions(p('acme/demo')));
+    const reg = await caught(
+      new MultiSource([{ source: notFound }, { source: unknown }]).availableVersions(p('acme/demo')),
+    );
     expect(reg).toMatchObject({ code: SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN });
     const none = await caught(new MultiSource([{ source: notFound }]).availableVersions(p('acme/demo')));
     expect(none).toMatchObject({
@@ -96,7 +145,9 @@ describe('MultiSource', () => {
 
   it('takes the package from the first source that has it, in order', async () => {
     const first = new MockSource([pkg('acme/demo', '1.0.0', DARWIN)], { display: 'first' });
-    const second = new MockSource([pkg('acme/demo', '1.0.0'), pkg('acme/demo', '1.0.0', DARWIN)], { display: 'second' });
+    const second = new MockSource([pkg('acme/demo', '1.0.0'), pkg('acme/demo', '1.0.0', DARWIN)], {
+      display: 'second',
+    });
     const multi = new MultiSource([{ source: first }, { source: second }]);
     expect((await multi.packageMeta(p('acme/demo'), v('1.0.0'), DARWIN)).source).toBe('first');
     expect((await multi.packageMeta(p('acme/demo'), v('1.0.0'), LINUX)).source).toBe('second');
@@ -104,8 +155,16 @@ describe('MultiSource', () => {
       code: SourceErrorCode.PLATFORM_NOT_SUPPORTED,
       platform: 'windows_amd64',
     });
-    const broken = new MockSource([], { errors: { 'registry.opentofu.org/acme/demo': new ProvkitError('IO', 'boom') } });
-    expect((await caught(new MultiSource([{ source: broken }, { source: second }]).packageMeta(p('acme/demo'), v('1.0.0'), LINUX))).message).toBe('boom');
+    const broken = new MockSource([], {
+      errors: { 'registry.opentofu.org/acme/demo': new ProvkitError('IO', 'boom') },
+    });
+    expect(
+      (
+        await caught(
+          new MultiSource([{ source: broken }, { source: second }]).packageMeta(p('acme/demo'), v('1.0.0'), LINUX),
+        )
+      ).message,
+    ).toBe('boom');
     expect(multi.forDisplay(p('acme/demo'))).toBe('first\nsecond');
   });
 });
@@ -155,7 +214,9 @@ describe('HangingSource', () => {
     const pending = h.packageMeta(p('acme/demo'), v('1.0.0'), LINUX, ac.signal);
     setTimeout(() => ac.abort(), 5);
     expect(await caught(pending)).toMatchObject({ code: 'ABORTED', provider: 'registry.opentofu.org/acme/demo' });
-    expect(h.calls).toEqual([{ method: 'packageMeta', provider: 'registry.opentofu.org/acme/demo', version: '1.0.0', platform: 'linux_amd64' }]);
+    expect(h.calls).toEqual([
+      { method: 'packageMeta', provider: 'registry.opentofu.org/acme/demo', version: '1.0.0', platform: 'linux_amd64' },
+    ]);
   });
 });
 
@@ -172,7 +233,10 @@ describe('a filesystem mirror before a network mirror', () => {
   });
 
   it('combines both, first match wins, per provider_installation order', async () => {
-    const fs = new FilesystemMirrorSource({ baseDir: fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url)), flavor: 'tofu' });
+    const fs = new FilesystemMirrorSource({
+      baseDir: fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url)),
+      flavor: 'tofu',
+    });
     const net = new NetworkMirrorSource({ baseUrl: mirror.url, http: t.http, flavor: 'tofu' });
     const multi = new MemoizeSource(
       new MultiSource([
@@ -185,7 +249,9 @@ describe('a filesystem mirror before a network mirror', () => {
     expect((await multi.packageMeta(demo, v('1.1.0'), LINUX)).location.kind).toBe('local-archive');
     expect((await multi.packageMeta(demo, v('1.2.0'), LINUX)).location.kind).toBe('http');
     // tools: only the filesystem mirror may answer, and it has it.
-    expect((await multi.availableVersions(p('registry.example.test/acme/tools'))).versions.map(String)).toEqual(['0.3.0']);
+    expect((await multi.availableVersions(p('registry.example.test/acme/tools'))).versions.map(String)).toEqual([
+      '0.3.0',
+    ]);
     expect(mirror.requests(/tools/)).toEqual([]);
   });
 });

@@ -10,13 +10,21 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { parsePlatform, parseProviderSource, parseVersion } from '../../src/addresses/index.js';
 import { NetErrorCode } from '../../src/net/index.js';
-import { fetchPackage, NetworkMirrorSource, SourceErrorCode, staticCredentials, type FetchedArchive } from '../../src/sources/index.js';
+import {
+  fetchPackage,
+  NetworkMirrorSource,
+  SourceErrorCode,
+  staticCredentials,
+  type FetchedArchive,
+} from '../../src/sources/index.js';
 import { startFakeNetMirror, type FakeNetMirror } from '../support/servers/net-mirror.js';
 import { fixtureProviders, makeProvider } from '../support/servers/packages.js';
 import { caught, listing, testHttp, type TestHttp } from './helpers.js';
 
 const FIXTURES = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
-const HASHES = JSON.parse(await readFile(join(FIXTURES, 'hashes.json'), 'utf8')) as { packages: Record<string, { zh: string; h1: string }> };
+const HASHES = JSON.parse(await readFile(join(FIXTURES, 'hashes.json'), 'utf8')) as {
+  packages: Record<string, { zh: string; h1: string }>;
+};
 const HOST = 'registry.example.test';
 const demo = parseProviderSource(`${HOST}/acme/demo`, 'tofu');
 const V110 = parseVersion('1.1.0');
@@ -48,7 +56,13 @@ afterEach(() => {
 });
 
 function source(extra: Partial<ConstructorParameters<typeof NetworkMirrorSource>[0]> = {}): NetworkMirrorSource {
-  return new NetworkMirrorSource({ baseUrl: mirror.url, http: t.http, flavor: 'tofu', terraformVersion: '1.12.0', ...extra });
+  return new NetworkMirrorSource({
+    baseUrl: mirror.url,
+    http: t.http,
+    flavor: 'tofu',
+    terraformVersion: '1.12.0',
+    ...extra,
+  });
 }
 
 async function fetchTo(src: NetworkMirrorSource, name: string) {
@@ -74,7 +88,9 @@ describe('protocol', () => {
     expect(meta).toMatchObject({
       filename: 'terraform-provider-demo_1.1.0_linux_amd64.zip',
       location: { kind: 'http', url: `${mirror.url}${HOST}/acme/demo/terraform-provider-demo_1.1.0_linux_amd64.zip` },
-      reportedHashes: [{ hash: { text: h1Zip }, trust: { kind: 'reported-by-mirror', mirror: mirror.url }, platform: LINUX }],
+      reportedHashes: [
+        { hash: { text: h1Zip }, trust: { kind: 'reported-by-mirror', mirror: mirror.url }, platform: LINUX },
+      ],
       authentication: { kind: 'mirror-hashes', mirror: mirror.url, hashes: [{ text: h1Zip }] },
       warnings: [],
     });
@@ -111,9 +127,15 @@ describe('protocol', () => {
   it('installs unverified, with a warning, when the hash list is empty', async () => {
     const m = await startFakeNetMirror({ providers: await fixtureProviders(), hashes: 'none' });
     try {
-      const meta = await new NetworkMirrorSource({ baseUrl: m.url, http: t.http, flavor: 'tofu' }).packageMeta(demo, V110, LINUX);
+      const meta = await new NetworkMirrorSource({ baseUrl: m.url, http: t.http, flavor: 'tofu' }).packageMeta(
+        demo,
+        V110,
+        LINUX,
+      );
       expect(meta.authentication).toBeUndefined();
-      expect(meta.warnings).toEqual([expect.stringContaining('lists no checksums for registry.example.test/acme/demo 1.1.0 (linux_amd64)')]);
+      expect(meta.warnings).toEqual([
+        expect.stringContaining('lists no checksums for registry.example.test/acme/demo 1.1.0 (linux_amd64)'),
+      ]);
       const got = await fetchPackage(meta, { destPath: join(tmp, 'none.zip'), http: t.http });
       expect(got.label).toBe('unauthenticated');
     } finally {
@@ -124,8 +146,12 @@ describe('protocol', () => {
   it('refuses hashes of unknown schemes only', async () => {
     const m = await startFakeNetMirror({ providers: await fixtureProviders(), hashes: () => ['h9:abc'] });
     try {
-      const err = await caught(new NetworkMirrorSource({ baseUrl: m.url, http: t.http, flavor: 'tofu' }).packageMeta(demo, V110, LINUX));
-      expect(err.message).toBe('this version of OpenTofu does not support any of the checksum formats given for this provider');
+      const err = await caught(
+        new NetworkMirrorSource({ baseUrl: m.url, http: t.http, flavor: 'tofu' }).packageMeta(demo, V110, LINUX),
+      );
+      expect(err.message).toBe(
+        'this version of OpenTofu does not support any of the checksum formats given for this provider',
+      );
     } finally {
       await m.close();
     }
@@ -133,7 +159,13 @@ describe('protocol', () => {
 
   it('reports every platform with trust_all_hashes', async () => {
     const meta = await source({ trustAllHashes: true }).packageMeta(demo, V110, LINUX);
-    expect(meta.reportedHashes.map((h) => h.platform?.toString()).sort()).toEqual(['darwin_amd64', 'darwin_arm64', 'linux_amd64', 'linux_arm64', 'windows_amd64']);
+    expect(meta.reportedHashes.map((h) => h.platform?.toString()).sort()).toEqual([
+      'darwin_amd64',
+      'darwin_arm64',
+      'linux_amd64',
+      'linux_arm64',
+      'windows_amd64',
+    ]);
   });
 
   it('puts the host in punycode in the path, and handles a host with a port', async () => {
@@ -142,15 +174,25 @@ describe('protocol', () => {
     expect(mirror.log[0]?.pathname).toBe('/mirror/xn--caf-dma.example/acme/uni/index.json');
     const ported = parseProviderSource('localhost:8443/acme/ported', 'tofu');
     const meta = await source().packageMeta(ported, parseVersion('0.2.0'), LINUX);
-    expect(meta.location).toEqual({ kind: 'http', url: `${mirror.url}localhost:8443/acme/ported/terraform-provider-ported_0.2.0_linux_amd64.zip` });
+    expect(meta.location).toEqual({
+      kind: 'http',
+      url: `${mirror.url}localhost:8443/acme/ported/terraform-provider-ported_0.2.0_linux_amd64.zip`,
+    });
   });
 
   it('accepts absolute and root-relative archive URLs', async () => {
     for (const urlStyle of ['absolute', 'root-relative'] as const) {
       const m = await startFakeNetMirror({ providers: await fixtureProviders(), urlStyle });
       try {
-        const meta = await new NetworkMirrorSource({ baseUrl: m.url, http: t.http, flavor: 'tofu' }).packageMeta(demo, V110, LINUX);
-        expect(meta.location).toEqual({ kind: 'http', url: `${m.origin}/mirror/${HOST}/acme/demo/terraform-provider-demo_1.1.0_linux_amd64.zip` });
+        const meta = await new NetworkMirrorSource({ baseUrl: m.url, http: t.http, flavor: 'tofu' }).packageMeta(
+          demo,
+          V110,
+          LINUX,
+        );
+        expect(meta.location).toEqual({
+          kind: 'http',
+          url: `${m.origin}/mirror/${HOST}/acme/demo/terraform-provider-demo_1.1.0_linux_amd64.zip`,
+        });
         const got = await fetchPackage(meta, { destPath: join(tmp, `${urlStyle}.zip`), http: t.http });
         expect(got.label).toBe('verified checksum');
       } finally {
@@ -169,19 +211,33 @@ describe('errors', () => {
 
   it('says not found for an unknown provider, and hints at a missing trailing slash', async () => {
     const err = await caught(source().availableVersions(parseProviderSource(`${HOST}/acme/nope`, 'tofu')));
-    expect(err).toMatchObject({ code: SourceErrorCode.PROVIDER_NOT_FOUND, provider: `${HOST}/acme/nope`, message: `provider ${HOST}/acme/nope was not found in any of the search locations` });
+    expect(err).toMatchObject({
+      code: SourceErrorCode.PROVIDER_NOT_FOUND,
+      provider: `${HOST}/acme/nope`,
+      message: `provider ${HOST}/acme/nope was not found in any of the search locations`,
+    });
     expect(err['hint']).toBeUndefined();
 
     const slashless = await caught(source({ baseUrl: mirror.url.slice(0, -1) }).availableVersions(demo));
-    expect(slashless).toMatchObject({ code: SourceErrorCode.PROVIDER_NOT_FOUND, url: `${mirror.origin}/${HOST}/acme/demo/index.json` });
+    expect(slashless).toMatchObject({
+      code: SourceErrorCode.PROVIDER_NOT_FOUND,
+      url: `${mirror.origin}/${HOST}/acme/demo/index.json`,
+    });
     expect(slashless['hint']).toContain('no trailing "/"');
   });
 
   it('requires application/json (parameters allowed)', async () => {
     mirror.setFault(`/mirror/${HOST}/acme/demo/index.json`, { kind: 'content-type', value: 'text/plain', times: 1 });
     const err = await caught(source().availableVersions(demo));
-    expect(err).toMatchObject({ code: SourceErrorCode.INVALID_RESPONSE, message: 'response has invalid Content-Type: must be application/json' });
-    mirror.setFault(`/mirror/${HOST}/acme/demo/index.json`, { kind: 'content-type', value: 'application/json; charset=utf-8', times: 1 });
+    expect(err).toMatchObject({
+      code: SourceErrorCode.INVALID_RESPONSE,
+      message: 'response has invalid Content-Type: must be application/json',
+    });
+    mirror.setFault(`/mirror/${HOST}/acme/demo/index.json`, {
+      kind: 'content-type',
+      value: 'application/json; charset=utf-8',
+      times: 1,
+    });
     expect((await source().availableVersions(demo)).versions).toHaveLength(2);
   });
 
@@ -193,7 +249,12 @@ describe('errors', () => {
       message: `provider mirror does not have archive index for previously-reported ${HOST}/acme/demo version 1.1.0`,
     });
     const plat = await caught(source().packageMeta(demo, V110, parsePlatform('linux_arm')));
-    expect(plat).toMatchObject({ code: SourceErrorCode.PLATFORM_NOT_SUPPORTED, provider: `${HOST}/acme/demo`, version: '1.1.0', platform: 'linux_arm' });
+    expect(plat).toMatchObject({
+      code: SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+      provider: `${HOST}/acme/demo`,
+      version: '1.1.0',
+      platform: 'linux_arm',
+    });
   });
 
   // terraform 1.11 retries the JSON with its registry client's RetryMax (default 1); so does provkit.
@@ -204,24 +265,42 @@ describe('errors', () => {
     expect(mirror.log.filter((r) => r.path === index)).toHaveLength(2);
     mirror.setFault(index, { kind: 'status', status: 500, times: 2 });
     const err = await caught(source().availableVersions(demo));
-    expect(err).toMatchObject({ code: NetErrorCode.HTTP_STATUS, message: `failed to query provider mirror ${mirror.url} for ${HOST}/acme/demo: server returned unsuccessful status 500` });
+    expect(err).toMatchObject({
+      code: NetErrorCode.HTTP_STATUS,
+      message: `failed to query provider mirror ${mirror.url} for ${HOST}/acme/demo: server returned unsuccessful status 500`,
+    });
     expect(mirror.log.filter((r) => r.path === index)).toHaveLength(4);
   });
 
   it('maps 401 to UNAUTHORIZED', async () => {
     const m = await startFakeNetMirror({ providers: await fixtureProviders(), requireToken: 'tok' });
     try {
-      const err = await caught(new NetworkMirrorSource({ baseUrl: m.url, http: t.http, flavor: 'tofu' }).availableVersions(demo));
-      expect(err).toMatchObject({ code: SourceErrorCode.UNAUTHORIZED, message: `host ${m.host} rejected the given authentication credentials` });
+      const err = await caught(
+        new NetworkMirrorSource({ baseUrl: m.url, http: t.http, flavor: 'tofu' }).availableVersions(demo),
+      );
+      expect(err).toMatchObject({
+        code: SourceErrorCode.UNAUTHORIZED,
+        message: `host ${m.host} rejected the given authentication credentials`,
+      });
     } finally {
       await m.close();
     }
   });
 
   it('sends the mirror token to the JSON only, never to archives (even on another host)', async () => {
-    const m = await startFakeNetMirror({ providers: await fixtureProviders(), requireToken: 'tok', urlStyle: 'absolute', archiveHost: 'separate' });
+    const m = await startFakeNetMirror({
+      providers: await fixtureProviders(),
+      requireToken: 'tok',
+      urlStyle: 'absolute',
+      archiveHost: 'separate',
+    });
     try {
-      const src = new NetworkMirrorSource({ baseUrl: m.url, http: t.http, flavor: 'tofu', credentials: staticCredentials({ [m.host]: 'tok' }) });
+      const src = new NetworkMirrorSource({
+        baseUrl: m.url,
+        http: t.http,
+        flavor: 'tofu',
+        credentials: staticCredentials({ [m.host]: 'tok' }),
+      });
       const meta = await src.packageMeta(demo, V110, LINUX);
       await fetchPackage(meta, { destPath: join(tmp, 'cred.zip'), http: t.http });
       expect(m.log.map((r) => r.headers['authorization'])).toEqual(['Bearer tok']);
@@ -264,7 +343,9 @@ describe('archive faults', () => {
     expect(err).toMatchObject({ code, provider: `${HOST}/acme/demo`, version: '1.1.0', platform: 'linux_amd64' });
     expect(String(err['url'])).toContain('terraform-provider-demo_1.1.0_linux_amd64.zip');
     if (code === SourceErrorCode.CHECKSUM_MISMATCH) {
-      expect(err.message).toBe(`provider package doesn't match the expected checksum "${mirror.hashesOf(HOST, 'acme', 'demo', '1.1.0', 'linux_amd64').h1Zip}"`);
+      expect(err.message).toBe(
+        `provider package doesn't match the expected checksum "${mirror.hashesOf(HOST, 'acme', 'demo', '1.1.0', 'linux_amd64').h1Zip}"`,
+      );
     }
     expect(await listing(dir)).toEqual([]);
   });

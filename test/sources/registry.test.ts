@@ -8,7 +8,13 @@ import { fileURLToPath } from 'node:url';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { parsePlatform, parseProviderSource, parseVersion, type Flavor, type ProviderAddress } from '../../src/addresses/index.js';
+import {
+  parsePlatform,
+  parseProviderSource,
+  parseVersion,
+  type Flavor,
+  type ProviderAddress,
+} from '../../src/addresses/index.js';
 import { NetErrorCode } from '../../src/net/index.js';
 import {
   credentialsFromEnv,
@@ -26,7 +32,9 @@ import { fixtureProviders, makeProvider, type FakeProvider } from '../support/se
 import { caught, listing, testHttp, type TestHttp } from './helpers.js';
 
 const FIXTURES = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
-const HASHES = JSON.parse(await readFile(join(FIXTURES, 'hashes.json'), 'utf8')) as { packages: Record<string, { zh: string; h1: string }> };
+const HASHES = JSON.parse(await readFile(join(FIXTURES, 'hashes.json'), 'utf8')) as {
+  packages: Record<string, { zh: string; h1: string }>;
+};
 const ZIP_KEY = 'registry.example.test/acme/demo/terraform-provider-demo_1.1.0_linux_amd64.zip';
 const V110 = parseVersion('1.1.0');
 const LINUX = parsePlatform('linux_amd64');
@@ -68,14 +76,17 @@ function source(o: SourceOpts = {}): RegistrySource {
   const credentials = o.credentials ?? credentialsFromEnv(o.env ?? {});
   return new RegistrySource({
     http: t.http,
-    discovery: o.discovery ?? new ServiceDiscovery({ http: t.http, credentials, ...(o.overrides ? { overrides: o.overrides } : {}) }),
+    discovery:
+      o.discovery ??
+      new ServiceDiscovery({ http: t.http, credentials, ...(o.overrides ? { overrides: o.overrides } : {}) }),
     flavor,
     credentials,
     terraformVersion: '1.12.0',
     signaturePolicy: signaturePolicy(flavor, o.env ?? {}),
   });
 }
-const addr = (r: { host: string }, type = 'demo', ns = 'acme'): ProviderAddress => parseProviderSource(`${r.host}/${ns}/${type}`, 'tofu');
+const addr = (r: { host: string }, type = 'demo', ns = 'acme'): ProviderAddress =>
+  parseProviderSource(`${r.host}/${ns}/${type}`, 'tofu');
 
 async function withRegistry<T>(opts: Partial<FakeRegistryOptions>, fn: (r: FakeRegistry) => Promise<T>): Promise<T> {
   const r = await startFakeRegistry({ providers, ...opts });
@@ -111,13 +122,23 @@ describe('protocol', () => {
       filename: FILE,
       protocols: ['5.0'],
       location: { kind: 'http', url: `${reg.origin}${reg.paths.archive('acme', 'demo', '1.1.0', 'linux_amd64')}` },
-      authentication: { kind: 'registry', sha256: sha, signature: { kind: 'signed', keyId: reg.keyIds[0], expired: false } },
+      authentication: {
+        kind: 'registry',
+        sha256: sha,
+        signature: { kind: 'signed', keyId: reg.keyIds[0], expired: false },
+      },
       warnings: [],
     });
-    expect(meta.reportedHashes[0]).toMatchObject({ hash: { text: `zh:${sha}` }, trust: { kind: 'reported-by-registry' }, platform: LINUX });
+    expect(meta.reportedHashes[0]).toMatchObject({
+      hash: { text: `zh:${sha}` },
+      trust: { kind: 'reported-by-registry' },
+      platform: LINUX,
+    });
     const signed = meta.reportedHashes.filter((h) => h.trust.kind === 'signed');
     expect(signed).toHaveLength(5);
-    expect(signed.every((h) => h.trust.kind === 'signed' && h.trust.keyIds[0] === reg.keyIds[0] && h.platform === undefined)).toBe(true);
+    expect(
+      signed.every((h) => h.trust.kind === 'signed' && h.trust.keyIds[0] === reg.keyIds[0] && h.platform === undefined),
+    ).toBe(true);
     // SHA256SUMS and signature are fetched without the API headers.
     const sums = reg.requests(reg.paths.shasums('acme', 'demo', '1.1.0'))[0];
     expect(sums?.headers['x-terraform-version']).toBeUndefined();
@@ -157,7 +178,9 @@ describe('protocol', () => {
     await withRegistry({ providers: [await makeProvider('acme', 'bad', ['1.0.0', 'v2.0.0'])] }, async (r) => {
       const err = await caught(source().availableVersions(addr(r, 'bad')));
       expect(err).toMatchObject({ code: SourceErrorCode.INVALID_RESPONSE });
-      expect(err.message).toMatch(/^registry response includes invalid version string "v2\.0\.0": a "v" prefix should not be used/);
+      expect(err.message).toMatch(
+        /^registry response includes invalid version string "v2\.0\.0": a "v" prefix should not be used/,
+      );
     });
   });
 
@@ -192,9 +215,18 @@ describe('protocol', () => {
 
   it('checks the download response fields', async () => {
     const cases: Array<[(b: Record<string, unknown>) => Record<string, unknown>, string]> = [
-      [(b) => ({ ...b, os: 'darwin' }), 'registry response to request for linux_amd64 archive has incorrect target darwin_amd64'],
-      [(b) => ({ ...b, shasum: 'abc' }), 'registry response includes invalid SHA256 hash "abc": must be 64 hexadecimal digits'],
-      [(b) => ({ ...b, download_url: 'ftp://example.test/x.zip' }), 'registry response includes download URL with unsupported scheme "ftp"'],
+      [
+        (b) => ({ ...b, os: 'darwin' }),
+        'registry response to request for linux_amd64 archive has incorrect target darwin_amd64',
+      ],
+      [
+        (b) => ({ ...b, shasum: 'abc' }),
+        'registry response includes invalid SHA256 hash "abc": must be 64 hexadecimal digits',
+      ],
+      [
+        (b) => ({ ...b, download_url: 'ftp://example.test/x.zip' }),
+        'registry response includes download URL with unsupported scheme "ftp"',
+      ],
       [(b) => ({ ...b, filename: 'other.zip' }), 'checksum list has no SHA-256 hash for "other.zip"'],
     ];
     for (const [transform, message] of cases) {
@@ -223,7 +255,15 @@ describe('SHA256SUMS parsing', () => {
   });
 
   it('splits on any white space and lowers upper-case hex', async () => {
-    const { lines } = await lineHashes({ shasumsTransform: (d) => d.replaceAll('  ', '\t \t').replaceAll('\n', '\r\n').toUpperCase().replaceAll('TERRAFORM-PROVIDER-DEMO', 'terraform-provider-demo').replaceAll('_LINUX_AMD64.ZIP', '_linux_amd64.zip') });
+    const { lines } = await lineHashes({
+      shasumsTransform: (d) =>
+        d
+          .replaceAll('  ', '\t \t')
+          .replaceAll('\n', '\r\n')
+          .toUpperCase()
+          .replaceAll('TERRAFORM-PROVIDER-DEMO', 'terraform-provider-demo')
+          .replaceAll('_LINUX_AMD64.ZIP', '_linux_amd64.zip'),
+    });
     expect(lines).toHaveLength(5);
     expect(lines.every((l) => /^zh:[0-9a-f]{64}$/.test(l))).toBe(true);
   });
@@ -232,7 +272,9 @@ describe('SHA256SUMS parsing', () => {
     const { meta, got, lines } = await lineHashes({ shasumsExtraLines: ['garbage'] });
     expect(lines).toEqual([]);
     expect(meta.warnings).toEqual([expect.stringContaining('is not a checksum list (line 6 has only one field)')]);
-    expect(got.hashes.filter((h) => h.trust.kind === 'verified-locally').map((h) => h.hash.text)).toEqual([got.zh.text]);
+    expect(got.hashes.filter((h) => h.trust.kind === 'verified-locally').map((h) => h.hash.text)).toEqual([
+      got.zh.text,
+    ]);
   });
 
   it('skips a blank line (where terraform 1.11.4 crashes) and says so', async () => {
@@ -247,7 +289,10 @@ describe('signatures', () => {
 
   /** A source that sees `r` as the given host through a host-services override. */
   function as(r: FakeRegistry, host: string, o: SourceOpts = {}) {
-    return { src: source({ ...o, overrides: { [host]: { 'providers.v1': r.providersUrl } } }), provider: parseProviderSource(`${host}/acme/demo`, 'tofu') };
+    return {
+      src: source({ ...o, overrides: { [host]: { 'providers.v1': r.providersUrl } } }),
+      provider: parseProviderSource(`${host}/acme/demo`, 'tofu'),
+    };
   }
 
   it('skips validation on the OpenTofu default registry when it lists no keys', async () => {
@@ -271,7 +316,8 @@ describe('signatures', () => {
       const err = await caught(src.packageMeta(provider, V110, LINUX));
       expect(err).toMatchObject({
         code: SourceErrorCode.SIGNATURE_INVALID,
-        message: 'the provider is not signed with a valid signing key; please contact the provider author (authentication signature from unknown issuer)',
+        message:
+          'the provider is not signed with a valid signing key; please contact the provider author (authentication signature from unknown issuer)',
         provider: `${host}/acme/demo`,
       });
     });
@@ -280,14 +326,21 @@ describe('signatures', () => {
   it('always enforces for terraform, with its bare message', async () => {
     await withRegistry({ listedKeys: [] }, async (r) => {
       const { src, provider } = as(r, 'registry.terraform.io', { flavor: 'terraform' });
-      expect((await caught(src.packageMeta(provider, V110, LINUX))).message).toBe('authentication signature from unknown issuer');
+      expect((await caught(src.packageMeta(provider, V110, LINUX))).message).toBe(
+        'authentication signature from unknown issuer',
+      );
     });
   });
 
   it('refuses a signature by an unlisted key before downloading anything', async () => {
     reg.unlistedKey('acme', 'demo', '1.1.0');
     const err = await caught(source().packageMeta(addr(reg), V110, LINUX));
-    expect(err).toMatchObject({ code: SourceErrorCode.SIGNATURE_INVALID, provider: `${reg.host}/acme/demo`, version: '1.1.0', platform: 'linux_amd64' });
+    expect(err).toMatchObject({
+      code: SourceErrorCode.SIGNATURE_INVALID,
+      provider: `${reg.host}/acme/demo`,
+      version: '1.1.0',
+      platform: 'linux_amd64',
+    });
     expect(err.message).toContain('(authentication signature from unknown issuer)');
     expect(reg.requests(reg.paths.archive('acme', 'demo', '1.1.0', 'linux_amd64'))).toEqual([]);
   });
@@ -295,12 +348,18 @@ describe('signatures', () => {
   it('refuses a corrupted signature', async () => {
     reg.badSignature('acme', 'demo', '1.1.0');
     const err = await caught(source({ flavor: 'terraform' }).packageMeta(addr(reg), V110, LINUX));
-    expect(err).toMatchObject({ code: SourceErrorCode.SIGNATURE_INVALID, url: `${reg.origin}${reg.paths.signature('acme', 'demo', '1.1.0')}` });
+    expect(err).toMatchObject({
+      code: SourceErrorCode.SIGNATURE_INVALID,
+      url: `${reg.origin}${reg.paths.signature('acme', 'demo', '1.1.0')}`,
+    });
     expect(err.message).toMatch(/^error checking signature: /);
   });
 
   it('refuses a tampered SHA256SUMS (signature no longer matches)', async () => {
-    reg.setFault(reg.paths.shasums('acme', 'demo', '1.1.0'), { kind: 'replace', body: (b) => Buffer.concat([b, Buffer.from(`${'cd'.repeat(32)}  evil.zip\n`)]) });
+    reg.setFault(reg.paths.shasums('acme', 'demo', '1.1.0'), {
+      kind: 'replace',
+      body: (b) => Buffer.concat([b, Buffer.from(`${'cd'.repeat(32)}  evil.zip\n`)]),
+    });
     expect((await caught(source().packageMeta(addr(reg), V110, LINUX))).message).toMatch(/error checking signature: /);
   });
 
@@ -312,19 +371,30 @@ describe('signatures', () => {
   });
 
   it('refuses an undecodable key', async () => {
-    await withRegistry({ downloadTransform: (b) => ({ ...b, signing_keys: { gpg_public_keys: [{ ascii_armor: 'junk' }] } }) }, async (r) => {
-      expect((await caught(source().packageMeta(addr(r), V110, LINUX))).message).toMatch(/\(error decoding signing key: /);
-    });
+    await withRegistry(
+      { downloadTransform: (b) => ({ ...b, signing_keys: { gpg_public_keys: [{ ascii_armor: 'junk' }] } }) },
+      async (r) => {
+        expect((await caught(source().packageMeta(addr(r), V110, LINUX))).message).toMatch(
+          /\(error decoding signing key: /,
+        );
+      },
+    );
   });
 
   it('tolerates an expired key in OpenTofu (with a warning) unless enforced; terraform refuses it', async () => {
     await withRegistry({ listedKeys: ['expired'], signWith: 'expired' }, async (r) => {
       const meta = await source().packageMeta(addr(r), V110, LINUX);
       expect(meta.authentication).toMatchObject({ signature: { kind: 'signed', keyId: r.keyIds[0], expired: true } });
-      expect(meta.warnings).toEqual([`Provider acme/demo (${r.host}) gpg key expired, this will fail in future versions of OpenTofu`]);
+      expect(meta.warnings).toEqual([
+        `Provider acme/demo (${r.host}) gpg key expired, this will fail in future versions of OpenTofu`,
+      ]);
 
-      const enforced = await caught(source({ env: { OPENTOFU_ENFORCE_GPG_EXPIRATION: 'true' } }).packageMeta(addr(r), V110, LINUX));
-      expect(enforced.message).toBe('the provider is not signed with a valid signing key; please contact the provider author (error checking signature: openpgp: key expired)');
+      const enforced = await caught(
+        source({ env: { OPENTOFU_ENFORCE_GPG_EXPIRATION: 'true' } }).packageMeta(addr(r), V110, LINUX),
+      );
+      expect(enforced.message).toBe(
+        'the provider is not signed with a valid signing key; please contact the provider author (error checking signature: openpgp: key expired)',
+      );
       const tf = await caught(source({ flavor: 'terraform' }).packageMeta(addr(r), V110, LINUX));
       expect(tf.message).toBe('error checking signature: openpgp: key expired');
     });
@@ -340,7 +410,9 @@ describe('credentials', () => {
 
       const env = { [`TF_TOKEN_${r.host}`]: 'sekret' };
       const meta = await source({ env }).packageMeta(addr(r), V110, LINUX);
-      await (await fetchInto(meta, 'cred')).result;
+      await (
+        await fetchInto(meta, 'cred')
+      ).result;
       expect(r.log.map((q) => [q.pathname, q.headers['authorization']])).toEqual([
         [r.paths.discovery, 'Bearer sekret'],
         [r.paths.download('acme', 'demo', '1.1.0', 'linux_amd64'), 'Bearer sekret'],
@@ -352,7 +424,9 @@ describe('credentials', () => {
   it('sends no token to the documents even on the API host', async () => {
     await withRegistry({ requireToken: 'sekret' }, async (r) => {
       const meta = await source({ env: { [`TF_TOKEN_${r.host}`]: 'sekret' } }).packageMeta(addr(r), V110, LINUX);
-      await (await fetchInto(meta, 'cred2')).result;
+      await (
+        await fetchInto(meta, 'cred2')
+      ).result;
       const files = r.log.filter((q) => q.pathname.startsWith('/files/'));
       expect(files).toHaveLength(3);
       expect(files.every((q) => q.headers['authorization'] === undefined)).toBe(true);
@@ -361,7 +435,10 @@ describe('credentials', () => {
 
   it('decodes TF_TOKEN_ names and follows a host-services override to the delegated API', async () => {
     await withRegistry({ requireToken: 'tok' }, async (r) => {
-      const src = source({ env: { TF_TOKEN_registry_example__two_test: 'tok' }, overrides: { 'registry.example-two.test': { 'providers.v1': r.providersUrl } } });
+      const src = source({
+        env: { TF_TOKEN_registry_example__two_test: 'tok' },
+        overrides: { 'registry.example-two.test': { 'providers.v1': r.providersUrl } },
+      });
       const provider = parseProviderSource('registry.example-two.test/acme/demo', 'tofu');
       expect((await src.availableVersions(provider)).versions).toHaveLength(2);
       expect(r.log.map((q) => q.headers['authorization'])).toEqual(['Bearer tok']);
@@ -372,8 +449,13 @@ describe('credentials', () => {
     await withRegistry({ requireToken: 'tok' }, async (r) => {
       const overrides = { [r.host]: { 'providers.v1': r.providersUrl } };
       const missing = await caught(source({ overrides }).availableVersions(addr(r)));
-      expect(missing).toMatchObject({ code: SourceErrorCode.UNAUTHORIZED, message: `host ${r.host} requires authentication credentials` });
-      const wrong = await caught(source({ overrides, env: { [`TF_TOKEN_${r.host}`]: 'bad' } }).availableVersions(addr(r)));
+      expect(missing).toMatchObject({
+        code: SourceErrorCode.UNAUTHORIZED,
+        message: `host ${r.host} requires authentication credentials`,
+      });
+      const wrong = await caught(
+        source({ overrides, env: { [`TF_TOKEN_${r.host}`]: 'bad' } }).availableVersions(addr(r)),
+      );
       expect(wrong.message).toBe(`host ${r.host} rejected the given authentication credentials`);
     });
   });
@@ -382,7 +464,10 @@ describe('credentials', () => {
 describe('discovery', () => {
   it.each([
     [{}, 'does not offer a OpenTofu provider registry'],
-    [{ 'providers.v2': '/v2/' }, 'does not support the provider registry protocol required by this OpenTofu version, but may be compatible with a different OpenTofu version'],
+    [
+      { 'providers.v2': '/v2/' },
+      'does not support the provider registry protocol required by this OpenTofu version, but may be compatible with a different OpenTofu version',
+    ],
     [{ 'providers.v1': 'ftp://x/' }, 'Service URL is using an unsupported scheme: ftp'],
   ])('reports services %j', async (services, message) => {
     await withRegistry({ services }, async (r) => {
@@ -393,16 +478,23 @@ describe('discovery', () => {
   // The reference does not retry discovery; provkit retries once (docs/reference.md §4.1 item 52).
   it('treats a 404 as no services and other statuses as failures after one retry', async () => {
     reg.setFault(reg.paths.discovery, { kind: 'status', status: 404, times: 1 });
-    expect((await caught(source().availableVersions(addr(reg)))).message).toBe(`host ${reg.host} does not offer a OpenTofu provider registry`);
+    expect((await caught(source().availableVersions(addr(reg)))).message).toBe(
+      `host ${reg.host} does not offer a OpenTofu provider registry`,
+    );
     reg.setFault(reg.paths.discovery, { kind: 'status', status: 503, times: 2 });
     const err = await caught(source().availableVersions(addr(reg)));
-    expect(err).toMatchObject({ code: SourceErrorCode.SERVICE_DISCOVERY, message: 'failed to request discovery document: 503 Service Unavailable' });
+    expect(err).toMatchObject({
+      code: SourceErrorCode.SERVICE_DISCOVERY,
+      message: 'failed to request discovery document: 503 Service Unavailable',
+    });
     expect(reg.requests(reg.paths.discovery)).toHaveLength(3);
   });
 
   it('requires application/json', async () => {
     reg.setFault(reg.paths.discovery, { kind: 'content-type', value: 'text/html', times: 1 });
-    expect((await caught(source().availableVersions(addr(reg)))).message).toBe('discovery URL returned an unsupported Content-Type "text/html"');
+    expect((await caught(source().availableVersions(addr(reg)))).message).toBe(
+      'discovery URL returned an unsupported Content-Type "text/html"',
+    );
   });
 
   it('does not cache failures', async () => {
@@ -432,7 +524,12 @@ describe('API faults', () => {
   });
 
   it('honours Retry-After on a 429', async () => {
-    reg.setFault(reg.paths.download('acme', 'demo', '1.1.0', 'linux_amd64'), { kind: 'status', status: 429, headers: { 'retry-after': '7' }, times: 1 });
+    reg.setFault(reg.paths.download('acme', 'demo', '1.1.0', 'linux_amd64'), {
+      kind: 'status',
+      status: 429,
+      headers: { 'retry-after': '7' },
+      times: 1,
+    });
     await source().packageMeta(addr(reg), V110, LINUX);
     expect(t.sleeps).toEqual([7000]);
   });
@@ -442,7 +539,11 @@ describe('API faults', () => {
     expect((await source().availableVersions(addr(reg))).versions).toHaveLength(2);
     reg.setFault(versions(), { kind: 'stall', phase: 'headers' });
     const err = await caught(source().availableVersions(addr(reg)));
-    expect(err).toMatchObject({ code: NetErrorCode.TIMEOUT, provider: `${reg.host}/acme/demo`, url: `${reg.origin}${versions()}` });
+    expect(err).toMatchObject({
+      code: NetErrorCode.TIMEOUT,
+      provider: `${reg.host}/acme/demo`,
+      url: `${reg.origin}${versions()}`,
+    });
   }, 10_000);
 
   it('reports a missing SHA256SUMS', async () => {
@@ -482,9 +583,19 @@ describe('archive faults', () => {
     const meta = await source().packageMeta(addr(reg), V110, LINUX);
     const { dir, result } = await fetchInto(meta, 'fail');
     const err = await caught(result);
-    expect(err).toMatchObject({ code, provider: `${reg.host}/acme/demo`, version: '1.1.0', platform: 'linux_amd64', url: `${reg.origin}${archive()}` });
+    expect(err).toMatchObject({
+      code,
+      provider: `${reg.host}/acme/demo`,
+      version: '1.1.0',
+      platform: 'linux_amd64',
+      url: `${reg.origin}${archive()}`,
+    });
     if (code === SourceErrorCode.CHECKSUM_MISMATCH) {
-      expect(err.message).toMatch(new RegExp(`^archive has incorrect checksum zh:[0-9a-f]{64} \\(expected zh:${reg.sha256('acme', 'demo', '1.1.0', 'linux_amd64')}\\)$`));
+      expect(err.message).toMatch(
+        new RegExp(
+          `^archive has incorrect checksum zh:[0-9a-f]{64} \\(expected zh:${reg.sha256('acme', 'demo', '1.1.0', 'linux_amd64')}\\)$`,
+        ),
+      );
     }
     expect(await listing(dir)).toEqual([]);
   });
@@ -495,29 +606,62 @@ describe('OpenTofu packages extension', () => {
     await withRegistry({ packagesExtension: true }, async (r) => {
       const meta = await source().packageMeta(addr(r), V110, LINUX);
       const h1s = meta.reportedHashes.filter((h) => h.hash.scheme === 'h1:');
-      expect(h1s.map((h) => h.platform?.toString()).sort()).toEqual(['darwin_amd64', 'darwin_arm64', 'linux_amd64', 'linux_arm64', 'windows_amd64']);
+      expect(h1s.map((h) => h.platform?.toString()).sort()).toEqual([
+        'darwin_amd64',
+        'darwin_arm64',
+        'linux_amd64',
+        'linux_arm64',
+        'windows_amd64',
+      ]);
       expect(h1s.find((h) => h.platform?.toString() === 'linux_amd64')?.hash.text).toBe(HASHES.packages[ZIP_KEY]?.h1);
       expect(((await (await fetchInto(meta, 'pkgs')).result) as FetchedArchive).label).toBe('signed');
     });
     await withRegistry(
-      { packagesExtension: true, downloadTransform: (b) => ({ ...b, packages: { ...(b['packages'] as object), linux_amd64: { hashes: [`zh:${String(b['shasum'])}`], package_size: 5 } } }) },
+      {
+        packagesExtension: true,
+        downloadTransform: (b) => ({
+          ...b,
+          packages: {
+            ...(b['packages'] as object),
+            linux_amd64: { hashes: [`zh:${String(b['shasum'])}`], package_size: 5 },
+          },
+        }),
+      },
       async (r) => {
         const meta = await source().packageMeta(addr(r), V110, LINUX);
         const { dir, result } = await fetchInto(meta, 'size');
         const err = await caught(result);
         expect(err).toMatchObject({ code: SourceErrorCode.CHECKSUM_MISMATCH, expected: '5' });
-        expect(err.message).toMatch(/^registry response indicates a package of size 5, but received a package of size \d+$/);
+        expect(err.message).toMatch(
+          /^registry response indicates a package of size 5, but received a package of size \d+$/,
+        );
         expect(await listing(dir)).toEqual([]);
       },
     );
   });
 
   it('refuses inconsistent packages entries', async () => {
-    await withRegistry({ packagesExtension: true, downloadTransform: (b) => ({ ...b, packages: { darwin_arm64: { hashes: [], package_size: 1 } } }) }, async (r) => {
-      expect((await caught(source().packageMeta(addr(r), V110, LINUX))).message).toBe('registry response missing package with platform "linux_amd64"');
-    });
-    await withRegistry({ packagesExtension: true, downloadTransform: (b) => ({ ...b, packages: { 'not a platform': { hashes: [], package_size: 1 } } }) }, async (r) => {
-      expect((await caught(source().packageMeta(addr(r), V110, LINUX))).message).toMatch(/^registry response includes invalid platform "not a platform"/);
-    });
+    await withRegistry(
+      {
+        packagesExtension: true,
+        downloadTransform: (b) => ({ ...b, packages: { darwin_arm64: { hashes: [], package_size: 1 } } }),
+      },
+      async (r) => {
+        expect((await caught(source().packageMeta(addr(r), V110, LINUX))).message).toBe(
+          'registry response missing package with platform "linux_amd64"',
+        );
+      },
+    );
+    await withRegistry(
+      {
+        packagesExtension: true,
+        downloadTransform: (b) => ({ ...b, packages: { 'not a platform': { hashes: [], package_size: 1 } } }),
+      },
+      async (r) => {
+        expect((await caught(source().packageMeta(addr(r), V110, LINUX))).message).toMatch(
+          /^registry response includes invalid platform "not a platform"/,
+        );
+      },
+    );
   });
 });

@@ -9,7 +9,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { parseProviderSource } from '../../src/addresses/index.js';
-import { checkChecksumsSignature, openSignatureCache, signaturePolicy, type SignatureCache } from '../../src/sources/index.js';
+import {
+  checkChecksumsSignature,
+  openSignatureCache,
+  signaturePolicy,
+  type SignatureCache,
+} from '../../src/sources/index.js';
 import { signDetached, testKey } from '../support/servers/keys.js';
 
 const provider = parseProviderSource('registry.example.test/acme/demo', 'terraform');
@@ -44,10 +49,27 @@ describe('signature cache', () => {
     const key = await testKey('main');
     const signature = await signDetached(document, key);
     const cache = counted(openSignatureCache(join(dir, 'a')));
-    const args = { document, signature, keys: [{ asciiArmor: key.publicArmored }], provider, policy: signaturePolicy('terraform'), cache };
-    expect(await checkChecksumsSignature(args)).toEqual({ kind: 'signed', keyId: key.keyId, expired: false, warnings: [] });
+    const args = {
+      document,
+      signature,
+      keys: [{ asciiArmor: key.publicArmored }],
+      provider,
+      policy: signaturePolicy('terraform'),
+      cache,
+    };
+    expect(await checkChecksumsSignature(args)).toEqual({
+      kind: 'signed',
+      keyId: key.keyId,
+      expired: false,
+      warnings: [],
+    });
     expect([cache.hits, cache.puts]).toEqual([0, 1]);
-    expect(await checkChecksumsSignature(args)).toEqual({ kind: 'signed', keyId: key.keyId, expired: false, warnings: [] });
+    expect(await checkChecksumsSignature(args)).toEqual({
+      kind: 'signed',
+      keyId: key.keyId,
+      expired: false,
+      warnings: [],
+    });
     expect([cache.hits, cache.puts]).toEqual([1, 1]);
     expect((await readdir(join(dir, 'a'))).length).toBe(1);
   });
@@ -57,12 +79,28 @@ describe('signature cache', () => {
     const other = await testKey('other');
     const signature = await signDetached(document, key);
     const cache = counted(openSignatureCache(join(dir, 'b')));
-    const base = { document, signature, keys: [{ asciiArmor: key.publicArmored }], provider, policy: signaturePolicy('terraform'), cache };
+    const base = {
+      document,
+      signature,
+      keys: [{ asciiArmor: key.publicArmored }],
+      provider,
+      policy: signaturePolicy('terraform'),
+      cache,
+    };
     await checkChecksumsSignature(base);
-    await expect(checkChecksumsSignature({ ...base, document: Buffer.concat([document, Buffer.from('x')]) })).rejects.toMatchObject({ code: 'SIGNATURE_INVALID' });
-    await expect(checkChecksumsSignature({ ...base, signature: await signDetached(document, other) })).rejects.toMatchObject({ code: 'SIGNATURE_INVALID' });
+    await expect(
+      checkChecksumsSignature({ ...base, document: Buffer.concat([document, Buffer.from('x')]) }),
+    ).rejects.toMatchObject({ code: 'SIGNATURE_INVALID' });
+    await expect(
+      checkChecksumsSignature({ ...base, signature: await signDetached(document, other) }),
+    ).rejects.toMatchObject({ code: 'SIGNATURE_INVALID' });
     // Another key listed first: checked again (and still signed by the main key).
-    expect(await checkChecksumsSignature({ ...base, keys: [{ asciiArmor: other.publicArmored }, { asciiArmor: key.publicArmored }] })).toMatchObject({ keyId: key.keyId });
+    expect(
+      await checkChecksumsSignature({
+        ...base,
+        keys: [{ asciiArmor: other.publicArmored }, { asciiArmor: key.publicArmored }],
+      }),
+    ).toMatchObject({ keyId: key.keyId });
     expect(cache.hits).toBe(0);
   });
 
@@ -72,12 +110,21 @@ describe('signature cache', () => {
     const cache = counted(openSignatureCache(join(dir, 'c')));
     const during = { ...signaturePolicy('terraform'), now: () => key.signingDate };
     const args = { document, signature, keys: [{ asciiArmor: key.publicArmored }], provider, cache };
-    expect(await checkChecksumsSignature({ ...args, policy: during })).toMatchObject({ kind: 'signed', expired: false });
-    expect(await checkChecksumsSignature({ ...args, policy: during })).toMatchObject({ kind: 'signed', expired: false });
+    expect(await checkChecksumsSignature({ ...args, policy: during })).toMatchObject({
+      kind: 'signed',
+      expired: false,
+    });
+    expect(await checkChecksumsSignature({ ...args, policy: during })).toMatchObject({
+      kind: 'signed',
+      expired: false,
+    });
     expect(cache.hits).toBe(1);
     // A day later the key has expired: the entry no longer stands.
     const after = { ...signaturePolicy('terraform'), now: () => new Date(key.signingDate.getTime() + 3 * 86_400_000) };
-    await expect(checkChecksumsSignature({ ...args, policy: after })).rejects.toMatchObject({ code: 'SIGNATURE_INVALID', message: /expired/ });
+    await expect(checkChecksumsSignature({ ...args, policy: after })).rejects.toMatchObject({
+      code: 'SIGNATURE_INVALID',
+      message: /expired/,
+    });
     // OpenTofu tolerates it with a warning, and does not remember that.
     const tofu = { ...signaturePolicy('tofu'), now: after.now };
     const puts = cache.puts;
@@ -90,10 +137,21 @@ describe('signature cache', () => {
     const signature = await signDetached(document, key);
     const base = join(dir, 'd');
     const cache = counted(openSignatureCache(base));
-    const args = { document, signature, keys: [{ asciiArmor: key.publicArmored }], provider, policy: signaturePolicy('terraform'), cache };
+    const args = {
+      document,
+      signature,
+      keys: [{ asciiArmor: key.publicArmored }],
+      provider,
+      policy: signaturePolicy('terraform'),
+      cache,
+    };
     await checkChecksumsSignature(args);
     const [file] = await readdir(base);
-    for (const bad of ['{', '{"keyId":"nothex","validUntil":null}', '{"keyId":"0123456789ABCDEF","validUntil":"soon"}']) {
+    for (const bad of [
+      '{',
+      '{"keyId":"nothex","validUntil":null}',
+      '{"keyId":"0123456789ABCDEF","validUntil":"soon"}',
+    ]) {
       await writeFile(join(base, file!), bad);
       expect(await checkChecksumsSignature(args)).toMatchObject({ kind: 'signed', keyId: key.keyId });
     }

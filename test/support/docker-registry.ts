@@ -53,7 +53,8 @@ function which(name: string): string | undefined {
 }
 
 /** Why OCI tests are skipped, for the test name. */
-export const SKIP_REASON = 'skipped: docker-registry is not installed (apt-get install docker-registry apache2-utils; see README "OCI tests")';
+export const SKIP_REASON =
+  'skipped: docker-registry is not installed (apt-get install docker-registry apache2-utils; see README "OCI tests")';
 
 export interface DockerRegistry {
   /** `127.0.0.1:PORT`, the registry part of repository addresses. */
@@ -118,7 +119,9 @@ export async function startDockerRegistry(options: DockerRegistryOptions = {}): 
   if (options.auth) {
     const htpasswd = htpasswdBinary();
     if (htpasswd === undefined) throw new Error('htpasswd is not installed (apt-get install apache2-utils)');
-    const line = execFileSync(htpasswd, ['-Bbn', options.auth.username, options.auth.password], { encoding: 'utf8' }).trim();
+    const line = execFileSync(htpasswd, ['-Bbn', options.auth.username, options.auth.password], {
+      encoding: 'utf8',
+    }).trim();
     writeFileSync(join(dir, 'htpasswd'), `${line}\n`);
     authBlock = `auth:\n  htpasswd:\n    realm: provkit-test\n    path: ${join(dir, 'htpasswd')}\n`;
   }
@@ -152,7 +155,14 @@ export async function startDockerRegistry(options: DockerRegistryOptions = {}): 
     // `sh` reports the registry's pid, then kills it (TERM) when its stdin closes.
     const child: ChildProcess = spawn(
       'sh',
-      ['-c', '"$1" serve "$2" >"$3" 2>&1 & pid=$!; echo $pid; read _ignored; { kill -TERM $pid; wait $pid; } 2>/dev/null', 'sh', bin, join(dir, 'config.yml'), logFile],
+      [
+        '-c',
+        '"$1" serve "$2" >"$3" 2>&1 & pid=$!; echo $pid; read _ignored; { kill -TERM $pid; wait $pid; } 2>/dev/null',
+        'sh',
+        bin,
+        join(dir, 'config.yml'),
+        logFile,
+      ],
       { stdio: ['pipe', 'pipe', 'inherit'] },
     );
     const registryPid = await new Promise<number>((resolve, reject) => {
@@ -227,7 +237,8 @@ export function registryRequest(
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { accept };
-    if (reg.auth) headers['authorization'] = `Basic ${Buffer.from(`${reg.auth.username}:${reg.auth.password}`).toString('base64')}`;
+    if (reg.auth)
+      headers['authorization'] = `Basic ${Buffer.from(`${reg.auth.username}:${reg.auth.password}`).toString('base64')}`;
     const req = request(`${reg.origin}${path}`, { ca: reg.caPem, method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -240,8 +251,16 @@ export function registryRequest(
 }
 
 /** The JSON of a manifest (by tag or digest) and its digest, as the registry serves it. */
-export async function registryManifest(reg: DockerRegistry, repository: string, reference: string): Promise<{ status: number; digest: string; doc: Record<string, unknown>; body: Buffer }> {
-  const r = await registryRequest(reg, `/v2/${repository}/manifests/${reference}`, 'application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json');
+export async function registryManifest(
+  reg: DockerRegistry,
+  repository: string,
+  reference: string,
+): Promise<{ status: number; digest: string; doc: Record<string, unknown>; body: Buffer }> {
+  const r = await registryRequest(
+    reg,
+    `/v2/${repository}/manifests/${reference}`,
+    'application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json',
+  );
   const digest = String(r.headers['docker-content-digest'] ?? '');
   let doc: Record<string, unknown> = {};
   try {

@@ -84,7 +84,11 @@ export function startCli(args: string[], opts: RunOptions): StartedCli {
         checkedStreams.count += 1;
         const problems = jsonUiStreamProblems(stdout);
         if (problems.length > 0) {
-          reject(new Error(`the -json output of provkit ${args.join(' ')} breaks docs/json-ui.md:\n${problems.join('\n')}\n--- stdout:\n${stdout}`));
+          reject(
+            new Error(
+              `the -json output of provkit ${args.join(' ')} breaks docs/json-ui.md:\n${problems.join('\n')}\n--- stdout:\n${stdout}`,
+            ),
+          );
           return;
         }
       }
@@ -165,7 +169,8 @@ export function requiresTf(providers: Record<string, string>): string {
 }
 
 /** Names that only exist while a run is in progress (or after one was killed). */
-const IN_PROGRESS = /\.partial$|\.tmp$|\.new$|\.break$|^\.provkit-staging-|^\.provkit-mirror\.lock$|^\.?provkit-(install|lock|bundle)-/;
+const IN_PROGRESS =
+  /\.partial$|\.tmp$|\.new$|\.break$|^\.provkit-staging-|^\.provkit-mirror\.lock$|^\.?provkit-(install|lock|bundle)-/;
 
 /** Paths under `root` (relative) whose last component matches {@link IN_PROGRESS}; the walk does not enter those. */
 function inProgressNames(root: string, rel = ''): string[] {

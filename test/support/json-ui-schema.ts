@@ -28,11 +28,36 @@ const TYPES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   flavor: { flavor: 'string', reason: 'string' },
   provider_selected: { provider: 'string', version: 'string', reason: 'string' },
   package_fetch_start: { provider: 'string', version: 'string', platform: 'string' },
-  package_fetch_progress: { provider: 'string', version: 'string', platform: 'string', bytes: 'number', total: 'number|null' },
-  package_fetch_retry: { provider: 'string', version: 'string', platform: 'string', attempt: 'number', delay_ms: 'number', reason: 'string' },
-  package_fetch_resume: { provider: 'string', version: 'string', platform: 'string', offset: 'number', total: 'number' },
+  package_fetch_progress: {
+    provider: 'string',
+    version: 'string',
+    platform: 'string',
+    bytes: 'number',
+    total: 'number|null',
+  },
+  package_fetch_retry: {
+    provider: 'string',
+    version: 'string',
+    platform: 'string',
+    attempt: 'number',
+    delay_ms: 'number',
+    reason: 'string',
+  },
+  package_fetch_resume: {
+    provider: 'string',
+    version: 'string',
+    platform: 'string',
+    offset: 'number',
+    total: 'number',
+  },
   package_fetch_failed: { provider: 'string', version: 'string', platform: 'string' },
-  package_fetch_complete: { provider: 'string', version: 'string', platform: 'string', authentication: 'string', key_id: 'string|null' },
+  package_fetch_complete: {
+    provider: 'string',
+    version: 'string',
+    platform: 'string',
+    authentication: 'string',
+    key_id: 'string|null',
+  },
   lock_hashes: { provider: 'string', platform: 'string', change: 'string' },
   mirror_package: { provider: 'string', version: 'string', platform: 'string', path: 'string', action: 'string' },
   mirror_index: { provider: 'string', path: 'string' },
@@ -46,7 +71,14 @@ const TYPES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   lock_root: { root: 'string', status: 'string' },
   verify_root: { root: 'string', status: 'string', problems: 'number' },
   oci_blob: { repository: 'string', digest: 'string', size: 'number', what: 'string', action: 'string' },
-  oci_tag: { provider: 'string', version: 'string', repository: 'string', tag: 'string', digest: 'string', action: 'string' },
+  oci_tag: {
+    provider: 'string',
+    version: 'string',
+    repository: 'string',
+    tag: 'string',
+    digest: 'string',
+    action: 'string',
+  },
   listening: { url: 'string', dir: 'string' },
   access: { method: 'string', path: 'string', status: 'number' },
   stopped: { signal: 'string' },
@@ -62,7 +94,8 @@ function kindOf(v: unknown): string {
 
 function checkKeys(where: string, obj: Json, keys: Readonly<Record<string, string>>, problems: string[]): void {
   for (const [key, kinds] of Object.entries(keys)) {
-    if (!kinds.split('|').includes(kindOf(obj[key]))) problems.push(`${where}: "${key}" must be ${kinds}, not ${kindOf(obj[key])}`);
+    if (!kinds.split('|').includes(kindOf(obj[key])))
+      problems.push(`${where}: "${key}" must be ${kinds}, not ${kindOf(obj[key])}`);
   }
 }
 
@@ -72,27 +105,42 @@ export function jsonUiLineProblems(line: unknown, index: number): string[] {
   const where = `line ${index + 1}`;
   if (kindOf(line) !== 'object') return [`${where}: not a JSON object`];
   const obj = line as Json;
-  checkKeys(where, obj, { '@level': 'string', '@message': 'string', '@module': 'string', '@timestamp': 'string', type: 'string' }, problems);
-  if (!['info', 'warn', 'error'].includes(obj['@level'] as string)) problems.push(`${where}: @level ${String(obj['@level'])}`);
+  checkKeys(
+    where,
+    obj,
+    { '@level': 'string', '@message': 'string', '@module': 'string', '@timestamp': 'string', type: 'string' },
+    problems,
+  );
+  if (!['info', 'warn', 'error'].includes(obj['@level'] as string))
+    problems.push(`${where}: @level ${String(obj['@level'])}`);
   if (obj['@module'] !== 'provkit.ui') problems.push(`${where}: @module ${String(obj['@module'])}`);
-  if (typeof obj['@timestamp'] === 'string' && !RFC3339.test(obj['@timestamp'])) problems.push(`${where}: @timestamp ${obj['@timestamp']}`);
+  if (typeof obj['@timestamp'] === 'string' && !RFC3339.test(obj['@timestamp']))
+    problems.push(`${where}: @timestamp ${obj['@timestamp']}`);
   const type = obj['type'] as string;
   const keys = TYPES[type];
   if (!keys) return [...problems, `${where}: unknown type ${JSON.stringify(type)}`];
   checkKeys(`${where} (${type})`, obj, keys, problems);
-  if (index === 0 && type !== 'version') problems.push(`${where}: the first message must be "version", not ${JSON.stringify(type)}`);
+  if (index === 0 && type !== 'version')
+    problems.push(`${where}: the first message must be "version", not ${JSON.stringify(type)}`);
   if (type === 'version' && obj['ui'] !== '1.0') problems.push(`${where}: ui ${String(obj['ui'])}`);
   if (type === 'diagnostic' && kindOf(obj['diagnostic']) === 'object') {
     const d = obj['diagnostic'] as Json;
-    checkKeys(`${where} (diagnostic)`, d, { severity: 'string', summary: 'string', detail: 'string', code: 'string' }, problems);
-    if (!['error', 'warning'].includes(d['severity'] as string)) problems.push(`${where}: severity ${String(d['severity'])}`);
+    checkKeys(
+      `${where} (diagnostic)`,
+      d,
+      { severity: 'string', summary: 'string', detail: 'string', code: 'string' },
+      problems,
+    );
+    if (!['error', 'warning'].includes(d['severity'] as string))
+      problems.push(`${where}: severity ${String(d['severity'])}`);
     if (typeof d['code'] === 'string' && !CODE.test(d['code'])) problems.push(`${where}: code ${d['code']}`);
     if (d['hint'] !== undefined && typeof d['hint'] !== 'string') problems.push(`${where}: hint must be a string`);
     if (d['range'] !== undefined) {
       const r = d['range'] as Json;
       checkKeys(`${where} (range)`, r, { filename: 'string', start: 'object' }, problems);
     }
-    if ((obj['@level'] === 'error') !== (d['severity'] === 'error')) problems.push(`${where}: @level ${String(obj['@level'])} for a ${String(d['severity'])}`);
+    if ((obj['@level'] === 'error') !== (d['severity'] === 'error'))
+      problems.push(`${where}: @level ${String(obj['@level'])} for a ${String(d['severity'])}`);
   }
   return problems;
 }

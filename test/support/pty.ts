@@ -52,7 +52,10 @@ export async function runInTerminal(args: readonly string[], opts: TerminalOptio
   const env = Object.entries({ PATH: process.env['PATH'] ?? '', TERM: 'xterm-256color', ...opts.env })
     .map(([k, v]) => `${k}=${quote(v)}`)
     .join(' ');
-  writeFileSync(script, `cd ${quote(opts.cwd)}\nenv -i ${env} ${quote(process.execPath)} ${quote(BIN)} ${args.map(quote).join(' ')}\necho "[exit $?]"\nsleep 600\n`);
+  writeFileSync(
+    script,
+    `cd ${quote(opts.cwd)}\nenv -i ${env} ${quote(process.execPath)} ${quote(BIN)} ${args.map(quote).join(' ')}\necho "[exit $?]"\nsleep 600\n`,
+  );
   const tmux = (...a: string[]): Promise<{ stdout: string }> => run('tmux', ['-L', socket, '-f', '/dev/null', ...a]);
   const screen = async (joined = false): Promise<string> =>
     (await tmux('capture-pane', '-p', ...(joined ? ['-J'] : []), '-t', 'main')).stdout
@@ -60,7 +63,17 @@ export async function runInTerminal(args: readonly string[], opts: TerminalOptio
       .map((l) => l.trimEnd())
       .join('\n')
       .replace(/\n+$/, '');
-  await tmux('new-session', '-d', '-s', 'main', '-x', String(opts.columns ?? 80), '-y', String(opts.rows ?? 30), `sh ${quote(script)}`);
+  await tmux(
+    'new-session',
+    '-d',
+    '-s',
+    'main',
+    '-x',
+    String(opts.columns ?? 80),
+    '-y',
+    String(opts.rows ?? 30),
+    `sh ${quote(script)}`,
+  );
   const during: string[] = [];
   const duringJoined: string[] = [];
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
@@ -68,17 +81,14 @@ export async function runInTerminal(args: readonly string[], opts: TerminalOptio
   let timedOut = false;
   try {
     for (;;) {
-       
       const s = await screen();
       const m = /^\[exit (\d+)\]$/m.exec(s);
       if (m) {
-         
         const j = await screen(true);
         const after = j.slice(0, j.search(/^\[exit \d+\]$/m)).replace(/\n+$/, '');
         return { code: Number(m[1]), during, duringJoined, after, timedOut };
       }
       if (s !== last && s !== '') {
-         
         const j = await screen(true);
         // (Unless the command ended in between.)
         if (!/^\[exit \d+\]$/m.test(j)) {
@@ -91,7 +101,7 @@ export async function runInTerminal(args: readonly string[], opts: TerminalOptio
         timedOut = true;
         return { code: -1, during, duringJoined, after: s, timedOut };
       }
-       
+
       await new Promise((r) => setTimeout(r, opts.sampleMs ?? 100));
     }
   } finally {

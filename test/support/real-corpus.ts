@@ -105,7 +105,8 @@ function localNames(addresses: readonly string[]): string[] {
  */
 export function lockConfig(item: LockItem): string {
   const unique = new Map<string, LockedProvider>();
-  for (const p of item.providers) if (!unique.has(normalizeAddress(p.address))) unique.set(normalizeAddress(p.address), p);
+  for (const p of item.providers)
+    if (!unique.has(normalizeAddress(p.address))) unique.set(normalizeAddress(p.address), p);
   const providers = [...unique.values()];
   const names = localNames([...providers.map((p) => p.address), PROBE.address]);
   const lines = [...providers, { address: PROBE.address, constraints: PROBE.version }].map((p, i) => {
@@ -188,9 +189,15 @@ export function configItems(): ConfigItem[] {
     .sort()
     .map((id) => {
       const dir = join(CONFIGS, id);
-      const files = new Map(walk(join(dir, 'files')).sort().map((rel) => [rel, readFileSync(join(dir, 'files', rel))]));
+      const files = new Map(
+        walk(join(dir, 'files'))
+          .sort()
+          .map((rel) => [rel, readFileSync(join(dir, 'files', rel))]),
+      );
       const mirror = JSON.parse(readFileSync(join(dir, 'mirror.json'), 'utf8')) as Record<string, string[]>;
-      const releases = dedupeReleases(Object.entries(mirror).flatMap(([address, versions]) => versions.map((version) => ({ address, version }))));
+      const releases = dedupeReleases(
+        Object.entries(mirror).flatMap(([address, versions]) => versions.map((version) => ({ address, version }))),
+      );
       return { id, dir, files, releases };
     });
 }

@@ -29,7 +29,9 @@ export async function treeSnapshot(root: string, options: { times?: boolean } = 
         await walk(join(abs, name), rel === '' ? name : `${rel}/${name}`);
       }
     } else {
-      const sha = createHash('sha256').update(await readFile(abs)).digest('hex');
+      const sha = createHash('sha256')
+        .update(await readFile(abs))
+        .digest('hex');
       out[rel] = options.times ? `${mode} ${sha} ${st.mtimeNs.toString()}` : `${mode} ${sha}`;
     }
   };

@@ -139,7 +139,10 @@ async function contentOf(spec: ZipEntrySpec): Promise<Buffer> {
 }
 
 /** Both readers list exactly the specs' names and contents, with matching CRCs. */
-async function expectRoundTrip(path: string, specs: readonly ZipEntrySpec[]): Promise<{ py: PyResult; yz: YauzlEntry[] }> {
+async function expectRoundTrip(
+  path: string,
+  specs: readonly ZipEntrySpec[],
+): Promise<{ py: PyResult; yz: YauzlEntry[] }> {
   const want = await Promise.all(specs.map(async (s) => sha256(await contentOf(s))));
   const py = await readWithPython(path);
   expect(py.testzip).toBeNull();
@@ -170,7 +173,9 @@ describe.skipIf(!hasPython)('zip-writer round trips (Python zipfile, yauzl, unzi
     const { py, yz } = await expectRoundTrip(await toFile(await buildZip(specs, { comment: 'archive' })), specs);
     expect(py.comment).toBe(Buffer.from('archive').toString('hex'));
     expect(py.entries.map((e) => e.method)).toEqual([8, 0, 8, 8, 8, 8, 8]);
-    expect(py.entries.map((e) => e.attrs >>> 16)).toEqual([0o100755, 0o100644, 0o100644, 0o100644, 0o100644, 0o120777, 0o100644]);
+    expect(py.entries.map((e) => e.attrs >>> 16)).toEqual([
+      0o100755, 0o100644, 0o100644, 0o100644, 0o100644, 0o120777, 0o100644,
+    ]);
     expect(py.entries.every((e) => e.system === 3 && e.date.join() === '2024,1,2,12,0,0')).toBe(true);
     expect(py.entries.map((e) => e.flags)).toEqual([0, 0, 0, 0, 0, 0, 0x800]);
     expect(yz.every((e) => e.versionMadeBy === 0x0314)).toBe(true);
@@ -242,7 +247,11 @@ describe.skipIf(!hasPython)('zip-writer round trips (Python zipfile, yauzl, unzi
     const { bytes, layout } = await buildZipWithLayout(specs);
     expect(bytes.readUInt16LE(layout.endOfCentralDirectoryOffset + 10)).toBe(0xffff);
     const path = await toFile(bytes);
-    const { stdout } = await run('python3', ['-c', 'import sys,zipfile;print(len(zipfile.ZipFile(sys.argv[1]).infolist()))', path]);
+    const { stdout } = await run('python3', [
+      '-c',
+      'import sys,zipfile;print(len(zipfile.ZipFile(sys.argv[1]).infolist()))',
+      path,
+    ]);
     expect(stdout.trim()).toBe('65536');
     const zip = await yauzl.openPromise(path, { lazyEntries: true });
     expect(zip.entryCount).toBe(65536);
@@ -353,11 +362,17 @@ describe('zip-writer forgeries', () => {
   it('adds junk around the archive and lies about the entry count', async () => {
     const prefix = Buffer.from('MZ self-extractor stub');
     const suffix = Buffer.from('trailing junk');
-    const { bytes, layout } = await buildZipWithLayout([{ name: 'x', data: 'x' }, { name: 'y', data: 'y' }], {
-      prefixJunk: prefix,
-      suffixJunk: suffix,
-      entryCountOverride: 7,
-    });
+    const { bytes, layout } = await buildZipWithLayout(
+      [
+        { name: 'x', data: 'x' },
+        { name: 'y', data: 'y' },
+      ],
+      {
+        prefixJunk: prefix,
+        suffixJunk: suffix,
+        entryCountOverride: 7,
+      },
+    );
     expect(bytes.subarray(0, prefix.length).equals(prefix)).toBe(true);
     expect(bytes.subarray(-suffix.length).equals(suffix)).toBe(true);
     expect(layout.entries[0]?.localHeaderOffset).toBe(prefix.length);

@@ -162,7 +162,11 @@ function jsCrc32(data: Uint8Array, prev: number): number {
  * where everything went. A failure leaves a partial file: callers that need
  * the file complete or absent write to a temporary name and rename.
  */
-export async function writeZip(path: string, entries: readonly ZipEntrySpec[], opts: ZipOptions = {}): Promise<ZipLayout> {
+export async function writeZip(
+  path: string,
+  entries: readonly ZipEntrySpec[],
+  opts: ZipOptions = {},
+): Promise<ZipLayout> {
   const fh = await open(path, 'w');
   try {
     const sink = new FileSink(fh);
@@ -233,7 +237,7 @@ class FileSink implements ByteSink {
   }
 
   private async writeFully(bytes: Uint8Array, at: number): Promise<void> {
-    for (let done = 0; done < bytes.length; ) {
+    for (let done = 0; done < bytes.length;) {
       const { bytesWritten } = await this.fh.write(bytes, done, bytes.length - done, at + done);
       done += bytesWritten;
     }
@@ -551,7 +555,9 @@ function toBytes(s: string | Buffer | undefined): Buffer {
 // function of the input, so checked-in fixtures regenerate identically
 // whatever zlib Node was built with.
 
-const LENGTH_BASE = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258];
+const LENGTH_BASE = [
+  3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258,
+];
 const LENGTH_EXTRA = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
 const DIST_BASE = [
   1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145,

@@ -19,7 +19,11 @@ function sink(): { text: string; write(s: string): void } {
 describe('issue 11 #9, issue 14: diagnostics as terraform frames them', () => {
   it('starts every line inside the box with │, also those of a multi-line summary (colour on a terminal)', () => {
     const out = sink();
-    renderDiagnostic({ severity: 'warning', summary: 'first line \nsecond line', detail: 'a\n\nb', code: 'SOURCE_WARNING' }, out, { color: true, diagnosticColor: true, width: 80, frame: 'view' });
+    renderDiagnostic(
+      { severity: 'warning', summary: 'first line \nsecond line', detail: 'a\n\nb', code: 'SOURCE_WARNING' },
+      out,
+      { color: true, diagnosticColor: true, width: 80, frame: 'view' },
+    );
     const plain = out.text.replace(/\u001b\[[0-9;]*m/g, '');
     expect(plain).toBe('╷\n│ Warning: first line \n│ second line\n│ \n│ a\n│ \n│ b\n╵\n');
   });
@@ -27,11 +31,21 @@ describe('issue 11 #9, issue 14: diagnostics as terraform frames them', () => {
   it('wraps the detail to the width (terraform: width - 3 in the box, width - 1 plain)', () => {
     const detail = 'word '.repeat(40).trim();
     const boxed = sink();
-    renderDiagnostic({ severity: 'error', summary: 'S', detail, code: 'INTERNAL' }, boxed, { color: true, diagnosticColor: true, width: 40, frame: 'view' });
+    renderDiagnostic({ severity: 'error', summary: 'S', detail, code: 'INTERNAL' }, boxed, {
+      color: true,
+      diagnosticColor: true,
+      width: 40,
+      frame: 'view',
+    });
     const lines = boxed.text.replace(/\u001b\[[0-9;]*m/g, '').split('\n');
     expect(lines.every((l) => [...l].length <= 40)).toBe(true);
     const plain = sink();
-    renderDiagnostic({ severity: 'error', summary: 'S', detail, code: 'INTERNAL' }, plain, { color: false, diagnosticColor: false, width: 40, frame: 'view' });
+    renderDiagnostic({ severity: 'error', summary: 'S', detail, code: 'INTERNAL' }, plain, {
+      color: false,
+      diagnosticColor: false,
+      width: 40,
+      frame: 'view',
+    });
     expect(plain.text).toBe(`\nError: S\n\n${'word word word word word word word word\n'.repeat(5)}`);
   });
 
@@ -62,13 +76,17 @@ describe('issue 11 #10: progress lines name providers by ForDisplay', () => {
     return out.text;
   };
 
-  it('omits the flavor\'s default registry host, and only that one', () => {
+  it("omits the flavor's default registry host, and only that one", () => {
     expect(lines('hashicorp/aws', 'terraform')).toBe(
       '- Finding latest version of hashicorp/aws...\n- Installing hashicorp/aws v1.2.0...\n- Fetching hashicorp/aws 1.2.0 for linux_amd64...\n' +
         '- Obtained hashicorp/aws checksums for linux_amd64; Additional checksums for this platform are now tracked in the lock file\n',
     );
     expect(lines('hashicorp/aws', 'tofu')).toContain('- Installing hashicorp/aws v1.2.0...\n');
-    expect(lines('registry.terraform.io/hashicorp/aws', 'tofu')).toContain('- Installing registry.terraform.io/hashicorp/aws v1.2.0...\n');
-    expect(lines('registry.opentofu.org/hashicorp/aws', 'terraform')).toContain('- Installing registry.opentofu.org/hashicorp/aws v1.2.0...\n');
+    expect(lines('registry.terraform.io/hashicorp/aws', 'tofu')).toContain(
+      '- Installing registry.terraform.io/hashicorp/aws v1.2.0...\n',
+    );
+    expect(lines('registry.opentofu.org/hashicorp/aws', 'terraform')).toContain(
+      '- Installing registry.opentofu.org/hashicorp/aws v1.2.0...\n',
+    );
   });
 });

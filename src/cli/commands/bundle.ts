@@ -6,9 +6,21 @@
 import { type FileHandle, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
-import { currentPlatform, parseConstraints, tryParseProviderSource, VersionConstraints } from '../../addresses/index.js';
+import {
+  currentPlatform,
+  parseConstraints,
+  tryParseProviderSource,
+  VersionConstraints,
+} from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
-import { describeError, diagnosticFromError, ErrorCode, fileError, isProvkitError, ProvkitError } from '../../errors.js';
+import {
+  describeError,
+  diagnosticFromError,
+  ErrorCode,
+  fileError,
+  isProvkitError,
+  ProvkitError,
+} from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
 import { removeOnExit } from '../../fs/cleanup.js';
 import { makeDirectory } from '../../fs/target.js';
@@ -24,7 +36,15 @@ import type { Requirement } from '../../installer/lock.js';
 import { loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { mirrorFailureDiagnostics } from '../../installer/mirror.js';
-import { checkMirrorFlags, ociPublishCounts, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, targetMutexWarnings } from '../common.js';
+import {
+  checkMirrorFlags,
+  ociPublishCounts,
+  ociTemplate,
+  parsePlatformFlags,
+  platformsFor,
+  reportDiagnostics,
+  targetMutexWarnings,
+} from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -70,7 +90,14 @@ export async function bundleCommand(args: readonly string[], io: CliIO, globals:
   if (sub === 'create') return runInterruptibleWith(io, globals, 'provkit bundle create', (r) => bundleCreate(rest, r));
   if (sub === 'import') return runInterruptibleWith(io, globals, 'provkit bundle import', (r) => bundleImport(rest, r));
   const ui = createRenderer(io, globals, args.includes('-json') || args.includes('--json'));
-  return ui.fail([{ severity: 'error', summary: 'Missing or unknown bundle subcommand', detail: `Use "bundle create" or "bundle import" (got ${JSON.stringify(sub ?? '')}).\n\n${BUNDLE_HELP}`, code: ErrorCode.USAGE }]);
+  return ui.fail([
+    {
+      severity: 'error',
+      summary: 'Missing or unknown bundle subcommand',
+      detail: `Use "bundle create" or "bundle import" (got ${JSON.stringify(sub ?? '')}).\n\n${BUNDLE_HELP}`,
+      code: ErrorCode.USAGE,
+    },
+  ]);
 }
 
 function errorDiagnostic(summary: string, err: unknown): Diagnostic {
@@ -79,10 +106,22 @@ function errorDiagnostic(summary: string, err: unknown): Diagnostic {
 
 async function bundleCreate(args: readonly string[], r: RunResources): Promise<number> {
   const { io, globals, signal } = r;
-  const flags = parseFlags(args, { platform: 'strings', since: 'string', 'fs-mirror': 'string', 'net-mirror': 'string', json: 'bool' });
+  const flags = parseFlags(args, {
+    platform: 'strings',
+    since: 'string',
+    'fs-mirror': 'string',
+    'net-mirror': 'string',
+    json: 'bool',
+  });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
-  if (flags.positionals.length < 1) errors.push({ severity: 'error', summary: 'Wrong number of arguments', detail: 'bundle create requires the output file (OUT.tar) as its last argument.', code: ErrorCode.USAGE });
+  if (flags.positionals.length < 1)
+    errors.push({
+      severity: 'error',
+      summary: 'Wrong number of arguments',
+      detail: 'bundle create requires the output file (OUT.tar) as its last argument.',
+      code: ErrorCode.USAGE,
+    });
   const platformValues = flags.lists.get('platform') ?? [];
   parsePlatformFlags(platformValues, errors);
   const fsMirror = flags.strings.get('fs-mirror');
@@ -110,10 +149,16 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
       const at = arg.indexOf('@');
       const parsed = tryParseProviderSource(at < 0 ? arg : arg.slice(0, at), globals.flavor);
       if (!parsed.ok) {
-        errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: parsed.error.detail ?? parsed.error.message, code: parsed.error.code });
+        errors.push({
+          severity: 'error',
+          summary: 'Invalid provider argument',
+          detail: parsed.error.detail ?? parsed.error.message,
+          code: parsed.error.code,
+        });
         continue;
       }
-      let constraints: VersionConstraints = requirements.find((r) => r.provider.equals(parsed.address))?.constraints ?? new VersionConstraints();
+      let constraints: VersionConstraints =
+        requirements.find((r) => r.provider.equals(parsed.address))?.constraints ?? new VersionConstraints();
       if (at >= 0) {
         try {
           constraints = parseConstraints(arg.slice(at + 1), globals.flavor);
@@ -122,11 +167,18 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
           continue;
         }
       }
-      if (!wanted.some((w) => w.provider.equals(parsed.address))) wanted.push({ provider: parsed.address, constraints });
+      if (!wanted.some((w) => w.provider.equals(parsed.address)))
+        wanted.push({ provider: parsed.address, constraints });
     }
     requirements = wanted;
   }
-  if (requirements.length === 0) errors.push({ severity: 'error', summary: 'No providers to bundle', detail: 'Name providers as arguments, or run in a directory whose configuration requires some.', code: ErrorCode.USAGE });
+  if (requirements.length === 0)
+    errors.push({
+      severity: 'error',
+      summary: 'No providers to bundle',
+      detail: 'Name providers as arguments, or run in a directory whose configuration requires some.',
+      code: ErrorCode.USAGE,
+    });
   if (errors.length > 0) return ui.fail(errors);
 
   const lock = await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME);
@@ -149,7 +201,8 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
   let stream: ReturnType<FileHandle['createWriteStream']>;
   try {
     await makeDirectory(dirname(out), 'cannot write the bundle into');
-    if ((await stat(out).catch(() => undefined))?.isDirectory()) throw new ProvkitError(ErrorCode.USAGE, `cannot write the bundle ${out}: it is a directory`, { file: out });
+    if ((await stat(out).catch(() => undefined))?.isDirectory())
+      throw new ProvkitError(ErrorCode.USAGE, `cannot write the bundle ${out}: it is a directory`, { file: out });
     stream = (await open(tmp, 'wx', 0o644)).createWriteStream();
   } catch (err) {
     return ui.fail([errorDiagnostic('Cannot write the bundle', fileError(err, 'cannot write the bundle', out))]);
@@ -179,19 +232,30 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
       events: (e) => ui.event(e),
     });
     if (outcome.failures.length > 0) {
-      return ui.fail(outcome.failures.map((f) => ({ severity: 'error' as const, summary: f.summary, detail: `${f.provider.toString()}${f.platform ? ` (${f.platform.toString()})` : ''}: ${f.error.message}`, code: f.error.code, ...(f.error.hint === undefined ? {} : { hint: f.error.hint }) })));
+      return ui.fail(
+        outcome.failures.map((f) => ({
+          severity: 'error' as const,
+          summary: f.summary,
+          detail: `${f.provider.toString()}${f.platform ? ` (${f.platform.toString()})` : ''}: ${f.error.message}`,
+          code: f.error.code,
+          ...(f.error.hint === undefined ? {} : { hint: f.error.hint }),
+        })),
+      );
     }
     try {
       await rename(tmp, out);
     } catch (err) {
       throw fileError(err, 'cannot write the bundle', out);
     }
-    ui.summary(`Bundle written to ${out}: ${outcome.packages} packages${since ? ` (${outcome.skipped} left out, already in the -since bundle)` : ''}, ${outcome.bytes} bytes.`, {
-      path: out,
-      packages: outcome.packages,
-      skipped: outcome.skipped,
-      bytes: outcome.bytes,
-    });
+    ui.summary(
+      `Bundle written to ${out}: ${outcome.packages} packages${since ? ` (${outcome.skipped} left out, already in the -since bundle)` : ''}, ${outcome.bytes} bytes.`,
+      {
+        path: out,
+        packages: outcome.packages,
+        skipped: outcome.skipped,
+        bytes: outcome.bytes,
+      },
+    );
     return 0;
   } catch (err) {
     // An interrupt is reported by runInterruptible.
@@ -206,10 +270,22 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
 
 async function bundleImport(args: readonly string[], r: RunResources): Promise<number> {
   const { io, globals, signal } = r;
-  const flags = parseFlags(args, { 'trusted-lock': 'string', 'lock-out': 'string', 'max-member-size': 'int', json: 'bool' });
+  const flags = parseFlags(args, {
+    'trusted-lock': 'string',
+    'lock-out': 'string',
+    'max-member-size': 'int',
+    json: 'bool',
+  });
   const ui: Renderer = createRenderer(io, globals, flags.bools.get('json') === true);
   if (flags.positionals.length !== 2) {
-    return ui.fail([{ severity: 'error', summary: 'Wrong number of arguments', detail: 'bundle import requires the bundle file and the target mirror directory.', code: ErrorCode.USAGE }]);
+    return ui.fail([
+      {
+        severity: 'error',
+        summary: 'Wrong number of arguments',
+        detail: 'bundle import requires the bundle file and the target mirror directory.',
+        code: ErrorCode.USAGE,
+      },
+    ]);
   }
   const trusted = flags.strings.get('trusted-lock');
   let trustedLocks;
@@ -245,7 +321,10 @@ async function bundleImport(args: readonly string[], r: RunResources): Promise<n
       pool: r.pool({ limits: r.zipLimits() }),
       flavor: globals.flavor,
       signal,
-      targetMutex: targetMutexWarnings(ui, { summary: 'Waiting for another run', detail: (holder) => `${target} is locked${holder} (an import or mirror run); waiting for it to finish.` }),
+      targetMutex: targetMutexWarnings(ui, {
+        summary: 'Waiting for another run',
+        detail: (holder) => `${target} is locked${holder} (an import or mirror run); waiting for it to finish.`,
+      }),
       ...(maxMemberSize === undefined ? {} : { maxMemberSize }),
       ...(trustedLocks ? { trustedLocks } : {}),
     });
@@ -253,20 +332,27 @@ async function bundleImport(args: readonly string[], r: RunResources): Promise<n
     return importFailed(ui, err);
   }
   const lockOut = flags.strings.get('lock-out');
-  if (lockOut !== undefined && !(await writeLockOut(ui, resolve(globals.cwd, lockOut), outcome.lockFile, target))) return 1;
-  ui.summary(`Imported into ${target}: ${outcome.added.length} packages added, ${outcome.present.length} already present, ${outcome.indexes.length} index files written.`, {
-    path: target,
-    added: outcome.added.length,
-    present: outcome.present.length,
-    indexes: outcome.indexes.length,
-  });
+  if (lockOut !== undefined && !(await writeLockOut(ui, resolve(globals.cwd, lockOut), outcome.lockFile, target)))
+    return 1;
+  ui.summary(
+    `Imported into ${target}: ${outcome.added.length} packages added, ${outcome.present.length} already present, ${outcome.indexes.length} index files written.`,
+    {
+      path: target,
+      added: outcome.added.length,
+      present: outcome.present.length,
+      indexes: outcome.indexes.length,
+    },
+  );
   return 0;
 }
 
 /** An import that threw: an interrupt goes on to runInterruptible, which reports it; anything else is this run's diagnostic. */
 function importFailed(ui: Renderer, err: unknown): number {
   if (isProvkitError(err, ErrorCode.ABORTED)) throw err;
-  const ioFailure = isProvkitError(err, ErrorCode.IO) || isProvkitError(err, ErrorCode.NOT_FOUND) || isProvkitError(err, ErrorCode.NOT_A_DIRECTORY);
+  const ioFailure =
+    isProvkitError(err, ErrorCode.IO) ||
+    isProvkitError(err, ErrorCode.NOT_FOUND) ||
+    isProvkitError(err, ErrorCode.NOT_A_DIRECTORY);
   return ui.fail([errorDiagnostic(ioFailure ? 'Cannot import the bundle' : 'Bundle refused', err)]);
 }
 
@@ -276,7 +362,12 @@ async function writeLockOut(ui: Renderer, path: string, lockFile: Uint8Array, ta
     await writeFileAtomic(path, lockFile);
     return true;
   } catch (err) {
-    ui.fail([errorDiagnostic(`Imported into ${target}, but the lock entries were not written`, fileError(err, 'cannot write', path))]);
+    ui.fail([
+      errorDiagnostic(
+        `Imported into ${target}, but the lock entries were not written`,
+        fileError(err, 'cannot write', path),
+      ),
+    ]);
     return false;
   }
 }
@@ -291,7 +382,14 @@ async function bundleImportOci(
   const template = ociTemplate(o.target);
   const problem = validateLevel1(template);
   if (problem !== undefined) {
-    return ui.fail([{ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The target ${o.target} is not a valid URI template: ${problem}.`, code: ErrorCode.USAGE }]);
+    return ui.fail([
+      {
+        severity: 'error',
+        summary: 'Invalid OCI mirror URI template',
+        detail: `The target ${o.target} is not a valid URI template: ${problem}.`,
+        code: ErrorCode.USAGE,
+      },
+    ]);
   }
   const cli = await r.cliConfig(ui);
   if (!cli) return ui.fail([]);
@@ -315,8 +413,13 @@ async function bundleImportOci(
   }
   // No tag moved (installer/oci-publish.ts): no summary, no lock entries written.
   if (outcome.failures.length > 0) return ui.fail(mirrorFailureDiagnostics(outcome.failures, { hints: false }));
-  if (o.lockOut !== undefined && !(await writeLockOut(ui, resolve(globals.cwd, o.lockOut), outcome.lockFile, o.target))) return 1;
+  if (o.lockOut !== undefined && !(await writeLockOut(ui, resolve(globals.cwd, o.lockOut), outcome.lockFile, o.target)))
+    return 1;
   const counts = ociPublishCounts(outcome);
-  ui.summary(`Imported into ${o.target}: ${outcome.packages} packages; ${counts.text}.`, { target: o.target, packages: outcome.packages, ...counts.fields });
+  ui.summary(`Imported into ${o.target}: ${outcome.packages} packages; ${counts.text}.`, {
+    target: o.target,
+    packages: outcome.packages,
+    ...counts.fields,
+  });
   return 0;
 }

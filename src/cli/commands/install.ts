@@ -8,7 +8,12 @@ import { join, resolve } from 'node:path';
 
 import { currentPlatform, flavorInfo } from '../../addresses/index.js';
 import { DEFAULT_TEST_DIRECTORY, loadModuleRequirements } from '../../config/index.js';
-import { incompleteLockProviders, installFailureDiagnostics, lockFileAction, runInstall } from '../../installer/install.js';
+import {
+  incompleteLockProviders,
+  installFailureDiagnostics,
+  lockFileAction,
+  runInstall,
+} from '../../installer/install.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import { authenticationText, type Diagnostic } from '../../ui/human.js';
 import { checkMirrorFlags, parsePlatformFlags, reportDiagnostics } from '../common.js';
@@ -75,11 +80,22 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
   checkMirrorFlags({ fsMirror, netMirror }, errors);
   const lockfileMode = flags.strings.get('lockfile');
   if (lockfileMode !== undefined && lockfileMode !== 'readonly') {
-    errors.push({ severity: 'error', summary: 'Invalid -lockfile option', detail: `The only valid value of -lockfile is "readonly", not ${JSON.stringify(lockfileMode)}.`, code: ErrorCode.USAGE });
+    errors.push({
+      severity: 'error',
+      summary: 'Invalid -lockfile option',
+      detail: `The only valid value of -lockfile is "readonly", not ${JSON.stringify(lockfileMode)}.`,
+      code: ErrorCode.USAGE,
+    });
   }
   const readonly = lockfileMode === 'readonly';
   const upgrade = flags.bools.get('upgrade') === true;
-  if (readonly && upgrade) errors.push({ severity: 'error', summary: 'The -upgrade flag conflicts with -lockfile=readonly.', detail: '', code: ErrorCode.USAGE });
+  if (readonly && upgrade)
+    errors.push({
+      severity: 'error',
+      summary: 'The -upgrade flag conflicts with -lockfile=readonly.',
+      detail: '',
+      code: ErrorCode.USAGE,
+    });
 
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   const targetDir = resolve(globals.cwd, dataDir, 'providers');
@@ -108,7 +124,12 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
     // own before the configuration's (`views.InitConfigError`, reported with
     // the loader's diagnostics in internal/command/init.go, terraform v1.11.4;
     // OpenTofu's `InitHuman.ConfigError` words it as below).
-    ui.diagnostic({ severity: 'error', summary: configErrorPreface(globals.flavor), detail: '', code: ErrorCode.INVALID_CONFIGURATION });
+    ui.diagnostic({
+      severity: 'error',
+      summary: configErrorPreface(globals.flavor),
+      detail: '',
+      code: ErrorCode.INVALID_CONFIGURATION,
+    });
   }
   if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
 
@@ -183,10 +204,15 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
         : `${info.productName} has made some changes to the provider dependency selections recorded in the ${LOCK_FILE_NAME} file. Review those changes and commit them to your version control system if they represent changes you intended to make.`,
       { ...fields, event: 'lock_file_written' },
     );
-    const incomplete = incompleteLockProviders(outcome.installed, outcome.locks, (p) => p.toShortString(globals.flavor));
+    const incomplete = incompleteLockProviders(outcome.installed, outcome.locks, (p) =>
+      p.toShortString(globals.flavor),
+    );
     if (incomplete.length > 0) ui.diagnostic(incompleteLockWarning(incomplete, platform.toString(), globals.flavor));
   }
-  ui.summary(`Success! ${outcome.installed.length} provider${outcome.installed.length === 1 ? '' : 's'} installed for ${platform.toString()} in ${targetDir}.`, fields);
+  ui.summary(
+    `Success! ${outcome.installed.length} provider${outcome.installed.length === 1 ? '' : 's'} installed for ${platform.toString()} in ${targetDir}.`,
+    fields,
+  );
   return 0;
 }
 
@@ -209,7 +235,11 @@ function configErrorPreface(flavor: GlobalOptions['flavor']): string {
  * machine's platform; provkit names the platform it installed for
  * (`-platform`, by default the machine's).
  */
-function incompleteLockWarning(providers: readonly string[], platform: string, flavor: GlobalOptions['flavor']): Diagnostic {
+function incompleteLockWarning(
+  providers: readonly string[],
+  platform: string,
+  flavor: GlobalOptions['flavor'],
+): Diagnostic {
   const { productName, command } = flavorInfo(flavor);
   return {
     severity: 'warning',

@@ -19,7 +19,13 @@ import { MemoizeSource, type Source } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
 import { lockTreeSummary, renderLockRoot } from '../../ui/lock-tree.js';
-import { checkMirrorFlags, fromHclDiagnostic, parsePlatformFlags, reportDiagnostics, requiredProviderArguments } from '../common.js';
+import {
+  checkMirrorFlags,
+  fromHclDiagnostic,
+  parsePlatformFlags,
+  reportDiagnostics,
+  requiredProviderArguments,
+} from '../common.js';
 import { parseFlags } from '../flags.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
@@ -104,10 +110,25 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
   const recursive = flags.bools.get('recursive') === true;
   const check = flags.bools.get('check') === true;
   if (recursive && flags.positionals.length > 0) {
-    errors.push({ severity: 'error', summary: 'Invalid provider argument', detail: 'Provider arguments cannot be combined with -recursive: each root module locks the providers its configuration requires.', code: ErrorCode.USAGE });
+    errors.push({
+      severity: 'error',
+      summary: 'Invalid provider argument',
+      detail:
+        'Provider arguments cannot be combined with -recursive: each root module locks the providers its configuration requires.',
+      code: ErrorCode.USAGE,
+    });
   }
   if (errors.length > 0) return ui.fail(errors);
-  const common = { r, ui, platformFlags, fsMirror, netMirror, ociMirror, check, allPlatforms: flags.bools.get('all-platforms') === true };
+  const common = {
+    r,
+    ui,
+    platformFlags,
+    fsMirror,
+    netMirror,
+    ociMirror,
+    check,
+    allPlatforms: flags.bools.get('all-platforms') === true,
+  };
   return recursive ? lockTree({ ...common, json, written }) : lockOne({ ...common, positionals: flags.positionals });
 }
 
@@ -129,7 +150,11 @@ interface RunArgs {
  */
 async function openPlan(a: RunArgs, events: (e: InstallerEvent) => void): Promise<PackagePlan | undefined> {
   const { r } = a;
-  const found = await r.source({ fsMirror: a.fsMirror, netMirror: a.netMirror, ociMirror: a.ociMirror }, 'registry', a.ui);
+  const found = await r.source(
+    { fsMirror: a.fsMirror, netMirror: a.netMirror, ociMirror: a.ociMirror },
+    'registry',
+    a.ui,
+  );
   if (!found) return undefined;
   const source: Source = found instanceof MemoizeSource ? found : new MemoizeSource(found);
   const plan = new PackagePlan({
@@ -157,7 +182,8 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
   if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
 
   const all = [...config.requirements.values()];
-  const requirements = a.positionals.length > 0 ? requiredProviderArguments(a.positionals, all, globals.flavor, errors) : all;
+  const requirements =
+    a.positionals.length > 0 ? requiredProviderArguments(a.positionals, all, globals.flavor, errors) : all;
   if (errors.length > 0) return ui.fail(errors);
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
@@ -199,7 +225,8 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
     enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
     allPlatforms: a.allPlatforms,
   });
-  if (outcome.failures.length > 0) return ui.fail(lockFailureDiagnostics(outcome.failures, chosen.platforms, globals.flavor));
+  if (outcome.failures.length > 0)
+    return ui.fail(lockFailureDiagnostics(outcome.failures, chosen.platforms, globals.flavor));
   // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically; not after an interrupt.
   if (signal.aborted) return 1;
   // Read once: -check compares with it, and an unchanged other-flavor file is kept as it is.
@@ -213,7 +240,10 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
       return 0;
     }
     const changes = describeLockChanges(old.locks, outcome.locks, oldBytes, added);
-    ui.summary(`${LOCK_FILE_NAME} would change:\n${changes.map((c) => `  ${c}`).join('\n')}`, { changed: true, changes });
+    ui.summary(`${LOCK_FILE_NAME} would change:\n${changes.map((c) => `  ${c}`).join('\n')}`, {
+      changed: true,
+      changes,
+    });
     return 2;
   }
   // Rewritten even when unchanged, except the other flavor's writing of these very locks.
@@ -244,7 +274,14 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
   // Every policy file of the tree is checked before anything is fetched.
   if (a.platformFlags.length === 0) {
     const policies = await Promise.all(tree.policyFiles.map((f) => loadPolicyFile(join(globals.cwd, f), f)));
-    if (reportDiagnostics(ui, policies.flatMap((p) => p.diagnostics), globals.cwd)) return ui.fail([]);
+    if (
+      reportDiagnostics(
+        ui,
+        policies.flatMap((p) => p.diagnostics),
+        globals.cwd,
+      )
+    )
+      return ui.fail([]);
   }
 
   // Warnings are the same for every root that meets them: each is shown once.
@@ -262,7 +299,10 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
   };
   const plan = await openPlan(a, packageEvent);
   if (!plan) return ui.fail([]);
-  if (!json) io.stdout.write(`${a.check ? 'Checking' : 'Locking'} ${tree.roots.length} root module${tree.roots.length === 1 ? '' : 's'}...\n`);
+  if (!json)
+    io.stdout.write(
+      `${a.check ? 'Checking' : 'Locking'} ${tree.roots.length} root module${tree.roots.length === 1 ? '' : 's'}...\n`,
+    );
   let failed = false;
   const result = await runTreeLock({
     baseDir: globals.cwd,
@@ -287,7 +327,17 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
       const diagnostics: Diagnostic[] = [
         ...o.diagnostics.map(fromHclDiagnostic),
         ...lockFailureDiagnostics(o.failures, o.platforms?.platforms ?? [], globals.flavor, o.root),
-        ...(o.error ? [{ severity: 'error' as const, summary: o.error.summary ?? 'Failed to lock the root module', detail: o.error.message, range: { filename: o.root }, code: o.error.code }] : []),
+        ...(o.error
+          ? [
+              {
+                severity: 'error' as const,
+                summary: o.error.summary ?? 'Failed to lock the root module',
+                detail: o.error.message,
+                range: { filename: o.root },
+                code: o.error.code,
+              },
+            ]
+          : []),
       ];
       if (o.status === 'failed') failed = true;
       if (!a.check && o.status !== 'failed') a.written.roots += 1;

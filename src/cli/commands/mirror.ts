@@ -17,7 +17,16 @@ import { loadLockFile, LOCK_FILE_NAME, Locks, verifyDependencySelections } from 
 import { validateLevel1 } from '../../net/index.js';
 import { ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { cacheBase, checkMirrorFlags, ociPublishCounts, ociTemplate, parsePlatformFlags, platformsFor, reportDiagnostics, targetMutexWarnings } from '../common.js';
+import {
+  cacheBase,
+  checkMirrorFlags,
+  ociPublishCounts,
+  ociTemplate,
+  parsePlatformFlags,
+  platformsFor,
+  reportDiagnostics,
+  targetMutexWarnings,
+} from '../common.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -61,40 +70,88 @@ export function mirrorCommand(args: readonly string[], io: CliIO, globals: Globa
 
 async function mirrorRun(args: readonly string[], r: RunResources): Promise<number> {
   const { io, globals } = r;
-  const flags = parseFlags(args, { platform: 'strings', hashes: 'string', layout: 'string', 'fs-mirror': 'string', 'net-mirror': 'string', json: 'bool', 'lock-file': 'bool' });
+  const flags = parseFlags(args, {
+    platform: 'strings',
+    hashes: 'string',
+    layout: 'string',
+    'fs-mirror': 'string',
+    'net-mirror': 'string',
+    json: 'bool',
+    'lock-file': 'bool',
+  });
   const ui = createRenderer(io, globals, flags.bools.get('json') === true);
   const errors: Diagnostic[] = [];
   if (flags.positionals.length !== 1) {
-    errors.push({ severity: 'error', summary: 'Wrong number of arguments', detail: 'The providers mirror command requires an output directory as a command-line argument.', code: ErrorCode.USAGE });
+    errors.push({
+      severity: 'error',
+      summary: 'Wrong number of arguments',
+      detail: 'The providers mirror command requires an output directory as a command-line argument.',
+      code: ErrorCode.USAGE,
+    });
   }
   const platformValues = flags.lists.get('platform') ?? [];
   parsePlatformFlags(platformValues, errors);
   const hashesFlag = flags.strings.get('hashes') ?? 'reference';
   const hashes = hashesFlag === 'all' ? 'all' : 'reference';
   if (hashesFlag !== 'reference' && hashesFlag !== 'all') {
-    errors.push({ severity: 'error', summary: 'Invalid -hashes option', detail: `The -hashes option must be "reference" or "all", not ${JSON.stringify(hashesFlag)}.`, code: ErrorCode.USAGE });
+    errors.push({
+      severity: 'error',
+      summary: 'Invalid -hashes option',
+      detail: `The -hashes option must be "reference" or "all", not ${JSON.stringify(hashesFlag)}.`,
+      code: ErrorCode.USAGE,
+    });
   }
   const layout = flags.strings.get('layout') ?? 'packed';
   if (layout !== 'packed' && layout !== 'unpacked') {
-    errors.push({ severity: 'error', summary: 'Invalid -layout option', detail: `The -layout option must be "packed" or "unpacked", not ${JSON.stringify(layout)}.`, code: ErrorCode.USAGE });
+    errors.push({
+      severity: 'error',
+      summary: 'Invalid -layout option',
+      detail: `The -layout option must be "packed" or "unpacked", not ${JSON.stringify(layout)}.`,
+      code: ErrorCode.USAGE,
+    });
   }
   const fsMirror = flags.strings.get('fs-mirror');
   const netMirror = flags.strings.get('net-mirror');
   checkMirrorFlags({ fsMirror, netMirror }, errors);
-  const oci = flags.positionals.length === 1 && flags.positionals[0]!.startsWith('oci://') ? ociTemplate(flags.positionals[0]!) : undefined;
+  const oci =
+    flags.positionals.length === 1 && flags.positionals[0]!.startsWith('oci://')
+      ? ociTemplate(flags.positionals[0]!)
+      : undefined;
   if (oci !== undefined) {
     const problem = validateLevel1(oci);
-    if (problem !== undefined) errors.push({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The target ${flags.positionals[0]!} is not a valid URI template: ${problem}.`, code: ErrorCode.USAGE });
+    if (problem !== undefined)
+      errors.push({
+        severity: 'error',
+        summary: 'Invalid OCI mirror URI template',
+        detail: `The target ${flags.positionals[0]!} is not a valid URI template: ${problem}.`,
+        code: ErrorCode.USAGE,
+      });
     if (flags.strings.has('layout') || flags.strings.has('hashes')) {
-      errors.push({ severity: 'error', summary: 'Invalid options for an OCI mirror', detail: 'The -layout and -hashes options apply to directory targets, not to an oci:// target.', code: ErrorCode.USAGE });
+      errors.push({
+        severity: 'error',
+        summary: 'Invalid options for an OCI mirror',
+        detail: 'The -layout and -hashes options apply to directory targets, not to an oci:// target.',
+        code: ErrorCode.USAGE,
+      });
     }
   }
   if (errors.length > 0) return ui.fail(errors);
   const targetDir = resolve(globals.cwd, flags.positionals[0]!);
   if (oci === undefined) {
     // A file where the target (or a directory above it) must go: said before any work.
-    const badTarget = await checkDirectoryTarget(targetDir, 'cannot mirror into').then(() => undefined, (err: unknown) => err);
-    if (badTarget !== undefined) return ui.fail([{ severity: 'error', summary: 'Invalid mirror directory', detail: describeError(badTarget), code: badTarget instanceof ProvkitError ? badTarget.code : ErrorCode.IO }]);
+    const badTarget = await checkDirectoryTarget(targetDir, 'cannot mirror into').then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    if (badTarget !== undefined)
+      return ui.fail([
+        {
+          severity: 'error',
+          summary: 'Invalid mirror directory',
+          detail: describeError(badTarget),
+          code: badTarget instanceof ProvkitError ? badTarget.code : ErrorCode.IO,
+        },
+      ]);
   }
   // -platform, else the policy file (provkit.hcl), else this machine's.
   const chosen = await platformsFor(globals, platformValues, errors, ui);
@@ -108,7 +165,9 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
   // -lock-file=false: the lock file is not read at all (terraform 1.10+
   // internal/command/providers_mirror.go: `if c.Meta.lockFileEnabled`).
   const useLock = flags.bools.get('lock-file') !== false;
-  const lock = useLock ? await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME) : { locks: new Locks(), diagnostics: [] };
+  const lock = useLock
+    ? await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME)
+    : { locks: new Locks(), diagnostics: [] };
   if (reportDiagnostics(ui, lock.diagnostics, globals.cwd)) return ui.fail([]);
   // A lock that does not cover the configuration stops the run before anything
   // is fetched, as terraform 1.11 does (OpenTofu reports it and mirrors anyway,
@@ -133,11 +192,22 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
 
   const source = await r.source({ fsMirror, netMirror }, 'registry', ui);
   if (!source) return ui.fail([]);
-  if (oci !== undefined) return ociMirrorRun(r, ui, { requirements, locks: lock.locks, platforms, source, template: oci, target: flags.positionals[0]! });
+  if (oci !== undefined)
+    return ociMirrorRun(r, ui, {
+      requirements,
+      locks: lock.locks,
+      platforms,
+      source,
+      template: oci,
+      target: flags.positionals[0]!,
+    });
 
   const options = {
     signal: r.signal,
-    targetMutex: targetMutexWarnings(ui, { summary: 'Waiting for another mirror run', detail: (holder) => `${targetDir} is locked${holder}; waiting for it to finish.` }),
+    targetMutex: targetMutexWarnings(ui, {
+      summary: 'Waiting for another mirror run',
+      detail: (holder) => `${targetDir} is locked${holder}; waiting for it to finish.`,
+    }),
     requirements,
     locks: lock.locks,
     platforms,
@@ -151,10 +221,17 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
     hashes,
     events: (e: InstallerEvent) => ui.event(e),
   } satisfies MirrorOptions;
-  const outcome = layout === 'unpacked' ? await runUnpackedMirror({ ...options, packedDir: mirrorPackedCacheDir(io.env, targetDir) }) : await runMirror(options);
+  const outcome =
+    layout === 'unpacked'
+      ? await runUnpackedMirror({ ...options, packedDir: mirrorPackedCacheDir(io.env, targetDir) })
+      : await runMirror(options);
   // Nothing changed in the target: no summary of work that did not happen.
   if (outcome.failures.length > 0) return ui.fail(mirrorFailureDiagnostics(outcome.failures, { hints: true }));
-  ui.summary(`Mirrored: ${outcome.written} fetched, ${outcome.reused} already present and verified.`, { fetched: outcome.written, reused: outcome.reused, failed: 0 });
+  ui.summary(`Mirrored: ${outcome.written} fetched, ${outcome.reused} already present and verified.`, {
+    fetched: outcome.written,
+    reused: outcome.reused,
+    failed: 0,
+  });
   return 0;
 }
 

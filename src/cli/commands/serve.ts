@@ -8,7 +8,14 @@ import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 
-import { type Diagnostic, describeError, diagnosticFromError, ErrorCode, ProvkitError, WarningCode } from '../../errors.js';
+import {
+  type Diagnostic,
+  describeError,
+  diagnosticFromError,
+  ErrorCode,
+  ProvkitError,
+  WarningCode,
+} from '../../errors.js';
 import { createHashPool } from '../../hashing/index.js';
 import { type AccessLogEntry, isLoopbackHost, parseListen, startMirrorServer } from '../../installer/serve/server.js';
 import { renderDiagnostic } from '../../ui/human.js';
@@ -37,11 +44,22 @@ Options:
 `;
 
 export async function serveCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
-  const flags = parseFlags(args, { listen: 'string', 'tls-cert': 'string', 'tls-key': 'string', refresh: 'int', json: 'bool' });
+  const flags = parseFlags(args, {
+    listen: 'string',
+    'tls-cert': 'string',
+    'tls-key': 'string',
+    refresh: 'int',
+    json: 'bool',
+  });
   const json = flags.bools.get('json') === true;
   // -json: the run's JSON streams (stdout's starts with the version message; -json-into's too).
   const uis = jsonUIsFor(io, json);
-  const line = (level: 'info' | 'warn' | 'error', message: string, type: string, fields: Record<string, unknown> = {}): void => {
+  const line = (
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    type: string,
+    fields: Record<string, unknown> = {},
+  ): void => {
     for (const ui of uis) ui.message(level, message, type, fields);
   };
   const diagnostic = (d: Diagnostic): void => {
@@ -52,10 +70,12 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     diagnostic({ severity: 'error', summary, detail, code });
     return 1;
   };
-  if (flags.positionals.length !== 1) return fail('Wrong number of arguments', 'serve requires the mirror directory as its argument.');
+  if (flags.positionals.length !== 1)
+    return fail('Wrong number of arguments', 'serve requires the mirror directory as its argument.');
   const certFile = flags.strings.get('tls-cert');
   const keyFile = flags.strings.get('tls-key');
-  if ((certFile === undefined) !== (keyFile === undefined)) return fail('Incomplete TLS options', '-tls-cert and -tls-key must be given together.');
+  if ((certFile === undefined) !== (keyFile === undefined))
+    return fail('Incomplete TLS options', '-tls-cert and -tls-key must be given together.');
   let listen: { host: string; port: number };
   try {
     listen = parseListen(flags.strings.get('listen') ?? '127.0.0.1:8443');
@@ -63,7 +83,8 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     return fail('Invalid -listen address', (err as Error).message);
   }
   const dir = resolve(globals.cwd, flags.positionals[0]!);
-  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) return fail('Not a directory', `The mirror directory ${dir} does not exist or is not a directory.`);
+  if (!(await stat(dir).catch(() => undefined))?.isDirectory())
+    return fail('Not a directory', `The mirror directory ${dir} does not exist or is not a directory.`);
   let tls: { cert: Buffer; key: Buffer } | undefined;
   if (certFile !== undefined && keyFile !== undefined) {
     const certPath = resolve(globals.cwd, certFile);
@@ -78,15 +99,24 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     try {
       createSecureContext(tls);
     } catch (err) {
-      return fail('Invalid TLS certificate or key', `${certPath} and ${keyPath} cannot be used together: ${tlsReason(err)}.`);
+      return fail(
+        'Invalid TLS certificate or key',
+        `${certPath} and ${keyPath} cannot be used together: ${tlsReason(err)}.`,
+      );
     }
   }
   if (!tls && !isLoopbackHost(listen.host)) {
-    return fail('Plain HTTP refused', `Without -tls-cert and -tls-key, provkit serve listens on a loopback address only (not ${listen.host}).`);
+    return fail(
+      'Plain HTTP refused',
+      `Without -tls-cert and -tls-key, provkit serve listens on a loopback address only (not ${listen.host}).`,
+    );
   }
   const accessLog = (e: AccessLogEntry): void => {
     line('info', `${e.method} ${e.path} ${e.status}`, 'access', { ...e });
-    if (!json) io.stdout.write(`${e.remote} - - [${e.time}] "${e.method} ${e.path}" ${e.status} ${e.bytes} ${e.durationMs}ms ${JSON.stringify(e.userAgent)}\n`);
+    if (!json)
+      io.stdout.write(
+        `${e.remote} - - [${e.time}] "${e.method} ${e.path}" ${e.status} ${e.bytes} ${e.durationMs}ms ${JSON.stringify(e.userAgent)}\n`,
+      );
   };
   const pool = createHashPool();
   try {
@@ -104,7 +134,10 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
         if (!json) io.stderr.write(`Warning: ${w.message}\n`);
       },
       onError: (err, path) => {
-        line('error', `${path}: ${String(err)}`, 'serve_error', { path, code: err instanceof ProvkitError ? err.code : ErrorCode.INTERNAL });
+        line('error', `${path}: ${String(err)}`, 'serve_error', {
+          path,
+          code: err instanceof ProvkitError ? err.code : ErrorCode.INTERNAL,
+        });
         if (!json) io.stderr.write(`Error serving ${path}: ${err instanceof Error ? err.message : String(err)}\n`);
       },
     });
@@ -112,7 +145,12 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     if (!json) io.stdout.write(`Listening on ${server.url}\n`);
     if (!server.tls) {
       const detail = 'tofu and terraform accept network mirrors over https only; use -tls-cert and -tls-key for them.';
-      diagnostic({ severity: 'warning', summary: `Serving plain HTTP on ${server.url}`, detail, code: WarningCode.PLAIN_HTTP });
+      diagnostic({
+        severity: 'warning',
+        summary: `Serving plain HTTP on ${server.url}`,
+        detail,
+        code: WarningCode.PLAIN_HTTP,
+      });
     }
     const signal = await new Promise<string>((done) => {
       const stop = (s: string): void => {
@@ -141,7 +179,8 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
 function tlsReason(err: unknown): string {
   const reason = (err as { reason?: unknown } | null)?.reason;
   if (typeof reason === 'string') {
-    if (reason === 'key values mismatch') return 'the private key does not belong to the certificate (key values mismatch)';
+    if (reason === 'key values mismatch')
+      return 'the private key does not belong to the certificate (key values mismatch)';
     if (reason === 'no start line') return 'a file is not PEM (no start line)';
     return reason;
   }

@@ -8,7 +8,13 @@
 import { join, posix, resolve } from 'node:path';
 
 import type { Platform } from '../../addresses/index.js';
-import { type Diagnostic as ConfigDiagnostic, discoverRoots, findPolicy, loadModuleRequirements, type PlatformPolicy } from '../../config/index.js';
+import {
+  type Diagnostic as ConfigDiagnostic,
+  discoverRoots,
+  findPolicy,
+  loadModuleRequirements,
+  type PlatformPolicy,
+} from '../../config/index.js';
 import type { Requirement } from '../../installer/lock.js';
 import { runOciVerify } from '../../installer/oci-verify.js';
 import { compareProblems, runVerify, type VerifyOutcome } from '../../installer/verify.js';
@@ -64,14 +70,27 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
   const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors, false);
   const mirror = flags.strings.get('mirror');
   if (platforms.length > 0 && mirror === undefined) {
-    errors.push({ severity: 'error', summary: 'A mirror is needed', detail: 'Checking that the lock file covers a platform needs the packages: give -mirror=DIR.', code: ErrorCode.USAGE });
+    errors.push({
+      severity: 'error',
+      summary: 'A mirror is needed',
+      detail: 'Checking that the lock file covers a platform needs the packages: give -mirror=DIR.',
+      code: ErrorCode.USAGE,
+    });
   }
-  if (flags.positionals.length > 0) errors.push({ severity: 'error', summary: 'Unexpected arguments', detail: `verify takes no arguments, not ${flags.positionals.join(' ')}.`, code: ErrorCode.USAGE });
+  if (flags.positionals.length > 0)
+    errors.push({
+      severity: 'error',
+      summary: 'Unexpected arguments',
+      detail: `verify takes no arguments, not ${flags.positionals.join(' ')}.`,
+      code: ErrorCode.USAGE,
+    });
   if (errors.length > 0) return ui.fail(errors);
 
   return withResources(io, globals, (r) => {
     const context: VerifyContext = { r, io, globals, ui, platforms, ...(mirror === undefined ? {} : { mirror }) };
-    return flags.bools.get('recursive') !== true ? verifyOne(context) : verifyTree(context, json ? new JsonUI(io.stdout) : undefined);
+    return flags.bools.get('recursive') !== true
+      ? verifyOne(context)
+      : verifyTree(context, json ? new JsonUI(io.stdout) : undefined);
   });
 }
 
@@ -97,7 +116,11 @@ async function verifyRoot(
     ds.map((d) => fromHclDiagnostic({ ...d, range: { ...d.range, filename: within(d.range.filename) } }));
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   // A tree is checked as lock -recursive locks it: local module calls read from disk.
-  const config = await loadModuleRequirements(dir, { flavor: globals.flavor, dataDir, ...(root === undefined ? {} : { resolveLocalModules: true }) });
+  const config = await loadModuleRequirements(dir, {
+    flavor: globals.flavor,
+    dataDir,
+    ...(root === undefined ? {} : { resolveLocalModules: true }),
+  });
   const diagnostics = asUi(config.diagnostics);
   if (config.diagnostics.some((d) => d.severity === 'error')) return { diagnostics, failed: true };
   const lock = await loadLockFile(join(dir, LOCK_FILE_NAME), globals.flavor, within(LOCK_FILE_NAME));
@@ -108,17 +131,24 @@ async function verifyRoot(
 
   const platforms = c.platforms.length > 0 ? c.platforms : policy.policy ? [...policy.policy.platforms] : [];
   const outcome = c.mirror?.startsWith('oci://')
-    ? await verifyOci(c.r, c.ui, { locks: lock.locks, requirements: [...config.requirements.values()], mirror: c.mirror, platforms })
+    ? await verifyOci(c.r, c.ui, {
+        locks: lock.locks,
+        requirements: [...config.requirements.values()],
+        mirror: c.mirror,
+        platforms,
+      })
     : await runVerify({
-    locks: lock.locks,
-    requirements: [...config.requirements.values()],
-    ...(c.mirror === undefined ? {} : { mirrorDir: resolve(globals.cwd, c.mirror) }),
-    ...(platforms.length > 0 && c.mirror !== undefined ? { platforms } : {}),
-    ...(policy.policy && c.platforms.length === 0 ? { policy: { platforms: policy.policy.platforms, file: policy.policy.file } } : {}),
-    ...c.r.hashStore(),
-    pool: c.r.pool(),
-    flavor: globals.flavor,
-  });
+        locks: lock.locks,
+        requirements: [...config.requirements.values()],
+        ...(c.mirror === undefined ? {} : { mirrorDir: resolve(globals.cwd, c.mirror) }),
+        ...(platforms.length > 0 && c.mirror !== undefined ? { platforms } : {}),
+        ...(policy.policy && c.platforms.length === 0
+          ? { policy: { platforms: policy.policy.platforms, file: policy.policy.file } }
+          : {}),
+        ...c.r.hashStore(),
+        pool: c.r.pool(),
+        flavor: globals.flavor,
+      });
   if (outcome === undefined) return { diagnostics, failed: true };
   return { diagnostics, failed: false, outcome, ...(policy.policy ? { policy: policy.policy } : {}) };
 }
@@ -146,7 +176,10 @@ async function verifyOne(c: VerifyContext): Promise<number> {
       : r.policy
         ? `against the configuration and the platforms of ${r.policy.file}`
         : 'against the configuration';
-  ui.summary(`${LOCK_FILE_NAME} verified: ${outcome.providers} provider${outcome.providers === 1 ? '' : 's'} checked ${scope}; no problems.`, fields);
+  ui.summary(
+    `${LOCK_FILE_NAME} verified: ${outcome.providers} provider${outcome.providers === 1 ? '' : 's'} checked ${scope}; no problems.`,
+    fields,
+  );
   return 0;
 }
 
@@ -166,19 +199,32 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
       const scoped = json.scoped({ root });
       for (const d of r.diagnostics) scoped.diagnostic(d);
       for (const p of found) scoped.event({ type: 'verify_problem', ...p });
-      scoped.message(r.failed || found.length > 0 ? 'error' : 'info', `${root}: ${r.failed ? 'failed' : `${found.length} problem${found.length === 1 ? '' : 's'}`}`, 'verify_root', {
-        status: r.failed ? 'failed' : found.length > 0 ? 'problems' : 'ok',
-        problems: found.length,
-        platforms: r.outcome?.platforms.map(String) ?? [],
-      });
+      scoped.message(
+        r.failed || found.length > 0 ? 'error' : 'info',
+        `${root}: ${r.failed ? 'failed' : `${found.length} problem${found.length === 1 ? '' : 's'}`}`,
+        'verify_root',
+        {
+          status: r.failed ? 'failed' : found.length > 0 ? 'problems' : 'ok',
+          problems: found.length,
+          platforms: r.outcome?.platforms.map(String) ?? [],
+        },
+      );
       continue;
     }
-    io.stdout.write(`- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : `${found.length} problem${found.length === 1 ? '' : 's'}`}\n`);
-    for (const p of found) io.stdout.write(`    ${[p.provider.toString(), p.version?.toString(), p.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${p.message}\n`);
+    io.stdout.write(
+      `- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : `${found.length} problem${found.length === 1 ? '' : 's'}`}\n`,
+    );
+    for (const p of found)
+      io.stdout.write(
+        `    ${[p.provider.toString(), p.version?.toString(), p.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${p.message}\n`,
+      );
     for (const d of r.diagnostics) ui.diagnostic(d);
   }
   const fields = { roots: tree.roots.length, failing, problems };
-  ui.summary(`${tree.roots.length} root module${tree.roots.length === 1 ? '' : 's'} verified: ${failing === 0 ? 'no problems' : `${failing} with problems (${problems} in all)`}.`, fields);
+  ui.summary(
+    `${tree.roots.length} root module${tree.roots.length === 1 ? '' : 's'} verified: ${failing === 0 ? 'no problems' : `${failing} with problems (${problems} in all)`}.`,
+    fields,
+  );
   return failing > 0 ? 1 : 0;
 }
 
@@ -195,13 +241,23 @@ async function verifyOci(
   const template = ociTemplate(o.mirror);
   const problem = validateLevel1(template);
   if (problem !== undefined) {
-    ui.diagnostic({ severity: 'error', summary: 'Invalid OCI mirror URI template', detail: `The mirror ${o.mirror} is not a valid URI template: ${problem}.`, code: ErrorCode.USAGE });
+    ui.diagnostic({
+      severity: 'error',
+      summary: 'Invalid OCI mirror URI template',
+      detail: `The mirror ${o.mirror} is not a valid URI template: ${problem}.`,
+      code: ErrorCode.USAGE,
+    });
     return undefined;
   }
   const cli = await r.cliConfig(ui);
   if (!cli) return undefined;
   const pool = r.pool();
-  const configProblems = await runVerify({ locks: o.locks, requirements: o.requirements, pool, flavor: r.globals.flavor });
+  const configProblems = await runVerify({
+    locks: o.locks,
+    requirements: o.requirements,
+    pool,
+    flavor: r.globals.flavor,
+  });
   const published = await runOciVerify({
     locks: o.locks,
     source: ociMirrorSourceFor(template, r.sourceContext(), cli),

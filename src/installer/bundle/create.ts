@@ -95,7 +95,6 @@ interface Picked {
   readonly packages: Array<BundlePackage & { readonly file?: string; readonly from?: string; readonly size?: number }>;
 }
 
-
 /** See the module comment. */
 export async function createBundle(options: BundleCreateOptions): Promise<BundleCreateOutcome> {
   const events = options.events ?? ignoreEvents;
@@ -122,7 +121,9 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
   };
   const packageDir = async (): Promise<string> => {
     const base = await workDir();
-    return mkdtemp(join(base, 'pkg-')).catch((err: unknown) => Promise.reject(fileError(err, 'cannot create a temporary directory in', base)));
+    return mkdtemp(join(base, 'pkg-')).catch((err: unknown) =>
+      Promise.reject(fileError(err, 'cannot create a temporary directory in', base)),
+    );
   };
   const oldPackages = new Map<string, BundlePackage>();
   for (const p of options.since?.manifest.providers ?? []) {
@@ -140,14 +141,23 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
           const available = await options.source.availableVersions(provider, options.signal);
           const sel = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor);
           version = sel.version;
-          events({ type: 'provider_selected', provider, version, reason: sel.reason, constraints: req.constraints.toString() });
+          events({
+            type: 'provider_selected',
+            provider,
+            version,
+            reason: sel.reason,
+            constraints: req.constraints.toString(),
+          });
         } catch (err) {
           failures.push({ provider, summary: 'Provider not available', error: asProvkitError(err) });
           return;
         }
         const entry: Picked = { req, version, packages: [] };
         picked.push(entry);
-        const lockHashes = locked && locked.version.equals(version) ? new Set(locked.preferredHashes().map((h) => h.text)) : new Set<string>();
+        const lockHashes =
+          locked && locked.version.equals(version)
+            ? new Set(locked.preferredHashes().map((h) => h.text))
+            : new Set<string>();
         await Promise.all(
           options.platforms.map(async (platform, i) => {
             const old = oldPackages.get(`${provider.toString()}|${version.toString()}|${platform.toString()}`);
@@ -158,9 +168,18 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
             }
             try {
               const meta = await options.source.packageMeta(provider, version, platform, options.signal);
-              events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
+              events({
+                type: 'fetch_start',
+                provider,
+                version,
+                platform,
+                location: options.source.forDisplay(provider),
+              });
               // A directory of its own per package: packages of other providers have the same file names (docs/reliability.md).
-              const destPath = meta.location.kind === 'http' ? join(await packageDir(), packedFileName(provider, version, platform)) : undefined;
+              const destPath =
+                meta.location.kind === 'http'
+                  ? join(await packageDir(), packedFileName(provider, version, platform))
+                  : undefined;
               const fetched = await network(() =>
                 fetchPackage(meta, {
                   ...(destPath === undefined ? {} : { destPath }),
@@ -171,11 +190,15 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
                 }),
               );
               if (fetched.kind !== 'archive') {
-                throw new ProvkitError(ErrorCode.USAGE, `${provider.toString()} ${version.toString()} for ${platform.toString()} is an unpacked directory in the source; a bundle needs its zip`, {
-                  provider: provider.toString(),
-                  version: version.toString(),
-                  platform: platform.toString(),
-                });
+                throw new ProvkitError(
+                  ErrorCode.USAGE,
+                  `${provider.toString()} ${version.toString()} for ${platform.toString()} is an unpacked directory in the source; a bundle needs its zip`,
+                  {
+                    provider: provider.toString(),
+                    version: version.toString(),
+                    platform: platform.toString(),
+                  },
+                );
               }
               checkFetchedFor(fetched, provider, version, platform);
               // Refused as `mirror` refuses it; a downloaded copy is named by its URL (archive-check.ts).
@@ -187,10 +210,23 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
                 throw new ProvkitError(
                   ErrorCode.LOCKFILE_CHECKSUM_MISMATCH,
                   `the package of ${provider.toString()} ${version.toString()} for ${platform.toString()} does not match any of the checksums recorded in the dependency lock file`,
-                  { provider: provider.toString(), version: version.toString(), platform: platform.toString(), found: hashes.h1 },
+                  {
+                    provider: provider.toString(),
+                    version: version.toString(),
+                    platform: platform.toString(),
+                    found: hashes.h1,
+                  },
                 );
               }
-              events({ type: 'fetch_complete', provider, version, platform, auth: fetched.label, keyId: fetched.keyId, reused: false });
+              events({
+                type: 'fetch_complete',
+                provider,
+                version,
+                platform,
+                auth: fetched.label,
+                keyId: fetched.keyId,
+                reused: false,
+              });
               entry.packages[i] = {
                 platform: platform.toString(),
                 path: `${providerDirPath(provider)}/${packedFileName(provider, version, platform)}`,
@@ -200,7 +236,12 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
                 size: fetched.size,
               };
             } catch (err) {
-              failures.push({ provider, platform, summary: 'Cannot fetch provider package', error: asProvkitError(err) });
+              failures.push({
+                provider,
+                platform,
+                summary: 'Cannot fetch provider package',
+                error: asProvkitError(err),
+              });
             }
           }),
         );
@@ -215,11 +256,14 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
     const providers: BundleProvider[] = [];
     const locks = [];
     for (const p of picked) {
-      const packages = p.packages.filter((k) => k !== undefined).sort((a, b) => compareBytewise(a.platform, b.platform));
+      const packages = p.packages
+        .filter((k) => k !== undefined)
+        .sort((a, b) => compareBytewise(a.platform, b.platform));
       const fresh = packages.filter((k) => k.file !== undefined);
       const dir = providerDirPath(p.req.provider);
       if (fresh.length > 0) {
-        for (const k of fresh) members.push({ name: k.path, size: k.size!, sha256: k.zh.slice(3), file: k.file!, from: k.from ?? k.file! });
+        for (const k of fresh)
+          members.push({ name: k.path, size: k.size!, sha256: k.zh.slice(3), file: k.file!, from: k.from ?? k.file! });
         const doc = mirrorVersionJSON(
           fresh.map((k) => ({
             platform: parsePlatform(k.platform),
@@ -238,7 +282,12 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
       });
       const locked = options.locks.provider(p.req.provider);
       const kept = locked && locked.version.equals(p.version) ? locked.hashes : [];
-      locks.push(newProviderLock(p.req.provider, p.version, p.req.constraints, [...kept, ...packages.flatMap((k) => [parseHash(k.zh), parseHash(k.h1)])]));
+      locks.push(
+        newProviderLock(p.req.provider, p.version, p.req.constraints, [
+          ...kept,
+          ...packages.flatMap((k) => [parseHash(k.zh), parseHash(k.h1)]),
+        ]),
+      );
     }
     members.push(memberOf(BUNDLE_LOCK_NAME, serializeLocks(new Locks(locks), options.flavor)));
     members.sort((a, b) => compareBytewise(a.name, b.name));
@@ -252,7 +301,13 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
       providers,
       members: members.map((m) => ({ name: m.name, size: m.size, sha256: m.sha256 })),
     };
-    const bytes = await writeTar(options.out, options.outPath, options.createdEpoch, [memberOf(MANIFEST_NAME, serializeManifest(manifest)), ...members], options.signal);
+    const bytes = await writeTar(
+      options.out,
+      options.outPath,
+      options.createdEpoch,
+      [memberOf(MANIFEST_NAME, serializeManifest(manifest)), ...members],
+      options.signal,
+    );
     return { failures, manifest, bytes, packages: members.filter((m) => m.file !== undefined).length, skipped };
   } finally {
     if (work) {
@@ -264,7 +319,11 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
 }
 
 /** A member with its bytes, or with the file holding them and where that came from (for messages). */
-type TarMember = BundleMember & ({ readonly data: Buffer; readonly file?: undefined } | { readonly data?: undefined; readonly file: string; readonly from: string });
+type TarMember = BundleMember &
+  (
+    | { readonly data: Buffer; readonly file?: undefined }
+    | { readonly data?: undefined; readonly file: string; readonly from: string }
+  );
 
 function memberOf(name: string, data: Buffer): BundleMember & { data: Buffer } {
   return { name, size: data.length, sha256: createHash('sha256').update(data).digest('hex'), data };
@@ -276,7 +335,13 @@ function memberOf(name: string, data: Buffer): BundleMember & { data: Buffer } {
  * or read-only disk) is reported as writing `outPath`, whatever member was
  * being copied; a failure to read a member names where that member came from.
  */
-async function writeTar(out: Writable, outPath: string | undefined, epoch: number, members: readonly TarMember[], signal: AbortSignal | undefined): Promise<number> {
+async function writeTar(
+  out: Writable,
+  outPath: string | undefined,
+  epoch: number,
+  members: readonly TarMember[],
+  signal: AbortSignal | undefined,
+): Promise<number> {
   const pack = tar.pack();
   let bytes = 0;
   let outFailure: unknown;
@@ -298,18 +363,35 @@ async function writeTar(out: Writable, outPath: string | undefined, epoch: numbe
   const done = pipeline(pack, counter, out);
   // Awaited below; until then a failure must not count as an unhandled rejection.
   done.catch(() => undefined);
-  const header = (m: BundleMember): Partial<tar.Header> & { name: string } => ({ name: m.name, size: m.size, mode: 0o644, mtime: new Date(epoch * 1000), uid: 0, gid: 0, uname: '', gname: '', type: 'file' });
+  const header = (m: BundleMember): Partial<tar.Header> & { name: string } => ({
+    name: m.name,
+    size: m.size,
+    mode: 0o644,
+    mtime: new Date(epoch * 1000),
+    uid: 0,
+    gid: 0,
+    uname: '',
+    gname: '',
+    type: 'file',
+  });
   try {
     for (const m of members) {
       if (signal?.aborted) throw new ProvkitError(ErrorCode.ABORTED, 'bundle create was interrupted');
       if (m.data !== undefined) {
         const data = m.data;
-        await new Promise<void>((resolve, reject) => pack.entry(header(m), data, (err) => (err ? reject(err) : resolve())));
+        await new Promise<void>((resolve, reject) =>
+          pack.entry(header(m), data, (err) => (err ? reject(err) : resolve())),
+        );
         continue;
       }
       const { file, from } = m;
       const st = await stat(file).catch((err: unknown) => Promise.reject(fileError(err, 'cannot read', from)));
-      if (st.size !== m.size) throw new ProvkitError(ErrorCode.IO, `${from} changed while the bundle was written (size ${st.size}, expected ${m.size})`, { file: from });
+      if (st.size !== m.size)
+        throw new ProvkitError(
+          ErrorCode.IO,
+          `${from} changed while the bundle was written (size ${st.size}, expected ${m.size})`,
+          { file: from },
+        );
       const sha = createHash('sha256');
       const entry = pack.entry(header(m));
       const input = createReadStream(file);
@@ -330,7 +412,12 @@ async function writeTar(out: Writable, outPath: string | undefined, epoch: numbe
         throw err;
       }
       const got = sha.digest('hex');
-      if (got !== m.sha256) throw new ProvkitError(ErrorCode.CHECKSUM_MISMATCH, `${from} changed while the bundle was written`, { file: from, expected: m.sha256, found: got });
+      if (got !== m.sha256)
+        throw new ProvkitError(ErrorCode.CHECKSUM_MISMATCH, `${from} changed while the bundle was written`, {
+          file: from,
+          expected: m.sha256,
+          found: got,
+        });
     }
     pack.finalize();
     await done;

@@ -62,7 +62,11 @@ export async function importBundleToOci(options: BundleOciImportOptions): Promis
       const platforms: Platform[] = p.packages.filter((k) => members.has(k.path)).map((k) => parsePlatform(k.platform));
       if (platforms.length === 0) continue;
       packages += platforms.length;
-      items.push({ provider: parseProviderSource(p.source, options.flavor), version: parseVersion(p.version), platforms });
+      items.push({
+        provider: parseProviderSource(p.source, options.flavor),
+        version: parseVersion(p.version),
+        platforms,
+      });
     }
     const outcome = await publishToOci({
       items,

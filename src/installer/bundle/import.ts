@@ -49,8 +49,22 @@ import { promisify } from 'node:util';
 
 import tar from 'tar-stream';
 
-import { type Flavor, parsePlatform, type ProviderAddress, tryParseProviderSource, tryParseVersion, type Version } from '../../addresses/index.js';
-import { ErrorCode, fileError, isProvkitError, ProvkitError, renameFileInError, systemErrorCode } from '../../errors.js';
+import {
+  type Flavor,
+  parsePlatform,
+  type ProviderAddress,
+  tryParseProviderSource,
+  tryParseVersion,
+  type Version,
+} from '../../addresses/index.js';
+import {
+  ErrorCode,
+  fileError,
+  isProvkitError,
+  ProvkitError,
+  renameFileInError,
+  systemErrorCode,
+} from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
 import { removeOnExit } from '../../fs/cleanup.js';
 import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../../fs/dir-mutex.js';
@@ -61,7 +75,14 @@ import { type HashPool, normalizeHashes, parseHash } from '../../hashing/index.j
 import { packedFileName, providerDirPath } from '../../layout/index.js';
 import { hasErrors, type Locks, parseLockFile } from '../../lockfile/index.js';
 import { MIRROR_MUTEX_FILE, MIRROR_STAGING_PREFIX } from '../mirror.js';
-import { BUNDLE_LOCK_NAME, type BundleManifest, MANIFEST_NAME, MAX_MANIFEST_SIZE, parseManifest, unsafeMemberName } from './manifest.js';
+import {
+  BUNDLE_LOCK_NAME,
+  type BundleManifest,
+  MANIFEST_NAME,
+  MAX_MANIFEST_SIZE,
+  parseManifest,
+  unsafeMemberName,
+} from './manifest.js';
 
 /** Default largest member: 2 GiB (provider packages are far smaller). */
 export const DEFAULT_MAX_MEMBER_SIZE = 2 * 1024 ** 3;
@@ -93,7 +114,12 @@ export interface BundleImportOutcome {
   readonly lockFile: Buffer;
 }
 
-function refuse(member: string, message: string, code: ErrorCode = ErrorCode.BUNDLE_MEMBER_REFUSED, extra: { expected?: string; found?: string } = {}): ProvkitError {
+function refuse(
+  member: string,
+  message: string,
+  code: ErrorCode = ErrorCode.BUNDLE_MEMBER_REFUSED,
+  extra: { expected?: string; found?: string } = {},
+): ProvkitError {
   return new ProvkitError(code, `bundle member ${JSON.stringify(member)}: ${message}`, { entry: member, ...extra });
 }
 
@@ -111,9 +137,13 @@ function aborted(): ProvkitError {
  * @throws {ProvkitError} NOT_FOUND, IO naming the bundle
  */
 async function openBundle(bundlePath: string): Promise<Readable> {
-  const st = await stat(bundlePath).catch((err: unknown) => Promise.reject(fileError(err, 'cannot read bundle', bundlePath)));
+  const st = await stat(bundlePath).catch((err: unknown) =>
+    Promise.reject(fileError(err, 'cannot read bundle', bundlePath)),
+  );
   if (!st.isFIFO()) return createReadStream(bundlePath);
-  const fd = await promisify(openFd)(bundlePath, 'r').catch((err: unknown) => Promise.reject(fileError(err, 'cannot read bundle', bundlePath)));
+  const fd = await promisify(openFd)(bundlePath, 'r').catch((err: unknown) =>
+    Promise.reject(fileError(err, 'cannot read bundle', bundlePath)),
+  );
   // libuv makes the descriptor non-blocking and polls it.
   return new Socket({ fd, readable: true, writable: false });
 }
@@ -132,7 +162,8 @@ export async function readBundleManifest(bundlePath: string): Promise<{ manifest
     for await (const entry of extract) {
       const { name, size = 0 } = entry.header;
       if (name !== MANIFEST_NAME) throw refuse(name, `the first member must be ${MANIFEST_NAME}`);
-      if (size > MAX_MANIFEST_SIZE) throw refuse(name, `larger than ${MAX_MANIFEST_SIZE} bytes`, ErrorCode.ZIP_LIMIT_EXCEEDED);
+      if (size > MAX_MANIFEST_SIZE)
+        throw refuse(name, `larger than ${MAX_MANIFEST_SIZE} bytes`, ErrorCode.ZIP_LIMIT_EXCEEDED);
       const chunks: Buffer[] = [];
       for await (const c of entry) chunks.push(c as Buffer);
       const bytes = Buffer.concat(chunks);
@@ -142,7 +173,11 @@ export async function readBundleManifest(bundlePath: string): Promise<{ manifest
   } catch (err) {
     if (err instanceof ProvkitError) throw err;
     if (inputError !== undefined) throw fileError(inputError, 'cannot read bundle', bundlePath);
-    throw new ProvkitError(ErrorCode.BUNDLE_INVALID, `cannot read bundle ${bundlePath}: it is truncated or not a tar (${err instanceof Error ? err.message : String(err)})`, { file: bundlePath, cause: err });
+    throw new ProvkitError(
+      ErrorCode.BUNDLE_INVALID,
+      `cannot read bundle ${bundlePath}: it is truncated or not a tar (${err instanceof Error ? err.message : String(err)})`,
+      { file: bundlePath, cause: err },
+    );
   } finally {
     input.destroy();
     extract.destroy();
@@ -187,14 +222,31 @@ function checkManifest(manifest: BundleManifest, flavor: Flavor): CheckedManifes
     const where = `the manifest's provider ${JSON.stringify(p.source)}`;
     const parsed = tryParseProviderSource(p.source, flavor);
     if (!parsed.ok || providerDirPath(parsed.address) !== p.source) {
-      throw new ProvkitError(ErrorCode.BUNDLE_INVALID, `invalid bundle manifest: providers[${i}]: ${JSON.stringify(p.source)} is not a provider address in the mirror's HOST/NS/TYPE form`, { file: MANIFEST_NAME });
+      throw new ProvkitError(
+        ErrorCode.BUNDLE_INVALID,
+        `invalid bundle manifest: providers[${i}]: ${JSON.stringify(p.source)} is not a provider address in the mirror's HOST/NS/TYPE form`,
+        { file: MANIFEST_NAME },
+      );
     }
     const v = tryParseVersion(p.version, flavor);
     if (!v.ok || v.version.toString() !== p.version) {
-      throw new ProvkitError(ErrorCode.BUNDLE_INVALID, `invalid bundle manifest: ${where} has the invalid version ${JSON.stringify(p.version)}`, { file: MANIFEST_NAME, provider: p.source });
+      throw new ProvkitError(
+        ErrorCode.BUNDLE_INVALID,
+        `invalid bundle manifest: ${where} has the invalid version ${JSON.stringify(p.version)}`,
+        { file: MANIFEST_NAME, provider: p.source },
+      );
     }
-    if (providers.has(p.source)) throw new ProvkitError(ErrorCode.BUNDLE_INVALID, `invalid bundle manifest: ${where} is listed twice`, { file: MANIFEST_NAME, provider: p.source });
-    const entry: ProviderIdentity = { provider: parsed.address, source: p.source, version: v.version, packages: new Map() };
+    if (providers.has(p.source))
+      throw new ProvkitError(ErrorCode.BUNDLE_INVALID, `invalid bundle manifest: ${where} is listed twice`, {
+        file: MANIFEST_NAME,
+        provider: p.source,
+      });
+    const entry: ProviderIdentity = {
+      provider: parsed.address,
+      source: p.source,
+      version: v.version,
+      packages: new Map(),
+    };
     providers.set(p.source, entry);
     for (const k of p.packages) {
       let platformText: string;
@@ -203,18 +255,33 @@ function checkManifest(manifest: BundleManifest, flavor: Flavor): CheckedManifes
       } catch {
         platformText = '';
       }
-      if (platformText !== k.platform) throw refuse(k.path, `is listed for the invalid platform ${JSON.stringify(k.platform)}`);
+      if (platformText !== k.platform)
+        throw refuse(k.path, `is listed for the invalid platform ${JSON.stringify(k.platform)}`);
       const platform = parsePlatform(k.platform);
       // The name is what a mirror reads the version and platform from: it must say what the manifest says.
       const expected = `${p.source}/${packedFileName(parsed.address, v.version, platform)}`;
       if (k.path !== expected) {
-        throw refuse(k.path, `is listed as ${p.source} ${p.version} for ${k.platform}, whose package must be named ${JSON.stringify(expected)}`, ErrorCode.BUNDLE_MEMBER_REFUSED, {
-          expected,
-          found: k.path,
-        });
+        throw refuse(
+          k.path,
+          `is listed as ${p.source} ${p.version} for ${k.platform}, whose package must be named ${JSON.stringify(expected)}`,
+          ErrorCode.BUNDLE_MEMBER_REFUSED,
+          {
+            expected,
+            found: k.path,
+          },
+        );
       }
       if (entry.packages.has(k.platform) || byPath.has(k.path)) throw refuse(k.path, 'is listed twice in the manifest');
-      const pkg: PackageIdentity = { provider: parsed.address, source: p.source, version: v.version, platform: k.platform, path: k.path, zh: k.zh, h1: k.h1, h1Zip: k.h1Zip };
+      const pkg: PackageIdentity = {
+        provider: parsed.address,
+        source: p.source,
+        version: v.version,
+        platform: k.platform,
+        path: k.path,
+        zh: k.zh,
+        h1: k.h1,
+        h1Zip: k.h1Zip,
+      };
       entry.packages.set(k.platform, pkg);
       byPath.set(k.path, pkg);
     }
@@ -223,7 +290,12 @@ function checkManifest(manifest: BundleManifest, flavor: Flavor): CheckedManifes
   const members = new Map<string, { size: number; sha256: string }>();
   for (const m of manifest.members) {
     const why = unsafeMemberName(m.name);
-    if (why !== undefined) throw refuse(m.name, `is listed in the manifest with ${why}`, why.includes('absolute') ? ErrorCode.ZIP_ABSOLUTE_PATH : ErrorCode.ZIP_PATH_TRAVERSAL);
+    if (why !== undefined)
+      throw refuse(
+        m.name,
+        `is listed in the manifest with ${why}`,
+        why.includes('absolute') ? ErrorCode.ZIP_ABSOLUTE_PATH : ErrorCode.ZIP_PATH_TRAVERSAL,
+      );
     if (m.name === MANIFEST_NAME || members.has(m.name)) throw refuse(m.name, 'is listed twice in the manifest');
     members.set(m.name, m);
     if (m.name === BUNDLE_LOCK_NAME || byPath.has(m.name)) continue;
@@ -233,7 +305,10 @@ function checkManifest(manifest: BundleManifest, flavor: Flavor): CheckedManifes
     const file = m.name.slice(slash + 1);
     const p = providers.get(dir);
     if (p === undefined || (file !== 'index.json' && file !== `${p.version.toString()}.json`)) {
-      throw refuse(m.name, `is not a package, index.json or VERSION.json of a provider the manifest lists (only ${BUNDLE_LOCK_NAME}, HOST/NS/TYPE/index.json, HOST/NS/TYPE/VERSION.json and the packages may be imported)`);
+      throw refuse(
+        m.name,
+        `is not a package, index.json or VERSION.json of a provider the manifest lists (only ${BUNDLE_LOCK_NAME}, HOST/NS/TYPE/index.json, HOST/NS/TYPE/VERSION.json and the packages may be imported)`,
+      );
     }
   }
   // A provider's packages in this bundle come with its two documents.
@@ -241,7 +316,11 @@ function checkManifest(manifest: BundleManifest, flavor: Flavor): CheckedManifes
     const fresh = [...p.packages.values()].filter((k) => members.has(k.path));
     if (fresh.length === 0) continue;
     for (const doc of ['index.json', `${p.version.toString()}.json`]) {
-      if (!members.has(`${p.source}/${doc}`)) throw refuse(`${p.source}/${doc}`, `is missing: the bundle holds packages of ${p.source} ${p.version.toString()}`);
+      if (!members.has(`${p.source}/${doc}`))
+        throw refuse(
+          `${p.source}/${doc}`,
+          `is missing: the bundle holds packages of ${p.source} ${p.version.toString()}`,
+        );
     }
   }
   return { manifest, providers, members };
@@ -259,7 +338,10 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
   let committed = false;
   try {
     try {
-      mutex = await acquireDirMutex(join(target, MIRROR_MUTEX_FILE), { ...options.targetMutex, ...(options.signal ? { signal: options.signal } : {}) });
+      mutex = await acquireDirMutex(join(target, MIRROR_MUTEX_FILE), {
+        ...options.targetMutex,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
       // Under the mutex, any staging directory is a killed run's leftover.
       await removeTempsIn(target, MIRROR_STAGING_PREFIX);
       forgetStaging = removeOnExit(staging);
@@ -285,7 +367,13 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
       throw targetError(err, target);
     }
     committed = true;
-    return { manifest: checked.manifest, added: plan.added, present: plan.present, indexes: plan.docs.map(([rel]) => rel), lockFile };
+    return {
+      manifest: checked.manifest,
+      added: plan.added,
+      present: plan.present,
+      indexes: plan.docs.map(([rel]) => rel),
+      lockFile,
+    };
   } finally {
     if (forgetStaging) {
       await rm(staging, { recursive: true, force: true }).catch(() => undefined);
@@ -327,7 +415,12 @@ function targetError(err: unknown, target: string): unknown {
 }
 
 /** Step 1 and 2. */
-async function unpackVerified(options: BundleImportOptions, staging: string, target: string, maxSize: number): Promise<CheckedManifest> {
+async function unpackVerified(
+  options: BundleImportOptions,
+  staging: string,
+  target: string,
+  maxSize: number,
+): Promise<CheckedManifest> {
   const { bundlePath, signal } = options;
   const extract = tar.extract();
   const input = await openBundle(bundlePath);
@@ -352,11 +445,20 @@ async function unpackVerified(options: BundleImportOptions, staging: string, tar
       const size = h.size ?? 0;
       current = name;
       if (h.type !== 'file' && h.type !== 'contiguous-file') {
-        throw refuse(name, `is a ${h.type ?? 'special entry'}${h.linkname ? ` to ${JSON.stringify(h.linkname)}` : ''}; a bundle holds only regular files`, ErrorCode.BUNDLE_TARGET_CONFLICT);
+        throw refuse(
+          name,
+          `is a ${h.type ?? 'special entry'}${h.linkname ? ` to ${JSON.stringify(h.linkname)}` : ''}; a bundle holds only regular files`,
+          ErrorCode.BUNDLE_TARGET_CONFLICT,
+        );
       }
       if (checked === undefined) {
         if (name !== MANIFEST_NAME) throw refuse(name, `the first member must be ${MANIFEST_NAME}`);
-        if (size > MAX_MANIFEST_SIZE) throw refuse(name, `is ${size} bytes, more than the limit of ${MAX_MANIFEST_SIZE}`, ErrorCode.ZIP_LIMIT_EXCEEDED);
+        if (size > MAX_MANIFEST_SIZE)
+          throw refuse(
+            name,
+            `is ${size} bytes, more than the limit of ${MAX_MANIFEST_SIZE}`,
+            ErrorCode.ZIP_LIMIT_EXCEEDED,
+          );
         const chunks: Buffer[] = [];
         for await (const c of entry) chunks.push(c as Buffer);
         checked = checkManifest(parseManifest(Buffer.concat(chunks)), options.flavor);
@@ -365,13 +467,23 @@ async function unpackVerified(options: BundleImportOptions, staging: string, tar
         continue;
       }
       const why = unsafeMemberName(name);
-      if (why !== undefined) throw refuse(name, `has ${why}`, why.includes('absolute') ? ErrorCode.ZIP_ABSOLUTE_PATH : ErrorCode.ZIP_PATH_TRAVERSAL);
+      if (why !== undefined)
+        throw refuse(
+          name,
+          `has ${why}`,
+          why.includes('absolute') ? ErrorCode.ZIP_ABSOLUTE_PATH : ErrorCode.ZIP_PATH_TRAVERSAL,
+        );
       if (seen.has(name)) throw refuse(name, 'appears twice in the bundle');
       seen.add(name);
       const want = checked.members.get(name);
       if (!want) throw refuse(name, 'is not listed in the manifest');
-      if (size > maxSize) throw refuse(name, `is ${size} bytes, more than the limit of ${maxSize}`, ErrorCode.ZIP_LIMIT_EXCEEDED);
-      if (size !== want.size) throw refuse(name, `is ${size} bytes; the manifest says ${want.size}`, ErrorCode.CHECKSUM_MISMATCH, { expected: String(want.size), found: String(size) });
+      if (size > maxSize)
+        throw refuse(name, `is ${size} bytes, more than the limit of ${maxSize}`, ErrorCode.ZIP_LIMIT_EXCEEDED);
+      if (size !== want.size)
+        throw refuse(name, `is ${size} bytes; the manifest says ${want.size}`, ErrorCode.CHECKSUM_MISMATCH, {
+          expected: String(want.size),
+          found: String(size),
+        });
       const dest = join(staging, name);
       const sha = createHash('sha256');
       let count = 0;
@@ -400,7 +512,11 @@ async function unpackVerified(options: BundleImportOptions, staging: string, tar
         await fh.close();
       }
       const got = sha.digest('hex');
-      if (got !== want.sha256) throw refuse(name, 'does not match the SHA-256 the manifest lists', ErrorCode.CHECKSUM_MISMATCH, { expected: want.sha256, found: got });
+      if (got !== want.sha256)
+        throw refuse(name, 'does not match the SHA-256 the manifest lists', ErrorCode.CHECKSUM_MISMATCH, {
+          expected: want.sha256,
+          found: got,
+        });
       current = undefined;
     }
   } catch (err) {
@@ -421,17 +537,23 @@ async function unpackVerified(options: BundleImportOptions, staging: string, tar
     extract.destroy();
   }
   if (checked === undefined) throw refuse(MANIFEST_NAME, 'is missing: the bundle is empty');
-  for (const name of checked.members.keys()) if (!seen.has(name)) throw refuse(name, 'is listed in the manifest but missing from the bundle');
+  for (const name of checked.members.keys())
+    if (!seen.has(name)) throw refuse(name, 'is listed in the manifest but missing from the bundle');
   return checked;
 }
 
 /** Step 3; returns the bundle's lock-file bytes. */
-async function verifyPackages(checked: CheckedManifest, staging: string, options: BundleImportOptions): Promise<Buffer> {
+async function verifyPackages(
+  checked: CheckedManifest,
+  staging: string,
+  options: BundleImportOptions,
+): Promise<Buffer> {
   const { members, providers } = checked;
   if (!members.has(BUNDLE_LOCK_NAME)) throw refuse(BUNDLE_LOCK_NAME, 'is missing: a bundle carries its lock entries');
   const lockFile = await readFile(join(staging, BUNDLE_LOCK_NAME));
   const lock = parseLockFile(lockFile, BUNDLE_LOCK_NAME, options.flavor);
-  if (hasErrors(lock.diagnostics)) throw refuse(BUNDLE_LOCK_NAME, `does not parse: ${lock.diagnostics.map((d) => d.summary).join('; ')}`);
+  if (hasErrors(lock.diagnostics))
+    throw refuse(BUNDLE_LOCK_NAME, `does not parse: ${lock.diagnostics.map((d) => d.summary).join('; ')}`);
 
   /** The verified hashes of each package member, by member name. */
   const verified = new Map<string, Set<string>>();
@@ -465,27 +587,44 @@ async function verifyPackages(checked: CheckedManifest, staging: string, options
     const got = { zh: z.zh.text, h1: z.h1.hash.text, h1Zip: z.h1Zip.hash.text };
     for (const form of ['zh', 'h1', 'h1Zip'] as const) {
       if (got[form] !== k[form]) {
-        throw new ProvkitError(ErrorCode.CHECKSUM_MISMATCH, `${shown}: the package does not match its ${form} hash in the manifest`, { entry: k.path, ...ctx, expected: k[form], found: got[form] });
+        throw new ProvkitError(
+          ErrorCode.CHECKSUM_MISMATCH,
+          `${shown}: the package does not match its ${form} hash in the manifest`,
+          { entry: k.path, ...ctx, expected: k[form], found: got[form] },
+        );
       }
     }
-    if (`zh:${members.get(k.path)!.sha256}` !== got.zh) throw refuse(k.path, 'its zh: hash differs from its member SHA-256', ErrorCode.CHECKSUM_MISMATCH);
+    if (`zh:${members.get(k.path)!.sha256}` !== got.zh)
+      throw refuse(k.path, 'its zh: hash differs from its member SHA-256', ErrorCode.CHECKSUM_MISMATCH);
     // One package has one identity: the same bytes under two names is a relabelling.
     const twin = byZh.get(got.zh);
-    if (twin !== undefined) throw refuse(k.path, `has the same bytes as ${JSON.stringify(twin)}; a package cannot be two versions or platforms`);
+    if (twin !== undefined)
+      throw refuse(
+        k.path,
+        `has the same bytes as ${JSON.stringify(twin)}; a package cannot be two versions or platforms`,
+      );
     byZh.set(got.zh, k.path);
     const mine = new Set([got.zh, got.h1, got.h1Zip]);
     verified.set(k.path, mine);
     const entry = lock.locks.provider(k.provider);
     if (!entry || !entry.version.equals(k.version) || !entry.hashes.some((h) => mine.has(h.text))) {
-      throw refuse(k.path, `has no matching entry for ${k.source} ${k.version.toString()} in the bundle's lock file`, ErrorCode.LOCKFILE_CHECKSUM_MISMATCH);
+      throw refuse(
+        k.path,
+        `has no matching entry for ${k.source} ${k.version.toString()} in the bundle's lock file`,
+        ErrorCode.LOCKFILE_CHECKSUM_MISMATCH,
+      );
     }
     if (options.trustedLocks) {
       const t = options.trustedLocks.provider(k.provider);
       if (!t || !t.version.equals(k.version) || !t.hashes.some((h) => mine.has(h.text))) {
-        throw new ProvkitError(ErrorCode.LOCKFILE_CHECKSUM_MISMATCH, `${shown}: ${k.source} ${k.version.toString()} for ${k.platform} does not match any checksum of the trusted lock file`, {
-          entry: k.path,
-          ...ctx,
-        });
+        throw new ProvkitError(
+          ErrorCode.LOCKFILE_CHECKSUM_MISMATCH,
+          `${shown}: ${k.source} ${k.version.toString()} for ${k.platform} does not match any checksum of the trusted lock file`,
+          {
+            entry: k.path,
+            ...ctx,
+          },
+        );
       }
     }
   }
@@ -499,7 +638,10 @@ async function verifyPackages(checked: CheckedManifest, staging: string, options
       if (!isObj(versions)) throw refuse(indexName, 'has no "versions" object');
       const listed = Object.keys(versions);
       if (listed.length !== 1 || listed[0] !== p.version.toString()) {
-        throw refuse(indexName, `lists ${listed.map((v) => JSON.stringify(v)).join(', ') || 'no version'}; the bundle holds ${p.source} ${p.version.toString()} only`);
+        throw refuse(
+          indexName,
+          `lists ${listed.map((v) => JSON.stringify(v)).join(', ') || 'no version'}; the bundle holds ${p.source} ${p.version.toString()} only`,
+        );
       }
     }
     const versionName = `${p.source}/${p.version.toString()}.json`;
@@ -508,18 +650,33 @@ async function verifyPackages(checked: CheckedManifest, staging: string, options
     const archives = doc['archives'];
     if (!isObj(archives)) throw refuse(versionName, 'has no "archives" object');
     for (const [platform, a] of Object.entries(archives)) {
-      if (!isObj(a) || typeof a['url'] !== 'string' || !Array.isArray(a['hashes'])) throw refuse(versionName, `archive ${platform} needs "url" and "hashes"`);
+      if (!isObj(a) || typeof a['url'] !== 'string' || !Array.isArray(a['hashes']))
+        throw refuse(versionName, `archive ${platform} needs "url" and "hashes"`);
       const k = p.packages.get(platform);
       const mine = k === undefined ? undefined : verified.get(k.path);
-      if (k === undefined || mine === undefined) throw refuse(versionName, `lists the platform ${JSON.stringify(platform)}, which is not a package of this bundle`);
+      if (k === undefined || mine === undefined)
+        throw refuse(
+          versionName,
+          `lists the platform ${JSON.stringify(platform)}, which is not a package of this bundle`,
+        );
       const file = k.path.slice(p.source.length + 1);
-      if (a['url'] !== file) throw refuse(versionName, `archive ${platform} points at ${JSON.stringify(a['url'])}; its package is ${JSON.stringify(file)}`);
+      if (a['url'] !== file)
+        throw refuse(
+          versionName,
+          `archive ${platform} points at ${JSON.stringify(a['url'])}; its package is ${JSON.stringify(file)}`,
+        );
       for (const h of a['hashes']) {
-        if (typeof h !== 'string' || !mine.has(h)) throw refuse(versionName, `lists ${JSON.stringify(h)} for ${platform}, which does not match the package`, ErrorCode.CHECKSUM_MISMATCH);
+        if (typeof h !== 'string' || !mine.has(h))
+          throw refuse(
+            versionName,
+            `lists ${JSON.stringify(h)} for ${platform}, which does not match the package`,
+            ErrorCode.CHECKSUM_MISMATCH,
+          );
       }
     }
     for (const k of p.packages.values()) {
-      if (members.has(k.path) && !isObj(archives[k.platform])) throw refuse(versionName, `does not list the package ${JSON.stringify(k.path)} of this bundle`);
+      if (members.has(k.path) && !isObj(archives[k.platform]))
+        throw refuse(versionName, `does not list the package ${JSON.stringify(k.path)} of this bundle`);
     }
   }
   return lockFile;
@@ -577,22 +734,39 @@ async function planMerge(checked: CheckedManifest, target: string): Promise<Merg
       checkedDirs.add(rel);
       const kind = await existing(rel);
       if (kind === 'other') {
-        throw new ProvkitError(ErrorCode.BUNDLE_TARGET_CONFLICT, `${join(target, rel)} is not a directory (a symlink or special file); bundle member ${JSON.stringify(name)} cannot go there`, { file: join(target, rel), entry: name });
+        throw new ProvkitError(
+          ErrorCode.BUNDLE_TARGET_CONFLICT,
+          `${join(target, rel)} is not a directory (a symlink or special file); bundle member ${JSON.stringify(name)} cannot go there`,
+          { file: join(target, rel), entry: name },
+        );
       } else if (kind === 'file') {
-        throw new ProvkitError(ErrorCode.BUNDLE_TARGET_CONFLICT, `${join(target, rel)} is a file where bundle member ${JSON.stringify(name)} needs a directory`, { file: join(target, rel), entry: name });
+        throw new ProvkitError(
+          ErrorCode.BUNDLE_TARGET_CONFLICT,
+          `${join(target, rel)} is a file where bundle member ${JSON.stringify(name)} needs a directory`,
+          { file: join(target, rel), entry: name },
+        );
       }
     }
     const kind = await existing(name);
-    if (kind === 'other' || kind === 'dir') throw new ProvkitError(ErrorCode.BUNDLE_TARGET_CONFLICT, `${join(target, name)} exists and is not a regular file`, { file: join(target, name), entry: name });
+    if (kind === 'other' || kind === 'dir')
+      throw new ProvkitError(
+        ErrorCode.BUNDLE_TARGET_CONFLICT,
+        `${join(target, name)} exists and is not a regular file`,
+        { file: join(target, name), entry: name },
+      );
     if (name.endsWith('.json')) continue;
     if (kind === 'none') added.push(name);
     else if ((await sha256Of(join(target, name))) === m.sha256) present.push(name);
     else {
-      throw new ProvkitError(ErrorCode.CHECKSUM_MISMATCH, `${join(target, name)} already exists with different bytes than bundle member ${JSON.stringify(name)}`, {
-        file: join(target, name),
-        entry: name,
-        expected: m.sha256,
-      });
+      throw new ProvkitError(
+        ErrorCode.CHECKSUM_MISMATCH,
+        `${join(target, name)} already exists with different bytes than bundle member ${JSON.stringify(name)}`,
+        {
+          file: join(target, name),
+          entry: name,
+          expected: m.sha256,
+        },
+      );
     }
   }
   // The documents, rebuilt from the verified packages and merged with the target's.
@@ -606,13 +780,17 @@ async function planMerge(checked: CheckedManifest, target: string): Promise<Merg
       const url = k.path.slice(p.source.length + 1);
       const hashes = [k.zh, k.h1, k.h1Zip];
       const old = archives[k.platform];
-      if (isObj(old) && old['url'] === url && Array.isArray(old['hashes'])) hashes.push(...old['hashes'].filter((h): h is string => typeof h === 'string'));
+      if (isObj(old) && old['url'] === url && Array.isArray(old['hashes']))
+        hashes.push(...old['hashes'].filter((h): h is string => typeof h === 'string'));
       archives[k.platform] = { hashes: normalizeHashes(hashes.map(parseHash)).map((h) => h.text), url };
     }
     versionDocs.push([versionRel, goMarshalIndent({ ...theirVersion, archives })]);
     const indexRel = `${p.source}/index.json`;
     const theirIndex = (await existing(indexRel)) === 'file' ? await readTargetDoc(join(target, indexRel)) : {};
-    const versions: Record<string, GoJSON> = { ...(isObj(theirIndex['versions']) ? theirIndex['versions'] : {}), [p.version.toString()]: {} };
+    const versions: Record<string, GoJSON> = {
+      ...(isObj(theirIndex['versions']) ? theirIndex['versions'] : {}),
+      [p.version.toString()]: {},
+    };
     indexDocs.push([indexRel, goMarshalIndent({ ...theirIndex, versions })]);
   }
   return { added, present, docs: [...versionDocs, ...indexDocs] };
@@ -623,8 +801,13 @@ async function readTargetDoc(path: string): Promise<Record<string, GoJSON>> {
   try {
     doc = JSON.parse(await readFile(path, 'utf8'));
   } catch (err) {
-    throw new ProvkitError(ErrorCode.INVALID_RESPONSE, `cannot merge into ${path}: ${err instanceof Error ? err.message : String(err)}`, { file: path, cause: err });
+    throw new ProvkitError(
+      ErrorCode.INVALID_RESPONSE,
+      `cannot merge into ${path}: ${err instanceof Error ? err.message : String(err)}`,
+      { file: path, cause: err },
+    );
   }
-  if (!isObj(doc)) throw new ProvkitError(ErrorCode.INVALID_RESPONSE, `cannot merge into ${path}: not a JSON object`, { file: path });
+  if (!isObj(doc))
+    throw new ProvkitError(ErrorCode.INVALID_RESPONSE, `cannot merge into ${path}: not a JSON object`, { file: path });
   return doc;
 }

@@ -107,11 +107,13 @@ export function parseManifest(bytes: Buffer): BundleManifest {
     throw bad(`not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (!isObj(doc)) throw bad('not an object');
-  if (doc['format'] !== BUNDLE_FORMAT) throw bad(`unknown format ${JSON.stringify(doc['format'])} (this provkit reads ${BUNDLE_FORMAT})`);
+  if (doc['format'] !== BUNDLE_FORMAT)
+    throw bad(`unknown format ${JSON.stringify(doc['format'])} (this provkit reads ${BUNDLE_FORMAT})`);
   const flavor = doc['flavor'];
   if (flavor !== 'tofu' && flavor !== 'terraform') throw bad('"flavor" must be "tofu" or "terraform"');
   const platforms = doc['platforms'];
-  if (!Array.isArray(platforms) || platforms.some((p) => typeof p !== 'string')) throw bad('"platforms" must be a list of strings');
+  if (!Array.isArray(platforms) || platforms.some((p) => typeof p !== 'string'))
+    throw bad('"platforms" must be a list of strings');
   const members = doc['members'];
   if (!Array.isArray(members)) throw bad('"members" must be a list');
   const providers = doc['providers'];
@@ -128,7 +130,8 @@ export function parseManifest(bytes: Buffer): BundleManifest {
     members: members.map((m, i) => {
       if (!isObj(m)) throw bad(`members[${i}] must be an object`);
       const size = m['size'];
-      if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) throw bad(`members[${i}]: "size" must be a non-negative integer`);
+      if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
+        throw bad(`members[${i}]: "size" must be a non-negative integer`);
       const sha256 = str(m, 'sha256', `members[${i}]`);
       if (!HEX64.test(sha256)) throw bad(`members[${i}]: "sha256" must be 64 lower-case hex digits`);
       return { name: str(m, 'name', `members[${i}]`), size, sha256 };
@@ -144,7 +147,13 @@ export function parseManifest(bytes: Buffer): BundleManifest {
         packages: pk.map((k, j) => {
           const where = `providers[${i}].packages[${j}]`;
           if (!isObj(k)) throw bad(`${where} must be an object`);
-          return { platform: str(k, 'platform', where), path: str(k, 'path', where), zh: str(k, 'zh', where), h1: str(k, 'h1', where), h1Zip: str(k, 'h1Zip', where) };
+          return {
+            platform: str(k, 'platform', where),
+            path: str(k, 'path', where),
+            zh: str(k, 'zh', where),
+            h1: str(k, 'h1', where),
+            h1Zip: str(k, 'h1Zip', where),
+          };
         }),
       };
     }),
@@ -181,6 +190,10 @@ export function createdFromEpoch(seconds: number): string {
 export function bundleCreationTime(env: Readonly<Record<string, string | undefined>>): number {
   const raw = env['SOURCE_DATE_EPOCH'];
   if (raw === undefined || raw === '') return 0;
-  if (!/^\d{1,12}$/.test(raw)) throw new ProvkitError(ErrorCode.USAGE, `SOURCE_DATE_EPOCH must be a number of seconds, not ${JSON.stringify(raw)}`);
+  if (!/^\d{1,12}$/.test(raw))
+    throw new ProvkitError(
+      ErrorCode.USAGE,
+      `SOURCE_DATE_EPOCH must be a number of seconds, not ${JSON.stringify(raw)}`,
+    );
   return Number(raw);
 }

@@ -46,7 +46,14 @@ import {
   type Version,
 } from '../../addresses/index.js';
 import { systemErrorCode } from '../../errors.js';
-import { displayName, type Hash, type HashPool, listPackageFiles, normalizeHashes, zhFromDigest } from '../../hashing/index.js';
+import {
+  displayName,
+  type Hash,
+  type HashPool,
+  listPackageFiles,
+  normalizeHashes,
+  zhFromDigest,
+} from '../../hashing/index.js';
 import { goMarshalIndent } from '../../go/index.js';
 import { mirrorIndexJSON, packedFileName } from '../../layout/index.js';
 import { FilesystemMirrorSource, type PackageMeta, type ScanWarning } from '../../sources/index.js';
@@ -55,7 +62,13 @@ import { isInside, openInside, realPathOf, type Refusal } from './files.js';
 
 /** Something the server can send. */
 export type Resource =
-  | { readonly kind: 'bytes'; readonly contentType: string; readonly body: Buffer; readonly etag: string; readonly mtime?: Date }
+  | {
+      readonly kind: 'bytes';
+      readonly contentType: string;
+      readonly body: Buffer;
+      readonly etag: string;
+      readonly mtime?: Date;
+    }
   | {
       readonly kind: 'file';
       readonly contentType: string;
@@ -100,7 +113,8 @@ interface BuiltZip {
 }
 
 /** The files of an unpacked package as checked: names and fingerprints, or why it is not served. */
-type PackageFiles = { readonly ok: true; readonly files: readonly Buffer[]; readonly key: string } | { readonly ok: false };
+type PackageFiles =
+  { readonly ok: true; readonly files: readonly Buffer[]; readonly key: string } | { readonly ok: false };
 
 const JSON_TYPE = 'application/json';
 const ZIP_TYPE = 'application/zip';
@@ -132,7 +146,11 @@ export class MirrorCatalog {
     if (!this.gen || this.now() - this.gen.at >= refresh) {
       this.gen = {
         at: this.now(),
-        source: new FilesystemMirrorSource({ baseDir: this.options.dir, flavor: this.options.flavor, ...(this.options.onWarning ? { onWarning: this.options.onWarning } : {}) }),
+        source: new FilesystemMirrorSource({
+          baseDir: this.options.dir,
+          flavor: this.options.flavor,
+          ...(this.options.onWarning ? { onWarning: this.options.onWarning } : {}),
+        }),
         docs: new Map(),
       };
     }
@@ -241,7 +259,12 @@ export class MirrorCatalog {
     return undefined;
   }
 
-  private async meta(gen: Generation, provider: ProviderAddress, version: Version, platform: Platform): Promise<PackageMeta | undefined> {
+  private async meta(
+    gen: Generation,
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+  ): Promise<PackageMeta | undefined> {
     try {
       return await gen.source.packageMeta(provider, version, platform);
     } catch {
@@ -263,10 +286,12 @@ export class MirrorCatalog {
       const h = tryHostnameForComparison(n);
       return h.ok && h.hostname === provider.hostname;
     });
-    const part = (want: string) => (n: string): boolean => {
-      const p = tryParseProviderPart(n);
-      return p.ok && p.value === want;
-    };
+    const part =
+      (want: string) =>
+      (n: string): boolean => {
+        const p = tryParseProviderPart(n);
+        return p.ok && p.value === want;
+      };
     const nss = (await Promise.all(hosts.map((h) => list(h, part(provider.namespace))))).flat();
     return (await Promise.all(nss.map((n) => list(n, part(provider.type))))).flat().sort();
   }
@@ -299,7 +324,12 @@ export class MirrorCatalog {
   }
 
   /** The packages of `version` the scan finds, one per platform. */
-  private async packages(gen: Generation, provider: ProviderAddress, version: Version, platforms: readonly Platform[]): Promise<PackageMeta[]> {
+  private async packages(
+    gen: Generation,
+    provider: ProviderAddress,
+    version: Version,
+    platforms: readonly Platform[],
+  ): Promise<PackageMeta[]> {
     const metas = await Promise.all(platforms.map((p) => this.meta(gen, provider, version, p)));
     return metas.filter((m): m is PackageMeta => m !== undefined);
   }
@@ -317,7 +347,11 @@ export class MirrorCatalog {
     return true;
   }
 
-  private async indexDoc(gen: Generation, provider: ProviderAddress, dirs: readonly string[]): Promise<Resource | undefined> {
+  private async indexDoc(
+    gen: Generation,
+    provider: ProviderAddress,
+    dirs: readonly string[],
+  ): Promise<Resource | undefined> {
     const available = await gen.source.availableVersions(provider);
     const platforms = await this.candidatePlatforms(provider, dirs);
     const versions: Version[] = [];
@@ -332,13 +366,22 @@ export class MirrorCatalog {
   }
 
   /** `VERSION.json`: every servable platform the scan finds for the version, with zh: and both h1: forms. */
-  private async versionDoc(gen: Generation, provider: ProviderAddress, dirs: readonly string[], version: Version): Promise<Resource | undefined> {
+  private async versionDoc(
+    gen: Generation,
+    provider: ProviderAddress,
+    dirs: readonly string[],
+    version: Version,
+  ): Promise<Resource | undefined> {
     const metas = await this.packages(gen, provider, version, await this.candidatePlatforms(provider, dirs));
     const archives: Record<string, { hashes: string[]; url: string }> = {};
     await Promise.all(
       metas.map(async (meta) => {
         const hashes = await this.archiveHashes(meta);
-        if (hashes) archives[meta.platform.toString()] = { hashes: [...hashes], url: packedFileName(provider, version, meta.platform) };
+        if (hashes)
+          archives[meta.platform.toString()] = {
+            hashes: [...hashes],
+            url: packedFileName(provider, version, meta.platform),
+          };
       }),
     );
     if (Object.keys(archives).length === 0) return undefined;
@@ -365,7 +408,11 @@ export class MirrorCatalog {
       if (cached?.key === key) return cached.hashes;
       // Hashed by its checked real path; what is sent is always read from a checked descriptor.
       const z = await this.options.pool.hashZip(opened.real.toString());
-      const hashes = normalizeHashes([z.zh, ...(z.h1.ok ? [z.h1.hash] : []), ...(z.h1Zip.ok ? [z.h1Zip.hash] : [])]).map((h) => h.text);
+      const hashes = normalizeHashes([
+        z.zh,
+        ...(z.h1.ok ? [z.h1.hash] : []),
+        ...(z.h1Zip.ok ? [z.h1Zip.hash] : []),
+      ]).map((h) => h.text);
       this.hashCache.set(path, { key, hashes });
       return hashes;
     } finally {
@@ -399,7 +446,12 @@ export class MirrorCatalog {
       const path = Buffer.concat([Buffer.from(dir), Buffer.from('/'), name]);
       const opened = await openInside(root, path);
       if (!opened.ok) {
-        await this.refused(displayName(path), opened.why === 'missing' ? 'not-a-file' : opened.why, opened.real ?? path, `the package ${dir}`);
+        await this.refused(
+          displayName(path),
+          opened.why === 'missing' ? 'not-a-file' : opened.why,
+          opened.real ?? path,
+          `the package ${dir}`,
+        );
         return { ok: false };
       }
       const st = opened.st;
@@ -464,7 +516,14 @@ export class MirrorCatalog {
       const sha = createHash('sha256');
       for await (const chunk of createReadStream(path, { signal: this.closing.signal })) sha.update(chunk as Buffer);
       const digest = sha.digest();
-      return { path, size: built.size, zh: zhFromDigest(digest), h1: built.h1, etag: `"${digest.toString('base64url').slice(0, 32)}"`, mtime: new Date() };
+      return {
+        path,
+        size: built.size,
+        zh: zhFromDigest(digest),
+        h1: built.h1,
+        etag: `"${digest.toString('base64url').slice(0, 32)}"`,
+        mtime: new Date(),
+      };
     } catch (err) {
       await out.close().catch(() => undefined);
       await rm(path, { force: true });
@@ -479,7 +538,15 @@ export class MirrorCatalog {
       if (!zip) return undefined;
       try {
         const handle = await open(zip.path, 'r');
-        return { kind: 'file', contentType: ZIP_TYPE, handle, path: dir, size: zip.size, etag: zip.etag, mtime: zip.mtime };
+        return {
+          kind: 'file',
+          contentType: ZIP_TYPE,
+          handle,
+          path: dir,
+          size: zip.size,
+          etag: zip.etag,
+          mtime: zip.mtime,
+        };
       } catch (err) {
         // Replaced by a newer build between the two steps: once more.
         if (systemErrorCode(err) !== 'ENOENT' || attempt > 0) throw err;

@@ -68,8 +68,16 @@ export interface BuiltZip {
  *
  * @throws {ProvkitError} `IO` when a file changed while it was read or the package is too large for a classic zip.
  */
-export async function writeDirZip(out: FileHandle, files: readonly ZipInput[], packageDir: string, signal?: AbortSignal): Promise<BuiltZip> {
-  if (files.length > MAX16) throw new ProvkitError(ErrorCode.IO, `${packageDir}: too many files (${files.length}) to serve as a zip`, { file: packageDir });
+export async function writeDirZip(
+  out: FileHandle,
+  files: readonly ZipInput[],
+  packageDir: string,
+  signal?: AbortSignal,
+): Promise<BuiltZip> {
+  if (files.length > MAX16)
+    throw new ProvkitError(ErrorCode.IO, `${packageDir}: too many files (${files.length}) to serve as a zip`, {
+      file: packageDir,
+    });
   const central: Buffer[] = [];
   const digests: NamedDigest[] = [];
   let offset = 0;
@@ -109,7 +117,11 @@ export async function writeDirZip(out: FileHandle, files: readonly ZipInput[], p
       await handle.close();
     }
     if (read !== size) {
-      throw new ProvkitError(ErrorCode.IO, `${packageDir}: ${f.display} changed while it was zipped (${read} bytes read, ${size} expected)`, { file: packageDir, entry: f.display });
+      throw new ProvkitError(
+        ErrorCode.IO,
+        `${packageDir}: ${f.display} changed while it was zipped (${read} bytes read, ${size} expected)`,
+        { file: packageDir, entry: f.display },
+      );
     }
     if (read > MAX32 || written > MAX32 || dataAt + written > MAX32) {
       throw new ProvkitError(ErrorCode.IO, `${packageDir}: too large to serve as a zip (4 GiB)`, { file: packageDir });
@@ -148,7 +160,8 @@ export async function writeDirZip(out: FileHandle, files: readonly ZipInput[], p
     offset = dataAt + written;
   }
   const cd = Buffer.concat(central);
-  if (offset + cd.length > MAX32) throw new ProvkitError(ErrorCode.IO, `${packageDir}: too large to serve as a zip (4 GiB)`, { file: packageDir });
+  if (offset + cd.length > MAX32)
+    throw new ProvkitError(ErrorCode.IO, `${packageDir}: too large to serve as a zip (4 GiB)`, { file: packageDir });
   const end = Buffer.alloc(LEN_END);
   end.writeUInt32LE(SIG_END, 0);
   end.writeUInt16LE(files.length, 8);

@@ -29,7 +29,9 @@ import { sep } from 'node:path';
 /** Why a file is not served. */
 export type Refusal = 'missing' | 'outside' | 'not-a-file';
 
-export type Opened = { readonly ok: true; readonly handle: FileHandle; readonly st: BigIntStats; readonly real: Buffer } | { readonly ok: false; readonly why: Refusal; readonly real?: Buffer };
+export type Opened =
+  | { readonly ok: true; readonly handle: FileHandle; readonly st: BigIntStats; readonly real: Buffer }
+  | { readonly ok: false; readonly why: Refusal; readonly real?: Buffer };
 
 const FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 const SEP = Buffer.from(sep);

@@ -89,7 +89,8 @@ export function isLoopbackHost(host: string): boolean {
 export function parseListen(given: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(given) ?? /^()()(\d{1,5})$/.exec(given);
   const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new ProvkitError(ErrorCode.USAGE, `invalid -listen address ${JSON.stringify(given)}: want HOST:PORT`);
+  if (!m || port > 65535)
+    throw new ProvkitError(ErrorCode.USAGE, `invalid -listen address ${JSON.stringify(given)}: want HOST:PORT`);
   const host = m[1] ?? (m[2] === '' || m[2] === undefined ? '127.0.0.1' : m[2]);
   return { host, port };
 }
@@ -114,7 +115,10 @@ export function mirrorPathSegments(rawUrl: string): string[] | undefined {
 }
 
 /** One `bytes=` range against `size`: the range, 'unsatisfiable', or undefined to send everything. */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | 'unsatisfiable' | undefined {
   if (header === undefined) return undefined;
   const m = /^bytes=\s*(\d*)-(\d*)\s*$/.exec(header);
   if (!m) return undefined; // several ranges or another unit: the whole body (RFC 9110 allows ignoring Range)
@@ -181,9 +185,13 @@ interface Connection {
  */
 export async function startMirrorServer(options: ServeOptions): Promise<MirrorServer> {
   if (!options.tls && !isLoopbackHost(options.host)) {
-    throw new ProvkitError(ErrorCode.SERVE_INSECURE_LISTEN, `refusing to serve plain HTTP on ${options.host}: give -tls-cert and -tls-key, or listen on a loopback address`, {
-      hint: 'network mirror clients require https; plain HTTP is for local testing only',
-    });
+    throw new ProvkitError(
+      ErrorCode.SERVE_INSECURE_LISTEN,
+      `refusing to serve plain HTTP on ${options.host}: give -tls-cert and -tls-key, or listen on a loopback address`,
+      {
+        hint: 'network mirror clients require https; plain HTTP is for local testing only',
+      },
+    );
   }
   const catalog = new MirrorCatalog({
     dir: options.dir,
@@ -248,9 +256,14 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
         res.end(body);
       } else res.end();
     };
-    const notFound = (): void => send(404, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 10 }, Buffer.from('not found\n'));
+    const notFound = (): void =>
+      send(404, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 10 }, Buffer.from('not found\n'));
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      send(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 19 }, Buffer.from('method not allowed\n'));
+      send(
+        405,
+        { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 19 },
+        Buffer.from('method not allowed\n'),
+      );
       return ended;
     }
     const segments = mirrorPathSegments(req.url ?? '');
@@ -272,7 +285,12 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
           return;
         }
         options.onError?.(err, path);
-        if (!res.headersSent) send(500, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 15 }, Buffer.from('internal error\n'));
+        if (!res.headersSent)
+          send(
+            500,
+            { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 15 },
+            Buffer.from('internal error\n'),
+          );
         else res.destroy();
       });
     return ended;
@@ -292,12 +310,18 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
     conn.queue.push(() => handle(req, res));
     pump(socket, conn);
   };
-  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
+  const server: Server = options.tls
+    ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
+    : createHttpServer(handler);
   server.keepAliveTimeout = 5000;
   server.timeout = IDLE_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) =>
-      reject(new ProvkitError(ErrorCode.IO, `cannot listen on ${options.host}:${options.port}: ${err.message}`, { cause: err })),
+      reject(
+        new ProvkitError(ErrorCode.IO, `cannot listen on ${options.host}:${options.port}: ${err.message}`, {
+          cause: err,
+        }),
+      ),
     );
     server.listen(options.port, options.host, () => resolve());
   });
@@ -386,7 +410,11 @@ async function respondWith(
   const start = range ? range.start : 0;
   const end = range ? range.end : size - 1;
   const length = Math.max(0, end - start + 1);
-  const headers = { ...base, 'Content-Length': length, ...(range ? { 'Content-Range': `bytes ${start}-${end}/${size}` } : {}) };
+  const headers = {
+    ...base,
+    'Content-Length': length,
+    ...(range ? { 'Content-Range': `bytes ${start}-${end}/${size}` } : {}),
+  };
   if (r.kind === 'bytes') {
     send(status, headers, r.body.subarray(start, end + 1));
     return;

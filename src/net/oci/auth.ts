@@ -105,7 +105,12 @@ export class OciAuth {
    * host of `registry`), from what earlier challenges taught; undefined when
    * nothing is known yet or nothing is needed.
    */
-  async current(registry: string, host: string, repository: string, scopes: readonly string[]): Promise<BearerCredential | undefined> {
+  async current(
+    registry: string,
+    host: string,
+    repository: string,
+    scopes: readonly string[],
+  ): Promise<BearerCredential | undefined> {
     const st = this.state(registry);
     if (st.scheme === 'basic') {
       const c = await this.credentials(registry, repository);
@@ -125,7 +130,14 @@ export class OciAuth {
    *
    * @throws {ProvkitError} `OCI_CREDENTIALS` when the token service fails.
    */
-  async answer(challenge: Challenge, registry: string, repository: string, scopes: readonly string[], sent: BearerCredential | undefined, signal?: AbortSignal): Promise<boolean> {
+  async answer(
+    challenge: Challenge,
+    registry: string,
+    repository: string,
+    scopes: readonly string[],
+    sent: BearerCredential | undefined,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
     const st = this.state(registry);
     if (challenge.scheme === 'basic') {
       st.scheme = 'basic';
@@ -134,7 +146,9 @@ export class OciAuth {
     }
     if (challenge.scheme !== 'bearer') return false;
     st.scheme = 'bearer';
-    const wanted = [...new Set([...scopes, ...(challenge.params['scope'] ?? '').split(' ').filter((s) => s !== '')])].sort();
+    const wanted = [
+      ...new Set([...scopes, ...(challenge.params['scope'] ?? '').split(' ').filter((s) => s !== '')]),
+    ].sort();
     const key = scopeKey(scopes);
     const had = await st.tokens.get(key);
     if (had !== undefined && sent?.token === had) {
@@ -153,27 +167,54 @@ export class OciAuth {
     }
   }
 
-  private async fetchToken(challenge: Challenge, registry: string, repository: string, scopes: readonly string[], signal?: AbortSignal): Promise<string | undefined> {
+  private async fetchToken(
+    challenge: Challenge,
+    registry: string,
+    repository: string,
+    scopes: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
     const realmText = challenge.params['realm'];
     if (realmText === undefined || realmText === '') {
-      throw new ProvkitError(ErrorCode.OCI_CREDENTIALS, `the OCI registry ${registry} asked for a bearer token without naming a token service (no realm)`, { url: `https://${registry}` });
+      throw new ProvkitError(
+        ErrorCode.OCI_CREDENTIALS,
+        `the OCI registry ${registry} asked for a bearer token without naming a token service (no realm)`,
+        { url: `https://${registry}` },
+      );
     }
     let realm: URL;
     try {
       realm = new URL(realmText);
     } catch {
-      throw new ProvkitError(ErrorCode.OCI_CREDENTIALS, `the OCI registry ${registry} named an invalid token service ${JSON.stringify(realmText)}`, { url: `https://${registry}` });
+      throw new ProvkitError(
+        ErrorCode.OCI_CREDENTIALS,
+        `the OCI registry ${registry} named an invalid token service ${JSON.stringify(realmText)}`,
+        { url: `https://${registry}` },
+      );
     }
     const creds = await this.credentials(registry, repository);
     if (creds?.kind === 'oauth' && creds.accessToken !== '') return creds.accessToken;
     if (creds !== undefined && realm.protocol !== 'https:') {
-      throw new ProvkitError(ErrorCode.OCI_CREDENTIALS, `the OCI registry ${registry} named a token service over plain http (${realm.href}); provkit sends credentials only over https`, { url: realm.href });
+      throw new ProvkitError(
+        ErrorCode.OCI_CREDENTIALS,
+        `the OCI registry ${registry} named a token service over plain http (${realm.href}); provkit sends credentials only over https`,
+        { url: realm.href },
+      );
     }
     const service = challenge.params['service'];
-    const common = { retries: 1, maxBytes: 1024 * 1024, ...(signal === undefined ? {} : { signal }), headers: { accept: 'application/json', ...(this.userAgent ? { 'user-agent': this.userAgent } : {}) } };
+    const common = {
+      retries: 1,
+      maxBytes: 1024 * 1024,
+      ...(signal === undefined ? {} : { signal }),
+      headers: { accept: 'application/json', ...(this.userAgent ? { 'user-agent': this.userAgent } : {}) },
+    };
     let res;
     if (creds?.kind === 'oauth') {
-      const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: creds.refreshToken, client_id: 'provkit' });
+      const form = new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: creds.refreshToken,
+        client_id: 'provkit',
+      });
       if (service !== undefined) form.set('service', service);
       if (scopes.length > 0) form.set('scope', scopes.join(' '));
       res = await this.http.send(realm.href, {
@@ -200,10 +241,14 @@ export class OciAuth {
       );
     }
     if (res.status !== 200) {
-      throw new ProvkitError(ErrorCode.OCI_CREDENTIALS, `the token service ${realm.origin}${realm.pathname} of the OCI registry ${registry} answered HTTP ${res.status}`, {
-        url: realm.href,
-        found: String(res.status),
-      });
+      throw new ProvkitError(
+        ErrorCode.OCI_CREDENTIALS,
+        `the token service ${realm.origin}${realm.pathname} of the OCI registry ${registry} answered HTTP ${res.status}`,
+        {
+          url: realm.href,
+          found: String(res.status),
+        },
+      );
     }
     let doc: unknown;
     try {
@@ -214,7 +259,11 @@ export class OciAuth {
     const rec = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>) : {};
     const token = typeof rec['token'] === 'string' && rec['token'] !== '' ? rec['token'] : rec['access_token'];
     if (typeof token !== 'string' || token === '') {
-      throw new ProvkitError(ErrorCode.OCI_CREDENTIALS, `the token service ${realm.origin}${realm.pathname} of the OCI registry ${registry} answered without a token`, { url: realm.href });
+      throw new ProvkitError(
+        ErrorCode.OCI_CREDENTIALS,
+        `the token service ${realm.origin}${realm.pathname} of the OCI registry ${registry} answered without a token`,
+        { url: realm.href },
+      );
     }
     return token;
   }

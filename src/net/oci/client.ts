@@ -43,7 +43,12 @@ export const MediaType = {
 } as const;
 
 /** Every manifest type, for reading a tag whose type is not known yet (ORAS-Go's `defaultManifestMediaTypes`). */
-export const ALL_MANIFEST_TYPES = [MediaType.INDEX, MediaType.MANIFEST, MediaType.DOCKER_LIST, MediaType.DOCKER_MANIFEST] as const;
+export const ALL_MANIFEST_TYPES = [
+  MediaType.INDEX,
+  MediaType.MANIFEST,
+  MediaType.DOCKER_LIST,
+  MediaType.DOCKER_MANIFEST,
+] as const;
 
 /** The largest manifest read (OpenTofu's `ociImageManifestSizeLimitMiB`, the distribution spec's recommended push limit). */
 export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
@@ -157,8 +162,9 @@ export class OciRepository {
       if (res.status !== 401 || answered) return res;
       answered = true;
       const challenge = parseChallenge(res.headers.get('www-authenticate'));
-      // eslint-disable-next-line no-await-in-loop
-      if (challenge === undefined || !(await this.auth.answer(challenge, this.registry, this.name, scopes, credential, o.signal))) return res;
+      if (challenge === undefined) return res;
+      // eslint-disable-next-line no-await-in-loop -- at most one answered challenge per request
+      if (!(await this.auth.answer(challenge, this.registry, this.name, scopes, credential, o.signal))) return res;
     }
   }
 
@@ -173,10 +179,17 @@ export class OciRepository {
     const seen = new Set<string>();
     let next: string | undefined = this.url('tags/list');
     while (next !== undefined) {
-      if (seen.has(next) || seen.size >= 10_000) throw invalidResponse(`the tag list of ${this.toString()} pages without end (${next})`, next);
+      if (seen.has(next) || seen.size >= 10_000)
+        throw invalidResponse(`the tag list of ${this.toString()} pages without end (${next})`, next);
       seen.add(next);
       // eslint-disable-next-line no-await-in-loop -- pages follow one another
-      const res = await this.call(next, { method: 'GET', actions: ['pull'], headers: { accept: 'application/json' }, maxBytes: 16 * 1024 * 1024, ...(signal ? { signal } : {}) });
+      const res = await this.call(next, {
+        method: 'GET',
+        actions: ['pull'],
+        headers: { accept: 'application/json' },
+        maxBytes: 16 * 1024 * 1024,
+        ...(signal ? { signal } : {}),
+      });
       if (res.status === 404) {
         const codes = ociErrors(res).map((e) => e.code);
         // OpenTofu `errRepresentsOCIProviderNotFound`: a 404 without error
@@ -191,7 +204,8 @@ export class OciRepository {
         throw invalidResponse(`the tag list of ${this.toString()} is not JSON`, res.url);
       }
       const list = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>)['tags'] : undefined;
-      if (list !== null && list !== undefined && !Array.isArray(list)) throw invalidResponse(`the tag list of ${this.toString()} has no "tags" array`, res.url);
+      if (list !== null && list !== undefined && !Array.isArray(list))
+        throw invalidResponse(`the tag list of ${this.toString()} has no "tags" array`, res.url);
       for (const t of list ?? []) if (typeof t === 'string') tags.push(t);
       next = nextLink(res);
     }
@@ -205,14 +219,29 @@ export class OciRepository {
    *
    * @returns undefined for 404.
    */
-  async getManifest(reference: string, accept: readonly string[], signal?: AbortSignal, maxBytes = MAX_MANIFEST_BYTES): Promise<FetchedManifest | undefined> {
+  async getManifest(
+    reference: string,
+    accept: readonly string[],
+    signal?: AbortSignal,
+    maxBytes = MAX_MANIFEST_BYTES,
+  ): Promise<FetchedManifest | undefined> {
     const url = this.url(`manifests/${reference}`);
     let res: HttpResponse;
     try {
-      res = await this.call(url, { method: 'GET', actions: ['pull'], headers: { accept: accept.join(', ') }, maxBytes, ...(signal ? { signal } : {}) });
+      res = await this.call(url, {
+        method: 'GET',
+        actions: ['pull'],
+        headers: { accept: accept.join(', ') },
+        maxBytes,
+        ...(signal ? { signal } : {}),
+      });
     } catch (err) {
       if (err instanceof ProvkitError && err.code === ErrorCode.NET_RESPONSE_TOO_LARGE) {
-        throw new ProvkitError(ErrorCode.INVALID_RESPONSE, `manifest size exceeds the limit of ${maxBytes} bytes (${url})`, { url, cause: err });
+        throw new ProvkitError(
+          ErrorCode.INVALID_RESPONSE,
+          `manifest size exceeds the limit of ${maxBytes} bytes (${url})`,
+          { url, cause: err },
+        );
       }
       throw err;
     }
@@ -234,9 +263,15 @@ export class OciRepository {
 
   /** `HEAD …/blobs/DIGEST`: undefined when absent; the size when the registry gives a `Content-Length`. */
   async statBlob(digest: string, signal?: AbortSignal): Promise<{ size?: number } | undefined> {
-    const res = await this.call(this.blobUrl(digest), { method: 'HEAD', actions: ['pull', 'push'], headers: { accept: '*/*' }, ...(signal ? { signal } : {}) });
+    const res = await this.call(this.blobUrl(digest), {
+      method: 'HEAD',
+      actions: ['pull', 'push'],
+      headers: { accept: '*/*' },
+      ...(signal ? { signal } : {}),
+    });
     if (res.status === 404) return undefined;
-    if (res.status !== 200) throw this.statusError(`checking blob ${digest} in ${this.toString()}`, res, ErrorCode.OCI_PUSH_REFUSED);
+    if (res.status !== 200)
+      throw this.statusError(`checking blob ${digest} in ${this.toString()}`, res, ErrorCode.OCI_PUSH_REFUSED);
     const length = res.headers.get('content-length');
     return length !== null && /^\d+$/.test(length.trim()) ? { size: Number(length.trim()) } : {};
   }
@@ -258,7 +293,11 @@ export class OciRepository {
     });
     if (res.status === 201) return true;
     if (res.status === 202 || res.status === 404) return false;
-    throw this.statusError(`mounting blob ${digest} from ${from} into ${this.toString()}`, res, ErrorCode.OCI_PUSH_REFUSED);
+    throw this.statusError(
+      `mounting blob ${digest} from ${from} into ${this.toString()}`,
+      res,
+      ErrorCode.OCI_PUSH_REFUSED,
+    );
   }
 
   /**
@@ -271,7 +310,12 @@ export class OciRepository {
   async pushBlob(digest: string, size: number, read: ChunkReader, signal?: AbortSignal): Promise<void> {
     const push = { actions: ['pull', 'push'], ...(signal ? { signal } : {}) } as const;
     const what = `uploading blob ${digest} to ${this.toString()}`;
-    const start = await this.call(this.url('blobs/uploads/'), { ...push, method: 'POST', headers: { accept: '*/*', 'content-type': 'application/octet-stream' }, body: Buffer.alloc(0) });
+    const start = await this.call(this.url('blobs/uploads/'), {
+      ...push,
+      method: 'POST',
+      headers: { accept: '*/*', 'content-type': 'application/octet-stream' },
+      body: Buffer.alloc(0),
+    });
     if (start.status !== 202) throw this.statusError(what, start, ErrorCode.OCI_PUSH_REFUSED);
     let location = uploadLocation(start, what);
     let offset = 0;
@@ -283,7 +327,11 @@ export class OciRepository {
       const res = await this.call(location, {
         ...push,
         method: 'PATCH',
-        headers: { accept: '*/*', 'content-type': 'application/octet-stream', 'content-range': `${offset}-${offset + chunk.length - 1}` },
+        headers: {
+          accept: '*/*',
+          'content-type': 'application/octet-stream',
+          'content-range': `${offset}-${offset + chunk.length - 1}`,
+        },
         body: chunk,
       });
       if (res.status !== 202) throw this.statusError(what, res, ErrorCode.OCI_PUSH_REFUSED);
@@ -306,12 +354,23 @@ export class OciRepository {
    */
   async putManifest(reference: string, mediaType: string, body: Buffer, signal?: AbortSignal): Promise<string> {
     const url = this.url(`manifests/${reference}`);
-    const res = await this.call(url, { method: 'PUT', actions: ['pull', 'push'], headers: { accept: '*/*', 'content-type': mediaType }, body, ...(signal ? { signal } : {}) });
-    if (res.status !== 201) throw this.statusError(`putting manifest ${reference} into ${this.toString()}`, res, ErrorCode.OCI_PUSH_REFUSED);
+    const res = await this.call(url, {
+      method: 'PUT',
+      actions: ['pull', 'push'],
+      headers: { accept: '*/*', 'content-type': mediaType },
+      body,
+      ...(signal ? { signal } : {}),
+    });
+    if (res.status !== 201)
+      throw this.statusError(`putting manifest ${reference} into ${this.toString()}`, res, ErrorCode.OCI_PUSH_REFUSED);
     const digest = sha256Digest(body);
     const claimed = res.headers.get('docker-content-digest');
     if (claimed !== null && claimed.trim() !== '' && claimed.trim() !== digest) {
-      throw new ProvkitError(ErrorCode.OCI_PUSH_REFUSED, `the registry stored manifest ${reference} of ${this.toString()} as ${claimed.trim()}, not ${digest}`, { url, expected: digest, found: claimed.trim() });
+      throw new ProvkitError(
+        ErrorCode.OCI_PUSH_REFUSED,
+        `the registry stored manifest ${reference} of ${this.toString()} as ${claimed.trim()}, not ${digest}`,
+        { url, expected: digest, found: claimed.trim() },
+      );
     }
     return digest;
   }
@@ -319,15 +378,23 @@ export class OciRepository {
   /** A status the caller cannot use, with the registry's OCI error codes. */
   statusError(what: string, res: HttpResponse, code: ErrorCode = ErrorCode.NET_HTTP_STATUS): ProvkitError {
     const errors = ociErrors(res);
-    const detail = errors.length > 0 ? `: ${errors.map((e) => (e.message ? `${e.code}: ${e.message}` : e.code)).join('; ')}` : '';
+    const detail =
+      errors.length > 0 ? `: ${errors.map((e) => (e.message ? `${e.code}: ${e.message}` : e.code)).join('; ')}` : '';
     if (res.status === 401 || res.status === 403) {
-      return new ProvkitError(ErrorCode.UNAUTHORIZED, `${what}: the registry ${this.registry} refused access (HTTP ${res.status})${detail}`, {
-        url: res.url,
-        found: String(res.status),
-        hint: 'Set credentials for the registry: an oci_credentials block of the CLI configuration, or a Docker-style config file (docker login).',
-      });
+      return new ProvkitError(
+        ErrorCode.UNAUTHORIZED,
+        `${what}: the registry ${this.registry} refused access (HTTP ${res.status})${detail}`,
+        {
+          url: res.url,
+          found: String(res.status),
+          hint: 'Set credentials for the registry: an oci_credentials block of the CLI configuration, or a Docker-style config file (docker login).',
+        },
+      );
     }
-    return new ProvkitError(code, `${what}: HTTP ${res.status}${detail} (${res.url})`, { url: res.url, found: String(res.status) });
+    return new ProvkitError(code, `${what}: HTTP ${res.status}${detail} (${res.url})`, {
+      url: res.url,
+      found: String(res.status),
+    });
   }
 }
 
@@ -340,7 +407,9 @@ export function ociErrors(res: HttpResponse): Array<{ code: string; message: str
     return list.flatMap((e: unknown) => {
       if (typeof e !== 'object' || e === null) return [];
       const r = e as Record<string, unknown>;
-      return typeof r['code'] === 'string' ? [{ code: r['code'], message: typeof r['message'] === 'string' ? r['message'] : '' }] : [];
+      return typeof r['code'] === 'string'
+        ? [{ code: r['code'], message: typeof r['message'] === 'string' ? r['message'] : '' }]
+        : [];
     });
   } catch {
     return [];
@@ -377,11 +446,20 @@ function nextLink(res: HttpResponse): string | undefined {
 /** The absolute `Location` of an upload session. */
 function uploadLocation(res: HttpResponse, what: string): string {
   const loc = res.headers.get('location');
-  if (loc === null || loc === '') throw new ProvkitError(ErrorCode.OCI_PUSH_REFUSED, `${what}: the registry answered ${res.status} without an upload Location`, { url: res.url });
+  if (loc === null || loc === '')
+    throw new ProvkitError(
+      ErrorCode.OCI_PUSH_REFUSED,
+      `${what}: the registry answered ${res.status} without an upload Location`,
+      { url: res.url },
+    );
   try {
     return new URL(loc, res.url).href;
   } catch {
-    throw new ProvkitError(ErrorCode.OCI_PUSH_REFUSED, `${what}: the registry answered an invalid upload Location ${JSON.stringify(loc)}`, { url: res.url });
+    throw new ProvkitError(
+      ErrorCode.OCI_PUSH_REFUSED,
+      `${what}: the registry answered an invalid upload Location ${JSON.stringify(loc)}`,
+      { url: res.url },
+    );
   }
 }
 

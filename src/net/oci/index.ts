@@ -5,8 +5,27 @@
  */
 export { OciAuth, parseChallenge, repositoryScope } from './auth.js';
 export type { Challenge, OciCredentials, OciCredentialsLookup } from './auth.js';
-export { ALL_MANIFEST_TYPES, DEFAULT_CHUNK_SIZE, MAX_MANIFEST_BYTES, MediaType, OciClient, OciRepository, ociErrors } from './client.js';
+export {
+  ALL_MANIFEST_TYPES,
+  DEFAULT_CHUNK_SIZE,
+  MAX_MANIFEST_BYTES,
+  MediaType,
+  OciClient,
+  OciRepository,
+  ociErrors,
+} from './client.js';
 export type { ChunkReader, FetchedManifest, OciClientOptions } from './client.js';
-export { InvalidReferenceError, isValidTag, matchesDigest, parseDigest, parseRepositoryAddress, sha256Digest, tagVersion, validateRegistry, validateRepository, versionTag } from './reference.js';
+export {
+  InvalidReferenceError,
+  isValidTag,
+  matchesDigest,
+  parseDigest,
+  parseRepositoryAddress,
+  sha256Digest,
+  tagVersion,
+  validateRegistry,
+  validateRepository,
+  versionTag,
+} from './reference.js';
 export type { Digest, RepositoryAddress } from './reference.js';
 export { expandLevel1, templateVariables, validateLevel1 } from './uri-template.js';

@@ -38,7 +38,7 @@ function pctAt(s: string, i: number): boolean {
 
 /** `validateLevel1Literal`: the characters RFC 6570 §2.1 allows, and valid `%XX`. */
 function checkLiteral(tok: string): void {
-  for (let i = 0; i < tok.length; ) {
+  for (let i = 0; i < tok.length;) {
     if (tok[i] === '%') {
       if (!pctAt(tok, i)) throw new Error('invalid percent-encoded character');
       i += 3;
@@ -57,8 +57,14 @@ function checkExpression(tok: string): string {
   const inner = tok.slice(1, -1);
   if (inner === '') throw new Error('zero-length expression sequence');
   const op = inner[0]!;
-  if ('+#'.includes(op)) throw new Error(`level 2 template expression operator ${goRune(op)} not allowed; only level 1 templates are supported`);
-  if ('./;?&'.includes(op)) throw new Error(`level 3 template expression operator ${goRune(op)} not allowed; only level 1 templates are supported`);
+  if ('+#'.includes(op))
+    throw new Error(
+      `level 2 template expression operator ${goRune(op)} not allowed; only level 1 templates are supported`,
+    );
+  if ('./;?&'.includes(op))
+    throw new Error(
+      `level 3 template expression operator ${goRune(op)} not allowed; only level 1 templates are supported`,
+    );
   if ('=,!@|'.includes(op)) throw new Error(`reserved template expression operator ${goRune(op)} not allowed`);
   // The reference's scanner yields comma-separated varspecs, checking each as
   // it goes, and stops after the second: `{a,b,c}` and `{a,b}` fail as "only
@@ -124,7 +130,7 @@ export function expandLevel1(template: string, vars: Readonly<Record<string, str
       continue;
     }
     checkLiteral(tok);
-    for (let i = 0; i < tok.length; ) {
+    for (let i = 0; i < tok.length;) {
       if (tok[i] === '%') {
         out += tok.slice(i, i + 3);
         i += 3;

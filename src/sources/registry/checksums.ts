@@ -35,7 +35,8 @@ function scanLines(doc: string): string[] {
 const HEX64 = /^[0-9a-fA-F]{64}$/;
 
 /** The outcome of {@link findChecksum}. */
-export type ChecksumLine = { readonly ok: true; readonly sha256: string } | { readonly ok: false; readonly error: string };
+export type ChecksumLine =
+  { readonly ok: true; readonly sha256: string } | { readonly ok: false; readonly error: string };
 
 /**
  * The SHA-256 the document lists for `filename`, lower-cased, checked against
@@ -50,13 +51,16 @@ export function findChecksum(doc: string, filename: string, expected: string): C
       break;
     }
   }
-  if (checksum === undefined) return { ok: false, error: `checksum list has no SHA-256 hash for ${JSON.stringify(filename)}` };
+  if (checksum === undefined)
+    return { ok: false, error: `checksum list has no SHA-256 hash for ${JSON.stringify(filename)}` };
   if (!HEX64.test(checksum)) {
-    const why = checksum.length % 2 === 1 ? 'encoding/hex: odd length hex string' : 'encoding/hex: invalid byte or length';
+    const why =
+      checksum.length % 2 === 1 ? 'encoding/hex: odd length hex string' : 'encoding/hex: invalid byte or length';
     return { ok: false, error: `checksum list has invalid SHA256 hash ${JSON.stringify(checksum)}: ${why}` };
   }
   const got = checksum.toLowerCase();
-  if (got !== expected) return { ok: false, error: `checksum list has unexpected SHA-256 hash ${got} (expected ${expected})` };
+  if (got !== expected)
+    return { ok: false, error: `checksum list has unexpected SHA-256 hash ${got} (expected ${expected})` };
   return { ok: true, sha256: got };
 }
 
@@ -83,7 +87,8 @@ export function acceptableHashes(doc: string): AcceptableHashes {
     }
     const first = parts[0] ?? '';
     if (parts.length < 2) return { hashes: [], malformed: `line ${i + 1} has only one field`, blankLines };
-    if (!HEX64.test(first)) return { hashes: [], malformed: `line ${i + 1} does not start with a SHA-256 hash`, blankLines };
+    if (!HEX64.test(first))
+      return { hashes: [], malformed: `line ${i + 1} does not start with a SHA-256 hash`, blankLines };
     hashes.push(makeHash('zh:', first.toLowerCase()));
   }
   return { hashes, blankLines };

@@ -69,13 +69,24 @@ export class DiscoveredHost {
     try {
       url = this.discoveryUrl === undefined ? new URL(raw) : new URL(raw, this.discoveryUrl);
     } catch (err) {
-      throw new ProvkitError(SourceErrorCode.SERVICE_DISCOVERY, `Failed to parse service URL: ${JSON.stringify(raw)}`, { url: raw, cause: err });
+      throw new ProvkitError(SourceErrorCode.SERVICE_DISCOVERY, `Failed to parse service URL: ${JSON.stringify(raw)}`, {
+        url: raw,
+        cause: err,
+      });
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-      throw new ProvkitError(SourceErrorCode.SERVICE_DISCOVERY, `Service URL is using an unsupported scheme: ${url.protocol.slice(0, -1)}`, { url: raw });
+      throw new ProvkitError(
+        SourceErrorCode.SERVICE_DISCOVERY,
+        `Service URL is using an unsupported scheme: ${url.protocol.slice(0, -1)}`,
+        { url: raw },
+      );
     }
     if (url.username !== '' || url.password !== '') {
-      throw new ProvkitError(SourceErrorCode.SERVICE_DISCOVERY, 'Embedded username/password information is not permitted', { url: raw });
+      throw new ProvkitError(
+        SourceErrorCode.SERVICE_DISCOVERY,
+        'Embedded username/password information is not permitted',
+        { url: raw },
+      );
     }
     url.hash = '';
     return { kind: 'found', url };
@@ -90,10 +101,19 @@ export class ServiceDiscovery {
   constructor(private readonly options: ServiceDiscoveryOptions) {
     const given = options.overrides;
     const entries: Array<[string, ServiceMap]> =
-      given === undefined ? [] : given instanceof Map ? [...(given as ReadonlyMap<string, ServiceMap>)] : Object.entries(given as Readonly<Record<string, ServiceMap>>);
+      given === undefined
+        ? []
+        : given instanceof Map
+          ? [...(given as ReadonlyMap<string, ServiceMap>)]
+          : Object.entries(given as Readonly<Record<string, ServiceMap>>);
     for (const [given, services] of entries) {
       const h = tryHostnameForComparison(given);
-      if (!h.ok) throw new ProvkitError(SourceErrorCode.INVALID_SOURCE_CONFIG, `The host ${JSON.stringify(given)} block has an invalid hostname: ${h.error}`, { found: given });
+      if (!h.ok)
+        throw new ProvkitError(
+          SourceErrorCode.INVALID_SOURCE_CONFIG,
+          `The host ${JSON.stringify(given)} block has an invalid hostname: ${h.error}`,
+          { found: given },
+        );
       this.overrides.set(h.hostname, services);
     }
   }
@@ -128,7 +148,7 @@ export class ServiceDiscovery {
         ...(token === undefined ? {} : { credential: { host: new URL(url).host, token } }),
         connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
         maxBytes: METADATA_LIMITS.discovery,
-        ...(signal ?? this.options.signal ? { signal: signal ?? this.options.signal } : {}),
+        ...((signal ?? this.options.signal) ? { signal: signal ?? this.options.signal } : {}),
       });
     } catch (err) {
       if (isProvkitError(err, 'ABORTED')) throw err;
@@ -138,16 +158,22 @@ export class ServiceDiscovery {
         const { code: _code, message, ...context } = e.toJSON();
         throw new ProvkitError(SourceErrorCode.SERVICE_DISCOVERY, message, { ...context, cause: err });
       }
-      throw fail(`could not connect to ${host}: failed to request discovery document: ${(err as Error).message}`, { cause: err });
+      throw fail(`could not connect to ${host}: failed to request discovery document: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     if (res.status === 404) return new DiscoveredHost(host, undefined, res.url);
     if (res.status !== 200) {
-      throw fail(`failed to request discovery document: ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, { found: String(res.status) });
+      throw fail(`failed to request discovery document: ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, {
+        found: String(res.status),
+      });
     }
     const header = res.headers.get('content-type');
     const type = mediaType(header);
-    if (type === undefined) throw fail(`discovery URL returned a malformed Content-Type ${JSON.stringify(header ?? '')}`);
-    if (type !== 'application/json') throw fail(`discovery URL returned an unsupported Content-Type ${JSON.stringify(type)}`);
+    if (type === undefined)
+      throw fail(`discovery URL returned a malformed Content-Type ${JSON.stringify(header ?? '')}`);
+    if (type !== 'application/json')
+      throw fail(`discovery URL returned an unsupported Content-Type ${JSON.stringify(type)}`);
     const services = jsonObject(res.body);
     if (services === undefined) throw fail('failed to decode discovery document as a JSON object');
     return new DiscoveredHost(host, services, res.url);

@@ -46,11 +46,32 @@ import { makeHash, parseHash, type Hash } from '../../hashing/index.js';
 import { formatStatus, isRetryableStatus, NetErrorCode, type HttpClient, type HttpResponse } from '../../net/index.js';
 import { SourceErrorCode } from '../codes.js';
 import type { CredentialsLookup } from '../credentials.js';
-import { encodePath, jsonApiHeaders, jsonObject, METADATA_LIMITS, metadataTooLarge, type MetadataKind } from '../http-util.js';
-import { availablePlatformsSuffix, sourceError, withContext, type AvailableVersions, type PackageMeta, type Source, type TrustedHash } from '../source.js';
+import {
+  encodePath,
+  jsonApiHeaders,
+  jsonObject,
+  METADATA_LIMITS,
+  metadataTooLarge,
+  type MetadataKind,
+} from '../http-util.js';
+import {
+  availablePlatformsSuffix,
+  sourceError,
+  withContext,
+  type AvailableVersions,
+  type PackageMeta,
+  type Source,
+  type TrustedHash,
+} from '../source.js';
 import { acceptableHashes, findChecksum } from './checksums.js';
 import type { ServiceDiscovery } from './discovery.js';
-import { checkChecksumsSignature, signaturePolicy, type SignatureCache, type SignaturePolicy, type SigningKey } from './signature.js';
+import {
+  checkChecksumsSignature,
+  signaturePolicy,
+  type SignatureCache,
+  type SignaturePolicy,
+  type SigningKey,
+} from './signature.js';
 
 /** Plugin protocol versions the reference supports (`SupportedPluginProtocols`). */
 const SUPPORTED_PROTOCOLS = parseConstraints('>= 5, < 7');
@@ -117,8 +138,13 @@ export class RegistrySource implements Source {
   }
 
   /** The platforms the registry's versions list names for `version` (sorted). */
-  async publishedPlatforms(provider: ProviderAddress, version: Version, signal?: AbortSignal): Promise<Platform[] | undefined> {
-    const entries = this.versionsSeen.get(provider.toComparisonString()) ?? (await this.fetchVersions(provider, signal)).entries;
+  async publishedPlatforms(
+    provider: ProviderAddress,
+    version: Version,
+    signal?: AbortSignal,
+  ): Promise<Platform[] | undefined> {
+    const entries =
+      this.versionsSeen.get(provider.toComparisonString()) ?? (await this.fetchVersions(provider, signal)).entries;
     const entry = entries.find((e) => e.version.equals(version));
     return entry ? [...entry.platforms].sort((a, b) => Platform.compare(a, b)) : undefined;
   }
@@ -129,27 +155,43 @@ export class RegistrySource implements Source {
    *   (SHA256SUMS does not list the archive with its `shasum`),
    *   `SIGNATURE_INVALID`, `UNAUTHORIZED`, `SERVICE_DISCOVERY`, `NET_*`.
    */
-  async packageMeta(provider: ProviderAddress, version: Version, platform: Platform, signal?: AbortSignal): Promise<PackageMeta> {
+  async packageMeta(
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+    signal?: AbortSignal,
+  ): Promise<PackageMeta> {
     const ctx = { provider, version, platform };
     const base = await this.baseURL(provider, signal);
-    const url = new URL(`./${encodePath(provider.namespace, provider.type, version.toString(), 'download', platform.os, platform.arch)}`, base);
+    const url = new URL(
+      `./${encodePath(provider.namespace, provider.type, version.toString(), 'download', platform.os, platform.arch)}`,
+      base,
+    );
     const res = await this.api(url, 'download', provider, signal, ctx);
     if (res.status === 404) {
       const has = await this.publishedPlatforms(provider, version, signal).catch(() => undefined);
-      throw sourceError(SourceErrorCode.PLATFORM_NOT_SUPPORTED, `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}${availablePlatformsSuffix(has)}`, {
-        ...ctx,
-        url: res.url,
-      });
+      throw sourceError(
+        SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+        `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}${availablePlatformsSuffix(has)}`,
+        {
+          ...ctx,
+          url: res.url,
+        },
+      );
     }
     const body = this.expectJson(res, provider, ctx);
-    const invalid = (message: string): ProvkitError => sourceError(SourceErrorCode.INVALID_RESPONSE, message, { ...ctx, url: res.url });
+    const invalid = (message: string): ProvkitError =>
+      sourceError(SourceErrorCode.INVALID_RESPONSE, message, { ...ctx, url: res.url });
 
     // protocols
     const protocols = Array.isArray(body['protocols']) ? body['protocols'] : [];
     const protoVersions: Version[] = [];
     for (const p of protocols) {
       const v = typeof p === 'string' ? tryParseVersion(p) : undefined;
-      if (v === undefined || !v.ok) throw invalid(`registry response includes invalid version string ${JSON.stringify(p)}${v && !v.ok ? `: ${v.error.message}` : ''}`);
+      if (v === undefined || !v.ok)
+        throw invalid(
+          `registry response includes invalid version string ${JSON.stringify(p)}${v && !v.ok ? `: ${v.error.message}` : ''}`,
+        );
       protoVersions.push(v.version);
     }
     if (protoVersions.length > 0 && !protoVersions.some((v) => versionMatches(v, SUPPORTED_PROTOCOLS))) {
@@ -161,7 +203,11 @@ export class RegistrySource implements Source {
           ...ctx,
           url: res.url,
           found: protocols.join(', '),
-          ...(suggestion === undefined ? {} : { hint: `the newest version compatible with this ${flavorInfo(this.options.flavor).command} is ${suggestion.toString()}` }),
+          ...(suggestion === undefined
+            ? {}
+            : {
+                hint: `the newest version compatible with this ${flavorInfo(this.options.flavor).command} is ${suggestion.toString()}`,
+              }),
         },
       );
     }
@@ -170,7 +216,9 @@ export class RegistrySource implements Source {
     const os = body['os'];
     const arch = body['arch'];
     if (os !== platform.os || arch !== platform.arch) {
-      throw invalid(`registry response to request for ${platform.toString()} archive has incorrect target ${String(os)}_${String(arch)}`);
+      throw invalid(
+        `registry response to request for ${platform.toString()} archive has incorrect target ${String(os)}_${String(arch)}`,
+      );
     }
 
     // URLs, resolved against the response URL; plain http is accepted (docs/reference.md §8.2 item 112).
@@ -182,8 +230,12 @@ export class RegistrySource implements Source {
       } catch {
         u = undefined;
       }
-      if (u === undefined) throw invalid(`registry response includes invalid ${what} URL ${JSON.stringify(raw ?? null)}`);
-      if (u.protocol !== 'https:' && u.protocol !== 'http:') throw invalid(`registry response includes ${what} URL with unsupported scheme ${JSON.stringify(u.protocol.slice(0, -1))}`);
+      if (u === undefined)
+        throw invalid(`registry response includes invalid ${what} URL ${JSON.stringify(raw ?? null)}`);
+      if (u.protocol !== 'https:' && u.protocol !== 'http:')
+        throw invalid(
+          `registry response includes ${what} URL with unsupported scheme ${JSON.stringify(u.protocol.slice(0, -1))}`,
+        );
       return u;
     };
     const downloadURL = link('download_url', 'download');
@@ -191,7 +243,10 @@ export class RegistrySource implements Source {
     const signatureURL = link('shasums_signature_url', 'SHA256SUMS signature');
 
     const shasum = body['shasum'];
-    if (!isHex64(shasum)) throw invalid(`registry response includes invalid SHA256 hash ${JSON.stringify(shasum ?? null)}: must be 64 hexadecimal digits`);
+    if (!isHex64(shasum))
+      throw invalid(
+        `registry response includes invalid SHA256 hash ${JSON.stringify(shasum ?? null)}: must be 64 hexadecimal digits`,
+      );
     const sha256 = shasum.toLowerCase();
     const filename = typeof body['filename'] === 'string' ? body['filename'] : '';
 
@@ -199,22 +254,38 @@ export class RegistrySource implements Source {
     const packages = this.packages(body, invalid);
 
     // The documents, fetched at once without credentials or X-Terraform-Version.
-    const document = await this.file(shasumsURL, 'checksums', 'failed to retrieve authentication checksums for provider', ctx, signal);
-    const signature = await this.file(signatureURL, 'signature', 'failed to retrieve cryptographic signature for provider', ctx, signal);
+    const document = await this.file(
+      shasumsURL,
+      'checksums',
+      'failed to retrieve authentication checksums for provider',
+      ctx,
+      signal,
+    );
+    const signature = await this.file(
+      signatureURL,
+      'signature',
+      'failed to retrieve cryptographic signature for provider',
+      ctx,
+      signal,
+    );
 
     // Step 1 (OpenTofu 1.12 `packages`), the parts that need no archive.
     let packageSize: number | undefined;
     if (packages !== undefined) {
       const entry = packages.get(platform.toString());
-      if (entry === undefined) throw invalid(`registry response missing package with platform ${JSON.stringify(platform.toString())}`);
+      if (entry === undefined)
+        throw invalid(`registry response missing package with platform ${JSON.stringify(platform.toString())}`);
       if (!(entry.size > 0)) throw invalid(`registry response has invalid package size ${entry.size}`);
       const zhs = entry.hashes.filter((h) => h.scheme === 'zh:');
       for (const zh of zhs) {
         if (zh.value !== sha256) {
-          throw invalid(`registry response expected sha256sum is ${JSON.stringify(sha256)}, which does not match the platform's value of ${JSON.stringify(zh.value)}`);
+          throw invalid(
+            `registry response expected sha256sum is ${JSON.stringify(sha256)}, which does not match the platform's value of ${JSON.stringify(zh.value)}`,
+          );
         }
       }
-      if (zhs.length === 0) throw invalid('registry response does not contain matching sha256sum package entry and is invalid');
+      if (zhs.length === 0)
+        throw invalid('registry response does not contain matching sha256sum package entry and is invalid');
       packageSize = entry.size;
     }
 
@@ -222,7 +293,11 @@ export class RegistrySource implements Source {
     const docText = document.toString('utf8');
     const line = findChecksum(docText, filename, sha256);
     if (!line.ok) {
-      throw sourceError(SourceErrorCode.CHECKSUM_MISMATCH, line.error, { ...ctx, url: shasumsURL.href, expected: `zh:${sha256}` });
+      throw sourceError(SourceErrorCode.CHECKSUM_MISMATCH, line.error, {
+        ...ctx,
+        url: shasumsURL.href,
+        expected: `zh:${sha256}`,
+      });
     }
 
     // Step 4: the signature.
@@ -234,14 +309,14 @@ export class RegistrySource implements Source {
       policy: this.policy,
       signatureUrl: signatureURL.href,
       ...(this.options.signatureCache ? { cache: this.options.signatureCache } : {}),
-    }).catch(
-      (err: unknown) => {
-        throw withContext(err, { ...ctx, url: signatureURL.href });
-      },
-    );
+    }).catch((err: unknown) => {
+      throw withContext(err, { ...ctx, url: signatureURL.href });
+    });
 
     const warnings: string[] = [...check.warnings];
-    const reported: TrustedHash[] = [{ hash: makeHash('zh:', sha256), trust: { kind: 'reported-by-registry' }, platform }];
+    const reported: TrustedHash[] = [
+      { hash: makeHash('zh:', sha256), trust: { kind: 'reported-by-registry' }, platform },
+    ];
     const lines = acceptableHashes(docText);
     if (lines.blankLines.length > 0) {
       warnings.push(
@@ -253,12 +328,16 @@ export class RegistrySource implements Source {
         `the SHA256SUMS of ${provider.toString()} ${version.toString()} is not a checksum list (${lines.malformed}); only the downloaded archive's checksum will be recorded`,
       );
     }
-    const lineTrust = check.kind === 'signed' ? ({ kind: 'signed', keyIds: [check.keyId] } as const) : ({ kind: 'reported-by-registry' } as const);
+    const lineTrust =
+      check.kind === 'signed'
+        ? ({ kind: 'signed', keyIds: [check.keyId] } as const)
+        : ({ kind: 'reported-by-registry' } as const);
     for (const hash of lines.hashes) reported.push({ hash, trust: lineTrust });
     if (packages !== undefined) {
       for (const [p, entry] of packages) {
         const plat = parsePlatform(p);
-        for (const hash of entry.hashes) reported.push({ hash, trust: { kind: 'reported-by-registry' }, platform: plat });
+        for (const hash of entry.hashes)
+          reported.push({ hash, trust: { kind: 'reported-by-registry' }, platform: plat });
       }
     }
 
@@ -275,7 +354,10 @@ export class RegistrySource implements Source {
         sha256,
         checksumsUrl: shasumsURL.href,
         signatureUrl: signatureURL.href,
-        signature: check.kind === 'signed' ? { kind: 'signed', keyId: check.keyId, expired: check.expired } : { kind: 'skipped', reason: check.reason },
+        signature:
+          check.kind === 'signed'
+            ? { kind: 'signed', keyId: check.keyId, expired: check.expired }
+            : { kind: 'skipped', reason: check.reason },
         ...(packageSize === undefined ? {} : { packageSize }),
       },
       warnings,
@@ -285,7 +367,10 @@ export class RegistrySource implements Source {
 
   // -------------------------------------------------------------------------
 
-  private async fetchVersions(provider: ProviderAddress, signal: AbortSignal | undefined): Promise<{ entries: VersionsEntry[]; warnings: string[] }> {
+  private async fetchVersions(
+    provider: ProviderAddress,
+    signal: AbortSignal | undefined,
+  ): Promise<{ entries: VersionsEntry[]; warnings: string[] }> {
     const base = await this.baseURL(provider, signal);
     const url = new URL(`./${encodePath(provider.namespace, provider.type, 'versions')}`, base);
     const res = await this.api(url, 'versions', provider, signal, { provider });
@@ -299,10 +384,14 @@ export class RegistrySource implements Source {
     const body = this.expectJson(res, provider, { provider });
     const list = body['versions'];
     if (!Array.isArray(list)) {
-      throw sourceError(SourceErrorCode.INVALID_RESPONSE, `invalid response from provider registry ${provider.displayHostname} for ${provider.toString()}: "versions" must be a list`, {
-        provider,
-        url: res.url,
-      });
+      throw sourceError(
+        SourceErrorCode.INVALID_RESPONSE,
+        `invalid response from provider registry ${provider.displayHostname} for ${provider.toString()}: "versions" must be a list`,
+        {
+          provider,
+          url: res.url,
+        },
+      );
     }
     const entries: VersionsEntry[] = [];
     for (const item of list) {
@@ -335,15 +424,27 @@ export class RegistrySource implements Source {
       entries.push({ version: v.version, protocols, platforms });
     }
     this.versionsSeen.set(provider.toComparisonString(), entries);
-    const warnings = Array.isArray(body['warnings']) ? body['warnings'].filter((w): w is string => typeof w === 'string') : [];
+    const warnings = Array.isArray(body['warnings'])
+      ? body['warnings'].filter((w): w is string => typeof w === 'string')
+      : [];
     return { entries, warnings };
   }
 
   /** The newest release other than `version` whose protocols this tool supports (the reference's suggestion). */
-  private async protocolSuggestion(provider: ProviderAddress, version: Version, signal: AbortSignal | undefined): Promise<Version | undefined> {
-    const entries = this.versionsSeen.get(provider.toComparisonString()) ?? (await this.fetchVersions(provider, signal)).entries;
+  private async protocolSuggestion(
+    provider: ProviderAddress,
+    version: Version,
+    signal: AbortSignal | undefined,
+  ): Promise<Version | undefined> {
+    const entries =
+      this.versionsSeen.get(provider.toComparisonString()) ?? (await this.fetchVersions(provider, signal)).entries;
     const fitting = entries
-      .filter((e) => !e.version.equals(version) && !e.version.isPrerelease && e.protocols.some((p) => versionMatches(p, SUPPORTED_PROTOCOLS)))
+      .filter(
+        (e) =>
+          !e.version.equals(version) &&
+          !e.version.isPrerelease &&
+          e.protocols.some((p) => versionMatches(p, SUPPORTED_PROTOCOLS)),
+      )
       .map((e) => e.version)
       .sort(compareVersions);
     return fitting.at(-1);
@@ -388,7 +489,11 @@ export class RegistrySource implements Source {
       });
     } catch (err) {
       if (isProvkitError(err, 'ABORTED')) throw withContext(err, ctx);
-      throw withContext(metadataTooLarge(err, kind), { ...ctx, url: url.href }, `could not query provider registry for ${provider.toString()}`);
+      throw withContext(
+        metadataTooLarge(err, kind),
+        { ...ctx, url: url.href },
+        `could not query provider registry for ${provider.toString()}`,
+      );
     }
     if (res.status === 401 || res.status === 403) {
       throw sourceError(
@@ -403,22 +508,34 @@ export class RegistrySource implements Source {
       const detail = isRetryableStatus(res.status)
         ? `the request failed${res.attempts > 1 ? ` after ${res.attempts} attempts` : ''}, please try again later: ${formatStatus(res)} returned from ${res.url}`
         : formatStatus(res);
-      throw sourceError(NetErrorCode.HTTP_STATUS, `could not query provider registry for ${provider.toString()}: ${detail}`, {
-        ...ctx,
-        url: res.url,
-        found: String(res.status),
-      });
+      throw sourceError(
+        NetErrorCode.HTTP_STATUS,
+        `could not query provider registry for ${provider.toString()}: ${detail}`,
+        {
+          ...ctx,
+          url: res.url,
+          found: String(res.status),
+        },
+      );
     }
     return res;
   }
 
-  private expectJson(res: HttpResponse, provider: ProviderAddress, ctx: { provider: ProviderAddress; version?: Version; platform?: Platform }): Record<string, unknown> {
+  private expectJson(
+    res: HttpResponse,
+    provider: ProviderAddress,
+    ctx: { provider: ProviderAddress; version?: Version; platform?: Platform },
+  ): Record<string, unknown> {
     const body = jsonObject(res.body);
     if (body === undefined) {
-      throw sourceError(SourceErrorCode.INVALID_RESPONSE, `could not query provider registry for ${provider.toString()}: the response is not a JSON object`, {
-        ...ctx,
-        url: res.url,
-      });
+      throw sourceError(
+        SourceErrorCode.INVALID_RESPONSE,
+        `could not query provider registry for ${provider.toString()}: the response is not a JSON object`,
+        {
+          ...ctx,
+          url: res.url,
+        },
+      );
     }
     return body;
   }
@@ -466,7 +583,11 @@ export class RegistrySource implements Source {
       });
     } catch (err) {
       if (isProvkitError(err, 'ABORTED')) throw withContext(err, ctx);
-      throw withContext(metadataTooLarge(err, kind), { ...ctx, url: url.href }, `could not query provider registry for ${ctx.provider.toString()}: ${what}`);
+      throw withContext(
+        metadataTooLarge(err, kind),
+        { ...ctx, url: url.href },
+        `could not query provider registry for ${ctx.provider.toString()}: ${what}`,
+      );
     }
     if (res.status !== 200) {
       throw sourceError(
@@ -483,7 +604,8 @@ export class RegistrySource implements Source {
     if (sk === undefined || sk === null) return [];
     const list = typeof sk === 'object' ? (sk as Record<string, unknown>)['gpg_public_keys'] : undefined;
     if (list === undefined || list === null) return [];
-    if (!Array.isArray(list)) throw invalid('registry response includes invalid signing_keys: "gpg_public_keys" must be a list');
+    if (!Array.isArray(list))
+      throw invalid('registry response includes invalid signing_keys: "gpg_public_keys" must be a list');
     return list.map((k) => {
       const o = typeof k === 'object' && k !== null ? (k as Record<string, unknown>) : {};
       const armor = o['ascii_armor'];
@@ -494,16 +616,22 @@ export class RegistrySource implements Source {
   }
 
   /** OpenTofu 1.12 `packages`: every key a platform, every hash parsable, or the whole response is refused. */
-  private packages(body: Record<string, unknown>, invalid: (m: string) => ProvkitError): Map<string, PackageEntry> | undefined {
+  private packages(
+    body: Record<string, unknown>,
+    invalid: (m: string) => ProvkitError,
+  ): Map<string, PackageEntry> | undefined {
     const raw = body['packages'];
     if (raw === undefined || raw === null) return undefined;
-    if (typeof raw !== 'object' || Array.isArray(raw)) throw invalid('registry response includes invalid "packages": must be an object');
+    if (typeof raw !== 'object' || Array.isArray(raw))
+      throw invalid('registry response includes invalid "packages": must be an object');
     const out = new Map<string, PackageEntry>();
     for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
       try {
         parsePlatform(key);
       } catch (err) {
-        throw invalid(`registry response includes invalid platform ${JSON.stringify(key)} in "packages": ${(err as Error).message}`);
+        throw invalid(
+          `registry response includes invalid platform ${JSON.stringify(key)} in "packages": ${(err as Error).message}`,
+        );
       }
       const o = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
       const hashes: Hash[] = [];
@@ -512,7 +640,9 @@ export class RegistrySource implements Source {
           if (typeof h !== 'string') throw new Error('not a string');
           hashes.push(parseHash(h));
         } catch (err) {
-          throw invalid(`registry response includes invalid hash ${JSON.stringify(h)} for ${key} in "packages": ${(err as Error).message}`);
+          throw invalid(
+            `registry response includes invalid hash ${JSON.stringify(h)} for ${key} in "packages": ${(err as Error).message}`,
+          );
         }
       }
       const size = typeof o['package_size'] === 'number' ? o['package_size'] : 0;

@@ -58,7 +58,10 @@ export interface SignaturePolicy {
 }
 
 /** The policy of `flavor` with the OpenTofu switches read from `env` (exactly the string `true` counts). */
-export function signaturePolicy(flavor: Flavor, env: Readonly<Record<string, string | undefined>> = {}): SignaturePolicy {
+export function signaturePolicy(
+  flavor: Flavor,
+  env: Readonly<Record<string, string | undefined>> = {},
+): SignaturePolicy {
   return {
     flavor,
     enforceValidation: flavor === 'terraform' || env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
@@ -95,7 +98,12 @@ export function openSignatureCache(dir: string): SignatureCache {
     async get(key) {
       try {
         const v = JSON.parse(await readFile(join(dir, `${key}.json`), 'utf8')) as Partial<CachedVerification> | null;
-        if (v && typeof v.keyId === 'string' && /^[0-9A-F]{16}$/.test(v.keyId) && (v.validUntil === null || typeof v.validUntil === 'number')) {
+        if (
+          v &&
+          typeof v.keyId === 'string' &&
+          /^[0-9A-F]{16}$/.test(v.keyId) &&
+          (v.validUntil === null || typeof v.validUntil === 'number')
+        ) {
           return { keyId: v.keyId, validUntil: v.validUntil };
         }
       } catch {
@@ -142,7 +150,12 @@ function expiredAt(t: Date | number | null, now: Date): boolean {
 }
 
 /** Whether the (verified) signature's key or the signature itself has expired at `now`, as go-crypto judges it. */
-async function expiry(key: openpgp.Key, signature: openpgp.Signature, issuer: openpgp.KeyID, now: Date): Promise<string | undefined> {
+async function expiry(
+  key: openpgp.Key,
+  signature: openpgp.Signature,
+  issuer: openpgp.KeyID,
+  now: Date,
+): Promise<string | undefined> {
   if (expiredAt(await key.getExpirationTime(), now)) return 'openpgp: key expired';
   if (!key.getKeyID().equals(issuer)) {
     const times = await Promise.all(key.getSubkeys(issuer).map((sub) => sub.getExpirationTime()));
@@ -150,22 +163,29 @@ async function expiry(key: openpgp.Key, signature: openpgp.Signature, issuer: op
   }
   for (const pkt of signature.packets) {
     if (!pkt.signatureNeverExpires && pkt.created !== null && pkt.signatureExpirationTime !== null) {
-      if (pkt.created.getTime() + pkt.signatureExpirationTime * 1000 <= now.getTime()) return 'openpgp: signature expired';
+      if (pkt.created.getTime() + pkt.signatureExpirationTime * 1000 <= now.getTime())
+        return 'openpgp: signature expired';
     }
   }
   return undefined;
 }
 
 /** The first instant the verified key, subkey or signature expires (null: never). */
-async function validUntil(key: openpgp.Key, signature: openpgp.Signature, issuer: openpgp.KeyID): Promise<number | null> {
+async function validUntil(
+  key: openpgp.Key,
+  signature: openpgp.Signature,
+  issuer: openpgp.KeyID,
+): Promise<number | null> {
   const times: number[] = [];
   const add = (t: Date | number | null): void => {
     if (t instanceof Date) times.push(t.getTime());
   };
   add(await key.getExpirationTime());
-  if (!key.getKeyID().equals(issuer)) (await Promise.all(key.getSubkeys(issuer).map((sub) => sub.getExpirationTime()))).forEach(add);
+  if (!key.getKeyID().equals(issuer))
+    (await Promise.all(key.getSubkeys(issuer).map((sub) => sub.getExpirationTime()))).forEach(add);
   for (const pkt of signature.packets) {
-    if (!pkt.signatureNeverExpires && pkt.created !== null && pkt.signatureExpirationTime !== null) times.push(pkt.created.getTime() + pkt.signatureExpirationTime * 1000);
+    if (!pkt.signatureNeverExpires && pkt.created !== null && pkt.signatureExpirationTime !== null)
+      times.push(pkt.created.getTime() + pkt.signatureExpirationTime * 1000);
   }
   return times.length === 0 ? null : Math.min(...times);
 }
@@ -188,7 +208,11 @@ export async function checkChecksumsSignature(args: {
   readonly cache?: SignatureCache;
 }): Promise<SignatureCheck> {
   const { provider, policy } = args;
-  const enforce = policy.flavor === 'terraform' || args.keys.length > 0 || provider.hostname !== defaultRegistryHost('tofu') || policy.enforceValidation;
+  const enforce =
+    policy.flavor === 'terraform' ||
+    args.keys.length > 0 ||
+    provider.hostname !== defaultRegistryHost('tofu') ||
+    policy.enforceValidation;
   if (!enforce) {
     return {
       kind: 'skipped',
@@ -202,16 +226,20 @@ export async function checkChecksumsSignature(args: {
   const now = (policy.now?.() ?? new Date()).getTime();
   if (args.cache && cacheKey) {
     const hit = await args.cache.get(cacheKey);
-    if (hit && (hit.validUntil === null || now < hit.validUntil)) return { kind: 'signed', keyId: hit.keyId, expired: false, warnings: [] };
+    if (hit && (hit.validUntil === null || now < hit.validUntil))
+      return { kind: 'signed', keyId: hit.keyId, expired: false, warnings: [] };
   }
   try {
     const { check, until } = await findSigningKey(args);
-    if (args.cache && cacheKey && check.kind === 'signed' && !check.expired && until !== undefined) await args.cache.put(cacheKey, { keyId: check.keyId, validUntil: until });
+    if (args.cache && cacheKey && check.kind === 'signed' && !check.expired && until !== undefined)
+      await args.cache.put(cacheKey, { keyId: check.keyId, validUntil: until });
     return check;
   } catch (err) {
     if (!(err instanceof Reason)) throw err;
     const message =
-      policy.flavor === 'tofu' ? `the provider is not signed with a valid signing key; please contact the provider author (${err.message})` : err.message;
+      policy.flavor === 'tofu'
+        ? `the provider is not signed with a valid signing key; please contact the provider author (${err.message})`
+        : err.message;
     throw new ProvkitError(SourceErrorCode.SIGNATURE_INVALID, message, {
       provider: provider.toString(),
       ...(args.signatureUrl === undefined ? {} : { url: args.signatureUrl }),
@@ -245,7 +273,9 @@ async function findSigningKey(args: {
       throw new Reason(`error checking signature: ${(err as Error).message}`);
     }
     const issuers = signature.getSigningKeyIDs();
-    const key = ring.find((candidate) => candidate.getKeyIDs().some((id) => issuers.some((issuer) => issuer.equals(id))));
+    const key = ring.find((candidate) =>
+      candidate.getKeyIDs().some((id) => issuers.some((issuer) => issuer.equals(id))),
+    );
     if (key === undefined) continue;
     const issuer = issuers.find((i) => key.getKeyIDs().some((id) => id.equals(i))) ?? issuers[0];
     try {
@@ -270,7 +300,10 @@ async function findSigningKey(args: {
     if (expired === undefined) {
       // eslint-disable-next-line no-await-in-loop -- see above
       const until = issuer === undefined ? undefined : await validUntil(key, signature, issuer);
-      return { check: { kind: 'signed', keyId, expired: false, warnings: [] }, ...(until === undefined ? {} : { until }) };
+      return {
+        check: { kind: 'signed', keyId, expired: false, warnings: [] },
+        ...(until === undefined ? {} : { until }),
+      };
     }
     if (args.policy.enforceExpiration) throw new Reason(`error checking signature: ${expired}`);
     return {

@@ -53,7 +53,11 @@ const FNS: Record<string, (arg: unknown) => unknown> = {
   manyVersions: (arg) => (orig: Buffer) => {
     const { count } = arg as { count: number };
     const doc = JSON.parse(orig.toString('utf8')) as { versions: unknown[] };
-    const platforms = [{ os: 'linux', arch: 'amd64' }, { os: 'darwin', arch: 'arm64' }, { os: 'windows', arch: 'amd64' }];
+    const platforms = [
+      { os: 'linux', arch: 'amd64' },
+      { os: 'darwin', arch: 'arm64' },
+      { os: 'windows', arch: 'amd64' },
+    ];
     for (let i = 1; i <= count; i++) doc.versions.push({ version: `0.${i}.0`, protocols: ['5.0'], platforms });
     return Buffer.from(JSON.stringify(doc));
   },
@@ -108,10 +112,14 @@ async function handle(req: Request): Promise<unknown> {
       let s: AnyServer;
       switch (a['kind']) {
         case 'registry':
-          s = (await startFakeRegistry(options as unknown as Parameters<typeof startFakeRegistry>[0])) as unknown as AnyServer;
+          s = (await startFakeRegistry(
+            options as unknown as Parameters<typeof startFakeRegistry>[0],
+          )) as unknown as AnyServer;
           break;
         case 'net-mirror':
-          s = (await startFakeNetMirror(options as unknown as Parameters<typeof startFakeNetMirror>[0])) as unknown as AnyServer;
+          s = (await startFakeNetMirror(
+            options as unknown as Parameters<typeof startFakeNetMirror>[0],
+          )) as unknown as AnyServer;
           break;
         case 'oci':
           // Issue 16: a fake OCI registry serving hostile content as given (servers/oci.ts).
@@ -120,7 +128,8 @@ async function handle(req: Request): Promise<unknown> {
         case 'files': {
           // A static file server: `files` maps decoded pathnames to bodies.
           const files = new Map(Object.entries((options['files'] ?? {}) as Record<string, Buffer | string>));
-          const contentType = typeof options['contentType'] === 'string' ? options['contentType'] : 'application/octet-stream';
+          const contentType =
+            typeof options['contentType'] === 'string' ? options['contentType'] : 'application/octet-stream';
           s = (await startServer({
             tls: options['tls'] !== false,
             handler: (_req, url) => {
@@ -146,7 +155,7 @@ async function handle(req: Request): Promise<unknown> {
       for (const part of path.slice(0, -1)) self = (self[part] as Record<string, unknown> | undefined) ?? self;
       const fn = self[path[path.length - 1] ?? ''];
       if (typeof fn !== 'function') throw new Error(`no method ${String(a['method'])}`);
-      return await (fn as (...x: unknown[]) => unknown).apply(self, (revive(a['args'] ?? []) as unknown[]));
+      return await (fn as (...x: unknown[]) => unknown).apply(self, revive(a['args'] ?? []) as unknown[]);
     }
     case 'log': {
       const s = servers.get(Number(a['handle']));
@@ -171,7 +180,12 @@ async function handle(req: Request): Promise<unknown> {
 process.on('message', (msg: Request) => {
   handle(msg).then(
     (value) => process.send?.({ id: msg.id, ok: true, value: value === undefined ? null : value }),
-    (err: unknown) => process.send?.({ id: msg.id, ok: false, error: err instanceof Error ? `${err.message}\n${err.stack ?? ''}` : String(err) }),
+    (err: unknown) =>
+      process.send?.({
+        id: msg.id,
+        ok: false,
+        error: err instanceof Error ? `${err.message}\n${err.stack ?? ''}` : String(err),
+      }),
   );
 });
 // One bad request must not take down every server of the run: report and go on.

@@ -83,7 +83,11 @@ export interface ServerHost {
   /** A fake OCI registry (servers/oci.ts): content served as given, optional Bearer tokens. */
   oci(options: FakeOciOptions): Promise<RemoteServer>;
   /** A static file server: decoded pathname → body. */
-  files(options: { files: Record<string, Buffer | string>; tls?: boolean; contentType?: string }): Promise<RemoteServer>;
+  files(options: {
+    files: Record<string, Buffer | string>;
+    tls?: boolean;
+    contentType?: string;
+  }): Promise<RemoteServer>;
   /** The host's pid (to check it is a separate process). */
   readonly pid: number;
   close(): Promise<void>;
@@ -150,7 +154,10 @@ export async function startHost(): Promise<ServerHost> {
     let fromArchives = 0;
     const call = (method: string, ...args: unknown[]): Promise<unknown> => request('call', { handle: h, method, args });
     const rawLog = async (): Promise<{ main: RemoteLoggedRequest[]; archives: RemoteLoggedRequest[] }> =>
-      (await request('log', { handle: h, from: 0 })) as { main: RemoteLoggedRequest[]; archives: RemoteLoggedRequest[] };
+      (await request('log', { handle: h, from: 0 })) as {
+        main: RemoteLoggedRequest[];
+        archives: RemoteLoggedRequest[];
+      };
     return {
       origin: String(d['origin']),
       url: String(d['url']),
@@ -178,7 +185,7 @@ export async function startHost(): Promise<ServerHost> {
       call,
       async log() {
         const l = await rawLog();
-        return [...l.main.slice(fromMain), ...(l.archives.slice(fromArchives))];
+        return [...l.main.slice(fromMain), ...l.archives.slice(fromArchives)];
       },
       async mark() {
         const l = await rawLog();

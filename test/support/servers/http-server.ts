@@ -29,7 +29,10 @@ export interface RouteResponse {
   body?: Buffer | string;
 }
 
-export type Handler = (req: IncomingMessage, url: URL) => RouteResponse | undefined | Promise<RouteResponse | undefined>;
+export type Handler = (
+  req: IncomingMessage,
+  url: URL,
+) => RouteResponse | undefined | Promise<RouteResponse | undefined>;
 
 /**
  * A fault switch. `times` limits how many matching requests it affects
@@ -54,7 +57,11 @@ export type Fault = (
   | { kind: 'content-type'; value: string }
   | { kind: 'redirect'; location: string; status?: number }
   /** Replace the body; a function gets the normal body. */
-  | { kind: 'replace'; body: Buffer | string | ((original: Buffer) => Buffer | Promise<Buffer>); headers?: Record<string, string> }
+  | {
+      kind: 'replace';
+      body: Buffer | string | ((original: Buffer) => Buffer | Promise<Buffer>);
+      headers?: Record<string, string>;
+    }
   /**
    * A body without end: the handler's status and headers (no Content-Length,
    * so chunked), `prefix`, then `chunk` again and again, one write every
@@ -153,7 +160,9 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
   const sockets = new Set<Socket>();
 
   const takeFault = (pathname: string): Fault | undefined => {
-    const i = armed.findIndex((a) => a.left > 0 && (typeof a.match === 'string' ? a.match === pathname : a.match.test(pathname)));
+    const i = armed.findIndex(
+      (a) => a.left > 0 && (typeof a.match === 'string' ? a.match === pathname : a.match.test(pathname)),
+    );
     if (i === -1) return undefined;
     const a = armed[i]!;
     a.left -= 1;
@@ -163,7 +172,12 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
   const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const pathname = decodePath(url.pathname);
-    const entry: LoggedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', pathname, headers: { ...req.headers } };
+    const entry: LoggedRequest = {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      pathname,
+      headers: { ...req.headers },
+    };
     log.push(entry);
     const fault = takeFault(pathname);
     if (fault) entry.fault = fault.kind;
@@ -207,7 +221,12 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
     if (fault?.kind === 'tamper') body = flip(body);
     if (fault?.kind === 'content-type') headers['content-type'] = fault.value;
     if (fault?.kind === 'replace') {
-      body = typeof fault.body === 'function' ? await fault.body(body) : typeof fault.body === 'string' ? Buffer.from(fault.body) : fault.body;
+      body =
+        typeof fault.body === 'function'
+          ? await fault.body(body)
+          : typeof fault.body === 'string'
+            ? Buffer.from(fault.body)
+            : fault.body;
       Object.assign(headers, fault.headers);
     }
 
@@ -236,7 +255,13 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
         return;
       }
       case 'truncate': {
-        const head = [`HTTP/1.1 ${status} OK`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'connection: close', '', ''].join('\r\n');
+        const head = [
+          `HTTP/1.1 ${status} OK`,
+          ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+          'connection: close',
+          '',
+          '',
+        ].join('\r\n');
         socket.write(head);
         socket.end(body.subarray(0, fault.after ?? Math.floor(body.length / 2)));
         return;
@@ -292,7 +317,9 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     void onRequest(req, res);
   };
-  const server: Server = tls ? createHttpsServer({ cert: tls.certPem, key: tls.keyPem }, listener) : createHttpServer(listener);
+  const server: Server = tls
+    ? createHttpsServer({ cert: tls.certPem, key: tls.keyPem }, listener)
+    : createHttpServer(listener);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));

@@ -29,7 +29,9 @@ export function testKey(name: TestKeyName): Promise<TestKey> {
   let p = cache.get(name);
   if (!p) {
     p = (async () => {
-      const privateKey = await openpgp.readPrivateKey({ armoredKey: await readFile(new URL(`${name}.asc`, KEYS_DIR), 'utf8') });
+      const privateKey = await openpgp.readPrivateKey({
+        armoredKey: await readFile(new URL(`${name}.asc`, KEYS_DIR), 'utf8'),
+      });
       return {
         name,
         privateKey,

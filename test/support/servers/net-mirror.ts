@@ -25,7 +25,8 @@ import { hostnameForComparison } from '../../../src/addresses/index.js';
 import { startServer, type Fault, type RouteResponse, type TestServer } from './http-server.js';
 import { packageFilename, type FakeProvider } from './packages.js';
 
-export type MirrorHashes = 'h1-zip' | 'zh' | 'h1' | 'both' | 'none' | ((h: { zh: string; h1: string; h1Zip: string }) => string[]);
+export type MirrorHashes =
+  'h1-zip' | 'zh' | 'h1' | 'both' | 'none' | ((h: { zh: string; h1: string; h1Zip: string }) => string[]);
 
 export interface FakeNetMirrorOptions {
   providers: FakeProvider[];
@@ -55,7 +56,13 @@ export interface FakeNetMirror extends TestServer {
     archive(hostname: string, namespace: string, type: string, version: string, platform: string): string;
   };
   /** The hashes of a package: zh, extracted h1, zip-form h1. */
-  hashesOf(hostname: string, namespace: string, type: string, version: string, platform: string): { zh: string; h1: string; h1Zip: string };
+  hashesOf(
+    hostname: string,
+    namespace: string,
+    type: string,
+    version: string,
+    platform: string,
+  ): { zh: string; h1: string; h1Zip: string };
 }
 
 export async function startFakeNetMirror(options: FakeNetMirrorOptions): Promise<FakeNetMirror> {
@@ -128,7 +135,8 @@ export async function startFakeNetMirror(options: FakeNetMirrorOptions): Promise
   }
   await rm(scratch, { recursive: true, force: true });
 
-  const unauthorized = (req: IncomingMessage): boolean => options.requireToken !== undefined && req.headers.authorization !== `Bearer ${options.requireToken}`;
+  const unauthorized = (req: IncomingMessage): boolean =>
+    options.requireToken !== undefined && req.headers.authorization !== `Bearer ${options.requireToken}`;
   const serveFile = (pathname: string): RouteResponse | undefined => {
     const f = files.get(pathname);
     return f ? { headers: { 'content-type': 'application/zip' }, body: f } : undefined;

@@ -46,7 +46,10 @@ const sha256 = (b: Buffer): string => `sha256:${createHash('sha256').update(b).d
 /** A manifest as the fake serves it, with its real digest. */
 export function ociManifest(doc: unknown): { digest: string; mediaType: string; body: Buffer } {
   const body = Buffer.from(JSON.stringify(doc));
-  const mediaType = typeof doc === 'object' && doc !== null && typeof (doc as Record<string, unknown>)['mediaType'] === 'string' ? String((doc as Record<string, unknown>)['mediaType']) : 'application/octet-stream';
+  const mediaType =
+    typeof doc === 'object' && doc !== null && typeof (doc as Record<string, unknown>)['mediaType'] === 'string'
+      ? String((doc as Record<string, unknown>)['mediaType'])
+      : 'application/octet-stream';
   return { digest: sha256(body), mediaType, body };
 }
 
@@ -63,14 +66,20 @@ export async function startFakeOciRegistry(options: FakeOciOptions): Promise<Fak
         const b = options.bearer;
         if (b?.username !== undefined) {
           const want = `Basic ${Buffer.from(`${b.username}:${b.password ?? ''}`).toString('base64')}`;
-          if (auth !== want) return { status: 401, headers: { 'content-type': 'application/json' }, body: '{"errors":[{"code":"UNAUTHORIZED","message":"bad credentials"}]}' };
+          if (auth !== want)
+            return {
+              status: 401,
+              headers: { 'content-type': 'application/json' },
+              body: '{"errors":[{"code":"UNAUTHORIZED","message":"bad credentials"}]}',
+            };
         }
         const scope = url.searchParams.getAll('scope').join(' ');
         const token = `tok-${++counter}`;
         tokens.set(token, scope);
         return { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, expires_in: 300 }) };
       }
-      if (url.pathname === '/v2/' || url.pathname === '/v2') return { headers: { 'content-type': 'application/json' }, body: '{}' };
+      if (url.pathname === '/v2/' || url.pathname === '/v2')
+        return { headers: { 'content-type': 'application/json' }, body: '{}' };
       const m = /^\/v2\/(.+?)\/(tags\/list|manifests\/([^/]+)|blobs\/([^/]+))$/.exec(url.pathname);
       if (!m) return undefined;
       const name = m[1]!;
@@ -89,24 +98,44 @@ export async function startFakeOciRegistry(options: FakeOciOptions): Promise<Fak
         }
       }
       const repo = options.repositories[name];
-      const unknown: RouteResponse = { status: 404, headers: { 'content-type': 'application/json' }, body: '{"errors":[{"code":"NAME_UNKNOWN","message":"repository name not known to registry"}]}' };
+      const unknown: RouteResponse = {
+        status: 404,
+        headers: { 'content-type': 'application/json' },
+        body: '{"errors":[{"code":"NAME_UNKNOWN","message":"repository name not known to registry"}]}',
+      };
       if (!repo) return unknown;
-      if (m[2] === 'tags/list') return { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, tags: Object.keys(repo.tags ?? {}) }) };
+      if (m[2] === 'tags/list')
+        return {
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ name, tags: Object.keys(repo.tags ?? {}) }),
+        };
       if (m[3] !== undefined) {
         const ref = decodeURIComponent(m[3]);
         const digest = ref.startsWith('sha256:') ? ref : repo.tags?.[ref];
         const manifest = digest === undefined ? undefined : repo.manifests?.[digest];
         const accept = req.headers.accept ?? '';
         if (manifest === undefined || !accept.split(',').some((a) => a.trim().split(';')[0] === manifest.mediaType)) {
-          return { status: 404, headers: { 'content-type': 'application/json' }, body: '{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}' };
+          return {
+            status: 404,
+            headers: { 'content-type': 'application/json' },
+            body: '{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}',
+          };
         }
-        return { headers: { 'content-type': manifest.mediaType, 'docker-content-digest': sha256(manifest.body) }, body: manifest.body };
+        return {
+          headers: { 'content-type': manifest.mediaType, 'docker-content-digest': sha256(manifest.body) },
+          body: manifest.body,
+        };
       }
       const blob = repo.blobs?.[decodeURIComponent(m[4]!)];
       if (blob !== undefined && options.blobRedirect !== undefined && req.method === 'GET') {
         return { status: 307, headers: { location: `${options.blobRedirect}/${decodeURIComponent(m[4]!)}` }, body: '' };
       }
-      if (blob === undefined) return { status: 404, headers: { 'content-type': 'application/json' }, body: '{"errors":[{"code":"BLOB_UNKNOWN","message":"blob unknown to registry"}]}' };
+      if (blob === undefined)
+        return {
+          status: 404,
+          headers: { 'content-type': 'application/json' },
+          body: '{"errors":[{"code":"BLOB_UNKNOWN","message":"blob unknown to registry"}]}',
+        };
       return { headers: { 'content-type': 'application/octet-stream' }, body: blob };
     },
   });

@@ -63,7 +63,11 @@ export async function fixtureProviders(): Promise<FakeProvider[]> {
 /** A tiny valid provider zip: the executable and a README, distinct per (type, version, platform). */
 export function makeProviderZip(type: string, version: string, platform: string): Promise<Buffer> {
   return buildZip([
-    { name: `terraform-provider-${type}_v${version}`, data: `#!/bin/sh\n# ${type} ${version} ${platform}\nexit 1\n`, unixMode: 0o100755 },
+    {
+      name: `terraform-provider-${type}_v${version}`,
+      data: `#!/bin/sh\n# ${type} ${version} ${platform}\nexit 1\n`,
+      unixMode: 0o100755,
+    },
     { name: 'README.md', data: `fake ${type} ${version} for ${platform}\n` },
   ]);
 }
@@ -83,7 +87,9 @@ export async function makeProvider(
     versions: await Promise.all(
       versions.map(async (version) => ({
         version,
-        packages: await Promise.all(platforms.map(async (platform) => ({ platform, zip: await makeProviderZip(type, version, platform) }))),
+        packages: await Promise.all(
+          platforms.map(async (platform) => ({ platform, zip: await makeProviderZip(type, version, platform) })),
+        ),
       })),
     ),
   };

@@ -22,7 +22,13 @@ export async function startConnectProxy(): Promise<TestProxy> {
     log.push(`${req.method ?? 'GET'} ${req.url ?? ''}`);
     const target = new URL(req.url ?? '/');
     const upstream = httpRequest(
-      { host: '127.0.0.1', port: target.port || 80, path: target.pathname + target.search, method: req.method, headers: req.headers },
+      {
+        host: '127.0.0.1',
+        port: target.port || 80,
+        path: target.pathname + target.search,
+        method: req.method,
+        headers: req.headers,
+      },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);

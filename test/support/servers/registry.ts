@@ -60,7 +60,10 @@ export interface FakeRegistryOptions {
   /** Require `Authorization: Bearer <token>` on discovery and API requests. */
   requireToken?: string;
   /** Rewrites each download response (to test bad fields). */
-  downloadTransform?: (body: Record<string, unknown>, ctx: { namespace: string; type: string; version: string; platform: string }) => Record<string, unknown>;
+  downloadTransform?: (
+    body: Record<string, unknown>,
+    ctx: { namespace: string; type: string; version: string; platform: string },
+  ) => Record<string, unknown>;
   /** How long the server lives before closing itself (default: the base server's). */
   lifetimeMs?: number;
 }
@@ -119,7 +122,8 @@ export async function startFakeRegistry(options: FakeRegistryOptions): Promise<F
     discovery: '/.well-known/terraform.json',
     versions: (ns, t) => `/v1/providers/${ns}/${t}/versions`,
     download: (ns, t, v, p) => `/v1/providers/${ns}/${t}/${v}/download/${p.replace('_', '/')}`,
-    archive: (ns, t, v, p) => `/files/${ns}/${t}/${v}/${entries.get(key(ns, t, v))?.platforms.get(p)?.filename ?? packageFilename(t, v, p)}`,
+    archive: (ns, t, v, p) =>
+      `/files/${ns}/${t}/${v}/${entries.get(key(ns, t, v))?.platforms.get(p)?.filename ?? packageFilename(t, v, p)}`,
     shasums: (ns, t, v) => `/files/${ns}/${t}/${v}/terraform-provider-${t}_${v}_SHA256SUMS`,
     signature: (ns, t, v) => `/files/${ns}/${t}/${v}/terraform-provider-${t}_${v}_SHA256SUMS.sig`,
   };
@@ -140,7 +144,9 @@ export async function startFakeRegistry(options: FakeRegistryOptions): Promise<F
         }
         platforms.set(pkg.platform, { filename, zip: pkg.zip, sha, ...(h1 === undefined ? {} : { h1 }) });
       }
-      let shasums = [...platforms.values()].map((x) => `${x.sha}  ${x.filename}\n`).join('') + (options.shasumsExtraLines ?? []).map((l) => `${l}\n`).join('');
+      let shasums =
+        [...platforms.values()].map((x) => `${x.sha}  ${x.filename}\n`).join('') +
+        (options.shasumsExtraLines ?? []).map((l) => `${l}\n`).join('');
       if (options.shasumsTransform) shasums = options.shasumsTransform(shasums);
       const e: Entry = {
         namespace: p.namespace,
@@ -152,14 +158,19 @@ export async function startFakeRegistry(options: FakeRegistryOptions): Promise<F
         signature: await signDetached(Buffer.from(shasums), signer),
       };
       entries.set(key(p.namespace, p.type, v.version), e);
-      for (const [platform, x] of platforms) files.set(paths.archive(p.namespace, p.type, v.version, platform), () => x.zip);
+      for (const [platform, x] of platforms)
+        files.set(paths.archive(p.namespace, p.type, v.version, platform), () => x.zip);
       files.set(paths.shasums(p.namespace, p.type, v.version), () => Buffer.from(e.shasums));
       files.set(paths.signature(p.namespace, p.type, v.version), () => e.signature);
     }
   }
   if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
 
-  const json = (body: unknown, status = 200): RouteResponse => ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const json = (body: unknown, status = 200): RouteResponse => ({
+    status,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const unauthorized = (req: IncomingMessage): RouteResponse | undefined =>
     options.requireToken !== undefined && req.headers.authorization !== `Bearer ${options.requireToken}`
       ? json({ errors: ['unauthorized'] }, 401)
@@ -236,15 +247,25 @@ export async function startFakeRegistry(options: FakeRegistryOptions): Promise<F
           shasums_signature_url: urlFor(paths.signature(ns, t, v)),
           shasum: pkg.sha,
           signing_keys: {
-            gpg_public_keys: listed.map((k) => ({ key_id: k.keyId, ascii_armor: k.publicArmored, trust_signature: '', source: 'provkit', source_url: null })),
+            gpg_public_keys: listed.map((k) => ({
+              key_id: k.keyId,
+              ascii_armor: k.publicArmored,
+              trust_signature: '',
+              source: 'provkit',
+              source_url: null,
+            })),
           },
         };
         if (options.packagesExtension) {
           body['packages'] = Object.fromEntries(
-            [...e.platforms].map(([p, x]) => [p, { hashes: [`zh:${x.sha}`, ...(x.h1 ? [x.h1] : [])], package_size: x.zip.length }]),
+            [...e.platforms].map(([p, x]) => [
+              p,
+              { hashes: [`zh:${x.sha}`, ...(x.h1 ? [x.h1] : [])], package_size: x.zip.length },
+            ]),
           );
         }
-        if (options.downloadTransform) body = options.downloadTransform(body, { namespace: ns, type: t, version: v, platform });
+        if (options.downloadTransform)
+          body = options.downloadTransform(body, { namespace: ns, type: t, version: v, platform });
         return json(body);
       }
       return options.archiveHost === 'separate' ? undefined : serveFile(pathname);

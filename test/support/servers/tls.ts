@@ -48,7 +48,7 @@ async function make(): Promise<TestTls> {
   const now = Date.now();
   const notBefore = new Date(now - 3_600_000);
   const notAfter = new Date(now + 7 * 86_400_000);
-  const caKeys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']));
+  const caKeys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: '01',
     name: 'CN=provkit test CA',
@@ -62,7 +62,7 @@ async function make(): Promise<TestTls> {
       await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey),
     ],
   });
-  const serverKeys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']));
+  const serverKeys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: '02',
     subject: 'CN=127.0.0.1',
