@@ -13,7 +13,7 @@ import {
   type Platform,
   tryParseProviderSource,
 } from '../addresses/index.js';
-import { type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
+import { type Diagnostic, type DiagnosticCode, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import { type HashStore, openHashStore, type ZipLimits } from '../hashing/index.js';
 import { parseZipLimits } from '../hashing/zip-reader.js';
 import { createNodeFetch, HttpClient, httpTuningFromEnv, validateLevel1 } from '../net/index.js';
@@ -54,6 +54,15 @@ export function parsePlatformFlags(values: readonly string[], errors: Diagnostic
   return platforms;
 }
 
+/** The reference's "Invalid provider argument" diagnostic (`providers lock`/`mirror` arguments), from why the argument was refused. */
+export function invalidProviderArgument(why: {
+  readonly message: string;
+  readonly detail?: string | undefined;
+  readonly code: DiagnosticCode;
+}): Diagnostic {
+  return { severity: 'error', summary: 'Invalid provider argument', detail: why.detail ?? why.message, code: why.code };
+}
+
 /**
  * `lock`'s `PROVIDER...` arguments: the configuration's requirements they
  * name, in argument order, each once; an argument that does not parse, or
@@ -70,22 +79,17 @@ export function requiredProviderArguments(
   for (const arg of args) {
     const parsed = tryParseProviderSource(arg, flavor);
     if (!parsed.ok) {
-      errors.push({
-        severity: 'error',
-        summary: 'Invalid provider argument',
-        detail: parsed.error.detail ?? parsed.error.message,
-        code: parsed.error.code,
-      });
+      errors.push(invalidProviderArgument(parsed.error));
       continue;
     }
     const req = requirements.find((x) => x.provider.equals(parsed.address));
     if (!req) {
-      errors.push({
-        severity: 'error',
-        summary: 'Invalid provider argument',
-        detail: `The provider ${parsed.address.toString()} is not required by the current configuration.`,
-        code: ErrorCode.USAGE,
-      });
+      errors.push(
+        invalidProviderArgument({
+          message: `The provider ${parsed.address.toString()} is not required by the current configuration.`,
+          code: ErrorCode.USAGE,
+        }),
+      );
     } else if (!wanted.includes(req)) wanted.push(req);
   }
   return wanted;

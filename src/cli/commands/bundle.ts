@@ -38,6 +38,7 @@ import type { Diagnostic } from '../../ui/human.js';
 import { mirrorFailureDiagnostics } from '../../installer/mirror.js';
 import {
   checkMirrorFlags,
+  invalidProviderArgument,
   ociPublishCounts,
   ociTemplate,
   parsePlatformFlags,
@@ -149,12 +150,7 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
       const at = arg.indexOf('@');
       const parsed = tryParseProviderSource(at < 0 ? arg : arg.slice(0, at), globals.flavor);
       if (!parsed.ok) {
-        errors.push({
-          severity: 'error',
-          summary: 'Invalid provider argument',
-          detail: parsed.error.detail ?? parsed.error.message,
-          code: parsed.error.code,
-        });
+        errors.push(invalidProviderArgument(parsed.error));
         continue;
       }
       let constraints: VersionConstraints =
