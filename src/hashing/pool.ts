@@ -20,7 +20,9 @@ import { close as closeFd, open as openFd } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Transform, Writable, type TransformCallback } from 'node:stream';
-import { Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import type * as WorkerThreads from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 
 import { ErrorCode, ProvkitError, type SerializedError } from '../errors.js';
 import { hashPackageDir } from './dir-package.js';
@@ -430,6 +432,17 @@ function writeError(e: { message: string; code?: string; syscall?: string }, pat
   });
 }
 
+let workerThreadsModule: typeof WorkerThreads | undefined;
+/**
+ * `node:worker_threads`, loaded when the first worker starts: a run that
+ * hashes only in its own thread (a small lock from a filesystem mirror) does
+ * not pay for loading it (issue 13, start-up).
+ */
+function workerThreads(): typeof WorkerThreads {
+  workerThreadsModule ??= createRequire(import.meta.url)('node:worker_threads') as typeof WorkerThreads;
+  return workerThreadsModule;
+}
+
 /**
  * Where the worker's code lives. Compiled, it sits beside this file. When this
  * module runs from TypeScript source (tests, tsx), Node cannot start a `.ts`
@@ -486,7 +499,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   };
 
   const spawn = (): Worker => {
-    const w = new Worker(workerURL());
+    const w = new (workerThreads().Worker)(workerURL());
     started += 1;
     w.on('message', (msg: WorkerMessage) => {
       if ('spare' in msg) {

@@ -14,7 +14,24 @@
  *
  * Pure: the environment is a parameter.
  */
-import { BlockList, isIP } from 'node:net';
+import { createRequire } from 'node:module';
+import type * as Net from 'node:net';
+import type { BlockList } from 'node:net';
+
+let netModule: typeof Net | undefined;
+/**
+ * `node:net`, loaded when a `NO_PROXY` entry or a proxied URL needs it: a run
+ * that makes no request (a lock from a filesystem mirror) does not pay for
+ * loading it at start-up (issue 13).
+ */
+function net(): typeof Net {
+  netModule ??= createRequire(import.meta.url)('node:net') as typeof Net;
+  return netModule;
+}
+
+function isIP(host: string): number {
+  return net().isIP(host);
+}
 
 import { ErrorCode, ProvkitError } from '../errors.js';
 
@@ -31,7 +48,8 @@ export class ProxyConfig {
   private readonly httpsProxy: URL | undefined;
   private readonly httpProxy: URL | undefined;
   private readonly all: boolean;
-  private readonly blocks = new BlockList();
+  /** The CIDR entries of `NO_PROXY`; undefined when there are none. */
+  private blocks: BlockList | undefined;
   private readonly ips = new Set<string>();
   private readonly domains: DomainMatch[] = [];
 
@@ -51,7 +69,8 @@ export class ProxyConfig {
       if (p.includes('/')) {
         const [addr = '', bits = ''] = p.split('/');
         const kind = isIP(addr);
-        if (kind !== 0 && /^\d+$/.test(bits)) this.blocks.addSubnet(addr, Number(bits), kind === 6 ? 'ipv6' : 'ipv4');
+        if (kind !== 0 && /^\d+$/.test(bits))
+          (this.blocks ??= new (net().BlockList)()).addSubnet(addr, Number(bits), kind === 6 ? 'ipv6' : 'ipv4');
         continue;
       }
       if (isIP(stripBrackets(p)) !== 0) {
@@ -89,7 +108,7 @@ export class ProxyConfig {
       if (isLoopback(host, kind)) return false;
       if (this.all) return false;
       if (this.ips.has(host)) return false;
-      if (this.blocks.check(host, kind === 6 ? 'ipv6' : 'ipv4')) return false;
+      if (this.blocks?.check(host, kind === 6 ? 'ipv6' : 'ipv4') === true) return false;
       return true;
     }
     if (this.all) return false;
