@@ -25,6 +25,7 @@ import type * as WorkerThreads from 'node:worker_threads';
 import type { Worker } from 'node:worker_threads';
 
 import { ErrorCode, ProvkitError, type SerializedError } from '../errors.js';
+import { DOWNLOAD_BLOCK } from '../net/blocks.js';
 import { hashPackageDir } from './dir-package.js';
 import { asHash, zhFromDigest, type Hash } from './hash.js';
 import { hashZipPackage, type FormResult, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
@@ -257,12 +258,9 @@ class CopyingTap extends Transform {
   }
 }
 
-/** Size of the blocks a {@link WorkerFileSink} moves to its worker (net/download.ts `FILE_WRITE_BLOCK`). */
-const SINK_BLOCK = 256 * 1024;
-
 /** What a {@link WorkerFileSink} asks of its stream job. */
 interface SinkChannel {
-  /** A block of `SINK_BLOCK` bytes to fill (a spare when there is one). */
+  /** A block of `DOWNLOAD_BLOCK` bytes to fill (a spare when there is one). */
   take(): ArrayBuffer;
   /** Moves `buf` to the worker: its first `bytes` bytes are the stream's next. */
   chunk(buf: ArrayBuffer, bytes: number): void;
@@ -278,7 +276,7 @@ interface SinkChannel {
 /**
  * A download's temporary file, written by the hash worker (see
  * {@link ZipStream.writeFile}). Bytes are copied once, into blocks of
- * {@link SINK_BLOCK} (memory the worker hands back after digesting: no fresh
+ * {@link DOWNLOAD_BLOCK} (memory the worker hands back after digesting: no fresh
  * buffer per block); each full block is transferred to the worker, never
  * touched here again. The file descriptor is this thread's: opened before the
  * first block, closed after the worker confirmed it writes no more (never
@@ -303,7 +301,7 @@ class WorkerFileSink extends Writable {
     private readonly mode: number,
     private readonly ch: SinkChannel,
   ) {
-    super({ highWaterMark: SINK_BLOCK });
+    super({ highWaterMark: DOWNLOAD_BLOCK });
   }
 
   /** The worker took `n` bytes in. */
@@ -658,7 +656,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     post(job.request);
     let done = false;
     const channel: SinkChannel = {
-      take: () => spares.take(SINK_BLOCK),
+      take: () => spares.take(DOWNLOAD_BLOCK),
       chunk: (buf, bytes) => post({ id, kind: 'stream-chunk', chunk: buf, bytes }, [buf]),
       file: (fd, offset) => post({ id, kind: 'stream-file', fd, offset }),
       fileDone: () =>

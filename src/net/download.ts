@@ -39,6 +39,7 @@ import { pipeline } from 'node:stream/promises';
 
 import { ProvkitError } from '../errors.js';
 import { tempPathBeside } from '../fs/temp-name.js';
+import { DOWNLOAD_BLOCK } from './blocks.js';
 import { BodyReader, checkedLength, type BodyLimits } from './body.js';
 import { NetErrorCode } from './codes.js';
 import type { Hop } from './exchange.js';
@@ -375,12 +376,9 @@ function touching(hop: Hop): Transform {
   });
 }
 
-/** Size of the writes a download makes to its file. */
-const FILE_WRITE_BLOCK = 256 * 1024;
-
 /**
  * Gathers the body's small chunks (a TLS record is at most 16 KiB) into
- * blocks of {@link FILE_WRITE_BLOCK}: every stage after it runs 16 times less
+ * blocks of {@link DOWNLOAD_BLOCK}: every stage after it runs 16 times less
  * often, and every file write is a job for libuv's thread pool, and tens of
  * thousands of them per package kept the event loop waiting on the pool's
  * lock while zlib jobs filled the pool (measured with bench/commands.ts:
@@ -393,7 +391,7 @@ function coalesce(): Transform {
   return new Transform({
     transform(chunk: Buffer, _enc, done) {
       for (let at = 0; at < chunk.length;) {
-        block ??= Buffer.allocUnsafe(FILE_WRITE_BLOCK);
+        block ??= Buffer.allocUnsafe(DOWNLOAD_BLOCK);
         const n = chunk.copy(block, used, at);
         used += n;
         at += n;
