@@ -86,7 +86,8 @@ export function startCli(args: string[], opts: RunOptions): StartedCli {
         if (problems.length > 0) {
           reject(
             new Error(
-              `the -json output of provkit ${args.join(' ')} breaks docs/json-ui.md:\n${problems.join('\n')}\n--- stdout:\n${stdout}`,
+              `the -json output of provkit ${args.join(' ')} breaks docs/json-ui.md:\n${problems.join('\n')}\n` +
+                `--- exit: ${code ?? 'none'}, signal: ${signal ?? 'none'}\n--- stdout:\n${stdout}\n--- stderr:\n${stderr}`,
             ),
           );
           return;
