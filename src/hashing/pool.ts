@@ -49,8 +49,10 @@ export interface HashPoolOptions extends ZipHashOptions {
    * extra workers. Each extra worker costs a V8 isolate (~8 MB RSS, its
    * start-up CPU) and is stopped once the queue is empty; all at once for
    * 5 (`2 * concurrency + 1`) measured +0.2–0.6 CPU-s and +30 MB for the
-   * same balance (bench/PROFILE.md). Streamed jobs stay bounded by
-   * `concurrency` (they are fed by the network).
+   * same balance (bench/PROFILE.md). Streamed jobs may use up to
+   * `shareUpTo` workers as well: their number is the caller's network
+   * limit, which rises above `concurrency` only for the tail of a batch
+   * (installer/share-limit.ts).
    */
   shareUpTo?: number;
 }
@@ -66,6 +68,12 @@ export interface HashPool {
    * stream is a plain pass-through and `finish` hashes the file as `hashZip`.
    */
   streamZip(): ZipStream;
+  /**
+   * The most jobs the pool runs at once at the tail of a batch (see
+   * {@link HashPoolOptions.shareUpTo}); callers that start downloads size
+   * their own tail by it (installer/share-limit.ts).
+   */
+  readonly shareUpTo: number;
   /** Stops the workers; pending jobs fail with ABORTED. */
   close(): Promise<void>;
 }
@@ -462,6 +470,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       hashZip: (path, knownZh) => hashZipPackage(path, withZh(zipOptions, knownZh)),
       hashDir: (path) => hashPackageDir(path),
       streamZip: () => inProcessStream(zipOptions),
+      shareUpTo: 1,
       close: () => Promise.resolve(),
     };
   }
@@ -591,9 +600,12 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
    * starts when a worker is free now (queueing would buffer the download).
    */
   const streamZip = (): ZipStream => {
-    // At most `concurrency` jobs at once when a stream starts (a batch's extra workers are not for streams).
-    let w = closed || busy.size >= concurrency ? undefined : idle.pop();
-    if (!w && !closed && busy.size < concurrency && started < concurrency) w = spawn();
+    // At most `shareUpTo` jobs at once when a stream starts: the caller's
+    // network limit decides how many streams run; it exceeds `concurrency`
+    // only for a batch's tail (installer/share-limit.ts), whose extra
+    // workers are stopped once the queue is empty, as a file batch's are.
+    let w = closed || busy.size >= shareUpTo ? undefined : idle.pop();
+    if (!w && !closed && busy.size < shareUpTo && started < shareUpTo) w = spawn();
     if (!w) return passThroughStream((path, knownZh) => api.hashZip(path, knownZh));
     const worker = w;
     const id = nextId++;
@@ -779,6 +791,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       return asHash(r.dir!);
     },
     streamZip,
+    shareUpTo,
     async close() {
       closed = true;
       for (const job of queue.splice(0)) job.reject(new ProvkitError(ErrorCode.ABORTED, 'hash pool closed'));

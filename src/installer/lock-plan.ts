@@ -22,8 +22,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-import pLimit, { type LimitFunction } from 'p-limit';
-
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
@@ -40,6 +38,7 @@ import {
 } from '../sources/index.js';
 import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents } from './events.js';
+import { type ShareLimit, sharingLimit } from './share-limit.js';
 
 /** What the plan needs (the fetching part of `FetchRunOptions`). */
 export interface PackagePlanOptions {
@@ -82,7 +81,7 @@ export interface PlanStats {
 
 /** See the module comment. */
 export class PackagePlan {
-  private readonly network: LimitFunction;
+  private readonly network: ShareLimit;
   private readonly packages = new Map<string, Promise<LockedPackage>>();
   private work: Promise<string> | undefined;
   private forgetWork: (() => void) | undefined;
@@ -93,7 +92,8 @@ export class PackagePlan {
   private readonly events: EventSink;
 
   constructor(private readonly options: PackagePlanOptions) {
-    this.network = pLimit(options.networkConcurrency);
+    // Downloads are hashed as they arrive: the batch's tail shares the cores (share-limit.ts).
+    this.network = sharingLimit(options.networkConcurrency, options.pool.shareUpTo);
     this.events = options.events ?? ignoreEvents;
   }
 

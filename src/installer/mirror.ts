@@ -82,6 +82,7 @@ import {
 } from './mirror-plan.js';
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement } from './lock.js';
+import { sharingLimit } from './share-limit.js';
 
 export type MirrorHashes = 'reference' | 'all';
 
@@ -222,7 +223,8 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   const events = options.events ?? ignoreEvents;
   /** Archives fetched in this run: relative path → staged absolute path. */
   const staged = new Map<string, string>();
-  const network = pLimit(options.networkConcurrency ?? defaultNetworkConcurrency());
+  // Downloads are hashed as they arrive: the batch's tail shares the cores (share-limit.ts).
+  const network = sharingLimit(options.networkConcurrency ?? defaultNetworkConcurrency(), options.pool.shareUpTo);
   const failures: MirrorFailure[] = [];
   const cachePath = options.cacheFile;
   const cache: CacheFile =

@@ -5,7 +5,9 @@
 // result of the in-thread file pass (hashZipPackage), errors included, and
 // the pool keeps working after its extra workers are retired.
 import { readdirSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -144,4 +146,31 @@ describe('issue 13: hash pool balance (shared tail of a batch)', () => {
     },
     120_000,
   );
+
+  it('streams share the tail too: with concurrency 2, three streams each get a worker, a fourth is a pass-through; every result equals the file pass', async () => {
+    const zips = paths.slice(0, 4);
+    const expected = await Promise.all(zips.map((p) => outcome(hashZipPackage(p))));
+    const pool = createHashPool({ concurrency: 2 });
+    try {
+      expect(pool.shareUpTo).toBe(3);
+      const streams = zips.map(() => pool.streamZip());
+      // The caller's network limit decides how many run (installer/share-limit.ts); the pool gives up to shareUpTo workers.
+      expect(streams.map((s) => s.writes)).toEqual([true, true, true, false]);
+      const got = await Promise.all(
+        streams.map(async (s, i) => {
+          await pipeline(
+            Readable.from([await readFile(zips[i]!)]),
+            s.transform,
+            new Writable({ write: (_c, _e, cb) => cb() }),
+          );
+          return outcome(s.finish(zips[i]!));
+        }),
+      );
+      expect(got).toEqual(expected);
+      // The tail's extra worker is retired; the pool keeps working.
+      expect(await outcome(pool.hashZip(zips[0]!))).toEqual(expected[0]);
+    } finally {
+      await pool.close();
+    }
+  });
 });

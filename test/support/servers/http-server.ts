@@ -310,7 +310,7 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
       }
       default:
         res.writeHead(status, { ...headers, 'content-length': String(body.length) });
-        res.end(body);
+        sendInBlocks(res, body);
     }
   };
 
@@ -375,4 +375,29 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
   lifetime.unref();
   open.add(self);
   return self;
+}
+
+/**
+ * Writes `body` in 256 KiB writes, waiting for `drain`, then ends. A whole
+ * 100 MB buffer in one `res.end(body)` over TLS cost the server 6.3 CPU-s for
+ * five such bodies against 1.2 CPU-s in blocks (measured for issue 13,
+ * bench/PROFILE.md "The benchmark's server"): the server, not the client, was
+ * the bottleneck of every download benchmark. Real registries stream.
+ */
+function sendInBlocks(res: ServerResponse, body: Buffer): void {
+  const BLOCK = 256 * 1024;
+  let at = 0;
+  const next = (): void => {
+    while (at < body.length) {
+      if (res.destroyed) return;
+      const ok = res.write(body.subarray(at, at + BLOCK));
+      at += BLOCK;
+      if (!ok) {
+        res.once('drain', next);
+        return;
+      }
+    }
+    res.end();
+  };
+  next();
 }
