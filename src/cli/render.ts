@@ -118,7 +118,16 @@ export function createRenderer(
       : undefined;
   // Every write goes around the live display, when there is one.
   const through = (sink: TextSink): TextSink =>
-    progress ? { write: (text: string) => progress.print(sink, text), isTTY: sink.isTTY === true } : sink;
+    progress
+      ? {
+          write: (text: string) => progress.print(sink, text),
+          isTTY: sink.isTTY === true,
+          // The terminal's width as it is when a line is rendered (src/ui/human.ts wraps to it).
+          get columns() {
+            return sink.columns;
+          },
+        }
+      : sink;
   const out = through(io.stdout);
   const err = through(io.stderr);
   return {

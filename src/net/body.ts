@@ -74,12 +74,10 @@ export function lengthMismatch(
 
 /** Reads one response body once; see the module comment. */
 export class BodyReader {
-  /** Why the body failed; undefined while it has not. */
-  failure: Failure | undefined;
-  /** What was thrown to end the iteration for {@link failure} (what a pipeline draining it rejects with). */
-  thrown: unknown;
-  /** Bytes of this body received so far (`offset` not included). */
-  received = 0;
+  // The state of the one read, written by the reader only (callers read it through the getters).
+  private recordedFailure: Failure | undefined;
+  private recordedThrow: unknown;
+  private bytesReceived = 0;
   private readonly total: number | undefined;
 
   constructor(
@@ -91,6 +89,21 @@ export class BodyReader {
     this.total = checkedLength(res.headers);
   }
 
+  /** Why the body failed; undefined while it has not. */
+  get failure(): Failure | undefined {
+    return this.recordedFailure;
+  }
+
+  /** What was thrown to end the iteration for {@link failure} (what a pipeline draining it rejects with). */
+  get thrown(): unknown {
+    return this.recordedThrow;
+  }
+
+  /** Bytes of this body received so far (`offset` not included). */
+  get received(): number {
+    return this.bytesReceived;
+  }
+
   /**
    * The body as chunks (see the module comment); iterate once. Whatever ends
    * it with an error is recorded (also a throwing progress callback: it
@@ -100,7 +113,7 @@ export class BodyReader {
     try {
       yield* this.read();
     } catch (err) {
-      if (this.failure === undefined) this.fail({ kind: 'thrown', cause: err });
+      if (this.recordedFailure === undefined) this.fail({ kind: 'thrown', cause: err });
       throw err;
     }
   }
@@ -129,7 +142,7 @@ export class BodyReader {
       for (const e of progress)
         e.onProgress?.({
           url: hop.url,
-          received: offset + this.received,
+          received: offset + this.bytesReceived,
           total: total === undefined ? undefined : offset + total,
         });
     };
@@ -140,8 +153,8 @@ export class BodyReader {
         for await (const raw of this.source(this.res.body)) {
           const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
           hop.touch();
-          this.received += chunk.length;
-          if (limits.maxBytes !== undefined && offset + this.received > limits.maxBytes) {
+          this.bytesReceived += chunk.length;
+          if (limits.maxBytes !== undefined && offset + this.bytesReceived > limits.maxBytes) {
             hop.abort();
             throw this.fail(
               verdict(
@@ -167,7 +180,7 @@ export class BodyReader {
     } finally {
       hop.disarm();
     }
-    const short = lengthMismatch(total, this.received, hop.url);
+    const short = lengthMismatch(total, this.bytesReceived, hop.url);
     if (short !== undefined) throw this.fail(verdict(short, true));
     report();
   }
@@ -179,7 +192,7 @@ export class BodyReader {
       for await (const chunk of this.chunks()) chunks.push(chunk);
     } catch (err) {
       // chunks() recorded it.
-      return this.failure ?? { kind: 'thrown', cause: err };
+      return this.recordedFailure ?? { kind: 'thrown', cause: err };
     }
     return { kind: 'ok', value: Buffer.concat(chunks) };
   }
@@ -195,7 +208,7 @@ export class BodyReader {
       yield* body;
     } catch (err) {
       const { hop, total } = this;
-      const got = this.received;
+      const got = this.bytesReceived;
       if (total !== undefined && got < total && hop.timedOut === undefined && !hop.controller.signal.aborted) {
         throw this.fail(verdict(lengthMismatch(total, got, hop.url, err)!, true));
       }
@@ -205,9 +218,9 @@ export class BodyReader {
 
   /** Records `failure`; returns what to throw to end the iteration. */
   private fail(failure: Extract<Failure, { kind: 'verdict' | 'thrown' }>): unknown {
-    this.failure = failure;
-    this.thrown = failure.kind === 'verdict' ? failure.error : failure.cause;
-    return this.thrown;
+    this.recordedFailure = failure;
+    this.recordedThrow = failure.kind === 'verdict' ? failure.error : failure.cause;
+    return this.recordedThrow;
   }
 }
 

@@ -15,10 +15,13 @@ import {
   formatDiagnosticPlain,
   sortDiagnostics,
 } from './diagnostic.js';
+import { wrapHanging } from './wrap.js';
 
 export interface TextSink {
   write(text: string): unknown;
   isTTY?: boolean;
+  /** The terminal's width, when the sink is one (Node's `tty.WriteStream`; read when a line is rendered, after a resize too). */
+  readonly columns?: number | undefined;
 }
 
 /**
@@ -191,11 +194,28 @@ export function renderEventHuman(
       );
       return;
     case 'verify_problem':
-      out.write(
-        `${[e.provider.toString(), e.version?.toString(), e.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${e.message}\n`,
-      );
+      out.write(verifyProblemText(e, out));
       return;
   }
+}
+
+/**
+ * A `verify` problem as a line of `out`: `PROVIDER [VERSION] [PLATFORM]:
+ * MESSAGE`, after `lead` (the `-recursive` list's indentation). Exactly one
+ * line when `out` is not a terminal (pipes, files and CI logs keep these
+ * bytes); on a terminal, wrapped at spaces to its width less one column (as
+ * terraform wraps diagnostic details: `format.DiagnosticPlain` in
+ * internal/command/format/diagnostic.go), the continuation lines indented
+ * two spaces further than the first.
+ */
+export function verifyProblemText(
+  p: Pick<Extract<InstallerEvent, { type: 'verify_problem' }>, 'provider' | 'version' | 'platform' | 'message'>,
+  out: TextSink,
+  lead = '',
+): string {
+  const line = `${lead}${[p.provider.toString(), p.version?.toString(), p.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${p.message}`;
+  const columns = out.isTTY === true ? out.columns : undefined;
+  return `${columns !== undefined && columns > 1 ? wrapHanging(line, columns - 1, lead.length + 2) : line}\n`;
 }
 
 /**

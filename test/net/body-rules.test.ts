@@ -4,10 +4,14 @@
  * is checked against, the size verdict, which 206 continues a kept prefix,
  * and what a 200 says about resuming.
  */
+import { Readable } from 'node:stream';
+
 import { describe, expect, it } from 'vitest';
 
-import { checkedLength, lengthMismatch } from '../../src/net/body.js';
+import { BodyReader, checkedLength, lengthMismatch } from '../../src/net/body.js';
 import { NetErrorCode } from '../../src/net/codes.js';
+import { Hop } from '../../src/net/exchange.js';
+import { systemClock } from '../../src/net/types.js';
 import { continuesAt, parseContentRange, resumeInfo, strongValidator } from '../../src/net/download.js';
 
 function headers(h: Record<string, string>): { get(name: string): string | null } {
@@ -122,5 +126,44 @@ describe('issue 12: a resumed download continues exactly at the kept prefix', ()
     },
   ])('a 200 with $h → $info', ({ h, info }) => {
     expect(resumeInfo(headers(h))).toEqual(info);
+  });
+});
+
+describe('BodyReader: its state is read-only to its callers', () => {
+  it('reports the failure, what was thrown and the bytes received through getters that cannot be assigned', async () => {
+    const url = new URL('https://example.test/short');
+    const reader = new BodyReader(
+      {
+        status: 200,
+        statusText: 'OK',
+        headers: headers({ 'content-length': '10' }),
+        body: Readable.from([new Uint8Array(4)]),
+      },
+      new Hop(systemClock, url, undefined),
+      { maxBytes: undefined, idleTimeoutMs: 0, progressIntervalMs: 0, events: [], clock: systemClock },
+    );
+    expect(reader.failure).toBeUndefined();
+    expect(reader.received).toBe(0);
+    const result = await reader.readAll();
+    expect(result.kind).toBe('verdict');
+    expect(reader.failure).toBe(result);
+    expect(reader.thrown).toBe(result.kind === 'verdict' ? result.error : undefined);
+    expect(reader.thrown).toMatchObject({ code: NetErrorCode.SIZE_MISMATCH, expected: '10', found: '4' });
+    expect(reader.received).toBe(4);
+    // Getters only: an assignment is a type error, and (ES modules are strict) a TypeError.
+    expect(() => {
+      // @ts-expect-error -- read-only
+      reader.failure = undefined;
+    }).toThrow(TypeError);
+    expect(() => {
+      // @ts-expect-error -- read-only
+      reader.thrown = undefined;
+    }).toThrow(TypeError);
+    expect(() => {
+      // @ts-expect-error -- read-only
+      reader.received = 0;
+    }).toThrow(TypeError);
+    expect(reader.failure).toBe(result);
+    expect(reader.received).toBe(4);
   });
 });

@@ -20,7 +20,7 @@ import { runOciVerify } from '../../installer/oci-verify.js';
 import { compareProblems, runVerify, type VerifyOutcome } from '../../installer/verify.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.js';
 import { validateLevel1 } from '../../net/index.js';
-import type { Diagnostic } from '../../ui/human.js';
+import { type Diagnostic, verifyProblemText } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
 import { fromHclDiagnostic, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
 import { ociMirrorSourceFor } from '../../sources/index.js';
@@ -214,10 +214,7 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
     io.stdout.write(
       `- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : `${found.length} problem${found.length === 1 ? '' : 's'}`}\n`,
     );
-    for (const p of found)
-      io.stdout.write(
-        `    ${[p.provider.toString(), p.version?.toString(), p.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${p.message}\n`,
-      );
+    for (const p of found) io.stdout.write(verifyProblemText(p, io.stdout, '    '));
     for (const d of r.diagnostics) ui.diagnostic(d);
   }
   const fields = { roots: tree.roots.length, failing, problems };
