@@ -35,5 +35,11 @@ await build({
   banner: {
     js: "import { createRequire as __provkitCreateRequire } from 'node:module'; const require = __provkitCreateRequire(import.meta.url);",
   },
+  // Minified: fewer bytes for V8 to scan and compile at every start. The tiny
+  // fs-mirror lock measured 237 ms against 252 ms unminified (medians of 9,
+  // interleaved; `node -e 0` 120 ms; issue 13, bench/PROFILE.md "Start-up").
+  // Names are not kept: nothing prints a function's or class's name
+  // (ProvkitError sets its own; stack traces are never shown).
+  minify: true,
   logLevel: 'warning',
 });
