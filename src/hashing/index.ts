@@ -7,7 +7,7 @@
 export * from './hash.js';
 export * from './h1.js';
 export * from './zh.js';
-export { hashZipPackage, containsDotDot, isAbsoluteName, cleanEntryPath } from './zip-package.js';
+export { hashZipPackage, zhOfPackage, containsDotDot, isAbsoluteName, cleanEntryPath } from './zip-package.js';
 export type { FormResult, HashWarning, ZipPackageHashes, ZipHashOptions } from './zip-package.js';
 export { hashPackageDir, listPackageFiles } from './dir-package.js';
 export { DEFAULT_ZIP_LIMITS, type ZipLimits } from './zip-reader.js';

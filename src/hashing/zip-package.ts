@@ -145,20 +145,27 @@ function asProvkitError(err: unknown, file: string): ProvkitError {
  * itself cannot be read (IO, NOT_FOUND).
  */
 export async function hashZipPackage(path: string, options: ZipHashOptions = {}): Promise<ZipPackageHashes> {
-  const zhPromise = (options.knownZh ? Promise.resolve(options.knownZh) : zhOfFile(path)).catch((err: unknown) => {
+  const zhPromise = options.knownZh ? Promise.resolve(options.knownZh) : zhOfPackage(path);
+  const formsPromise = computeForms(path, options.limits ?? DEFAULT_ZIP_LIMITS, options.streamed);
+  const [zh, forms] = await Promise.all([zhPromise, formsPromise]);
+  return { path, zh, ...forms };
+}
+
+/**
+ * The `zh:` of the archive at `path`, failing as {@link hashZipPackage} fails
+ * when the file cannot be read (NOT_FOUND, IO, naming the file).
+ */
+export async function zhOfPackage(path: string): Promise<Hash> {
+  try {
+    return await zhOfFile(path);
+  } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
     throw new ProvkitError(
       code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO,
       `${path}: ${err instanceof Error ? err.message : String(err)}`,
-      {
-        file: path,
-        cause: err,
-      },
+      { file: path, cause: err },
     );
-  });
-  const formsPromise = computeForms(path, options.limits ?? DEFAULT_ZIP_LIMITS, options.streamed);
-  const [zh, forms] = await Promise.all([zhPromise, formsPromise]);
-  return { path, zh, ...forms };
+  }
 }
 
 interface Forms {

@@ -22,10 +22,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
+import pLimit from 'p-limit';
+
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
-import type { Hash, HashPool, HashStore } from '../hashing/index.js';
+import { type Hash, type HashPool, type HashStore, zhOfPackage, type ZipPackageHashes } from '../hashing/index.js';
 import type { HttpClient } from '../net/index.js';
 import {
   checkFetchedFor,
@@ -89,6 +91,8 @@ export class PackagePlan {
   private downloaded = 0;
   private local = 0;
   private fromStore = 0;
+  /** One `zh:` pass at a time (see {@link hashLocal}). */
+  private readonly zhPass = pLimit(1);
   private readonly events: EventSink;
 
   constructor(private readonly options: PackagePlanOptions) {
@@ -145,6 +149,26 @@ export class PackagePlan {
     return this.work;
   }
 
+  /**
+   * A local archive's hashes (a filesystem mirror's package, read where it
+   * is). With a hash store, its `zh:` is computed first (one SHA-256 pass
+   * over the file) and looked up: a hit gives both `h1:` forms without
+   * inflating anything, as a registry package's signed checksum does
+   * (hashing/store.ts: `zh:` identifies the bytes, here because it was
+   * computed from them just now). A miss is hashed by the pool with that
+   * `zh:`, so it is not computed twice. The passes run one at a time so the
+   * first miss reaches the pool as early as possible. Without a store,
+   * straight to the pool (`zh:` in the same job).
+   */
+  private async hashLocal(path: string): Promise<ZipPackageHashes> {
+    const { hashStore, pool } = this.options;
+    if (!hashStore) return pool.hashZip(path);
+    const zh = await this.zhPass(() => zhOfPackage(path));
+    const stored = await hashStore.get(zh);
+    if (stored) return { ...stored, path };
+    return pool.hashZip(path, zh);
+  }
+
   private async lockNew(
     provider: ProviderAddress,
     version: Version,
@@ -181,7 +205,8 @@ export class PackagePlan {
             ...(dir === undefined ? {} : { destPath: join(dir, meta.filename) }),
             ...(options.http ? { http: options.http } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
-            hashZip: (path) => options.pool.hashZip(path),
+            hashZip: (path) =>
+              meta.location.kind === 'local-archive' ? this.hashLocal(path) : options.pool.hashZip(path),
             streamZip: () => options.pool.streamZip(),
             events: packageNetEvents(events, provider, version, platform),
           });
