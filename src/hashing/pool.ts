@@ -28,9 +28,9 @@ import { ErrorCode, ProvkitError, type SerializedError } from '../errors.js';
 import { DOWNLOAD_BLOCK } from '../net/blocks.js';
 import { hashPackageDir } from './dir-package.js';
 import { asHash, zhFromDigest, type Hash } from './hash.js';
-import { hashZipPackage, type FormResult, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
+import { type FormResult, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
 import { ZhStream } from './zh.js';
-import { hashWithDigests, ZipStreamDigester } from './zip-stream.js';
+import { hashWithDigests, hashZipFileOnce, ZipStreamDigester } from './zip-stream.js';
 
 export interface HashPoolOptions extends ZipHashOptions {
   /** Packages hashed at once; default `os.availableParallelism()`. 0 = no workers. */
@@ -467,7 +467,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const zipOptions: ZipHashOptions = options.limits ? { limits: options.limits } : {};
   if (concurrency === 0) {
     return {
-      hashZip: (path, knownZh) => hashZipPackage(path, withZh(zipOptions, knownZh)),
+      hashZip: (path, knownZh) => hashZipFileOnce(path, withZh(zipOptions, knownZh)),
       hashDir: (path) => hashPackageDir(path),
       streamZip: () => inProcessStream(zipOptions),
       shareUpTo: 1,
@@ -780,7 +780,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       // only a scheduling hint: the same function computes the same hashes
       // in either thread.
       if (inThreadBytes > 0 && (await fileSize(path)) <= inThreadBytes)
-        return inThread(() => hashZipPackage(path, withZh(zipOptions, knownZh)));
+        return inThread(() => hashZipFileOnce(path, withZh(zipOptions, knownZh)));
       const r = await submit('zip', path, withZh(zipOptions, knownZh));
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return deserializeZipHashes(r.zip!);

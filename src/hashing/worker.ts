@@ -24,8 +24,7 @@ import {
   type WorkerResponse,
   type WorkerSpare,
 } from './pool.js';
-import { hashZipPackage } from './zip-package.js';
-import { hashWithDigests, ZipStreamDigester } from './zip-stream.js';
+import { hashWithDigests, hashZipFileOnce, ZipStreamDigester } from './zip-stream.js';
 
 const port = parentPort;
 if (!port) throw new Error('hashing/worker.js must run in a worker thread');
@@ -189,7 +188,7 @@ port.on('message', (req: WorkerRequest) => {
       void (async (): Promise<WorkerResponse> => {
         try {
           if (job.kind === 'zip')
-            return { id: job.id, ok: true, zip: serializeZipHashes(await hashZipPackage(job.path, job.options)) };
+            return { id: job.id, ok: true, zip: serializeZipHashes(await hashZipFileOnce(job.path, job.options)) };
           return { id: job.id, ok: true, dir: await hashPackageDir(job.path) };
         } catch (err) {
           return { id: job.id, ok: false, error: toSerializedError(err) };

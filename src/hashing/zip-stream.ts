@@ -29,6 +29,7 @@
  * through it therefore goes at the network's pace whatever the bytes are.
  */
 import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
 import * as zlib from 'node:zlib';
 
 import { crc32 } from './crc32.js';
@@ -42,6 +43,7 @@ import {
   SIG_DESCRIPTOR,
   SIG_LOCAL,
 } from './zip-format.js';
+import { zhFromDigest } from './hash.js';
 import { createRawInflater, rawInflaterAvailable } from './inflate.js';
 import { hashZipPackage, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
 import {
@@ -533,4 +535,61 @@ export async function hashWithDigests(
 ): Promise<ZipPackageHashes> {
   const streamed = digester ? await digester.end() : undefined;
   return hashZipPackage(path, streamed ? { ...options, streamed } : options);
+}
+
+/** Bytes per read of {@link hashZipFileOnce}. */
+const FILE_BLOCK = 1024 * 1024;
+
+/**
+ * `zh:` and both `h1:` forms of an archive on disk from one sequential read
+ * (issue 13: a local package is read once). Each block goes into the `zh:`
+ * SHA-256 and through a {@link ZipStreamDigester}; the authoritative pass
+ * (zip-package.ts) then reads the headers and the central directory and
+ * takes each entry's digest from the hints where they match, as for a
+ * download (the same bytes: this very read). Entries without a hint (a zip
+ * the digester does not follow) are read again from the file, as before.
+ * Blocks are reused once the digester hands them back, so memory stays
+ * bounded and no fresh buffer is made per read.
+ *
+ * The result equals {@link hashZipPackage}'s, which this is whenever `knownZh`
+ * or hints are given, and for every failure to read the file (the same
+ * errors, raised there).
+ */
+export async function hashZipFileOnce(path: string, options: ZipHashOptions = {}): Promise<ZipPackageHashes> {
+  if (options.knownZh || options.streamed) return hashZipPackage(path, options);
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch {
+    return hashZipPackage(path, options);
+  }
+  const mine = new Set<Buffer>();
+  const free: Buffer[] = [];
+  const digester = new ZipStreamDigester(options.limits, (chunk) => {
+    if (mine.has(chunk)) free.push(chunk);
+  });
+  const sha = createHash('sha256');
+  try {
+    for (let pos = 0; ;) {
+      let buf = free.pop();
+      if (!buf) {
+        buf = Buffer.allocUnsafeSlow(FILE_BLOCK);
+        mine.add(buf);
+      }
+      // eslint-disable-next-line no-await-in-loop -- one sequential read
+      const { bytesRead } = await fh.read(buf, 0, FILE_BLOCK, pos);
+      if (bytesRead === 0) break;
+      const chunk = bytesRead === FILE_BLOCK ? buf : buf.subarray(0, bytesRead);
+      sha.update(chunk);
+      pos += bytesRead;
+      // eslint-disable-next-line no-await-in-loop -- backpressure from the digester
+      await digester.write(chunk);
+    }
+  } catch {
+    digester.stop();
+    return hashZipPackage(path, options);
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
+  return hashWithDigests(path, digester, { ...options, knownZh: zhFromDigest(sha.digest()) });
 }

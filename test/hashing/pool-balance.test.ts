@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ProvkitError } from '../../src/errors.js';
 import { createHashPool, hashZipPackage, type ZipPackageHashes } from '../../src/hashing/index.js';
+import { hashZipFileOnce } from '../../src/hashing/zip-stream.js';
 import { buildZip, type ZipEntrySpec } from '../support/zip-writer.js';
 
 const conformance = fileURLToPath(new URL('../fixtures/conformance/packages/', import.meta.url));
@@ -173,4 +174,10 @@ describe('issue 13: hash pool balance (shared tail of a batch)', () => {
       await pool.close();
     }
   });
+
+  it('one read of a local archive (hashZipFileOnce: zh: and the entries from the same blocks) equals the two-read file pass, errors included', async () => {
+    for (const p of paths) {
+      expect(await outcome(hashZipFileOnce(p)), p).toEqual(await outcome(hashZipPackage(p)));
+    }
+  }, 120_000);
 });
