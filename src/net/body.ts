@@ -75,8 +75,7 @@ export function lengthMismatch(
 /** Reads one response body once; see the module comment. */
 export class BodyReader {
   // The state of the one read, written by the reader only (callers read it through the getters).
-  private recordedFailure: Failure | undefined;
-  private recordedThrow: unknown;
+  private recordedFailure: Extract<Failure, { kind: 'verdict' | 'thrown' }> | undefined;
   private bytesReceived = 0;
   private readonly total: number | undefined;
 
@@ -96,7 +95,8 @@ export class BodyReader {
 
   /** What was thrown to end the iteration for {@link failure} (what a pipeline draining it rejects with). */
   get thrown(): unknown {
-    return this.recordedThrow;
+    const f = this.recordedFailure;
+    return f === undefined ? undefined : f.kind === 'verdict' ? f.error : f.cause;
   }
 
   /** Bytes of this body received so far (`offset` not included). */
@@ -219,8 +219,7 @@ export class BodyReader {
   /** Records `failure`; returns what to throw to end the iteration. */
   private fail(failure: Extract<Failure, { kind: 'verdict' | 'thrown' }>): unknown {
     this.recordedFailure = failure;
-    this.recordedThrow = failure.kind === 'verdict' ? failure.error : failure.cause;
-    return this.recordedThrow;
+    return this.thrown;
   }
 }
 
