@@ -563,19 +563,18 @@ export async function hashZipFileOnce(path: string, options: ZipHashOptions = {}
   } catch {
     return hashZipPackage(path, options);
   }
-  const mine = new Set<Buffer>();
+  // The digester hands back only chunks given to it, so a whole block is one
+  // of ours (the last, short read is a view and is not reused). Nothing else
+  // keeps a block: where the digester hands none back (the stream fallback
+  // of the inflater), each is garbage once the digester is done with it.
   const free: Buffer[] = [];
   const digester = new ZipStreamDigester(options.limits, (chunk) => {
-    if (mine.has(chunk)) free.push(chunk);
+    if (chunk.length === FILE_BLOCK) free.push(chunk);
   });
   const sha = createHash('sha256');
   try {
     for (let pos = 0; ;) {
-      let buf = free.pop();
-      if (!buf) {
-        buf = Buffer.allocUnsafeSlow(FILE_BLOCK);
-        mine.add(buf);
-      }
+      const buf = free.pop() ?? Buffer.allocUnsafeSlow(FILE_BLOCK);
       // eslint-disable-next-line no-await-in-loop -- one sequential read
       const { bytesRead } = await fh.read(buf, 0, FILE_BLOCK, pos);
       if (bytesRead === 0) break;

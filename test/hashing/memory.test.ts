@@ -14,6 +14,7 @@ import { writeZip } from '../support/zip-writer.js';
 const GiB = 1024 * 1024 * 1024;
 let dir: string;
 let zip: string;
+let stored: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'provkit-mem-'));
@@ -31,6 +32,17 @@ beforeAll(async () => {
       },
     },
     { name: 'LICENSE', data: 'MIT\n' },
+  ]);
+  // A large archive on disk (a stored entry: the file is as large as its content), for the one-read file pass.
+  stored = join(dir, 'stored.zip');
+  await writeZip(stored, [
+    {
+      name: 'terraform-provider-stored_v1.0.0',
+      method: 0,
+      data: function* () {
+        for (let i = 0; i < (256 * 1024 * 1024) / block.length; i++) yield Buffer.from(block);
+      },
+    },
   ]);
 }, 120_000);
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -50,4 +62,30 @@ describe('memory', () => {
     expect(r.bytes).toBeGreaterThan(GiB);
     expect(r.rss).toBeLessThan(200 * 1024 * 1024);
   }, 120_000);
+
+  // The one read of a local archive (hashing/zip-stream.ts hashZipFileOnce) reuses its blocks; with the
+  // stream fallback of the inflater (PROVKIT_INFLATE=stream) the digester hands none back, and the
+  // blocks must still not be kept beyond their use.
+  it.each([
+    ['in-thread inflate', {}],
+    ['the stream fallback (PROVKIT_INFLATE=stream)', { PROVKIT_INFLATE: 'stream' }],
+  ])(
+    'reads a 256 MB archive once in under 200 MB RSS: %s',
+    async (_label, env) => {
+      const script = `
+        const { hashZipFileOnce } = await import(${JSON.stringify(new URL('../../dist/hashing/zip-stream.js', import.meta.url).href)});
+        const r = await hashZipFileOnce(${JSON.stringify(stored)});
+        process.stdout.write(JSON.stringify({ ok: r.h1.ok, bytes: r.uncompressedBytes, rss: process.resourceUsage().maxRSS * 1024 }));
+      `;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+        maxBuffer: 1 << 20,
+        env: { ...process.env, ...env },
+      });
+      const r = JSON.parse(stdout) as { ok: boolean; bytes: number; rss: number };
+      expect(r.ok).toBe(true);
+      expect(r.bytes).toBe(256 * 1024 * 1024);
+      expect(r.rss).toBeLessThan(200 * 1024 * 1024);
+    },
+    120_000,
+  );
 });
