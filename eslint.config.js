@@ -61,7 +61,17 @@ const layerBlocks = LAYERS.flatMap((group, i) =>
 );
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/.work/**', 'coverage/**', 'scratch/**', '**/*.tmp.ts'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.scratch/**',
+      'bench/.work/**',
+      'coverage/**',
+      'scratch/**',
+      '**/*.tmp.ts',
+    ],
+  },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
@@ -119,5 +129,11 @@ export default tseslint.config(
   {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // bin/ is CommonJS (bin/package.json; bin/load-cli.js says why).
+    files: ['bin/**/*.js'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

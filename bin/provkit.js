@@ -18,13 +18,15 @@
 // never a stack trace. When the reader of stdout went away (`provkit … |
 // head -1`), the run stops quietly and the process ends by SIGPIPE, as
 // terraform does (exit status 141 in a shell).
-import { existsSync } from 'node:fs';
+'use strict';
 
-// The bundle (scripts/bundle.mjs) starts faster; the plain build is the fallback.
-const bundled = new URL('../dist/bundle/main.js', import.meta.url);
-const { main, describeError, removeRegisteredNow, EXIT_OUTPUT_CLOSED } = await import(
-  existsSync(bundled) ? bundled.href : '../dist/cli/main.js'
-);
+// CommonJS (bin/package.json): see bin/load-cli.js for why.
+const { loadCli } = require('./load-cli.js');
+
+// The CLI module (src/cli/main.ts), once loaded.
+let cli;
+// Exit status 141, as a shell shows a death by SIGPIPE (src/cli/io.ts EXIT_OUTPUT_CLOSED).
+const EXIT_SIGPIPE = 141;
 
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 let finished = false;
@@ -39,13 +41,13 @@ for (const name of Object.keys(SIGNAL_EXIT)) {
 
 /** Ends the process by SIGPIPE (its default action restored), after removing temporary paths. */
 function dieOfSigpipe() {
-  removeRegisteredNow();
+  cli?.removeRegisteredNow();
   // Node ignores SIGPIPE; adding and removing a listener restores the default action.
   process.on('SIGPIPE', () => undefined);
   process.removeAllListeners('SIGPIPE');
   process.kill(process.pid, 'SIGPIPE');
   // Where the signal cannot end it: the status a shell would show.
-  setTimeout(() => process.exit(EXIT_OUTPUT_CLOSED), 1000).unref();
+  setTimeout(() => process.exit(EXIT_SIGPIPE), 1000).unref();
 }
 
 // A write to a closed stdout/stderr after the command returned (the final
@@ -63,7 +65,7 @@ function fatal(err) {
     return;
   }
   try {
-    process.stderr.write(`Error: ${describeError(err)}\n`);
+    process.stderr.write(`Error: ${cli ? cli.describeError(err) : String(err?.message ?? err)}\n`);
   } finally {
     process.exit(1);
   }
@@ -83,32 +85,38 @@ process.on('beforeExit', () => {
   process.exit(1);
 });
 
-const code = await main(process.argv.slice(2), {
-  stdout: process.stdout,
-  stderr: process.stderr,
-  env: process.env,
-  cwd: process.cwd(),
-});
-finished = true;
-settled = true;
-if (code === EXIT_OUTPUT_CLOSED) {
-  dieOfSigpipe();
-} else {
-  process.exitCode = code;
-  // Exit now rather than when the event loop has drained: a signal that
-  // arrives while Node tears the process down (its signal watchers already
-  // closed) kills it with the default action, and a run that committed
-  // everything would report 130/143. The output is flushed first (pipes are
-  // asynchronous on some platforms).
-  // (An empty write's callback runs once everything before it is written.)
-  const flushed = (stream) =>
-    new Promise((resolve) => (stream.destroyed ? resolve() : stream.write('', () => resolve())));
-  // At most 2 s: a stuck stream must not keep a finished command from exiting.
-  let timer;
-  await Promise.race([
-    Promise.all([flushed(process.stdout), flushed(process.stderr)]),
-    new Promise((resolve) => (timer = setTimeout(resolve, 2000))),
-  ]);
-  clearTimeout(timer);
-  process.exit(code);
+async function run() {
+  cli = (await loadCli()).cli;
+  const { main, EXIT_OUTPUT_CLOSED } = cli;
+  const code = await main(process.argv.slice(2), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+  });
+  finished = true;
+  settled = true;
+  if (code === EXIT_OUTPUT_CLOSED) {
+    dieOfSigpipe();
+  } else {
+    process.exitCode = code;
+    // Exit now rather than when the event loop has drained: a signal that
+    // arrives while Node tears the process down (its signal watchers already
+    // closed) kills it with the default action, and a run that committed
+    // everything would report 130/143. The output is flushed first (pipes are
+    // asynchronous on some platforms).
+    // (An empty write's callback runs once everything before it is written.)
+    const flushed = (stream) =>
+      new Promise((resolve) => (stream.destroyed ? resolve() : stream.write('', () => resolve())));
+    // At most 2 s: a stuck stream must not keep a finished command from exiting.
+    let timer;
+    await Promise.race([
+      Promise.all([flushed(process.stdout), flushed(process.stderr)]),
+      new Promise((resolve) => (timer = setTimeout(resolve, 2000))),
+    ]);
+    clearTimeout(timer);
+    process.exit(code);
+  }
 }
+
+run().catch(fatal);

@@ -1,45 +1,147 @@
-// Bundles the compiled CLI (dist/) into dist/bundle/: one module for the CLI
-// and one for the hash worker, plus chunks shared between them and chunks
-// loaded on demand (openpgp.js, https-proxy-agent, each command).
+// Bundles the compiled CLI (dist/) into dist/bundle/ and records V8's code
+// cache for it:
+//
+//   main.cjs         the CLI and the library code it runs, one CommonJS file
+//                    (bin/load-cli.js compiles it with the cache)
+//   main.cjs.cache   the code cache, recorded from training runs below
+//   vendor-*.cjs     openpgp.js, node-fetch, https-proxy-agent: loaded by
+//                    main.cjs with require() when a command first needs them
+//   worker.js        the hash worker (an ES module; src/hashing/pool.ts finds
+//                    it as ./worker.js beside the module it is in)
 //
 // Why: start-up. Node resolves, reads and compiles every ES module
 // separately; a mirror run that finds everything in place loaded ~110 files
-// (dist/ and node_modules) and spent a third of its 0.4 s doing it. Bundled,
-// the same run is ~75 ms faster (issue #5: the incremental mirror run must be
-// 20 × faster than the first). bin/provkit.js uses the bundle when it exists
-// and dist/cli/main.js otherwise; the library (dist/index.js) is not bundled.
+// and spent a third of its 0.4 s doing it (issue #5). Bundled as split ES
+// modules the tiny fs-mirror lock still spent ~95 ms of its ~200 ms after
+// Node's start loading and compiling ~390 KB of them; Node 20 gives no ES
+// module a code cache, a classic script it does (issue 13, bench/PROFILE.md
+// "Stop 22"). The vendor libraries stay out of main.cjs because every byte of
+// it is read at each start (~20 ms per MB on the benchmark machine) and
+// openpgp.js alone is 390 KB that only registry downloads use.
 //
 // esbuild is already in the tree (tsx and vite use it); it is a devDependency
 // here so that `npm ci` keeps it.
-import { rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { cp, mkdtemp, readFile, rm, writeFile, rename } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const outdir = `${root}dist/bundle`;
-await rm(outdir, { recursive: true, force: true });
-await build({
+const outdir = join(root, 'dist', 'bundle');
+const VENDOR = ['openpgp', 'node-fetch', 'https-proxy-agent'];
+
+const common = {
   absWorkingDir: root,
-  entryPoints: ['dist/cli/main.js', 'dist/hashing/worker.js'],
-  // Flat names: the hash pool finds its worker as ./worker.js beside the module it is in.
-  entryNames: '[name]',
-  chunkNames: 'chunk-[hash]',
-  outdir,
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
-  // Bundled CommonJS packages call require(); give ES modules one.
+  // Minified: fewer bytes to read and compile at every start. Names are not
+  // kept: nothing prints a function's or class's name (ProvkitError sets its
+  // own; stack traces are never shown).
+  minify: true,
+  // Licence comments go to *.LEGAL.txt beside each file: some hold non-ASCII
+  // names, and one non-ASCII byte makes V8 hold the whole source as a
+  // two-byte string (and bin/load-cli.js reads the bundle as latin1).
+  legalComments: 'external',
+  logLevel: 'warning',
+};
+// A CommonJS file has no import.meta; its own URL stands in (src/hashing/pool.ts
+// finds the worker from it, src/net uses it for createRequire).
+const cjs = {
+  ...common,
+  format: 'cjs',
+  define: { 'import.meta.url': '__provkitUrl' },
+  // Dynamic import() becomes require(): the bundle runs as a vm.Script, where
+  // import() would need Node's experimental vm loader.
+  supported: { 'dynamic-import': false },
+};
+const urlBanner = "const __provkitUrl=require('node:url').pathToFileURL(__filename).href;";
+
+await rm(outdir, { recursive: true, force: true });
+const requireHere = createRequire(import.meta.url);
+// The vendor libraries first: main.cjs imports each through a shim that
+// require()s the vendor file and re-exports its names, `default` included
+// (esbuild's own interop would hand an ES-module importer the whole exports
+// object as `default`, and node-fetch's default export is fetch itself).
+const vendorShims = new Map();
+for (const name of VENDOR) {
+  const file = `vendor-${name}.cjs`;
+  await build({ ...cjs, entryPoints: [name], outfile: join(outdir, file), banner: { js: urlBanner } });
+  /** @type {Record<string, unknown>} */
+  const exported = requireHere(join(outdir, file));
+  const names = Object.keys(exported);
+  const lines = [`const m = require('./${file}');`];
+  for (const n of names) lines.push(n === 'default' ? 'export default m.default;' : `export const ${n} = m.${n};`);
+  vendorShims.set(name, lines.join('\n'));
+}
+const id = randomUUID();
+await build({
+  ...cjs,
+  entryPoints: ['dist/cli/main.js'],
+  outfile: join(outdir, 'main.cjs'),
+  // The first line carries the build's id, which the code cache must match (bin/load-cli.js).
+  banner: { js: `//provkit-bundle ${id}\n${urlBanner}` },
+  plugins: [
+    {
+      name: 'vendor',
+      setup(b) {
+        const filter = new RegExp(`^(${VENDOR.join('|')})$`);
+        b.onResolve({ filter }, (a) => ({ path: a.path, namespace: 'vendor' }));
+        b.onLoad({ filter: /.*/, namespace: 'vendor' }, (a) => ({ contents: vendorShims.get(a.path), loader: 'js' }));
+        b.onResolve({ filter: /^\.\/vendor-/ }, (a) => ({ path: a.path, external: true }));
+      },
+    },
+  ],
+});
+await build({
+  ...common,
+  format: 'esm',
+  entryPoints: ['dist/hashing/worker.js'],
+  outfile: join(outdir, 'worker.js'),
+  // Bundled CommonJS packages call require(); give the ES module one.
   banner: {
     js: "import { createRequire as __provkitCreateRequire } from 'node:module'; const require = __provkitCreateRequire(import.meta.url);",
   },
-  // Minified: fewer bytes for V8 to scan and compile at every start. The tiny
-  // fs-mirror lock measured 237 ms against 252 ms unminified (medians of 9,
-  // interleaved; `node -e 0` 120 ms; issue 13, bench/PROFILE.md "Start-up").
-  // Names are not kept: nothing prints a function's or class's name
-  // (ProvkitError sets its own; stack traces are never shown).
-  minify: true,
-  logLevel: 'warning',
 });
+
+/**
+ * @typedef {{ main(argv: string[], io: object): Promise<number> }} Cli
+ * @typedef {{ exports: Cli, script: unknown, id: string }} BundleRun
+ * @type {{ runBundle: (file: string) => BundleRun, codeCacheOf: (run: BundleRun) => Buffer, BUNDLE: string, CACHE: string }}
+ */
+const { runBundle, codeCacheOf, BUNDLE, CACHE } = createRequire(import.meta.url)('../bin/load-cli.js');
+const source = await readFile(BUNDLE);
+if (source.some((b) => b > 0x7f)) throw new Error(`${BUNDLE} is not ASCII; bin/load-cli.js reads it as latin1`);
+
+// Training: the code cache holds the functions compiled while these runs
+// happened; anything else compiles lazily as without a cache. The runs are the
+// README's demo lock (-fs-mirror, the fixtures in mirror-fixtures/): with a new
+// hash store, the same store warm, and no store.
+const loaded = runBundle(BUNDLE);
+const scratch = await mkdtemp(join(tmpdir(), 'provkit-bundle-'));
+try {
+  const config = join(scratch, 'config');
+  await cp(join(root, 'mirror-fixtures', 'config'), config, { recursive: true });
+  const sink = () => new Writable({ write: (_chunk, _enc, done) => done() });
+  const args = [
+    'lock',
+    `-fs-mirror=${join(root, 'mirror-fixtures')}`,
+    '-platform=linux_amd64',
+    '-platform=darwin_arm64',
+  ];
+  for (const store of [join(scratch, 'store'), join(scratch, 'store'), 'off']) {
+    await rm(join(config, '.terraform.lock.hcl'), { force: true });
+    const env = { ...process.env, PROVKIT_HASH_STORE: store };
+    const code = await loaded.exports.main(args, { stdout: sink(), stderr: sink(), env, cwd: config });
+    if (code !== 0) throw new Error(`training lock (PROVKIT_HASH_STORE=${store}) ended ${code}`);
+  }
+} finally {
+  await rm(scratch, { recursive: true, force: true });
+}
+await writeFile(`${CACHE}.tmp`, codeCacheOf(loaded));
+await rename(`${CACHE}.tmp`, CACHE);

@@ -1,0 +1,95 @@
+// Loads the CLI for bin/provkit.js: the bundle dist/bundle/main.cjs, compiled
+// from V8's code cache beside it when the cache fits, or the plain build
+// dist/cli/main.js when there is no bundle.
+//
+// Why a code cache (issue 13, tiny lock ≤ 1.6 × `node -e 0`; bench/PROFILE.md
+// "Stop 22"): a tiny lock spent ~40 % of its time after Node's start reading,
+// resolving and compiling ES modules. Node 20 cannot give an ES module a code
+// cache, a classic script can (`vm.Script` with `cachedData`), so the CLI is
+// bundled as one CommonJS file and compiled here with the cache
+// scripts/bundle.mjs recorded from a training run.
+//
+// When the cache does not fit it is only slower, never wrong: V8 refuses data
+// made by another V8, with other flags or for a source of another length
+// (`script.cachedDataRejected`), and compiles the source as usual. A source of
+// the same length but other content is the one case V8 cannot see, so the
+// cache also starts with the build's id, which the bundle's first line carries;
+// a cache whose id differs is not used.
+//
+// CommonJS (bin/package.json) so that nothing of Node's ES-module loader is
+// set up for the bundle. No dependencies, no TypeScript: this file runs before
+// anything of provkit is loaded.
+'use strict';
+
+const { readFileSync, existsSync } = require('node:fs');
+const { createRequire } = require('node:module');
+const { dirname, join } = require('node:path');
+const vm = require('node:vm');
+
+const BUNDLE_DIR = join(__dirname, '..', 'dist', 'bundle');
+const BUNDLE = join(BUNDLE_DIR, 'main.cjs');
+const CACHE = `${BUNDLE}.cache`; // scripts/bundle.mjs writes it; loadCli reads it beside the bundle
+
+// The function Node wraps a CommonJS module in; the cache is made for exactly
+// this text around the source, so training (scripts/bundle.mjs) and loading use it.
+const WRAP_HEAD = '(function (exports, require, module, __filename, __dirname) {';
+const WRAP_TAIL = '\n})';
+
+/** The build id in the bundle's first line (`//provkit-bundle <id>`), or '' when there is none. */
+function bundleId(source) {
+  const m = /^\/\/provkit-bundle ([0-9a-f-]+)\n/.exec(source.slice(0, 64));
+  return m ? m[1] : '';
+}
+
+/** The cached data of `cacheFile` when it was made for the bundle with `id`, or undefined. */
+function readCache(cacheFile, id) {
+  let data;
+  try {
+    data = readFileSync(cacheFile);
+  } catch {
+    return undefined;
+  }
+  const header = `provkit-code-cache ${id}\n`;
+  if (id === '' || data.length <= header.length || data.toString('latin1', 0, header.length) !== header)
+    return undefined;
+  return data.subarray(header.length);
+}
+
+/**
+ * Compiles and runs a CommonJS bundle, with the cached data `cacheFor(id)` gives
+ * for its build id. Returns its exports, the script (whose createCachedData()
+ * records a cache), its id and whether cached data was given.
+ * The bundle is ASCII (scripts/bundle.mjs checks it), so latin1 reads it as
+ * it is, without UTF-8 decoding.
+ */
+function runBundle(file, cacheFor = () => undefined) {
+  const source = readFileSync(file, 'latin1');
+  const id = bundleId(source);
+  const cachedData = cacheFor(id);
+  const script = new vm.Script(WRAP_HEAD + source + WRAP_TAIL, { filename: file, cachedData });
+  const module = { exports: {} };
+  script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file));
+  return { exports: module.exports, script, id, withCache: cachedData !== undefined };
+}
+
+/**
+ * The CLI module's exports (`main`, `describeError`, …) and how its code cache
+ * fared: 'used', 'rejected' (V8 refused it), 'none' (absent or of another
+ * build; also with PROVKIT_CODE_CACHE=off) or 'unbundled' (no bundle).
+ * `bundleDir` is for tests.
+ */
+async function loadCli(env = process.env, bundleDir = BUNDLE_DIR) {
+  const bundle = join(bundleDir, 'main.cjs');
+  if (!existsSync(bundle)) return { cli: await import('../dist/cli/main.js'), cache: 'unbundled' };
+  const cacheFor = (id) => (env.PROVKIT_CODE_CACHE === 'off' ? undefined : readCache(`${bundle}.cache`, id));
+  const run = runBundle(bundle, cacheFor);
+  const cache = !run.withCache ? 'none' : run.script.cachedDataRejected ? 'rejected' : 'used';
+  return { cli: run.exports, cache };
+}
+
+/** Records the code cache of a bundle that `runBundle` ran (scripts/bundle.mjs, after training). */
+function codeCacheOf(run) {
+  return Buffer.concat([Buffer.from(`provkit-code-cache ${run.id}\n`, 'latin1'), run.script.createCachedData()]);
+}
+
+module.exports = { loadCli, runBundle, codeCacheOf, BUNDLE, CACHE };
