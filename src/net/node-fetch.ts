@@ -16,10 +16,10 @@
  * - No automatic redirects (the client follows them) and no size limits (the
  *   client checks them).
  *
- * The environment is a parameter; CA files are read once, when the adapter
- * is created.
+ * The environment is a parameter; the CA files it names must exist when the
+ * adapter is created and are read once, for its first https request.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type * as Http from 'node:http';
 import type { Agent as HttpAgent, ClientRequest } from 'node:http';
 import type * as Https from 'node:https';
@@ -111,9 +111,13 @@ function loadProxyAgentClass(): Promise<ProxyAgentClass> {
   return proxyAgentClass;
 }
 
-function readCaFile(path: string, variable: string): string {
+function readCaFile(
+  path: string,
+  variable: string,
+  read: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): string {
   try {
-    return readFileSync(path, 'utf8');
+    return read(path);
   } catch (err) {
     throw new ProvkitError(
       ErrorCode.IO,
@@ -148,13 +152,33 @@ export function trustedCAs(env: Env, extra: readonly string[] = []): string[] | 
 }
 
 /**
+ * Checks that the CA files {@link trustedCAs} would read are there, without
+ * reading them.
+ *
+ * @throws {ProvkitError} `IO`, as trustedCAs would.
+ */
+function checkCaFiles(env: Env): void {
+  const file = env['SSL_CERT_FILE'];
+  const [path, variable] =
+    file !== undefined && file !== '' ? [file, 'SSL_CERT_FILE'] : [env['NODE_EXTRA_CA_CERTS'], 'NODE_EXTRA_CA_CERTS'];
+  if (path !== undefined && path !== '') readCaFile(path, variable, (p) => (statSync(p), ''));
+}
+
+/**
  * Creates the adapter.
  *
  * @throws {ProvkitError} `USAGE` for an unusable proxy variable, `IO` for an
  *   unreadable CA file.
  */
 export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
-  const ca = trustedCAs(options.env, options.extraCaPems);
+  // A missing CA file is an error now, as before any request; the files are
+  // read (and Node's roots listed) with the first https request: a run that
+  // makes none (a lock from a filesystem mirror) does not pay for it (~5 ms
+  // of the tiny lock with NODE_EXTRA_CA_CERTS set; issue 13).
+  checkCaFiles(options.env);
+  let caList: string[] | undefined | null = null;
+  const trusted = (): string[] | undefined =>
+    caList === null ? (caList = trustedCAs(options.env, options.extraCaPems)) : caList;
   const proxies = new ProxyConfig(options.env);
   const keepAlive = options.keepAlive ?? true;
   const lookup = options.lookup === undefined ? {} : { lookup: options.lookup };
@@ -169,6 +193,7 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
   let tls: { secureContext: SecureContext | undefined; agent: HttpsAgent } | undefined;
   const tlsParts = (): { secureContext: SecureContext | undefined; agent: HttpsAgent } => {
     if (tls === undefined) {
+      const ca = trusted();
       const secureContext = ca === undefined ? undefined : tlsModule().createSecureContext({ ca });
       tls = {
         secureContext,
@@ -233,7 +258,7 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
     fetch: Object.assign(fetchLike, { prepare }),
     // A getter: Node builds `rootCertificates` on first access.
     get caCount() {
-      return ca?.length ?? tlsModule().rootCertificates.length;
+      return trusted()?.length ?? tlsModule().rootCertificates.length;
     },
     close() {
       httpAgentMade?.destroy();

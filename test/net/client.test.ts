@@ -356,6 +356,22 @@ describe('proxies and CAs', () => {
     );
     expect(() => createNodeFetch({ env: { SSL_CERT_FILE: join(tmp, 'missing.pem') } })).toThrow(/SSL_CERT_FILE/);
   });
+
+  it('reads the CA file with the first https request, not before (an http-only run never does)', async () => {
+    const ca = join(tmp, 'late.pem');
+    await writeFile(ca, await readFile(server.caPath));
+    const late = createNodeFetch({ env: { SSL_CERT_FILE: ca } });
+    try {
+      await rm(ca);
+      // Created while the file was there; gone before any https request.
+      const http = new HttpClient({ fetch: late.fetch, clock: fastClock() });
+      expect((await http.get(`${plain.origin}/json`)).status).toBe(200);
+      const err = await caught(http.get(`${server.origin}/json`));
+      expect(err.message).toMatch(/cannot read the CA certificates named by SSL_CERT_FILE: .*late\.pem/);
+    } finally {
+      late.close();
+    }
+  });
 });
 
 describe('download', () => {
