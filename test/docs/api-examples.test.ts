@@ -111,5 +111,19 @@ describe('issue 14 library: what -help points to ships, and names the air-gap va
     }
     expect(cited.size).toBeGreaterThan(0);
     for (const d of [...cited, 'docs/api.md']) expect(files, d).toContain(d);
+    // What bin/provkit.js loads (bin/load-cli.js; scripts/bundle.mjs): bin/ is
+    // CommonJS by its package.json, the bundle comes with its code cache.
+    for (const f of [
+      'bin/provkit.js',
+      'bin/load-cli.js',
+      'bin/package.json',
+      'dist/bundle/main.cjs',
+      'dist/bundle/main.cjs.cache',
+      'dist/bundle/worker.js',
+      'dist/bundle/vendor-openpgp.cjs',
+      'dist/bundle/vendor-node-fetch.cjs',
+      'dist/bundle/vendor-https-proxy-agent.cjs',
+    ])
+      expect(files, f).toContain(f);
   });
 });
