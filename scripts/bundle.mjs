@@ -117,6 +117,8 @@ await build({
 const { runBundle, codeCacheOf, BUNDLE, CACHE } = createRequire(import.meta.url)('../bin/load-cli.js');
 const source = await readFile(BUNDLE);
 if (source.some((b) => b > 0x7f)) throw new Error(`${BUNDLE} is not ASCII; bin/load-cli.js reads it as latin1`);
+// A vm.Script has no import() without Node's experimental vm loader.
+if (source.includes('import(')) throw new Error(`${BUNDLE} calls import(); see \`supported\` above`);
 
 // Training: the code cache holds the functions compiled while these runs
 // happened; anything else compiles lazily as without a cache. The runs are the
