@@ -16,8 +16,8 @@
 // Node's start loading and compiling ~390 KB of them; Node 20 gives no ES
 // module a code cache, a classic script it does (issue 13, bench/PROFILE.md
 // "Stop 22"). The vendor libraries stay out of main.cjs because every byte of
-// it is read at each start (~20 ms per MB on the benchmark machine) and
-// openpgp.js alone is 390 KB that only registry downloads use.
+// it is read at each start (576 KB into a string: ~7 ms on the benchmark
+// machine) and openpgp.js alone is 390 KB that only registry downloads use.
 //
 // esbuild is already in the tree (tsx and vite use it); it is a devDependency
 // here so that `npm ci` keeps it.
