@@ -5,7 +5,8 @@
 //                    (bin/load-cli.js compiles it with the cache)
 //   main.cjs.cache   the code cache, recorded from training runs below
 //   vendor-*.cjs     openpgp.js, node-fetch, https-proxy-agent: loaded by
-//                    main.cjs with require() when a command first needs them
+//                    main.cjs with require() when a command first needs them,
+//                    each with its own code cache (vendor-*.cjs.cache)
 //   worker.js        the hash worker (an ES module; src/hashing/pool.ts finds
 //                    it as ./worker.js beside the module it is in)
 //
@@ -71,7 +72,13 @@ const requireHere = createRequire(import.meta.url);
 const vendorShims = new Map();
 for (const name of VENDOR) {
   const file = `vendor-${name}.cjs`;
-  await build({ ...cjs, entryPoints: [name], outfile: join(outdir, file), banner: { js: urlBanner } });
+  // Each file has its build id on its first line, as main.cjs (bin/load-cli.js).
+  await build({
+    ...cjs,
+    entryPoints: [name],
+    outfile: join(outdir, file),
+    banner: { js: `//provkit-bundle ${randomUUID()}\n${urlBanner}` },
+  });
   /** @type {Record<string, unknown>} */
   const exported = requireHere(join(outdir, file));
   const names = Object.keys(exported);
@@ -112,13 +119,26 @@ await build({
 /**
  * @typedef {{ main(argv: string[], io: object): Promise<number> }} Cli
  * @typedef {{ exports: Cli, script: unknown, id: string }} BundleRun
- * @type {{ runBundle: (file: string) => BundleRun, codeCacheOf: (run: BundleRun) => Buffer, BUNDLE: string, CACHE: string }}
+ * @type {{ runBundle: (file: string) => BundleRun, codeCacheOf: (run: BundleRun) => Buffer, BUNDLE: string }}
  */
-const { runBundle, codeCacheOf, BUNDLE, CACHE } = createRequire(import.meta.url)('../bin/load-cli.js');
-const source = await readFile(BUNDLE);
-if (source.some((b) => b > 0x7f)) throw new Error(`${BUNDLE} is not ASCII; bin/load-cli.js reads it as latin1`);
-// A vm.Script has no import() without Node's experimental vm loader.
-if (source.includes('import(')) throw new Error(`${BUNDLE} calls import(); see \`supported\` above`);
+const { runBundle, codeCacheOf, BUNDLE } = createRequire(import.meta.url)('../bin/load-cli.js');
+const vendorFiles = VENDOR.map((name) => join(outdir, `vendor-${name}.cjs`));
+for (const file of [BUNDLE, ...vendorFiles]) {
+  const source = await readFile(file);
+  if (source.some((b) => b > 0x7f)) throw new Error(`${file} is not ASCII; bin/load-cli.js reads it as latin1`);
+  // A vm.Script has no import() without Node's experimental vm loader.
+  if (source.includes('import(')) throw new Error(`${file} calls import(); see \`supported\` above`);
+}
+
+/**
+ * Writes `run`'s code cache beside its file, atomically.
+ * @param {string} file
+ * @param {BundleRun} run
+ */
+async function recordCache(file, run) {
+  await writeFile(`${file}.cache.tmp`, codeCacheOf(run));
+  await rename(`${file}.cache.tmp`, `${file}.cache`);
+}
 
 // Training: the code cache holds the functions compiled while these runs
 // happened; anything else compiles lazily as without a cache. The runs are the
@@ -154,8 +174,11 @@ try {
     const code = await loaded.exports.main(args, { stdout: sink(), stderr: sink(), env, cwd: config });
     if (code !== 0) throw new Error(`the training lock (PROVKIT_HASH_STORE=${store}) ended with exit code ${code}`);
   }
-  await writeFile(`${CACHE}.tmp`, codeCacheOf(loaded));
-  await rename(`${CACHE}.tmp`, CACHE);
+  await recordCache(BUNDLE, loaded);
+  // The vendor files: no training run reaches them (a lock from a filesystem
+  // mirror verifies no signature), so their caches hold what their top-level
+  // code compiles; the rest compiles lazily when a registry is used.
+  for (const file of vendorFiles) await recordCache(file, runBundle(file));
 } catch (err) {
   console.warn(`scripts/bundle.mjs: no code cache recorded (the CLI starts slower): ${String(err)}`);
 } finally {

@@ -51,6 +51,20 @@ describe('the CLI bundle’s code cache', () => {
     expect(moved).toEqual(built);
   });
 
+  it('the vendor files (openpgp.js, node-fetch, https-proxy-agent) load with their own caches', async () => {
+    const script = `
+      const { runBundle, cacheBeside, cacheState } = require(${JSON.stringify(LOADER)});
+      const out = {};
+      for (const name of ['openpgp', 'node-fetch', 'https-proxy-agent']) {
+        const run = runBundle(require('node:path').join(${JSON.stringify(BUNDLE_DIR)}, 'vendor-' + name + '.cjs'), cacheBeside);
+        out[name] = cacheState(run) + ' ' + Object.keys(run.exports).length;
+      }
+      process.stdout.write(JSON.stringify(out));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script]);
+    const states = JSON.parse(stdout) as Record<string, string>;
+    for (const [name, state] of Object.entries(states)) expect(state, name).toMatch(/^used [1-9]/);
+  });
+
   it('is not used with PROVKIT_CODE_CACHE=off', async () => {
     const r = await load(BUNDLE_DIR, { PROVKIT_CODE_CACHE: 'off' });
     expect(r.cache).toBe('none');
