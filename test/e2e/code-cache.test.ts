@@ -101,6 +101,12 @@ describe('the CLI bundle’s code cache', () => {
     expect(r.version).toMatch(/^0 provkit v/);
   });
 
+  it('without a bundle, the plain build (dist/cli/main.js) runs', async () => {
+    const r = await load(join(scratch, 'no-bundle-here'));
+    expect(r.cache).toBe('unbundled');
+    expect(r.version).toMatch(/^0 provkit v/);
+  });
+
   it('is absent: the bundle compiles from its source', async () => {
     const r = await load(copyBundle('absent', (d) => rmSync(join(d, 'main.cjs.cache'))));
     expect(r.cache).toBe('none');
