@@ -32,36 +32,40 @@ const vm = require('node:vm');
 
 const BUNDLE_DIR = join(__dirname, '..', 'dist', 'bundle');
 const BUNDLE = join(BUNDLE_DIR, 'main.cjs');
-const CACHE = `${BUNDLE}.cache`; // scripts/bundle.mjs writes it; loadCli reads it beside the bundle
 
 // The function Node wraps a CommonJS module in; the cache is made for exactly
 // this text around the source, so training (scripts/bundle.mjs) and loading use it.
 const WRAP_HEAD = '(function (exports, require, module, __filename, __dirname) {';
 const WRAP_TAIL = '\n})';
 
-/** The build id in the bundle's first line (`//provkit-bundle <id>`), or '' when there is none. */
+/** The first line of a bundle of the build `id` (scripts/bundle.mjs puts it there). */
+function bundleIdLine(id) {
+  return `//provkit-bundle ${id}\n`;
+}
+
+/** The build id in the bundle's first line ({@link bundleIdLine}), or '' when there is none. */
 function bundleId(source) {
   const m = /^\/\/provkit-bundle ([0-9a-f-]+)\n/.exec(source.slice(0, 64));
   return m ? m[1] : '';
 }
 
-/** The cached data in `cacheFile` when it was made for the bundle with `id`, or undefined. */
-function readCache(cacheFile, id) {
-  let data;
-  try {
-    data = readFileSync(cacheFile);
-  } catch {
-    return undefined;
-  }
-  const header = `provkit-code-cache ${id}\n`;
-  if (id === '' || data.length <= header.length || data.toString('latin1', 0, header.length) !== header)
-    return undefined;
-  return data.subarray(header.length);
+/** What a code cache file starts with: the id of the build it was made for. */
+function cacheHeader(id) {
+  return `provkit-code-cache ${id}\n`;
 }
 
 /** The cached data beside `file` (`<file>.cache`) when it was made for the build `id`, or undefined. */
 function cacheBeside(file, id) {
-  return readCache(`${file}.cache`, id);
+  let data;
+  try {
+    data = readFileSync(`${file}.cache`);
+  } catch {
+    return undefined;
+  }
+  const header = cacheHeader(id);
+  if (id === '' || data.length <= header.length || data.toString('latin1', 0, header.length) !== header)
+    return undefined;
+  return data.subarray(header.length);
 }
 
 // The vendor files main.cjs requires (scripts/bundle.mjs): loaded like the
@@ -118,7 +122,7 @@ async function loadCli(env = process.env, bundleDir = BUNDLE_DIR) {
 
 /** Records the code cache of a bundle that `runBundle` ran (scripts/bundle.mjs, after training). */
 function codeCacheOf(run) {
-  return Buffer.concat([Buffer.from(`provkit-code-cache ${run.id}\n`, 'latin1'), run.script.createCachedData()]);
+  return Buffer.concat([Buffer.from(cacheHeader(run.id), 'latin1'), run.script.createCachedData()]);
 }
 
-module.exports = { loadCli, runBundle, cacheBeside, cacheState, codeCacheOf, BUNDLE, CACHE };
+module.exports = { loadCli, runBundle, cacheBeside, cacheState, codeCacheOf, bundleIdLine, BUNDLE };

@@ -32,6 +32,13 @@ import { fileURLToPath } from 'node:url';
 
 import { build } from 'esbuild';
 
+const requireHere = createRequire(import.meta.url);
+/**
+ * @typedef {{ main(argv: string[], io: object): Promise<number> }} Cli
+ * @typedef {{ exports: Cli, script: unknown, id: string }} BundleRun
+ * @type {{ runBundle: (file: string) => BundleRun, codeCacheOf: (run: BundleRun) => Buffer, bundleIdLine: (id: string) => string, BUNDLE: string }}
+ */
+const { runBundle, codeCacheOf, bundleIdLine, BUNDLE } = requireHere('../bin/load-cli.js');
 const root = fileURLToPath(new URL('../', import.meta.url));
 const outdir = join(root, 'dist', 'bundle');
 const VENDOR = ['openpgp', 'node-fetch', 'https-proxy-agent'];
@@ -64,7 +71,6 @@ const cjs = {
 const urlBanner = "const __provkitUrl=require('node:url').pathToFileURL(__filename).href;";
 
 await rm(outdir, { recursive: true, force: true });
-const requireHere = createRequire(import.meta.url);
 // The vendor libraries first: main.cjs imports each through a shim that
 // require()s the vendor file and re-exports its names, `default` included
 // (esbuild's own interop would hand an ES-module importer the whole exports
@@ -77,7 +83,7 @@ for (const name of VENDOR) {
     ...cjs,
     entryPoints: [name],
     outfile: join(outdir, file),
-    banner: { js: `//provkit-bundle ${randomUUID()}\n${urlBanner}` },
+    banner: { js: `${bundleIdLine(randomUUID())}${urlBanner}` },
   });
   /** @type {Record<string, unknown>} */
   const exported = requireHere(join(outdir, file));
@@ -90,9 +96,9 @@ const id = randomUUID();
 await build({
   ...cjs,
   entryPoints: ['dist/cli/main.js'],
-  outfile: join(outdir, 'main.cjs'),
+  outfile: BUNDLE,
   // The first line carries the build's id, which the code cache must match (bin/load-cli.js).
-  banner: { js: `//provkit-bundle ${id}\n${urlBanner}` },
+  banner: { js: `${bundleIdLine(id)}${urlBanner}` },
   plugins: [
     {
       name: 'vendor',
@@ -116,12 +122,6 @@ await build({
   },
 });
 
-/**
- * @typedef {{ main(argv: string[], io: object): Promise<number> }} Cli
- * @typedef {{ exports: Cli, script: unknown, id: string }} BundleRun
- * @type {{ runBundle: (file: string) => BundleRun, codeCacheOf: (run: BundleRun) => Buffer, BUNDLE: string }}
- */
-const { runBundle, codeCacheOf, BUNDLE } = createRequire(import.meta.url)('../bin/load-cli.js');
 const vendorFiles = VENDOR.map((name) => join(outdir, `vendor-${name}.cjs`));
 for (const file of [BUNDLE, ...vendorFiles]) {
   const source = await readFile(file);
