@@ -111,21 +111,29 @@ function loadProxyAgentClass(): Promise<ProxyAgentClass> {
   return proxyAgentClass;
 }
 
-function readCaFile(
-  path: string,
-  variable: string,
-  read: (path: string) => string = (p) => readFileSync(p, 'utf8'),
-): string {
+/**
+ * The CA file the environment names, if any: `SSL_CERT_FILE` (which replaces
+ * Node's roots) or else `NODE_EXTRA_CA_CERTS` (added to them). The
+ * environment is a parameter, so NODE_EXTRA_CA_CERTS is read here too (Node
+ * applies only its own process's variable, at start-up).
+ */
+function namedCaFile(env: Env): { path: string; variable: 'SSL_CERT_FILE' | 'NODE_EXTRA_CA_CERTS' } | undefined {
+  for (const variable of ['SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS'] as const) {
+    const path = env[variable];
+    if (path !== undefined && path !== '') return { path, variable };
+  }
+  return undefined;
+}
+
+/** `use(file.path)`, its failure reported as the CA file's (`IO`, naming the variable and the file). */
+function withCaFile<T>(file: { path: string; variable: string }, use: (path: string) => T): T {
   try {
-    return read(path);
+    return use(file.path);
   } catch (err) {
     throw new ProvkitError(
       ErrorCode.IO,
-      `cannot read the CA certificates named by ${variable}: ${path}: ${(err as Error).message}`,
-      {
-        file: path,
-        cause: err,
-      },
+      `cannot read the CA certificates named by ${file.variable}: ${file.path}: ${(err as Error).message}`,
+      { file: file.path, cause: err },
     );
   }
 }
@@ -137,31 +145,10 @@ function readCaFile(
  * @throws {ProvkitError} `IO` when a named file cannot be read.
  */
 export function trustedCAs(env: Env, extra: readonly string[] = []): string[] | undefined {
-  const file = env['SSL_CERT_FILE'];
-  if (file !== undefined && file !== '') return [readCaFile(file, 'SSL_CERT_FILE'), ...extra];
-  // The environment is a parameter, so NODE_EXTRA_CA_CERTS is read here too
-  // (Node applies only its own process's variable, at start-up).
-  const nodeExtra = env['NODE_EXTRA_CA_CERTS'];
-  const withNodeExtra = nodeExtra !== undefined && nodeExtra !== '';
-  if (!withNodeExtra && extra.length === 0) return undefined;
-  return [
-    ...tlsModule().rootCertificates,
-    ...(withNodeExtra ? [readCaFile(nodeExtra, 'NODE_EXTRA_CA_CERTS')] : []),
-    ...extra,
-  ];
-}
-
-/**
- * Checks that the CA files {@link trustedCAs} would read are there, without
- * reading them.
- *
- * @throws {ProvkitError} `IO`, as trustedCAs would.
- */
-function checkCaFiles(env: Env): void {
-  const file = env['SSL_CERT_FILE'];
-  const [path, variable] =
-    file !== undefined && file !== '' ? [file, 'SSL_CERT_FILE'] : [env['NODE_EXTRA_CA_CERTS'], 'NODE_EXTRA_CA_CERTS'];
-  if (path !== undefined && path !== '') readCaFile(path, variable, (p) => (statSync(p), ''));
+  const file = namedCaFile(env);
+  if (file === undefined) return extra.length === 0 ? undefined : [...tlsModule().rootCertificates, ...extra];
+  const pem = withCaFile(file, (path) => readFileSync(path, 'utf8'));
+  return file.variable === 'SSL_CERT_FILE' ? [pem, ...extra] : [...tlsModule().rootCertificates, pem, ...extra];
 }
 
 /**
@@ -175,7 +162,8 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
   // read (and Node's roots listed) with the first https request: a run that
   // makes none (a lock from a filesystem mirror) does not pay for it (~5 ms
   // of the tiny lock with NODE_EXTRA_CA_CERTS set; issue 13).
-  checkCaFiles(options.env);
+  const caFile = namedCaFile(options.env);
+  if (caFile) withCaFile(caFile, (path) => statSync(path));
   let caList: string[] | undefined | null = null;
   const trusted = (): string[] | undefined =>
     caList === null ? (caList = trustedCAs(options.env, options.extraCaPems)) : caList;
