@@ -47,17 +47,31 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
+/**
+ * Hashes `path` with `fn` (a function of the built module `module` in dist/hashing/) in a child
+ * process; returns whether h1: succeeded, the bytes it inflated and the child's peak RSS.
+ */
+async function hashInChild(
+  module: string,
+  fn: string,
+  path: string,
+  env: Record<string, string> = {},
+): Promise<{ ok: boolean; bytes: number; rss: number }> {
+  const script = `
+    const { ${fn} } = await import(${JSON.stringify(new URL(`../../dist/hashing/${module}`, import.meta.url).href)});
+    const r = await ${fn}(${JSON.stringify(path)});
+    process.stdout.write(JSON.stringify({ ok: r.h1.ok, bytes: r.uncompressedBytes, rss: process.resourceUsage().maxRSS * 1024 }));
+  `;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+    maxBuffer: 1 << 20,
+    env: { ...process.env, ...env },
+  });
+  return JSON.parse(stdout) as { ok: boolean; bytes: number; rss: number };
+}
+
 describe('memory', () => {
   it('hashes 1 GiB uncompressed in under 200 MB RSS', async () => {
-    const script = `
-      const { hashZipPackage } = await import(${JSON.stringify(new URL('../../dist/hashing/index.js', import.meta.url).href)});
-      const r = await hashZipPackage(${JSON.stringify(zip)});
-      process.stdout.write(JSON.stringify({ ok: r.h1.ok, bytes: r.uncompressedBytes, rss: process.resourceUsage().maxRSS * 1024 }));
-    `;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-      maxBuffer: 1 << 20,
-    });
-    const r = JSON.parse(stdout) as { ok: boolean; bytes: number; rss: number };
+    const r = await hashInChild('index.js', 'hashZipPackage', zip);
     expect(r.ok).toBe(true);
     expect(r.bytes).toBeGreaterThan(GiB);
     expect(r.rss).toBeLessThan(200 * 1024 * 1024);
@@ -72,16 +86,7 @@ describe('memory', () => {
   ])(
     'reads a 256 MB archive once in under 200 MB RSS: %s',
     async (_label, env) => {
-      const script = `
-        const { hashZipFileOnce } = await import(${JSON.stringify(new URL('../../dist/hashing/zip-stream.js', import.meta.url).href)});
-        const r = await hashZipFileOnce(${JSON.stringify(stored)});
-        process.stdout.write(JSON.stringify({ ok: r.h1.ok, bytes: r.uncompressedBytes, rss: process.resourceUsage().maxRSS * 1024 }));
-      `;
-      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-        maxBuffer: 1 << 20,
-        env: { ...process.env, ...env },
-      });
-      const r = JSON.parse(stdout) as { ok: boolean; bytes: number; rss: number };
+      const r = await hashInChild('zip-stream.js', 'hashZipFileOnce', stored, env);
       expect(r.ok).toBe(true);
       expect(r.bytes).toBe(256 * 1024 * 1024);
       expect(r.rss).toBeLessThan(200 * 1024 * 1024);
