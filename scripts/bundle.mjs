@@ -36,9 +36,9 @@ const requireHere = createRequire(import.meta.url);
 /**
  * @typedef {{ main(argv: string[], io: object): Promise<number> }} Cli
  * @typedef {{ exports: Cli, script: unknown, id: string }} BundleRun
- * @type {{ runBundle: (file: string) => BundleRun, codeCacheOf: (run: BundleRun) => Buffer, bundleIdLine: (id: string) => string, BUNDLE: string }}
+ * @type {{ runBundle: (file: string) => BundleRun, codeCacheOf: (run: BundleRun) => Buffer, wrapBundle: (id: string, code: string) => string, BUNDLE: string }}
  */
-const { runBundle, codeCacheOf, bundleIdLine, BUNDLE } = requireHere('../bin/load-cli.js');
+const { runBundle, codeCacheOf, wrapBundle, BUNDLE } = requireHere('../bin/load-cli.js');
 const root = fileURLToPath(new URL('../', import.meta.url));
 const outdir = join(root, 'dist', 'bundle');
 const VENDOR = ['openpgp', 'node-fetch', 'https-proxy-agent'];
@@ -70,6 +70,16 @@ const cjs = {
 };
 const urlBanner = "const __provkitUrl=require('node:url').pathToFileURL(__filename).href;";
 
+/**
+ * Rewrites esbuild's CommonJS output `file` as bin/load-cli.js loads it: the
+ * build id on the first line (the code cache must match it), then the code
+ * wrapped as Node wraps a module (`wrapBundle`).
+ * @param {string} file
+ */
+async function wrapFile(file) {
+  await writeFile(file, wrapBundle(randomUUID(), await readFile(file, 'latin1')), 'latin1');
+}
+
 await rm(outdir, { recursive: true, force: true });
 // The vendor libraries first: main.cjs imports each through a shim that
 // require()s the vendor file and re-exports its names, `default` included
@@ -78,27 +88,20 @@ await rm(outdir, { recursive: true, force: true });
 const vendorShims = new Map();
 for (const name of VENDOR) {
   const file = `vendor-${name}.cjs`;
-  // Each file has its build id on its first line, as main.cjs (bin/load-cli.js).
-  await build({
-    ...cjs,
-    entryPoints: [name],
-    outfile: join(outdir, file),
-    banner: { js: `${bundleIdLine(randomUUID())}${urlBanner}` },
-  });
+  await build({ ...cjs, entryPoints: [name], outfile: join(outdir, file), banner: { js: urlBanner } });
   /** @type {Record<string, unknown>} */
   const exported = requireHere(join(outdir, file));
   const names = Object.keys(exported);
+  await wrapFile(join(outdir, file));
   const lines = [`const m = require('./${file}');`];
   for (const n of names) lines.push(n === 'default' ? 'export default m.default;' : `export const ${n} = m.${n};`);
   vendorShims.set(name, lines.join('\n'));
 }
-const id = randomUUID();
 await build({
   ...cjs,
   entryPoints: ['dist/cli/main.js'],
   outfile: BUNDLE,
-  // The first line carries the build's id, which the code cache must match (bin/load-cli.js).
-  banner: { js: `${bundleIdLine(id)}${urlBanner}` },
+  banner: { js: urlBanner },
   plugins: [
     {
       name: 'vendor',
@@ -111,6 +114,7 @@ await build({
     },
   ],
 });
+await wrapFile(BUNDLE);
 await build({
   ...common,
   format: 'esm',
