@@ -168,19 +168,27 @@ function open(ownOut?: Buffer): RawInflater | undefined {
   return new HandleInflater(stream, handle, state, ownOut);
 }
 
+// The self-test's input: SELF_TEST_LINE × 200, raw-deflated. A constant
+// because compressing it at every start cost ~1.5 ms of zlib's deflate set-up
+// (bench/PROFILE.md "Stop 23"). Made with
+// `zlib.deflateRawSync(Buffer.from(SELF_TEST_LINE.repeat(200)), { level: 9 })`;
+// any valid raw deflate stream of that text serves.
+const SELF_TEST_LINE = 'provkit raw inflate self-test\n';
+const SELF_TEST_DEFLATED = '7cnBDYAgEACwv1OwgEPxgIRIlMAF13cFB2i/HfPZV4s085vaXXuOklbp9Yyy4hjWWmuttdZaa6211lprrf2xHw==';
+
 /** Inflates a known stream (with a stream end and trailing bytes) and compares, once per thread. */
 function selfTest(): boolean {
-  const data = Buffer.alloc(5000);
-  for (let i = 0; i < data.length; i++) data[i] = (i * 2654435761) >>> 27;
-  const compressed = Buffer.concat([zlib.deflateRawSync(data), Buffer.from('trailing')]);
+  const data = Buffer.from(SELF_TEST_LINE.repeat(200));
+  const compressed = Buffer.concat([Buffer.from(SELF_TEST_DEFLATED, 'base64'), Buffer.from('trailing')]);
   const inflater = open(Buffer.alloc(100));
   if (!inflater) return false;
   try {
     const pieces: Buffer[] = [];
     const sink: InflateSink = (o) => pieces.push(Buffer.from(o));
     let used = 0;
-    for (let at = 0; at < compressed.length && !inflater.ended; at += 700)
-      used += inflater.write(compressed.subarray(at, at + 700), sink);
+    // Pieces of 7 bytes: the stream ends inside a write, and output spans many.
+    for (let at = 0; at < compressed.length && !inflater.ended; at += 7)
+      used += inflater.write(compressed.subarray(at, at + 7), sink);
     inflater.finish(sink);
     return inflater.ended && used === compressed.length - 'trailing'.length && Buffer.concat(pieces).equals(data);
   } catch {

@@ -35,10 +35,12 @@ import {
   entryDataOffset,
   entryIsDir,
   entryIsSymlink,
+  MemoryZipSource,
   readZipDirectory,
   type StreamedDigest,
   type ZipEntry,
   type ZipLimits,
+  type ZipSource,
 } from './zip-reader.js';
 
 /** One form's outcome: its hash, or why the reference would not produce one. */
@@ -79,6 +81,12 @@ export interface ZipHashOptions {
    * arrived (zip-stream.ts), used where the central directory agrees.
    */
   streamed?: ReadonlyMap<number, StreamedDigest>;
+  /**
+   * The whole archive, when the caller read all of it from `path` (zip-stream.ts
+   * `hashZipFileOnce`, a small archive): read instead of the file. These must
+   * be the bytes `knownZh` was computed from.
+   */
+  bytes?: Uint8Array;
 }
 
 const SLASH = 0x2f;
@@ -146,7 +154,7 @@ function asProvkitError(err: unknown, file: string): ProvkitError {
  */
 export async function hashZipPackage(path: string, options: ZipHashOptions = {}): Promise<ZipPackageHashes> {
   const zhPromise = options.knownZh ? Promise.resolve(options.knownZh) : zhOfPackage(path);
-  const formsPromise = computeForms(path, options.limits ?? DEFAULT_ZIP_LIMITS, options.streamed);
+  const formsPromise = computeForms(path, options.limits ?? DEFAULT_ZIP_LIMITS, options.streamed, options.bytes);
   const [zh, forms] = await Promise.all([zhPromise, formsPromise]);
   return { path, zh, ...forms };
 }
@@ -180,10 +188,11 @@ async function computeForms(
   path: string,
   limits: ZipLimits,
   streamed: ReadonlyMap<number, StreamedDigest> | undefined,
+  bytes: Uint8Array | undefined,
 ): Promise<Forms> {
-  let fh;
+  let fh: ZipSource & { close?(): Promise<void> };
   try {
-    fh = await open(path, 'r');
+    fh = bytes ? new MemoryZipSource(bytes) : await open(path, 'r');
   } catch (err) {
     const failed: FormResult = { ok: false, error: asProvkitError(err, path) };
     return { h1: failed, h1Zip: failed, warnings: [], entryCount: 0, uncompressedBytes: 0 };
@@ -241,7 +250,7 @@ async function computeForms(
     const uncompressedBytes = entries.reduce((sum, e) => sum + e.uncompressedSize, 0);
     return { h1, h1Zip, warnings, entryCount: entries.length, uncompressedBytes };
   } finally {
-    await fh.close();
+    await fh.close?.();
   }
 }
 

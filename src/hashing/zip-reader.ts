@@ -21,11 +21,11 @@
  *
  * It does not extract and does not judge names: see zip-package.ts.
  *
- * I/O: positional reads on a FileHandle; entry data is streamed (constant
- * memory whatever the entry size) or, for small entries, inflated in one call.
+ * I/O: positional reads on a {@link ZipSource} (a FileHandle, or the bytes of
+ * a small archive already in memory); entry data is streamed (constant memory
+ * whatever the entry size) or, for small entries, inflated in one call.
  */
 import { createHash } from 'node:crypto';
-import type { FileHandle } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import * as zlib from 'node:zlib';
 
@@ -52,6 +52,36 @@ import {
   SIG_LOCAL,
 } from './zip-format.js';
 import { createRawInflater } from './inflate.js';
+
+/**
+ * What the reader needs of an open archive: positional reads and its size.
+ * A `FileHandle` is one; {@link MemoryZipSource} is the other.
+ */
+export interface ZipSource {
+  read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+  stat(): Promise<{ size: number }>;
+}
+
+/**
+ * An archive whose bytes are already in memory, read as a file would be
+ * (zip-stream.ts `hashZipFileOnce`: a small archive was read whole for its
+ * `zh:`, so the authoritative pass reads that copy instead of the file: no
+ * second open and no round trip to the I/O threads per header).
+ */
+export class MemoryZipSource implements ZipSource {
+  constructor(private readonly bytes: Uint8Array) {}
+
+  read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }> {
+    const start = Math.min(position, this.bytes.length);
+    const end = Math.min(start + length, this.bytes.length);
+    buffer.set(this.bytes.subarray(start, end), offset);
+    return Promise.resolve({ bytesRead: end - start });
+  }
+
+  stat(): Promise<{ size: number }> {
+    return Promise.resolve({ size: this.bytes.length });
+  }
+}
 
 /** One central-directory entry, as Go's `zip.File` sees it. */
 export interface ZipEntry {
@@ -170,7 +200,7 @@ function formatError(file: string, why: string): ProvkitError {
 }
 
 /** Reads `length` bytes at `position` (fewer only at the end of the file). */
-export async function readAt(fh: FileHandle, position: number, length: number): Promise<Buffer> {
+export async function readAt(fh: ZipSource, position: number, length: number): Promise<Buffer> {
   const buf = Buffer.allocUnsafe(length);
   let done = 0;
   while (done < length) {
@@ -228,7 +258,7 @@ interface EndRecord {
 
 /** `readDirectoryEnd`: locates the central directory and the base offset. */
 async function readDirectoryEnd(
-  fh: FileHandle,
+  fh: ZipSource,
   size: number,
   file: string,
 ): Promise<{ end: EndRecord; baseOffset: number }> {
@@ -298,7 +328,7 @@ async function readDirectoryEnd(
   return { end, baseOffset };
 }
 
-async function findDirectory64End(fh: FileHandle, endOffset: number): Promise<number> {
+async function findDirectory64End(fh: ZipSource, endOffset: number): Promise<number> {
   const loc = endOffset - LEN_LOC64;
   if (loc < 0) return -1;
   const b = await readAt(fh, loc, LEN_LOC64);
@@ -359,7 +389,7 @@ class BlockReader {
   private buf: Buffer = Buffer.alloc(0);
   private pos: number;
   constructor(
-    private readonly fh: FileHandle,
+    private readonly fh: ZipSource,
     start: number,
     private readonly size: number,
   ) {
@@ -390,7 +420,7 @@ class BlockReader {
  *   than `limits.maxTotalBytes`, or a ratio above `limits.maxRatio`)
  */
 export async function readZipDirectory(
-  fh: FileHandle,
+  fh: ZipSource,
   file: string,
   limits: ZipLimits = DEFAULT_ZIP_LIMITS,
 ): Promise<ZipDirectory> {
@@ -490,7 +520,7 @@ function entryError(code: ErrorCode, file: string, e: ZipEntry, why: string): Pr
 }
 
 /** `findBodyOffset`: checks the local header and returns where the data starts. */
-export async function entryDataOffset(fh: FileHandle, file: string, e: ZipEntry): Promise<number> {
+export async function entryDataOffset(fh: ZipSource, file: string, e: ZipEntry): Promise<number> {
   const b = await readAt(fh, e.headerOffset, LEN_LOCAL);
   if (b.length < LEN_LOCAL) throw entryError(ErrorCode.ZIP_FORMAT, file, e, 'local header beyond the end of the file');
   if (b.readUInt32LE(0) !== SIG_LOCAL)
@@ -525,7 +555,7 @@ const PIPE_BUFFER = 4 * 1024 * 1024;
  * @throws ProvkitError ZIP_FORMAT, ZIP_SIZE, ZIP_CHECKSUM, ZIP_UNSUPPORTED_METHOD, ZIP_CORRUPT_DATA
  */
 export async function digestEntry(
-  fh: FileHandle,
+  fh: ZipSource,
   file: string,
   e: ZipEntry,
   fileSize: number,
@@ -650,7 +680,7 @@ export async function writeWithBackpressure(stream: Writable, chunk: Buffer, sto
 }
 
 /** Reads `length` bytes at `position` into `buf` (fewer only at the end of the file); returns the filled part. */
-async function readInto(fh: FileHandle, buf: Buffer, position: number, length: number): Promise<Buffer> {
+async function readInto(fh: ZipSource, buf: Buffer, position: number, length: number): Promise<Buffer> {
   let done = 0;
   while (done < length) {
     // eslint-disable-next-line no-await-in-loop -- sequential fill of one buffer
@@ -670,7 +700,7 @@ async function readInto(fh: FileHandle, buf: Buffer, position: number, length: n
  * inflater is not available.
  */
 async function inflateRange(
-  fh: FileHandle,
+  fh: ZipSource,
   file: string,
   e: ZipEntry,
   start: number,
@@ -716,7 +746,7 @@ async function inflateRange(
 
 /** Streams [start, end) through a raw inflater, handing each output chunk to `take`. */
 async function inflateStream(
-  fh: FileHandle,
+  fh: ZipSource,
   file: string,
   e: ZipEntry,
   start: number,

@@ -572,6 +572,9 @@ export async function hashZipFileOnce(path: string, options: ZipHashOptions = {}
     if (chunk.length === FILE_BLOCK) free.push(chunk);
   });
   const sha = createHash('sha256');
+  // An archive that came in one short read is all in `whole`: the
+  // authoritative pass reads that copy (zip-package.ts ZipHashOptions.bytes).
+  let whole: Buffer | undefined;
   try {
     for (let pos = 0; ;) {
       const buf = free.pop() ?? Buffer.allocUnsafeSlow(FILE_BLOCK);
@@ -579,6 +582,7 @@ export async function hashZipFileOnce(path: string, options: ZipHashOptions = {}
       const { bytesRead } = await fh.read(buf, 0, FILE_BLOCK, pos);
       if (bytesRead === 0) break;
       const chunk = bytesRead === FILE_BLOCK ? buf : buf.subarray(0, bytesRead);
+      whole = pos === 0 && bytesRead < FILE_BLOCK ? chunk : undefined;
       sha.update(chunk);
       pos += bytesRead;
       // eslint-disable-next-line no-await-in-loop -- backpressure from the digester
@@ -590,5 +594,6 @@ export async function hashZipFileOnce(path: string, options: ZipHashOptions = {}
   } finally {
     await fh.close().catch(() => undefined);
   }
-  return hashWithDigests(path, digester, { ...options, knownZh: zhFromDigest(sha.digest()) });
+  const knownZh = zhFromDigest(sha.digest());
+  return hashWithDigests(path, digester, whole ? { ...options, knownZh, bytes: whole } : { ...options, knownZh });
 }
