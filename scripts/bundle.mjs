@@ -57,6 +57,9 @@ const common = {
   // two-byte string (and bin/load-cli.js reads the bundle as latin1).
   legalComments: 'external',
   logLevel: 'warning',
+  // A native addon (src/hashing/crc32.ts): required from node_modules at run
+  // time, where npm put the binary for this platform.
+  external: ['@node-rs/crc32'],
 };
 // A CommonJS file has no import.meta; its own URL stands in (src/hashing/pool.ts
 // finds the worker from it, src/net uses it for createRequire).

@@ -1,11 +1,26 @@
 /**
- * CRC-32 (IEEE) as zip uses it. Node ≥ 20.15 has a native `zlib.crc32`
- * (SIMD-accelerated); older Node 20 releases get a table-driven fallback with
- * the same results.
+ * CRC-32 (IEEE) as zip uses it, three ways that give the same values
+ * (test/hashing/crc32.test.ts):
+ *
+ * - Chunks of {@link FAST_FROM} bytes or more (a hash worker's inflated
+ *   output, a stored entry's blocks) go to `@node-rs/crc32` (carry-less
+ *   multiplication: ~13 GB/s on the benchmark machine against ~5.5 GB/s for
+ *   Node's `zlib.crc32`, whose bundled zlib uses the table code there;
+ *   bench/PROFILE.md "Stop 23"). Loading it costs a few milliseconds
+ *   (dlopen), so it is loaded at the first large chunk, once per thread: a
+ *   run that only hashes small archives (a tiny lock) never loads it.
+ * - Smaller chunks, or where that package cannot load (a platform without a
+ *   prebuilt binary; PROVKIT_CRC32=zlib), use Node's `zlib.crc32`
+ *   (Node ≥ 20.15).
+ * - Older Node 20 releases get a table-driven fallback.
  */
+import { createRequire } from 'node:module';
 import * as zlib from 'node:zlib';
 
 type Crc32 = (data: Uint8Array, value: number) => number;
+
+/** Chunks this large or larger take the fast implementation. */
+export const FAST_FROM = 64 * 1024;
 
 const native = (zlib as unknown as { crc32?: Crc32 }).crc32;
 
@@ -24,5 +39,37 @@ function fallback(data: Uint8Array, value: number): number {
   return ~crc >>> 0;
 }
 
+const small: Crc32 = native ?? fallback;
+
+/** `@node-rs/crc32`'s function, or undefined where it does not load (then never tried again). */
+function loadFast(): Crc32 | undefined {
+  if (process.env['PROVKIT_CRC32'] === 'zlib') return undefined;
+  try {
+    const { crc32: fast } = createRequire(import.meta.url)('@node-rs/crc32') as { crc32?: unknown };
+    if (typeof fast !== 'function') return undefined;
+    const f = fast as (data: Uint8Array, value: number) => unknown;
+    // Checked once against the implementation it replaces, on a chunk of its size class.
+    const probe = new Uint8Array(FAST_FROM).map((_, i) => (i * 2654435761) >>> 24);
+    return f(probe, 0x12345678) === small(probe, 0x12345678) ? (f as Crc32) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// undefined: not tried yet; null: tried, not available.
+let fast: Crc32 | null | undefined;
+
 /** Continues a CRC-32 over `data` from `value` (0 to start). */
-export const crc32: Crc32 = native ?? fallback;
+export function crc32(data: Uint8Array, value: number): number {
+  if (data.length >= FAST_FROM) {
+    if (fast === undefined) fast = loadFast() ?? null;
+    if (fast) return fast(data, value);
+  }
+  return small(data, value);
+}
+
+/** Which implementation a large chunk uses in this thread (loading it if not yet tried): for tests and the benchmark. */
+export function crc32Implementation(): 'node-rs' | 'zlib' | 'table' {
+  if (fast === undefined) fast = loadFast() ?? null;
+  return fast ? 'node-rs' : native ? 'zlib' : 'table';
+}
