@@ -253,21 +253,27 @@ export class RegistrySource implements Source {
     const keys = this.signingKeys(body, invalid);
     const packages = this.packages(body, invalid);
 
-    // The documents, fetched at once without credentials or X-Terraform-Version.
-    const document = await this.file(
+    // The documents, without credentials or X-Terraform-Version. Both are
+    // requested at once (one round trip to the registry, not two); a failure
+    // is reported as before, the checksums' first.
+    const documentP = this.file(
       shasumsURL,
       'checksums',
       'failed to retrieve authentication checksums for provider',
       ctx,
       signal,
     );
-    const signature = await this.file(
+    const signatureP = this.file(
       signatureURL,
       'signature',
       'failed to retrieve cryptographic signature for provider',
       ctx,
       signal,
     );
+    // Not awaited when the checksums fail: that must not be an unhandled rejection.
+    signatureP.catch(() => undefined);
+    const document = await documentP;
+    const signature = await signatureP;
 
     // Step 1 (OpenTofu 1.12 `packages`), the parts that need no archive.
     let packageSize: number | undefined;
