@@ -539,6 +539,11 @@ export async function hashWithDigests(
 
 /** Bytes per read of {@link hashZipFileOnce}. */
 const FILE_BLOCK = 1024 * 1024;
+/**
+ * Bytes of {@link hashZipFileOnce}'s first read: an archive that fits is read
+ * whole into a buffer of this size, not a 1 MiB block.
+ */
+const FIRST_READ = 64 * 1024;
 
 /**
  * `zh:` and both `h1:` forms of an archive on disk from one sequential read
@@ -550,6 +555,10 @@ const FILE_BLOCK = 1024 * 1024;
  * the digester does not follow) are read again from the file, as before.
  * Blocks are reused once the digester hands them back, so memory stays
  * bounded and no fresh buffer is made per read.
+ *
+ * An archive that comes whole in the first read (under 64 KiB: a README
+ * demo's, a test's) needs no digester: the authoritative pass reads those
+ * bytes in memory (ZipHashOptions.bytes), headers and entries alike.
  *
  * The result equals {@link hashZipPackage}'s, which this is whenever `knownZh`
  * or hints are given, and for every failure to read the file (the same
@@ -564,36 +573,45 @@ export async function hashZipFileOnce(path: string, options: ZipHashOptions = {}
     return hashZipPackage(path, options);
   }
   // The digester hands back only chunks given to it, so a whole block is one
-  // of ours (the last, short read is a view and is not reused). Nothing else
-  // keeps a block: where the digester hands none back (the stream fallback
-  // of the inflater), each is garbage once the digester is done with it.
+  // of ours (the first read and the last, short one are not reused). Nothing
+  // else keeps a block: where the digester hands none back (the stream
+  // fallback of the inflater), each is garbage once the digester is done with it.
   const free: Buffer[] = [];
-  const digester = new ZipStreamDigester(options.limits, (chunk) => {
-    if (chunk.length === FILE_BLOCK) free.push(chunk);
-  });
+  let digester: ZipStreamDigester | undefined;
   const sha = createHash('sha256');
-  // An archive that came in one short read is all in `whole`: the
-  // authoritative pass reads that copy (zip-package.ts ZipHashOptions.bytes).
-  let whole: Buffer | undefined;
+  // The first read, held back from the digester until the next read says
+  // whether it was the whole archive.
+  let first: Buffer | undefined;
   try {
     for (let pos = 0; ;) {
-      const buf = free.pop() ?? Buffer.allocUnsafeSlow(FILE_BLOCK);
+      const want = pos === 0 ? FIRST_READ : FILE_BLOCK;
+      const buf = (pos > 0 ? free.pop() : undefined) ?? Buffer.allocUnsafeSlow(want);
       // eslint-disable-next-line no-await-in-loop -- one sequential read
-      const { bytesRead } = await fh.read(buf, 0, FILE_BLOCK, pos);
+      const { bytesRead } = await fh.read(buf, 0, want, pos);
       if (bytesRead === 0) break;
-      const chunk = bytesRead === FILE_BLOCK ? buf : buf.subarray(0, bytesRead);
-      whole = pos === 0 && bytesRead < FILE_BLOCK ? chunk : undefined;
+      const chunk = bytesRead === want ? buf : buf.subarray(0, bytesRead);
       sha.update(chunk);
       pos += bytesRead;
-      // eslint-disable-next-line no-await-in-loop -- backpressure from the digester
+      if (pos === bytesRead) {
+        first = chunk;
+        continue;
+      }
+      digester ??= new ZipStreamDigester(options.limits, (c) => {
+        if (c.length === FILE_BLOCK) free.push(c);
+      });
+      /* eslint-disable no-await-in-loop -- backpressure from the digester */
+      if (first) await digester.write(first);
+      first = undefined;
       await digester.write(chunk);
+      /* eslint-enable no-await-in-loop */
     }
   } catch {
-    digester.stop();
+    digester?.stop();
     return hashZipPackage(path, options);
   } finally {
     await fh.close().catch(() => undefined);
   }
   const knownZh = zhFromDigest(sha.digest());
-  return hashWithDigests(path, digester, whole ? { ...options, knownZh, bytes: whole } : { ...options, knownZh });
+  if (digester) return hashWithDigests(path, digester, { ...options, knownZh });
+  return hashZipPackage(path, first ? { ...options, knownZh, bytes: first } : { ...options, knownZh });
 }
