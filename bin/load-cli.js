@@ -120,8 +120,11 @@ const VENDOR_FILE = /^\.\/(vendor-[a-z-]+\.cjs)$/;
  */
 function runBundle(file, cacheFor = () => undefined, vendors = new Map()) {
   const bytes = readWhole(file);
-  const source = bytes.latin1Slice(0, bytes.length);
+  const source = bytes.toString('latin1');
   const id = bundleId(source);
+  // A file of an older build (before bundles were wrapped: a stale dist/) must not run as a script.
+  if (id === '' || !source.startsWith(WRAP_HEAD, source.indexOf('\n') + 1))
+    throw new Error(`${file} is not a bundle of this version; run \`npm run build\``);
   const cachedData = cacheFor(file, id, bytes);
   const script = new vm.Script(source, { filename: file, cachedData });
   const dir = dirname(file);

@@ -107,6 +107,17 @@ describe('the CLI bundle’s code cache', () => {
     expect(r.version).toMatch(/^0 provkit v/);
   });
 
+  it('a bundle written before bundles were wrapped (a stale dist/) is refused with what to do', async () => {
+    const dir = copyBundle('stale', (d) => {
+      const file = join(d, 'main.cjs');
+      const wrapped = readFileSync(file, 'latin1');
+      // The same code as esbuild wrote it, without the module wrapper around it.
+      const head = wrapped.indexOf('{') + 1;
+      writeFileSync(file, wrapped.slice(0, wrapped.indexOf('\n') + 1) + wrapped.slice(head, -3), 'latin1');
+    });
+    await expect(load(dir)).rejects.toThrow(/main\.cjs is not a bundle of this version; run `npm run build`/);
+  });
+
   it('is absent: the bundle compiles from its source', async () => {
     const r = await load(copyBundle('absent', (d) => rmSync(join(d, 'main.cjs.cache'))));
     expect(r.cache).toBe('none');
