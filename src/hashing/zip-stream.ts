@@ -556,7 +556,7 @@ const FIRST_READ = 64 * 1024;
  * Blocks are reused once the digester hands them back, so memory stays
  * bounded and no fresh buffer is made per read.
  *
- * An archive that comes whole in the first read (under 64 KiB: a README
+ * An archive that comes whole in the first read (up to 64 KiB: a README
  * demo's, a test's) needs no digester: the authoritative pass reads those
  * bytes in memory (ZipHashOptions.bytes), headers and entries alike.
  *
