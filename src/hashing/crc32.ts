@@ -59,17 +59,19 @@ function loadFast(): Crc32 | undefined {
 // undefined: not tried yet; null: tried, not available.
 let fast: Crc32 | null | undefined;
 
+/** The fast implementation in this thread, loaded on the first call (one try), or null. */
+function fastOnce(): Crc32 | null {
+  if (fast === undefined) fast = loadFast() ?? null;
+  return fast;
+}
+
 /** Continues a CRC-32 over `data` from `value` (0 to start). */
 export function crc32(data: Uint8Array, value: number): number {
-  if (data.length >= FAST_FROM) {
-    if (fast === undefined) fast = loadFast() ?? null;
-    if (fast) return fast(data, value);
-  }
-  return small(data, value);
+  const f = data.length >= FAST_FROM ? fastOnce() : null;
+  return f ? f(data, value) : small(data, value);
 }
 
 /** Which implementation a large chunk uses in this thread (loading it if not yet tried): for tests and the benchmark. */
 export function crc32Implementation(): 'node-rs' | 'zlib' | 'table' {
-  if (fast === undefined) fast = loadFast() ?? null;
-  return fast ? 'node-rs' : native ? 'zlib' : 'table';
+  return fastOnce() ? 'node-rs' : native ? 'zlib' : 'table';
 }
