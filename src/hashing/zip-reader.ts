@@ -200,16 +200,8 @@ function formatError(file: string, why: string): ProvkitError {
 }
 
 /** Reads `length` bytes at `position` (fewer only at the end of the file). */
-export async function readAt(fh: ZipSource, position: number, length: number): Promise<Buffer> {
-  const buf = Buffer.allocUnsafe(length);
-  let done = 0;
-  while (done < length) {
-    // eslint-disable-next-line no-await-in-loop -- sequential fill of one buffer
-    const { bytesRead } = await fh.read(buf, done, length - done, position + done);
-    if (bytesRead === 0) break;
-    done += bytesRead;
-  }
-  return done === length ? buf : buf.subarray(0, done);
+export function readAt(fh: ZipSource, position: number, length: number): Promise<Buffer> {
+  return readInto(fh, Buffer.allocUnsafe(length), position, length);
 }
 
 /** Reads little-endian fields sequentially (Go's `readBuf`). */
