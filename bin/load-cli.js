@@ -123,7 +123,7 @@ function runBundle(file, cacheFor = () => undefined, vendors = new Map()) {
   const source = bytes.toString('latin1');
   const id = bundleId(source);
   // A file of an older build (before bundles were wrapped: a stale dist/) must not run as a script.
-  if (id === '' || !source.startsWith(WRAP_HEAD, source.indexOf('\n') + 1))
+  if (id === '' || !source.startsWith(WRAP_HEAD, bundleIdLine(id).length))
     throw new Error(`${file} is not a bundle of this version; run \`npm run build\``);
   const cachedData = cacheFor(file, id, bytes);
   const script = new vm.Script(source, { filename: file, cachedData });
