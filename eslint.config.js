@@ -77,7 +77,7 @@ export default tseslint.config(
     languageOptions: {
       globals: globals.node,
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', 'scripts/*.mjs'] },
+        projectService: { allowDefaultProject: ['*.js', 'scripts/*.mjs', 'bench/*.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -11,6 +11,10 @@
 //   incompressible pair           lock -fs-mirror on 2 × 200 MB packages of random bytes
 //   tiny lock                     the README demo (-fs-mirror) vs `node -e 0`
 //   native floor                  zhh1 -j 2 over the 5 zips, and over the pair
+//   Node floor                    bench/node-floor.mjs: the registry lock's
+//                                 per-byte work alone (HTTPS receive, zh:, inflate
+//                                 + SHA-256 + CRC-32 per entry), alternating with
+//                                 the registry lock: how fast Node itself goes here
 // Cold runs have no hash store (PROVKIT_HASH_STORE=off); warm runs one that a
 // cold run filled. provkit and terraform runs alternate (pairs in one loop),
 // medians are reported, and the machine's load is written beside them: the
@@ -23,7 +27,8 @@
 //   --runs       pairs per job (default 3; the tiny lock runs 3× as many)
 //   --binary-mb  size of each package's binary (default 430: ~100 MB zips, the
 //                issue's sizes; smaller for a quick run; results then say so)
-//   --only       a subset of: tiny,lock,fslock,mirror,incompressible,floor
+//   --only       a subset of: tiny,lock,fslock,mirror,incompressible,floor,nodefloor
+//                (nodefloor runs inside the lock job)
 import { execFileSync } from 'node:child_process';
 import { createCipheriv } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -40,6 +45,7 @@ import { PLATFORMS, startHeavyRegistry } from './serve-heavy.js';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const WORK = join(ROOT, 'bench/.work');
 const DEFAULT_BINARY_MB = 430;
+const NODE_FLOOR = 'Node floor (bench/node-floor.mjs), registry lock work';
 const INCOMPRESSIBLE_BYTES = 200_000_000;
 
 function median(xs: number[]): number {
@@ -94,7 +100,7 @@ async function main(): Promise<number> {
   });
   const runs = Number(values.runs ?? 3);
   const binaryMb = Number(values['binary-mb'] ?? DEFAULT_BINARY_MB);
-  const only = new Set((values.only ?? 'tiny,lock,fslock,mirror,incompressible,floor').split(','));
+  const only = new Set((values.only ?? 'tiny,lock,fslock,mirror,incompressible,floor,nodefloor').split(','));
   const generate =
     binaryMb === DEFAULT_BINARY_MB
       ? {}
@@ -175,8 +181,16 @@ async function main(): Promise<number> {
       throw new Error(`${what}: the lock files differ:\n--- expected\n${expected}\n--- got\n${got}`);
   };
 
-  /** A lock job: provkit cold and terraform alternating, then provkit warm; all lock files compared. */
-  const lockJob = async (name: string, dir: string, flags: string[]): Promise<void> => {
+  /**
+   * A lock job: provkit cold and terraform alternating (and `alongside`, when
+   * given, after each pair), then provkit warm; all lock files compared.
+   */
+  const lockJob = async (
+    name: string,
+    dir: string,
+    flags: string[],
+    alongside?: () => Promise<void>,
+  ): Promise<void> => {
     const lockFile = join(dir, '.terraform.lock.hcl');
     let pkLock = '';
     for (let i = 0; i < runs; i++) {
@@ -193,6 +207,7 @@ async function main(): Promise<number> {
         );
         await sameLock(lockFile, pkLock, `${name}: terraform vs provkit`);
       }
+      if (alongside) await alongside();
     }
     const filled = freshStore();
     await rm(lockFile, { force: true });
@@ -231,7 +246,23 @@ async function main(): Promise<number> {
       show('node -e 0');
       show('provkit tiny lock (README demo, -fs-mirror)');
     }
-    if (only.has('lock')) await lockJob('lock', project, platformFlags);
+    if (only.has('lock')) {
+      // The Node floor (bench/node-floor.mjs) beside the registry lock, on the same server and files.
+      const nodeFloor = only.has('nodefloor')
+        ? () =>
+            once(NODE_FLOOR, [
+              process.execPath,
+              join(ROOT, 'bench/node-floor.mjs'),
+              reg.host,
+              reg.caPath,
+              'acme/heavy',
+              '1.0.0',
+              ...PLATFORMS,
+            ])
+        : undefined;
+      await lockJob('lock', project, platformFlags, nodeFloor);
+      if (rows.has(NODE_FLOOR)) show(NODE_FLOOR);
+    }
     if (only.has('fslock')) await lockJob('lock -fs-mirror', project, [`-fs-mirror=${fsMirror}`, ...platformFlags]);
     if (only.has('incompressible') && noise.length > 0)
       await lockJob('lock -fs-mirror, incompressible pair', noiseProject, [`-fs-mirror=${fsMirror}`, ...noiseFlags]);
@@ -369,6 +400,9 @@ async function main(): Promise<number> {
       ? `- second mirror run: first (cold) / second = ${ratio(wall('provkit mirror (empty target, cold)'), wall('provkit mirror (again, same target)'))} (issue #5 target ≥ 20)`
       : '- second mirror run: not measured',
     `- warm hash store: lock terraform / provkit = ${ratio(wall('terraform providers lock'), wall('provkit lock (warm hash store)'))}, lock -fs-mirror ${ratio(wall('terraform providers lock -fs-mirror'), wall('provkit lock -fs-mirror (warm hash store)'))}, mirror ${ratio(wall('terraform providers mirror (empty target)'), wall('provkit mirror (empty target, warm hash store)'))}`,
+    rows.has(NODE_FLOOR)
+      ? `- Node floor of the registry lock (bench/node-floor.mjs: the same archives over HTTPS, hashed as they arrive, nothing else): terraform / Node floor wall = ${ratio(wall('terraform providers lock'), wall(NODE_FLOOR))} (the most a Node program reached here: ${Number(ratio(wall('terraform providers lock'), wall(NODE_FLOOR))) >= 4 ? 'the 4× target is within it' : 'below the 4× target'}); provkit lock (cold) / Node floor wall = ${ratio(wall('provkit lock (cold)'), wall(NODE_FLOOR))}, CPU ${ratio(cpu('provkit lock (cold)'), cpu(NODE_FLOOR))}`
+      : '- Node floor: not measured',
     'error' in floor ? `- native floor unavailable: ${floor.error}` : `- native floor: ${floor.note}`,
     `- lock files compared (identical): ${compared.join('; ') || 'none'}`,
     '',
