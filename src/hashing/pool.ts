@@ -1,8 +1,8 @@
 /**
  * Hashing across cores: a pool of worker threads, each hashing one package at
- * a time (inflate runs on libuv's thread pool, SHA-256 and CRC-32 on the
- * worker's thread, so one package already keeps about two cores busy and
- * several packages fill the machine).
+ * a time (inflate, SHA-256 and CRC-32 in the worker's own thread: inflate.ts;
+ * the worker's file writes go to libuv's thread pool), so that several
+ * packages fill the machine.
  *
  * Contract: at most `concurrency` packages are hashed at once while more
  * than {@link HashPoolOptions.shareUpTo} file jobs are waiting or running;
