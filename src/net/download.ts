@@ -23,11 +23,15 @@
  *   the next attempt starts over. The transforms of a resumed attempt are fed
  *   the kept prefix (read back from the temporary file) before the new bytes,
  *   so a hasher sees every byte once and in order.
- * - A body failure keeps the prefix (when resumable) and is the body's
- *   failure (`body.ts`); a timeout or the caller's abort tears the pipeline
- *   down and discards it; a failure of the file or a transform is final
- *   (`IO`); so are an expected size not met (`NET_SIZE_MISMATCH`) and
- *   whatever `verify` throws.
+ * - A body failure (a dropped connection, a short body: `body.ts`) ends the
+ *   pipeline rather than tearing it down, so every stage flushes what it
+ *   holds and the temporary file keeps every byte received: a resume
+ *   continues from the last of them, not from whatever part had reached the
+ *   disk when the connection dropped (which, on a busy machine, could be
+ *   nothing). The attempt is then the body's failure. A timeout or the
+ *   caller's abort tears the pipeline down and discards it; a failure of the
+ *   file or a transform is final (`IO`); so are an expected size not met
+ *   (`NET_SIZE_MISMATCH`) and whatever `verify` throws.
  *
  * Failures are values ({@link Step}); the only state is the per-download
  * {@link PartialDownload}.
@@ -220,7 +224,7 @@ export class PartialDownload {
       return { kind: 'thrown', cause: err };
     }
     const reader = new BodyReader(res, hop, limits, offset);
-    const body = reader.chunks();
+    const body = endAtFailure(reader);
     // On a resume the transforms (a zh: hasher) are fed the kept prefix
     // first, so that they see every byte exactly once and in order; the
     // prefix is dropped again before the file, which is appended to.
@@ -245,12 +249,13 @@ export class PartialDownload {
     // body waits for a slow (but moving) pipeline, the download is not idle.
     stages.push(touching(hop), file);
     const failed = await runPipeline(stages, hop, spec.signal);
+    if (failed === undefined && reader.failure !== undefined) {
+      // The network's: every byte received is in the file; keep it for a
+      // resume (settled and maybe retried by the client).
+      await this.keep(file);
+      return reader.failure;
+    }
     if (failed !== undefined) {
-      if (reader.failure !== undefined && failed.error === reader.thrown) {
-        // The network's: keep the prefix for a resume (settled and maybe retried by the client).
-        await this.keep(file);
-        return reader.failure;
-      }
       if (failed.halted) {
         // A timeout or the caller's abort (settled as such by the client); no resume from it.
         await closed(file);
@@ -338,6 +343,19 @@ function verdict(error: ProvkitError, retryable: boolean): Step<never> {
 
 async function closed(file: Writable): Promise<void> {
   if (!file.closed) await new Promise<void>((resolveClose) => file.once('close', () => resolveClose()));
+}
+
+/**
+ * The body's chunks, ending (not failing) when the body fails: the failure
+ * is the reader's to report ({@link BodyReader.failure}), after the stages
+ * have flushed every byte received (see the module comment).
+ */
+async function* endAtFailure(reader: BodyReader): AsyncGenerator<Buffer> {
+  try {
+    yield* reader.chunks();
+  } catch {
+    // Recorded by the reader.
+  }
 }
 
 /** The kept prefix of a partial download, then the rest of the body. */
