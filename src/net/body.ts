@@ -20,8 +20,9 @@
  *
  * Failures are values: {@link BodyReader.failure}. A failed iteration of
  * {@link BodyReader.chunks} ends with a throw only because that is how an
- * iterator (or the stream pipeline that drains it) stops; callers decide by
- * the `failure` value and the identity of what was thrown, never by its type.
+ * iterator (or the stream pipeline that drains it) stops, or, when asked,
+ * quietly (a download, so that its stages flush); callers decide by the
+ * `failure` value and the identity of what was thrown, never by its type.
  */
 import { ProvkitError } from '../errors.js';
 import { NetErrorCode } from './codes.js';
@@ -107,14 +108,17 @@ export class BodyReader {
   /**
    * The body as chunks (see the module comment); iterate once. Whatever ends
    * it with an error is recorded (also a throwing progress callback: it
-   * fails the body, as it did before issue 12).
+   * fails the body, as it did before issue 12). With `atFailure: 'end'` the
+   * iteration then simply ends (the failure is only {@link failure}): a
+   * download's pipeline flushes every byte received instead of being torn
+   * down (download.ts).
    */
-  async *chunks(): AsyncGenerator<Buffer> {
+  async *chunks(atFailure: 'throw' | 'end' = 'throw'): AsyncGenerator<Buffer> {
     try {
       yield* this.read();
     } catch (err) {
       if (this.recordedFailure === undefined) this.fail({ kind: 'thrown', cause: err });
-      throw err;
+      if (atFailure === 'throw') throw err;
     }
   }
 

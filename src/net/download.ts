@@ -224,7 +224,8 @@ export class PartialDownload {
       return { kind: 'thrown', cause: err };
     }
     const reader = new BodyReader(res, hop, limits, offset);
-    const body = endAtFailure(reader);
+    // A body failure ends the body's chunks (see the module comment).
+    const body = reader.chunks('end');
     // On a resume the transforms (a zh: hasher) are fed the kept prefix
     // first, so that they see every byte exactly once and in order; the
     // prefix is dropped again before the file, which is appended to.
@@ -343,19 +344,6 @@ function verdict(error: ProvkitError, retryable: boolean): Step<never> {
 
 async function closed(file: Writable): Promise<void> {
   if (!file.closed) await new Promise<void>((resolveClose) => file.once('close', () => resolveClose()));
-}
-
-/**
- * The body's chunks, ending (not failing) when the body fails: the failure
- * is the reader's to report ({@link BodyReader.failure}), after the stages
- * have flushed every byte received (see the module comment).
- */
-async function* endAtFailure(reader: BodyReader): AsyncGenerator<Buffer> {
-  try {
-    yield* reader.chunks();
-  } catch {
-    // Recorded by the reader.
-  }
 }
 
 /** The kept prefix of a partial download, then the rest of the body. */
