@@ -10,8 +10,8 @@
 // and, per entry, inflate + SHA-256 + CRC-32 (provkit's stream digester,
 // bench/node-floor-worker.mjs). Each archive's zh: must equal the registry's
 // `shasum`, or the run fails. The hash workers start at once, overlapping the
-// first requests; downloads run two at a time, the last three together (as
-// provkit's installer/share-limit.ts does on 2 cores).
+// first requests; downloads are scheduled by provkit's own sharing limit
+// (installer/share-limit.ts: two at a time on 2 cores, the last three together).
 //
 // What it leaves out (provkit does it, the floor does not): configuration,
 // service discovery beyond one request, SHA256SUMS and its signature, the
@@ -19,11 +19,14 @@
 // the lock file, and loading provkit itself.
 //
 // Usage: node bench/node-floor.mjs HOST CA_FILE NAMESPACE/TYPE VERSION OS_ARCH...
-//   (needs `npm run build`: the worker imports dist/hashing/zip-stream.js)
+//   (needs `npm run build`: it imports dist/installer/share-limit.js, its worker
+//   dist/hashing/zip-stream.js)
 import { readFileSync } from 'node:fs';
 import { Agent, get } from 'node:https';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+
+import { sharingLimit } from '../dist/installer/share-limit.js';
 
 const BLOCK = 256 * 1024;
 /** Bytes sent to a worker and not yet digested, above which the response is paused. */
@@ -35,8 +38,9 @@ if (!host || !caFile || !provider || !version || platforms.length === 0) {
   process.exit(2);
 }
 const cores = availableParallelism();
-const slots = cores;
+// The hash pool's and the lock's defaults (hashing/pool.ts, installer/lock.ts) on this machine.
 const shareUpTo = 2 * cores - 1;
+const limit = sharingLimit(cores, shareUpTo);
 /** Blocks the workers handed back, for the next bytes (no fresh memory per block). */
 /** @type {Buffer<ArrayBuffer>[]} */
 const spares = [];
@@ -142,39 +146,27 @@ const started = performance.now();
 const discovery = await getJson(`https://${host}/.well-known/terraform.json`);
 const base = new URL(discovery['providers.v1'], `https://${host}/`);
 const idle = [...workers];
-const queue = [...platforms];
-let active = 0;
 /** @type {string[]} */
 const failures = [];
 /** @type {Array<{platform: string, zh: string, entries: number}>} */
 const results = [];
-await new Promise((done) => {
-  const pump = () => {
-    const limit = active + queue.length <= shareUpTo ? Infinity : slots;
-    while (active < limit && queue.length > 0) {
-      const platform = /** @type {string} */ (queue.shift());
-      active += 1;
+await Promise.all(
+  platforms.map((platform) =>
+    limit(async () => {
       const [os, arch] = platform.split('_');
-      void getJson(new URL(`${provider}/${version}/download/${os}/${arch}`, base).href)
-        .then(async (meta) => {
-          // At most shareUpTo downloads run at once, one worker each.
-          const w = idle.pop();
-          if (!w) throw new Error('internal: no idle worker');
-          const got = await hashDownload(w, new URL(meta.download_url, base).href);
-          idle.push(w);
-          if (got.zh !== meta.shasum) failures.push(`${platform}: zh:${got.zh}, the registry says ${meta.shasum}`);
-          results.push({ platform, ...got });
-        })
-        .catch((err) => failures.push(`${platform}: ${err instanceof Error ? err.message : String(err)}`))
-        .finally(() => {
-          active -= 1;
-          if (queue.length === 0 && active === 0) done(undefined);
-          else pump();
-        });
-    }
-  };
-  pump();
-});
+      const metaUrl = new URL(`${provider}/${version}/download/${os}/${arch}`, base).href;
+      const meta = await getJson(metaUrl);
+      // At most shareUpTo downloads run at once, one worker each.
+      const w = idle.pop();
+      if (!w) throw new Error('internal: no idle worker');
+      // Relative links resolve against the response that gave them, as provkit does.
+      const got = await hashDownload(w, new URL(meta.download_url, metaUrl).href);
+      idle.push(w);
+      if (got.zh !== meta.shasum) failures.push(`${platform}: zh:${got.zh}, the registry says ${meta.shasum}`);
+      results.push({ platform, ...got });
+    }).catch((err) => failures.push(`${platform}: ${err instanceof Error ? err.message : String(err)}`)),
+  ),
+);
 const usage = process.resourceUsage();
 process.stdout.write(
   `${JSON.stringify({
