@@ -67,6 +67,12 @@ export interface Measurement {
   peakRssBytes?: number;
   /** Share of the machine's CPU that other processes used during the run (0..1), from /proc/stat. */
   othersShare?: number;
+  /**
+   * CPU seconds the benchmark's own process spent during the run: the work of
+   * the servers it runs in-process (bench/commands.ts's fake registry), which
+   * compete with the contender for the same cores. Included in othersShare.
+   */
+  benchCpuS?: number;
 }
 
 interface Outcome {
@@ -185,6 +191,7 @@ export async function measure(argv: readonly string[], tool: RusageTool, scratch
         : [...argv];
   if (cmd === undefined) throw new Error('empty command');
   const busyBefore = machineBusyS();
+  const selfBefore = process.cpuUsage();
   const started = performance.now();
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
     (resolve, reject) => {
@@ -199,7 +206,8 @@ export async function measure(argv: readonly string[], tool: RusageTool, scratch
   );
   const wallS = (performance.now() - started) / 1000;
   const busyAfter = machineBusyS();
-  const measurement: Measurement = { wallS };
+  const self = process.cpuUsage(selfBefore);
+  const measurement: Measurement = { wallS, benchCpuS: (self.user + self.system) / 1e6 };
   if (tool.kind !== 'none') {
     // GNU time puts "Command exited with non-zero status N" first; the figures are the last line.
     const last = (await readFile(report, 'utf8').catch(() => '')).trim().split('\n').at(-1) ?? '';
