@@ -28,7 +28,6 @@ import { join } from 'node:path';
 import { Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-import pLimit from 'p-limit';
 import tar from 'tar-stream';
 
 import { parsePlatform, type Platform, type ProviderAddress, type Version } from '../../addresses/index.js';
@@ -41,7 +40,8 @@ import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } f
 import { checkFetchedFor, fetchPackage } from '../../sources/index.js';
 import { namedBySource, requireExtractable } from '../archive-check.js';
 import { ignoreEvents } from '../events.js';
-import { type FetchRunOptions, type Requirement, selectVersion } from '../lock.js';
+import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement, selectVersion } from '../lock.js';
+import { sharingLimit } from '../share-limit.js';
 import {
   BUNDLE_FORMAT,
   BUNDLE_LOCK_NAME,
@@ -98,7 +98,8 @@ interface Picked {
 /** See the module comment. */
 export async function createBundle(options: BundleCreateOptions): Promise<BundleCreateOutcome> {
   const events = options.events ?? ignoreEvents;
-  const network = pLimit(options.networkConcurrency ?? 8);
+  // As mirror downloads (mirror.ts): the tail of the batch shares the cores (share-limit.ts).
+  const network = sharingLimit(options.networkConcurrency ?? defaultNetworkConcurrency(), options.pool.shareUpTo);
   const failures: BundleFailure[] = [];
   // Made on the first download (a local source needs none); removed at exit whatever happens.
   let work: { path: Promise<string>; forget?: () => void } | undefined;
