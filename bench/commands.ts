@@ -236,17 +236,16 @@ async function main(): Promise<number> {
   try {
     if (only.has('tiny')) {
       const tinyConfig = join(tiny, 'config');
-      const tinyArgs = [
-        ...provkit(tinyConfig),
-        'lock',
-        '-fs-mirror=..',
-        '-platform=linux_amd64',
-        '-platform=darwin_arm64',
-      ];
-      // The tiny Node floor (bench/tiny-floor.cjs) hashes the packages the demo lock selects.
-      const tinyZips = ['demo_1.1.0', 'tools_0.3.0'].flatMap((v) =>
-        ['linux_amd64', 'darwin_arm64'].map((p) =>
-          join(tiny, 'registry.example.test/acme', v.split('_')[0]!, `terraform-provider-${v}_${p}.zip`),
+      const tinyPlatforms = ['linux_amd64', 'darwin_arm64'];
+      const tinyArgs = [...provkit(tinyConfig), 'lock', '-fs-mirror=..', ...tinyPlatforms.map((p) => `-platform=${p}`)];
+      // The tiny Node floor (bench/tiny-floor.cjs) hashes the packages the demo lock selects
+      // (mirror-fixtures/config/main.tf: demo "~> 1.0" is 1.1.0, tools ">= 0.3" is 0.3.0).
+      const tinyZips = [
+        ['demo', '1.1.0'],
+        ['tools', '0.3.0'],
+      ].flatMap(([type, version]) =>
+        tinyPlatforms.map((p) =>
+          join(tiny, 'registry.example.test/acme', type!, `terraform-provider-${type}_${version}_${p}.zip`),
         ),
       );
       const floorArgs = [
@@ -268,14 +267,14 @@ async function main(): Promise<number> {
           coldEnv();
         };
         if (withCa) {
-          await once(`node -e 0${WITH_CA}`, [process.execPath, '-e', '0']);
+          await once(`${NODE_E_0}${WITH_CA}`, [process.execPath, '-e', '0']);
           await once(`${TINY}${WITH_CA}`, tinyArgs, removeLock);
         }
         await once(NODE_E_0, [...clean, process.execPath, '-e', '0']);
         await once(TINY, [...clean, ...tinyArgs], removeLock);
         await once(TINY_FLOOR, [...clean, ...floorArgs]);
       }
-      for (const l of [`node -e 0${WITH_CA}`, `${TINY}${WITH_CA}`, NODE_E_0, TINY, TINY_FLOOR])
+      for (const l of [`${NODE_E_0}${WITH_CA}`, `${TINY}${WITH_CA}`, NODE_E_0, TINY, TINY_FLOOR])
         if (rows.has(l)) show(l);
     }
     if (only.has('lock')) {
@@ -386,11 +385,12 @@ async function main(): Promise<number> {
     const t = wall(tf);
     const p = wall(pk);
     const needed = t === undefined ? undefined : t / min;
-    const least = floorCpu === undefined ? undefined : (floorCpu + (registryCpu(pk) ?? 0)) / cores;
+    const registry = registryCpu(pk) ?? 0;
+    const least = floorCpu === undefined ? undefined : (floorCpu + registry) / cores;
     const machine =
       needed === undefined || least === undefined
         ? ''
-        : `; the target's wall ${needed.toFixed(2)} s against the native floor's bound ${least.toFixed(2)} s (its CPU${(registryCpu(pk) ?? 0) >= 0.1 ? " and the registry's" : ''} / ${cores} cores): ${least > needed ? 'not reachable by the native floor on this machine in this run' : "within the native floor's reach"}`;
+        : `; the target's wall ${needed.toFixed(2)} s against the native floor's bound ${least.toFixed(2)} s (its CPU${registry >= 0.1 ? " and the registry's" : ''} / ${cores} cores): ${least > needed ? 'not reachable by the native floor on this machine in this run' : "within the native floor's reach"}`;
     return check(
       t === undefined || p === undefined ? undefined : t / p >= min,
       `${what}: terraform / provkit wall = ${ratio(t, p)} (target ≥ ${min}); CPU ${ratio(cpu(tf), cpu(pk))}${machine}`,
@@ -465,7 +465,7 @@ async function main(): Promise<number> {
       `tiny lock / \`node -e 0\` wall = ${tinyRatio} (target ≤ 1.6), without NODE_EXTRA_CA_CERTS; CPU ${tinyCpuRatio}. ` +
         `The tiny Node floor (bench/tiny-floor.cjs: the same packages' zh: and h1:, a lock file written atomically, nothing else) / \`node -e 0\` = ${ratio(wall(TINY_FLOOR), wall(NODE_E_0))}` +
         (rows.has(`${TINY}${WITH_CA}`)
-          ? `; with NODE_EXTRA_CA_CERTS as this environment sets it, tiny lock / \`node -e 0\` = ${ratio(wall(`${TINY}${WITH_CA}`), wall(`node -e 0${WITH_CA}`))}`
+          ? `; with NODE_EXTRA_CA_CERTS as this environment sets it, tiny lock / \`node -e 0\` = ${ratio(wall(`${TINY}${WITH_CA}`), wall(`${NODE_E_0}${WITH_CA}`))}`
           : ''),
     ),
     check(
