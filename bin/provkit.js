@@ -22,6 +22,12 @@
 
 // CommonJS (bin/package.json): see bin/load-cli.js for why.
 const { loadCli } = require('./load-cli.js');
+const { outputFor } = require('./output.js');
+
+// stdout and stderr: written directly when they are pipes, sockets or files, Node's
+// streams otherwise (bin/output.js).
+const stdout = outputFor(1, () => process.stdout);
+const stderr = outputFor(2, () => process.stderr);
 
 // The CLI module (src/cli/main.ts), once loaded.
 let cli;
@@ -53,7 +59,7 @@ function dieOfSigpipe() {
 // A write to a closed stdout/stderr after the command returned (the final
 // flush below) must not become an uncaught 'error' event.
 let outputClosed = false;
-for (const stream of [process.stdout, process.stderr]) {
+for (const stream of [stdout, stderr]) {
   stream.on('error', (err) => {
     if (err?.code === 'EPIPE') outputClosed = true;
   });
@@ -65,7 +71,7 @@ function fatal(err) {
     return;
   }
   try {
-    process.stderr.write(`Error: ${cli ? cli.describeError(err) : String(err?.message ?? err)}\n`);
+    stderr.write(`Error: ${cli ? cli.describeError(err) : String(err?.message ?? err)}\n`);
   } finally {
     process.exit(1);
   }
@@ -79,7 +85,7 @@ process.on('unhandledRejection', fatal);
 let settled = false;
 process.on('beforeExit', () => {
   if (settled) return;
-  process.stderr.write(
+  stderr.write(
     'Error: internal error: provkit stopped with work still pending (nothing left to wait for); please report this with the command line\n',
   );
   process.exit(1);
@@ -89,8 +95,8 @@ async function run() {
   cli = (await loadCli()).cli;
   const { main, EXIT_OUTPUT_CLOSED } = cli;
   const code = await main(process.argv.slice(2), {
-    stdout: process.stdout,
-    stderr: process.stderr,
+    stdout,
+    stderr,
     env: process.env,
     cwd: process.cwd(),
   });
@@ -105,13 +111,10 @@ async function run() {
     // closed) kills it with the default action, and a run that committed
     // everything would report 130/143. The output is flushed first (pipes are
     // asynchronous on some platforms).
-    // (An empty write's callback runs once everything before it is written.)
-    const flushed = (stream) =>
-      new Promise((resolve) => (stream.destroyed ? resolve() : stream.write('', () => resolve())));
     // At most 2 s: a stuck stream must not keep a finished command from exiting.
     let timer;
     await Promise.race([
-      Promise.all([flushed(process.stdout), flushed(process.stderr)]),
+      Promise.all([stdout.flush(), stderr.flush()]),
       new Promise((resolve) => (timer = setTimeout(resolve, 2000))),
     ]);
     clearTimeout(timer);

@@ -172,6 +172,10 @@ export async function main(argv: readonly string[], rawIO: CliIO): Promise<numbe
   const io = watch.io;
   try {
     const code = await runMain(argv, io, watch.closed);
+    // A failed write reaches the 'error' listeners on a later tick (Node's
+    // streams; bin/output.js): one turn of the event loop delivers the errors
+    // of the last writes, so that output lost at the end is seen too.
+    await new Promise((resolve) => setImmediate(resolve));
     if (watch.closed.aborted) return EXIT_OUTPUT_CLOSED;
     // Output lost otherwise (stdout redirected to a full disk): the run failed.
     const lost = watch.failure();

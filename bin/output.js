@@ -1,0 +1,119 @@
+// Standard output and error for bin/provkit.js, written with write(2) when
+// they are a pipe, a socket or a regular file.
+//
+// Why (issue 13, tiny lock ≤ 1.6 × `node -e 0`; bench/PROFILE.md "Stop 26"):
+// Node gives a piped stdout a net.Socket. Creating it loads node:net and its
+// stream machinery, ~8 ms of a ~160 ms tiny lock on the benchmark machine,
+// for what is on Linux a write made at once anyway (Node's docs, "A note on
+// process I/O": pipes, sockets and files are synchronous there). Writing the
+// bytes with fs.writeSync keeps that behaviour: the same bytes, in the same
+// order, written before write() returns. (A shell's `|` is a pipe; a program
+// that spawns provkit with Node's or Python's pipes gives it a socket pair
+// or a pipe; CI runners give either.)
+//
+// Where Node's stream stays: a terminal (its width and colours come from
+// tty.WriteStream), /dev/null and other devices; and a pipe or socket that
+// turns out to be non-blocking (EAGAIN, as when a parent shares it with
+// O_NONBLOCK): from that write on, everything goes through Node's stream,
+// which waits for the reader, so nothing is reordered or lost.
+//
+// Errors are reported as a stream reports them: an 'error' event on the next
+// tick (EPIPE when the reader went away, ENOSPC on a full disk, …), after
+// which writes are dropped (src/cli/main.ts watchOutput turns them into exit
+// 141 or "cannot write to standard output").
+//
+// CommonJS, no dependencies: this runs before anything of provkit is loaded.
+'use strict';
+
+const { fstatSync, writeSync } = require('node:fs');
+
+/**
+ * A writer for `fd` (1 or 2): direct when it is a pipe, a socket or a regular file,
+ * else `stream()` (process.stdout or process.stderr, created only then).
+ * Either way it has write(text), on/off('error'), isTTY and columns as
+ * src/cli/io.ts CliIO asks, and flush(): a promise settled once everything
+ * written so far has left the process.
+ */
+function outputFor(fd, stream) {
+  let direct;
+  try {
+    const st = fstatSync(fd);
+    direct = st.isFIFO() || st.isSocket() || st.isFile();
+  } catch {
+    direct = false;
+  }
+  if (!direct) return streamWriter(stream());
+  return new DirectWriter(fd, stream);
+}
+
+/** Node's own stream, with the writer's flush(). */
+function streamWriter(s) {
+  if (typeof s.flush !== 'function') {
+    // (An empty write's callback runs once everything before it is written.)
+    s.flush = () => new Promise((resolve) => (s.destroyed ? resolve() : s.write('', () => resolve())));
+  }
+  return s;
+}
+
+class DirectWriter {
+  constructor(fd, stream) {
+    this.fd = fd;
+    this.stream = stream;
+    /** Node's stream, once a write met a non-blocking pipe (EAGAIN). */
+    this.fallback = undefined;
+    /** The first write error; later writes are dropped. */
+    this.failed = undefined;
+    this.listeners = [];
+    this.isTTY = undefined;
+    this.columns = undefined;
+  }
+
+  write(text) {
+    if (this.failed) return false;
+    if (this.fallback) return this.fallback.write(text);
+    const bytes = Buffer.from(text, 'utf8');
+    let at = 0;
+    while (at < bytes.length) {
+      try {
+        at += writeSync(this.fd, bytes, at, bytes.length - at);
+      } catch (err) {
+        if (err && err.code === 'EAGAIN') {
+          this.fallback = this.stream();
+          for (const l of this.listeners) this.fallback.on('error', l);
+          return this.fallback.write(bytes.subarray(at));
+        }
+        if (err && err.code === 'EINTR') continue;
+        this.failed = err;
+        process.nextTick(() => {
+          for (const l of this.listeners.slice()) l(err);
+        });
+        return false;
+      }
+    }
+    return true;
+  }
+
+  on(event, listener) {
+    if (event === 'error') {
+      this.listeners.push(listener);
+      this.fallback?.on('error', listener);
+    }
+    return this;
+  }
+
+  off(event, listener) {
+    if (event === 'error') {
+      const i = this.listeners.indexOf(listener);
+      if (i >= 0) this.listeners.splice(i, 1);
+      this.fallback?.off('error', listener);
+    }
+    return this;
+  }
+
+  /** Everything is written when write() returns, unless Node's stream took over. */
+  flush() {
+    return this.fallback ? streamWriter(this.fallback).flush() : Promise.resolve();
+  }
+}
+
+module.exports = { outputFor };
