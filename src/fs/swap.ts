@@ -13,7 +13,7 @@
  * target under its `old` name, where the next run's sweep
  * ({@link removeTempsBeside} with tag `old`, under the target's mutex) finds it.
  */
-import * as fsp from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
@@ -26,7 +26,7 @@ export interface SwapFs {
   readonly mkdir: (path: string, options: { recursive: true; mode: number }) => Promise<string | undefined>;
 }
 
-const nodeFs: SwapFs = { rename: fsp.rename, rm: fsp.rm, mkdir: fsp.mkdir };
+const nodeFs: SwapFs = { rename, rm, mkdir };
 
 export interface SwapOptions {
   /** An existing, non-empty target: refuse it (`fail`) or replace it (`replace`). */

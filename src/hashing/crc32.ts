@@ -15,14 +15,16 @@
  * - Older Node 20 releases get a table-driven fallback.
  */
 import { createRequire } from 'node:module';
-import * as zlib from 'node:zlib';
 
 type Crc32 = (data: Uint8Array, value: number) => number;
 
 /** Chunks this large or larger take the fast implementation. */
 export const FAST_FROM = 64 * 1024;
 
-const native = (zlib as unknown as { crc32?: Crc32 }).crc32;
+// Node's zlib.crc32 exists from Node 20.15 (and 22.2); a named import would not
+// link on an older Node 20, and a namespace import copies every export of
+// node:zlib at start-up in the bundle (esbuild's __toESM).
+const native = (createRequire(import.meta.url)('node:zlib') as { crc32?: Crc32 }).crc32;
 
 let table: Uint32Array | undefined;
 function fallback(data: Uint8Array, value: number): number {

@@ -27,12 +27,12 @@
  * ended; a corrupt stream fails with zlib's own message and code, exactly the
  * error object the stream would have emitted.
  */
-import * as zlib from 'node:zlib';
+import { constants as zlibConstants, createInflateRaw, type InflateRaw } from 'node:zlib';
 
 /** Output buffer size (the stream used 1 MiB chunks too). */
 const OUT_CHUNK = 1024 * 1024;
-const Z_NO_FLUSH = zlib.constants.Z_NO_FLUSH;
-const Z_FINISH = zlib.constants.Z_FINISH;
+const Z_NO_FLUSH = zlibConstants.Z_NO_FLUSH;
+const Z_FINISH = zlibConstants.Z_FINISH;
 
 /**
  * Receives one piece of output: a view of the thread's reused output buffer,
@@ -86,7 +86,7 @@ class HandleInflater implements RawInflater {
   private done = false;
 
   constructor(
-    private readonly stream: zlib.InflateRaw,
+    private readonly stream: InflateRaw,
     handle: ZlibHandle,
     private readonly state: Uint32Array,
     /** The self-test's small buffer (exercises the "output full" loop cheaply); else the thread's. */
@@ -157,7 +157,7 @@ class HandleInflater implements RawInflater {
 }
 
 function open(ownOut?: Buffer): RawInflater | undefined {
-  const stream = zlib.createInflateRaw();
+  const stream = createInflateRaw();
   const internals = stream as unknown as ZlibInternals;
   const handle = internals._handle;
   const state = internals._writeState;

@@ -27,7 +27,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Writable } from 'node:stream';
-import * as zlib from 'node:zlib';
+import { createInflateRaw, inflateRawSync } from 'node:zlib';
 
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { crc32 } from './crc32.js';
@@ -610,7 +610,7 @@ export async function digestEntry(
     try {
       // maxOutputLength bounds memory against a lying size (a zip bomb): one
       // byte more than recorded is enough to know it is too long.
-      out = zlib.inflateRawSync(compressed, { maxOutputLength: Math.max(1, e.uncompressedSize + 1) });
+      out = inflateRawSync(compressed, { maxOutputLength: Math.max(1, e.uncompressedSize + 1) });
     } catch (err) {
       throw inflateError(file, e, err);
     }
@@ -750,7 +750,7 @@ async function inflateStream(
   // (Node passes zlib options on to the Transform constructor; the type
   // ZlibOptions does not list the stream options.)
   const streamOptions: object = { readableHighWaterMark: PIPE_BUFFER, writableHighWaterMark: PIPE_BUFFER };
-  const inflater = zlib.createInflateRaw({ chunkSize: INFLATE_CHUNK, ...streamOptions });
+  const inflater = createInflateRaw({ chunkSize: INFLATE_CHUNK, ...streamOptions });
   // Errors reach us through the async iterator; this listener keeps a late
   // error (a write racing a destroy) from becoming an uncaught 'error' event.
   inflater.on('error', () => undefined);

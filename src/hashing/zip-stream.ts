@@ -30,7 +30,7 @@
  */
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import * as zlib from 'node:zlib';
+import { createInflateRaw } from 'node:zlib';
 
 import { crc32 } from './crc32.js';
 import {
@@ -446,7 +446,7 @@ export class ZipStreamDigester {
   /** {@link inflateEntry} through a zlib stream (the fallback). */
   private async inflateEntryStream(start: number): Promise<number | undefined> {
     const streamOptions: object = { readableHighWaterMark: PIPE_BUFFER, writableHighWaterMark: PIPE_BUFFER };
-    const inflater = zlib.createInflateRaw({ chunkSize: INFLATE_CHUNK, ...streamOptions });
+    const inflater = createInflateRaw({ chunkSize: INFLATE_CHUNK, ...streamOptions });
     inflater.on('error', () => undefined);
     const sha = createHash('sha256');
     let crc = 0;

@@ -326,13 +326,15 @@ export function decodeUtf8(bytes: Uint8Array, i: number): [number, number] {
 // ---------------------------------------------------------------------------
 // Character classes
 
-const ID_START = /^\p{ID_Start}$/u;
-const ID_CONTINUE = /^\p{ID_Continue}$/u;
+// Built on first use: a Unicode property class costs ~0.5 ms to build (ICU),
+// and most configurations are ASCII (bench/PROFILE.md "Stop 26").
+let idStart: RegExp | undefined;
+let idContinue: RegExp | undefined;
 
 /** Identifier start per the spec: `ID_Start`, plus `_` as hclsyntax's scanner allows. */
 export function isIdentStart(cp: number): boolean {
   if (cp < 0x80) return (cp >= 0x61 && cp <= 0x7a) || (cp >= 0x41 && cp <= 0x5a) || cp === 0x5f;
-  return ID_START.test(String.fromCodePoint(cp));
+  return (idStart ??= /^\p{ID_Start}$/u).test(String.fromCodePoint(cp));
 }
 
 /** Identifier continuation per the spec: `ID_Continue` or `-`. */
@@ -346,7 +348,7 @@ export function isIdentContinue(cp: number): boolean {
       cp === 0x2d
     );
   }
-  return ID_CONTINUE.test(String.fromCodePoint(cp));
+  return (idContinue ??= /^\p{ID_Continue}$/u).test(String.fromCodePoint(cp));
 }
 
 const isDigit = (b: number | undefined): boolean => b !== undefined && b >= 0x30 && b <= 0x39;

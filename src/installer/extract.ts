@@ -57,7 +57,7 @@ import { chmod, type FileHandle, lstat, mkdir, open, rm } from 'node:fs/promises
 import { dirname } from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import * as zlib from 'node:zlib';
+import { createInflateRaw } from 'node:zlib';
 
 import { ErrorCode, isProvkitError, ProvkitError, systemErrorCode } from '../errors.js';
 import { swapDirInto } from '../fs/swap.js';
@@ -290,7 +290,7 @@ async function writeEntry(
   const sink = createWriteStream(dest, { flags: 'w', mode: 0o600 });
   try {
     if (e.method === METHOD_DEFLATE) {
-      const inflater = zlib.createInflateRaw({ chunkSize: 256 * 1024 });
+      const inflater = createInflateRaw({ chunkSize: 256 * 1024 });
       await pipeline(source, inflater, check, sink, signal ? { signal } : {});
     } else {
       await pipeline(source, check, sink, signal ? { signal } : {});
