@@ -121,16 +121,6 @@ export class PackagePlan {
     return p;
   }
 
-  /**
-   * Creates the plan's temporary directory now rather than at the first
-   * download: a run's work directory exists from its start, so every way out
-   * (close(), a signal, process exit) has it to remove, as for every other
-   * command (test/e2e/diagnostics.test.ts, "temporary files go on every way out").
-   */
-  async open(): Promise<void> {
-    await this.workDir();
-  }
-
   /** Removes the plan's temporary directory (call once, when every root is done). */
   async close(): Promise<void> {
     const work = this.work;
@@ -140,6 +130,12 @@ export class PackagePlan {
     this.forgetWork = undefined;
   }
 
+  /**
+   * The plan's temporary directory, created at the first download: a run that
+   * reads only local archives (a filesystem mirror) creates none. From its
+   * creation every way out (close(), a signal, process exit) removes it
+   * (test/e2e/diagnostics.test.ts, "temporary files go on every way out").
+   */
   private workDir(): Promise<string> {
     this.work ??= mkdtemp(join(tmpdir(), 'provkit-lock-')).then((dir) => {
       // Removed by close(); and at exit if the process ends without getting there (src/fs/cleanup.ts).

@@ -192,7 +192,6 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
       networkConcurrency: options.networkConcurrency ?? defaultNetworkConcurrency(),
       ...(options.hashStore ? { hashStore: options.hashStore } : {}),
     });
-  if (!options.plan) await plan.open();
   const failures: ProviderFailure[] = [];
   const results: PlatformLockResult[] = [];
   const changes: Array<{ provider: ProviderAddress; platform: Platform; change: LockChange }> = [];

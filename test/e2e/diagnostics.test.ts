@@ -187,12 +187,20 @@ describe('issue 11 #6: output whose reader went away (EPIPE)', () => {
 });
 
 describe('issue 11 #6: temporary files go on every way out', () => {
-  /** `lock` against a registry whose version list never answers, started and waited for until its TMPDIR work directory exists. */
+  /**
+   * `lock` against a registry whose archive stops halfway (the rest never
+   * comes), started and waited for until its TMPDIR work directory exists:
+   * the download is under way, its temporary file there.
+   */
   async function stalledLock(
     name: string,
   ): Promise<{ child: ReturnType<typeof spawn>; done: Promise<CliResult>; project: string }> {
     await reg.clearFaults();
-    await reg.setFault(await reg.path('versions', 'acme', 'good'), { kind: 'stall', phase: 'headers' });
+    await reg.setFault(
+      await reg.path('archive', 'acme', 'good', '1.0.0', 'linux_amd64'),
+      { kind: 'stall', phase: 'body' },
+      'archives',
+    );
     const project = w.project(name, { 'main.tf': requiresTf({ good: `${reg.host}/acme/good` }) });
     const child = spawn(process.execPath, [BIN, 'lock', '-platform=linux_amd64'], {
       cwd: project,

@@ -168,7 +168,6 @@ async function openPlan(a: RunArgs, events: (e: InstallerEvent) => void): Promis
     networkConcurrency: defaultNetworkConcurrency(),
     ...r.hashStore(),
   });
-  await plan.open();
   r.defer(() => plan.close());
   return plan;
 }
