@@ -28,6 +28,7 @@
  * cached. Packages carry no authentication: they are checked only against the
  * lock file (docs/reference.md §4.2 item 62).
  */
+import type { Dirent } from 'node:fs';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -201,26 +202,27 @@ export class FilesystemMirrorSource implements Source {
 
   /**
    * `filepath.Walk` below `dir` (whose path relative to the base is `rel`), in
-   * byte order. The entries of one directory are lstat'ed together (one
-   * round trip to the I/O threads instead of one per entry; a tiny lock's
-   * mirror walk was a chain of ~30 of them) and then visited in order, so the
-   * warnings, the first error and what is found are those of the sequential walk.
+   * byte order. Each entry's type (directory, symlink) is what Walk's lstat
+   * gives; it comes with the directory listing (the file system's d_type,
+   * Node lstat'ing an entry itself where the file system gives none), so a
+   * directory costs one round trip to the I/O threads, not one per entry (a
+   * tiny lock's mirror walk was a chain of ~30 of them; bench/PROFILE.md
+   * "Stop 26"). Entries are visited in order, so the warnings, the first
+   * error and what is found are those of the sequential walk.
    */
   private async walkDir(dir: string, rel: readonly string[], found: Map<string, Found[]>): Promise<void> {
-    let names: string[];
+    let entries: Dirent[];
     try {
-      names = (await readdir(dir)).sort(compareBytewise);
+      entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => compareBytewise(a.name, b.name));
     } catch (err) {
       throw this.walkError(dir, err);
     }
-    const stats = await Promise.allSettled(names.map((name) => lstat(join(dir, name))));
-    for (const [i, name] of names.entries()) {
+    for (const entry of entries) {
+      const name = entry.name;
       const full = join(dir, name);
       const parts = [...rel, name];
-      const st = stats[i]!;
-      if (st.status === 'rejected') throw this.walkError(full, st.reason);
-      const isSymlink = st.value.isSymbolicLink();
-      const isDir = st.value.isDirectory();
+      const isSymlink = entry.isSymbolicLink();
+      const isDir = entry.isDirectory();
       // eslint-disable-next-line no-await-in-loop -- a walk in order, like filepath.Walk
       await this.visit(full, parts, isSymlink, isDir, found);
       if (isDir && !isSymlink) {
@@ -289,7 +291,7 @@ export class FilesystemMirrorSource implements Source {
     if (parts.length !== 4 && parts.length !== 5) return;
 
     // The reference stats the path (following a link); for anything but a
-    // link, the walk's lstat already says the same.
+    // link, the entry's type from the walk already says the same.
     let isDir = isDirEntry;
     try {
       if (isSymlink) isDir = (await stat(full)).isDirectory();
