@@ -52,6 +52,8 @@ const NODE_FLOOR = 'Node floor (bench/node-floor.mjs), registry lock work';
 const NODE_E_0 = 'node -e 0';
 const TINY = 'provkit tiny lock (README demo, -fs-mirror)';
 const TINY_FLOOR = 'tiny Node floor (bench/tiny-floor.cjs)';
+// provkit's start-up alone: bin/ and the bundle loaded and evaluated, no command run.
+const TINY_LOAD = 'provkit --version (start-up only)';
 const WITH_CA = ', with NODE_EXTRA_CA_CERTS';
 const INCOMPRESSIBLE_BYTES = 200_000_000;
 
@@ -273,8 +275,9 @@ async function main(): Promise<number> {
         await once(NODE_E_0, [...clean, process.execPath, '-e', '0']);
         await once(TINY, [...clean, ...tinyArgs], removeLock);
         await once(TINY_FLOOR, [...clean, ...floorArgs]);
+        await once(TINY_LOAD, [...clean, process.execPath, join(ROOT, 'bin/provkit.js'), '--version']);
       }
-      for (const l of [`${NODE_E_0}${WITH_CA}`, `${TINY}${WITH_CA}`, NODE_E_0, TINY, TINY_FLOOR])
+      for (const l of [`${NODE_E_0}${WITH_CA}`, `${TINY}${WITH_CA}`, NODE_E_0, TINY, TINY_FLOOR, TINY_LOAD])
         if (rows.has(l)) show(l);
     }
     if (only.has('lock')) {
@@ -463,7 +466,8 @@ async function main(): Promise<number> {
     check(
       rows.has(NODE_E_0) ? Number(tinyRatio) <= 1.6 : undefined,
       `tiny lock / \`node -e 0\` wall = ${tinyRatio} (target ≤ 1.6), without NODE_EXTRA_CA_CERTS; CPU ${tinyCpuRatio}. ` +
-        `The tiny Node floor (bench/tiny-floor.cjs: the same packages' zh: and h1:, a lock file written atomically, nothing else) / \`node -e 0\` = ${ratio(wall(TINY_FLOOR), wall(NODE_E_0))}` +
+        `The tiny Node floor (bench/tiny-floor.cjs: the same packages' zh: and h1:, a lock file written atomically, nothing else) / \`node -e 0\` = ${ratio(wall(TINY_FLOOR), wall(NODE_E_0))}; ` +
+        `provkit's start-up alone (\`provkit --version\`) / \`node -e 0\` = ${ratio(wall(TINY_LOAD), wall(NODE_E_0))}` +
         (rows.has(`${TINY}${WITH_CA}`)
           ? `; with NODE_EXTRA_CA_CERTS as this environment sets it, tiny lock / \`node -e 0\` = ${ratio(wall(`${TINY}${WITH_CA}`), wall(`${NODE_E_0}${WITH_CA}`))}`
           : ''),
