@@ -3,7 +3,7 @@
 //
 // Why (issue 13, tiny lock ≤ 1.6 × `node -e 0`; bench/PROFILE.md "Stop 26"):
 // Node gives a piped stdout a net.Socket. Creating it loads node:net and its
-// stream machinery, ~8 ms of a ~160 ms tiny lock on the benchmark machine,
+// stream machinery, 5-8 ms of a ~150 ms tiny lock on the benchmark machine,
 // for what is on Linux a write made at once anyway (Node's docs, "A note on
 // process I/O": pipes, sockets and files are synchronous there). Writing the
 // bytes with fs.writeSync keeps that behaviour: the same bytes, in the same
