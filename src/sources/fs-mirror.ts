@@ -82,6 +82,8 @@ interface Found {
 /** See the module comment. */
 export class FilesystemMirrorSource implements Source {
   private scanned: Promise<Map<string, Found[]>> | undefined;
+  /** {@link providerOfDir}'s answers, by `HOST/NAMESPACE/TYPE` as spelled on disk. */
+  private readonly providerDirs = new Map<string, ProviderAddress | undefined>();
 
   constructor(private readonly options: FilesystemMirrorOptions) {}
 
@@ -249,46 +251,8 @@ export class FilesystemMirrorSource implements Source {
         );
       return;
     }
-    const [hostGiven = '', namespace = '', typeName = ''] = parts;
-    if (namespace !== LEGACY_NAMESPACE && !tryParseProviderPart(namespace).ok) {
-      if (parts.length === 3)
-        this.warn(
-          full,
-          `local provider path ${goQuote(full)} contains invalid namespace ${goQuote(namespace)}; ignoring`,
-        );
-      return;
-    }
-    const type = tryParseProviderPart(typeName);
-    if (!type.ok) {
-      if (parts.length === 3)
-        this.warn(full, `local provider path ${goQuote(full)} contains invalid type ${goQuote(typeName)}; ignoring`);
-      return;
-    }
-    const host = tryHostnameForComparison(hostGiven);
-    if (!host.ok) {
-      if (parts.length === 3)
-        this.warn(
-          full,
-          `local provider path ${goQuote(full)} contains invalid hostname ${goQuote(hostGiven)}; ignoring`,
-        );
-      return;
-    }
-    let provider: ProviderAddress;
-    if (namespace === LEGACY_NAMESPACE) {
-      if (host.hostname !== defaultRegistryHost(this.options.flavor)) {
-        if (parts.length === 3)
-          this.warn(
-            full,
-            `local provider path ${goQuote(full)} indicates a legacy provider not on the default registry host; ignoring`,
-          );
-        return;
-      }
-      provider = new ProviderAddress(host.hostname, LEGACY_NAMESPACE, type.value);
-    } else {
-      const ns = tryParseProviderPart(namespace);
-      provider = new ProviderAddress(host.hostname, ns.ok ? ns.value : namespace, type.value);
-    }
-    if (parts.length !== 4 && parts.length !== 5) return;
+    const provider = this.providerOfDir(full, parts);
+    if (provider === undefined || (parts.length !== 4 && parts.length !== 5)) return;
 
     // The reference stats the path (following a link); for anything but a
     // link, the entry's type from the walk already says the same.
@@ -363,6 +327,65 @@ export class FilesystemMirrorSource implements Source {
       filename: norm,
       location: { kind: 'local-archive', path: full },
     });
+  }
+
+  /**
+   * The provider of a directory `HOST/NAMESPACE/TYPE` (the first three
+   * `parts`), or undefined (with the reference's warning, given once, at the
+   * directory itself) when it names none. Resolved once per directory: the
+   * walk visits the directory before anything in it, and a hostname's IDNA
+   * mapping is the costly part (a mirror has thousands of entries below a
+   * handful of these directories).
+   */
+  private providerOfDir(full: string, parts: readonly string[]): ProviderAddress | undefined {
+    const key = `${parts[0] ?? ''}/${parts[1] ?? ''}/${parts[2] ?? ''}`;
+    if (this.providerDirs.has(key)) return this.providerDirs.get(key);
+    const provider = this.resolveProviderDir(full, parts);
+    this.providerDirs.set(key, provider);
+    return provider;
+  }
+
+  private resolveProviderDir(full: string, parts: readonly string[]): ProviderAddress | undefined {
+    const [hostGiven = '', namespace = '', typeName = ''] = parts;
+    if (namespace !== LEGACY_NAMESPACE && !tryParseProviderPart(namespace).ok) {
+      if (parts.length === 3)
+        this.warn(
+          full,
+          `local provider path ${goQuote(full)} contains invalid namespace ${goQuote(namespace)}; ignoring`,
+        );
+      return undefined;
+    }
+    const type = tryParseProviderPart(typeName);
+    if (!type.ok) {
+      if (parts.length === 3)
+        this.warn(full, `local provider path ${goQuote(full)} contains invalid type ${goQuote(typeName)}; ignoring`);
+      return undefined;
+    }
+    const host = tryHostnameForComparison(hostGiven);
+    if (!host.ok) {
+      if (parts.length === 3)
+        this.warn(
+          full,
+          `local provider path ${goQuote(full)} contains invalid hostname ${goQuote(hostGiven)}; ignoring`,
+        );
+      return undefined;
+    }
+    let provider: ProviderAddress;
+    if (namespace === LEGACY_NAMESPACE) {
+      if (host.hostname !== defaultRegistryHost(this.options.flavor)) {
+        if (parts.length === 3)
+          this.warn(
+            full,
+            `local provider path ${goQuote(full)} indicates a legacy provider not on the default registry host; ignoring`,
+          );
+        return undefined;
+      }
+      provider = new ProviderAddress(host.hostname, LEGACY_NAMESPACE, type.value);
+    } else {
+      const ns = tryParseProviderPart(namespace);
+      provider = new ProviderAddress(host.hostname, ns.ok ? ns.value : namespace, type.value);
+    }
+    return provider;
   }
 
   private add(
