@@ -12,10 +12,18 @@
 // or a pipe; CI runners give either.)
 //
 // Where Node's stream stays: a terminal (its width and colours come from
-// tty.WriteStream), /dev/null and other devices; and a pipe or socket that
-// turns out to be non-blocking (EAGAIN, as when a parent shares it with
-// O_NONBLOCK): from that write on, everything goes through Node's stream,
-// which waits for the reader, so nothing is reordered or lost.
+// tty.WriteStream), /dev/null and other devices. A pipe or a socket hands
+// over to Node's stream for good
+// - after its first 16 KiB (PIPE_BUDGET): a blocking write to a full pipe
+//   would stop the whole process (and its signal handling: the event loop
+//   waits in write(2)) until the reader reads, where Node's stream queues
+//   the output and the run goes on. Both writers' budgets together stay
+//   below the smallest pipe buffer Linux gives by default (64 KiB), so a
+//   direct write never waits for a reader that has read nothing; a run's
+//   human output is far below that, a long -json stream is not;
+// - when a write meets EAGAIN (a parent shared the pipe with O_NONBLOCK).
+// Node's stream then writes what is left in order, so nothing is reordered
+// or lost.
 //
 // Errors are reported as a stream reports them: an 'error' event on the next
 // tick (EPIPE when the reader went away, ENOSPC on a full disk, …), after
@@ -27,6 +35,9 @@
 
 const { fstatSync, writeSync } = require('node:fs');
 
+/** Bytes a pipe or socket takes directly before Node's stream takes over (see above). */
+const PIPE_BUDGET = 16 * 1024;
+
 /**
  * A writer for `fd` (1 or 2): direct when it is a pipe, a socket or a regular file,
  * else `stream()` (process.stdout or process.stderr, created only then).
@@ -35,15 +46,15 @@ const { fstatSync, writeSync } = require('node:fs');
  * written so far has left the process.
  */
 function outputFor(fd, stream) {
-  let direct;
+  let budget;
   try {
     const st = fstatSync(fd);
-    direct = st.isFIFO() || st.isSocket() || st.isFile();
+    budget = st.isFile() ? Infinity : st.isFIFO() || st.isSocket() ? PIPE_BUDGET : 0;
   } catch {
-    direct = false;
+    budget = 0;
   }
-  if (!direct) return streamWriter(stream());
-  return new DirectWriter(fd, stream);
+  if (budget === 0) return streamWriter(stream());
+  return new DirectWriter(fd, stream, budget);
 }
 
 /** Node's own stream, with the writer's flush(). */
@@ -56,10 +67,12 @@ function streamWriter(s) {
 }
 
 class DirectWriter {
-  constructor(fd, stream) {
+  constructor(fd, stream, budget) {
     this.fd = fd;
     this.stream = stream;
-    /** Node's stream, once a write met a non-blocking pipe (EAGAIN). */
+    /** Bytes still to be written directly (Infinity for a file). */
+    this.budget = budget;
+    /** Node's stream, once the budget is spent or a write met EAGAIN. */
     this.fallback = undefined;
     /** The first write error; later writes are dropped. */
     this.failed = undefined;
@@ -72,16 +85,14 @@ class DirectWriter {
     if (this.failed) return false;
     if (this.fallback) return this.fallback.write(text);
     const bytes = Buffer.from(text, 'utf8');
+    if (bytes.length > this.budget) return this.handOver(bytes);
+    this.budget -= bytes.length;
     let at = 0;
     while (at < bytes.length) {
       try {
         at += writeSync(this.fd, bytes, at, bytes.length - at);
       } catch (err) {
-        if (err && err.code === 'EAGAIN') {
-          this.fallback = this.stream();
-          for (const l of this.listeners) this.fallback.on('error', l);
-          return this.fallback.write(bytes.subarray(at));
-        }
+        if (err && err.code === 'EAGAIN') return this.handOver(bytes.subarray(at));
         if (err && err.code === 'EINTR') continue;
         this.failed = err;
         process.nextTick(() => {
@@ -91,6 +102,13 @@ class DirectWriter {
       }
     }
     return true;
+  }
+
+  /** From now on Node's stream writes, starting with `rest`. */
+  handOver(rest) {
+    this.fallback = this.stream();
+    for (const l of this.listeners) this.fallback.on('error', l);
+    return this.fallback.write(rest);
   }
 
   on(event, listener) {
@@ -116,4 +134,4 @@ class DirectWriter {
   }
 }
 
-module.exports = { outputFor };
+module.exports = { outputFor, PIPE_BUDGET };
