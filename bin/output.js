@@ -4,12 +4,12 @@
 // Why (issue 13, tiny lock ≤ 1.6 × `node -e 0`; bench/PROFILE.md "Stop 26"):
 // Node gives a piped stdout a net.Socket. Creating it loads node:net and its
 // stream machinery, 5-8 ms of a ~150 ms tiny lock on the benchmark machine,
-// for what is on Linux a write made at once anyway (Node's docs, "A note on
-// process I/O": pipes, sockets and files are synchronous there). Writing the
-// bytes with fs.writeSync keeps that behaviour: the same bytes, in the same
-// order, written before write() returns. (A shell's `|` is a pipe; a program
-// that spawns provkit with Node's or Python's pipes gives it a socket pair
-// or a pipe; CI runners give either.)
+// for what Linux writes at once anyway while the pipe has room (libuv writes
+// immediately and queues only what does not fit; a file Node writes
+// synchronously). Writing the bytes with fs.writeSync keeps that: the same
+// bytes, in the same order, written before write() returns. (A shell's `|`
+// is a pipe; a program that spawns provkit with Node's or Python's pipes
+// gives it a socket pair or a pipe; CI runners give either.)
 //
 // Where Node's stream stays: a terminal (its width and colours come from
 // tty.WriteStream), /dev/null and other devices. A pipe or a socket hands
