@@ -38,6 +38,15 @@ describe('goQuote = strconv.Quote', () => {
   it('writes a lone surrogate (which Go cannot hold) as U+FFFD', () => {
     expect(goQuote('a\ud800b')).toBe('"a\ufffdb"');
   });
+
+  it('writes printable ASCII (0x20-0x7e, IsPrint) raw and escapes the rest of ASCII', () => {
+    for (let cp = 0; cp < 0x80; cp++) {
+      const ch = String.fromCharCode(cp);
+      if (cp === 0x22 || cp === 0x5c) expect(goQuote(ch)).toBe(`"\\${ch}"`);
+      else if (cp >= 0x20 && cp < 0x7f) expect(goQuote(ch)).toBe(`"${ch}"`);
+      else expect(goQuote(ch)).toMatch(/^"\\[abfnrtv]"$|^"\\x[0-9a-f]{2}"$/);
+    }
+  });
 });
 
 describe('goTrimSpace = strings.TrimSpace', () => {
@@ -45,6 +54,14 @@ describe('goTrimSpace = strings.TrimSpace', () => {
     expect(goTrimSpace(' \t\n Hello, Gophers \n\t\r\n')).toBe('Hello, Gophers'); // ExampleTrimSpace
     expect(goTrimSpace('\u0085x\u3000')).toBe('x');
     expect(goTrimSpace('\ufeffx')).toBe('\ufeffx');
+  });
+
+  it('keeps a string whose ends are printable ASCII as it is, inner spaces included', () => {
+    expect(goTrimSpace('a b')).toBe('a b');
+    expect(goTrimSpace(' a')).toBe('a');
+    expect(goTrimSpace('a\u0085')).toBe('a');
+    expect(goTrimSpace('')).toBe('');
+    expect(goTrimSpace(' ')).toBe('');
   });
 });
 
