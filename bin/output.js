@@ -42,8 +42,7 @@ const PIPE_BUDGET = 16 * 1024;
  * A writer for `fd` (1 or 2): direct when it is a pipe, a socket or a regular file,
  * else `stream()` (process.stdout or process.stderr, created only then).
  * Either way it has write(text), on/off('error'), isTTY and columns as
- * src/cli/io.ts CliIO asks, and flush(): a promise settled once everything
- * written so far has left the process.
+ * src/cli/io.ts CliIO asks; {@link flushed} waits for what was written.
  */
 function outputFor(fd, stream) {
   let budget;
@@ -53,17 +52,18 @@ function outputFor(fd, stream) {
   } catch {
     budget = 0;
   }
-  if (budget === 0) return streamWriter(stream());
+  if (budget === 0) return stream();
   return new DirectWriter(fd, stream, budget);
 }
 
-/** Node's own stream, with the writer's flush(). */
-function streamWriter(s) {
-  if (typeof s.flush !== 'function') {
-    // (An empty write's callback runs once everything before it is written.)
-    s.flush = () => new Promise((resolve) => (s.destroyed ? resolve() : s.write('', () => resolve())));
-  }
-  return s;
+/** Settles once everything written through `writer` (one {@link outputFor} gave) has left the process. */
+function flushed(writer) {
+  return writer instanceof DirectWriter ? writer.flushed() : streamFlushed(writer);
+}
+
+/** {@link flushed} for Node's own stream: an empty write's callback runs once everything before it is written. */
+function streamFlushed(s) {
+  return new Promise((resolve) => (s.destroyed ? resolve() : s.write('', () => resolve())));
 }
 
 class DirectWriter {
@@ -129,9 +129,9 @@ class DirectWriter {
   }
 
   /** Everything is written when write() returns, unless Node's stream took over. */
-  flush() {
-    return this.fallback ? streamWriter(this.fallback).flush() : Promise.resolve();
+  flushed() {
+    return this.fallback ? streamFlushed(this.fallback) : Promise.resolve();
   }
 }
 
-module.exports = { outputFor, PIPE_BUDGET };
+module.exports = { outputFor, flushed, PIPE_BUDGET };

@@ -22,7 +22,7 @@
 
 // CommonJS (bin/package.json): see bin/load-cli.js for why.
 const { loadCli } = require('./load-cli.js');
-const { outputFor } = require('./output.js');
+const { outputFor, flushed } = require('./output.js');
 
 // stdout and stderr: written directly when they are pipes, sockets or files, Node's
 // streams otherwise (bin/output.js).
@@ -114,7 +114,7 @@ async function run() {
     // At most 2 s: a stuck stream must not keep a finished command from exiting.
     let timer;
     await Promise.race([
-      Promise.all([stdout.flush(), stderr.flush()]),
+      Promise.all([flushed(stdout), flushed(stderr)]),
       new Promise((resolve) => (timer = setTimeout(resolve, 2000))),
     ]);
     clearTimeout(timer);
