@@ -21,10 +21,12 @@ type Crc32 = (data: Uint8Array, value: number) => number;
 /** Chunks this large or larger take the fast implementation. */
 export const FAST_FROM = 64 * 1024;
 
+const requireHere = createRequire(import.meta.url);
+
 // Node's zlib.crc32 exists from Node 20.15 (and 22.2); a named import would not
 // link on an older Node 20, and a namespace import copies every export of
 // node:zlib at start-up in the bundle (esbuild's __toESM).
-const native = (createRequire(import.meta.url)('node:zlib') as { crc32?: Crc32 }).crc32;
+const native = (requireHere('node:zlib') as { crc32?: Crc32 }).crc32;
 
 let table: Uint32Array | undefined;
 function fallback(data: Uint8Array, value: number): number {
@@ -47,7 +49,7 @@ const small: Crc32 = native ?? fallback;
 function loadFast(): Crc32 | undefined {
   if (process.env['PROVKIT_CRC32'] === 'zlib') return undefined;
   try {
-    const { crc32: fast } = createRequire(import.meta.url)('@node-rs/crc32') as { crc32?: unknown };
+    const { crc32: fast } = requireHere('@node-rs/crc32') as { crc32?: unknown };
     if (typeof fast !== 'function') return undefined;
     const f = fast as (data: Uint8Array, value: number) => unknown;
     // Checked once against the implementation it replaces, on a chunk of its size class.
