@@ -27,12 +27,18 @@ export function goTrimSpace(s: string): string {
 
 /**
  * Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the
- * ASCII space. Printable ASCII (0x20-0x7e) is all of those; the class, which
- * costs ~0.4 ms to build, is built for the first other character.
+ * ASCII space only (so U+00A0 and the other spaces are not printable).
+ * Printable ASCII (0x20-0x7e) is all of those; the class, which costs ~0.4 ms
+ * to build (more at start-up, before ICU is warm), is built for the first
+ * other character. Used by {@link goQuote} and by hclwrite's quoting
+ * (src/hcl/write.ts).
  */
 let goPrintable: RegExp | undefined;
-const isGoPrintable = (cp: number): boolean =>
-  (cp >= 0x20 && cp < 0x7f) || (goPrintable ??= /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u).test(String.fromCodePoint(cp));
+export function isGoPrint(cp: number): boolean {
+  if (cp < 0x7f) return cp >= 0x20;
+  if (cp < 0xa0) return false;
+  return (goPrintable ??= /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u).test(String.fromCodePoint(cp));
+}
 
 /**
  * Go's `strconv.Quote` (the `%q` verb; `go/src/strconv/quote.go`): double
@@ -47,7 +53,7 @@ export function goQuote(s: string): string {
     if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
     if (cp === 0x22 || cp === 0x5c) {
       out += '\\' + ch;
-    } else if (isGoPrintable(cp)) {
+    } else if (isGoPrint(cp)) {
       out += String.fromCodePoint(cp);
     } else {
       switch (cp) {

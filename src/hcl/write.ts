@@ -19,15 +19,10 @@
  * for characters assigned in between.
  */
 
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u;
+import { isGoPrint } from '../go/index.js';
 
-/** Go's `unicode.IsPrint`. */
-export function isGoPrint(cp: number): boolean {
-  if (cp === 0x20) return true;
-  if (cp < 0x7f) return cp > 0x20;
-  if (cp < 0xa0) return false;
-  return PRINTABLE.test(String.fromCodePoint(cp));
-}
+// Part of this module's API since before Go's printability moved to src/go.
+export { isGoPrint };
 
 /** The body of a quoted literal for `s`, without the surrounding quotes. */
 export function escapeQuotedStringLit(s: string): string {
@@ -79,9 +74,19 @@ export function quoteStringLit(s: string): string {
   return `"${escapeQuotedStringLit(s)}"`;
 }
 
-/** Whether `name` is a valid HCL identifier (spec "Identifiers"), so usable unquoted as a name. */
+/**
+ * Whether `name` is a valid HCL identifier (spec "Identifiers": an `ID_Start`
+ * character or `_`, then `ID_Continue` characters or `-`), so usable unquoted
+ * as a name. In ASCII, `ID_Start` is the letters and `ID_Continue` the
+ * letters, digits and `_`, so an ASCII name is decided by {@link ASCII_IDENT};
+ * the Unicode class, which costs ~2 ms to build at start-up, is built for the
+ * first name that is not ASCII.
+ */
 export function isValidIdentifier(name: string): boolean {
-  return IDENT_RE.test(name);
+  if (ASCII_ONLY.test(name)) return ASCII_IDENT.test(name);
+  return (unicodeIdent ??= /^[\p{ID_Start}_][\p{ID_Continue}-]*$/u).test(name);
 }
 
-const IDENT_RE = /^[\p{ID_Start}_][\p{ID_Continue}-]*$/u;
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+const ASCII_IDENT = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+let unicodeIdent: RegExp | undefined;

@@ -66,7 +66,8 @@ export interface NodeFetch {
  * request is made, not when the adapter is created: a run that never goes to
  * the network (a lock from a filesystem mirror) does not load them.
  */
-const nodeRequire = createRequire(import.meta.url);
+let requireMade: NodeJS.Require | undefined;
+const nodeRequire = (name: string): unknown => (requireMade ??= createRequire(import.meta.url))(name);
 const tlsModule = (): typeof Tls => nodeRequire('node:tls') as typeof Tls;
 let fetchModule: Promise<typeof NodeFetchModule> | undefined;
 const loadFetch = (): Promise<typeof NodeFetchModule> => (fetchModule ??= import('node-fetch'));

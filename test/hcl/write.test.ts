@@ -82,4 +82,11 @@ describe('isValidIdentifier', () => {
     expect(['aws', 'google-beta', '_x', 'naïve', 'a1-b_2'].every(isValidIdentifier)).toBe(true);
     expect(['', '1a', '-a', 'a.b', 'a b', 'hashicorp/aws'].some(isValidIdentifier)).toBe(false);
   });
+  it('decides ASCII names as the Unicode classes do (its ASCII fast path)', () => {
+    const unicode = /^[\p{ID_Start}_][\p{ID_Continue}-]*$/u;
+    const ascii = Array.from({ length: 0x80 }, (_, c) => String.fromCharCode(c));
+    const names = ['', ...ascii, ...ascii.flatMap((a) => ['a', '_', '-', '1', 'é'].flatMap((b) => [a + b, b + a]))];
+    const disagree = names.filter((n) => isValidIdentifier(n) !== unicode.test(n));
+    expect(disagree).toEqual([]);
+  });
 });
