@@ -7,8 +7,15 @@
 export * from './hash.js';
 export * from './h1.js';
 export * from './zh.js';
-export { hashZipPackage, zhOfPackage, containsDotDot, isAbsoluteName, cleanEntryPath } from './zip-package.js';
-export type { FormResult, HashWarning, ZipPackageHashes, ZipHashOptions } from './zip-package.js';
+export {
+  hashZipForms,
+  hashZipPackage,
+  zhOfPackage,
+  containsDotDot,
+  isAbsoluteName,
+  cleanEntryPath,
+} from './zip-package.js';
+export type { FormResult, HashWarning, ZipForms, ZipPackageHashes, ZipHashOptions } from './zip-package.js';
 export { hashPackageDir, listPackageFiles } from './dir-package.js';
 export { DEFAULT_ZIP_LIMITS, type ZipLimits } from './zip-reader.js';
 export { createHashPool, type HashPool, type HashPoolOptions, type ZipStream } from './pool.js';

@@ -28,9 +28,9 @@ import { ErrorCode, ProvkitError, type SerializedError } from '../errors.js';
 import { DOWNLOAD_BLOCK } from '../net/blocks.js';
 import { hashPackageDir } from './dir-package.js';
 import { asHash, zhFromDigest, type Hash } from './hash.js';
-import { type FormResult, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
+import { type FormResult, type ZipForms, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
 import { ZhStream } from './zh.js';
-import { hashWithDigests, hashZipFileOnce, ZipStreamDigester } from './zip-stream.js';
+import { hashWithDigests, hashZipFileOnce, zipFormsFileOnce, ZipStreamDigester } from './zip-stream.js';
 
 export interface HashPoolOptions extends ZipHashOptions {
   /** Packages hashed at once; default `os.availableParallelism()`. 0 = no workers. */
@@ -60,6 +60,13 @@ export interface HashPoolOptions extends ZipHashOptions {
 export interface HashPool {
   /** `knownZh`: the archive's zh: when already computed from these bytes (not computed again). */
   hashZip(path: string, knownZh?: Hash): Promise<ZipPackageHashes>;
+  /**
+   * Both `h1:` forms of a zip without its `zh:` (zip-stream.ts
+   * `zipFormsFileOnce`): for a caller that records no `zh:` of the archive
+   * and keeps no hash store, one SHA-256 pass over its bytes less. Scheduled
+   * as {@link hashZip}.
+   */
+  hashZipForms(path: string): Promise<ZipForms>;
   hashDir(path: string): Promise<Hash>;
   /**
    * Hashes a zip while its bytes arrive (zip-stream.ts): put
@@ -116,7 +123,7 @@ export interface ZipStream {
 
 /** Messages between the pool and its workers (plain data only). */
 export type WorkerRequest =
-  | { id: number; kind: 'zip' | 'dir'; path: string; options: ZipHashOptions }
+  | { id: number; kind: 'zip' | 'forms' | 'dir'; path: string; options: ZipHashOptions }
   /**
    * A streamed archive: `stream-start`, then `stream-chunk`… (with
    * `stream-file` / `stream-file-done` around the chunks the worker writes,
@@ -177,21 +184,29 @@ class Spares {
 }
 
 type SerializedForm = { ok: true; hash: Hash } | { ok: false; error: SerializedError };
-export type SerializedZipHashes = Omit<ZipPackageHashes, 'h1' | 'h1Zip'> & {
+/** A `zip` job's {@link ZipPackageHashes} or a `forms` job's {@link ZipForms} (no `zh`), as plain data. */
+export type SerializedZipHashes = Omit<ZipForms, 'h1' | 'h1Zip'> & {
+  zh?: Hash;
   h1: SerializedForm;
   h1Zip: SerializedForm;
 };
 
-export function serializeZipHashes(r: ZipPackageHashes): SerializedZipHashes {
+export function serializeZipHashes(r: ZipForms | ZipPackageHashes): SerializedZipHashes {
   const form = (f: FormResult): SerializedForm => (f.ok ? f : { ok: false, error: f.error.toJSON() });
   return { ...r, h1: form(r.h1), h1Zip: form(r.h1Zip) };
 }
 
-function deserializeZipHashes(r: SerializedZipHashes): ZipPackageHashes {
+function deserializeForms(r: SerializedZipHashes): ZipForms {
   // Structured cloning drops the hashes' toString/toJSON (hash.ts asHash): given back here.
   const form = (f: SerializedForm): FormResult =>
     f.ok ? { ...f, hash: asHash(f.hash) } : { ok: false, error: ProvkitError.fromJSON(f.error) };
-  return { ...r, zh: asHash(r.zh), h1: form(r.h1), h1Zip: form(r.h1Zip) };
+  const { zh: _zh, ...rest } = r;
+  return { ...rest, h1: form(r.h1), h1Zip: form(r.h1Zip) };
+}
+
+function deserializeZipHashes(r: SerializedZipHashes): ZipPackageHashes {
+  if (r.zh === undefined) throw new ProvkitError(ErrorCode.WORKER_FAILED, `hash worker returned no zh: for ${r.path}`);
+  return { ...deserializeForms(r), zh: asHash(r.zh) };
 }
 
 export function toSerializedError(err: unknown): SerializedError {
@@ -468,6 +483,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   if (concurrency === 0) {
     return {
       hashZip: (path, knownZh) => hashZipFileOnce(path, withZh(zipOptions, knownZh)),
+      hashZipForms: (path) => zipFormsFileOnce(path, zipOptions),
       hashDir: (path) => hashPackageDir(path),
       streamZip: () => inProcessStream(zipOptions),
       shareUpTo: 1,
@@ -744,7 +760,11 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     };
   };
 
-  const submit = (kind: 'zip' | 'dir', path: string, options: ZipHashOptions = zipOptions): Promise<WorkerResponse> =>
+  const submit = (
+    kind: 'zip' | 'forms' | 'dir',
+    path: string,
+    options: ZipHashOptions = zipOptions,
+  ): Promise<WorkerResponse> =>
     new Promise((resolve, reject) => {
       if (closed) {
         reject(new ProvkitError(ErrorCode.ABORTED, 'hash pool is closed'));
@@ -784,6 +804,14 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       const r = await submit('zip', path, withZh(zipOptions, knownZh));
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return deserializeZipHashes(r.zip!);
+    },
+    async hashZipForms(path) {
+      // As hashZip: a small archive in this thread.
+      if (inThreadBytes > 0 && (await fileSize(path)) <= inThreadBytes)
+        return inThread(() => zipFormsFileOnce(path, zipOptions));
+      const r = await submit('forms', path);
+      if (!r.ok) throw ProvkitError.fromJSON(r.error);
+      return deserializeForms(r.zip!);
     },
     async hashDir(path) {
       const r = await submit('dir', path);

@@ -24,7 +24,7 @@ import {
   type WorkerResponse,
   type WorkerSpare,
 } from './pool.js';
-import { hashWithDigests, hashZipFileOnce, ZipStreamDigester } from './zip-stream.js';
+import { hashWithDigests, hashZipFileOnce, zipFormsFileOnce, ZipStreamDigester } from './zip-stream.js';
 
 const port = parentPort;
 if (!port) throw new Error('hashing/worker.js must run in a worker thread');
@@ -189,6 +189,8 @@ port.on('message', (req: WorkerRequest) => {
         try {
           if (job.kind === 'zip')
             return { id: job.id, ok: true, zip: serializeZipHashes(await hashZipFileOnce(job.path, job.options)) };
+          if (job.kind === 'forms')
+            return { id: job.id, ok: true, zip: serializeZipHashes(await zipFormsFileOnce(job.path, job.options)) };
           return { id: job.id, ok: true, dir: await hashPackageDir(job.path) };
         } catch (err) {
           return { id: job.id, ok: false, error: toSerializedError(err) };

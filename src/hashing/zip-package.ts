@@ -56,9 +56,14 @@ export interface HashWarning {
   readonly entries: readonly string[];
 }
 
-export interface ZipPackageHashes {
+/**
+ * Both `h1:` forms of a packed package and what reading it found: all of
+ * {@link ZipPackageHashes} but the `zh:` ({@link hashZipForms}, for a caller
+ * that records no `zh:` and so need not spend a SHA-256 pass over the
+ * archive's bytes on one).
+ */
+export interface ZipForms {
   readonly path: string;
-  readonly zh: Hash;
   /** The lock-file `h1:`: the package as extracted. */
   readonly h1: FormResult;
   /** The `h1:` over the entries as stored (what `providers mirror` writes to VERSION.json). */
@@ -67,6 +72,11 @@ export interface ZipPackageHashes {
   readonly entryCount: number;
   /** Sum of the recorded uncompressed sizes. */
   readonly uncompressedBytes: number;
+}
+
+/** The `zh:` and both `h1:` forms of a packed package ({@link hashZipPackage}). */
+export interface ZipPackageHashes extends ZipForms {
+  readonly zh: Hash;
 }
 
 export interface ZipHashOptions {
@@ -154,9 +164,18 @@ function asProvkitError(err: unknown, file: string): ProvkitError {
  */
 export async function hashZipPackage(path: string, options: ZipHashOptions = {}): Promise<ZipPackageHashes> {
   const zhPromise = options.knownZh ? Promise.resolve(options.knownZh) : zhOfPackage(path);
-  const formsPromise = computeForms(path, options.limits ?? DEFAULT_ZIP_LIMITS, options.streamed, options.bytes);
-  const [zh, forms] = await Promise.all([zhPromise, formsPromise]);
-  return { path, zh, ...forms };
+  const [zh, forms] = await Promise.all([zhPromise, hashZipForms(path, options)]);
+  return { ...forms, zh };
+}
+
+/**
+ * Both `h1:` forms of the archive at `path`, as {@link hashZipPackage} gives
+ * them, without its `zh:` (`options.knownZh` is not used). Never throws for a
+ * malformed archive or an unreadable file: each form carries its error.
+ */
+export async function hashZipForms(path: string, options: ZipHashOptions = {}): Promise<ZipForms> {
+  const forms = await computeForms(path, options.limits ?? DEFAULT_ZIP_LIMITS, options.streamed, options.bytes);
+  return { path, ...forms };
 }
 
 /**

@@ -45,7 +45,13 @@ import {
 } from './zip-format.js';
 import { zhFromDigest } from './hash.js';
 import { createRawInflater, rawInflaterAvailable } from './inflate.js';
-import { hashZipPackage, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
+import {
+  hashZipForms,
+  hashZipPackage,
+  type ZipForms,
+  type ZipHashOptions,
+  type ZipPackageHashes,
+} from './zip-package.js';
 import {
   DEFAULT_ZIP_LIMITS,
   RATIO_FLOOR_BYTES,
@@ -566,11 +572,41 @@ const FIRST_READ = 64 * 1024;
  */
 export async function hashZipFileOnce(path: string, options: ZipHashOptions = {}): Promise<ZipPackageHashes> {
   if (options.knownZh || options.streamed) return hashZipPackage(path, options);
+  const sha = createHash('sha256');
+  const pass = await readOnce(path, options, sha);
+  if (!pass) return hashZipPackage(path, options);
+  return hashZipPackage(path, { ...pass, knownZh: zhFromDigest(sha.digest()) });
+}
+
+/**
+ * Both `h1:` forms of an archive on disk from one sequential read, as
+ * {@link hashZipFileOnce} reads it, without the `zh:`: no SHA-256 of the
+ * archive's bytes (~13 % of the CPU of hashing the benchmark's 99 MB zips,
+ * ~40 % for an incompressible one; bench/PROFILE.md "Stop 27"). The result
+ * equals {@link hashZipForms}'s.
+ */
+export async function zipFormsFileOnce(path: string, options: ZipHashOptions = {}): Promise<ZipForms> {
+  if (options.streamed) return hashZipForms(path, options);
+  return hashZipForms(path, (await readOnce(path, options, undefined)) ?? options);
+}
+
+/**
+ * Reads `path` once, sequentially, into `sha` (when given) and a
+ * {@link ZipStreamDigester}; returns the options for the authoritative pass
+ * (`options` with the digester's hints, or with the whole archive when the
+ * first read held all of it), or undefined when the file could not be read
+ * (the authoritative pass then raises the error).
+ */
+async function readOnce(
+  path: string,
+  options: ZipHashOptions,
+  sha: ReturnType<typeof createHash> | undefined,
+): Promise<ZipHashOptions | undefined> {
   let fh;
   try {
     fh = await open(path, 'r');
   } catch {
-    return hashZipPackage(path, options);
+    return undefined;
   }
   // The digester hands back only chunks given to it, so a whole block is one
   // of ours (the first read and the last, short one are not reused). Nothing
@@ -578,7 +614,6 @@ export async function hashZipFileOnce(path: string, options: ZipHashOptions = {}
   // fallback of the inflater), each is garbage once the digester is done with it.
   const free: Buffer[] = [];
   let digester: ZipStreamDigester | undefined;
-  const sha = createHash('sha256');
   // The first read, held back from the digester until the next read says
   // whether it was the whole archive.
   let first: Buffer | undefined;
@@ -590,7 +625,7 @@ export async function hashZipFileOnce(path: string, options: ZipHashOptions = {}
       const { bytesRead } = await fh.read(buf, 0, want, pos);
       if (bytesRead === 0) break;
       const chunk = bytesRead === want ? buf : buf.subarray(0, bytesRead);
-      sha.update(chunk);
+      sha?.update(chunk);
       pos += bytesRead;
       if (pos === bytesRead) {
         first = chunk;
@@ -607,11 +642,13 @@ export async function hashZipFileOnce(path: string, options: ZipHashOptions = {}
     }
   } catch {
     digester?.stop();
-    return hashZipPackage(path, options);
+    return undefined;
   } finally {
     await fh.close().catch(() => undefined);
   }
-  const knownZh = zhFromDigest(sha.digest());
-  if (digester) return hashWithDigests(path, digester, { ...options, knownZh });
-  return hashZipPackage(path, first ? { ...options, knownZh, bytes: first } : { ...options, knownZh });
+  if (digester) {
+    const streamed = await digester.end();
+    return streamed ? { ...options, streamed } : options;
+  }
+  return first ? { ...options, bytes: first } : options;
 }

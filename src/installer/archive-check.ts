@@ -15,7 +15,7 @@
  * download URL or the filesystem-mirror file ({@link FetchedArchive.from}).
  */
 import { ProvkitError } from '../errors.js';
-import type { Hash, ZipPackageHashes } from '../hashing/index.js';
+import type { Hash, ZipForms, ZipPackageHashes } from '../hashing/index.js';
 
 /** `err`, about the copy at `copy`, restated about `from` (a URL or a path). */
 export function namedBySource(err: ProvkitError, copy: string, from: string): ProvkitError {
@@ -35,7 +35,7 @@ export function namedBySource(err: ProvkitError, copy: string, from: string): Pr
  * The zip's extracted-form `h1:`, or the refusal `hash`, `lock` and
  * `install` give for it (that form's error), named by `from`.
  */
-export function requireExtractable(zip: ZipPackageHashes, from: string): Hash {
+export function requireExtractable(zip: ZipForms, from: string): Hash {
   if (!zip.h1.ok) throw namedBySource(zip.h1.error, zip.path, from);
   return zip.h1.hash;
 }

@@ -34,6 +34,7 @@ import {
   expectedZh,
   fetchPackage,
   storedArchive,
+  type FetchedForms,
   type FetchedPackage,
   type Source,
   type TrustedHash,
@@ -41,6 +42,9 @@ import {
 import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 import { type ShareLimit, sharingLimit } from './share-limit.js';
+
+/** What a package's fetch gives the plan (a local archive read for its `h1:` forms alone, FetchOptions.hashZipForms). */
+type Fetched = FetchedPackage | FetchedForms;
 
 /** What the plan needs (the fetching part of `FetchRunOptions`). */
 export interface PackagePlanOptions {
@@ -176,7 +180,7 @@ export class PackagePlan {
     // its metadata's network slot is released, so every local package of a
     // run reaches the hash pool at once and the pool balances the batch over
     // the cores (pool.ts `shareUpTo`; bench/PROFILE.md, issue 13).
-    const got: FetchedPackage | (() => Promise<FetchedPackage>) = await this.network(async () => {
+    const got: Fetched | (() => Promise<Fetched>) = await this.network(async () => {
       const meta = await options.source.packageMeta(provider, version, platform, options.signal);
       for (const w of meta.warnings)
         events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
@@ -194,8 +198,8 @@ export class PackagePlan {
       // Anything else is fetched into a directory of its own.
       const dir =
         meta.location.kind === 'local-archive' ? undefined : await mkdtemp(join(await this.workDir(), `pkg-${n}-`));
-      const fetch = async (): Promise<FetchedPackage> => {
-        let got: FetchedPackage;
+      const fetch = async (): Promise<Fetched> => {
+        let got: Fetched;
         try {
           got = await fetchPackage(meta, {
             ...(dir === undefined ? {} : { destPath: join(dir, meta.filename) }),
@@ -203,6 +207,9 @@ export class PackagePlan {
             ...(options.signal ? { signal: options.signal } : {}),
             hashZip: (path) =>
               meta.location.kind === 'local-archive' ? this.hashLocal(path) : options.pool.hashZip(path),
+            // Without a hash store nothing needs a local archive's zh: (a lock
+            // records none of a filesystem mirror's): its h1: forms alone.
+            ...(options.hashStore ? {} : { hashZipForms: (path: string) => options.pool.hashZipForms(path) }),
             streamZip: () => options.pool.streamZip(),
             events: packageNetEvents(events, provider, version, platform),
           });
@@ -231,8 +238,9 @@ export class PackagePlan {
       reused: false,
       stored,
     });
+    const kind: LockedPackage['kind'] = fetched.kind === 'dir' ? 'dir' : 'archive';
     const done = {
-      kind: fetched.kind,
+      kind,
       hashes: fetched.hashes,
       label: fetched.label,
       keyId: fetched.kind === 'archive' ? fetched.keyId : undefined,
@@ -242,8 +250,8 @@ export class PackagePlan {
     // The archive is not needed once hashed (a stored one is the store's own file).
     const temporary = !stored && this.work !== undefined && fetched.path.startsWith(await this.work);
     try {
-      const zip = fetched.zipHashes;
-      if (!stored) await options.hashStore?.put(zip, platform.toString());
+      const zip = fetched.kind === 'archive' ? fetched.zipHashes : fetched.forms;
+      if (!stored && fetched.kind === 'archive') await options.hashStore?.put(fetched.zipHashes, platform.toString());
       const h1 = requireExtractable(zip, fetched.from);
       for (const w of zip.warnings)
         events({

@@ -66,6 +66,7 @@ import {
   makeHash,
   ZhStream,
   type Hash,
+  type ZipForms,
   type ZipPackageHashes,
   type ZipStream,
 } from '../hashing/index.js';
@@ -101,6 +102,15 @@ export interface FetchOptions {
    * from the store. Hashes computed here are added to it.
    */
   readonly hashStore?: HashStore;
+  /**
+   * Both `h1:` forms of a zip without its `zh:` (a pool's `hashZipForms`).
+   * A local archive read in place (no `destPath`) that has nothing to
+   * authenticate (a filesystem mirror's) and no `hashStore` to go into is
+   * read with it: the result is a {@link FetchedForms}, and no SHA-256 pass
+   * is spent on a `zh:` nobody records (a `lock` from a filesystem mirror
+   * without a hash store; issue 13). Every other fetch is as without it.
+   */
+  readonly hashZipForms?: (path: string) => Promise<ZipForms>;
 }
 
 /** The package a fetch was for. */
@@ -139,6 +149,24 @@ export interface FetchedArchive {
    * `path` is then the store entry, not an archive.
    */
   readonly stored?: boolean;
+  readonly warnings: readonly string[];
+}
+
+/**
+ * A local archive read in place for its `h1:` forms alone
+ * ({@link FetchOptions.hashZipForms}): nothing to authenticate, so no
+ * `zh:` was computed. Checked as a {@link FetchedArchive} is (the same file
+ * before and after the read).
+ */
+export interface FetchedForms {
+  readonly kind: 'archive-forms';
+  readonly identity: PackageIdentity;
+  readonly path: string;
+  readonly size: number;
+  readonly from: string;
+  readonly hashes: readonly TrustedHash[];
+  readonly label: ReturnType<typeof authenticationLabel>;
+  readonly forms: ZipForms;
   readonly warnings: readonly string[];
 }
 
@@ -266,7 +294,15 @@ function locationContext(meta: PackageMeta): { url?: string; file?: string } {
  *   `destPath` exists), `USAGE` (missing `destPath`/`http`), each naming
  *   provider, version, platform and URL or file.
  */
-export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}): Promise<FetchedPackage> {
+export async function fetchPackage(
+  meta: PackageMeta,
+  options?: FetchOptions & { readonly hashZipForms?: undefined },
+): Promise<FetchedPackage>;
+export async function fetchPackage(meta: PackageMeta, options: FetchOptions): Promise<FetchedPackage | FetchedForms>;
+export async function fetchPackage(
+  meta: PackageMeta,
+  options: FetchOptions = {},
+): Promise<FetchedPackage | FetchedForms> {
   const ctx = { provider: meta.provider, version: meta.version, platform: meta.platform, ...locationContext(meta) };
   const identity: PackageIdentity = { provider: meta.provider, version: meta.version, platform: meta.platform };
   const loc = meta.location;
@@ -286,6 +322,8 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
   let inPlace: { zh: Hash; size: number } | undefined;
   let verified: Verified | undefined;
   let zipHashes: ZipPackageHashes | undefined;
+  /** The forms alone, read in place for a caller that records no `zh:` (FetchOptions.hashZipForms). */
+  let formsOnly: ZipForms | undefined;
   let path: string;
   let size: number;
   let from: string;
@@ -385,15 +423,21 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       // inode), else the hashes might describe two different contents.
       options.signal?.throwIfAborted();
       const before = await stat(loc.path);
-      const hashes = await plainHashZip(loc.path);
+      // Nothing needs the archive's zh: (no authentication, no store, a caller that records none).
+      const formsOf =
+        meta.authentication === undefined && options.hashStore === undefined ? options.hashZipForms : undefined;
+      const hashes = formsOf ? undefined : await plainHashZip(loc.path);
+      formsOnly = formsOf ? await formsOf(loc.path) : undefined;
       const after = await stat(loc.path);
       if (!sameFile(before, after)) {
         throw sourceError(ErrorCode.IO, `${loc.path} changed while it was being read`, ctx);
       }
       options.signal?.throwIfAborted();
-      inPlace = { zh: hashes.zh, size: before.size };
-      verified = await authenticateArchive(meta, loc.path, inPlace, () => Promise.resolve(hashes));
-      zipHashes = stored && stored.zh.text === hashes.zh.text ? stored : hashes;
+      if (hashes) {
+        inPlace = { zh: hashes.zh, size: before.size };
+        verified = await authenticateArchive(meta, loc.path, inPlace, () => Promise.resolve(hashes));
+        zipHashes = stored && stored.zh.text === hashes.zh.text ? stored : hashes;
+      }
       path = loc.path;
       size = before.size;
       from = loc.path;
@@ -430,7 +474,8 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
     }
     // Only results computed here go to the store (a store hit came from it),
     // with the platform they were fetched for (a hint, hashing/store.ts).
-    if (zipHashes !== stored) await options.hashStore?.put(zipHashes!, meta.platform.toString());
+    if (zipHashes !== undefined && zipHashes !== stored)
+      await options.hashStore?.put(zipHashes, meta.platform.toString());
   } catch (err) {
     stream?.abort();
     if (claimed !== undefined) await rm(claimed, { force: true });
@@ -454,6 +499,20 @@ export async function fetchPackage(meta: PackageMeta, options: FetchOptions = {}
       ...ctx,
       cause: err,
     });
+  }
+  if (formsOnly !== undefined) {
+    const hashes = [...meta.reportedHashes];
+    return {
+      kind: 'archive-forms',
+      identity,
+      path,
+      size,
+      from,
+      hashes,
+      label: authenticationLabel(hashes),
+      forms: formsOnly,
+      warnings: [...meta.warnings],
+    };
   }
   const final = inPlace ?? got;
   if (final === undefined) throw new ProvkitError(ErrorCode.IO, 'internal: the archive was not hashed');
@@ -508,14 +567,14 @@ async function claimDestination(dest: string): Promise<string> {
  * @throws {ProvkitError} `IO` ("internal: …") on a mismatch.
  */
 export function checkFetchedFor(
-  fetched: FetchedPackage,
+  fetched: FetchedPackage | FetchedForms,
   provider: ProviderAddress,
   version: Version,
   platform: Platform,
 ): void {
   const id = fetched.identity;
   const same = id.provider.equals(provider) && id.version.equals(version) && id.platform.equals(platform);
-  const zhOk = fetched.kind === 'dir' || fetched.zipHashes.zh.text === fetched.zh.text;
+  const zhOk = fetched.kind !== 'archive' || fetched.zipHashes.zh.text === fetched.zh.text;
   if (same && zhOk) return;
   const what = `${provider.toString()} ${version.toString()} ${platform.toString()}`;
   throw new ProvkitError(

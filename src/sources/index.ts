@@ -35,7 +35,14 @@ export type {
   TrustedHash,
 } from './source.js';
 export { authenticateArchive, checkFetchedFor, expectedZh, fetchPackage, storedArchive } from './fetch.js';
-export type { FetchedArchive, FetchedDirectory, FetchedPackage, FetchOptions, PackageIdentity } from './fetch.js';
+export type {
+  FetchedArchive,
+  FetchedDirectory,
+  FetchedForms,
+  FetchedPackage,
+  FetchOptions,
+  PackageIdentity,
+} from './fetch.js';
 export { FilesystemMirrorSource } from './fs-mirror.js';
 export type { FilesystemMirrorOptions, ScanWarning } from './fs-mirror.js';
 export { chainCredentials, credentialsFromEnv, staticCredentials } from './credentials.js';
