@@ -433,7 +433,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       ...(meta.location.kind === 'http' ? { destPath: join(await mkdtemp(join(work, 'pkg-')), meta.filename) } : {}),
       ...(options.http ? { http: options.http } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
-      hashZip: (path) => pool.hashZip(path),
+      hashZip: (path, knownZh) => pool.hashZip(path, knownZh),
       streamZip: () => pool.streamZip(),
       ...(options.hashStore ? { hashStore: options.hashStore } : {}),
       events: packageNetEvents(events, provider, version, platform),

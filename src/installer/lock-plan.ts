@@ -205,8 +205,8 @@ export class PackagePlan {
             ...(dir === undefined ? {} : { destPath: join(dir, meta.filename) }),
             ...(options.http ? { http: options.http } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
-            hashZip: (path) =>
-              meta.location.kind === 'local-archive' ? this.hashLocal(path) : options.pool.hashZip(path),
+            hashZip: (path, knownZh) =>
+              meta.location.kind === 'local-archive' ? this.hashLocal(path) : options.pool.hashZip(path, knownZh),
             // Without a hash store nothing needs a local archive's zh: (a lock
             // records none of a filesystem mirror's): its h1: forms alone.
             ...(options.hashStore ? {} : { hashZipForms: (path: string) => options.pool.hashZipForms(path) }),

@@ -301,7 +301,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
           destPath: stagedDest,
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
-          hashZip: (p) => options.pool.hashZip(p),
+          hashZip: (p, knownZh) => options.pool.hashZip(p, knownZh),
           streamZip: () => options.pool.streamZip(),
           ...(options.hashStore ? { hashStore: options.hashStore } : {}),
           events: packageNetEvents(events, provider, version, platform),

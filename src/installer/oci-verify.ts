@@ -137,10 +137,13 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
               }
               let fetched;
               try {
+                // Hashed by the pool as the blob arrives (fetched.zipHashes): one pass over its bytes.
                 fetched = await fetchPackage(meta, {
                   destPath: join(work, `${packages++}-${meta.filename}`),
                   http: options.http,
                   ...(options.signal ? { signal: options.signal } : {}),
+                  hashZip: (p, knownZh) => options.pool.hashZip(p, knownZh),
+                  streamZip: () => options.pool.streamZip(),
                 });
               } catch (err) {
                 problem(
@@ -154,7 +157,7 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
               }
               if (fetched.kind !== 'archive') return;
               path = fetched.path;
-              const zip = await options.pool.hashZip(fetched.path, fetched.zh);
+              const zip = fetched.zipHashes;
               if (!zip.h1.ok) {
                 problem(
                   provider,

@@ -86,8 +86,13 @@ export interface FetchOptions {
   readonly http?: HttpClient;
   readonly signal?: AbortSignal;
   readonly events?: NetEvents;
-  /** Hashes a zip when a mirror lists only `h1:` hashes (default `hashZipPackage`; pass a worker pool's). */
-  readonly hashZip?: (path: string) => Promise<ZipPackageHashes>;
+  /**
+   * Hashes a zip (default `hashZipPackage`; pass a worker pool's). `knownZh`:
+   * the `zh:` of these very bytes, computed as they were written to the
+   * fetch's own file (not computed again, as a streaming job's `finish` is
+   * given it).
+   */
+  readonly hashZip?: (path: string, knownZh?: Hash) => Promise<ZipPackageHashes>;
   /**
    * Hash the archive while it is fetched (a pool's `streamZip`): the result
    * comes back as {@link FetchedArchive.zipHashes}, so the caller need not
@@ -316,7 +321,8 @@ export async function fetchPackage(
       warnings: [...meta.warnings],
     };
   }
-  const plainHashZip = options.hashZip ?? hashZipPackage;
+  const plainHashZip =
+    options.hashZip ?? ((p: string, knownZh?: Hash) => hashZipPackage(p, knownZh ? { knownZh } : {}));
   let zh: ZhStream | undefined;
   /** A local archive read in place: its `zh:` and size, from the hashing job. */
   let inPlace: { zh: Hash; size: number } | undefined;
@@ -353,7 +359,7 @@ export async function fetchPackage(
   let got: { zh: Hash; size: number } | undefined;
   /** The streamed job's result for the written file (once), else the plain hasher. */
   const hashZip = (p: string): Promise<ZipPackageHashes> => {
-    if (!stream) return plainHashZip(p);
+    if (!stream) return plainHashZip(p, got?.zh);
     streamed ??= stream.finish(p, got?.zh);
     return streamed;
   };

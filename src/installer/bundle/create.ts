@@ -186,7 +186,7 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
                   ...(destPath === undefined ? {} : { destPath }),
                   ...(options.http ? { http: options.http } : {}),
                   ...(options.signal ? { signal: options.signal } : {}),
-                  hashZip: (p) => options.pool.hashZip(p),
+                  hashZip: (p, knownZh) => options.pool.hashZip(p, knownZh),
                   streamZip: () => options.pool.streamZip(),
                 }),
               );
