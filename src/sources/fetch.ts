@@ -163,17 +163,10 @@ export interface FetchedArchive {
  * `zh:` was computed. Checked as a {@link FetchedArchive} is (the same file
  * before and after the read).
  */
-export interface FetchedForms {
+export type FetchedForms = Omit<FetchedArchive, 'kind' | 'zh' | 'zipHashes' | 'keyId' | 'stored'> & {
   readonly kind: 'archive-forms';
-  readonly identity: PackageIdentity;
-  readonly path: string;
-  readonly size: number;
-  readonly from: string;
-  readonly hashes: readonly TrustedHash[];
-  readonly label: ReturnType<typeof authenticationLabel>;
   readonly forms: ZipForms;
-  readonly warnings: readonly string[];
-}
+};
 
 /** An unpacked directory from a filesystem mirror: not copied, nothing to authenticate. */
 export interface FetchedDirectory {
