@@ -323,7 +323,10 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
     if (layer === undefined) {
       events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
       const fetched = await network(async () => {
+        // The archive is published as it is: its bytes and zh: (the blob's
+        // digest), not its h1: forms (FetchOptions.forms).
         const f = await fetchPackage(meta, {
+          forms: false,
           ...(meta.location.kind === 'http' ? { destPath: join(work, `${n}-${meta.filename}`) } : {}),
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
@@ -332,7 +335,7 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
               events({ type: 'fetch_progress', provider, version, platform, bytes: e.received, total: e.total }),
           },
         });
-        if (f.kind !== 'archive') {
+        if (f.kind === 'dir') {
           throw new ProvkitError(
             ErrorCode.USAGE,
             `${provider.toString()} ${version.toString()} for ${platform.toString()} is an unpacked directory in the source; an OCI mirror needs its zip`,

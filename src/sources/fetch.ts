@@ -62,6 +62,7 @@ import {
 } from '../errors.js';
 import {
   hashZipPackage,
+  zhOfPackage,
   type HashStore,
   makeHash,
   ZhStream,
@@ -116,6 +117,14 @@ export interface FetchOptions {
    * without a hash store; issue 13). Every other fetch is as without it.
    */
   readonly hashZipForms?: (path: string) => Promise<ZipForms>;
+  /**
+   * `false`: the caller uses the archive's bytes and `zh:` only (`mirror
+   * oci://` publishes them as they are), so its `h1:` forms are not computed
+   * (an inflate and a SHA-256 of everything it holds) unless authentication
+   * needs them (a network mirror that lists only `h1:`). The result is a
+   * {@link FetchedBytes}. Authentication is the same.
+   */
+  readonly forms?: false;
 }
 
 /** The package a fetch was for. */
@@ -167,6 +176,9 @@ export type FetchedForms = Omit<FetchedArchive, 'kind' | 'zh' | 'zipHashes' | 'k
   readonly kind: 'archive-forms';
   readonly forms: ZipForms;
 };
+
+/** A fetched, authenticated archive whose `h1:` forms were not asked for ({@link FetchOptions.forms}). */
+export type FetchedBytes = Omit<FetchedArchive, 'kind' | 'zipHashes'> & { readonly kind: 'archive-bytes' };
 
 /** An unpacked directory from a filesystem mirror: not copied, nothing to authenticate. */
 export interface FetchedDirectory {
@@ -294,13 +306,20 @@ function locationContext(meta: PackageMeta): { url?: string; file?: string } {
  */
 export async function fetchPackage(
   meta: PackageMeta,
-  options?: FetchOptions & { readonly hashZipForms?: undefined },
+  options?: FetchOptions & { readonly hashZipForms?: undefined; readonly forms?: undefined },
 ): Promise<FetchedPackage>;
-export async function fetchPackage(meta: PackageMeta, options: FetchOptions): Promise<FetchedPackage | FetchedForms>;
+export async function fetchPackage(
+  meta: PackageMeta,
+  options: FetchOptions & { readonly hashZipForms?: undefined; readonly forms: false },
+): Promise<FetchedBytes | FetchedDirectory>;
+export async function fetchPackage(
+  meta: PackageMeta,
+  options: FetchOptions & { readonly forms?: undefined },
+): Promise<FetchedPackage | FetchedForms>;
 export async function fetchPackage(
   meta: PackageMeta,
   options: FetchOptions = {},
-): Promise<FetchedPackage | FetchedForms> {
+): Promise<FetchedPackage | FetchedForms | FetchedBytes> {
   const ctx = { provider: meta.provider, version: meta.version, platform: meta.platform, ...locationContext(meta) };
   const identity: PackageIdentity = { provider: meta.provider, version: meta.version, platform: meta.platform };
   const loc = meta.location;
@@ -362,8 +381,11 @@ export async function fetchPackage(
    */
   const check = async (p: string, got: { zh: Hash; size: number }): Promise<void> => {
     verified = await authenticateArchive(meta, p, got, hashZip);
-    zipHashes = stored && stored.zh.text === got.zh.text ? stored : (verified.zipHashes ?? (await hashZip(p)));
-    if (zipHashes.zh.text !== got.zh.text) {
+    zipHashes =
+      stored && stored.zh.text === got.zh.text
+        ? stored
+        : (verified.zipHashes ?? (options.forms === false ? undefined : await hashZip(p)));
+    if (zipHashes !== undefined && zipHashes.zh.text !== got.zh.text) {
       // The file is not (or no longer) the bytes the stream hashed: a local
       // archive changed while it was read, or a bug.
       throw sourceError(
@@ -425,8 +447,11 @@ export async function fetchPackage(
       // Nothing needs the archive's zh: (no authentication, no store, a caller that records none).
       const formsOf =
         meta.authentication === undefined && options.hashStore === undefined ? options.hashZipForms : undefined;
-      const hashes = formsOf ? undefined : await plainHashZip(loc.path);
+      // The bytes and zh: alone (FetchOptions.forms).
+      const zhOnly = !formsOf && options.forms === false;
+      const hashes = formsOf || zhOnly ? undefined : await plainHashZip(loc.path);
       formsOnly = formsOf ? await formsOf(loc.path) : undefined;
+      const onlyZh = zhOnly ? await zhOfPackage(loc.path) : undefined;
       const after = await stat(loc.path);
       if (!sameFile(before, after)) {
         throw sourceError(ErrorCode.IO, `${loc.path} changed while it was being read`, ctx);
@@ -436,6 +461,9 @@ export async function fetchPackage(
         inPlace = { zh: hashes.zh, size: before.size };
         verified = await authenticateArchive(meta, loc.path, inPlace, () => Promise.resolve(hashes));
         zipHashes = stored && stored.zh.text === hashes.zh.text ? stored : hashes;
+      } else if (onlyZh) {
+        inPlace = { zh: onlyZh, size: before.size };
+        verified = await authenticateArchive(meta, loc.path, inPlace, (p) => plainHashZip(p, onlyZh));
       }
       path = loc.path;
       size = before.size;
@@ -518,6 +546,20 @@ export async function fetchPackage(
   const hashes: TrustedHash[] = [...meta.reportedHashes, ...(verified?.hashes ?? [])];
   const auth = meta.authentication;
   const keyId = auth?.kind === 'registry' && auth.signature.kind === 'signed' ? auth.signature.keyId : undefined;
+  if (options.forms === false) {
+    return {
+      kind: 'archive-bytes',
+      identity,
+      path,
+      zh: final.zh,
+      size,
+      from,
+      hashes,
+      label: authenticationLabel(hashes),
+      ...(keyId === undefined ? {} : { keyId }),
+      warnings: [...meta.warnings],
+    };
+  }
   return {
     kind: 'archive',
     identity,
@@ -566,7 +608,7 @@ async function claimDestination(dest: string): Promise<string> {
  * @throws {ProvkitError} `IO` ("internal: …") on a mismatch.
  */
 export function checkFetchedFor(
-  fetched: FetchedPackage | FetchedForms,
+  fetched: FetchedPackage | FetchedForms | FetchedBytes,
   provider: ProviderAddress,
   version: Version,
   platform: Platform,

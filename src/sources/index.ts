@@ -38,6 +38,7 @@ export { authenticateArchive, checkFetchedFor, expectedZh, fetchPackage, storedA
 export type {
   FetchedArchive,
   FetchedDirectory,
+  FetchedBytes,
   FetchedForms,
   FetchedPackage,
   FetchOptions,
