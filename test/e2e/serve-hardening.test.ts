@@ -487,8 +487,15 @@ describe('issue 11 #15: serve memory and connections', () => {
     expect(data.length - headerEnd - 4).toBeLessThan(size);
     expect(data.slice(headerEnd)).not.toContain('HTTP/1.1 ');
     expect(closed).toBe(true);
+    // The server logs the error once its pipeline has unwound, which may be
+    // just after the connection closed: wait for the line (up to 10 s) before
+    // stopping it, or a SIGTERM sent at once can end it first (seen in CI).
+    const logged = /Error serving .*terraform-provider-demo_5\.0\.0_linux_amd64\.zip: .*changed while/;
+    for (let waited = 0; !logged.test(s.stderr()) && waited < 10_000; waited += 20) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
     await s.stop();
-    expect(s.stderr()).toMatch(/Error serving .*terraform-provider-demo_5\.0\.0_linux_amd64\.zip: .*changed while/);
+    expect(s.stderr()).toMatch(logged);
   }, 60_000);
 
   it('the access log does not record query strings', async () => {

@@ -1,6 +1,7 @@
 // Starts `provkit serve` as a child process and reads the URL from its first
 // stdout line (with -json: the first after the `version` message, which
-// every -json stream starts with); `stop()` sends SIGTERM and waits for the exit.
+// every -json stream starts with); `stop()` sends SIGTERM and waits for the exit
+// and the end of its output.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -24,7 +25,11 @@ export function startServe(args: string[], cwd: string, env: Record<string, stri
   });
   let out = '';
   let err = '';
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': Node may emit 'exit' before the child's last stdout and
+  // stderr bytes are read, and a test that reads stderr() after stop() would
+  // miss the line the server wrote just before its signal (seen once in CI:
+  // serve-hardening's "Error serving … changed while it was sent").
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
