@@ -118,6 +118,16 @@ async function run() {
       new Promise((resolve) => (timer = setTimeout(resolve, 2000))),
     ]);
     clearTimeout(timer);
+    // A write that failed while the output was flushed reports its 'error'
+    // on a later tick: wait one turn for it.
+    await new Promise((resolve) => setImmediate(resolve));
+    // The reader of stdout or stderr went away with output still to come
+    // (`provkit hash … | head -1` after the command returned): the same end
+    // as when main() sees it, a death by SIGPIPE, as terraform's.
+    if (outputClosed) {
+      dieOfSigpipe();
+      return;
+    }
     process.exit(code);
   }
 }
