@@ -438,20 +438,20 @@ export async function fetchPackage(
       size = res.size;
       from = res.url;
     } else if (options.destPath === undefined) {
-      // Read in place: one hashing job over the file gives its
-      // `zh:` and both `h1:` forms (hashZipPackage); no copy, no separate
-      // `zh:` pass. The file must be the same before and after (size, times,
-      // inode), else the hashes might describe two different contents.
+      // Read in place, no copy: one pass over the file gives what the caller
+      // asked for, its `zh:` and both `h1:` forms (hashZipPackage), its
+      // forms alone (FetchOptions.hashZipForms: nothing needs the `zh:`, no
+      // authentication, no store) or its `zh:` alone (FetchOptions.forms).
+      // The file must be the same before and after (size, times, inode),
+      // else the hashes might describe two different contents.
       options.signal?.throwIfAborted();
       const before = await stat(loc.path);
-      // Nothing needs the archive's zh: (no authentication, no store, a caller that records none).
       const formsOf =
         meta.authentication === undefined && options.hashStore === undefined ? options.hashZipForms : undefined;
-      // The bytes and zh: alone (FetchOptions.forms).
-      const zhOnly = !formsOf && options.forms === false;
-      const hashes = formsOf || zhOnly ? undefined : await plainHashZip(loc.path);
+      const zhAlone = !formsOf && options.forms === false;
+      const hashes = formsOf || zhAlone ? undefined : await plainHashZip(loc.path);
       formsOnly = formsOf ? await formsOf(loc.path) : undefined;
-      const onlyZh = zhOnly ? await zhOfPackage(loc.path) : undefined;
+      const zh = zhAlone ? await zhOfPackage(loc.path) : undefined;
       const after = await stat(loc.path);
       if (!sameFile(before, after)) {
         throw sourceError(ErrorCode.IO, `${loc.path} changed while it was being read`, ctx);
@@ -461,9 +461,9 @@ export async function fetchPackage(
         inPlace = { zh: hashes.zh, size: before.size };
         verified = await authenticateArchive(meta, loc.path, inPlace, () => Promise.resolve(hashes));
         zipHashes = stored && stored.zh.text === hashes.zh.text ? stored : hashes;
-      } else if (onlyZh) {
-        inPlace = { zh: onlyZh, size: before.size };
-        verified = await authenticateArchive(meta, loc.path, inPlace, (p) => plainHashZip(p, onlyZh));
+      } else if (zh) {
+        inPlace = { zh, size: before.size };
+        verified = await authenticateArchive(meta, loc.path, inPlace, (p) => plainHashZip(p, zh));
       }
       path = loc.path;
       size = before.size;
@@ -527,52 +527,28 @@ export async function fetchPackage(
       cause: err,
     });
   }
-  if (formsOnly !== undefined) {
-    const hashes = [...meta.reportedHashes];
-    return {
-      kind: 'archive-forms',
-      identity,
-      path,
-      size,
-      from,
-      hashes,
-      label: authenticationLabel(hashes),
-      forms: formsOnly,
-      warnings: [...meta.warnings],
-    };
-  }
-  const final = inPlace ?? got;
-  if (final === undefined) throw new ProvkitError(ErrorCode.IO, 'internal: the archive was not hashed');
-  const hashes: TrustedHash[] = [...meta.reportedHashes, ...(verified?.hashes ?? [])];
-  const auth = meta.authentication;
-  const keyId = auth?.kind === 'registry' && auth.signature.kind === 'signed' ? auth.signature.keyId : undefined;
-  if (options.forms === false) {
-    return {
-      kind: 'archive-bytes',
-      identity,
-      path,
-      zh: final.zh,
-      size,
-      from,
-      hashes,
-      label: authenticationLabel(hashes),
-      ...(keyId === undefined ? {} : { keyId }),
-      warnings: [...meta.warnings],
-    };
-  }
-  return {
-    kind: 'archive',
+  // What every kind of fetched file shares, with the hashes it carries.
+  const common = (hashes: TrustedHash[]): Omit<FetchedForms, 'kind' | 'forms'> => ({
     identity,
     path,
-    zh: final.zh,
     size,
     from,
     hashes,
     label: authenticationLabel(hashes),
-    ...(keyId === undefined ? {} : { keyId }),
-    zipHashes: zipHashes!,
     warnings: [...meta.warnings],
+  });
+  if (formsOnly !== undefined) return { kind: 'archive-forms', ...common([...meta.reportedHashes]), forms: formsOnly };
+  const final = inPlace ?? got;
+  if (final === undefined) throw new ProvkitError(ErrorCode.IO, 'internal: the archive was not hashed');
+  const auth = meta.authentication;
+  const keyId = auth?.kind === 'registry' && auth.signature.kind === 'signed' ? auth.signature.keyId : undefined;
+  const bytes = {
+    ...common([...meta.reportedHashes, ...(verified?.hashes ?? [])]),
+    zh: final.zh,
+    ...(keyId === undefined ? {} : { keyId }),
   };
+  if (options.forms === false) return { kind: 'archive-bytes', ...bytes };
+  return { kind: 'archive', ...bytes, zipHashes: zipHashes! };
 }
 
 /**
