@@ -36,6 +36,28 @@ import { ErrorCode, ProvkitError } from '../errors.js';
 import { ProxyConfig, type Env } from './proxy.js';
 import type { FetchInit, FetchLike, FetchResponse } from './types.js';
 
+/**
+ * node-fetch's error for a request that never got a response (a `FetchError`
+ * of type `system`: DNS, a refused or reset connection, TLS) says
+ * `request to URL failed, reason: REASON`. The client names the method and
+ * URL itself (net/failure.ts `settle`), so the user would read the URL twice:
+ * keep REASON alone, as an Error with the system error's `code` (the retry
+ * and TLS rules read it) and node-fetch's error as its cause. Anything else
+ * (an abort, a bad header) is returned unchanged.
+ */
+export function systemReason(err: unknown): unknown {
+  // Recognised by its `type` and message, not its name: the bundle minifies
+  // node-fetch's class names (scripts/bundle.mjs), and FetchError's `name` is
+  // its constructor's.
+  if (!(err instanceof Error) || (err as { type?: unknown }).type !== 'system') return err;
+  const reason = /^request to .*? failed, reason: ([\s\S]*)$/.exec(err.message)?.[1];
+  if (reason === undefined || reason === '') return err;
+  const out = new Error(reason, { cause: err });
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') Object.assign(out, { code });
+  return out;
+}
+
 export interface NodeFetchOptions {
   /** Proxy and CA variables are read from here (pass `process.env` in the CLI). */
   readonly env: Env;
@@ -215,15 +237,20 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
     if (ProxyAgent === undefined && proxies.proxyFor(new URL(url)) !== undefined)
       ProxyAgent = await loadProxyAgentClass();
     const { default: fetch } = await loadFetch();
-    const res = await fetch(url, {
-      method: init.method,
-      headers: init.headers,
-      ...(init.body === undefined ? {} : { body: init.body }),
-      redirect: 'manual',
-      signal: init.signal,
-      agent: agentFor,
-      compress: true,
-    });
+    let res: NodeFetchModule.Response;
+    try {
+      res = await fetch(url, {
+        method: init.method,
+        headers: init.headers,
+        ...(init.body === undefined ? {} : { body: init.body }),
+        redirect: 'manual',
+        signal: init.signal,
+        agent: agentFor,
+        compress: true,
+      });
+    } catch (err) {
+      throw systemReason(err);
+    }
     const body = res.body;
     // node-fetch emits 'error' on the body when the request is aborted; with
     // nobody reading (a discarded redirect body) that would be an uncaught

@@ -303,6 +303,30 @@ describe('issue 11 #6: mirror into a path that is a regular file', () => {
   }
 });
 
+describe('issue 11 #6: a mirror nothing listens on', () => {
+  // The bundled CLI: node-fetch's error is recognised there too, although the
+  // bundle minifies its class names (src/net/node-fetch.ts `systemReason`).
+  it('lock: the URL once, the system reason with its code, exit 1, nothing left', async () => {
+    // A port nothing listens on: a server's in the other process, closed.
+    const closed = await host.files({ files: {}, tls: true });
+    const origin = closed.origin;
+    await closed.close();
+    const p = w.project('mirror-refused', { 'main.tf': CONFIG });
+    const r = await runCli(['lock', `-net-mirror=${origin}/`, '-platform=linux_amd64'], {
+      cwd: p,
+      env: { ...w.env, PROVKIT_HTTP_TUNING: 'retries=0' },
+    });
+    expect(r.code).toBe(1);
+    const text = flat(r.stderr);
+    expect(text).toContain('Error: Could not retrieve providers for locking');
+    expect(text).toMatch(/GET https:\/\/127\.0\.0\.1:\d+\/\S+\/index\.json: connect ECONNREFUSED 127\.0\.0\.1:\d+/);
+    expect(text).not.toContain('failed, reason');
+    noStack(r);
+    expect(readdirSync(p)).toEqual(['main.tf']);
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+});
+
 describe('issue 11 #6: bundle create and import into a read-only directory', () => {
   it('create: names the bundle, exit 1, nothing left in TMPDIR', async (ctx) => {
     const p = w.project('ro-create', { 'main.tf': CONFIG });

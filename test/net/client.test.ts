@@ -125,6 +125,19 @@ describe('get', () => {
     }
   });
 
+  it('names a refused connection by its URL once, with the system reason and its code', async () => {
+    // A port nothing listens on: a server's, closed.
+    const gone = await startServer({ handler, tls: false });
+    const url = `${gone.origin}/json`;
+    await gone.close();
+    const err = await caught(client({ retries: 1 }).get(url));
+    expect(err).toMatchObject({ code: NetErrorCode.CONNECTION, url });
+    // node-fetch's own wording ("request to URL failed, reason: …") is not repeated.
+    expect(err.message).toMatch(/^GET \S+: connect ECONNREFUSED 127\.0\.0\.1:\d+ \(after 2 attempts\)$/);
+    expect(err.message.startsWith(`GET ${url}: `)).toBe(true);
+    expect(err.message.split(url)).toHaveLength(2);
+  });
+
   it('retries a 500 and succeeds', async () => {
     server.setFault('/json', { kind: 'status', status: 500, times: 1 });
     const clock = fastClock();
