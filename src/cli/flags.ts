@@ -34,15 +34,21 @@ function usage(message: string, found: string, suggestion?: string): ProvkitErro
 }
 
 /**
- * The defined flag closest to `name` (edit distance at most 2, or `name`
- * being a prefix of it), for "Did you mean -platform?". Ties go to the
- * first in `names`.
+ * The defined flag closest to `name` (edit distance at most 2, `name` being
+ * a prefix of it, or one being the other with a qualifier before a `-`), for
+ * "Did you mean -platform?". Ties go to the first in `names`. The qualifier
+ * rule is for one command's flag given to another: `verify -fs-mirror=DIR`
+ * (verify's is `-mirror`), `lock -mirror=DIR` (lock's are `-fs-mirror`,
+ * `-net-mirror` and `-oci-mirror`).
  */
 export function closestFlag(name: string, names: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
   for (const candidate of names) {
-    const d = candidate.startsWith(name) && name.length >= 3 ? 1 : editDistance(name, candidate);
+    // A qualifier counts as 2: a typo of another flag (`-platforms`) is the likelier meaning.
+    const qualified = name.endsWith(`-${candidate}`) || candidate.endsWith(`-${name}`);
+    const d =
+      candidate.startsWith(name) && name.length >= 3 ? 1 : Math.min(editDistance(name, candidate), qualified ? 2 : 3);
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;
