@@ -27,6 +27,7 @@ import { LOCK_FILE_NAME } from '../lockfile/index.js';
 import type { DirMutexOptions } from '../fs/dir-mutex.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
+import { count } from '../ui/words.js';
 
 export { cacheBase } from '../sources/index.js';
 
@@ -417,7 +418,7 @@ export function ociPublishCounts(o: Omit<PublishOutcome, 'failures'>): {
   fields: Record<string, number>;
 } {
   return {
-    text: `${o.uploaded} blobs uploaded (${o.uploadedBytes} bytes), ${o.present} already present, ${o.mounted} mounted; ${o.tagsPushed} tags pushed, ${o.tagsUnchanged} unchanged`,
+    text: `${count(o.uploaded, 'blob')} uploaded (${o.uploadedBytes} bytes), ${o.present} already present, ${o.mounted} mounted; ${count(o.tagsPushed, 'tag')} pushed, ${o.tagsUnchanged} unchanged`,
     fields: {
       uploaded: o.uploaded,
       uploaded_bytes: o.uploadedBytes,

@@ -7,6 +7,7 @@ import type { PlanStats } from '../installer/lock-plan.js';
 import type { RootOutcome, TreeLockResult } from '../installer/lock-tree.js';
 import { type Diagnostic, platformsText, renderDiagnostic, type TextSink } from './human.js';
 import type { JsonUI } from './json.js';
+import { count } from './words.js';
 
 /** How a root's outcome reads on its line. */
 export function lockRootStatusText(o: RootOutcome): string {
@@ -45,7 +46,7 @@ export function renderLockRoot(
     });
     return;
   }
-  const what = `${o.providers} provider${o.providers === 1 ? '' : 's'}${platforms === undefined ? '' : `; ${platforms}`}`;
+  const what = `${count(o.providers, 'provider')}${platforms === undefined ? '' : `; ${platforms}`}`;
   out.stdout.write(`- ${o.root}: ${lockRootStatusText(o)} (${what})\n`);
   if (o.status === 'would-change' || o.status === 'updated') for (const c of o.changes) out.stdout.write(`    ${c}\n`);
   for (const d of diagnostics) renderDiagnostic(d, out.stderr);
@@ -72,8 +73,8 @@ export function lockTreeSummary(
     `${stats.fromStore} from the hash store`,
   ];
   const message =
-    `${check ? 'Checked' : 'Locked'} ${result.roots} root module${result.roots === 1 ? '' : 's'} (${counts.join(', ')}): ` +
-    `${result.providers} provider${result.providers === 1 ? '' : 's'}, ${stats.packages} unique package${stats.packages === 1 ? '' : 's'} (${fetched.join(', ')}) in ${seconds.toFixed(1)} s.`;
+    `${check ? 'Checked' : 'Locked'} ${count(result.roots, 'root module')} (${counts.join(', ')}): ` +
+    `${count(result.providers, 'provider')}, ${count(stats.packages, 'unique package')} (${fetched.join(', ')}) in ${seconds.toFixed(1)} s.`;
   return {
     message,
     fields: {

@@ -18,6 +18,7 @@
 import type { Flavor, ProviderAddress } from '../addresses/index.js';
 import type { InstallerEvent } from '../installer/events.js';
 import type { TextSink } from './human.js';
+import { count } from './words.js';
 
 export interface ProgressOptions {
   /** The terminal (stdout). */
@@ -235,7 +236,7 @@ export class ProgressDisplay {
     const rate = items.reduce((n, i) => n + this.rate(i), 0);
     const all = this.finished + items.length;
     const overall =
-      `${this.finished} of ${all} package${all === 1 ? '' : 's'} done, ${active.length} in progress: ` +
+      `${this.finished} of ${count(all, 'package')} done, ${active.length} in progress: ` +
       `${formatBytes(bytes)}${rate > 0 ? `, ${formatBytes(Math.round(rate))}/s` : ''}, ${formatElapsed(t - this.startedAt)} elapsed`;
     const line = fit(overall, width);
     shown.push(this.options.color ? `${ESC}1m${line}${ESC}0m` : line);

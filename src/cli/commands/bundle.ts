@@ -51,6 +51,7 @@ import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
 import { VERSION } from '../version.js';
+import { count } from '../../ui/words.js';
 
 export const BUNDLE_HELP = `Usage: provkit [global options] bundle create [options] [PROVIDER[@CONSTRAINT]...] OUT.tar
        provkit [global options] bundle import [options] BUNDLE.tar TARGET_DIR
@@ -244,7 +245,7 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
       throw fileError(err, 'cannot write the bundle', out);
     }
     ui.summary(
-      `Bundle written to ${out}: ${outcome.packages} packages${since ? ` (${outcome.skipped} left out, already in the -since bundle)` : ''}, ${outcome.bytes} bytes.`,
+      `Bundle written to ${out}: ${count(outcome.packages, 'package')}${since ? ` (${outcome.skipped} left out, already in the -since bundle)` : ''}, ${outcome.bytes} bytes.`,
       {
         path: out,
         packages: outcome.packages,
@@ -331,7 +332,7 @@ async function bundleImport(args: readonly string[], r: RunResources): Promise<n
   if (lockOut !== undefined && !(await writeLockOut(ui, resolve(globals.cwd, lockOut), outcome.lockFile, target)))
     return 1;
   ui.summary(
-    `Imported into ${target}: ${outcome.added.length} packages added, ${outcome.present.length} already present, ${outcome.indexes.length} index files written.`,
+    `Imported into ${target}: ${count(outcome.added.length, 'package')} added, ${outcome.present.length} already present, ${count(outcome.indexes.length, 'index file')} written.`,
     {
       path: target,
       added: outcome.added.length,
@@ -412,7 +413,7 @@ async function bundleImportOci(
   if (o.lockOut !== undefined && !(await writeLockOut(ui, resolve(globals.cwd, o.lockOut), outcome.lockFile, o.target)))
     return 1;
   const counts = ociPublishCounts(outcome);
-  ui.summary(`Imported into ${o.target}: ${outcome.packages} packages; ${counts.text}.`, {
+  ui.summary(`Imported into ${o.target}: ${count(outcome.packages, 'package')}; ${counts.text}.`, {
     target: o.target,
     packages: outcome.packages,
     ...counts.fields,

@@ -22,6 +22,7 @@ import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
+import { count } from '../../ui/words.js';
 
 export const INSTALL_HELP = `Usage: provkit [global options] install [options]
 
@@ -210,7 +211,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
     if (incomplete.length > 0) ui.diagnostic(incompleteLockWarning(incomplete, platform.toString(), globals.flavor));
   }
   ui.summary(
-    `Success! ${outcome.installed.length} provider${outcome.installed.length === 1 ? '' : 's'} installed for ${platform.toString()} in ${targetDir}.`,
+    `Success! ${count(outcome.installed.length, 'provider')} installed for ${platform.toString()} in ${targetDir}.`,
     fields,
   );
   return 0;

@@ -30,6 +30,7 @@ import { parseFlags } from '../flags.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { count } from '../../ui/words.js';
 
 export const LOCK_HELP = `Usage: provkit [global options] lock [options] [PROVIDER...]
 
@@ -80,7 +81,7 @@ export function lockCommand(args: readonly string[], io: CliIO, globals: GlobalO
     () =>
       written.roots === 0
         ? 'nothing was changed'
-        : `the lock files of ${written.roots} root module${written.roots === 1 ? '' : 's'} were written before it (each whole); no other file was changed`,
+        : `the lock files of ${count(written.roots, 'root module')} were written before it (each whole); no other file was changed`,
   );
 }
 
@@ -298,10 +299,7 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
   };
   const plan = await openPlan(a, packageEvent);
   if (!plan) return ui.fail([]);
-  if (!json)
-    io.stdout.write(
-      `${a.check ? 'Checking' : 'Locking'} ${tree.roots.length} root module${tree.roots.length === 1 ? '' : 's'}...\n`,
-    );
+  if (!json) io.stdout.write(`${a.check ? 'Checking' : 'Locking'} ${count(tree.roots.length, 'root module')}...\n`);
   let failed = false;
   const result = await runTreeLock({
     baseDir: globals.cwd,

@@ -29,6 +29,7 @@ import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, withResources } from '../resources.js';
+import { count } from '../../ui/words.js';
 
 export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
 
@@ -167,17 +168,17 @@ async function verifyOne(c: VerifyContext): Promise<number> {
     platforms: outcome.platforms.map(String),
   };
   if (outcome.problems.length > 0) {
-    ui.summary(`${outcome.problems.length} problem${outcome.problems.length === 1 ? '' : 's'} found.`, fields);
+    ui.summary(`${count(outcome.problems.length, 'problem')} found.`, fields);
     return 1;
   }
   const scope =
     c.mirror !== undefined
-      ? `against ${outcome.packages} package${outcome.packages === 1 ? '' : 's'} for ${outcome.platforms.map(String).join(', ') || 'no platform'}`
+      ? `against ${count(outcome.packages, 'package')} for ${outcome.platforms.map(String).join(', ') || 'no platform'}`
       : r.policy
         ? `against the configuration and the platforms of ${r.policy.file}`
         : 'against the configuration';
   ui.summary(
-    `${LOCK_FILE_NAME} verified: ${outcome.providers} provider${outcome.providers === 1 ? '' : 's'} checked ${scope}; no problems.`,
+    `${LOCK_FILE_NAME} verified: ${count(outcome.providers, 'provider')} checked ${scope}; no problems.`,
     fields,
   );
   return 0;
@@ -201,7 +202,7 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
       for (const p of found) scoped.event({ type: 'verify_problem', ...p });
       scoped.message(
         r.failed || found.length > 0 ? 'error' : 'info',
-        `${root}: ${r.failed ? 'failed' : `${found.length} problem${found.length === 1 ? '' : 's'}`}`,
+        `${root}: ${r.failed ? 'failed' : count(found.length, 'problem')}`,
         'verify_root',
         {
           status: r.failed ? 'failed' : found.length > 0 ? 'problems' : 'ok',
@@ -211,15 +212,13 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
       );
       continue;
     }
-    io.stdout.write(
-      `- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : `${found.length} problem${found.length === 1 ? '' : 's'}`}\n`,
-    );
+    io.stdout.write(`- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : count(found.length, 'problem')}\n`);
     for (const p of found) io.stdout.write(verifyProblemText(p, io.stdout, '    '));
     for (const d of r.diagnostics) ui.diagnostic(d);
   }
   const fields = { roots: tree.roots.length, failing, problems };
   ui.summary(
-    `${tree.roots.length} root module${tree.roots.length === 1 ? '' : 's'} verified: ${failing === 0 ? 'no problems' : `${failing} with problems (${problems} in all)`}.`,
+    `${count(tree.roots.length, 'root module')} verified: ${failing === 0 ? 'no problems' : `${failing} with problems (${problems} in all)`}.`,
     fields,
   );
   return failing > 0 ? 1 : 0;
