@@ -173,7 +173,7 @@ describe('provkit bundle', () => {
       dir,
     );
     expect(delta.code).toBe(0);
-    expect(delta.stdout).toContain('1 packages (1 left out');
+    expect(delta.stdout).toContain('1 package (1 left out');
     expect((await readTar(join(dir, 'new.tar'))).map((e) => e.name).filter((n) => n.endsWith('.zip'))).toEqual([
       'registry.example.test/acme/demo/terraform-provider-demo_1.0.0_darwin_arm64.zip',
     ]);
