@@ -6,9 +6,13 @@
  * traversal, keyword).
  *
  * Contract: nothing here throws. Every function returns its result together
- * with diagnostics; a result of `undefined` always comes with at least one
- * error diagnostic. Diagnostics are worded like HCL's ("Variables not
- * allowed", "Function calls not allowed", "Invalid expression", ...).
+ * with diagnostics; a result of `undefined` comes with at least one error
+ * diagnostic, or is `unknown`: the expression holds a number literal the
+ * parser could not read and has already reported (hclsyntax gives it
+ * `cty.UnknownVal(cty.Number)`, parser.go `numberLitValue`, and evaluation
+ * reports nothing more; the caller decides what an unknown value means, as
+ * terraform's decoders do). Diagnostics are worded like HCL's ("Variables
+ * not allowed", "Function calls not allowed", "Invalid expression", ...).
  *
  * What evaluates: literals; templates, including interpolations and
  * `%{if}`/`%{for}` directives whose operands are themselves static (so
@@ -35,9 +39,11 @@ export interface StaticObject {
 
 /** A result with the diagnostics that explain a missing value. */
 export interface StaticResult<T> {
-  /** Undefined exactly when `diagnostics` has an error. */
+  /** Undefined exactly when `diagnostics` has an error or `unknown` is set. */
   value: T | undefined;
   diagnostics: Diagnostic[];
+  /** The value is unknown: a syntax error the parser reported (see the module comment). */
+  unknown?: true;
 }
 
 /** Evaluates `expr` with no variables and no functions. */
@@ -51,7 +57,7 @@ export function evaluateStatic(expr: Expression): StaticResult<StaticValue> {
     if (!(e instanceof RangeError)) throw e;
     ev.diags.push(diag('Nesting too deep', 'This expression is nested too deeply to be evaluated.', expr.range));
   }
-  return finish(value, ev.diags, expr.range);
+  return finish(value, ev.diags, expr.range, ev.unknown);
 }
 
 /**
@@ -61,7 +67,8 @@ export function evaluateStatic(expr: Expression): StaticResult<StaticValue> {
  */
 export function staticString(expr: Expression): StaticResult<string> {
   const r = evaluateStatic(expr);
-  if (r.value === undefined) return { value: undefined, diagnostics: r.diagnostics };
+  if (r.value === undefined)
+    return { value: undefined, diagnostics: r.diagnostics, ...(r.unknown ? { unknown: r.unknown } : {}) };
   const s = convertToString(r.value);
   if (s !== undefined) return { value: s, diagnostics: r.diagnostics };
   return {
@@ -152,12 +159,15 @@ export function staticStringList(expr: Expression): StaticResult<string[]> {
   if (!list.items) return { value: undefined, diagnostics: list.diagnostics };
   const out: string[] = [];
   const diagnostics: Diagnostic[] = [];
+  let unknown = false;
   for (const item of list.items) {
     const r = staticString(item);
     diagnostics.push(...r.diagnostics);
     if (r.value !== undefined) out.push(r.value);
+    else if (r.unknown) unknown = true;
   }
-  return hasError(diagnostics) ? { value: undefined, diagnostics } : { value: out, diagnostics };
+  if (hasError(diagnostics)) return { value: undefined, diagnostics };
+  return unknown ? { value: undefined, diagnostics, unknown: true } : { value: out, diagnostics };
 }
 
 /** One pair of a static map. */
@@ -273,9 +283,12 @@ function hasError(diags: readonly Diagnostic[]): boolean {
   return diags.some((d) => d.severity === 'error');
 }
 
-function finish<T>(value: T | undefined, diags: Diagnostic[], range: Range): StaticResult<T> {
+function finish<T>(value: T | undefined, diags: Diagnostic[], range: Range, unknown: boolean): StaticResult<T> {
   if (value === undefined || hasError(diags)) {
-    if (!hasError(diags)) diags.push(diag('Invalid expression', 'This expression could not be evaluated.', range));
+    if (!hasError(diags)) {
+      if (unknown) return { value: undefined, diagnostics: diags, unknown: true };
+      diags.push(diag('Invalid expression', 'This expression could not be evaluated.', range));
+    }
     return { value: undefined, diagnostics: diags };
   }
   return { value, diagnostics: diags };
@@ -361,6 +374,8 @@ const MAX_EVAL_DEPTH = 1000;
 
 class Evaluator {
   readonly diags: Diagnostic[] = [];
+  /** A number literal the parser could not read was met (see the module comment). */
+  unknown = false;
   private depth = 0;
 
   private fail(summary: string, detail: string, range: Range): undefined {
@@ -388,12 +403,10 @@ class Evaluator {
   private evalInner(expr: Expression, scope: Scope): StaticValue | undefined {
     switch (expr.kind) {
       case 'Literal':
+        // A number literal the parser could not read (parser.ts `numberValue` reported it): unknown.
         if (expr.valueType === 'number' && Number.isNaN(expr.value)) {
-          return this.fail(
-            'Invalid number literal',
-            'Failed to recognize the value of this number literal.',
-            expr.range,
-          );
+          this.unknown = true;
+          return undefined;
         }
         return expr.value;
       case 'Template':
