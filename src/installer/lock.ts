@@ -27,6 +27,7 @@ import {
   type VersionConstraints,
 } from '../addresses/index.js';
 import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
+import { goTrimSpace } from '../go/index.js';
 import type { Hash, HashPool, HashStore } from '../hashing/index.js';
 import {
   hashesToRecord,
@@ -333,7 +334,10 @@ export function lockFailureDiagnostics(
     code: codes.get(plat) ?? ErrorCode.INTERNAL,
     ...(hints.has(plat) ? { hint: hints.get(plat)! } : {}),
     summary: 'Could not retrieve providers for locking',
-    detail: `${product} failed to fetch the requested providers for ${plat} in order to calculate their checksums: some providers could not be installed:\n${[...new Set(lines)].sort().join('\n')}.`,
+    // InstallerError.Error() (internal/providercache/installer.go) ends with
+    // strings.TrimSpace: the last line loses its trailing space ("…the given
+    // constraints " for a provider with none), the others keep theirs.
+    detail: `${product} failed to fetch the requested providers for ${plat} in order to calculate their checksums: some providers could not be installed:\n${goTrimSpace([...new Set(lines)].sort().join('\n'))}.`,
     ...(location === undefined ? {} : { range: { filename: location } }),
   }));
 }
