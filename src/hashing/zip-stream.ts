@@ -539,8 +539,13 @@ export async function hashWithDigests(
   digester: ZipStreamDigester | undefined,
   options: ZipHashOptions,
 ): Promise<ZipPackageHashes> {
+  return hashZipPackage(path, await withDigests(options, digester));
+}
+
+/** `options` with what `digester` saw of the archive (its `streamed` hints), once it has ended. */
+async function withDigests(options: ZipHashOptions, digester: ZipStreamDigester | undefined): Promise<ZipHashOptions> {
   const streamed = digester ? await digester.end() : undefined;
-  return hashZipPackage(path, streamed ? { ...options, streamed } : options);
+  return streamed ? { ...options, streamed } : options;
 }
 
 /** Bytes per read of {@link hashZipFileOnce}. */
@@ -646,9 +651,6 @@ async function readOnce(
   } finally {
     await fh.close().catch(() => undefined);
   }
-  if (digester) {
-    const streamed = await digester.end();
-    return streamed ? { ...options, streamed } : options;
-  }
+  if (digester) return withDigests(options, digester);
   return first ? { ...options, bytes: first } : options;
 }
