@@ -451,7 +451,7 @@ export async function fetchPackage(
       const zhAlone = !formsOf && options.forms === false;
       const hashes = formsOf || zhAlone ? undefined : await plainHashZip(loc.path);
       formsOnly = formsOf ? await formsOf(loc.path) : undefined;
-      const zh = zhAlone ? await zhOfPackage(loc.path) : undefined;
+      const zhOfBytes = zhAlone ? await zhOfPackage(loc.path) : undefined;
       const after = await stat(loc.path);
       if (!sameFile(before, after)) {
         throw sourceError(ErrorCode.IO, `${loc.path} changed while it was being read`, ctx);
@@ -461,9 +461,9 @@ export async function fetchPackage(
         inPlace = { zh: hashes.zh, size: before.size };
         verified = await authenticateArchive(meta, loc.path, inPlace, () => Promise.resolve(hashes));
         zipHashes = stored && stored.zh.text === hashes.zh.text ? stored : hashes;
-      } else if (zh) {
-        inPlace = { zh, size: before.size };
-        verified = await authenticateArchive(meta, loc.path, inPlace, (p) => plainHashZip(p, zh));
+      } else if (zhOfBytes) {
+        inPlace = { zh: zhOfBytes, size: before.size };
+        verified = await authenticateArchive(meta, loc.path, inPlace, (p) => plainHashZip(p, zhOfBytes));
       }
       path = loc.path;
       size = before.size;
