@@ -91,6 +91,7 @@ import {
   fetchPackage,
   type FetchedPackage,
   type PackageMeta,
+  poolHashing,
   type Source,
 } from '../sources/index.js';
 import {
@@ -433,8 +434,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
       ...(meta.location.kind === 'http' ? { destPath: join(await mkdtemp(join(work, 'pkg-')), meta.filename) } : {}),
       ...(options.http ? { http: options.http } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
-      hashZip: (path, knownZh) => pool.hashZip(path, knownZh),
-      streamZip: () => pool.streamZip(),
+      ...poolHashing(pool),
       ...(options.hashStore ? { hashStore: options.hashStore } : {}),
       events: packageNetEvents(events, provider, version, platform),
     });

@@ -69,6 +69,7 @@ import {
   fetchPackage,
   type FetchedPackage,
   type PackageMeta,
+  poolHashing,
   type TrustedHash,
 } from '../sources/index.js';
 import { requireMirrorable } from './archive-check.js';
@@ -301,8 +302,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
           destPath: stagedDest,
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
-          hashZip: (p, knownZh) => options.pool.hashZip(p, knownZh),
-          streamZip: () => options.pool.streamZip(),
+          ...poolHashing(options.pool),
           ...(options.hashStore ? { hashStore: options.hashStore } : {}),
           events: packageNetEvents(events, provider, version, platform),
         }),

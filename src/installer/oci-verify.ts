@@ -30,7 +30,7 @@ import { ErrorCode, isProvkitError } from '../errors.js';
 import type { HashPool } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
-import { fetchPackage, type OciMirrorSource } from '../sources/index.js';
+import { fetchPackage, type OciMirrorSource, poolHashing } from '../sources/index.js';
 import { defaultNetworkConcurrency } from './lock.js';
 import { compareProblems, type VerifyOutcome, type VerifyProblem, type VerifyProblemCode } from './verify.js';
 
@@ -142,8 +142,7 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
                   destPath: join(work, `${packages++}-${meta.filename}`),
                   http: options.http,
                   ...(options.signal ? { signal: options.signal } : {}),
-                  hashZip: (p, knownZh) => options.pool.hashZip(p, knownZh),
-                  streamZip: () => options.pool.streamZip(),
+                  ...poolHashing(options.pool),
                 });
               } catch (err) {
                 problem(

@@ -63,6 +63,7 @@ import {
 import {
   hashZipPackage,
   zhOfPackage,
+  type HashPool,
   type HashStore,
   makeHash,
   ZhStream,
@@ -125,6 +126,15 @@ export interface FetchOptions {
    * {@link FetchedBytes}. Authentication is the same.
    */
   readonly forms?: false;
+}
+
+/**
+ * The hashing options of a fetch that hashes with a worker pool: a whole
+ * archive with the pool's `hashZip`, a download as it arrives with its
+ * `streamZip`. One definition for every command that fetches packages.
+ */
+export function poolHashing(pool: HashPool): Required<Pick<FetchOptions, 'hashZip' | 'streamZip'>> {
+  return { hashZip: (path, knownZh) => pool.hashZip(path, knownZh), streamZip: () => pool.streamZip() };
 }
 
 /** The package a fetch was for. */

@@ -34,7 +34,7 @@ export type {
   Trust,
   TrustedHash,
 } from './source.js';
-export { authenticateArchive, checkFetchedFor, expectedZh, fetchPackage, storedArchive } from './fetch.js';
+export { authenticateArchive, checkFetchedFor, expectedZh, fetchPackage, poolHashing, storedArchive } from './fetch.js';
 export type {
   FetchedArchive,
   FetchedDirectory,

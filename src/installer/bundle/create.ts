@@ -37,7 +37,7 @@ import { compareBytewise } from '../../go/index.js';
 import { normalizeHashes, parseHash } from '../../hashing/index.js';
 import { Locks, newProviderLock, serializeLocks } from '../../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../../layout/index.js';
-import { checkFetchedFor, fetchPackage } from '../../sources/index.js';
+import { checkFetchedFor, fetchPackage, poolHashing } from '../../sources/index.js';
 import { namedBySource, requireExtractable } from '../archive-check.js';
 import { ignoreEvents } from '../events.js';
 import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement, selectVersion } from '../lock.js';
@@ -186,8 +186,7 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
                   ...(destPath === undefined ? {} : { destPath }),
                   ...(options.http ? { http: options.http } : {}),
                   ...(options.signal ? { signal: options.signal } : {}),
-                  hashZip: (p, knownZh) => options.pool.hashZip(p, knownZh),
-                  streamZip: () => options.pool.streamZip(),
+                  ...poolHashing(options.pool),
                 }),
               );
               if (fetched.kind !== 'archive') {
