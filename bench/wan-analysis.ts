@@ -9,24 +9,28 @@
  *
  * **Exchanges.** Each request becomes an exchange as the *client* saw it:
  * - `start`: when the client sent it: the proxy's arrival time of the last
- *   client chunk it delivered before the server logged the request; for the
- *   first request of a connection that waited for the connection's
- *   handshakes, when the client opened the connection (the handshakes are
- *   part of its wait);
+ *   client chunk it delivered before the server logged the request;
  * - `firstByte` and `done`: when the proxy delivered the first and the last
  *   byte of the response to the client: the server's chunks that reached the
  *   proxy between this request and the next one on the connection (HTTP/1.1
  *   answers in order; a trailing TLS alert of a connection closed later, at
  *   most {@link ALERT_BYTES}, is not part of any response).
+ * And each TLS connection's handshakes are an exchange of their own (method
+ * `CONNECT`, 2 round trips: TCP's, then TLS 1.3's), from when the client
+ * opened the connection to when the server's handshake flight reached it
+ * (the server's bytes before the client's next flight). A plain-TCP
+ * connection's first request, sent at once, carries its handshake instead (2
+ * round trips from when the connection opened).
  *
  * **Round trips in series** ({@link longestSeries}): the largest number of
  * round trips along a chain of exchanges that ran one after another (each
- * started after the previous one's last byte had reached the client), an
- * exchange counting 1 round trip, plus the handshakes it waited for when it
- * opened its connection (2 for TLS over TCP: the TCP handshake and TLS 1.3's
- * one round trip). The exchanges of such a chain do not overlap, and each
- * lasts at least its round trips, so the run spent at least that many RTTs of
- * pure latency one after another: RTT × round trips in series ≤ wall time.
+ * started after the previous one's last byte had reached the client), each
+ * counting its `roundTrips`. The exchanges of such a chain do not overlap,
+ * and each lasts at least its round trips, so the run spent at least that
+ * many RTTs of pure latency one after another: RTT × round trips in series
+ * ≤ wall time. A request that waited for a new connection follows that
+ * connection's handshakes in the chain; one that found a connection opened
+ * earlier (a spare) does not.
  * Whether an exchange waited because of data (the download URL comes from
  * the metadata) or for a free slot (a client's concurrency limit) makes no
  * difference to the wait, so both count: it is the run's latency critical
@@ -64,16 +68,20 @@ export interface ProxyConnection {
   readonly down: ReadonlyArray<{ recvAt: number; sentAt: number; bytes: number }>;
 }
 
-/** One request and its response, as the client saw them (epoch ms). */
+/** One request and its response, or one connection's handshakes, as the client saw them (epoch ms). */
 export interface Exchange {
   readonly server: string;
+  /** The request's method; `CONNECT` for a connection's handshakes. */
   readonly method: string;
+  /** The request's path ('' for handshakes). */
   readonly pathname: string;
   readonly status: number | undefined;
   /** The proxy connection that carried it (undefined: none matched). */
   readonly connection: number | undefined;
-  /** True when it waited for its connection's handshakes (the first request of a new connection). */
-  readonly opened: boolean;
+  /** The first request on its connection (or the connection's handshakes). */
+  readonly first: boolean;
+  /** The round trips it costs at the least (see the module comment). */
+  readonly roundTrips: number;
   readonly start: number;
   readonly firstByte: number;
   readonly done: number;
@@ -81,17 +89,29 @@ export interface Exchange {
   readonly bytesDown: number;
 }
 
+/** The method of a connection's handshakes as an {@link Exchange}. */
+export const HANDSHAKES = 'CONNECT';
 /** A TLS alert record (close_notify: 5 + 2 + 1 + 16 bytes) or smaller: not a response. */
 export const ALERT_BYTES = 64;
 /** Clock slack between the servers' process and the proxy's (ms). */
 const SKEW_MS = 0.25;
 
+type Chunk = ProxyConnection['down'][number];
+
+/** Where a set of the server's chunks reached the client, as an exchange's part. */
+function received(chunks: readonly Chunk[]): { firstByte: number; done: number; bytesDown: number } | undefined {
+  if (chunks.length === 0) return undefined;
+  return {
+    firstByte: Math.min(...chunks.map((d) => d.sentAt)),
+    done: Math.max(...chunks.map((d) => d.sentAt)),
+    bytesDown: chunks.reduce((n, d) => n + d.bytes, 0),
+  };
+}
+
 /**
- * The exchanges of a run (see the module comment), in the order the servers
- * logged them. `rttMs` is the profile's round-trip time: a first request sent
- * later than its connection's handshakes (2 RTT, plus a margin) found the
- * connection already open (a client that opens spare connections) and waited
- * for no handshake.
+ * The exchanges of a run (see the module comment): the requests in the order
+ * the servers logged them, then the TLS connections' handshakes. `rttMs` is
+ * the profile's round-trip time.
  */
 export function exchangesOf(
   requests: readonly ServerRequest[],
@@ -116,22 +136,39 @@ export function exchangesOf(
     if (c) byConnection.set(c.id, [...(byConnection.get(c.id) ?? []), r]);
   }
   for (const list of byConnection.values()) list.sort((a, b) => a.at - b.at);
-  const handshakeWindow = 2 * rttMs + Math.max(5, rttMs / 4);
 
-  return requests.map((r): Exchange => {
+  // A TLS connection: the server spoke before it read any request (its handshake flight, which ends
+  // when the client answers it).
+  const handshakes = new Map<number, Exchange>();
+  for (const c of connections) {
+    const firstDown = c.down[0];
+    const firstAt = byConnection.get(c.id)?.[0]?.at ?? Infinity;
+    if (!firstDown || firstDown.recvAt >= firstAt - SKEW_MS) continue;
+    const answer = c.up.find((u) => u.recvAt > firstDown.sentAt)?.recvAt ?? Infinity;
+    const flight = received(
+      c.down.filter((d) => d.recvAt < Math.min(answer, firstAt - SKEW_MS) && d.bytes > ALERT_BYTES),
+    );
+    if (!flight) continue;
+    handshakes.set(c.id, {
+      server: c.route,
+      method: HANDSHAKES,
+      pathname: '',
+      status: undefined,
+      connection: c.id,
+      first: true,
+      roundTrips: 2,
+      start: c.openedAt,
+      ...flight,
+    });
+  }
+
+  const out = requests.map((r): Exchange => {
     const c = conn.get(r);
     const base = { server: r.server, method: r.method, pathname: r.pathname, status: r.status };
     const fallbackDone = (r.finishedAt ?? r.at) + rttMs / 2;
     if (!c) {
-      return {
-        ...base,
-        connection: undefined,
-        opened: false,
-        start: r.at - rttMs / 2,
-        firstByte: fallbackDone,
-        done: fallbackDone,
-        bytesDown: 0,
-      };
+      const start = r.at - rttMs / 2;
+      return { ...base, connection: undefined, first: false, roundTrips: 1, start, ...fallback(fallbackDone) };
     }
     const list = byConnection.get(c.id) ?? [];
     const i = list.indexOf(r);
@@ -140,28 +177,26 @@ export function exchangesOf(
     let sent: number | undefined;
     for (const u of c.up) if (u.sentAt <= r.at + SKEW_MS) sent = u.recvAt;
     sent ??= r.at - rttMs / 2;
-    const opened = i === 0 && sent - c.openedAt <= handshakeWindow;
-    const start = opened ? c.openedAt : sent;
+    // Plain TCP: a first request written at once waited for the TCP handshake.
+    const carriesHandshake = i === 0 && !handshakes.has(c.id) && sent - c.openedAt <= Math.max(5, rttMs / 4);
+    const start = carriesHandshake ? c.openedAt : sent;
     // The response: the server's chunks that reached the proxy after this request and before the next one.
     const chunks = c.down.filter((d) => d.recvAt >= r.at - SKEW_MS && d.recvAt < nextAt - SKEW_MS);
     while (chunks.length > 1 && chunks[chunks.length - 1]!.bytes <= ALERT_BYTES) chunks.pop();
-    if (chunks.length === 0)
-      return { ...base, connection: c.id, opened, start, firstByte: fallbackDone, done: fallbackDone, bytesDown: 0 };
     return {
       ...base,
       connection: c.id,
-      opened,
+      first: i === 0,
+      roundTrips: carriesHandshake ? 2 : 1,
       start,
-      firstByte: Math.min(...chunks.map((d) => d.sentAt)),
-      done: Math.max(...chunks.map((d) => d.sentAt)),
-      bytesDown: chunks.reduce((s, d) => s + d.bytes, 0),
+      ...(received(chunks) ?? fallback(fallbackDone)),
     };
   });
+  return [...out, ...handshakes.values()];
 }
 
-/** The round trips an exchange costs: 1, plus its connection's handshakes when it waited for them. */
-export function roundTripsOf(e: Exchange, handshakeRoundTrips = 2): number {
-  return 1 + (e.opened ? handshakeRoundTrips : 0);
+function fallback(done: number): { firstByte: number; done: number; bytesDown: number } {
+  return { firstByte: done, done, bytesDown: 0 };
 }
 
 /**
@@ -173,7 +208,6 @@ export function roundTripsOf(e: Exchange, handshakeRoundTrips = 2): number {
  */
 export function longestSeries(
   exchanges: readonly Exchange[],
-  handshakeRoundTrips = 2,
   endingAt?: Exchange,
 ): { roundTrips: number; chain: Exchange[] } {
   const order = [...exchanges].sort((a, b) => a.start - b.start || a.done - b.done);
@@ -188,7 +222,7 @@ export function longestSeries(
         prev[j] = i;
       }
     }
-    best[j] = before + roundTripsOf(ej, handshakeRoundTrips);
+    best[j] = before + ej.roundTrips;
   }
   let end = endingAt === undefined ? -1 : order.indexOf(endingAt);
   if (endingAt === undefined)

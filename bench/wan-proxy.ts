@@ -161,9 +161,9 @@ export class TokenBucket {
   }
 }
 
-/** A bucket's burst for a rate: 20 ms of it, at least four slices (so a late timer loses no throughput). */
+/** A bucket's burst for a rate: 50 ms of it, at least four slices (so a late timer, or a proxy that waits for a core, loses no throughput). */
 export function burstFor(rate: number): number {
-  return Math.max(4 * SLICE, Math.ceil(rate * 0.02));
+  return Math.max(4 * SLICE, Math.ceil(rate * 0.05));
 }
 
 /** What the head of a {@link Shaper}'s queue may do now. */
@@ -627,6 +627,8 @@ export async function forkWanProxy(routes: readonly WanRoute[], profile: WanProf
 
 function serveIpc(): void {
   let proxy: WanProxyControl | undefined;
+  // The parent gone (a benchmark stopped or crashed): no proxy outlives it.
+  process.once('disconnect', () => process.exit(0));
   process.on('message', (req: Request) => {
     const answer = async (): Promise<unknown> => {
       switch (req.op) {

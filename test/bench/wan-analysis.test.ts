@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 import {
   exchangesOf,
+  HANDSHAKES,
   longestSeries,
   streamsInFlight,
   type Exchange,
@@ -51,18 +52,27 @@ function connection(
 }
 
 describe('exchanges as the client saw them', () => {
-  it('starts a new connection’s first request when the connection opened, later ones when they were sent', () => {
+  it('makes a TLS connection’s handshakes an exchange of 2 round trips, and requests exchanges of 1 from when they were sent', () => {
     const { conn, log } = connection(1, 1000, [
       { path: '/a', bytes: 800 },
       { path: '/b', bytes: 900 },
     ]);
-    const [a, b] = exchangesOf(log, [conn], RTT);
-    expect(a).toMatchObject({ pathname: '/a', connection: 1, opened: true, start: 1000, bytesDown: 800 });
-    // TCP + TLS + the request: three round trips (and the servers' half-milliseconds).
-    expect(a!.done - a!.start).toBeCloseTo(3 * RTT + 2, 0);
-    expect(b).toMatchObject({ pathname: '/b', opened: false, bytesDown: 900 });
+    const [a, b, handshakes] = exchangesOf(log, [conn], RTT);
+    // TCP's round trip, then TLS's: the server's flight reaches the client 2 RTT after it opened.
+    expect(handshakes).toMatchObject({
+      method: HANDSHAKES,
+      connection: 1,
+      roundTrips: 2,
+      start: 1000,
+      bytesDown: 1500,
+    });
+    expect(handshakes!.done).toBeCloseTo(1000 + 2 * RTT + 1, 5);
+    expect(a).toMatchObject({ pathname: '/a', connection: 1, first: true, roundTrips: 1, bytesDown: 800 });
+    expect(a!.start).toBeCloseTo(handshakes!.done, 5);
+    expect(a!.done - a!.start).toBeCloseTo(RTT + 1, 0);
+    expect(b).toMatchObject({ pathname: '/b', first: false, roundTrips: 1, bytesDown: 900 });
     expect(b!.start).toBeCloseTo(a!.done, 5);
-    expect(b!.done - b!.start).toBeCloseTo(RTT + 1, 0);
+    expect(longestSeries([a!, b!, handshakes!]).roundTrips).toBe(4);
   });
 
   it('leaves a late TLS alert out of the last response', () => {
@@ -72,17 +82,36 @@ describe('exchanges as the client saw them', () => {
     expect(a!.done).toBeLessThan(1000);
   });
 
-  it('does not charge the handshakes to a request that found its connection already open', () => {
+  it('does not chain a request to the handshakes of a connection that was open long before it', () => {
     const { conn, log } = connection(1, 0, [{ path: '/late', bytes: 100, thinkMs: 2000 }]);
-    const [late] = exchangesOf(log, [conn], RTT);
-    expect(late).toMatchObject({ opened: false });
-    expect(late!.start).toBeGreaterThan(2000);
+    const exchanges = exchangesOf(log, [conn], RTT);
+    expect(exchanges[0]).toMatchObject({ pathname: '/late', first: true, roundTrips: 1 });
+    expect(exchanges[0]!.start).toBeGreaterThan(2000);
+    // Still in series after them (the log proves it), but 2000 ms of idle between is not latency.
+    expect(longestSeries(exchanges).roundTrips).toBe(3);
+  });
+
+  it('charges a plain-TCP connection’s handshake to its first request, sent at once', () => {
+    const conn: ProxyConnection = {
+      id: 7,
+      route: 'plain',
+      openedAt: 0,
+      upstreamPort: 40007,
+      up: [{ recvAt: 1, sentAt: RTT + RTT / 2, bytes: 80 }],
+      down: [{ recvAt: RTT + RTT / 2 + 1, sentAt: 2 * RTT + 1, bytes: 300 }],
+    };
+    const log: ServerRequest[] = [
+      { server: 'plain', method: 'GET', pathname: '/', at: RTT + RTT / 2 + 0.5, remotePort: 40007 },
+    ];
+    expect(exchangesOf(log, [conn], RTT)).toEqual([
+      expect.objectContaining({ pathname: '/', roundTrips: 2, start: 0, done: 2 * RTT + 1, bytesDown: 300 }),
+    ]);
   });
 
   it('tells connections apart by route and port', () => {
     const one = connection(1, 0, [{ path: '/x', bytes: 10 }]);
     const two = connection(2, 0, [{ path: '/y', bytes: 20 }]);
-    const ex = exchangesOf([...one.log, ...two.log], [one.conn, two.conn], RTT);
+    const ex = exchangesOf([...one.log, ...two.log], [one.conn, two.conn], RTT).filter((e) => e.pathname !== '');
     expect(ex.map((e) => [e.pathname, e.connection, e.bytesDown])).toEqual([
       ['/x', 1, 10],
       ['/y', 2, 20],
@@ -91,31 +120,34 @@ describe('exchanges as the client saw them', () => {
 });
 
 describe('round trips in series', () => {
-  const ex = (start: number, done: number, opened = false, pathname = '/'): Exchange => ({
+  const ex = (start: number, done: number, roundTrips = 1, pathname = '/'): Exchange => ({
     server: 'registry',
     method: 'GET',
     pathname,
     status: 200,
     connection: 1,
-    opened,
+    first: false,
+    roundTrips,
     start,
     firstByte: done,
     done,
     bytesDown: 0,
   });
 
-  it('counts the chain of exchanges that ran one after another, a new connection’s handshakes included', () => {
-    // discovery on a new connection, then two at once, then one after both.
-    const discovery = ex(0, 300, true, '/discovery');
-    const a = ex(300, 400, false, '/a');
-    const b = ex(300, 410, true, '/b'); // in parallel with a, on a new connection: 3 round trips
-    const c = ex(420, 520, false, '/c');
-    const { roundTrips, chain } = longestSeries([c, b, a, discovery]);
-    expect(roundTrips).toBe(3 + 3 + 1);
-    expect(chain.map((e) => e.pathname)).toEqual(['/discovery', '/b', '/c']);
+  it('counts the chain of exchanges that ran one after another, each with its round trips', () => {
+    // A connection's handshakes, discovery, then two at once (one on a connection opened for it), then one after both.
+    const hs1 = ex(0, 200, 2, 'handshakes 1');
+    const discovery = ex(200, 300, 1, '/discovery');
+    const a = ex(300, 400, 1, '/a');
+    const hs2 = ex(300, 500, 2, 'handshakes 2');
+    const b = ex(500, 600, 1, '/b');
+    const c = ex(620, 720, 1, '/c');
+    const { roundTrips, chain } = longestSeries([c, b, hs2, a, discovery, hs1]);
+    expect(roundTrips).toBe(2 + 1 + 2 + 1 + 1);
+    expect(chain.map((e) => e.pathname)).toEqual(['handshakes 1', '/discovery', 'handshakes 2', '/b', '/c']);
     // The head of the path to one exchange: the longest chain that ends with it.
-    const toA = longestSeries([c, b, a, discovery], 2, a);
-    expect([toA.roundTrips, toA.chain.map((e) => e.pathname)]).toEqual([4, ['/discovery', '/a']]);
+    const toA = longestSeries([c, b, hs2, a, discovery, hs1], a);
+    expect([toA.roundTrips, toA.chain.map((e) => e.pathname)]).toEqual([4, ['handshakes 1', '/discovery', '/a']]);
   });
 
   it('counts overlapping exchanges once: concurrency takes round trips off the chain', () => {
@@ -135,7 +167,8 @@ describe('streams in flight', () => {
       pathname: '/z',
       status: 200,
       connection: 1,
-      opened: false,
+      first: false,
+      roundTrips: 1,
       start: firstByte - 50,
       firstByte,
       done,
