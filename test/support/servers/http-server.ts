@@ -83,6 +83,22 @@ export interface LoggedRequest {
   status?: number;
   /** The `Range` start answered with a 206, when ranges are on. */
   rangeStart?: number;
+  /**
+   * When the request's headers were read: epoch milliseconds with a fraction
+   * (`performance.timeOrigin + performance.now()`, comparable across processes
+   * of one machine), for benchmarks that place requests on a timeline
+   * (bench/wan.ts).
+   */
+  readonly at: number;
+  /** When the response's last byte was handed to the socket (same clock as {@link at}), once it was. */
+  finishedAt?: number;
+  /** The client socket's port: which connection carried the request (with {@link at}, the order on it). */
+  readonly remotePort?: number;
+}
+
+/** Epoch milliseconds with a fraction: the clock of {@link LoggedRequest.at}. */
+export function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 export interface ServerOptions {
@@ -177,8 +193,11 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
       path: req.url ?? '/',
       pathname,
       headers: { ...req.headers },
+      at: preciseNow(),
+      ...(req.socket.remotePort === undefined ? {} : { remotePort: req.socket.remotePort }),
     };
     log.push(entry);
+    res.once('finish', () => (entry.finishedAt = preciseNow()));
     const fault = takeFault(pathname);
     if (fault) entry.fault = fault.kind;
 
