@@ -5,7 +5,6 @@
  */
 import { resolve } from 'node:path';
 
-import { FLAVOR_ENV_VAR } from '../addresses/index.js';
 import {
   describeError,
   type Diagnostic,
@@ -18,7 +17,7 @@ import {
 import { fitHelp } from '../ui/help.js';
 import { renderDiagnostic } from '../ui/human.js';
 import { parseFlags } from './flags.js';
-import { chooseFlavor } from './flavor.js';
+import { flavorRule } from './flavor.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import { humanStyle } from './render.js';
 import { colorAllowed, extractViewFlags, OutputSession, type ViewFlags } from './view.js';
@@ -293,7 +292,8 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
     help = command.help;
     const chdir = global.strings.get('chdir');
     const cwd = chdir === undefined ? io.cwd : resolve(io.cwd, chdir);
-    const { flavor, reason } = chooseFlavor(global.strings.get('flavor'), io.env, cwd);
+    const flavorIn = flavorRule(global.strings.get('flavor'), io.env);
+    const { flavor, reason } = flavorIn(cwd);
     if (view.jsonInto !== undefined) {
       const problem = session.openJsonInto(view.jsonInto, cwd);
       if (problem) {
@@ -302,15 +302,14 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
         return 1;
       }
     }
-    if (reason !== undefined) {
-      // Said once, before the command's own output: stderr for people
-      // (stdout stays the reference's), a `flavor` message under -json.
-      for (const ui of session.jsonUIs())
-        ui.message('info', `Using the ${flavor} flavor: ${reason}`, 'flavor', { flavor, reason });
-      if (!session.json)
-        io.stderr.write(`provkit: using the ${flavor} flavor: ${reason} (-flavor or ${FLAVOR_ENV_VAR} to choose).\n`);
-    }
-    const globals: GlobalOptions = { flavor, cwd, color: session.color };
+    // The flavor note is the commands' (src/cli/flavor.ts noteFlavor): said only where the flavor changes something.
+    const globals: GlobalOptions = {
+      flavor,
+      ...(reason === undefined ? {} : { flavorReason: reason }),
+      flavorIn,
+      cwd,
+      color: session.color,
+    };
     const run = command.run(rest, io, globals);
     if (command.interruptible) return await run;
     // Nothing to clean up: a command whose output nobody reads is left behind.

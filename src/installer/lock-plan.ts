@@ -85,6 +85,12 @@ export interface PlanStats {
   readonly fromStore: number;
 }
 
+/** The counts of several plans (`lock -recursive` over roots of two flavors), added up. */
+export function sumPlanStats(all: readonly PlanStats[]): PlanStats {
+  const sum = (k: keyof PlanStats): number => all.reduce((n, s) => n + s[k], 0);
+  return { packages: sum('packages'), downloaded: sum('downloaded'), local: sum('local'), fromStore: sum('fromStore') };
+}
+
 /** See the module comment. */
 export class PackagePlan {
   private readonly network: ShareLimit;

@@ -47,6 +47,7 @@ import {
   targetMutexWarnings,
 } from '../common.js';
 import { parseFlags } from '../flags.js';
+import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
@@ -136,6 +137,7 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
     errors.push(errorDiagnostic('Invalid SOURCE_DATE_EPOCH', err));
   }
   if (errors.length > 0) return ui.fail(errors);
+  noteFlavor(io, globals);
   // -platform, else the policy file (provkit.hcl), else this machine's.
   const chosen = await platformsFor(globals, platformValues, errors, ui);
   if (!chosen) return ui.fail([]);

@@ -6,12 +6,12 @@
  */
 import { join } from 'node:path';
 
-import type { Platform } from '../../addresses/index.js';
+import type { Flavor, Platform } from '../../addresses/index.js';
 import { discoverRoots, findPolicy, loadModuleRequirements, loadPolicyFile } from '../../config/index.js';
 import { ErrorCode } from '../../errors.js';
 import type { InstallerEvent } from '../../installer/events.js';
 import { defaultNetworkConcurrency, lockFailureDiagnostics, runLock } from '../../installer/lock.js';
-import { PackagePlan } from '../../installer/lock-plan.js';
+import { PackagePlan, sumPlanStats } from '../../installer/lock-plan.js';
 import { describeLockChanges, readLockBytes, runTreeLock } from '../../installer/lock-tree.js';
 import { choosePlatforms, PlatformInference } from '../../installer/platforms.js';
 import { loadLockFile, LOCK_FILE_NAME, providersLockWrite, saveLockFile } from '../../lockfile/index.js';
@@ -27,6 +27,7 @@ import {
   requiredProviderArguments,
 } from '../common.js';
 import { parseFlags } from '../flags.js';
+import { noteFlavor } from '../flavor.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
 import type { CliIO, GlobalOptions } from '../io.js';
@@ -120,6 +121,8 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     });
   }
   if (errors.length > 0) return ui.fail(errors);
+  // lock -recursive says each root's flavor in its summary instead.
+  if (!recursive) noteFlavor(io, globals);
   const common = {
     r,
     ui,
@@ -149,12 +152,17 @@ interface RunArgs {
  * is asked once; the registry's already is), closed with the run's
  * resources; undefined when the CLI configuration has errors (rendered).
  */
-async function openPlan(a: RunArgs, events: (e: InstallerEvent) => void): Promise<PackagePlan | undefined> {
+async function openPlan(
+  a: RunArgs,
+  events: (e: InstallerEvent) => void,
+  flavor: Flavor = a.r.globals.flavor,
+): Promise<PackagePlan | undefined> {
   const { r } = a;
   const found = await r.source(
     { fsMirror: a.fsMirror, netMirror: a.netMirror, ociMirror: a.ociMirror },
     'registry',
     a.ui,
+    flavor,
   );
   if (!found) return undefined;
   const source: Source = found instanceof MemoizeSource ? found : new MemoizeSource(found);
@@ -297,15 +305,23 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
     // Package progress is for machines; a person gets one line per root.
     if (json) ui.event(e);
   };
-  const plan = await openPlan(a, packageEvent);
-  if (!plan) return ui.fail([]);
+  // Each root in its own flavor, as lock run in it would choose (src/cli/flavor.ts), each
+  // flavor's roots sharing one plan over that flavor's source.
+  const rootFlavors = new Map(tree.roots.map((root) => [root, globals.flavorIn(join(globals.cwd, root))]));
+  const plans = new Map<Flavor, PackagePlan>();
+  for (const flavor of new Set([...rootFlavors.values()].map((f) => f.flavor))) {
+    // eslint-disable-next-line no-await-in-loop -- one or two, each rendering its CLI configuration's diagnostics in order
+    const plan = await openPlan(a, packageEvent, flavor);
+    if (!plan) return ui.fail([]);
+    plans.set(flavor, plan);
+  }
   if (!json) io.stdout.write(`${a.check ? 'Checking' : 'Locking'} ${count(tree.roots.length, 'root module')}...\n`);
   let failed = false;
   const result = await runTreeLock({
     baseDir: globals.cwd,
     roots: tree.roots,
-    flavor: globals.flavor,
-    plan,
+    flavorOf: (root) => rootFlavors.get(root) ?? { flavor: globals.flavor },
+    planFor: (flavor) => plans.get(flavor)!,
     pool: r.pool(),
     platformFlags: a.platformFlags,
     check: a.check,
@@ -323,7 +339,7 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
     onRoot: (o) => {
       const diagnostics: Diagnostic[] = [
         ...o.diagnostics.map(fromHclDiagnostic),
-        ...lockFailureDiagnostics(o.failures, o.platforms?.platforms ?? [], globals.flavor, o.root),
+        ...lockFailureDiagnostics(o.failures, o.platforms?.platforms ?? [], o.flavor.flavor, o.root),
         ...(o.error
           ? [
               {
@@ -341,7 +357,13 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
       renderLockRoot(o, diagnostics, { stdout: io.stdout, stderr: io.stderr, json });
     },
   });
-  const summary = lockTreeSummary(result, plan.stats(), (Date.now() - started) / 1000, a.check);
+  const summary = lockTreeSummary(
+    result,
+    sumPlanStats([...plans.values()].map((p) => p.stats())),
+    (Date.now() - started) / 1000,
+    a.check,
+    [...rootFlavors.values()].some((f) => f.reason !== undefined),
+  );
   ui.summary(summary.message, summary.fields);
   if (signal.aborted) return 1;
   if (failed) return 1;
