@@ -231,7 +231,7 @@ describe('issue 11 #6: temporary files go on every way out', () => {
     const r = await run.done;
     await reg.clearFaults();
     expect(r.code).toBe(129);
-    expect(flat(r.stderr)).toContain('provkit lock was interrupted (interrupted by SIGHUP); nothing was changed.');
+    expect(flat(r.stderr)).toContain('provkit lock was interrupted by SIGHUP; nothing was changed.');
     expect(readdirSync(run.project)).toEqual(['main.tf']);
     expect(w.tmpLeftovers()).toEqual([]);
   });

@@ -56,7 +56,10 @@ Options:
                         as a local module (.terraform/ and hidden directories are
                         skipped).
   -check                Write nothing: exit 0 when every lock file is already what
-                        lock would write, 2 when one would change (named), 1 on error.
+                        lock would write, 2 when one would change (named, with
+                        what would change), 1 on error. Prints that summary, not
+                        a line per package.
+  -verbose              With -check (or -recursive): also a line per package, as lock prints them.
   -fs-mirror=DIR        Use a filesystem mirror instead of the origin registries.
   -net-mirror=URL       Use a network mirror (https) instead of the origin registries.
   -oci-mirror=TEMPLATE  Use repositories of an OCI registry instead of the origin
@@ -97,10 +100,16 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     'all-platforms': 'bool',
     recursive: 'bool',
     check: 'bool',
+    verbose: 'bool',
     json: 'bool',
   });
   const json = flags.bools.get('json') === true;
-  const ui = createRenderer(io, globals, json);
+  const check = flags.bools.get('check') === true;
+  const verbose = flags.bools.get('verbose') === true;
+  // -check is for hooks and CI: what would change, not a line per package (unless -verbose).
+  const ui = createRenderer(io, globals, json, { packageLines: !check || verbose });
+  // An interrupt takes the live display away before its one line (src/cli/common.ts runInterruptible).
+  r.defer(() => ui.stop());
   const errors: Diagnostic[] = [];
 
   const platformValues = flags.lists.get('platform') ?? [];
@@ -110,7 +119,6 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
   const ociMirror = flags.strings.get('oci-mirror');
   checkMirrorFlags({ fsMirror, netMirror, ociMirror }, errors);
   const recursive = flags.bools.get('recursive') === true;
-  const check = flags.bools.get('check') === true;
   if (recursive && flags.positionals.length > 0) {
     errors.push({
       severity: 'error',
@@ -133,7 +141,9 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     check,
     allPlatforms: flags.bools.get('all-platforms') === true,
   };
-  return recursive ? lockTree({ ...common, json, written }) : lockOne({ ...common, positionals: flags.positionals });
+  return recursive
+    ? lockTree({ ...common, json, verbose, written })
+    : lockOne({ ...common, positionals: flags.positionals });
 }
 
 interface RunArgs {
@@ -212,6 +222,8 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
   ui.event({ type: 'platforms_chosen', ...chosen });
   // The platforms each provider gains hashes for (-check names them, as lock -recursive does).
   const added = new Map<string, Platform[]>();
+  // "Now tracked in the lock file": said once the file is written (docs/json-ui.md `lock_hashes`).
+  const tracked: InstallerEvent[] = [];
   const outcome = await runLock({
     signal,
     requirements,
@@ -222,21 +234,22 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
     http: r.http(),
     plan,
     flavor: globals.flavor,
-    // With -check nothing becomes "tracked in the lock file".
     events: (e) => {
       if (e.type === 'hashes_obtained' && e.change !== 'unchanged') {
         const key = e.provider.toComparisonString();
         added.set(key, [...(added.get(key) ?? []), e.platform]);
       }
-      if (!(a.check && e.type === 'hashes_obtained')) ui.event(e);
+      // With -check nothing becomes "tracked in the lock file"; otherwise once it is written.
+      if (e.type === 'hashes_obtained') tracked.push(e);
+      else ui.event(e);
     },
     enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
     allPlatforms: a.allPlatforms,
   });
+  // Interrupted: the packages failed for that one reason, said once by runInterruptible.
+  if (signal.aborted) return 1;
   if (outcome.failures.length > 0)
     return ui.fail(lockFailureDiagnostics(outcome.failures, chosen.platforms, globals.flavor));
-  // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically; not after an interrupt.
-  if (signal.aborted) return 1;
   // Read once: -check compares with it, and an unchanged other-flavor file is kept as it is.
   const oldBytes = await readLockBytes(lockPath);
   // Whether and what to write: the one decision of lock -recursive too (lockfile/write-decision.ts).
@@ -255,13 +268,15 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
     return 2;
   }
   // Rewritten even when unchanged, except the other flavor's writing of these very locks.
+  // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically.
   if (decision.write) await saveLockFile(lockPath, outcome.locks, globals.flavor);
+  for (const e of tracked) ui.event(e);
   ui.lockSuccess(decision.changed);
   return 0;
 }
 
 /** `lock -recursive`: every root module below the working directory. */
-async function lockTree(a: RunArgs & { json: boolean; written: { roots: number } }): Promise<number> {
+async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written: { roots: number } }): Promise<number> {
   const { r, ui } = a;
   const { io, globals, signal } = r;
   const started = Date.now();
@@ -302,8 +317,8 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
       ui.event(e);
       return;
     }
-    // Package progress is for machines; a person gets one line per root.
-    if (json) ui.event(e);
+    // Package progress is for machines; a person gets one line per root (and -verbose the package lines).
+    if (json || a.verbose) ui.event(e);
   };
   // Each root in its own flavor, as lock run in it would choose (src/cli/flavor.ts), each
   // flavor's roots sharing one plan over that flavor's source.
@@ -354,7 +369,8 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
       ];
       if (o.status === 'failed') failed = true;
       if (!a.check && o.status !== 'failed') a.written.roots += 1;
-      renderLockRoot(o, diagnostics, { stdout: io.stdout, stderr: io.stderr, json });
+      // Interrupted: the roots in progress failed for that one reason, said once by runInterruptible.
+      renderLockRoot(o, signal.aborted ? [] : diagnostics, { stdout: io.stdout, stderr: io.stderr, json });
     },
   });
   const summary = lockTreeSummary(
