@@ -27,6 +27,7 @@ const TYPES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   diagnostic: { diagnostic: 'object' },
   flavor: { flavor: 'string', reason: 'string' },
   provider_selected: { provider: 'string', version: 'string', reason: 'string' },
+  package_fetch_queued: { provider: 'string', version: 'string', platform: 'string' },
   package_fetch_start: { provider: 'string', version: 'string', platform: 'string' },
   package_fetch_progress: {
     provider: 'string',
@@ -34,6 +35,7 @@ const TYPES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
     platform: 'string',
     bytes: 'number',
     total: 'number|null',
+    phase: 'string',
   },
   package_fetch_retry: {
     provider: 'string',
