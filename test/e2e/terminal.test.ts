@@ -239,12 +239,13 @@ function problemsOf(screens: readonly string[], columns: number): string[] {
   );
 }
 
-function dump(name: string, screens: readonly string[]): void {
+/** Writes the screens into PROVKIT_TERMINAL_CAPTURES, the registry's address as REGISTRY unless `shown` (lines as wrapped). */
+function dump(name: string, screens: readonly string[], shown = false): void {
   const dir = process.env['PROVKIT_TERMINAL_CAPTURES'];
   if (dir)
     writeFileSync(
       join(dir, `${name}.txt`),
-      screens.map((s) => s.replaceAll(reg.host, 'REGISTRY')).join('\n\n=====\n\n'),
+      screens.map((s) => (shown ? s : s.replaceAll(reg.host, 'REGISTRY'))).join('\n\n=====\n\n'),
     );
 }
 
@@ -306,8 +307,9 @@ describe('five packages in a terminal in use: counted from the start, resized, i
     expect(run.timedOut).toBe(false);
     expect(run.code).toBe(130);
     const at = run.stepAt[0]!;
-    dump('five-40-during', run.duringJoined.slice(Math.max(0, at - 2), at));
-    dump('five-40-after-ctrl-c', [run.history.split('\n').slice(-14).join('\n')]);
+    // As shown: the command's own lines wrap at 40 columns, the display's never.
+    dump('five-40-during', run.during.slice(Math.max(0, at - 2), at), true);
+    dump('five-40-after-ctrl-c', [run.afterShown], true);
     expect.soft(problemsOf(run.duringJoined.slice(0, at), 40)).toEqual([]);
     expect.soft(run.duringJoined.slice(0, at).some((s) => /^ {2}[\d.]+ KiB \/ [\d.]+ KiB {2}\d+%/m.test(s))).toBe(true);
     // After Ctrl-C: the display is gone (from the screen and the scrollback), one line says why.

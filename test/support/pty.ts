@@ -29,6 +29,8 @@ export interface TerminalRun {
   readonly duringJoined: readonly string[];
   /** The screen after the command ended, without the `[exit N]` line, wrapped lines joined. */
   readonly after: string;
+  /** The same screen as shown (wrapped lines not joined). */
+  readonly afterShown: string;
   /** The whole scrollback and the screen after the command ended (wrapped lines joined), without the `[exit N]` line. */
   readonly history: string;
   /** The index in `during` of the first screen seen after each step was done. */
@@ -114,7 +116,8 @@ export async function runInTerminal(args: readonly string[], opts: TerminalOptio
           .map((l) => l.trimEnd())
           .join('\n');
         const history = all.slice(0, all.search(/^\[exit \d+\]$/m)).replace(/\n+$/, '');
-        return { code: Number(m[1]), during, duringJoined, after, history, stepAt, timedOut };
+        const afterShown = s.slice(0, s.search(/^\[exit \d+\]$/m)).replace(/\n+$/, '');
+        return { code: Number(m[1]), during, duringJoined, after, afterShown, history, stepAt, timedOut };
       }
       if (s !== last && s !== '') {
         const j = await screen(true);
@@ -135,7 +138,7 @@ export async function runInTerminal(args: readonly string[], opts: TerminalOptio
       last = s;
       if (Date.now() > deadline) {
         timedOut = true;
-        return { code: -1, during, duringJoined, after: s, history: s, stepAt, timedOut };
+        return { code: -1, during, duringJoined, after: s, afterShown: s, history: s, stepAt, timedOut };
       }
 
       await new Promise((r) => setTimeout(r, opts.sampleMs ?? 100));
