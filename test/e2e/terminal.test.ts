@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { BIN, e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
-import { runInTerminal, type TerminalRun } from '../support/pty.js';
+import { runInTerminal, type TerminalRun, type TerminalStep } from '../support/pty.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import type { FakeProvider } from '../support/servers/packages.js';
 import { buildZip, writeZip } from '../support/zip-writer.js';
@@ -249,18 +249,26 @@ function dump(name: string, screens: readonly string[], shown = false): void {
     );
 }
 
+/** `provkit lock` of acme/five's five platforms, in a 30-row terminal `columns` wide below 40 lines of earlier output. */
+async function lockFive(name: string, columns: number, step: TerminalStep): Promise<TerminalRun> {
+  const p = w.project(name, { 'main.tf': requiresTf({ five: `${reg.host}/acme/five` }) });
+  await slowFive();
+  return runInTerminal(['lock', ...FIVE.map((x) => `-platform=${x}`)], {
+    cwd: p,
+    env: w.env,
+    columns,
+    rows: 30,
+    prefill: 40,
+    steps: [step],
+  });
+}
+
 describe('five packages in a terminal in use: counted from the start, resized, interrupted', () => {
   it('100 columns narrowed to 45 during the run: every package counted, the queued ones waiting; no line of the display left behind', async () => {
-    const p = w.project('tty-five-resize', { 'main.tf': requiresTf({ five: `${reg.host}/acme/five` }) });
-    await slowFive();
-    const run = await runInTerminal(['lock', ...FIVE.map((x) => `-platform=${x}`)], {
-      cwd: p,
-      env: w.env,
-      columns: 100,
-      rows: 30,
-      prefill: 40,
-      // Narrowed once two downloads are under way (and have a rate).
-      steps: [{ when: /^0 of \d+ packages? done, 2 in progress.*[1-9]\d*\.\d KiB\/s/m, columns: 45 }],
+    // Narrowed once two downloads are under way (and have a rate).
+    const run = await lockFive('tty-five-resize', 100, {
+      when: /^0 of \d+ packages? done, 2 in progress.*[1-9]\d*\.\d KiB\/s/m,
+      columns: 45,
     });
     expect(run.timedOut).toBe(false);
     expect(run.code).toBe(0);
@@ -293,17 +301,8 @@ describe('five packages in a terminal in use: counted from the start, resized, i
   });
 
   it('40 columns: no figure cut, every percentage with its %; Ctrl-C clears the display, then one line', async () => {
-    const p = w.project('tty-five-interrupt', { 'main.tf': requiresTf({ five: `${reg.host}/acme/five` }) });
-    await slowFive();
-    const run = await runInTerminal(['lock', ...FIVE.map((x) => `-platform=${x}`)], {
-      cwd: p,
-      env: w.env,
-      columns: 40,
-      rows: 30,
-      prefill: 40,
-      // Interrupted once a download is under way.
-      steps: [{ when: /^ {2}.*\d+\.\d KiB \/ /m, keys: 'C-c' }],
-    });
+    // Interrupted once a download is under way.
+    const run = await lockFive('tty-five-interrupt', 40, { when: /^ {2}.*\d+\.\d KiB \/ /m, keys: 'C-c' });
     expect(run.timedOut).toBe(false);
     expect(run.code).toBe(130);
     const at = run.stepAt[0]!;
