@@ -147,7 +147,19 @@ export function createRenderer(
           },
         }
       : sink;
-  const out = through(io.stdout);
+  // Whether the run's own lines reached stdout (a quiet run's summary is then set apart by a blank line).
+  let wrote = false;
+  const display = through(io.stdout);
+  const out: TextSink = {
+    write: (text: string) => {
+      wrote = true;
+      return display.write(text);
+    },
+    ...(display.isTTY === undefined ? {} : { isTTY: display.isTTY }),
+    get columns() {
+      return display.columns;
+    },
+  };
   const err = through(io.stderr);
   return {
     event(e) {
@@ -176,7 +188,7 @@ export function createRenderer(
     },
     summary(message, fields) {
       progress?.stop();
-      io.stdout.write(`${packageLines ? '\n' : ''}${message}\n`);
+      io.stdout.write(`${packageLines || wrote ? '\n' : ''}${message}\n`);
       each((ui) => ui.summary(message, fields));
     },
     stop: () => progress?.stop(),
