@@ -48,15 +48,6 @@ export function flavorRule(
   };
 }
 
-/** {@link flavorRule} applied to `cwd`. @throws ProvkitError INVALID_FLAVOR. */
-export function chooseFlavor(
-  flag: string | undefined,
-  env: Readonly<Record<string, string | undefined>>,
-  cwd: string,
-): FlavorChoice {
-  return flavorRule(flag, env)(cwd);
-}
-
 /**
  * Says once, before the command's own output, that the flavor was inferred
  * from the project and why: on stderr for people (stdout stays the
