@@ -164,13 +164,14 @@ describe('hash -json: one stream, one documented format', () => {
 });
 
 describe('lock_hashes: only once the lock file is written', () => {
-  it('a lock file that cannot be written: no lock_hashes, the failure, exit 1', async () => {
-    const dir = w.project('unwritable', { 'main.tf': DEMO_CONFIG });
-    // A file size limit of 0 makes every write of a file fail (EFBIG; the
-    // signal it would send is ignored), as a full disk does: the lock file
-    // cannot be written, whoever runs the test (root ignores permissions).
-    const command = `trap '' XFSZ; ulimit -f 0; exec "${process.execPath}" "${BIN}" lock -json -fs-mirror="${MIRROR}" -platform=linux_amd64`;
-    const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+  /**
+   * `provkit lock -json ARGS` where no file can be written: a file size limit
+   * of 0 makes every write fail (EFBIG; the signal it would send is ignored),
+   * as a full disk does, whoever runs the test (root ignores permissions).
+   */
+  const lockUnwritable = (dir: string, args: readonly string[]): Promise<{ code: number | null; stdout: string }> =>
+    new Promise((resolve, reject) => {
+      const command = `trap '' XFSZ; ulimit -f 0; exec "${process.execPath}" "${BIN}" lock -json ${args.map((a) => `'${a}'`).join(' ')}`;
       const child = spawn('sh', ['-c', command], {
         cwd: dir,
         env: { PATH: process.env['PATH'] ?? '', ...w.env },
@@ -181,6 +182,10 @@ describe('lock_hashes: only once the lock file is written', () => {
       child.on('error', reject);
       child.on('close', (c) => resolve({ code: c, stdout: out }));
     });
+
+  it('a lock file that cannot be written: no lock_hashes, the failure, exit 1', async () => {
+    const dir = w.project('unwritable', { 'main.tf': DEMO_CONFIG });
+    const { code, stdout } = await lockUnwritable(dir, [`-fs-mirror=${MIRROR}`, '-platform=linux_amd64']);
     expect(code).toBe(1);
     expect(jsonUiStreamProblems(stdout)).toEqual([]);
     const types = stdout
@@ -197,6 +202,16 @@ describe('lock_hashes: only once the lock file is written', () => {
       env: w.env,
     });
     expect(ok.stdout.match(/"type":"lock_hashes"/g)).toHaveLength(2);
+  });
+
+  it('lock -recursive: a root whose lock file cannot be written has no lock_hashes', async () => {
+    const dir = w.project('unwritable-tree', { 'envs/dev/main.tf': DEMO_CONFIG });
+    const { code, stdout } = await lockUnwritable(dir, ['-recursive', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64']);
+    expect(code).toBe(1);
+    expect(jsonUiStreamProblems(stdout)).toEqual([]);
+    expect(stdout).toContain('"type":"lock_root"');
+    expect(stdout).toContain('"status":"failed"');
+    expect(stdout).not.toContain('"type":"lock_hashes"');
   });
 });
 
