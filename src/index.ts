@@ -76,6 +76,7 @@ export type {
   HashStore,
   StoredHashes,
   ZipLimits,
+  ReadProgress,
 } from './hashing/index.js';
 
 // Lock files: parse, model, write; the verdict on a package.
@@ -150,4 +151,4 @@ export { importBundle } from './installer/bundle/import.js';
 export type { BundleImportOptions, BundleImportOutcome } from './installer/bundle/import.js';
 export { extractPackage } from './installer/extract.js';
 export type { ExtractOptions, ExtractResult } from './installer/extract.js';
-export type { InstallerEvent, EventSink, AuthLabel, LockChange } from './installer/events.js';
+export type { InstallerEvent, EventSink, AuthLabel, LockChange, ProgressPhase } from './installer/events.js';

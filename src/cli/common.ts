@@ -380,7 +380,9 @@ export async function runInterruptible(
   } finally {
     interrupt.dispose();
   }
-  const detail = `${what} was interrupted (${interrupt.signal.reason instanceof Error ? interrupt.signal.reason.message : 'signal'}); ${changed()}.`;
+  // One line for the one cause: `provkit lock was interrupted by SIGINT; nothing was changed.`
+  const reason = interrupt.signal.reason instanceof Error ? interrupt.signal.reason.message : 'interrupted';
+  const detail = `${what} was ${reason.startsWith('interrupted') ? reason : `interrupted (${reason})`}; ${changed()}.`;
   report({ severity: 'error', summary: 'Interrupted', detail, code: ErrorCode.ABORTED }, `Error: ${detail}\n`);
   return interrupt.exitCode;
 }

@@ -1,17 +1,19 @@
 /**
- * Which flavor a run has: `-flavor`, else `PROVKIT_FLAVOR`, else the
- * project's: a directory whose `.terraform.lock.hcl` was written by
- * `terraform init` (its header), or lists providers of
- * `registry.terraform.io` only, is a terraform project (default registry
- * host, lock-file header, product name in messages); anything else gets the
- * default, tofu. An inferred terraform flavor comes with the reason, which
- * the run reports (src/cli/main.ts).
+ * Which flavor a run has, the one rule for a single root and for each root
+ * module of `lock -recursive` and `verify -recursive` (README "Global
+ * flags"): `-flavor`, else `PROVKIT_FLAVOR`, else what the project's
+ * `.terraform.lock.hcl` says (lockfile/flavor.ts: written by `terraform
+ * init`, or listing `registry.terraform.io` providers only: terraform),
+ * else the default, tofu. An inferred terraform flavor comes with the
+ * reason, which the run reports ({@link noteFlavor}) where the flavor
+ * changes something.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { DEFAULT_FLAVOR, FLAVOR_ENV_VAR, type Flavor, resolveFlavor } from '../addresses/index.js';
-import { LOCK_FILE_NAME, lockFileHeader } from '../lockfile/index.js';
+import { flavorOfLockText, LOCK_FILE_NAME } from '../lockfile/index.js';
+import type { CliIO, GlobalOptions } from './io.js';
 
 export interface FlavorChoice {
   readonly flavor: Flavor;
@@ -19,27 +21,47 @@ export interface FlavorChoice {
   readonly reason?: string;
 }
 
-/** @throws ProvkitError INVALID_FLAVOR for a bad `-flavor` or `PROVKIT_FLAVOR`. */
-export function chooseFlavor(
+/**
+ * The flavor rule of a command line: a function of the directory a run (or
+ * a root module) works in.
+ *
+ * @throws ProvkitError INVALID_FLAVOR for a bad `-flavor` or `PROVKIT_FLAVOR`.
+ */
+export function flavorRule(
   flag: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
-  cwd: string,
-): FlavorChoice {
+): (dir: string) => FlavorChoice {
   const fromEnv = env[FLAVOR_ENV_VAR];
-  if (flag !== undefined || (fromEnv !== undefined && fromEnv !== '')) return { flavor: resolveFlavor(flag, env) };
-  let text: string;
-  try {
-    text = readFileSync(join(cwd, LOCK_FILE_NAME), 'utf8');
-  } catch {
-    return { flavor: DEFAULT_FLAVOR };
+  if (flag !== undefined || (fromEnv !== undefined && fromEnv !== '')) {
+    const given = { flavor: resolveFlavor(flag, env) };
+    return () => given;
   }
-  if (text.startsWith(lockFileHeader('terraform'))) {
-    return { flavor: 'terraform', reason: `${LOCK_FILE_NAME} was written by "terraform init"` };
-  }
-  if (text.startsWith(lockFileHeader('tofu'))) return { flavor: 'tofu' };
-  const hosts = [...text.matchAll(/^provider\s+"([^"/]+)\//gm)].map((m) => m[1]!.toLowerCase());
-  if (hosts.length > 0 && hosts.every((h) => h === 'registry.terraform.io')) {
-    return { flavor: 'terraform', reason: `every provider in ${LOCK_FILE_NAME} is from registry.terraform.io` };
-  }
-  return { flavor: DEFAULT_FLAVOR };
+  return (dir) => {
+    let text: string;
+    try {
+      text = readFileSync(join(dir, LOCK_FILE_NAME), 'utf8');
+    } catch {
+      return { flavor: DEFAULT_FLAVOR };
+    }
+    const inferred = flavorOfLockText(text, LOCK_FILE_NAME);
+    return inferred?.reason !== undefined ? inferred : { flavor: inferred?.flavor ?? DEFAULT_FLAVOR };
+  };
+}
+
+/**
+ * Says once, before the command's own output, that the flavor was inferred
+ * from the project and why: on stderr for people (stdout stays the
+ * reference's), a `flavor` message on the `-json` streams. Called by the
+ * commands whose work the flavor changes (default registry host, lock-file
+ * header, messages), once their arguments are known to be valid; not by
+ * `hash`, `bundle import`, `version`, nor on a usage error.
+ */
+export function noteFlavor(io: CliIO, globals: GlobalOptions): void {
+  const reason = globals.flavorReason;
+  if (reason === undefined) return;
+  const { flavor } = globals;
+  for (const ui of io.output?.jsonUIs() ?? [])
+    ui.message('info', `Using the ${flavor} flavor: ${reason}`, 'flavor', { flavor, reason });
+  if (io.output?.json !== true)
+    io.stderr.write(`provkit: using the ${flavor} flavor: ${reason} (-flavor or ${FLAVOR_ENV_VAR} to choose).\n`);
 }

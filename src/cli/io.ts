@@ -29,7 +29,16 @@ export const EXIT_OUTPUT_CLOSED = 141;
 
 /** Settings every command receives from the global flags. */
 export interface GlobalOptions {
+  /** The run's flavor: what src/cli/flavor.ts chooses for the working directory. */
   readonly flavor: 'tofu' | 'terraform';
+  /** Why, when it was inferred from the project's lock file (src/cli/flavor.ts `noteFlavor` says it). */
+  readonly flavorReason?: string;
+  /**
+   * The flavor a run in `dir` would have, by the same rule (`-flavor`,
+   * `PROVKIT_FLAVOR`, else the lock file in `dir`): each root module's, for
+   * `lock -recursive` and `verify -recursive`.
+   */
+  readonly flavorIn: (dir: string) => { readonly flavor: 'tofu' | 'terraform'; readonly reason?: string };
   /** The working directory after `-chdir`. */
   readonly cwd: string;
   /**

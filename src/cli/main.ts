@@ -5,7 +5,6 @@
  */
 import { resolve } from 'node:path';
 
-import { FLAVOR_ENV_VAR } from '../addresses/index.js';
 import {
   describeError,
   type Diagnostic,
@@ -17,12 +16,11 @@ import {
 } from '../errors.js';
 import { fitHelp } from '../ui/help.js';
 import { renderDiagnostic } from '../ui/human.js';
-import { parseFlags } from './flags.js';
-import { chooseFlavor } from './flavor.js';
+import { closestFlag, parseFlags } from './flags.js';
+import { flavorRule } from './flavor.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import { humanStyle } from './render.js';
 import { colorAllowed, extractViewFlags, OutputSession, type ViewFlags } from './view.js';
-import { VERSION } from './version.js';
 
 export type { CliIO } from './io.js';
 export { EXIT_OUTPUT_CLOSED } from './io.js';
@@ -235,7 +233,15 @@ function reportError(err: unknown, io: CliIO, session: OutputSession): number {
 }
 
 /** The global flags (before or after the command). */
-const GLOBAL_FLAGS = { flavor: 'string', chdir: 'string', help: 'bool', h: 'bool', version: 'bool' } as const;
+const GLOBAL_FLAGS = {
+  flavor: 'string',
+  chdir: 'string',
+  help: 'bool',
+  h: 'bool',
+  // `-v`, `-version`, `--version` anywhere: the version (terraform's main.go aliases).
+  version: 'bool',
+  v: 'bool',
+} as const;
 
 async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSignal): Promise<number> {
   let view: ViewFlags;
@@ -266,10 +272,18 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
     const at = global.positionals.findIndex((a) => !a.startsWith('-'));
     const name = at < 0 ? undefined : global.positionals[at];
     const rest = global.positionals.filter((_, i) => i !== at);
-    if (global.bools.get('version') || name === 'version') {
-      const ui = session.jsonUI();
-      if (!ui) io.stdout.write(`provkit v${VERSION}\n`);
-      return 0;
+    const chdir = global.strings.get('chdir');
+    const cwd = chdir === undefined ? io.cwd : resolve(io.cwd, chdir);
+    if (global.bools.get('version') || global.bools.get('v') || name === 'version') {
+      // Its -json is terraform's version object, not the message stream (commands/version.ts).
+      const { versionCommand } = await import('./commands/version.js');
+      let flavor: GlobalOptions['flavor'] | undefined;
+      try {
+        flavor = flavorRule(global.strings.get('flavor'), io.env)(cwd).flavor;
+      } catch {
+        // A bad -flavor does not stop the version from being printed.
+      }
+      return await versionCommand(io, cwd, view.json || rest.some((a) => /^--?json(=true)?$/.test(a)), flavor);
     }
     const load = name === undefined ? undefined : COMMANDS[name];
     if (global.bools.get('help') || global.bools.get('h') || name === undefined || name === 'help') {
@@ -279,21 +293,27 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
       return name === undefined && !global.bools.get('help') && !global.bools.get('h') ? 1 : 0;
     }
     if (!load) {
+      const meant = closestFlag(name, [...Object.keys(COMMANDS), 'version', 'help']);
+      const hint = meant === undefined ? undefined : `Did you mean ${JSON.stringify(meant)}?`;
       const d: Diagnostic = {
         severity: 'error',
         summary: 'Unknown command',
         detail: `unknown command ${JSON.stringify(name)}`,
+        ...(hint === undefined ? {} : { hint }),
         code: ErrorCode.USAGE,
       };
       for (const ui of session.jsonUIs()) ui.diagnostic(d);
-      if (!session.json) io.stderr.write(`Error: unknown command ${JSON.stringify(name)}\n\n${HELP}`);
+      // The usage as -help prints it (fitted to 80 columns).
+      if (!session.json)
+        io.stderr.write(
+          `Error: unknown command ${JSON.stringify(name)}\n\n${hint === undefined ? '' : `${hint}\n\n`}${fitHelp(HELP)}`,
+        );
       return 1;
     }
     const command = await load();
     help = command.help;
-    const chdir = global.strings.get('chdir');
-    const cwd = chdir === undefined ? io.cwd : resolve(io.cwd, chdir);
-    const { flavor, reason } = chooseFlavor(global.strings.get('flavor'), io.env, cwd);
+    const flavorIn = flavorRule(global.strings.get('flavor'), io.env);
+    const { flavor, reason } = flavorIn(cwd);
     if (view.jsonInto !== undefined) {
       const problem = session.openJsonInto(view.jsonInto, cwd);
       if (problem) {
@@ -302,15 +322,14 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
         return 1;
       }
     }
-    if (reason !== undefined) {
-      // Said once, before the command's own output: stderr for people
-      // (stdout stays the reference's), a `flavor` message under -json.
-      for (const ui of session.jsonUIs())
-        ui.message('info', `Using the ${flavor} flavor: ${reason}`, 'flavor', { flavor, reason });
-      if (!session.json)
-        io.stderr.write(`provkit: using the ${flavor} flavor: ${reason} (-flavor or ${FLAVOR_ENV_VAR} to choose).\n`);
-    }
-    const globals: GlobalOptions = { flavor, cwd, color: session.color };
+    // The flavor note is the commands' (src/cli/flavor.ts noteFlavor): said only where the flavor changes something.
+    const globals: GlobalOptions = {
+      flavor,
+      ...(reason === undefined ? {} : { flavorReason: reason }),
+      flavorIn,
+      cwd,
+      color: session.color,
+    };
     const run = command.run(rest, io, globals);
     if (command.interruptible) return await run;
     // Nothing to clean up: a command whose output nobody reads is left behind.

@@ -31,6 +31,8 @@ export interface Renderer {
   lockSuccess(changed: boolean): void;
   /** A final summary line (`-json`: a `summary` message). */
   summary(message: string, fields: Record<string, unknown>): void;
+  /** Takes the live progress display away for good, when there is one (before an interrupted run's one line). */
+  stop(): void;
 }
 
 export interface RendererOptions {
@@ -39,7 +41,22 @@ export interface RendererOptions {
    * `providers mirror` print them, `view` as `init` does (see src/ui/human.ts).
    */
   readonly frame?: DiagnosticFrame;
+  /**
+   * Whether the human output has a line per package (`- Fetching…`,
+   * `- Retrieved…`, retries); default true. `lock -check` without
+   * `-verbose` has none (a summary for hooks); the live display on a
+   * terminal and `-json` are the same either way.
+   */
+  readonly packageLines?: boolean;
 }
+
+/** The events whose human lines are package lines (see {@link RendererOptions.packageLines}). */
+const PACKAGE_LINES: ReadonlySet<InstallerEvent['type']> = new Set([
+  'fetch_start',
+  'fetch_complete',
+  'fetch_retry',
+  'fetch_resume',
+]);
 
 /** Columns of a terminal when the stream is one; terraform's default of 78 otherwise (`terminal.Streams` `defaultColumns`). */
 function columnsOf(s: { isTTY?: boolean; columns?: number | undefined }): number {
@@ -104,8 +121,10 @@ export function createRenderer(
       lockSuccess: (changed) =>
         each((ui) => ui.summary(changed ? 'Lock file updated' : 'Lock file already up to date', { changed })),
       summary: (message, fields) => each((ui) => ui.summary(message, fields)),
+      stop: () => undefined,
     };
   }
+  const packageLines = options.packageLines ?? true;
   const style = humanStyle(io, globals.color, options);
   const progress =
     io.stdout.isTTY === true
@@ -128,14 +147,27 @@ export function createRenderer(
           },
         }
       : sink;
-  const out = through(io.stdout);
+  // Whether the run's own lines reached stdout (a quiet run's summary is then set apart by a blank line).
+  let wrote = false;
+  const display = through(io.stdout);
+  const out: TextSink = {
+    write: (text: string) => {
+      wrote = true;
+      return display.write(text);
+    },
+    ...(display.isTTY === undefined ? {} : { isTTY: display.isTTY }),
+    get columns() {
+      return display.columns;
+    },
+  };
   const err = through(io.stderr);
   return {
     event(e) {
       const note = progress?.event(e);
+      each((ui) => ui.event(e));
+      if (!packageLines && PACKAGE_LINES.has(e.type)) return;
       renderEventHuman(e, out, err, globals.flavor, style);
       if (note !== undefined) out.write(note);
-      each((ui) => ui.event(e));
     },
     diagnostic: (d) => {
       renderDiagnostic(d, err, style, out);
@@ -156,8 +188,9 @@ export function createRenderer(
     },
     summary(message, fields) {
       progress?.stop();
-      io.stdout.write(`\n${message}\n`);
+      io.stdout.write(`${packageLines || wrote ? '\n' : ''}${message}\n`);
       each((ui) => ui.summary(message, fields));
     },
+    stop: () => progress?.stop(),
   };
 }

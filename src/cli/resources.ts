@@ -13,6 +13,7 @@
  */
 import { resolve } from 'node:path';
 
+import type { Flavor } from '../addresses/index.js';
 import type { CliConfig } from '../cliconfig/index.js';
 import { ErrorCode, WarningCode } from '../errors.js';
 import {
@@ -52,7 +53,10 @@ export class RunResources {
   private hashPool: HashPool | undefined;
   private store: { hashStore?: HashStore } | undefined;
   private limits: Required<ZipLimits> | undefined;
-  private cli: Promise<CliConfig> | undefined;
+  /** The CLI configuration per flavor (the flavor decides which files are read); usually one. */
+  private readonly cli = new Map<Flavor, Promise<CliConfig>>();
+  /** CLI-configuration diagnostics already rendered (two flavors may read the same file). */
+  private readonly cliDiagnostics = new Set<string>();
 
   constructor(
     readonly io: CliIO,
@@ -96,28 +100,41 @@ export class RunResources {
     return this.store;
   }
 
-  /** The factory's context for this run (src/cli/wiring.ts), with the run's HTTP client. */
-  sourceContext(): SourceContext {
-    return sourceContext(this.io, this.globals, this.http());
+  /**
+   * The factory's context for this run (src/cli/wiring.ts), with the run's
+   * HTTP client; `flavor`: a root module's of `lock -recursive` (default the run's).
+   */
+  sourceContext(flavor: Flavor = this.globals.flavor): SourceContext {
+    return sourceContext(this.io, this.flavored(flavor), this.http());
+  }
+
+  /** The run's global options with another flavor (a root module's). */
+  private flavored(flavor: Flavor): GlobalOptions {
+    return flavor === this.globals.flavor ? this.globals : { ...this.globals, flavor };
   }
 
   /**
-   * The CLI configuration, read once per run, its diagnostics rendered;
-   * undefined when it has errors (already rendered).
+   * The CLI configuration, read once per run (per flavor: `flavor`, default
+   * the run's), its diagnostics rendered once; undefined when it has errors
+   * (already rendered).
    */
-  async cliConfig(ui: Renderer): Promise<CliConfig | undefined> {
-    const first = this.cli === undefined;
-    this.cli ??= loadCliConfigFor(this.io, this.globals);
-    const cli = await this.cli;
-    if (first) {
-      for (const d of cli.diagnostics) {
-        ui.diagnostic({
-          severity: d.severity,
-          summary: d.summary,
-          detail: d.detail,
-          code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING,
-        });
-      }
+  async cliConfig(ui: Renderer, flavor: Flavor = this.globals.flavor): Promise<CliConfig | undefined> {
+    let loading = this.cli.get(flavor);
+    if (!loading) {
+      loading = loadCliConfigFor(this.io, this.flavored(flavor));
+      this.cli.set(flavor, loading);
+    }
+    const cli = await loading;
+    for (const d of cli.diagnostics) {
+      const key = `${d.severity}\n${d.summary}\n${d.detail}`;
+      if (this.cliDiagnostics.has(key)) continue;
+      this.cliDiagnostics.add(key);
+      ui.diagnostic({
+        severity: d.severity,
+        summary: d.summary,
+        detail: d.detail,
+        code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING,
+      });
     }
     return cli.diagnostics.some((d) => d.severity === 'error') ? undefined : cli;
   }
@@ -130,22 +147,24 @@ export class RunResources {
    * `-net-mirror` and `-oci-mirror` also read the CLI configuration, for the
    * mirror host's credentials (as the reference; see `netMirrorSourceFor`,
    * and OpenTofu's OCICredentialsPolicyBuilder). Undefined when the CLI
-   * configuration has errors (already rendered).
+   * configuration has errors (already rendered). `flavor`: the flavor whose
+   * rules the source follows (a root module's of `lock -recursive`; default
+   * the run's).
    */
-  async source(flags: MirrorFlags, otherwise: 'registry' | 'installation', ui: Renderer): Promise<Source | undefined> {
+  async source(
+    flags: MirrorFlags,
+    otherwise: 'registry' | 'installation',
+    ui: Renderer,
+    flavor: Flavor = this.globals.flavor,
+  ): Promise<Source | undefined> {
     if (flags.fsMirror !== undefined)
-      return new FilesystemMirrorSource({
-        baseDir: resolve(this.globals.cwd, flags.fsMirror),
-        flavor: this.globals.flavor,
-      });
-    const cli = await this.cliConfig(ui);
+      return new FilesystemMirrorSource({ baseDir: resolve(this.globals.cwd, flags.fsMirror), flavor });
+    const cli = await this.cliConfig(ui, flavor);
     if (cli === undefined) return undefined;
-    if (flags.netMirror !== undefined) return netMirrorSourceFor(flags.netMirror, this.sourceContext(), cli);
-    if (flags.ociMirror !== undefined)
-      return ociMirrorSourceFor(ociTemplate(flags.ociMirror), this.sourceContext(), cli);
-    return otherwise === 'registry'
-      ? registrySourceFor(this.sourceContext(), cli)
-      : installationSourceFor(this.sourceContext(), cli);
+    const context = this.sourceContext(flavor);
+    if (flags.netMirror !== undefined) return netMirrorSourceFor(flags.netMirror, context, cli);
+    if (flags.ociMirror !== undefined) return ociMirrorSourceFor(ociTemplate(flags.ociMirror), context, cli);
+    return otherwise === 'registry' ? registrySourceFor(context, cli) : installationSourceFor(context, cli);
   }
 
   /** Closes `close` with the run's resources: after everything opened later, before everything opened earlier. */

@@ -29,7 +29,7 @@ import { DOWNLOAD_BLOCK } from '../net/blocks.js';
 import { hashPackageDir } from './dir-package.js';
 import { asHash, zhFromDigest, type Hash } from './hash.js';
 import { type FormResult, type ZipForms, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
-import { ZhStream } from './zh.js';
+import { type ReadProgress, ZhStream } from './zh.js';
 import { hashWithDigests, hashZipFileOnce, zipFormsFileOnce, ZipStreamDigester } from './zip-stream.js';
 
 export interface HashPoolOptions extends ZipHashOptions {
@@ -58,15 +58,19 @@ export interface HashPoolOptions extends ZipHashOptions {
 }
 
 export interface HashPool {
-  /** `knownZh`: the archive's zh: when already computed from these bytes (not computed again). */
-  hashZip(path: string, knownZh?: Hash): Promise<ZipPackageHashes>;
+  /**
+   * `knownZh`: the archive's zh: when already computed from these bytes (not
+   * computed again). `onProgress`: how far the job has read the file (from a
+   * worker, at most every {@link PROGRESS_EVERY_MS} and once at the end).
+   */
+  hashZip(path: string, knownZh?: Hash, onProgress?: ReadProgress): Promise<ZipPackageHashes>;
   /**
    * Both `h1:` forms of a zip without its `zh:` (zip-stream.ts
    * `zipFormsFileOnce`): for a caller that records no `zh:` of the archive
    * and keeps no hash store, one SHA-256 pass over its bytes less. Scheduled
-   * as {@link hashZip}.
+   * as {@link hashZip}, and reports progress as it does.
    */
-  hashZipForms(path: string): Promise<ZipForms>;
+  hashZipForms(path: string, onProgress?: ReadProgress): Promise<ZipForms>;
   hashDir(path: string): Promise<Hash>;
   /**
    * Hashes a zip while its bytes arrive (zip-stream.ts): put
@@ -123,7 +127,8 @@ export interface ZipStream {
 
 /** Messages between the pool and its workers (plain data only). */
 export type WorkerRequest =
-  | { id: number; kind: 'zip' | 'forms' | 'dir'; path: string; options: ZipHashOptions }
+  /** `progress`: answer {@link WorkerProgress} messages while the file is read. */
+  | { id: number; kind: 'zip' | 'forms' | 'dir'; path: string; options: ZipHashOptions; progress?: boolean }
   /**
    * A streamed archive: `stream-start`, then `stream-chunk`… (with
    * `stream-file` / `stream-file-done` around the chunks the worker writes,
@@ -143,6 +148,10 @@ export type WorkerRequest =
 /** A job's final answer. */
 export type WorkerResponse =
   { id: number; ok: true; zip?: SerializedZipHashes; dir?: Hash } | { id: number; ok: false; error: SerializedError };
+/** How far a file job has read its file (not a final answer). */
+export type WorkerProgress = { id: number; progress: { bytes: number; total: number } };
+/** Progress of a file job is sent at most this often (and once more when the file is read). */
+export const PROGRESS_EVERY_MS = 100;
 /** A `stream-chunk` of this many bytes was taken in (not a final answer). */
 export type WorkerAck = { id: number; ack: number };
 /** A `stream-chunk`'s memory, digested and handed back for reuse (not a final answer, not tied to a job). */
@@ -154,7 +163,7 @@ export type WorkerFileDone = {
   id: number;
   file: { done: boolean; written: number; error?: { message: string; code?: string; syscall?: string } };
 };
-type WorkerMessage = WorkerResponse | WorkerAck | WorkerSpare | WorkerDigest | WorkerFileDone;
+type WorkerMessage = WorkerResponse | WorkerAck | WorkerSpare | WorkerDigest | WorkerFileDone | WorkerProgress;
 
 /**
  * ArrayBuffers the workers handed back, for the taps' copies: a download
@@ -220,6 +229,7 @@ interface Job {
   reject: (e: ProvkitError) => void;
   /** A file job (`zip`, `dir`): counted by `shareUpTo`. */
   file?: boolean;
+  onProgress?: ReadProgress;
 }
 
 /** Bytes of a stream job sent to its worker and not yet taken in, before the download waits. */
@@ -482,8 +492,8 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const zipOptions: ZipHashOptions = options.limits ? { limits: options.limits } : {};
   if (concurrency === 0) {
     return {
-      hashZip: (path, knownZh) => hashZipFileOnce(path, withZh(zipOptions, knownZh)),
-      hashZipForms: (path) => zipFormsFileOnce(path, zipOptions),
+      hashZip: (path, knownZh, onProgress) => hashZipFileOnce(path, withZh(zipOptions, knownZh), onProgress),
+      hashZipForms: (path, onProgress) => zipFormsFileOnce(path, zipOptions, onProgress),
       hashDir: (path) => hashPackageDir(path),
       streamZip: () => inProcessStream(zipOptions),
       shareUpTo: 1,
@@ -541,6 +551,11 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       }
       if ('file' in msg) {
         streams.get(msg.id)?.file(msg.file);
+        return;
+      }
+      if ('progress' in msg) {
+        const job = busy.get(w);
+        if (job?.request.id === msg.id) job.onProgress?.(msg.progress.bytes, msg.progress.total);
         return;
       }
       const job = busy.get(w);
@@ -764,13 +779,20 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     kind: 'zip' | 'forms' | 'dir',
     path: string,
     options: ZipHashOptions = zipOptions,
+    onProgress?: ReadProgress,
   ): Promise<WorkerResponse> =>
     new Promise((resolve, reject) => {
       if (closed) {
         reject(new ProvkitError(ErrorCode.ABORTED, 'hash pool is closed'));
         return;
       }
-      queue.push({ request: { id: nextId++, kind, path, options }, resolve, reject, file: true });
+      queue.push({
+        request: { id: nextId++, kind, path, options, ...(onProgress ? { progress: true } : {}) },
+        resolve,
+        reject,
+        file: true,
+        ...(onProgress ? { onProgress } : {}),
+      });
       pump();
     });
 
@@ -793,23 +815,23 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   };
 
   const api: HashPool = {
-    async hashZip(path, knownZh) {
+    async hashZip(path, knownZh, onProgress) {
       // A small archive is hashed here: starting a worker (a new V8 isolate
       // that loads the hashing modules) costs more CPU than hashing it, and a
       // tiny lock would pay that start-up for nothing. The size is
       // only a scheduling hint: the same function computes the same hashes
       // in either thread.
       if (inThreadBytes > 0 && (await fileSize(path)) <= inThreadBytes)
-        return inThread(() => hashZipFileOnce(path, withZh(zipOptions, knownZh)));
-      const r = await submit('zip', path, withZh(zipOptions, knownZh));
+        return inThread(() => hashZipFileOnce(path, withZh(zipOptions, knownZh), onProgress));
+      const r = await submit('zip', path, withZh(zipOptions, knownZh), onProgress);
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return deserializeZipHashes(r.zip!);
     },
-    async hashZipForms(path) {
+    async hashZipForms(path, onProgress) {
       // As hashZip: a small archive in this thread.
       if (inThreadBytes > 0 && (await fileSize(path)) <= inThreadBytes)
-        return inThread(() => zipFormsFileOnce(path, zipOptions));
-      const r = await submit('forms', path);
+        return inThread(() => zipFormsFileOnce(path, zipOptions, onProgress));
+      const r = await submit('forms', path, zipOptions, onProgress);
       if (!r.ok) throw ProvkitError.fromJSON(r.error);
       return deserializeForms(r.zip!);
     },

@@ -20,6 +20,8 @@ import {
   type WorkerAck,
   type WorkerDigest,
   type WorkerFileDone,
+  PROGRESS_EVERY_MS,
+  type WorkerProgress,
   type WorkerRequest,
   type WorkerResponse,
   type WorkerSpare,
@@ -185,12 +187,30 @@ port.on('message', (req: WorkerRequest) => {
     }
     default: {
       const job = req;
+      // How far the job has read its file, at most every PROGRESS_EVERY_MS and once at the end.
+      let sent = 0;
+      const progress = job.progress
+        ? (bytes: number, total: number): void => {
+            const now = Date.now();
+            if (bytes < total && now - sent < PROGRESS_EVERY_MS) return;
+            sent = now;
+            port.postMessage({ id: job.id, progress: { bytes, total } } satisfies WorkerProgress);
+          }
+        : undefined;
       void (async (): Promise<WorkerResponse> => {
         try {
           if (job.kind === 'zip')
-            return { id: job.id, ok: true, zip: serializeZipHashes(await hashZipFileOnce(job.path, job.options)) };
+            return {
+              id: job.id,
+              ok: true,
+              zip: serializeZipHashes(await hashZipFileOnce(job.path, job.options, progress)),
+            };
           if (job.kind === 'forms')
-            return { id: job.id, ok: true, zip: serializeZipHashes(await zipFormsFileOnce(job.path, job.options)) };
+            return {
+              id: job.id,
+              ok: true,
+              zip: serializeZipHashes(await zipFormsFileOnce(job.path, job.options, progress)),
+            };
           return { id: job.id, ok: true, dir: await hashPackageDir(job.path) };
         } catch (err) {
           return { id: job.id, ok: false, error: toSerializedError(err) };

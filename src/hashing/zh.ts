@@ -35,6 +35,13 @@ export class ZhStream extends Transform {
   }
 }
 
+/**
+ * How far a read of a file has come: `bytes` read of its `total` size
+ * (called after each read; the bytes only grow). For a progress display
+ * (src/ui/progress.ts), through the installer's `fetch_progress` events.
+ */
+export type ReadProgress = (bytes: number, total: number) => void;
+
 /** Bytes per read of {@link zhOfFile}. */
 const ZH_READ = 1024 * 1024;
 
@@ -43,12 +50,13 @@ const ZH_READ = 1024 * 1024;
  * reused (the digest is updated synchronously before the next read): a fresh
  * buffer per read cost page faults and garbage collection, ~0.3 CPU-s per
  * 200 MB on the incompressible benchmark (bench/commands.ts). Symlinks are followed,
- * as `EvalSymlinks` does.
+ * as `EvalSymlinks` does. `onProgress` is told the bytes read after each read.
  */
-export async function zhOfFile(path: string): Promise<Hash> {
+export async function zhOfFile(path: string, onProgress?: ReadProgress): Promise<Hash> {
   const sha = createHash('sha256');
   const fh = await open(path, 'r');
   try {
+    const total = onProgress ? (await fh.stat()).size : 0;
     const buf = Buffer.allocUnsafeSlow(ZH_READ);
     for (let pos = 0; ;) {
       // eslint-disable-next-line no-await-in-loop -- sequential reads into one buffer
@@ -56,6 +64,7 @@ export async function zhOfFile(path: string): Promise<Hash> {
       if (bytesRead === 0) break;
       sha.update(buf.subarray(0, bytesRead));
       pos += bytesRead;
+      onProgress?.(pos, Math.max(total, pos));
     }
   } finally {
     await fh.close();

@@ -28,7 +28,7 @@ import { open } from 'node:fs/promises';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import type { Hash } from './hash.js';
 import { displayName, hash1FromDigests, type NamedDigest } from './h1.js';
-import { zhOfFile } from './zh.js';
+import { type ReadProgress, zhOfFile } from './zh.js';
 import {
   DEFAULT_ZIP_LIMITS,
   digestEntry,
@@ -162,9 +162,13 @@ function asProvkitError(err: unknown, file: string): ProvkitError {
  * extraction is refused (conformance `traversal`). Throws only when the file
  * itself cannot be read (IO, NOT_FOUND).
  */
-export async function hashZipPackage(path: string, options: ZipHashOptions = {}): Promise<ZipPackageHashes> {
+export async function hashZipPackage(
+  path: string,
+  options: ZipHashOptions = {},
+  onProgress?: ReadProgress,
+): Promise<ZipPackageHashes> {
   const zhPromise = options.knownZh ? Promise.resolve(options.knownZh) : zhOfPackage(path);
-  const [zh, forms] = await Promise.all([zhPromise, hashZipForms(path, options)]);
+  const [zh, forms] = await Promise.all([zhPromise, hashZipForms(path, options, onProgress)]);
   return { ...forms, zh };
 }
 
@@ -172,19 +176,51 @@ export async function hashZipPackage(path: string, options: ZipHashOptions = {})
  * Both `h1:` forms of the archive at `path`, as {@link hashZipPackage} gives
  * them, without its `zh:` (`options.knownZh` is not used). Never throws for a
  * malformed archive or an unreadable file: each form carries its error.
+ * `onProgress`: how far into the file the reads have come (headers and
+ * entries are read in archive order).
  */
-export async function hashZipForms(path: string, options: ZipHashOptions = {}): Promise<ZipForms> {
-  const forms = await computeForms(path, options.limits ?? DEFAULT_ZIP_LIMITS, options.streamed, options.bytes);
+export async function hashZipForms(
+  path: string,
+  options: ZipHashOptions = {},
+  onProgress?: ReadProgress,
+): Promise<ZipForms> {
+  const forms = await computeForms(
+    path,
+    options.limits ?? DEFAULT_ZIP_LIMITS,
+    options.streamed,
+    options.bytes,
+    onProgress,
+  );
   return { path, ...forms };
+}
+
+/**
+ * `fh` telling `onProgress` the furthest byte of the file's `size` read so
+ * far: the entries are read in archive order, so it grows as they are.
+ */
+function reportingReads(fh: ZipSource, size: number, onProgress: ReadProgress): ZipSource {
+  let furthest = 0;
+  return {
+    stat: () => fh.stat(),
+    async read(buffer, offset, length, position) {
+      const got = await fh.read(buffer, offset, length, position);
+      const end = position + got.bytesRead;
+      if (end > furthest) {
+        furthest = end;
+        onProgress(furthest, size);
+      }
+      return got;
+    },
+  };
 }
 
 /**
  * The `zh:` of the archive at `path`, failing as {@link hashZipPackage} fails
  * when the file cannot be read (NOT_FOUND, IO, naming the file).
  */
-export async function zhOfPackage(path: string): Promise<Hash> {
+export async function zhOfPackage(path: string, onProgress?: ReadProgress): Promise<Hash> {
   try {
-    return await zhOfFile(path);
+    return await zhOfFile(path, onProgress);
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
     throw new ProvkitError(
@@ -208,10 +244,11 @@ async function computeForms(
   limits: ZipLimits,
   streamed: ReadonlyMap<number, StreamedDigest> | undefined,
   bytes: Uint8Array | undefined,
+  onProgress: ReadProgress | undefined,
 ): Promise<Forms> {
-  let fh: ZipSource & { close?(): Promise<void> };
+  let file: ZipSource & { close?(): Promise<void> };
   try {
-    fh = bytes ? new MemoryZipSource(bytes) : await open(path, 'r');
+    file = bytes ? new MemoryZipSource(bytes) : await open(path, 'r');
   } catch (err) {
     const failed: FormResult = { ok: false, error: asProvkitError(err, path) };
     return { h1: failed, h1Zip: failed, warnings: [], entryCount: 0, uncompressedBytes: 0 };
@@ -220,11 +257,13 @@ async function computeForms(
     let entries: readonly ZipEntry[];
     let size: number;
     try {
-      ({ entries, size } = await readZipDirectory(fh, path, limits));
+      ({ entries, size } = await readZipDirectory(file, path, limits));
     } catch (err) {
       const failed: FormResult = { ok: false, error: asProvkitError(err, path) };
       return { h1: failed, h1Zip: failed, warnings: [], entryCount: 0, uncompressedBytes: 0 };
     }
+    // The entries' reads, from the first, tell how far the work has come.
+    const fh = onProgress ? reportingReads(file, size, onProgress) : file;
 
     // The last entry of each raw name is the one HashZip reads.
     const lastByName = new Map<string, number>();
@@ -269,7 +308,7 @@ async function computeForms(
     const uncompressedBytes = entries.reduce((sum, e) => sum + e.uncompressedSize, 0);
     return { h1, h1Zip, warnings, entryCount: entries.length, uncompressedBytes };
   } finally {
-    await fh.close?.();
+    await file.close?.();
   }
 }
 

@@ -44,6 +44,7 @@ import {
   SIG_LOCAL,
 } from './zip-format.js';
 import { zhFromDigest } from './hash.js';
+import type { ReadProgress } from './zh.js';
 import { createRawInflater, rawInflaterAvailable } from './inflate.js';
 import {
   hashZipForms,
@@ -575,11 +576,15 @@ const FIRST_READ = 64 * 1024;
  * or hints are given, and for every failure to read the file (the same
  * errors, raised there).
  */
-export async function hashZipFileOnce(path: string, options: ZipHashOptions = {}): Promise<ZipPackageHashes> {
-  if (options.knownZh || options.streamed) return hashZipPackage(path, options);
+export async function hashZipFileOnce(
+  path: string,
+  options: ZipHashOptions = {},
+  onProgress?: ReadProgress,
+): Promise<ZipPackageHashes> {
+  if (options.knownZh || options.streamed) return hashZipPackage(path, options, onProgress);
   const sha = createHash('sha256');
-  const pass = await readOnce(path, options, sha);
-  if (!pass) return hashZipPackage(path, options);
+  const pass = await readOnce(path, options, sha, onProgress);
+  if (!pass) return hashZipPackage(path, options, onProgress);
   return hashZipPackage(path, { ...pass, knownZh: zhFromDigest(sha.digest()) });
 }
 
@@ -590,9 +595,14 @@ export async function hashZipFileOnce(path: string, options: ZipHashOptions = {}
  * ~40 % for an incompressible one; bench/PROFILE.md "Stop 27"). The result
  * equals {@link hashZipForms}'s.
  */
-export async function zipFormsFileOnce(path: string, options: ZipHashOptions = {}): Promise<ZipForms> {
-  if (options.streamed) return hashZipForms(path, options);
-  return hashZipForms(path, (await readOnce(path, options, undefined)) ?? options);
+export async function zipFormsFileOnce(
+  path: string,
+  options: ZipHashOptions = {},
+  onProgress?: ReadProgress,
+): Promise<ZipForms> {
+  if (options.streamed) return hashZipForms(path, options, onProgress);
+  const pass = await readOnce(path, options, undefined, onProgress);
+  return pass ? hashZipForms(path, pass) : hashZipForms(path, options, onProgress);
 }
 
 /**
@@ -600,12 +610,14 @@ export async function zipFormsFileOnce(path: string, options: ZipHashOptions = {
  * {@link ZipStreamDigester}; returns the options for the authoritative pass
  * (`options` with the digester's hints, or with the whole archive when the
  * first read held all of it), or undefined when the file could not be read
- * (the authoritative pass then raises the error).
+ * (the authoritative pass then raises the error). `onProgress` is told the
+ * bytes read (and digested) after each read.
  */
 async function readOnce(
   path: string,
   options: ZipHashOptions,
   sha: ReturnType<typeof createHash> | undefined,
+  onProgress?: ReadProgress,
 ): Promise<ZipHashOptions | undefined> {
   let fh;
   try {
@@ -623,6 +635,7 @@ async function readOnce(
   // whether it was the whole archive.
   let first: Buffer | undefined;
   try {
+    const total = onProgress ? (await fh.stat()).size : 0;
     for (let pos = 0; ;) {
       const want = pos === 0 ? FIRST_READ : FILE_BLOCK;
       const buf = (pos > 0 ? free.pop() : undefined) ?? Buffer.allocUnsafeSlow(want);
@@ -644,6 +657,7 @@ async function readOnce(
       first = undefined;
       await digester.write(chunk);
       /* eslint-enable no-await-in-loop */
+      onProgress?.(pos, Math.max(total, pos));
     }
   } catch {
     digester?.stop();

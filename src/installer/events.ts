@@ -10,6 +10,9 @@ import { WarningCode } from '../errors.js';
 
 export type AuthLabel = 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated';
 
+/** What a `fetch_progress` counts: downloaded bytes, or a local archive's bytes read for its `zh:` or hashed. */
+export type ProgressPhase = 'download' | 'checksum' | 'hash';
+
 /** How a platform's hashes changed the lock (`providers lock` docs/reference.md §6.1 item 90). */
 export type LockChange = 'new-provider' | 'added' | 'unchanged';
 
@@ -23,6 +26,18 @@ export type InstallerEvent =
       /** Said in human output (`mirror`, as `providers mirror` says "Selected v1.1.0 to …"); `-json` always carries it. */
       readonly announce?: boolean;
     }
+  /**
+   * A package the run will fetch (or find in the hash store), known before
+   * its turn comes: it waits for its metadata, a network slot or a core.
+   * Said once per package, first, so that a progress display counts every
+   * package of the run from the start (docs/terminal.md).
+   */
+  | {
+      readonly type: 'fetch_queued';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+    }
   | {
       readonly type: 'fetch_start';
       readonly provider: ProviderAddress;
@@ -30,6 +45,12 @@ export type InstallerEvent =
       readonly platform: Platform;
       readonly location: string;
     }
+  /**
+   * Work on a package's bytes: `bytes` of `total` received (`download`, the
+   * default), or of a local archive (a filesystem mirror's) read for its
+   * `zh:` to look it up in the hash store (`checksum`) or read and hashed
+   * (`hash`: inflated, its `h1:` forms computed). A phase starts again from 0.
+   */
   | {
       readonly type: 'fetch_progress';
       readonly provider: ProviderAddress;
@@ -37,6 +58,7 @@ export type InstallerEvent =
       readonly platform: Platform;
       readonly bytes: number;
       readonly total: number | undefined;
+      readonly phase?: ProgressPhase;
     }
   /**
    * A package download failed and will be tried again after `delayMs`

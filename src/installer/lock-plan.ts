@@ -27,7 +27,14 @@ import pLimit from 'p-limit';
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
-import { type Hash, type HashPool, type HashStore, zhOfPackage, type ZipPackageHashes } from '../hashing/index.js';
+import {
+  type Hash,
+  type HashPool,
+  type HashStore,
+  type ReadProgress,
+  zhOfPackage,
+  type ZipPackageHashes,
+} from '../hashing/index.js';
 import type { HttpClient } from '../net/index.js';
 import {
   checkFetchedFor,
@@ -40,11 +47,14 @@ import {
   type TrustedHash,
 } from '../sources/index.js';
 import { requireExtractable } from './archive-check.js';
-import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents } from './events.js';
+import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, type ProgressPhase } from './events.js';
 import { type ShareLimit, sharingLimit } from './share-limit.js';
 
 /** What a package's fetch gives the plan (a local archive read for its `h1:` forms alone, FetchOptions.hashZipForms). */
 type Fetched = FetchedPackage | FetchedForms;
+
+/** The progress callback of one phase of a local archive's hashing (`fetch_progress` events). */
+type LocalProgress = (phase: ProgressPhase) => ReadProgress;
 
 /** What the plan needs (the fetching part of `FetchRunOptions`). */
 export interface PackagePlanOptions {
@@ -83,6 +93,12 @@ export interface PlanStats {
   readonly local: number;
   /** Packages whose hashes came from the hash store. */
   readonly fromStore: number;
+}
+
+/** The counts of several plans (`lock -recursive` over roots of two flavors), added up. */
+export function sumPlanStats(all: readonly PlanStats[]): PlanStats {
+  const sum = (k: keyof PlanStats): number => all.reduce((n, s) => n + s[k], 0);
+  return { packages: sum('packages'), downloaded: sum('downloaded'), local: sum('local'), fromStore: sum('fromStore') };
 }
 
 /** See the module comment. */
@@ -160,22 +176,58 @@ export class PackagePlan {
    * first miss reaches the pool as early as possible. Without a store,
    * straight to the pool (`zh:` in the same job).
    */
-  private async hashLocal(path: string): Promise<ZipPackageHashes> {
+  private async hashLocal(path: string, progress: LocalProgress): Promise<ZipPackageHashes> {
     const { hashStore, pool } = this.options;
-    if (!hashStore) return pool.hashZip(path);
-    const zh = await this.zhPass(() => zhOfPackage(path));
+    if (!hashStore) return pool.hashZip(path, undefined, progress('hash'));
+    const zh = await this.zhPass(() => zhOfPackage(path, progress('checksum')));
     const stored = await hashStore.get(zh);
     if (stored) return { ...stored, path };
-    return pool.hashZip(path, zh);
+    return pool.hashZip(path, zh, progress('hash'));
   }
 
+  /**
+   * {@link lockPackage}, said first as `fetch_queued` (a display counts
+   * every package from the start) and, when it fails before its
+   * `fetch_complete`, closed with `fetch_failed` (docs/terminal.md).
+   */
   private async lockNew(
     provider: ProviderAddress,
     version: Version,
     platform: Platform,
     n: number,
   ): Promise<LockedPackage> {
-    const { options, events } = this;
+    this.events({ type: 'fetch_queued', provider, version, platform });
+    let closed = false;
+    const events: EventSink = (e) => {
+      if (e.type === 'fetch_complete' || e.type === 'fetch_failed') closed = true;
+      this.events(e);
+    };
+    try {
+      return await this.lockPackage(provider, version, platform, n, events);
+    } catch (err) {
+      if (!closed) events({ type: 'fetch_failed', provider, version, platform });
+      throw err;
+    }
+  }
+
+  private async lockPackage(
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+    n: number,
+    events: EventSink,
+  ): Promise<LockedPackage> {
+    const { options } = this;
+    // A local archive's hashing, as fetch_progress events (at most every 100 ms, and at the end).
+    const progress: LocalProgress = (phase) => {
+      let last = 0;
+      return (bytes, total) => {
+        const now = Date.now();
+        if (bytes < total && now - last < 100) return;
+        last = now;
+        events({ type: 'fetch_progress', provider, version, platform, bytes, total, phase });
+      };
+    };
     // A local archive's hashing is CPU work, not network work: it runs after
     // its metadata's network slot is released, so every local package of a
     // run reaches the hash pool at once and the pool balances the batch over
@@ -206,10 +258,14 @@ export class PackagePlan {
             ...(options.http ? { http: options.http } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
             hashZip: (path, knownZh) =>
-              meta.location.kind === 'local-archive' ? this.hashLocal(path) : options.pool.hashZip(path, knownZh),
+              meta.location.kind === 'local-archive'
+                ? this.hashLocal(path, progress)
+                : options.pool.hashZip(path, knownZh),
             // Without a hash store nothing needs a local archive's zh: (a lock
             // records none of a filesystem mirror's): its h1: forms alone.
-            ...(options.hashStore ? {} : { hashZipForms: (path: string) => options.pool.hashZipForms(path) }),
+            ...(options.hashStore
+              ? {}
+              : { hashZipForms: (path: string) => options.pool.hashZipForms(path, progress('hash')) }),
             streamZip: () => options.pool.streamZip(),
             events: packageNetEvents(events, provider, version, platform),
           });

@@ -3,14 +3,18 @@
  * (docs/recursive-lock.md).
  *
  * Each root gets exactly what `lock` run in that root gives: its own
- * configuration (the root and its child modules: local calls read from
+ * flavor (`flavorOf`: the command line's rule applied to the root's
+ * directory, src/cli/flavor.ts, so a tree whose lock files terraform wrote
+ * is locked as terraform, root by root), its own configuration (the root and its child modules: local calls read from
  * disk, as `get` would install them, others from the root's module
  * manifest), its own lock file to merge into, its own platforms
  * (installer/platforms.ts: flags, the nearest `provkit.hcl`, the platforms
  * its lock already covers, this machine's), and {@link runLock} for version
- * selection and the merge. What the roots share is the {@link PackagePlan}:
- * each (provider, version, platform) package is fetched and hashed at most
- * once for the whole tree, and the source's answers are memoised.
+ * selection and the merge. What the roots of one flavor share is its
+ * {@link PackagePlan} (`planFor`; the source's rules are the flavor's: the
+ * default registry host, the signature policy): each (provider, version,
+ * platform) package is fetched and hashed at most once for those roots, and
+ * the source's answers are memoised.
  *
  * Roots are worked on a bounded number at once (`rootConcurrency`), so what
  * a run holds is the plan (a few hashes per package) plus the roots in hand,
@@ -32,7 +36,14 @@ import { findPolicy, loadConfig, type PolicyResult } from '../config/index.js';
 import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import type { Diagnostic } from '../hcl/index.js';
 import type { HashPool, HashStore } from '../hashing/index.js';
-import { LOCK_FILE_NAME, loadLockFile, type Locks, providersLockWrite, saveLockFile } from '../lockfile/index.js';
+import {
+  type InferredFlavor,
+  LOCK_FILE_NAME,
+  loadLockFile,
+  type Locks,
+  providersLockWrite,
+  saveLockFile,
+} from '../lockfile/index.js';
 import type { InstallerEvent } from './events.js';
 import { type ProviderFailure, type Requirement, runLock } from './lock.js';
 import type { PackagePlan } from './lock-plan.js';
@@ -43,9 +54,10 @@ export interface TreeLockOptions {
   readonly baseDir: string;
   /** Root module directories relative to `baseDir` (`.` for itself), in report order. */
   readonly roots: readonly string[];
-  readonly flavor: Flavor;
-  /** Shared by every root; its source is the run's source. */
-  readonly plan: PackagePlan;
+  /** Each root's flavor (and why, when inferred from its lock file). */
+  readonly flavorOf: (root: string) => InferredFlavor;
+  /** The plan of the roots of a flavor, shared by them; its source is the run's source for that flavor. */
+  readonly planFor: (flavor: Flavor) => PackagePlan;
   readonly pool: HashPool;
   /** `-platform` flags (empty: none given). */
   readonly platformFlags: readonly Platform[];
@@ -53,7 +65,7 @@ export interface TreeLockOptions {
   readonly check: boolean;
   readonly allPlatforms?: boolean;
   readonly enforceSignatures?: boolean;
-  /** For platform inference (the store the plan uses). */
+  /** For platform inference (the store the plans use). */
   readonly hashStore?: HashStore;
   readonly signal?: AbortSignal;
   /** Roots worked on at once (default 8). */
@@ -76,6 +88,8 @@ export type RootStatus = 'unchanged' | 'updated' | 'created' | 'would-change' | 
 export interface RootOutcome {
   readonly root: string;
   readonly status: RootStatus;
+  /** The flavor the root was locked in (and why, when its lock file said so). */
+  readonly flavor: InferredFlavor;
   /** Undefined when the root failed before its platforms were chosen. */
   readonly platforms?: ChosenPlatforms;
   /** Providers the configuration requires. */
@@ -95,6 +109,8 @@ export interface TreeLockResult {
   readonly byStatus: Readonly<Record<RootStatus, number>>;
   /** Distinct providers required across the roots. */
   readonly providers: number;
+  /** The roots locked in each flavor (in the order of `roots`). */
+  readonly flavors: Readonly<Record<Flavor, readonly string[]>>;
 }
 
 /** Diagnostics of a root's files, their names made relative to the base directory. */
@@ -163,29 +179,37 @@ export async function readLockBytes(path: string): Promise<Buffer | undefined> {
 export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockResult> {
   const limit = pLimit(Math.max(1, options.rootConcurrency ?? 8));
   const policies = new Map<string, Promise<PolicyResult>>();
-  const inference = new PlatformInference({
-    plan: options.plan,
-    ...(options.hashStore ? { hashStore: options.hashStore } : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+  // Platform inference asks the plan's source: one per plan.
+  const inferences = new Map<PackagePlan, PlatformInference>();
+  const inferenceFor = (plan: PackagePlan): PlatformInference => {
+    let inference = inferences.get(plan);
+    if (!inference) {
+      inference = new PlatformInference({
+        plan,
+        ...(options.hashStore ? { hashStore: options.hashStore } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      inferences.set(plan, inference);
+    }
+    return inference;
+  };
+  const flavors: Record<Flavor, string[]> = { tofu: [], terraform: [] };
   const byStatus: Record<RootStatus, number> = { unchanged: 0, updated: 0, created: 0, 'would-change': 0, failed: 0 };
   const providers = new Set<string>();
 
   const lockRoot = async (root: string): Promise<RootOutcome> => {
     const dir = root === '.' ? options.baseDir : join(options.baseDir, root);
-    const base = { root, providers: 0, failures: [], changes: [] };
-    const config = await loadConfig(dir, { flavor: options.flavor, resolveLocalModules: true });
+    const rootFlavor = options.flavorOf(root);
+    const flavor = rootFlavor.flavor;
+    const base = { root, flavor: rootFlavor, providers: 0, failures: [], changes: [] };
+    const config = await loadConfig(dir, { flavor, resolveLocalModules: true });
     const diagnostics = underRoot(root, config.diagnostics);
     if (diagnostics.some((d) => d.severity === 'error')) return { ...base, status: 'failed', diagnostics };
     const requirements: Requirement[] = [...config.requirements.values()];
     for (const r of requirements) providers.add(r.provider.toComparisonString());
 
     const lockPath = join(dir, LOCK_FILE_NAME);
-    const old = await loadLockFile(
-      lockPath,
-      options.flavor,
-      root === '.' ? LOCK_FILE_NAME : posix.join(root, LOCK_FILE_NAME),
-    );
+    const old = await loadLockFile(lockPath, flavor, root === '.' ? LOCK_FILE_NAME : posix.join(root, LOCK_FILE_NAME));
     diagnostics.push(...old.diagnostics);
     const policy =
       options.platformFlags.length > 0
@@ -195,23 +219,25 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
     if (diagnostics.some((d) => d.severity === 'error'))
       return { ...base, providers: requirements.length, status: 'failed', diagnostics };
 
+    const plan = options.planFor(flavor);
     const platforms = await choosePlatforms({
       flags: options.platformFlags,
       policy: policy.policy,
       locks: old.locks,
-      inference,
+      inference: inferenceFor(plan),
     });
     const events = (e: InstallerEvent): void => options.events(root, e);
     events({ type: 'platforms_chosen', ...platforms });
     const added = new Map<string, Platform[]>();
+    const tracked: InstallerEvent[] = [];
     const outcome = await runLock({
       requirements,
       oldLocks: old.locks,
       platforms: platforms.platforms,
-      source: options.plan.source,
+      source: plan.source,
       pool: options.pool,
-      plan: options.plan,
-      flavor: options.flavor,
+      plan,
+      flavor,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.allPlatforms ? { allPlatforms: true } : {}),
       ...(options.enforceSignatures ? { enforceSignatures: true } : {}),
@@ -220,8 +246,10 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
           const key = e.provider.toComparisonString();
           added.set(key, [...(added.get(key) ?? []), e.platform]);
         }
-        // With -check nothing becomes "tracked in the lock file".
-        if (!(options.check && e.type === 'hashes_obtained')) events(e);
+        // "Now tracked in the lock file" once the file is written
+        // (docs/json-ui.md `lock_hashes`); with -check nothing is.
+        if (e.type === 'hashes_obtained') tracked.push(e);
+        else events(e);
       },
     });
     const done = { ...base, providers: requirements.length, platforms, diagnostics };
@@ -242,7 +270,7 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
       };
     }
     // Whether and what to write: the one decision of a single lock too (lockfile/write-decision.ts).
-    const decision = providersLockWrite(old.locks, outcome.locks, oldBytes, options.flavor);
+    const decision = providersLockWrite(old.locks, outcome.locks, oldBytes, flavor);
     if (options.check) {
       // As a single `lock -check`: up to date when a run would leave the file as it is.
       const same = decision.file === 'unchanged';
@@ -254,7 +282,7 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
     }
     try {
       // Rewritten even when unchanged, atomically (docs/reference.md §3.3 item 43), except the other flavor's writing of these very locks.
-      if (decision.write) await saveLockFile(lockPath, outcome.locks, options.flavor);
+      if (decision.write) await saveLockFile(lockPath, outcome.locks, flavor);
     } catch (err) {
       return {
         ...done,
@@ -262,6 +290,7 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
         error: err instanceof ProvkitError ? err : new ProvkitError(ErrorCode.IO, String(err), { cause: err }),
       };
     }
+    for (const e of tracked) events(e);
     return {
       ...done,
       status: decision.file,
@@ -278,6 +307,7 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
       finished.delete(next);
       next += 1;
       byStatus[o.status] += 1;
+      flavors[o.flavor.flavor].push(o.root);
       options.onRoot(o);
     }
   };
@@ -290,6 +320,7 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
         } catch (err) {
           outcome = {
             root,
+            flavor: options.flavorOf(root),
             status: 'failed',
             providers: 0,
             diagnostics: [],
@@ -302,5 +333,5 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
       }),
     ),
   );
-  return { roots: options.roots.length, byStatus, providers: providers.size };
+  return { roots: options.roots.length, byStatus, providers: providers.size, flavors };
 }

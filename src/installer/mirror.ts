@@ -263,10 +263,13 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   const mirrorPackage = async ({ provider, version, platform, rel, action }: MirrorStep): Promise<void> => {
     const dest = join(options.targetDir, rel);
     const stagedDest = join(staging, rel);
+    // Every package of the run is said first: a display counts them all from the start (docs/terminal.md).
+    events({ type: 'fetch_queued', provider, version, platform });
     let meta: PackageMeta;
     try {
       meta = await options.source.packageMeta(provider, version, platform, options.signal);
     } catch (err) {
+      events({ type: 'fetch_failed', provider, version, platform });
       failures.push({
         provider,
         version,

@@ -12,3 +12,4 @@ export * from './record.js';
 export * from './verdict.js';
 export * from './write-decision.js';
 export * from './file.js';
+export * from './flavor.js';

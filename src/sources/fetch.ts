@@ -45,7 +45,7 @@
 import { createReadStream, createWriteStream, type Stats } from 'node:fs';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Transform } from 'node:stream';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
@@ -126,6 +126,46 @@ export interface FetchOptions {
    * {@link FetchedBytes}. Authentication is the same.
    */
   readonly forms?: false;
+}
+
+/**
+ * A local copy's bytes as download progress (`NetEvents.onProgress`, at
+ * most every 100 ms and at the end): a filesystem mirror's archive copied
+ * into a mirror shows on the progress display as a download does. None
+ * without a progress listener.
+ */
+function copyProgress(path: string, events: NetEvents | undefined): Transform[] {
+  if (events?.onProgress === undefined) return [];
+  let received = 0;
+  let last = 0;
+  let total: number | undefined;
+  const report = (): void => events.onProgress?.({ url: path, received, total });
+  return [
+    new Transform({
+      construct(cb) {
+        stat(path).then(
+          (s) => {
+            total = s.size;
+            cb();
+          },
+          () => cb(),
+        );
+      },
+      transform(chunk: Buffer, _enc, cb) {
+        received += chunk.length;
+        const now = Date.now();
+        if (now - last >= 100) {
+          last = now;
+          report();
+        }
+        cb(null, chunk);
+      },
+      flush(cb) {
+        report();
+        cb();
+      },
+    }),
+  ];
 }
 
 /**
@@ -488,7 +528,7 @@ export async function fetchPackage(
       try {
         try {
           await pipeline(
-            [reader, ...startStream(false), writer],
+            [reader, ...copyProgress(loc.path, options.events), ...startStream(false), writer],
             options.signal === undefined ? {} : { signal: options.signal },
           );
         } catch (err) {

@@ -288,6 +288,11 @@ export class FilesystemMirrorSource implements Source {
     if (isDir) return;
     const filename = parts[3] ?? '';
     const norm = filename.toLowerCase();
+    // A packed mirror's own index files (`index.json`, `VERSION.json`, as
+    // `providers mirror` writes them beside the archives) are not packages
+    // and are not worth a warning: docs/reference.md §4.2 item 63.
+    if (norm === 'index.json' || (norm.endsWith('.json') && tryParseVersion(filename.slice(0, -'.json'.length)).ok))
+      return;
     const prefix = `terraform-provider-${provider.type}_`;
     const rel = parts.join('/');
     if (!norm.startsWith(prefix)) {

@@ -6,11 +6,15 @@
  * block per path, the path on its own line then those lines, blocks separated
  * by a blank line. Warnings and errors go to stderr.
  *
- * `-json`: one JSON object per line and path: `path`, `h1`, `zh`, `h1_zip`,
- * `warnings` (and `error` with `code` and `message` when the package is
- * refused; `h1` is then null).
+ * `-json`: the messages of docs/json-ui.md (after the `version` message
+ * every stream starts with), one `package_hash` per path: `path`, `h1`,
+ * `zh`, `h1_zip`, `warnings` (and `error` with `code` and `message` when the
+ * package is refused; `h1` is then null, and a `diagnostic` follows, as for
+ * every error).
  */
+import { diagnosticFromError } from '../errors.js';
 import type { PathHashResult } from '../hashing/index.js';
+import type { JsonUI } from './json.js';
 
 export interface TextSink {
   write(text: string): unknown;
@@ -75,6 +79,16 @@ export function renderHashHuman(results: readonly PathHashResult[], out: TextSin
   }
 }
 
-export function renderHashJSON(results: readonly PathHashResult[], out: TextSink): void {
-  for (const r of results) out.write(`${JSON.stringify(toRow(r))}\n`);
+export function renderHashJSON(results: readonly PathHashResult[], uis: readonly JsonUI[]): void {
+  for (const r of results) {
+    const { path, ...fields } = toRow(r);
+    const level = fields.error ? 'error' : fields.warnings.length > 0 ? 'warn' : 'info';
+    const message = fields.error ? `${path}: ${fields.error.message}` : `${path}: ${fields.h1 ?? ''}`;
+    for (const ui of uis) {
+      ui.message(level, message, 'package_hash', { path, ...fields });
+      if (r.kind === 'error') ui.diagnostic(diagnosticFromError(r.error, 'Invalid provider package'));
+      else if (r.kind === 'zip' && !r.zip.h1.ok)
+        ui.diagnostic(diagnosticFromError(r.zip.h1.error, 'Invalid provider package'));
+    }
+  }
 }

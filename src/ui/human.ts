@@ -161,6 +161,7 @@ export function renderEventHuman(
         `  - ${e.action === 'pushed' ? 'Tagged' : 'Unchanged:'} ${e.repository}:${e.tag} ${e.action === 'pushed' ? 'as' : 'is'} ${e.digest} (${e.platforms.map(String).join(', ')})\n`,
       );
       return;
+    case 'fetch_queued':
     case 'fetch_progress':
     case 'fetch_retry':
     case 'fetch_resume':

@@ -129,15 +129,24 @@ export class JsonUI {
           { ...ref(e), location: e.location },
         );
         return;
+      case 'fetch_queued':
+        this.emit(
+          'info',
+          `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: waiting`,
+          'package_fetch_queued',
+          ref(e),
+        );
+        return;
       case 'fetch_progress':
         this.emit(
           'info',
-          `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: ${e.bytes} bytes`,
+          `${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}: ${e.bytes} bytes${e.phase === 'hash' ? ' hashed' : e.phase === 'checksum' ? ' read for the checksum' : ''}`,
           'package_fetch_progress',
           {
             ...ref(e),
             bytes: e.bytes,
             total: e.total ?? null,
+            phase: e.phase ?? 'download',
           },
         );
         return;

@@ -3,6 +3,7 @@
  * root module (or, under `-json`, a `lock_root` message scoped to the root),
  * and the run's summary.
  */
+import { type Flavor, FLAVORS } from '../addresses/index.js';
 import type { PlanStats } from '../installer/lock-plan.js';
 import type { RootOutcome, TreeLockResult } from '../installer/lock-tree.js';
 import { type Diagnostic, platformsText, renderDiagnostic, type TextSink } from './human.js';
@@ -37,6 +38,8 @@ export function renderLockRoot(
     for (const d of diagnostics) scoped.diagnostic(d);
     scoped.message(o.status === 'failed' ? 'error' : 'info', `${o.root}: ${lockRootStatusText(o)}`, 'lock_root', {
       status: o.status.replace('-', '_'),
+      flavor: o.flavor.flavor,
+      ...(o.flavor.reason === undefined ? {} : { flavor_reason: o.flavor.reason }),
       providers: o.providers,
       platforms: o.platforms?.platforms.map(String) ?? [],
       platforms_origin: o.platforms?.origin ?? null,
@@ -52,12 +55,37 @@ export function renderLockRoot(
   for (const d of diagnostics) renderDiagnostic(d, out.stderr);
 }
 
+/**
+ * Which roots used which flavor, as a sentence of the summary (`Flavors:
+ * terraform for envs/dev, envs/prod; tofu for envs/new.`), or undefined when
+ * nothing is worth saying: every root in one flavor that no lock file chose
+ * (`-flavor`, `PROVKIT_FLAVOR`, or the default everywhere), as a single
+ * `lock` says nothing then either. Shared by `lock -recursive` and
+ * `verify -recursive`.
+ */
+export function flavorsSentence(
+  flavors: Readonly<Record<Flavor, readonly string[]>>,
+  inferred: boolean,
+): string | undefined {
+  const used = FLAVORS.filter((f) => flavors[f].length > 0);
+  if (used.length === 0 || (used.length === 1 && !inferred)) return undefined;
+  if (used.length === 1) {
+    const roots = flavors[used[0]!];
+    return `Flavor: ${used[0]!} for ${roots.length === 1 ? `the root module ${roots[0]!}` : `all ${roots.length} root modules`}.`;
+  }
+  // The flavor with more roots first; each flavor's roots in tree order.
+  const order = [...used].sort((a, b) => flavors[b].length - flavors[a].length);
+  return `Flavors: ${order.map((f) => `${f} for ${flavors[f].join(', ')}`).join('; ')}.`;
+}
+
 /** The summary of a `lock -recursive` run: its message and its `-json` fields. */
 export function lockTreeSummary(
   result: TreeLockResult,
   stats: PlanStats,
   seconds: number,
   check: boolean,
+  /** Whether a root's flavor came from its lock file (see {@link flavorsSentence}). */
+  inferred = false,
 ): { message: string; fields: Record<string, unknown> } {
   const s = result.byStatus;
   const counts = [
@@ -72,9 +100,11 @@ export function lockTreeSummary(
     ...(stats.local > 0 ? [`${stats.local} from the mirror`] : []),
     `${stats.fromStore} from the hash store`,
   ];
+  const flavors = flavorsSentence(result.flavors, inferred);
   const message =
     `${check ? 'Checked' : 'Locked'} ${count(result.roots, 'root module')} (${counts.join(', ')}): ` +
-    `${count(result.providers, 'provider')}, ${count(stats.packages, 'unique package')} (${fetched.join(', ')}) in ${seconds.toFixed(1)} s.`;
+    `${count(result.providers, 'provider')}, ${count(stats.packages, 'unique package')} (${fetched.join(', ')}) in ${seconds.toFixed(1)} s.` +
+    (flavors === undefined ? '' : `\n${flavors}`);
   return {
     message,
     fields: {
@@ -89,6 +119,7 @@ export function lockTreeSummary(
       downloaded: stats.downloaded,
       local: stats.local,
       hash_store: stats.fromStore,
+      flavors: result.flavors,
       seconds,
     },
   };

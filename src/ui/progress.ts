@@ -1,11 +1,26 @@
 /**
  * The live progress display of `lock`, `mirror` and `install` on a terminal
- * (issue 14): below the command's own lines, one line per package in flight
- * (bytes, percentage, rate; "waiting", "retrying in 4 s after HTTP 503",
- * "hashing and verifying") and an overall line, redrawn in place a few times
- * a second. Redrawn on a timer too, so the elapsed time and a stalled
- * download ("no data for 12 s") show: a long download never looks hung.
- * Retries and resumes also leave a line of their own above the display.
+ * (docs/terminal.md): below the command's own lines, one line per package of
+ * the run (bytes, percentage, rate; "waiting" from the start for the ones
+ * queued, "hashing" for a local archive, "retrying in 4 s after HTTP 503",
+ * "hashing and verifying") and an overall line counting every package,
+ * redrawn in place a few times a second. Redrawn on a timer too, so the
+ * elapsed time and a stalled download ("no data for 12 s") show: a long
+ * download never looks hung. Retries and resumes also leave a line of their
+ * own above the display.
+ *
+ * Narrow terminals: a line is never cut inside a figure. The package names
+ * give way first (cut at their start, then left out), then the least
+ * useful figures as whole words (a rate, a total); the overall line takes a
+ * shorter wording, then leaves out whole parts ({@link overallLine}).
+ *
+ * The cursor rests at the top of the display between redraws, so taking it
+ * away is "erase from here down", however many rows a resize made its lines
+ * wrap into (a terminal that reflows, as tmux, VTE and iTerm2 do, rewraps
+ * them below the cursor); nothing is counted from rows that no longer hold.
+ * The first row is erased on its own before the rest, so that the erase is
+ * never the "whole screen" one that tmux's scroll-on-clear copies into the
+ * scrollback.
  *
  * Only for a terminal: the caller creates it when stdout is one and the
  * output is not `-json` (src/cli/render.ts); piped output never holds any of
@@ -16,7 +31,7 @@
  * `- Installing…` lines only); the lines above the display are theirs.
  */
 import type { Flavor, ProviderAddress } from '../addresses/index.js';
-import type { InstallerEvent } from '../installer/events.js';
+import type { InstallerEvent, ProgressPhase } from '../installer/events.js';
 import type { TextSink } from './human.js';
 import { count } from './words.js';
 
@@ -33,11 +48,17 @@ export interface ProgressOptions {
   readonly intervalMs?: number;
 }
 
-type State = 'waiting' | 'downloading' | 'retrying' | 'hashing';
+/**
+ * `waiting`: not started (queued, or its download not begun); `downloading`;
+ * `retrying`; `verifying`: every byte received, being hashed and checked;
+ * `local`: a local archive being read for its `zh:` or hashed.
+ */
+type State = 'waiting' | 'downloading' | 'retrying' | 'verifying' | 'local';
 
 interface Item {
   readonly label: string;
   state: State;
+  phase: ProgressPhase;
   bytes: number;
   total: number | undefined;
   /** When bytes last grew (or the download began). */
@@ -54,6 +75,8 @@ const RATE_WINDOW_MS = 3000;
 const STALL_MS = 5000;
 /** At most this many package lines; the rest are counted. */
 const MAX_LINES = 8;
+/** A package name cut shorter than this is left out (its figures keep the room). */
+const MIN_LABEL = 10;
 
 const ESC = '\u001b[';
 
@@ -86,32 +109,111 @@ function shortReason(reason: string): string {
   return reason.length > 60 ? `${reason.slice(0, 59)}…` : reason;
 }
 
-/** Cuts a line to `width` code points (an escape sequence counts nothing). */
-function fit(line: string, width: number): string {
-  if (width <= 0) return line;
-  let out = '';
-  let n = 0;
-  for (let i = 0; i < line.length;) {
-    const esc = /^\u001b\[[0-9;]*m/.exec(line.slice(i));
-    if (esc) {
-      out += esc[0];
-      i += esc[0].length;
-      continue;
-    }
-    const ch = String.fromCodePoint(line.codePointAt(i)!);
-    if (n >= width) break;
-    out += ch;
-    n++;
-    i += ch.length;
+/** Columns a line takes (code points; escape sequences take none). */
+const width = (s: string): number => [...s.replace(/\u001b\[[0-9;]*m/g, '')].length;
+
+/**
+ * A package line's status as whole words, most useful first; `drop` gives
+ * the order in which they are left out when the line is too narrow (by
+ * index, least useful first). Never cut: a figure is shown whole or not at all.
+ */
+interface Status {
+  readonly words: readonly string[];
+  readonly drop: readonly number[];
+  /** Between the words (default two spaces; one where they read as a phrase). */
+  readonly sep?: string;
+}
+
+const joined = (s: Status, keep: (i: number) => boolean = () => true): string =>
+  s.words.filter((_, i) => keep(i)).join(s.sep ?? '  ');
+
+/** The words of `status` that fit `room` columns (joined by two spaces), dropping in its order. */
+function fitStatus(status: Status, room: number): string {
+  const keep = status.words.map(() => true);
+  const text = (): string => joined(status, (i) => keep[i] === true);
+  for (const i of status.drop) {
+    if (width(text()) <= room) break;
+    keep[i] = false;
   }
-  return out;
+  return text();
+}
+
+/**
+ * The overall line in the widest wording that fits `room`: every package of
+ * the run counted (done, in progress, waiting), the bytes downloaded, the rate, the time
+ * elapsed; then shorter words; then whole parts left out, the time and
+ * "done" last. Never cut inside a figure.
+ */
+export function overallLine(
+  o: { done: number; all: number; active: number; waiting: number; bytes: number; rate: number; elapsedMs: number },
+  room: number,
+): string {
+  // Bytes downloaded; none yet (or a run that hashes local archives only) says nothing.
+  const bytes = o.bytes > 0 ? formatBytes(o.bytes) : undefined;
+  const rate = o.rate > 0 ? `${formatBytes(Math.round(o.rate))}/s` : undefined;
+  const elapsed = formatElapsed(o.elapsedMs);
+  const waiting = o.waiting > 0 ? `, ${o.waiting} waiting` : '';
+  const parts = (...xs: Array<string | undefined | false>): string => xs.filter((x) => x).join(', ');
+  const candidates = [
+    `${o.done} of ${count(o.all, 'package')} done, ${o.active} in progress${waiting}: ${parts(bytes, rate, `${elapsed} elapsed`)}`,
+    `${o.done}/${o.all} done, ${o.active} in progress${waiting}: ${parts(bytes, rate, elapsed)}`,
+    parts(
+      `${o.done}/${o.all} done`,
+      `${o.active} active`,
+      o.waiting > 0 && `${o.waiting} waiting`,
+      bytes,
+      rate,
+      elapsed,
+    ),
+    parts(`${o.done}/${o.all} done`, `${o.active} active`, bytes, rate, elapsed),
+    parts(`${o.done}/${o.all} done`, `${o.active} active`, bytes, elapsed),
+    parts(`${o.done}/${o.all} done`, `${o.active} active`, elapsed),
+    parts(`${o.done}/${o.all} done`, elapsed),
+  ];
+  return candidates.find((c) => width(c) <= room) ?? `${o.done}/${o.all} done`;
+}
+
+/**
+ * The package names cut to share `room` columns, padded to one width, or
+ * undefined when they cannot all be shown (less than {@link MIN_LABEL} when
+ * any must be cut, or a version or platform would be cut). Every name loses
+ * the same leading characters within the address (the host, usually), so
+ * that they stay aligned; past the address, whole words go.
+ */
+function names(labels: readonly string[], room: number): string[] | undefined {
+  const longest = Math.max(...labels.map(width));
+  if (longest <= room) return labels.map((l) => l.padEnd(longest));
+  if (room < MIN_LABEL) return undefined;
+  const cut = longest - room + 1;
+  const shown: string[] = [];
+  for (const label of labels) {
+    const address = label.indexOf(' ');
+    if (cut <= address) shown.push(`…${label.slice(cut)}`);
+    else {
+      // The last words that fit, whole (`…1.0.0 linux_amd64`, `…linux_amd64`).
+      const words = label.split(' ');
+      let tail: string | undefined;
+      for (let k = 1; k < words.length; k++) {
+        const t = words.slice(k).join(' ');
+        if (width(t) + 1 <= room) {
+          tail = t;
+          break;
+        }
+      }
+      if (tail === undefined) return undefined;
+      shown.push(`…${tail}`);
+    }
+  }
+  const pad = Math.max(...shown.map(width));
+  return shown.map((l) => l.padEnd(pad));
 }
 
 export class ProgressDisplay {
   private readonly items = new Map<string, Item>();
   private readonly now: () => number;
   private readonly startedAt: number;
-  private drawn = 0;
+  /** Whether the display is on the screen (the cursor then rests at its top). */
+  private drawn = false;
   private timer: ReturnType<typeof setInterval> | undefined;
   private stopped = false;
   /** Packages finished (downloaded or failed) and the bytes of those downloaded. */
@@ -144,6 +246,7 @@ export class ProgressDisplay {
     if (this.stopped) return undefined;
     const t = this.now();
     switch (e.type) {
+      case 'fetch_queued':
       case 'fetch_start':
       case 'install_start': {
         const k = this.key(e);
@@ -151,6 +254,7 @@ export class ProgressDisplay {
           this.items.set(k, {
             label: this.label(e),
             state: 'waiting',
+            phase: 'download',
             bytes: 0,
             total: undefined,
             lastData: t,
@@ -165,11 +269,16 @@ export class ProgressDisplay {
       case 'fetch_progress': {
         const it = this.items.get(this.key(e));
         if (!it) return undefined;
+        const phase = e.phase ?? 'download';
+        // A new phase (a local archive's hashing after its checksum pass) counts from 0 again.
+        if (phase !== it.phase || e.bytes < it.bytes) it.samples = [];
+        it.phase = phase;
         if (it.state === 'waiting' || it.state === 'retrying') it.lastData = t;
         if (e.bytes !== it.bytes) it.lastData = t;
         it.bytes = e.bytes;
         it.total = e.total;
-        it.state = e.total !== undefined && e.bytes >= e.total ? 'hashing' : 'downloading';
+        it.state =
+          phase !== 'download' ? 'local' : e.total !== undefined && e.bytes >= e.total ? 'verifying' : 'downloading';
         it.samples.push([t, e.bytes]);
         while (it.samples.length > 2 && t - it.samples[0]![0] > RATE_WINDOW_MS) it.samples.shift();
         return undefined;
@@ -189,6 +298,7 @@ export class ProgressDisplay {
         const it = this.items.get(this.key(e));
         if (it) {
           it.state = 'downloading';
+          it.phase = 'download';
           it.bytes = e.offset;
           it.total = e.total;
           it.lastData = t;
@@ -204,7 +314,7 @@ export class ProgressDisplay {
         if (it) {
           this.items.delete(k);
           this.finished++;
-          if (e.type !== 'fetch_failed') this.finishedBytes += it.bytes;
+          if (e.type !== 'fetch_failed' && it.phase === 'download') this.finishedBytes += it.bytes;
         }
         return undefined;
       }
@@ -217,34 +327,68 @@ export class ProgressDisplay {
   lines(): string[] {
     if (this.items.size === 0) return [];
     const t = this.now();
-    const width = Math.max(20, this.options.columns() - 1);
+    const room = Math.max(20, this.options.columns() - 1);
     const items = [...this.items.values()];
-    const rows = items.slice(0, MAX_LINES).map((it) => ({ label: it.label, status: this.status(it, t) }));
-    // The status has the room it needs; the labels share what is left (cut at their start: the host goes first).
-    const longest = Math.max(...rows.map((r) => r.status.length));
-    const widest = Math.max(...rows.map((r) => r.label.length));
-    const labelWidth = Math.max(12, Math.min(widest, width - 4 - longest));
-    // Every label loses the same leading characters (the host, usually), so that they stay aligned.
-    const cut = widest - labelWidth;
-    const shown = rows.map((r) => {
-      const label = (cut > 0 ? `…${r.label.slice(cut + 1)}` : r.label).padEnd(labelWidth);
-      return fit(`  ${label}  ${r.status}`, width);
+    // Packages in progress first, the waiting ones after (in the order they came).
+    const shown = [...items.filter((i) => i.state !== 'waiting'), ...items.filter((i) => i.state === 'waiting')].slice(
+      0,
+      MAX_LINES,
+    );
+    const rows = shown.map((it) => ({ label: it.label, status: this.status(it, t) }));
+    const lines = this.layout(rows, room);
+    if (items.length > MAX_LINES) lines.push(`  … and ${items.length - MAX_LINES} more`);
+    const waiting = items.filter((i) => i.state === 'waiting').length;
+    const line = overallLine(
+      {
+        done: this.finished,
+        all: this.finished + items.length,
+        active: items.length - waiting,
+        waiting,
+        bytes: this.finishedBytes + items.reduce((n, i) => n + (i.phase === 'download' ? i.bytes : 0), 0),
+        rate: items.reduce((n, i) => n + (i.phase === 'download' ? this.rate(i) : 0), 0),
+        elapsedMs: t - this.startedAt,
+      },
+      room,
+    );
+    lines.push(this.options.color ? `${ESC}1m${line}${ESC}0m` : line);
+    return lines;
+  }
+
+  /**
+   * The package lines: two spaces, the name, two spaces, the status; the
+   * names share what the statuses leave, and go first when it is too little.
+   */
+  private layout(rows: ReadonlyArray<{ label: string; status: Status }>, room: number): string[] {
+    const statusWidth = Math.max(...rows.map((r) => width(joined(r.status))));
+    const all = names(
+      rows.map((r) => r.label),
+      room - 4 - statusWidth,
+    );
+    if (all) return rows.map((r, i) => `  ${all[i]!}  ${joined(r.status)}`);
+    // Too narrow for every name: the rows whose status leaves room keep theirs (a waiting
+    // package), aligned among themselves; the others show their figures alone, fewer when
+    // they do not fit either.
+    const left = (r: (typeof rows)[number]): number => room - 4 - width(joined(r.status));
+    let roomy = rows.filter((r) => left(r) >= MIN_LABEL);
+    let some: string[] | undefined;
+    while (roomy.length > 0) {
+      const least = Math.min(...roomy.map(left));
+      some = names(
+        roomy.map((r) => r.label),
+        least,
+      );
+      if (some) break;
+      // The rows with the least room give up their names first.
+      roomy = roomy.filter((r) => left(r) > least);
+    }
+    return rows.map((r) => {
+      const i = roomy.indexOf(r);
+      return some && i >= 0 ? `  ${some[i]!}  ${joined(r.status)}` : `  ${fitStatus(r.status, room - 2)}`;
     });
-    if (items.length > MAX_LINES) shown.push(`  … and ${items.length - MAX_LINES} more`);
-    const active = items.filter((i) => i.state === 'downloading' || i.state === 'hashing');
-    const bytes = this.finishedBytes + items.reduce((n, i) => n + i.bytes, 0);
-    const rate = items.reduce((n, i) => n + this.rate(i), 0);
-    const all = this.finished + items.length;
-    const overall =
-      `${this.finished} of ${count(all, 'package')} done, ${active.length} in progress: ` +
-      `${formatBytes(bytes)}${rate > 0 ? `, ${formatBytes(Math.round(rate))}/s` : ''}, ${formatElapsed(t - this.startedAt)} elapsed`;
-    const line = fit(overall, width);
-    shown.push(this.options.color ? `${ESC}1m${line}${ESC}0m` : line);
-    return shown;
   }
 
   private rate(it: Item): number {
-    if (it.state !== 'downloading' || it.samples.length < 2) return 0;
+    if ((it.state !== 'downloading' && it.state !== 'local') || it.samples.length < 2) return 0;
     const [t0, b0] = it.samples[0]!;
     const [t1, b1] = it.samples[it.samples.length - 1]!;
     const now = this.now();
@@ -253,40 +397,64 @@ export class ProgressDisplay {
     return ((b1 - b0) * 1000) / span;
   }
 
-  private status(it: Item, t: number): string {
+  private status(it: Item, t: number): Status {
     switch (it.state) {
       case 'waiting':
-        return 'waiting';
+        return { words: ['waiting'], drop: [] };
       case 'retrying':
         return it.retryUntil > t
-          ? `retrying in ${Math.ceil((it.retryUntil - t) / 1000)} s after ${it.retryReason}`
-          : `retrying after ${it.retryReason}`;
-      case 'hashing':
-        return `${formatBytes(it.bytes)}  100%  hashing and verifying`;
+          ? {
+              words: [`retrying in ${Math.ceil((it.retryUntil - t) / 1000)} s`, `after ${it.retryReason}`],
+              drop: [1],
+              sep: ' ',
+            }
+          : { words: ['retrying', `after ${it.retryReason}`], drop: [1], sep: ' ' };
+      case 'verifying':
+        return { words: [formatBytes(it.bytes), '100%', 'hashing and verifying'], drop: [2, 0] };
+      case 'local':
       case 'downloading': {
-        const pct = it.total ? `${Math.floor((it.bytes * 100) / it.total)}%` : '';
-        const size =
-          it.total === undefined ? formatBytes(it.bytes) : `${formatBytes(it.bytes)} / ${formatBytes(it.total)}`;
         const rate = this.rate(it);
-        const stalled = t - it.lastData >= STALL_MS ? `  no data for ${Math.floor((t - it.lastData) / 1000)} s` : '';
-        return `${size}${pct ? `  ${pct}` : ''}${rate > 0 ? `  ${formatBytes(Math.round(rate))}/s` : ''}${stalled}`;
+        const stalled = it.state === 'downloading' && t - it.lastData >= STALL_MS;
+        const words = [
+          // A local archive: reading it for its checksum, or hashing it.
+          ...(it.state === 'local' ? [it.phase === 'checksum' ? 'reading' : 'hashing'] : []),
+          it.total === undefined ? formatBytes(it.bytes) : `${formatBytes(it.bytes)} / ${formatBytes(it.total)}`,
+          ...(it.total ? [`${Math.floor((it.bytes * 100) / it.total)}%`] : []),
+          ...(rate > 0 ? [`${formatBytes(Math.round(rate))}/s`] : []),
+          ...(stalled ? [`no data for ${Math.floor((t - it.lastData) / 1000)} s`] : []),
+        ];
+        // Left out first: the stall note, the rate, the word; the bytes and the percentage stay.
+        const at = (w: string): number => words.indexOf(w);
+        const drop = [
+          ...(stalled ? [words.length - 1] : []),
+          ...(rate > 0 ? [at(`${formatBytes(Math.round(rate))}/s`)] : []),
+          ...(it.state === 'local' ? [0] : []),
+        ];
+        return { words, drop };
       }
     }
   }
 
-  /** Takes the display off the screen (the cursor goes back to where it began). */
+  /**
+   * Takes the display off the screen: the cursor is at its top; the first
+   * row is erased, then everything below it (see the module comment).
+   */
   private clear(): string {
-    if (this.drawn === 0) return '';
-    const s = `\r${ESC}${this.drawn}A${ESC}J`;
-    this.drawn = 0;
-    return s;
+    if (!this.drawn) return '';
+    this.drawn = false;
+    return `\r${ESC}K\u001b7${ESC}B${ESC}J\u001b8`;
   }
 
+  /** The display, drawn from the cursor down, the cursor then taken back to its top. */
   private draw(): string {
     if (this.stopped) return '';
     const lines = this.lines();
-    this.drawn = lines.length;
-    return lines.map((l) => `${l}\n`).join('');
+    if (lines.length === 0) return '';
+    this.drawn = true;
+    // Rows, not lines: a line wider than the terminal (narrower than any wording) wraps.
+    const columns = Math.max(1, this.options.columns());
+    const rows = lines.reduce((n, l) => n + Math.max(1, Math.ceil(width(l) / columns)), 0);
+    return `${lines.join('\n')}\n${ESC}${rows}A`;
   }
 
   /** Redraws the display in place. */
@@ -302,15 +470,18 @@ export class ProgressDisplay {
    * display taken away first and drawn again after it.
    */
   print(sink: TextSink, text: string): void {
-    if (this.drawn > 0) this.options.out.write(this.clear());
+    if (this.drawn) this.options.out.write(this.clear());
     sink.write(text);
-    if (this.items.size > 0) this.options.out.write(this.draw());
+    if (this.items.size > 0) {
+      const drawn = this.draw();
+      if (drawn !== '') this.options.out.write(drawn);
+    }
   }
 
-  /** Takes the display away for good (before the final diagnostics and summary). */
+  /** Takes the display away for good (before the final diagnostics and summary, or an interrupt's line). */
   stop(): void {
     if (this.stopped) return;
-    if (this.drawn > 0) this.options.out.write(this.clear());
+    if (this.drawn) this.options.out.write(this.clear());
     this.stopped = true;
     this.stopTimer();
   }

@@ -58,13 +58,16 @@ describe('provkit hash', () => {
     expect(r.stderr).toMatch(/^Warning: /);
   });
 
-  it('-json gives one object per path with both h1: forms', async () => {
+  it('-json gives a package_hash message per path with both h1: forms (after the version message; a refusal is a diagnostic too)', async () => {
     const r = await run(['-json', 'hash', pkg('duplicate-names'), pkg('traversal')]);
     expect(r.code).toBe(1);
-    const lines = r.stdout
+    const all = r.stdout
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(all.map((l) => l['type'])).toEqual(['version', 'package_hash', 'package_hash', 'diagnostic']);
+    expect(all[3]!['diagnostic']).toMatchObject({ code: 'ZIP_PATH_TRAVERSAL' });
+    const lines = all.filter((l) => l['type'] === 'package_hash');
     expect(lines).toHaveLength(2);
     const dup = corpus.packages['duplicate-names']!;
     expect(lines[0]).toMatchObject({ path: pkg('duplicate-names'), h1: dup.h1, zh: dup.zh, h1_zip: dup.h1_zip });

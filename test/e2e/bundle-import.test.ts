@@ -24,7 +24,7 @@ import { parseHash } from '../../src/hashing/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON } from '../../src/layout/index.js';
 import { Locks, newProviderLock, serializeLocks } from '../../src/lockfile/index.js';
 import { MIRROR, readTar, sha256, snapshot, type RawEntry, writeTar } from '../bundle/helpers.js';
-import { BIN, e2eWorkspace, runCli, type E2eWorkspace } from '../support/e2e.js';
+import { BIN, e2eWorkspace, runCli, type E2eWorkspace, packageHashes } from '../support/e2e.js';
 import { buildZip } from '../support/zip-writer.js';
 
 /** Diagnostics are wrapped to the width (issue 14): text compared with its line breaks as spaces. */
@@ -477,9 +477,9 @@ describe('issue 11 #16: packages `provkit hash` refuses are refused, even with a
       const hashed = await runCli(['hash', file], { cwd: dir, env: w.env });
       expect(hashed.code).toBe(1);
       const reason = /^Error: (.*)$/m.exec(hashed.stderr)![1]!.slice(`${file}: `.length);
-      const json = JSON.parse((await runCli(['hash', '-json', file], { cwd: dir, env: w.env })).stdout) as {
-        h1_zip: string | null;
-      };
+      const json = packageHashes<{ h1_zip: string | null }>(
+        (await runCli(['hash', '-json', file], { cwd: dir, env: w.env })).stdout,
+      )[0]!;
       const bad = join(dir, 'bad.tar');
       await writeTar(bad, evilBundle(zip, json.h1_zip ?? ''));
       const r = await runCli(['bundle', 'import', bad, target], { cwd: dir, env: w.env });

@@ -699,7 +699,7 @@ describe('issue 15 #8: an interrupted lock -recursive says which lock files it h
       run.child.kill('SIGINT');
       const r = await run.done;
       expect(r.code, r.stdout + r.stderr).toBe(130);
-      expect(r.stderr).toContain('Error: provkit lock was interrupted (');
+      expect(r.stderr).toContain('Error: provkit lock was interrupted by SIGINT; the lock files');
       expect(r.stderr).toContain(
         'the lock files of 2 root modules were written before it (each whole); no other file was changed.',
       );

@@ -18,7 +18,7 @@ import {
   registryProviders,
   type RecordedResult,
 } from '../fixtures/terraform-mirror/cases.js';
-import { e2eWorkspace, runCli, type CliResult, type E2eWorkspace } from '../support/e2e.js';
+import { e2eWorkspace, runCli, type CliResult, type E2eWorkspace, packageHashes } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProviderZip } from '../support/servers/packages.js';
 import { treeSnapshot } from '../support/tree.js';
@@ -188,7 +188,7 @@ describe('issue 11 #3: mirror is all or nothing when a source package is bad', (
       namesNoCopy(d?.detail ?? '');
       const hashed = await runCli(['hash', '-json', fsZipPath('flipped')], { cwd: p, env: w.env });
       expect(hashed.code).toBe(1);
-      const code = (JSON.parse(hashed.stdout) as { error: { code: string } }).error.code;
+      const code = packageHashes<{ error: { code: string } }>(hashed.stdout)[0]!.error.code;
       expect(code).toBe('ZIP_CHECKSUM');
       expect(d?.code).toBe(code);
       expect(await treeSnapshot(join(p, 'out'), { times: true })).toEqual(before);
@@ -234,7 +234,7 @@ describe('issue 11 #4: mirror refuses what no client can install, as hash, lock 
 
           if (source === 'fs') {
             const hashed = await runCli(['hash', '-json', fsZipPath(type)], { cwd: p, env: w.env });
-            expect((JSON.parse(hashed.stdout) as { error: { code: string } }).error.code).toBe(code);
+            expect(packageHashes<{ error: { code: string } }>(hashed.stdout)[0]!.error.code).toBe(code);
           }
           const lock = await runCli(['lock', '-platform=linux_amd64', ...viaFs], { cwd: p, env: w.env });
           expect(lock.code).toBe(1);

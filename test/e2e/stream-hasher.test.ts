@@ -12,7 +12,7 @@ import { join } from 'node:path';
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { e2eWorkspace, runCli, startCli, type CliResult, type E2eWorkspace } from '../support/e2e.js';
+import { e2eWorkspace, runCli, startCli, type CliResult, type E2eWorkspace, packageHashes } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import type { FakeProvider } from '../support/servers/packages.js';
 import {
@@ -62,7 +62,7 @@ beforeAll(async () => {
       { cwd: shared.base, env: shared.env },
     );
     expect(r.stderr).toBe('');
-    hashed.set(kind, JSON.parse(r.stdout) as { h1: string; zh: string; h1_zip: string });
+    hashed.set(kind, packageHashes<{ h1: string; zh: string; h1_zip: string }>(r.stdout)[0]!);
   }
 }, 120_000);
 beforeEach(() => {

@@ -1,23 +1,32 @@
-// Issue 14 (the terminal): provkit run in a real terminal (tmux, 80×30)
-// against a slow registry in another process: two 1.5 MiB packages sent at
-// 400 KiB/s, one of them answered 503 once first. While it runs, the screen
-// shows one line per package in flight (bytes, percentage, rate), an overall
-// line, and the retry as it happens; after it, the display is gone and the
-// screen holds the command's own lines (kept below as expectations; the
-// captures in docs/terminal.md come from these runs). Piped and -json output
-// hold none of it.
+// provkit run in a real terminal (tmux) against a slow registry in another
+// process (docs/terminal.md; its captures come from these runs,
+// PROVKIT_TERMINAL_CAPTURES=DIR writes them):
+// - 80×30, two 1.5 MiB packages sent at 400 KiB/s, one of them answered 503
+//   once first: while it runs, one line per package in flight (bytes,
+//   percentage, rate), an overall line, and the retry as it happens; after
+//   it, the display is gone and the screen holds the command's own lines
+//   (kept below as expectations);
+// - five packages below earlier output (a terminal in use): every package
+//   counted from the start (the queued ones listed as waiting); at 100
+//   columns narrowed to 45 during the run, no line of the display left
+//   behind in the screen or the scrollback; at 40 columns, no figure cut and
+//   every percentage with its %, and Ctrl-C clears the display before the
+//   one line that says so;
+// - a filesystem mirror's large archives: the hashing shows bytes of the
+//   total and a rate, not "waiting".
+// Piped and -json output hold none of the display.
 import { spawn } from 'node:child_process';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { BIN, e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
-import { runInTerminal, type TerminalRun } from '../support/pty.js';
+import { runInTerminal, type TerminalRun, type TerminalStep } from '../support/pty.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import type { FakeProvider } from '../support/servers/packages.js';
-import { buildZip } from '../support/zip-writer.js';
+import { buildZip, writeZip } from '../support/zip-writer.js';
 
 const SIZE = 1536 * 1024;
 const RATE = 400 * 1024;
@@ -26,6 +35,11 @@ const PLATFORMS = ['linux_amd64', 'darwin_arm64'] as const;
 let host: ServerHost;
 let reg: RemoteServer;
 let w: E2eWorkspace;
+
+/** Five packages of ~768 KiB, sent at 256 KiB/s: 3 s each, two or three at a time. */
+const FIVE = ['linux_amd64', 'darwin_arm64', 'linux_arm64', 'darwin_amd64', 'windows_amd64'] as const;
+const FIVE_SIZE = 768 * 1024;
+const FIVE_RATE = 256 * 1024;
 
 /** A provider whose packages are big (stored, not deflated: their size is fixed). */
 async function bigProvider(): Promise<FakeProvider> {
@@ -45,9 +59,23 @@ async function bigProvider(): Promise<FakeProvider> {
   return { namespace: 'acme', type: 'big', versions: [{ version: '2.0.0', packages }] };
 }
 
+/** `acme/five` 1.0.0 for the five platforms (stored entries: their size is fixed). */
+async function fiveProvider(): Promise<FakeProvider> {
+  const packages = await Promise.all(
+    FIVE.map(async (platform) => ({
+      platform,
+      zip: await buildZip([
+        { name: 'terraform-provider-five_v1.0.0', data: `#!/bin/sh\n# five ${platform}\nexit 1\n`, unixMode: 0o100755 },
+        { name: 'payload.bin', data: Buffer.alloc(FIVE_SIZE, platform), method: 0 },
+      ]),
+    })),
+  );
+  return { namespace: 'acme', type: 'five', versions: [{ version: '1.0.0', packages }] };
+}
+
 beforeAll(async () => {
   host = await startHost();
-  reg = await host.registry({ providers: [await bigProvider()] });
+  reg = await host.registry({ providers: [await bigProvider(), await fiveProvider()] });
   w = e2eWorkspace(reg.caPath, { PROVKIT_HTTP_TUNING: 'backoff=200' });
 });
 afterAll(async () => {
@@ -163,6 +191,174 @@ describe('issue 14: the live progress display in a terminal', () => {
       .split('\n')
       .map((l) => (JSON.parse(l) as { type: string }).type);
     expect(types).toContain('package_fetch_progress');
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+});
+
+/** Each archive of acme/five sent at FIVE_RATE. */
+async function slowFive(): Promise<void> {
+  await reg.clearFaults();
+  for (const platform of FIVE)
+    await reg.setFault(await reg.path('archive', 'acme', 'five', '1.0.0', platform), {
+      kind: 'throttle',
+      bytesPerSecond: FIVE_RATE,
+    });
+}
+
+const SIZE_RE = String.raw`\d+(?:\.\d)? (?:B|KiB|MiB|GiB)`;
+const FIGURES_RE = String.raw`${SIZE_RE}(?: / ${SIZE_RE})?(?: {2}\d+%)?(?: {2}${SIZE_RE}/s)?(?: {2}no data for \d+ s)?`;
+/** A package line of the display, whole: its name (or none), then its status, no figure cut. */
+const ROW = new RegExp(
+  String.raw`^ {2}(?:\S.*\S {2,})?(?:waiting|retrying(?: in \d+ s)?(?: after .+)?|(?:reading|hashing) {2}${FIGURES_RE}|${FIGURES_RE}|${SIZE_RE} {2}100%(?: {2}hashing and verifying)?|… and \d+ more)$`,
+);
+const TIME_RE = String.raw`\d+:\d\d(?::\d\d)?`;
+/** The overall line, in one of its wordings (src/ui/progress.ts overallLine), no figure cut. */
+const OVERALL = new RegExp(
+  [
+    String.raw`^\d+ of \d+ packages? done, \d+ in progress(?:, \d+ waiting)?: (?:${SIZE_RE}, )?(?:${SIZE_RE}/s, )?${TIME_RE} elapsed$`,
+    String.raw`^\d+/\d+ done, \d+ in progress(?:, \d+ waiting)?: (?:${SIZE_RE}, )?(?:${SIZE_RE}/s, )?${TIME_RE}$`,
+    String.raw`^\d+/\d+ done(?:, \d+ active)?(?:, \d+ waiting)?(?:, ${SIZE_RE})?(?:, ${SIZE_RE}/s)?(?:, ${TIME_RE})?$`,
+  ].join('|'),
+);
+/** What only the display ever shows: none of it may stay on the screen or in the scrollback. */
+const DEBRIS = /[KM]iB|%|\bwaiting\b|\bdone\b|elapsed|in progress|\bactive\b/;
+
+/** The display's lines of a screen: below the command's last `- …` line, down to the overall line (none without one). */
+function displayLines(screen: string): string[] {
+  const lines = screen.split('\n');
+  const overall = lines.findLastIndex((l) => /\bdone\b/.test(l) && !l.startsWith('- '));
+  if (overall < 0) return [];
+  const top = lines.slice(0, overall).findLastIndex((l) => /^(- |earlier output )/.test(l));
+  return lines.slice(top + 1, overall + 1);
+}
+
+/** The display lines of `screens` that are cut (a figure, a percentage without its %) or wider than `columns` - 1. */
+function problemsOf(screens: readonly string[], columns: number): string[] {
+  return screens.flatMap((s) =>
+    displayLines(s).filter((l) => !(ROW.test(l) || OVERALL.test(l)) || [...l].length >= columns),
+  );
+}
+
+/** Writes the screens into PROVKIT_TERMINAL_CAPTURES, the registry's address as REGISTRY unless `shown` (lines as wrapped). */
+function dump(name: string, screens: readonly string[], shown = false): void {
+  const dir = process.env['PROVKIT_TERMINAL_CAPTURES'];
+  if (dir)
+    writeFileSync(
+      join(dir, `${name}.txt`),
+      screens.map((s) => (shown ? s : s.replaceAll(reg.host, 'REGISTRY'))).join('\n\n=====\n\n'),
+    );
+}
+
+/** `provkit lock` of acme/five's five platforms, in a 30-row terminal `columns` wide below 40 lines of earlier output. */
+async function lockFive(name: string, columns: number, step: TerminalStep): Promise<TerminalRun> {
+  const p = w.project(name, { 'main.tf': requiresTf({ five: `${reg.host}/acme/five` }) });
+  await slowFive();
+  return runInTerminal(['lock', ...FIVE.map((x) => `-platform=${x}`)], {
+    cwd: p,
+    env: w.env,
+    columns,
+    rows: 30,
+    prefill: 40,
+    steps: [step],
+  });
+}
+
+describe('five packages in a terminal in use: counted from the start, resized, interrupted', () => {
+  it('100 columns narrowed to 45 during the run: every package counted, the queued ones waiting; no line of the display left behind', async () => {
+    // Narrowed once two downloads are under way (and have a rate).
+    const run = await lockFive('tty-five-resize', 100, {
+      when: /^0 of \d+ packages? done, 2 in progress.*[1-9]\d*\.\d KiB\/s/m,
+      columns: 45,
+    });
+    expect(run.timedOut).toBe(false);
+    expect(run.code).toBe(0);
+    const resizedAt = run.stepAt[0]!;
+    dump('five-100-during', run.duringJoined.slice(Math.max(0, resizedAt - 3), resizedAt));
+    dump('five-100-after-resize', run.duringJoined.slice(resizedAt, resizedAt + 4));
+    dump('five-100-after', [run.history.split('\n').slice(-18).join('\n')]);
+    // Before the resize: all five counted from the start, the three queued ones listed as waiting.
+    const before = run.duringJoined.slice(0, resizedAt);
+    expect
+      .soft(
+        before.some(
+          (s) =>
+            /^0 of 5 packages done, 2 in progress, 3 waiting: /m.test(s) &&
+            (s.match(/^ {2}\S+\/acme\/five 1\.0\.0 \w+ +waiting$/gm) ?? []).length === 3,
+        ),
+      )
+      .toBe(true);
+    // Every line of the display, before and after the resize, is whole and fits the terminal
+    // (once redrawn: the screens just after the resize still show the old lines, rewrapped).
+    const redrawn = run.duringJoined.findIndex(
+      (s, i) => i >= resizedAt && displayLines(s).every((l) => [...l].length < 45),
+    );
+    expect.soft(problemsOf(run.duringJoined.slice(0, resizedAt), 100)).toEqual([]);
+    expect.soft(problemsOf(run.duringJoined.slice(redrawn), 45)).toEqual([]);
+    // After it: the command's lines, and nothing of the display anywhere in the scrollback.
+    expect.soft(run.history.split('\n').filter((l) => DEBRIS.test(l))).toEqual([]);
+    expect(run.after).toContain('Success! OpenTofu has updated the lock file.');
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+
+  it('40 columns: no figure cut, every percentage with its %; Ctrl-C clears the display, then one line', async () => {
+    // Interrupted once a download is under way.
+    const run = await lockFive('tty-five-interrupt', 40, { when: /^ {2}.*\d+\.\d KiB \/ /m, keys: 'C-c' });
+    expect(run.timedOut).toBe(false);
+    expect(run.code).toBe(130);
+    const at = run.stepAt[0]!;
+    // As shown: the command's own lines wrap at 40 columns, the display's never.
+    dump('five-40-during', run.during.slice(Math.max(0, at - 2), at), true);
+    dump('five-40-after-ctrl-c', [run.afterShown], true);
+    expect.soft(problemsOf(run.duringJoined.slice(0, at), 40)).toEqual([]);
+    expect.soft(run.duringJoined.slice(0, at).some((s) => /^ {2}[\d.]+ KiB \/ [\d.]+ KiB {2}\d+%/m.test(s))).toBe(true);
+    // After Ctrl-C: the display is gone (from the screen and the scrollback), one line says why.
+    expect.soft(run.history.split('\n').filter((l) => DEBRIS.test(l))).toEqual([]);
+    expect(run.after.split('\n').at(-1)).toBe('Error: provkit lock was interrupted by SIGINT; nothing was changed.');
+    expect(run.after.split('\n').filter((l) => l.startsWith('Error') || l.startsWith('╷'))).toHaveLength(1);
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+});
+
+describe("a filesystem mirror's large archives: the hashing in progress", () => {
+  it('shows the bytes read and hashed of the total and a rate, not "waiting"', async () => {
+    const p = w.project('tty-local', { 'main.tf': requiresTf({ huge: 'registry.example.test/acme/huge' }) });
+    const dir = join(p, 'mirror', 'registry.example.test', 'acme', 'huge');
+    mkdirSync(dir, { recursive: true });
+    const block = Buffer.alloc(1024 * 1024, 'provkit');
+    for (const platform of ['linux_amd64', 'darwin_arm64'])
+      await writeZip(join(dir, `terraform-provider-huge_1.0.0_${platform}.zip`), [
+        { name: 'terraform-provider-huge_v1.0.0', data: '#!/bin/sh\nexit 1\n', unixMode: 0o100755 },
+        {
+          name: 'payload.bin',
+          method: 0,
+          data: function* () {
+            for (let i = 0; i < 128; i++) yield Buffer.from(block);
+          },
+        },
+      ]);
+    // With a hash store (the default): the archive is read for its zh: (the store's key), then hashed.
+    const run = await runInTerminal(['lock', '-fs-mirror=mirror', '-platform=linux_amd64', '-platform=darwin_arm64'], {
+      cwd: p,
+      env: { ...w.env, PROVKIT_HASH_STORE: join(w.base, 'tty-local-store') },
+      columns: 100,
+      sampleMs: 50,
+    });
+    expect(run.timedOut).toBe(false);
+    expect(run.code).toBe(0);
+    dump('local-hashing', run.duringJoined);
+    const local = new RegExp(
+      String.raw`^ {2}\S.* (?:linux_amd64|darwin_arm64) +(reading|hashing) {2}${SIZE_RE} / 128\.0 MiB {2}\d+% {2}${SIZE_RE}/s$`,
+      'm',
+    );
+    const seen = run.duringJoined.join('\n-----\n');
+    expect(
+      run.duringJoined.some((s) => local.test(s)),
+      seen,
+    ).toBe(true);
+    expect(
+      run.duringJoined.some((s) => new RegExp(String.raw`hashing {2}${SIZE_RE} / 128\.0 MiB`).test(s)),
+      seen,
+    ).toBe(true);
     expect(w.tmpLeftovers()).toEqual([]);
   });
 });

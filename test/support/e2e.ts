@@ -197,3 +197,12 @@ function inProgressNames(root: string, rel = ''): string[] {
 export function flat(s: string): string {
   return s.replace(/\s+/g, ' ');
 }
+
+/** The `package_hash` messages of a `provkit hash -json` stream (docs/json-ui.md), in order. */
+export function packageHashes<T = Record<string, unknown>>(stdout: string): T[] {
+  return stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { type?: string } & T)
+    .filter((l) => l.type === 'package_hash');
+}

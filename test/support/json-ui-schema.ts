@@ -12,8 +12,8 @@
  * - a `diagnostic` has `severity`, `summary`, `detail` and a stable `code`
  *   (UPPER_SNAKE), and optionally `location`, `range`, `hint`.
  *
- * `provkit hash -json` predates the conventions (one object per path) and
- * is not such a stream.
+ * `provkit version -json` (and `-v -json`) prints terraform's version object
+ * (src/cli/commands/version.ts), not such a stream.
  */
 
 type Json = Record<string, unknown>;
@@ -27,6 +27,7 @@ const TYPES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   diagnostic: { diagnostic: 'object' },
   flavor: { flavor: 'string', reason: 'string' },
   provider_selected: { provider: 'string', version: 'string', reason: 'string' },
+  package_fetch_queued: { provider: 'string', version: 'string', platform: 'string' },
   package_fetch_start: { provider: 'string', version: 'string', platform: 'string' },
   package_fetch_progress: {
     provider: 'string',
@@ -34,6 +35,7 @@ const TYPES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
     platform: 'string',
     bytes: 'number',
     total: 'number|null',
+    phase: 'string',
   },
   package_fetch_retry: {
     provider: 'string',
@@ -67,6 +69,7 @@ const TYPES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   package_lock_wait: { provider: 'string', path: 'string' },
   verify_problem: { provider: 'string', code: 'string' },
   summary: {},
+  package_hash: { path: 'string', h1: 'string|null', zh: 'string|null', h1_zip: 'string|null', warnings: 'array' },
   platforms: { platforms: 'array', origin: 'string' },
   lock_root: { root: 'string', status: 'string' },
   verify_root: { root: 'string', status: 'string', problems: 'number' },
@@ -170,7 +173,8 @@ export function jsonUiStreamProblems(text: string): string[] {
 export function wantsJsonStream(args: readonly string[]): boolean {
   const json = args.some((a) => /^--?json(=(true|1))?$/.test(a));
   const command = args.find((a) => !a.startsWith('-'));
-  return json && command !== 'hash';
+  const version = command === 'version' || args.some((a) => /^(-v|--?version)(=(true|1))?$/.test(a));
+  return json && !version;
 }
 
 /** How many `-json` streams this process has checked (the schema test reports it). */

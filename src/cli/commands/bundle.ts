@@ -46,9 +46,11 @@ import {
   reportDiagnostics,
   targetMutexWarnings,
 } from '../common.js';
-import { parseFlags } from '../flags.js';
+import { closestFlag, parseFlags } from '../flags.js';
+import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
+import { fitHelp } from '../../ui/help.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
 import { VERSION } from '../version.js';
 import { count } from '../../ui/words.js';
@@ -91,16 +93,25 @@ export async function bundleCommand(args: readonly string[], io: CliIO, globals:
   const rest = args.filter((a) => a !== sub);
   if (sub === 'create') return runInterruptibleWith(io, globals, 'provkit bundle create', (r) => bundleCreate(rest, r));
   if (sub === 'import') return runInterruptibleWith(io, globals, 'provkit bundle import', (r) => bundleImport(rest, r));
-  const ui = createRenderer(io, globals, args.includes('-json') || args.includes('--json'));
-  return ui.fail([
+  const json = args.includes('-json') || args.includes('--json');
+  const ui = createRenderer(io, globals, json);
+  const meant = sub === undefined ? undefined : closestFlag(sub, BUNDLE_SUBCOMMANDS);
+  ui.fail([
     {
       severity: 'error',
       summary: 'Missing or unknown bundle subcommand',
-      detail: `Use "bundle create" or "bundle import" (got ${JSON.stringify(sub ?? '')}).\n\n${BUNDLE_HELP}`,
+      detail: `Use "bundle create" or "bundle import" (got ${JSON.stringify(sub ?? '')}).`,
+      ...(meant === undefined ? {} : { hint: `Did you mean "bundle ${meant}"?` }),
       code: ErrorCode.USAGE,
     },
   ]);
+  // The usage after the error, fitted to 80 columns as -help prints it.
+  if (!json) io.stderr.write(`${fitHelp(BUNDLE_HELP)}`);
+  return 1;
 }
+
+/** The subcommands of `bundle`, for "did you mean". */
+const BUNDLE_SUBCOMMANDS = ['create', 'import'] as const;
 
 function errorDiagnostic(summary: string, err: unknown): Diagnostic {
   return { ...diagnosticFromError(err, summary), summary, detail: describeError(err) };
@@ -136,6 +147,7 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
     errors.push(errorDiagnostic('Invalid SOURCE_DATE_EPOCH', err));
   }
   if (errors.length > 0) return ui.fail(errors);
+  noteFlavor(io, globals);
   // -platform, else the policy file (provkit.hcl), else this machine's.
   const chosen = await platformsFor(globals, platformValues, errors, ui);
   if (!chosen) return ui.fail([]);

@@ -3,7 +3,9 @@ import { hashPaths } from '../../hashing/index.js';
 import { anyHashFailed, renderHashHuman, renderHashJSON } from '../../ui/hash.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { jsonUIsFor } from '../render.js';
 import { withResources } from '../resources.js';
+import { ErrorCode } from '../../errors.js';
 import { resolve } from 'node:path';
 
 export const HASH_HELP = `Usage: provkit hash [options] PATH...
@@ -14,14 +16,25 @@ export const HASH_HELP = `Usage: provkit hash [options] PATH...
   per path headed by the path.
 
 Options:
-  -json            One JSON object per path: path, h1, zh, h1_zip, warnings.
+  -json            Machine-readable output (JSON lines; see docs/json-ui.md): a
+                   package_hash message per path with path, h1, zh, h1_zip, warnings.
   -concurrency=N   Packages hashed at once (default: the number of cores).
 `;
 
 export async function hashCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
   const flags = parseFlags(args, { json: 'bool', concurrency: 'int' });
+  const json = flags.bools.get('json') === true || io.output?.json === true;
+  // -json: the message stream of docs/json-ui.md, whatever the working directory.
+  const uis = jsonUIsFor(io, json);
   if (flags.positionals.length === 0) {
-    io.stderr.write(`Error: provkit hash needs at least one PATH\n\n${HASH_HELP}`);
+    for (const ui of uis)
+      ui.diagnostic({
+        severity: 'error',
+        summary: 'Missing argument',
+        detail: 'provkit hash needs at least one PATH.',
+        code: ErrorCode.USAGE,
+      });
+    if (!json) io.stderr.write(`Error: provkit hash needs at least one PATH\n\n${HASH_HELP}`);
     return 1;
   }
   const concurrency = flags.ints.get('concurrency');
@@ -32,8 +45,8 @@ export async function hashCommand(args: readonly string[], io: CliIO, globals: G
     );
     // Paths are reported as the user typed them.
     const shown = results.map((x, i) => ({ ...x, path: flags.positionals[i]! }));
-    if (flags.bools.get('json')) renderHashJSON(shown, io.stdout);
-    else renderHashHuman(shown, io.stdout, io.stderr);
+    renderHashJSON(shown, uis);
+    if (!json) renderHashHuman(shown, io.stdout, io.stderr);
     return anyHashFailed(results) ? 1 : 0;
   });
 }

@@ -19,6 +19,7 @@ import { authenticationText, type Diagnostic } from '../../ui/human.js';
 import { checkMirrorFlags, parsePlatformFlags, reportDiagnostics } from '../common.js';
 import { ErrorCode, WarningCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
+import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
@@ -116,6 +117,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
     }
   }
   if (errors.length > 0) return ui.fail(errors);
+  noteFlavor(io, globals);
 
   // As init (`LoadConfigWithTests`): the modules of test files' run blocks count too.
   const testDirectory = flags.strings.get('test-directory') ?? DEFAULT_TEST_DIRECTORY;

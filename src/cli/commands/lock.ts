@@ -6,12 +6,12 @@
  */
 import { join } from 'node:path';
 
-import type { Platform } from '../../addresses/index.js';
+import type { Flavor, Platform } from '../../addresses/index.js';
 import { discoverRoots, findPolicy, loadModuleRequirements, loadPolicyFile } from '../../config/index.js';
 import { ErrorCode } from '../../errors.js';
 import type { InstallerEvent } from '../../installer/events.js';
 import { defaultNetworkConcurrency, lockFailureDiagnostics, runLock } from '../../installer/lock.js';
-import { PackagePlan } from '../../installer/lock-plan.js';
+import { PackagePlan, sumPlanStats } from '../../installer/lock-plan.js';
 import { describeLockChanges, readLockBytes, runTreeLock } from '../../installer/lock-tree.js';
 import { choosePlatforms, PlatformInference } from '../../installer/platforms.js';
 import { loadLockFile, LOCK_FILE_NAME, providersLockWrite, saveLockFile } from '../../lockfile/index.js';
@@ -27,6 +27,7 @@ import {
   requiredProviderArguments,
 } from '../common.js';
 import { parseFlags } from '../flags.js';
+import { noteFlavor } from '../flavor.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
 import type { CliIO, GlobalOptions } from '../io.js';
@@ -55,7 +56,10 @@ Options:
                         as a local module (.terraform/ and hidden directories are
                         skipped).
   -check                Write nothing: exit 0 when every lock file is already what
-                        lock would write, 2 when one would change (named), 1 on error.
+                        lock would write, 2 when one would change (named, with
+                        what would change), 1 on error. Prints that summary, not
+                        a line per package.
+  -verbose              With -check (or -recursive): also a line per package, as lock prints them.
   -fs-mirror=DIR        Use a filesystem mirror instead of the origin registries.
   -net-mirror=URL       Use a network mirror (https) instead of the origin registries.
   -oci-mirror=TEMPLATE  Use repositories of an OCI registry instead of the origin
@@ -96,10 +100,16 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     'all-platforms': 'bool',
     recursive: 'bool',
     check: 'bool',
+    verbose: 'bool',
     json: 'bool',
   });
   const json = flags.bools.get('json') === true;
-  const ui = createRenderer(io, globals, json);
+  const check = flags.bools.get('check') === true;
+  const verbose = flags.bools.get('verbose') === true;
+  // -check is for hooks and CI: what would change, not a line per package (unless -verbose).
+  const ui = createRenderer(io, globals, json, { packageLines: !check || verbose });
+  // An interrupt takes the live display away before its one line (src/cli/common.ts runInterruptible).
+  r.defer(() => ui.stop());
   const errors: Diagnostic[] = [];
 
   const platformValues = flags.lists.get('platform') ?? [];
@@ -109,7 +119,6 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
   const ociMirror = flags.strings.get('oci-mirror');
   checkMirrorFlags({ fsMirror, netMirror, ociMirror }, errors);
   const recursive = flags.bools.get('recursive') === true;
-  const check = flags.bools.get('check') === true;
   if (recursive && flags.positionals.length > 0) {
     errors.push({
       severity: 'error',
@@ -120,6 +129,8 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     });
   }
   if (errors.length > 0) return ui.fail(errors);
+  // lock -recursive says each root's flavor in its summary instead.
+  if (!recursive) noteFlavor(io, globals);
   const common = {
     r,
     ui,
@@ -130,7 +141,9 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     check,
     allPlatforms: flags.bools.get('all-platforms') === true,
   };
-  return recursive ? lockTree({ ...common, json, written }) : lockOne({ ...common, positionals: flags.positionals });
+  return recursive
+    ? lockTree({ ...common, json, verbose, written })
+    : lockOne({ ...common, positionals: flags.positionals });
 }
 
 interface RunArgs {
@@ -149,12 +162,17 @@ interface RunArgs {
  * is asked once; the registry's already is), closed with the run's
  * resources; undefined when the CLI configuration has errors (rendered).
  */
-async function openPlan(a: RunArgs, events: (e: InstallerEvent) => void): Promise<PackagePlan | undefined> {
+async function openPlan(
+  a: RunArgs,
+  events: (e: InstallerEvent) => void,
+  flavor: Flavor = a.r.globals.flavor,
+): Promise<PackagePlan | undefined> {
   const { r } = a;
   const found = await r.source(
     { fsMirror: a.fsMirror, netMirror: a.netMirror, ociMirror: a.ociMirror },
     'registry',
     a.ui,
+    flavor,
   );
   if (!found) return undefined;
   const source: Source = found instanceof MemoizeSource ? found : new MemoizeSource(found);
@@ -204,6 +222,8 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
   ui.event({ type: 'platforms_chosen', ...chosen });
   // The platforms each provider gains hashes for (-check names them, as lock -recursive does).
   const added = new Map<string, Platform[]>();
+  // "Now tracked in the lock file": said once the file is written (docs/json-ui.md `lock_hashes`).
+  const tracked: InstallerEvent[] = [];
   const outcome = await runLock({
     signal,
     requirements,
@@ -214,21 +234,22 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
     http: r.http(),
     plan,
     flavor: globals.flavor,
-    // With -check nothing becomes "tracked in the lock file".
     events: (e) => {
       if (e.type === 'hashes_obtained' && e.change !== 'unchanged') {
         const key = e.provider.toComparisonString();
         added.set(key, [...(added.get(key) ?? []), e.platform]);
       }
-      if (!(a.check && e.type === 'hashes_obtained')) ui.event(e);
+      // With -check nothing becomes "tracked in the lock file"; otherwise once it is written.
+      if (e.type === 'hashes_obtained') tracked.push(e);
+      else ui.event(e);
     },
     enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
     allPlatforms: a.allPlatforms,
   });
+  // Interrupted: the packages failed for that one reason, said once by runInterruptible.
+  if (signal.aborted) return 1;
   if (outcome.failures.length > 0)
     return ui.fail(lockFailureDiagnostics(outcome.failures, chosen.platforms, globals.flavor));
-  // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically; not after an interrupt.
-  if (signal.aborted) return 1;
   // Read once: -check compares with it, and an unchanged other-flavor file is kept as it is.
   const oldBytes = await readLockBytes(lockPath);
   // Whether and what to write: the one decision of lock -recursive too (lockfile/write-decision.ts).
@@ -247,13 +268,15 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
     return 2;
   }
   // Rewritten even when unchanged, except the other flavor's writing of these very locks.
+  // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically.
   if (decision.write) await saveLockFile(lockPath, outcome.locks, globals.flavor);
+  for (const e of tracked) ui.event(e);
   ui.lockSuccess(decision.changed);
   return 0;
 }
 
 /** `lock -recursive`: every root module below the working directory. */
-async function lockTree(a: RunArgs & { json: boolean; written: { roots: number } }): Promise<number> {
+async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written: { roots: number } }): Promise<number> {
   const { r, ui } = a;
   const { io, globals, signal } = r;
   const started = Date.now();
@@ -294,18 +317,26 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
       ui.event(e);
       return;
     }
-    // Package progress is for machines; a person gets one line per root.
-    if (json) ui.event(e);
+    // Package progress is for machines; a person gets one line per root (and -verbose the package lines).
+    if (json || a.verbose) ui.event(e);
   };
-  const plan = await openPlan(a, packageEvent);
-  if (!plan) return ui.fail([]);
+  // Each root in its own flavor, as lock run in it would choose (src/cli/flavor.ts), each
+  // flavor's roots sharing one plan over that flavor's source.
+  const rootFlavors = new Map(tree.roots.map((root) => [root, globals.flavorIn(join(globals.cwd, root))]));
+  const plans = new Map<Flavor, PackagePlan>();
+  for (const flavor of new Set([...rootFlavors.values()].map((f) => f.flavor))) {
+    // eslint-disable-next-line no-await-in-loop -- one or two, each rendering its CLI configuration's diagnostics in order
+    const plan = await openPlan(a, packageEvent, flavor);
+    if (!plan) return ui.fail([]);
+    plans.set(flavor, plan);
+  }
   if (!json) io.stdout.write(`${a.check ? 'Checking' : 'Locking'} ${count(tree.roots.length, 'root module')}...\n`);
   let failed = false;
   const result = await runTreeLock({
     baseDir: globals.cwd,
     roots: tree.roots,
-    flavor: globals.flavor,
-    plan,
+    flavorOf: (root) => rootFlavors.get(root) ?? { flavor: globals.flavor },
+    planFor: (flavor) => plans.get(flavor)!,
     pool: r.pool(),
     platformFlags: a.platformFlags,
     check: a.check,
@@ -323,7 +354,7 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
     onRoot: (o) => {
       const diagnostics: Diagnostic[] = [
         ...o.diagnostics.map(fromHclDiagnostic),
-        ...lockFailureDiagnostics(o.failures, o.platforms?.platforms ?? [], globals.flavor, o.root),
+        ...lockFailureDiagnostics(o.failures, o.platforms?.platforms ?? [], o.flavor.flavor, o.root),
         ...(o.error
           ? [
               {
@@ -338,10 +369,17 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
       ];
       if (o.status === 'failed') failed = true;
       if (!a.check && o.status !== 'failed') a.written.roots += 1;
-      renderLockRoot(o, diagnostics, { stdout: io.stdout, stderr: io.stderr, json });
+      // Interrupted: the roots in progress failed for that one reason, said once by runInterruptible.
+      renderLockRoot(o, signal.aborted ? [] : diagnostics, { stdout: io.stdout, stderr: io.stderr, json });
     },
   });
-  const summary = lockTreeSummary(result, plan.stats(), (Date.now() - started) / 1000, a.check);
+  const summary = lockTreeSummary(
+    result,
+    sumPlanStats([...plans.values()].map((p) => p.stats())),
+    (Date.now() - started) / 1000,
+    a.check,
+    [...rootFlavors.values()].some((f) => f.reason !== undefined),
+  );
   ui.summary(summary.message, summary.fields);
   if (signal.aborted) return 1;
   if (failed) return 1;

@@ -28,6 +28,7 @@ import {
   targetMutexWarnings,
 } from '../common.js';
 import { parseFlags } from '../flags.js';
+import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
@@ -136,6 +137,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
     }
   }
   if (errors.length > 0) return ui.fail(errors);
+  noteFlavor(io, globals);
   const targetDir = resolve(globals.cwd, flags.positionals[0]!);
   if (oci === undefined) {
     // A file where the target (or a directory above it) must go: said before any work.

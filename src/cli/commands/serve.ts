@@ -20,6 +20,7 @@ import { createHashPool } from '../../hashing/index.js';
 import { type AccessLogEntry, isLoopbackHost, parseListen, startMirrorServer } from '../../installer/serve/server.js';
 import { renderDiagnostic } from '../../ui/human.js';
 import { parseFlags } from '../flags.js';
+import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { humanStyle, jsonUIsFor } from '../render.js';
 
@@ -111,6 +112,7 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
       `Without -tls-cert and -tls-key, provkit serve listens on a loopback address only (not ${listen.host}).`,
     );
   }
+  noteFlavor(io, globals);
   const accessLog = (e: AccessLogEntry): void => {
     line('info', `${e.method} ${e.path} ${e.status}`, 'access', { ...e });
     if (!json)

@@ -7,7 +7,7 @@
  */
 import { join, posix, resolve } from 'node:path';
 
-import type { Platform } from '../../addresses/index.js';
+import type { Flavor, Platform } from '../../addresses/index.js';
 import {
   type Diagnostic as ConfigDiagnostic,
   discoverRoots,
@@ -22,10 +22,12 @@ import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.j
 import { validateLevel1 } from '../../net/index.js';
 import { type Diagnostic, verifyProblemText } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
+import { flavorsSentence } from '../../ui/lock-tree.js';
 import { fromHclDiagnostic, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
 import { ociMirrorSourceFor } from '../../sources/index.js';
 import { ErrorCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
+import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, withResources } from '../resources.js';
@@ -86,6 +88,8 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
       code: ErrorCode.USAGE,
     });
   if (errors.length > 0) return ui.fail(errors);
+  // verify -recursive says each root's flavor in its summary instead.
+  if (flags.bools.get('recursive') !== true) noteFlavor(io, globals);
 
   return withResources(io, globals, (r) => {
     const context: VerifyContext = { r, io, globals, ui, platforms, ...(mirror === undefined ? {} : { mirror }) };
@@ -110,6 +114,8 @@ async function verifyRoot(
   c: VerifyContext,
   dir: string,
   root: string | undefined,
+  /** The root's flavor (`verify -recursive`: as verify run in it would choose it, src/cli/flavor.ts). */
+  flavor: Flavor = c.globals.flavor,
 ): Promise<{ diagnostics: Diagnostic[]; failed: boolean; outcome?: VerifyOutcome; policy?: PlatformPolicy }> {
   const { io, globals } = c;
   const within = (name: string): string => (root === undefined || root === '.' ? name : posix.join(root, name));
@@ -118,13 +124,13 @@ async function verifyRoot(
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   // A tree is checked as lock -recursive locks it: local module calls read from disk.
   const config = await loadModuleRequirements(dir, {
-    flavor: globals.flavor,
+    flavor,
     dataDir,
     ...(root === undefined ? {} : { resolveLocalModules: true }),
   });
   const diagnostics = asUi(config.diagnostics);
   if (config.diagnostics.some((d) => d.severity === 'error')) return { diagnostics, failed: true };
-  const lock = await loadLockFile(join(dir, LOCK_FILE_NAME), globals.flavor, within(LOCK_FILE_NAME));
+  const lock = await loadLockFile(join(dir, LOCK_FILE_NAME), flavor, within(LOCK_FILE_NAME));
   diagnostics.push(...asUi(lock.diagnostics));
   const policy = c.platforms.length > 0 ? { diagnostics: [] } : await findPolicy(dir, globals.cwd);
   diagnostics.push(...asUi(policy.diagnostics));
@@ -132,7 +138,7 @@ async function verifyRoot(
 
   const platforms = c.platforms.length > 0 ? c.platforms : policy.policy ? [...policy.policy.platforms] : [];
   const outcome = c.mirror?.startsWith('oci://')
-    ? await verifyOci(c.r, c.ui, {
+    ? await verifyOci(c.r, c.ui, flavor, {
         locks: lock.locks,
         requirements: [...config.requirements.values()],
         mirror: c.mirror,
@@ -148,7 +154,7 @@ async function verifyRoot(
           : {}),
         ...c.r.hashStore(),
         pool: c.r.pool(),
-        flavor: globals.flavor,
+        flavor,
       });
   if (outcome === undefined) return { diagnostics, failed: true };
   return { diagnostics, failed: false, outcome, ...(policy.policy ? { policy: policy.policy } : {}) };
@@ -190,9 +196,15 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
   if (reportDiagnostics(ui, tree.diagnostics, globals.cwd)) return ui.fail([]);
   let problems = 0;
   let failing = 0;
+  const flavors: Record<Flavor, string[]> = { tofu: [], terraform: [] };
+  let inferred = false;
   for (const root of tree.roots) {
+    const dir = root === '.' ? globals.cwd : join(globals.cwd, root);
+    const flavor = globals.flavorIn(dir);
+    flavors[flavor.flavor].push(root);
+    if (flavor.reason !== undefined) inferred = true;
     // eslint-disable-next-line no-await-in-loop -- offline and quick; one root's lines together
-    const r = await verifyRoot(c, root === '.' ? globals.cwd : join(globals.cwd, root), root);
+    const r = await verifyRoot(c, dir, root, flavor.flavor);
     const found = r.outcome?.problems ?? [];
     if (r.failed || found.length > 0) failing += 1;
     problems += found.length;
@@ -206,6 +218,8 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
         'verify_root',
         {
           status: r.failed ? 'failed' : found.length > 0 ? 'problems' : 'ok',
+          flavor: flavor.flavor,
+          ...(flavor.reason === undefined ? {} : { flavor_reason: flavor.reason }),
           problems: found.length,
           platforms: r.outcome?.platforms.map(String) ?? [],
         },
@@ -216,9 +230,10 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
     for (const p of found) io.stdout.write(verifyProblemText(p, io.stdout, '    '));
     for (const d of r.diagnostics) ui.diagnostic(d);
   }
-  const fields = { roots: tree.roots.length, failing, problems };
+  const fields = { roots: tree.roots.length, failing, problems, flavors };
+  const said = flavorsSentence(flavors, inferred);
   ui.summary(
-    `${count(tree.roots.length, 'root module')} verified: ${failing === 0 ? 'no problems' : `${failing} with problems (${problems} in all)`}.`,
+    `${count(tree.roots.length, 'root module')} verified: ${failing === 0 ? 'no problems' : `${failing} with problems (${problems} in all)`}.${said === undefined ? '' : `\n${said}`}`,
     fields,
   );
   return failing > 0 ? 1 : 0;
@@ -232,6 +247,7 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
 async function verifyOci(
   r: RunResources,
   ui: Renderer,
+  flavor: Flavor,
   o: { locks: Locks; requirements: Requirement[]; mirror: string; platforms: Platform[] },
 ): Promise<VerifyOutcome | undefined> {
   const template = ociTemplate(o.mirror);
@@ -245,18 +261,18 @@ async function verifyOci(
     });
     return undefined;
   }
-  const cli = await r.cliConfig(ui);
+  const cli = await r.cliConfig(ui, flavor);
   if (!cli) return undefined;
   const pool = r.pool();
   const configProblems = await runVerify({
     locks: o.locks,
     requirements: o.requirements,
     pool,
-    flavor: r.globals.flavor,
+    flavor,
   });
   const published = await runOciVerify({
     locks: o.locks,
-    source: ociMirrorSourceFor(template, r.sourceContext(), cli),
+    source: ociMirrorSourceFor(template, r.sourceContext(flavor), cli),
     mirror: o.mirror,
     ...(o.platforms.length > 0 ? { platforms: o.platforms } : {}),
     pool,
