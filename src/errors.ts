@@ -112,6 +112,13 @@ export const ErrorCode = {
    * symbolic link or not a directory: provkit never writes through it.
    */
   UNSAFE_INSTALL_PATH: 'UNSAFE_INSTALL_PATH',
+  /**
+   * A name that would become a component of a path (a platform word, a
+   * provider's host, namespace or type, a version, a package file name) is
+   * not a plain name: empty, `.` or `..`, a separator or a control character
+   * (src/addresses/names.ts).
+   */
+  UNSAFE_NAME: 'UNSAFE_NAME',
 
   // --- the lock file as a whole (src/lockfile, the commands)
   /** A lock file that does not parse or decode (diagnostics carry the file and line). */

@@ -75,6 +75,9 @@ export {
 } from './constraints.js';
 export type { ConstraintOperator, VersionConstraint } from './constraints.js';
 
+export { isPlatformWord, pathComponent, unsafeNameKind, unsafeNameReason } from './names.js';
+export type { UnsafeNameKind } from './names.js';
+
 export {
   comparePlatforms,
   currentPlatform,

@@ -8,6 +8,7 @@ import { basename, resolve } from 'node:path';
 
 import {
   currentPlatform,
+  goQuote,
   type Flavor,
   parsePlatform,
   type Platform,
@@ -46,7 +47,7 @@ export function parsePlatformFlags(values: readonly string[], errors: Diagnostic
       errors.push({
         severity: 'error',
         summary: 'Invalid target platform',
-        detail: `The string ${JSON.stringify(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
+        detail: `The string ${goQuote(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
         code: ErrorCode.INVALID_PLATFORM,
       });
     }

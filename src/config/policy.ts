@@ -21,7 +21,7 @@
  */
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
-import { parsePlatform, type Platform } from '../addresses/index.js';
+import { goQuote, parsePlatform, type Platform } from '../addresses/index.js';
 import { systemErrorCode } from '../errors.js';
 import type { Diagnostic } from '../hcl/index.js';
 import { parseHCL, staticList, staticString } from '../hcl/index.js';
@@ -74,7 +74,7 @@ export function parsePolicyFile(source: Uint8Array | string, filename: string): 
       diagnostics.push(
         errorDiag(
           'Invalid target platform',
-          `The string ${JSON.stringify(s.value)} is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
+          `The string ${goQuote(s.value)} is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
           item.range,
         ),
       );

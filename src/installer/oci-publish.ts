@@ -51,7 +51,7 @@ import {
 } from '../addresses/index.js';
 import { asProvkitError, ErrorCode, ProvkitError } from '../errors.js';
 import type { Locks } from '../lockfile/index.js';
-import { packedFileName } from '../layout/index.js';
+import { downloadName, packedFileName } from '../layout/index.js';
 import {
   MediaType,
   type OciClient,
@@ -327,7 +327,7 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
         // digest), not its h1: forms (FetchOptions.forms).
         const f = await fetchPackage(meta, {
           forms: false,
-          ...(meta.location.kind === 'http' ? { destPath: join(work, `${n}-${meta.filename}`) } : {}),
+          ...(meta.location.kind === 'http' ? { destPath: join(work, downloadName(meta.filename, n)) } : {}),
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           events: {

@@ -34,6 +34,7 @@ import { fetchPackage, type OciMirrorSource, poolHashing } from '../sources/inde
 import { defaultNetworkConcurrency } from './lock.js';
 import { compareProblems, type VerifyOutcome, type VerifyProblem, type VerifyProblemCode } from './verify.js';
 
+import { downloadName } from '../layout/index.js';
 export interface OciVerifyOptions {
   readonly locks: Locks;
   readonly source: OciMirrorSource;
@@ -139,7 +140,7 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
               try {
                 // Hashed by the pool as the blob arrives (fetched.zipHashes): one pass over its bytes.
                 fetched = await fetchPackage(meta, {
-                  destPath: join(work, `${packages++}-${meta.filename}`),
+                  destPath: join(work, downloadName(meta.filename, packages++)),
                   http: options.http,
                   ...(options.signal ? { signal: options.signal } : {}),
                   ...poolHashing(options.pool),
