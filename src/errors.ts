@@ -1,3 +1,5 @@
+import { goOneLine } from './go/index.js';
+
 /**
  * The one error base class of provkit.
  *
@@ -10,7 +12,6 @@
  * `expected`, `found`) are set where known so that a UI can write a precise
  * message without parsing the text.
  */
-
 export const ErrorCode = {
   // --- addresses (provider source strings, versions, constraints, platforms)
   INVALID_PROVIDER_SOURCE: 'INVALID_PROVIDER_SOURCE',
@@ -254,8 +255,18 @@ export class ProvkitError extends Error implements ErrorContext {
   declare found?: string;
   declare hint?: string;
 
-  constructor(code: ErrorCode, message: string, context: ErrorContext & { cause?: unknown } = {}) {
-    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+  /**
+   * @param message one line: its line breaks (a server's text, a file name,
+   *   a configuration value in it) are written as Go's `%q` writes them
+   *   (`\n`; src/go `goOneLine`), so that no message can start a line of human
+   *   output (docs/reliability.md). A message of several lines is given as
+   *   its lines, each made one line so, joined with `\n`.
+   */
+  constructor(code: ErrorCode, message: string | readonly string[], context: ErrorContext & { cause?: unknown } = {}) {
+    super(
+      typeof message === 'string' ? goOneLine(message) : message.map(goOneLine).join('\n'),
+      context.cause === undefined ? undefined : { cause: context.cause },
+    );
     this.name = 'ProvkitError';
     this.code = code;
     const record = this as unknown as Record<string, unknown>;
@@ -284,7 +295,7 @@ export class ProvkitError extends Error implements ErrorContext {
   /** Rebuilds an error from {@link toJSON} output (the worker pool uses it). */
   static fromJSON(data: SerializedError): ProvkitError {
     const { code, message, ...rest } = data;
-    return new ProvkitError(code, message, rest);
+    return new ProvkitError(code, message.split('\n'), rest);
   }
 }
 Object.defineProperty(ProvkitError.prototype, brand, { value: true });
@@ -410,7 +421,7 @@ export function renameFileInError(err: unknown, tmp: string, shown: string, cont
     (out as Record<string, unknown>)[k] = typeof v === 'string' ? swap(v) : v;
   }
   if (fields.file === tmp) delete out.file;
-  return new ProvkitError(code, swap(message)!, { ...out, ...context, cause: err });
+  return new ProvkitError(code, swap(message)!.split('\n'), { ...out, ...context, cause: err });
 }
 
 const SYSCALL_TEXT: Readonly<Record<string, string>> = {

@@ -22,7 +22,7 @@ export {
 export type { Flavor, FlavorInfo } from './flavor.js';
 
 // Go's string semantics, for the layers that quote the reference's messages (src/go/).
-export { compareBytewise, goQuote, goTrimSpace } from '../go/index.js';
+export { compareBytewise, goOneLine, goQuote, goTrimSpace } from '../go/index.js';
 export {
   displayHostnameLenient,
   hostnameForComparison,

@@ -29,6 +29,7 @@ import type { DirMutexOptions } from '../fs/dir-mutex.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
 import { count } from '../ui/words.js';
+import { terminalText } from '../ui/escape.js';
 
 export { cacheBase } from '../sources/index.js';
 
@@ -354,7 +355,7 @@ export async function runInterruptible(
   // streams too; stderr keeps its line unless stdout is the JSON stream.
   const report = (d: Diagnostic, text: string): void => {
     for (const ui of io.output?.jsonUIs() ?? []) ui.diagnostic(d);
-    if (io.output?.json !== true) io.stderr.write(text);
+    if (io.output?.json !== true) io.stderr.write(terminalText(text));
   };
   try {
     const code = await body(interrupt.signal);

@@ -18,6 +18,7 @@ import {
   renderLockSuccess,
   type TextSink,
 } from '../ui/human.js';
+import { terminalText } from '../ui/escape.js';
 import { JsonUI } from '../ui/json.js';
 import { ProgressDisplay } from '../ui/progress.js';
 import type { CliIO, GlobalOptions } from './io.js';
@@ -156,7 +157,7 @@ export function createRenderer(
     },
     summary(message, fields) {
       progress?.stop();
-      io.stdout.write(`\n${message}\n`);
+      io.stdout.write(`\n${terminalText(message)}\n`);
       each((ui) => ui.summary(message, fields));
     },
   };

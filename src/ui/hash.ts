@@ -11,6 +11,7 @@
  * refused; `h1` is then null).
  */
 import type { PathHashResult } from '../hashing/index.js';
+import { terminalLine } from './escape.js';
 
 export interface TextSink {
   write(text: string): unknown;
@@ -63,13 +64,14 @@ export function renderHashHuman(results: readonly PathHashResult[], out: TextSin
   let first = true;
   for (const r of results) {
     const row = toRow(r);
-    for (const w of row.warnings) err.write(`Warning: ${row.path}: ${w.message}\n`);
+    // A path and a zip's entry names are text from outside: escaped (src/ui/escape.ts).
+    for (const w of row.warnings) err.write(`${terminalLine(`Warning: ${row.path}: ${w.message}`)}\n`);
     if (row.error) {
-      err.write(`Error: ${row.error.message}\n`);
+      err.write(`${terminalLine(`Error: ${row.error.message}`)}\n`);
       continue;
     }
     const lines = r.kind === 'zip' ? [row.h1, row.zh] : [row.h1];
-    if (many) out.write(`${first ? '' : '\n'}${row.path}\n`);
+    if (many) out.write(`${first ? '' : '\n'}${terminalLine(row.path)}\n`);
     first = false;
     out.write(lines.map((l) => `${l ?? ''}\n`).join(''));
   }

@@ -111,6 +111,10 @@ const HOSTILE: Record<string, { variant: Variant; message: string }> = {
   },
 };
 
+const EVIL_CODE = 'DENIED\u001b[2J\u001b[H';
+const EVIL_MESSAGE =
+  'no\r\n- Retrieved registry.example.test/acme/demo 1.0.0 for linux_amd64 (signed, key ID 0000)\n\nSuccess! OpenTofu has validated the lock file and found no need for changes.\u001b]0;owned\u0007';
+
 let host: ServerHost;
 let fake: RemoteServer;
 let w: E2eWorkspace;
@@ -119,7 +123,13 @@ let zip: Buffer;
 beforeAll(async () => {
   host = await startHost();
   zip = await makeProviderZip('demo', '1.0.0', 'linux_amd64');
-  const repositories: Record<string, FakeOciRepository> = { 'valid/acme/demo': repository(zip) };
+  const repositories: Record<string, FakeOciRepository> = {
+    'valid/acme/demo': repository(zip),
+    // A registry whose error text would clear the screen, set the window title and forge lines.
+    'evil/acme/demo': {
+      error: { status: 400, body: JSON.stringify({ errors: [{ code: EVIL_CODE, message: EVIL_MESSAGE }] }) },
+    },
+  };
   for (const [name, c] of Object.entries(HOSTILE)) repositories[`${slug(name)}/acme/demo`] = repository(zip, c.variant);
   fake = await host.oci({ repositories });
   w = e2eWorkspace(fake.caPath);
@@ -281,5 +291,33 @@ describe('issue 16: Bearer token challenges', () => {
     });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
+  });
+});
+
+describe('a registry is bounded, checked and quoted like any other source', () => {
+  it("a registry's error text reaches human output escaped, even with NO_COLOR into a pipe, and -json as sent", async () => {
+    const p = w.project('evil-text', { 'main.tf': MAIN });
+    const args = ['lock', '-platform=linux_amd64', `-oci-mirror=${fake.host}/evil/{namespace}/{type}`];
+    const r = await runCli(args, { cwd: p, env: { ...w.env, NO_COLOR: '1' } });
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    const lines = `${r.stdout}\n${r.stderr}`.split('\n');
+    expect(lines.filter((x) => x.startsWith('- Retrieved') || x.startsWith('Success!'))).toEqual([]);
+    expect(flat(r.stderr)).toContain(
+      'HTTP 400: DENIED\\x1b[2J\\x1b[H: no\\r\\n- Retrieved registry.example.test/acme/demo',
+    );
+    expect(flat(r.stderr)).toContain('no need for changes.\\x1b]0;owned\\a');
+
+    const j = await runCli([...args, '-json'], { cwd: p, env: w.env });
+    expect(j.code).toBe(1);
+    const details = j.stdout
+      .split('\n')
+      .filter((x) => x !== '')
+      .map((x) => JSON.parse(x) as { type: string; diagnostic?: { detail: string } })
+      .filter((m) => m.type === 'diagnostic')
+      .map((m) => m.diagnostic!.detail);
+    // JSON carries the text (JSON-escaped); an error message stays one line.
+    expect(details.join('\n')).toContain('DENIED\u001b[2J\u001b[H: no\\r\\n- Retrieved');
+    expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
   });
 });

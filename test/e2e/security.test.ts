@@ -1,7 +1,7 @@
-// Names from outside (docs/platform-policy.md, docs/reference.md §1.4): a
-// platform that is not a plain name is refused wherever it comes from (a
-// policy file, -platform, a mirror's or a registry's answer) and nothing is
-// written.
+// Names from outside (docs/reliability.md, "Names from outside, text to the
+// terminal"): a platform that is not a plain name is refused wherever it
+// comes from (a policy file, -platform, a mirror's or a registry's answer)
+// and nothing is written; a root module's directory name cannot forge a line.
 //
 // provkit runs as a child process; the registry and the hostile mirror are in
 // another process (test/support/remote). One host and one workspace for the file.
@@ -173,5 +173,26 @@ describe('a platform that is not a plain name is refused where it enters, and no
     expect(r.code).toBe(1);
     expect(flat(r.stderr)).toContain('registry response includes invalid platform "x/../../ESCAPED_amd64"');
     expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
+  });
+});
+
+describe("a root module's directory name is one escaped line of output", () => {
+  const FORGED = 'a\n- envs/FORGED: no changes';
+
+  it('lock -recursive, -check and verify -recursive print the name escaped: no forged line', async () => {
+    const p = w.project('forged-roots', { [`envs/${FORGED}/main.tf`]: MAIN, 'envs/ok/main.tf': MAIN });
+    const base = [`-fs-mirror=${FIXTURE_MIRROR}`, '-platform=linux_amd64'];
+    const runs = [
+      await runCli(['lock', '-recursive', ...base], { cwd: p, env: w.env }),
+      await runCli(['lock', '-recursive', '-check', ...base], { cwd: p, env: w.env }),
+      await runCli(['verify', '-recursive'], { cwd: p, env: w.env }),
+    ];
+    for (const r of runs) {
+      expect(r.code).toBe(0);
+      const lines = r.stdout.split('\n');
+      expect(lines.filter((l) => l.startsWith('- envs/FORGED'))).toEqual([]);
+      expect(lines.some((l) => l.startsWith('- envs/a\\n- envs/FORGED: no changes: '))).toBe(true);
+    }
+    expect(existsSync(join(p, 'envs', FORGED, '.terraform.lock.hcl'))).toBe(true);
   });
 });

@@ -30,6 +30,7 @@ import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, withResources } from '../resources.js';
 import { count } from '../../ui/words.js';
+import { terminalLine } from '../../ui/escape.js';
 
 export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
 
@@ -212,7 +213,10 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
       );
       continue;
     }
-    io.stdout.write(`- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : count(found.length, 'problem')}\n`);
+    // The root's name is a directory name from the tree: one line, escaped (src/ui/escape.ts).
+    io.stdout.write(
+      `${terminalLine(`- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : count(found.length, 'problem')}`)}\n`,
+    );
     for (const p of found) io.stdout.write(verifyProblemText(p, io.stdout, '    '));
     for (const d of r.diagnostics) ui.diagnostic(d);
   }

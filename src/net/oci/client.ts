@@ -398,19 +398,32 @@ export class OciRepository {
   }
 }
 
-/** The `errors` of an OCI error body (`{"errors":[{"code","message"}]}`), or none. */
+/** At most this many of a registry's errors, each cut to {@link MAX_OCI_ERROR_TEXT} characters, go into a message. */
+const MAX_OCI_ERRORS = 5;
+const MAX_OCI_ERROR_TEXT = 300;
+
+/**
+ * The `errors` of an OCI error body (`{"errors":[{"code","message"}]}`), or
+ * none: the registry's own text, bounded (the first {@link MAX_OCI_ERRORS},
+ * each cut to {@link MAX_OCI_ERROR_TEXT} characters). It reaches messages
+ * as it is sent; ProvkitError keeps it on one line and the human renderer
+ * escapes it (docs/reliability.md).
+ */
 export function ociErrors(res: HttpResponse): Array<{ code: string; message: string }> {
   try {
     const doc = JSON.parse(res.body.toString('utf8')) as unknown;
     const list = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>)['errors'] : undefined;
     if (!Array.isArray(list)) return [];
-    return list.flatMap((e: unknown) => {
-      if (typeof e !== 'object' || e === null) return [];
-      const r = e as Record<string, unknown>;
-      return typeof r['code'] === 'string'
-        ? [{ code: r['code'], message: typeof r['message'] === 'string' ? r['message'] : '' }]
-        : [];
-    });
+    return list
+      .flatMap((e: unknown) => {
+        if (typeof e !== 'object' || e === null) return [];
+        const r = e as Record<string, unknown>;
+        const cut = (s: string): string => (s.length > MAX_OCI_ERROR_TEXT ? `${s.slice(0, MAX_OCI_ERROR_TEXT)}…` : s);
+        return typeof r['code'] === 'string'
+          ? [{ code: cut(r['code']), message: typeof r['message'] === 'string' ? cut(r['message']) : '' }]
+          : [];
+      })
+      .slice(0, MAX_OCI_ERRORS);
   } catch {
     return [];
   }

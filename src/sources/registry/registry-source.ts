@@ -32,6 +32,7 @@
 import {
   compareVersions,
   flavorInfo,
+  goOneLine,
   goQuote,
   parseConstraints,
   parsePlatform,
@@ -442,8 +443,9 @@ export class RegistrySource implements Source {
       entries.push({ version: v.version, protocols, platforms });
     }
     this.versionsSeen.set(provider.toComparisonString(), entries);
+    // The registry's own text, each on one line (a `- ` line of a warning's detail: docs/reliability.md).
     const warnings = Array.isArray(body['warnings'])
-      ? body['warnings'].filter((w): w is string => typeof w === 'string')
+      ? body['warnings'].filter((w): w is string => typeof w === 'string').map(goOneLine)
       : [];
     return { entries, warnings };
   }

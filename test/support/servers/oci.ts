@@ -26,6 +26,8 @@ export interface FakeOciRepository {
   readonly manifests?: Record<string, { readonly mediaType: string; readonly body: Buffer }>;
   /** Digest → blob bytes (not checked against the digest). */
   readonly blobs?: Record<string, Buffer>;
+  /** Every request to the repository is answered with this status and body (a registry's error). */
+  readonly error?: { readonly status: number; readonly body: string };
 }
 
 export interface FakeOciOptions {
@@ -104,6 +106,8 @@ export async function startFakeOciRegistry(options: FakeOciOptions): Promise<Fak
         body: '{"errors":[{"code":"NAME_UNKNOWN","message":"repository name not known to registry"}]}',
       };
       if (!repo) return unknown;
+      if (repo.error)
+        return { status: repo.error.status, headers: { 'content-type': 'application/json' }, body: repo.error.body };
       if (m[2] === 'tags/list')
         return {
           headers: { 'content-type': 'application/json' },
