@@ -142,6 +142,10 @@ export const ErrorCode = {
   // --- generic I/O and usage
   IO: 'IO',
   NOT_FOUND: 'NOT_FOUND',
+  /** A file provkit reads (configuration, lock file, cache entry) is a FIFO, a device, a socket or a directory (src/fs/read.ts). */
+  NOT_REGULAR_FILE: 'NOT_REGULAR_FILE',
+  /** A file provkit reads is larger than it reads (src/fs/read.ts). */
+  FILE_TOO_LARGE: 'FILE_TOO_LARGE',
   USAGE: 'USAGE',
   /**
    * A command-line flag that is not defined, lacks its value or has a bad

@@ -7,11 +7,11 @@
  * default, tofu. An inferred terraform flavor comes with the reason, which
  * the run reports (src/cli/main.ts).
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { DEFAULT_FLAVOR, FLAVOR_ENV_VAR, type Flavor, resolveFlavor } from '../addresses/index.js';
 import { LOCK_FILE_NAME, lockFileHeader } from '../lockfile/index.js';
+import { readRegularFileSync } from '../fs/read.js';
 
 export interface FlavorChoice {
   readonly flavor: Flavor;
@@ -29,7 +29,8 @@ export function chooseFlavor(
   if (flag !== undefined || (fromEnv !== undefined && fromEnv !== '')) return { flavor: resolveFlavor(flag, env) };
   let text: string;
   try {
-    text = readFileSync(join(cwd, LOCK_FILE_NAME), 'utf8');
+    // Regular files only, bounded (fs/read.ts): a FIFO here would stop the process before any signal handler runs.
+    text = readRegularFileSync(join(cwd, LOCK_FILE_NAME)).toString('utf8');
   } catch {
     return { flavor: DEFAULT_FLAVOR };
   }

@@ -23,6 +23,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 
 import { goQuote, parsePlatform, type Platform } from '../addresses/index.js';
 import { systemErrorCode } from '../errors.js';
+import { readRefusal } from '../fs/read.js';
 import type { Diagnostic } from '../hcl/index.js';
 import { parseHCL, staticList, staticString } from '../hcl/index.js';
 import { nativeBody } from './body.js';
@@ -112,7 +113,7 @@ export async function loadPolicyFile(
       diagnostics: [
         errorDiag(
           'Failed to read file',
-          `The file ${JSON.stringify(displayName)} could not be read: ${err instanceof Error ? err.message : String(err)}.`,
+          `The file ${goQuote(displayName)} could not be read: ${readRefusal(err) ?? (err instanceof Error ? err.message : String(err))}.`,
           fileRange(displayName),
         ),
       ],

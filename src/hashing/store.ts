@@ -22,14 +22,16 @@
  * document per archive, written atomically (temp file + rename), so several
  * processes may share a store, and a store may be copied between machines
  * (a CI cache). An unreadable or malformed entry is a miss (and is
- * overwritten by the next put). Whoever can write the store can make provkit
- * record hashes of their choosing, as with the plugin cache: keep it where
- * the CLI configuration and the plugin cache are (the user's cache directory).
+ * overwritten by the next put), and so is anything but a regular file.
+ * Whoever can write the store can make provkit record hashes of their
+ * choosing, as with the plugin cache: keep it where the CLI configuration and
+ * the plugin cache are (the user's cache directory).
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { writeFileAtomic } from '../fs/atomic.js';
+import { readRegularFile } from '../fs/read.js';
 import { type Hash, parseHash } from './hash.js';
 import type { HashWarning, ZipPackageHashes } from './zip-package.js';
 
@@ -54,6 +56,9 @@ export interface StoredHashes {
   readonly hashes: ZipPackageHashes;
   readonly platform?: string;
 }
+
+/** An entry is a few hundred bytes; a larger file is not one (a miss). */
+const MAX_ENTRY_BYTES = 1024 * 1024;
 
 /** Bump when the document's meaning changes: older entries become misses. */
 const FORMAT = 1;
@@ -82,7 +87,7 @@ export function openHashStore(dir: string): HashStore {
     const path = pathOf(zh.value);
     let doc: unknown;
     try {
-      doc = JSON.parse(await readFile(path, 'utf8'));
+      doc = JSON.parse((await readRegularFile(path, { maxBytes: MAX_ENTRY_BYTES })).toString('utf8'));
     } catch {
       return undefined;
     }

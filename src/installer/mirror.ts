@@ -42,7 +42,7 @@
  *   the mutex;
  * - everything runs in parallel (network and CPU budgets apart).
  */
-import { copyFile, link, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 import pLimit from 'p-limit';
@@ -84,6 +84,7 @@ import {
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement } from './lock.js';
 import { sharingLimit } from './share-limit.js';
+import { readRegularFile } from '../fs/read.js';
 
 export type MirrorHashes = 'reference' | 'all';
 
@@ -231,8 +232,8 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   const cache: CacheFile =
     cachePath === undefined
       ? {}
-      : await readFile(cachePath, 'utf8')
-          .then((t) => JSON.parse(t) as CacheFile)
+      : await readRegularFile(cachePath)
+          .then((t) => JSON.parse(t.toString('utf8')) as CacheFile)
           .catch(() => ({}));
   /** Hashes of archives verified or fetched in this run, by relative path, with their trust. */
   const thisRun = new Map<string, readonly TrustedHash[]>();
@@ -535,7 +536,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     );
     const changed = await Promise.all(
       docs.map(async (d) => {
-        const have = await readFile(join(options.targetDir, d.rel)).catch(() => undefined);
+        const have = await readRegularFile(join(options.targetDir, d.rel)).catch(() => undefined);
         return have !== undefined && have.equals(d.bytes) ? undefined : d;
       }),
     );

@@ -44,7 +44,7 @@
  * the mirror has a package of for some locked provider version. Packages of
  * other platforms get only the mirror-integrity checks.
  */
-import { readdir, readFile, realpath } from 'node:fs/promises';
+import { readdir, realpath } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 import {
@@ -65,6 +65,7 @@ import type { Hash, HashPool, HashStore, ZipPackageHashes } from '../hashing/ind
 import type { Locks } from '../lockfile/index.js';
 import { FilesystemMirrorSource } from '../sources/index.js';
 import type { Requirement } from './lock.js';
+import { readRegularFile } from '../fs/read.js';
 
 export type VerifyProblemCode =
   | 'CONFIG_NOT_LOCKED'
@@ -252,7 +253,8 @@ async function readJSON(
 ): Promise<{ ok: true; value: unknown } | { ok: false; missing: boolean; error: string }> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // A mirror's documents: regular files only, bounded (fs/read.ts).
+    text = (await readRegularFile(path)).toString('utf8');
   } catch (err) {
     return {
       ok: false,

@@ -1,11 +1,14 @@
-// Names from outside (docs/reliability.md, "Names from outside, text to the
-// terminal"): a platform that is not a plain name is refused wherever it
-// comes from (a policy file, -platform, a mirror's or a registry's answer)
-// and nothing is written; a root module's directory name cannot forge a line.
+// Names from outside and files planted in a tree (docs/reliability.md, "Names
+// from outside, text to the terminal" and "Files provkit reads"): a platform
+// that is not a plain name is refused wherever it comes from (a policy file,
+// -platform, a mirror's or a registry's answer) and nothing is written; a
+// root module's directory name cannot forge a line; a FIFO or a device where
+// a configuration file should be is named and refused at once.
 //
 // provkit runs as a child process; the registry and the hostile mirror are in
 // another process (test/support/remote). One host and one workspace for the file.
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -194,5 +197,41 @@ describe("a root module's directory name is one escaped line of output", () => {
       expect(lines.some((l) => l.startsWith('- envs/a\\n- envs/FORGED: no changes: '))).toBe(true);
     }
     expect(existsSync(join(p, 'envs', FORGED, '.terraform.lock.hcl'))).toBe(true);
+  });
+});
+
+describe('a FIFO or a device where a file provkit reads should be is refused at once, naming it', () => {
+  const mkfifo = (path: string): void => {
+    execFileSync('mkfifo', [path]);
+  };
+
+  it('main.tf -> /dev/zero, a FIFO main.tf in a tree, a FIFO lock file, provkit.hcl -> /dev/zero', async () => {
+    const lock = ['lock', `-fs-mirror=${FIXTURE_MIRROR}`, '-platform=linux_amd64'];
+    const zero = w.project('dev-zero');
+    symlinkSync('/dev/zero', join(zero, 'main.tf'));
+    const tree = w.project('fifo-tree', { 'envs/ok/main.tf': MAIN });
+    mkdirSync(join(tree, 'envs', 'planted'));
+    mkfifo(join(tree, 'envs', 'planted', 'main.tf'));
+    const lockFifo = w.project('fifo-lock', { 'main.tf': MAIN });
+    mkfifo(join(lockFifo, '.terraform.lock.hcl'));
+    const policy = w.project('zero-policy', { 'main.tf': MAIN });
+    symlinkSync('/dev/zero', join(policy, 'provkit.hcl'));
+
+    const cases = [
+      { cwd: zero, args: lock, file: 'main.tf', kind: 'a character device' },
+      { cwd: tree, args: [...lock, '-recursive'], file: 'envs/planted/main.tf', kind: 'a FIFO (named pipe)' },
+      { cwd: lockFifo, args: lock, file: '.terraform.lock.hcl', kind: 'a FIFO (named pipe)' },
+      { cwd: policy, args: ['lock', `-fs-mirror=${FIXTURE_MIRROR}`], file: 'provkit.hcl', kind: 'a character device' },
+    ];
+    const results = await Promise.all(cases.map((c) => runCli(c.args, { cwd: c.cwd, env: w.env, timeoutMs: 20_000 })));
+    results.forEach((r, i) => {
+      const c = cases[i]!;
+      expect(r.timedOut, `${c.file}: ${r.stderr}`).toBe(false);
+      expect(r.code, c.file).toBe(1);
+      expect(flat(r.stderr)).toContain(c.file);
+      expect(flat(r.stderr)).toContain(`${c.kind}, not a regular file`);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    });
+    expect(w.tmpLeftovers()).toEqual([]);
   });
 });

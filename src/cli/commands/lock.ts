@@ -322,7 +322,7 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
     },
     onRoot: (o) => {
       const diagnostics: Diagnostic[] = [
-        ...o.diagnostics.map(fromHclDiagnostic),
+        ...o.diagnostics.map((d) => fromHclDiagnostic(d, true)),
         ...lockFailureDiagnostics(o.failures, o.platforms?.platforms ?? [], globals.flavor, o.root),
         ...(o.error
           ? [

@@ -115,7 +115,9 @@ async function verifyRoot(
   const { io, globals } = c;
   const within = (name: string): string => (root === undefined || root === '.' ? name : posix.join(root, name));
   const asUi = (ds: readonly ConfigDiagnostic[]): Diagnostic[] =>
-    ds.map((d) => fromHclDiagnostic({ ...d, range: { ...d.range, filename: within(d.range.filename) } }));
+    ds.map((d) =>
+      fromHclDiagnostic({ ...d, range: { ...d.range, filename: within(d.range.filename) } }, root !== undefined),
+    );
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   // A tree is checked as lock -recursive locks it: local module calls read from disk.
   const config = await loadModuleRequirements(dir, {

@@ -83,6 +83,7 @@ import {
   parseManifest,
   unsafeMemberName,
 } from './manifest.js';
+import { readRegularFile } from '../../fs/read.js';
 
 /** Default largest member: 2 GiB (provider packages are far smaller). */
 export const DEFAULT_MAX_MEMBER_SIZE = 2 * 1024 ** 3;
@@ -799,7 +800,7 @@ async function planMerge(checked: CheckedManifest, target: string): Promise<Merg
 async function readTargetDoc(path: string): Promise<Record<string, GoJSON>> {
   let doc: unknown;
   try {
-    doc = JSON.parse(await readFile(path, 'utf8'));
+    doc = JSON.parse((await readRegularFile(path)).toString('utf8'));
   } catch (err) {
     throw new ProvkitError(
       ErrorCode.INVALID_RESPONSE,
