@@ -25,12 +25,13 @@
  * overwritten by the next put), and so is anything but a regular file.
  * Whoever can write the store can make provkit record hashes of their
  * choosing, as with the plugin cache: keep it where the CLI configuration and
- * the plugin cache are (the user's cache directory).
+ * the plugin cache are (the user's cache directory). Its directories are made
+ * 0755 and its files 0644 whatever the umask (fs/cache-dir.ts).
  */
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { writeFileAtomic } from '../fs/atomic.js';
+import { makeCacheDirectory } from '../fs/cache-dir.js';
 import { readRegularFile } from '../fs/read.js';
 import { type Hash, parseHash } from './hash.js';
 import type { HashWarning, ZipPackageHashes } from './zip-package.js';
@@ -81,6 +82,8 @@ const PLATFORM_TEXT = /^[a-z0-9]+_[a-z0-9]+$/;
 
 /** The store in `dir` (created on the first put). */
 export function openHashStore(dir: string): HashStore {
+  /** Shard directories made (and checked) by this store. */
+  const made = new Map<string, Promise<void>>();
   const pathOf = (hex: string): string => join(dir, hex.slice(0, 2), `${hex}.json`);
   const lookup = async (zh: Hash): Promise<StoredHashes | undefined> => {
     if (zh.scheme !== 'zh:' || !ZH_HEX.test(zh.value)) return undefined;
@@ -146,7 +149,10 @@ export function openHashStore(dir: string): HashStore {
       };
       const path = pathOf(result.zh.value);
       try {
-        await mkdir(join(dir, result.zh.value.slice(0, 2)), { recursive: true });
+        const shard = join(dir, result.zh.value.slice(0, 2));
+        let ready = made.get(shard);
+        if (!ready) made.set(shard, (ready = makeCacheDirectory(shard, dir)));
+        await ready;
         await writeFileAtomic(path, Buffer.from(`${JSON.stringify(entry, null, 2)}\n`));
       } catch {
         // A store that cannot be written (read-only cache, full disk) only costs speed.

@@ -57,6 +57,7 @@ import {
 } from '../addresses/index.js';
 import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
+import { makeCacheDirectory } from '../fs/cache-dir.js';
 import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../fs/dir-mutex.js';
 import { removeTempsIn, tempPathIn } from '../fs/temp-name.js';
 import { compareBytewise } from '../go/index.js';
@@ -444,7 +445,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     await Promise.all(
       writes.map(async (w) => {
         const to = join(staging, w.rel);
-        await mkdir(dirname(to), { recursive: true });
+        await mkdir(dirname(to), { recursive: true, mode: 0o755 });
         await writeFileAtomic(to, w.bytes);
       }),
     );
@@ -476,7 +477,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
         // eslint-disable-next-line no-await-in-loop -- a handful of stats
         if (state) cache[rel] = { ...(await fingerprint(join(options.targetDir, rel))), ...state };
       }
-      await mkdir(dirname(cachePath), { recursive: true });
+      await makeCacheDirectory(dirname(cachePath), dirname(cachePath));
       await writeFileAtomic(cachePath, Buffer.from(JSON.stringify(cache)));
     } catch {
       // Next run hashes again.
@@ -625,12 +626,12 @@ async function commitRenames(target: string, staging: string, rels: readonly str
     for (const rel of rels) {
       current = rel;
       const to = join(target, rel);
-      const made = await mkdir(dirname(to), { recursive: true });
+      const made = await mkdir(dirname(to), { recursive: true, mode: 0o755 });
       if (made !== undefined) madeDirs.push(made);
       let backup: string | undefined;
       if ((await stat(to).catch(() => undefined)) !== undefined) {
         backup = join(backups, rel);
-        await mkdir(dirname(backup), { recursive: true });
+        await mkdir(dirname(backup), { recursive: true, mode: 0o755 });
         await link(to, backup).catch(() => copyFile(to, backup!));
       }
       done.push({ rel, backup });

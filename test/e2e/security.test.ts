@@ -2,13 +2,23 @@
 // from outside, text to the terminal" and "Files provkit reads"): a platform
 // that is not a plain name is refused wherever it comes from (a policy file,
 // -platform, a mirror's or a registry's answer) and nothing is written; a
-// root module's directory name cannot forge a line; a FIFO or a device where
-// a configuration file should be is named and refused at once.
+// root module's directory name cannot forge a line; caches are never
+// world-writable, whatever the umask; a FIFO or a device where a
+// configuration file should be is named and refused at once.
 //
 // provkit runs as a child process; the registry and the hostile mirror are in
 // another process (test/support/remote). One host and one workspace for the file.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -197,6 +207,35 @@ describe("a root module's directory name is one escaped line of output", () => {
       expect(lines.some((l) => l.startsWith('- envs/a\\n- envs/FORGED: no changes: '))).toBe(true);
     }
     expect(existsSync(join(p, 'envs', FORGED, '.terraform.lock.hcl'))).toBe(true);
+  });
+});
+
+describe('the hash store and the signature cache are never group- or world-writable', () => {
+  it('under umask 000: directories 0755 (a store left 0777 by an earlier run too), files 0644', async () => {
+    const store = join(w.base, 'store-umask');
+    mkdirSync(store);
+    chmodSync(store, 0o777);
+    const p = w.project('umask', { 'main.tf': requiresTf({ demo: `${reg.host}/acme/demo@1.1.0` }) });
+    const r = await runCli(['lock', '-platform=linux_amd64', '-platform=darwin_arm64'], {
+      cwd: p,
+      env: { ...w.env, PROVKIT_HASH_STORE: store },
+      umask: 0o000,
+    });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const modes: Record<string, string> = {};
+    const walk = (rel: string): void => {
+      const abs = join(store, rel);
+      modes[rel === '' ? '.' : rel] = (lstatSync(abs).mode & 0o777).toString(8);
+      if (statSync(abs).isDirectory()) for (const n of readdirSync(abs)) walk(rel === '' ? n : `${rel}/${n}`);
+    };
+    walk('');
+    const dirs = Object.entries(modes).filter(([k]) => statSync(join(store, k)).isDirectory());
+    const files = Object.entries(modes).filter(([k]) => !statSync(join(store, k)).isDirectory());
+    expect(dirs.map(([k]) => k)).toContain('signatures');
+    expect(files.length).toBeGreaterThanOrEqual(3); // two store entries and a signature check
+    expect(Object.fromEntries(dirs)).toEqual(Object.fromEntries(dirs.map(([k]) => [k, '755'])));
+    expect(Object.fromEntries(files)).toEqual(Object.fromEntries(files.map(([k]) => [k, '644'])));
   });
 });
 

@@ -346,7 +346,7 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
       // Under the mutex, any staging directory is a killed run's leftover.
       await removeTempsIn(target, MIRROR_STAGING_PREFIX);
       forgetStaging = removeOnExit(staging);
-      await mkdir(staging);
+      await mkdir(staging, 0o755);
     } catch (err) {
       throw targetError(err, target);
     }
@@ -357,11 +357,11 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
     // Step 5: nothing before this line writes into the target (but for the staging directory).
     try {
       for (const rel of plan.added) {
-        await mkdir(dirname(join(target, rel)), { recursive: true });
+        await mkdir(dirname(join(target, rel)), { recursive: true, mode: 0o755 });
         await rename(join(staging, rel), join(target, rel));
       }
       for (const [rel, text] of plan.docs) {
-        await mkdir(dirname(join(target, rel)), { recursive: true });
+        await mkdir(dirname(join(target, rel)), { recursive: true, mode: 0o755 });
         await writeFileAtomic(join(target, rel), Buffer.from(text));
       }
     } catch (err) {
@@ -490,7 +490,7 @@ async function unpackVerified(
       let count = 0;
       let fh;
       try {
-        await mkdir(dirname(dest), { recursive: true });
+        await mkdir(dirname(dest), { recursive: true, mode: 0o755 });
         fh = await open(dest, 'wx', 0o644);
       } catch (err) {
         throw fileError(err, 'cannot import into', target);

@@ -32,11 +32,11 @@ let openpgpModule: Promise<typeof openpgp> | undefined;
 const loadOpenpgp = (): Promise<typeof openpgp> => (openpgpModule ??= import('openpgp'));
 
 import { createHash } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { defaultRegistryHost, flavorInfo, type Flavor, type ProviderAddress } from '../../addresses/index.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
+import { makeCacheDirectory } from '../../fs/cache-dir.js';
 import { readRegularFile } from '../../fs/read.js';
 import { ProvkitError } from '../../errors.js';
 import { SourceErrorCode } from '../codes.js';
@@ -115,7 +115,7 @@ export function openSignatureCache(dir: string): SignatureCache {
     },
     async put(key, value) {
       try {
-        await mkdir(dir, { recursive: true });
+        await makeCacheDirectory(dir, dirname(dir));
         await writeFileAtomic(join(dir, `${key}.json`), Buffer.from(`${JSON.stringify(value)}\n`));
       } catch {
         // Only costs speed.
