@@ -125,6 +125,8 @@ beforeAll(async () => {
   zip = await makeProviderZip('demo', '1.0.0', 'linux_amd64');
   const repositories: Record<string, FakeOciRepository> = {
     'valid/acme/demo': repository(zip),
+    // 40 pages of about 2 MiB: each page is far below a per-page limit, together far above a total one.
+    'pages/acme/demo': { tagPages: { pages: 40, bytes: 2 * 1024 * 1024 } },
     // A registry whose error text would clear the screen, set the window title and forge lines.
     'evil/acme/demo': {
       error: { status: 400, body: JSON.stringify({ errors: [{ code: EVIL_CODE, message: EVIL_MESSAGE }] }) },
@@ -295,6 +297,23 @@ describe('issue 16: Bearer token challenges', () => {
 });
 
 describe('a registry is bounded, checked and quoted like any other source', () => {
+  it('a tag list is bounded in total, all pages together: 40 pages of 2 MiB stop at 16 MiB, one diagnostic', async () => {
+    const p = w.project('tag-pages', { 'main.tf': MAIN });
+    await fake.mark();
+    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${fake.host}/pages/{namespace}/{type}`], {
+      cwd: p,
+      env: w.env,
+    });
+    expect(r.code).toBe(1);
+    expect(flat(r.stderr)).toContain(`the tag list of ${fake.host}/pages/acme/demo is larger than provkit reads`);
+    expect(flat(r.stderr)).toContain('at most 16777216 bytes');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    // The page that broke the budget was the last one asked for.
+    const pages = (await fake.log()).filter((q) => q.pathname === '/v2/pages/acme/demo/tags/list');
+    expect(pages.length).toBeLessThanOrEqual(9);
+    expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
+  });
+
   it("a registry's error text reaches human output escaped, even with NO_COLOR into a pipe, and -json as sent", async () => {
     const p = w.project('evil-text', { 'main.tf': MAIN });
     const args = ['lock', '-platform=linux_amd64', `-oci-mirror=${fake.host}/evil/{namespace}/{type}`];

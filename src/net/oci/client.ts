@@ -13,7 +13,9 @@
  * - A `401` is answered once per request (see `auth.ts`), then the request
  *   is repeated.
  * - Tag lists follow `Link: <…>; rel="next"` pages (a registry may ignore
- *   `n`, as distribution 2.8 does).
+ *   `n`, as distribution 2.8 does), bounded in total, all pages together
+ *   ({@link TAG_LIST_LIMITS}): each page is read up to what is left of the
+ *   byte budget, so memory and parsing stay bounded whatever a registry sends.
  * - Uploads (`POST …/blobs/uploads/`, then `PUT ?digest=` for a blob up to
  *   the chunk size, else `PATCH` chunks with `Content-Range` and a final
  *   `PUT`): the caller reads each chunk from its file, so memory stays at
@@ -52,6 +54,14 @@ export const ALL_MANIFEST_TYPES = [
 
 /** The largest manifest read (OpenTofu's `ociImageManifestSizeLimitMiB`, the distribution spec's recommended push limit). */
 export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+
+/**
+ * What a repository's tag list may hold, all pages together (docs/reliability.md,
+ * "Metadata size limits"): far above any provider repository (one tag per
+ * version) or a busy container repository (tens of thousands of tags, a few
+ * MB of JSON).
+ */
+export const TAG_LIST_LIMITS = { bytes: 16 * 1024 * 1024, tags: 100_000, pages: 1_000 } as const;
 
 /** Default upload chunk: blobs up to this size go in one request, larger ones in chunks of it. */
 export const DEFAULT_CHUNK_SIZE = 8 * 1024 * 1024;
@@ -169,27 +179,49 @@ export class OciRepository {
   }
 
   /**
-   * Every tag (all pages).
+   * Every tag (all pages), within {@link TAG_LIST_LIMITS} in total.
    *
    * @returns undefined when the repository does not exist (404).
-   * @throws {ProvkitError} `UNAUTHORIZED` (401/403), `INVALID_RESPONSE`, `NET_*`.
+   * @throws {ProvkitError} `UNAUTHORIZED` (401/403), `INVALID_RESPONSE` (a
+   *   list over the limits: the first page that breaks them is not read
+   *   further), `ABORTED`, `NET_*`.
    */
   async listTags(signal?: AbortSignal): Promise<{ tags: string[]; notFound?: { codes: string[] } } | undefined> {
     const tags: string[] = [];
     const seen = new Set<string>();
+    let bytes = 0;
+    const tooLarge = (url: string, what: string): ProvkitError =>
+      new ProvkitError(
+        ErrorCode.INVALID_RESPONSE,
+        `the tag list of ${this.toString()} is larger than provkit reads (${what} after ${seen.size} ${seen.size === 1 ? 'page' : 'pages'}; at most ${TAG_LIST_LIMITS.bytes} bytes, ${TAG_LIST_LIMITS.tags} tags and ${TAG_LIST_LIMITS.pages} pages in all)`,
+        { url },
+      );
     let next: string | undefined = this.url('tags/list');
     while (next !== undefined) {
-      if (seen.has(next) || seen.size >= 10_000)
-        throw invalidResponse(`the tag list of ${this.toString()} pages without end (${next})`, next);
+      if (seen.has(next)) throw invalidResponse(`the tag list of ${this.toString()} pages without end (${next})`, next);
+      if (seen.size >= TAG_LIST_LIMITS.pages) throw tooLarge(next, `more than ${TAG_LIST_LIMITS.pages} pages`);
+      if (signal?.aborted)
+        throw new ProvkitError(ErrorCode.ABORTED, `listing tags of ${this.toString()} was interrupted`, {
+          url: next,
+          cause: signal.reason,
+        });
       seen.add(next);
-      // eslint-disable-next-line no-await-in-loop -- pages follow one another
-      const res = await this.call(next, {
-        method: 'GET',
-        actions: ['pull'],
-        headers: { accept: 'application/json' },
-        maxBytes: 16 * 1024 * 1024,
-        ...(signal ? { signal } : {}),
-      });
+      let res: HttpResponse;
+      try {
+        // eslint-disable-next-line no-await-in-loop -- pages follow one another
+        res = await this.call(next, {
+          method: 'GET',
+          actions: ['pull'],
+          headers: { accept: 'application/json' },
+          // What is left of the budget: a page that would break it is cut there, unread.
+          maxBytes: TAG_LIST_LIMITS.bytes - bytes,
+          ...(signal ? { signal } : {}),
+        });
+      } catch (err) {
+        if (err instanceof ProvkitError && err.code === ErrorCode.NET_RESPONSE_TOO_LARGE)
+          throw tooLarge(next, `more than ${TAG_LIST_LIMITS.bytes} bytes`);
+        throw err;
+      }
       if (res.status === 404) {
         const codes = ociErrors(res).map((e) => e.code);
         // OpenTofu `errRepresentsOCIProviderNotFound`: a 404 without error
@@ -197,6 +229,7 @@ export class OciRepository {
         if (codes.length === 0 || codes.includes('NAME_UNKNOWN') || codes.includes('NAME_INVALID')) return undefined;
       }
       if (res.status !== 200) throw this.statusError(`listing tags of ${this.toString()}`, res);
+      bytes += res.body.length;
       let doc: unknown;
       try {
         doc = JSON.parse(res.body.toString('utf8'));
@@ -207,6 +240,7 @@ export class OciRepository {
       if (list !== null && list !== undefined && !Array.isArray(list))
         throw invalidResponse(`the tag list of ${this.toString()} has no "tags" array`, res.url);
       for (const t of list ?? []) if (typeof t === 'string') tags.push(t);
+      if (tags.length > TAG_LIST_LIMITS.tags) throw tooLarge(res.url, `more than ${TAG_LIST_LIMITS.tags} tags`);
       next = nextLink(res);
     }
     return { tags };

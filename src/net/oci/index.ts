@@ -13,6 +13,7 @@ export {
   OciClient,
   OciRepository,
   ociErrors,
+  TAG_LIST_LIMITS,
 } from './client.js';
 export type { ChunkReader, FetchedManifest, OciClientOptions } from './client.js';
 export {
