@@ -125,6 +125,8 @@ beforeAll(async () => {
   zip = await makeProviderZip('demo', '1.0.0', 'linux_amd64');
   const repositories: Record<string, FakeOciRepository> = {
     'valid/acme/demo': repository(zip),
+    // An index listing no platform at all: nothing to install, nothing to check.
+    'empty-index/acme/demo': repository(zip, { index: (i) => ({ ...i, manifests: [] }) }),
     // 40 pages of about 2 MiB: each page is far below a per-page limit, together far above a total one.
     'pages/acme/demo': { tagPages: { pages: 40, bytes: 2 * 1024 * 1024 } },
     // A registry whose error text would clear the screen, set the window title and forge lines.
@@ -312,6 +314,30 @@ describe('a registry is bounded, checked and quoted like any other source', () =
     const pages = (await fake.log()).filter((q) => q.pathname === '/v2/pages/acme/demo/tags/list');
     expect(pages.length).toBeLessThanOrEqual(9);
     expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
+  });
+
+  it("verify -mirror=oci:// reports PLATFORM_NOT_IN_MIRROR when the locked version's index lists no platform", async () => {
+    const p = w.project('empty-index', { 'main.tf': MAIN });
+    const l = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${fake.host}/valid/{namespace}/{type}`], {
+      cwd: p,
+      env: w.env,
+    });
+    expect(l.code).toBe(0);
+    const mirror = `-mirror=oci://${fake.host}/empty-index/{namespace}/{type}`;
+    const given = await runCli(['verify', mirror, '-platform=linux_amd64'], { cwd: p, env: w.env });
+    expect(given.code).toBe(1);
+    expect(given.stdout).toContain(
+      "registry.example.test/acme/demo 1.0.0 linux_amd64: no package in the mirror for this platform, so the lock file's coverage of it cannot be checked",
+    );
+    expect(given.stdout).not.toContain('no problems');
+    const all = await runCli(['verify', mirror, '-json'], { cwd: p, env: w.env });
+    expect(all.code).toBe(1);
+    const problems = all.stdout
+      .split('\n')
+      .filter((x) => x !== '')
+      .map((x) => JSON.parse(x) as Record<string, unknown>)
+      .filter((m) => m['type'] === 'verify_problem');
+    expect(problems.map((m) => [m['code'], m['platform']])).toEqual([['PLATFORM_NOT_IN_MIRROR', null]]);
   });
 
   it("a registry's error text reaches human output escaped, even with NO_COLOR into a pipe, and -json as sent", async () => {
