@@ -82,7 +82,16 @@ export interface FetchedManifest {
   /** The digest of {@link body}. */
   readonly digest: string;
   readonly url: string;
+  /** The response's `ETag`, when the registry sent one (for a conditional update, {@link OciRepository.putManifestIf}). */
+  readonly etag?: string;
 }
+
+/**
+ * The precondition of a conditional manifest update (RFC 9110 §13.1): the
+ * reference still names what was read (`If-Match` with its `ETag`), or
+ * names nothing yet (`If-None-Match: *`).
+ */
+export type ManifestCondition = { readonly ifMatch: string } | { readonly ifNoneMatch: '*' };
 
 /** Reads a chunk of a blob: `length` bytes from `offset`. */
 export type ChunkReader = (offset: number, length: number) => Promise<Buffer>;
@@ -287,7 +296,14 @@ export class OciRepository {
     if (d !== undefined && d.algorithm === 'sha256' && d.text !== digest) {
       throw invalidResponse(`manifest content does not match digest ${d.text} (${url})`, url);
     }
-    return { mediaType: contentType(res), body: res.body, digest, url: res.url };
+    const etag = res.headers.get('etag');
+    return {
+      mediaType: contentType(res),
+      body: res.body,
+      digest,
+      url: res.url,
+      ...(etag === null || etag.trim() === '' ? {} : { etag: etag.trim() }),
+    };
   }
 
   /** Whether the repository has a blob (`HEAD …/blobs/DIGEST`). */
@@ -387,14 +403,43 @@ export class OciRepository {
    * `Docker-Content-Digest`, when it sends one, must be the digest of `body`.
    */
   async putManifest(reference: string, mediaType: string, body: Buffer, signal?: AbortSignal): Promise<string> {
+    const put = await this.putManifestIf(reference, mediaType, body, undefined, signal);
+    if (!put.stored) throw new Error('unreachable: an unconditional PUT has no precondition to fail');
+    return put.digest;
+  }
+
+  /**
+   * {@link putManifest} with a precondition: `{ stored: false }` when the
+   * registry refuses it (`412 Precondition Failed`: the reference changed
+   * since it was read). A registry that does not support conditional
+   * requests (distribution 2.8 ignores `If-Match` on a manifest `PUT`) stores
+   * the manifest regardless; the caller checks after writing
+   * (installer/oci-publish.ts).
+   */
+  async putManifestIf(
+    reference: string,
+    mediaType: string,
+    body: Buffer,
+    condition: ManifestCondition | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ stored: true; digest: string } | { stored: false }> {
     const url = this.url(`manifests/${reference}`);
     const res = await this.call(url, {
       method: 'PUT',
       actions: ['pull', 'push'],
-      headers: { accept: '*/*', 'content-type': mediaType },
+      headers: {
+        accept: '*/*',
+        'content-type': mediaType,
+        ...(condition === undefined
+          ? {}
+          : 'ifMatch' in condition
+            ? { 'if-match': condition.ifMatch }
+            : { 'if-none-match': condition.ifNoneMatch }),
+      },
       body,
       ...(signal ? { signal } : {}),
     });
+    if (condition !== undefined && res.status === 412) return { stored: false };
     if (res.status !== 201)
       throw this.statusError(`putting manifest ${reference} into ${this.toString()}`, res, ErrorCode.OCI_PUSH_REFUSED);
     const digest = sha256Digest(body);
@@ -406,7 +451,7 @@ export class OciRepository {
         { url, expected: digest, found: claimed.trim() },
       );
     }
-    return digest;
+    return { stored: true, digest };
   }
 
   /** A status the caller cannot use, with the registry's OCI error codes. */
