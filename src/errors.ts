@@ -1,3 +1,5 @@
+import { goOneLine } from './go/index.js';
+
 /**
  * The one error base class of provkit.
  *
@@ -10,7 +12,6 @@
  * `expected`, `found`) are set where known so that a UI can write a precise
  * message without parsing the text.
  */
-
 export const ErrorCode = {
   // --- addresses (provider source strings, versions, constraints, platforms)
   INVALID_PROVIDER_SOURCE: 'INVALID_PROVIDER_SOURCE',
@@ -112,6 +113,13 @@ export const ErrorCode = {
    * symbolic link or not a directory: provkit never writes through it.
    */
   UNSAFE_INSTALL_PATH: 'UNSAFE_INSTALL_PATH',
+  /**
+   * A name that would become a component of a path (a platform word, a
+   * provider's host, namespace or type, a version, a package file name) is
+   * not a plain name: empty, `.` or `..`, a separator or a control character
+   * (src/addresses/names.ts).
+   */
+  UNSAFE_NAME: 'UNSAFE_NAME',
 
   // --- the lock file as a whole (src/lockfile, the commands)
   /** A lock file that does not parse or decode (diagnostics carry the file and line). */
@@ -134,6 +142,10 @@ export const ErrorCode = {
   // --- generic I/O and usage
   IO: 'IO',
   NOT_FOUND: 'NOT_FOUND',
+  /** A file provkit reads (configuration, lock file, cache entry) is a FIFO, a device, a socket or a directory (src/fs/read.ts). */
+  NOT_REGULAR_FILE: 'NOT_REGULAR_FILE',
+  /** A file provkit reads is larger than it reads (src/fs/read.ts). */
+  FILE_TOO_LARGE: 'FILE_TOO_LARGE',
   USAGE: 'USAGE',
   /**
    * A command-line flag that is not defined, lacks its value or has a bad
@@ -247,8 +259,18 @@ export class ProvkitError extends Error implements ErrorContext {
   declare found?: string;
   declare hint?: string;
 
-  constructor(code: ErrorCode, message: string, context: ErrorContext & { cause?: unknown } = {}) {
-    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+  /**
+   * @param message one line: its line breaks (a server's text, a file name,
+   *   a configuration value in it) are written as Go's `%q` writes them
+   *   (`\n`; src/go `goOneLine`), so that no message can start a line of human
+   *   output (docs/reliability.md). A message of several lines is given as
+   *   its lines, each made one line so, joined with `\n`.
+   */
+  constructor(code: ErrorCode, message: string | readonly string[], context: ErrorContext & { cause?: unknown } = {}) {
+    super(
+      typeof message === 'string' ? goOneLine(message) : message.map(goOneLine).join('\n'),
+      context.cause === undefined ? undefined : { cause: context.cause },
+    );
     this.name = 'ProvkitError';
     this.code = code;
     const record = this as unknown as Record<string, unknown>;
@@ -277,7 +299,7 @@ export class ProvkitError extends Error implements ErrorContext {
   /** Rebuilds an error from {@link toJSON} output (the worker pool uses it). */
   static fromJSON(data: SerializedError): ProvkitError {
     const { code, message, ...rest } = data;
-    return new ProvkitError(code, message, rest);
+    return new ProvkitError(code, message.split('\n'), rest);
   }
 }
 Object.defineProperty(ProvkitError.prototype, brand, { value: true });
@@ -403,7 +425,7 @@ export function renameFileInError(err: unknown, tmp: string, shown: string, cont
     (out as Record<string, unknown>)[k] = typeof v === 'string' ? swap(v) : v;
   }
   if (fields.file === tmp) delete out.file;
-  return new ProvkitError(code, swap(message)!, { ...out, ...context, cause: err });
+  return new ProvkitError(code, swap(message)!.split('\n'), { ...out, ...context, cause: err });
 }
 
 const SYSCALL_TEXT: Readonly<Record<string, string>> = {

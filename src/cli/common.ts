@@ -3,12 +3,12 @@
  * reference's diagnostics, the HTTP client, the source the flags or the CLI
  * configuration select, signal handling, and the archive limits.
  */
-import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 
 import {
   currentPlatform,
   type Flavor,
+  goQuote,
   parsePlatform,
   type Platform,
   tryParseProviderSource,
@@ -28,6 +28,8 @@ import type { DirMutexOptions } from '../fs/dir-mutex.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import type { Renderer } from './render.js';
 import { count } from '../ui/words.js';
+import { terminalText } from '../ui/escape.js';
+import { readRegularFileSync } from '../fs/read.js';
 
 export { cacheBase } from '../sources/index.js';
 
@@ -46,7 +48,7 @@ export function parsePlatformFlags(values: readonly string[], errors: Diagnostic
       errors.push({
         severity: 'error',
         summary: 'Invalid target platform',
-        detail: `The string ${JSON.stringify(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
+        detail: `The string ${goQuote(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
         code: ErrorCode.INVALID_PLATFORM,
       });
     }
@@ -198,8 +200,10 @@ export function ociTemplate(value: string): string {
  * A configuration or lock-file diagnostic (from src/hcl) as the one
  * {@link Diagnostic}: its file, start and byte offsets as the range, and the
  * code of the file it is about (the lock file's codes for `.terraform.lock.hcl`).
+ * `wholeFile`: a diagnostic about a file as a whole keeps the file's path
+ * (`lock -recursive`, `verify -recursive`: which root's file it is).
  */
-export function fromHclDiagnostic(d: HclDiagnostic): Diagnostic {
+export function fromHclDiagnostic(d: HclDiagnostic, wholeFile = false): Diagnostic {
   const lock = /(^|[\\/])\.terraform\.lock\.hcl$/.test(d.range.filename);
   const code =
     d.severity === 'error'
@@ -210,9 +214,13 @@ export function fromHclDiagnostic(d: HclDiagnostic): Diagnostic {
         ? WarningCode.LOCK_FILE_WARNING
         : WarningCode.CONFIGURATION_WARNING;
   const r = d.range;
+  // Line 0: about the file as a whole ("Failed to read file"); the reference names no location, and
+  // neither does provkit, except among many roots (`wholeFile`), where the file's path says which.
   const range =
     r.start.line === 0
-      ? undefined
+      ? wholeFile
+        ? { filename: r.filename }
+        : undefined
       : { filename: r.filename, line: r.start.line, column: r.start.column, start: r.start.byte, end: r.end.byte };
   return { severity: d.severity, summary: d.summary, detail: d.detail, ...(range ? { range } : {}), code };
 }
@@ -232,7 +240,7 @@ export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnos
     if (!sources.has(filename)) {
       let bytes: Uint8Array | undefined;
       try {
-        bytes = readFileSync(resolve(cwd, filename));
+        bytes = readRegularFileSync(resolve(cwd, filename));
       } catch {
         bytes = undefined;
       }
@@ -353,7 +361,7 @@ export async function runInterruptible(
   // streams too; stderr keeps its line unless stdout is the JSON stream.
   const report = (d: Diagnostic, text: string): void => {
     for (const ui of io.output?.jsonUIs() ?? []) ui.diagnostic(d);
-    if (io.output?.json !== true) io.stderr.write(text);
+    if (io.output?.json !== true) io.stderr.write(terminalText(text));
   };
   try {
     const code = await body(interrupt.signal);

@@ -18,6 +18,7 @@ import {
   renderLockSuccess,
   type TextSink,
 } from '../ui/human.js';
+import { terminalText } from '../ui/escape.js';
 import { JsonUI } from '../ui/json.js';
 import { ProgressDisplay } from '../ui/progress.js';
 import type { CliIO, GlobalOptions } from './io.js';
@@ -188,7 +189,7 @@ export function createRenderer(
     },
     summary(message, fields) {
       progress?.stop();
-      io.stdout.write(`${packageLines || wrote ? '\n' : ''}${message}\n`);
+      io.stdout.write(`${packageLines || wrote ? '\n' : ''}${terminalText(message)}\n`);
       each((ui) => ui.summary(message, fields));
     },
     stop: () => progress?.stop(),

@@ -25,12 +25,13 @@
  * I/O only through {@link CliConfigFs}; the environment, home directory,
  * platform and working directory come from the {@link CliConfigContext}.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { posix, win32 } from 'node:path';
 
 import type { Flavor, Hostname } from '../addresses/index.js';
 import { compareBytewise, goQuote, tryHostnameForComparison } from '../addresses/index.js';
+import { readRegularFile } from '../fs/read.js';
 import { tokensFromEnv } from './credentials.js';
 import type { CliConfigContext, Exists } from './locations.js';
 import {
@@ -68,7 +69,8 @@ export interface CliConfigFs {
 
 /** The default {@link CliConfigFs}: `node:fs/promises`. */
 export const nodeCliConfigFs: CliConfigFs = {
-  readFile: (path) => readFile(path),
+  /** Regular files only, bounded (fs/read.ts). */
+  readFile: (path) => readRegularFile(path),
   readDir: (path) => readdir(path),
   async stat(path) {
     try {

@@ -27,14 +27,15 @@
  * The only I/O is through {@link ConfigFs} (directory listings and file
  * reads); the default uses `node:fs/promises`.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 
 import type { Flavor } from '../addresses/index.js';
-import { compareBytewise, flavorInfo, goQuote } from '../addresses/index.js';
+import { compareBytewise, flavorInfo } from '../addresses/index.js';
 import { systemErrorCode } from '../errors.js';
+import { readRegularFile } from '../fs/read.js';
 import type { Diagnostic } from '../hcl/index.js';
-import { errorDiag, fileRange, hasErrors, warningDiag } from './diagnostics.js';
+import { errorDiag, fileRange, fileReadFailed, hasErrors, warningDiag } from './diagnostics.js';
 import { parseConfigFile } from './file.js';
 import type { DirEntry } from './files.js';
 import { configFileNames } from './files.js';
@@ -69,8 +70,9 @@ export const nodeConfigFs: ConfigFs = {
     const entries = await readdir(path, { withFileTypes: true });
     return entries.map((e) => ({ name: e.name, isDirectory: e.isDirectory() }));
   },
+  /** Regular files only, bounded (fs/read.ts): a FIFO or `/dev/zero` planted in a tree cannot stop a run. */
   readFile(path: string): Promise<Uint8Array> {
-    return readFile(path);
+    return readRegularFile(path);
   },
 };
 
@@ -278,12 +280,8 @@ class Loader {
         let bytes: Uint8Array;
         try {
           bytes = await this.fs.readFile(this.onDisk(rel));
-        } catch {
-          return {
-            diagnostics: [
-              errorDiag('Failed to read file', `The file ${goQuote(rel)} could not be read.`, fileRange(rel)),
-            ],
-          };
+        } catch (err) {
+          return { diagnostics: [fileReadFailed(rel, err)] };
         }
         return parseTestFile(bytes, rel, this.flavor);
       }),
@@ -373,12 +371,8 @@ class Loader {
           let bytes: Uint8Array;
           try {
             bytes = await this.fs.readFile(this.onDisk(rel));
-          } catch {
-            return {
-              diagnostics: [
-                errorDiag('Failed to read file', `The file ${goQuote(rel)} could not be read.`, fileRange(rel)),
-              ],
-            };
+          } catch (err) {
+            return { diagnostics: [fileReadFailed(rel, err)] };
           }
           return parseConfigFile(bytes, rel, { flavor: this.flavor, override });
         }),

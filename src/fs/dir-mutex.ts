@@ -24,13 +24,19 @@
  * provkit and OpenTofu on one cache at the same moment. Terraform 1.11 takes
  * no lock at all.
  */
-import { link, mkdir, readFile, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { link, mkdir, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import { tempPathBeside } from './temp-name.js';
+import { readRegularFile } from './read.js';
+
+/** A mutex file's bytes: a small regular file (fs/read.ts), never a FIFO someone put in its place. */
+function readHolder(path: string): Promise<Buffer> {
+  return readRegularFile(path, { maxBytes: 64 * 1024 });
+}
 
 /** Who holds a mutex, as written in its file. */
 export interface MutexHolder {
@@ -169,7 +175,7 @@ async function breakStale(path: string, observed: Buffer, staleMs: number): Prom
     return false;
   }
   try {
-    const [current, st] = await Promise.all([readFile(path), stat(path)]);
+    const [current, st] = await Promise.all([readHolder(path), stat(path)]);
     if (!current.equals(observed) || staleReason(parseHolder(current), st.mtimeMs, staleMs) === undefined) return false;
     await unlink(path);
     return true;
@@ -231,7 +237,7 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
     let mtimeMs: number;
     try {
       // eslint-disable-next-line no-await-in-loop
-      [raw, { mtimeMs }] = await Promise.all([readFile(path), stat(path)]);
+      [raw, { mtimeMs }] = await Promise.all([readHolder(path), stat(path)]);
     } catch (err) {
       if (systemErrorCode(err) === 'ENOENT') continue; // released meanwhile: try again at once
       throw new ProvkitError(
@@ -278,7 +284,7 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
       clearInterval(timer);
       try {
         // Only remove it if it is still ours (it may have been broken as stale and re-taken).
-        if ((await readFile(path, 'utf8')) === content) await unlink(path);
+        if ((await readHolder(path)).toString('utf8') === content) await unlink(path);
       } catch (err) {
         if (systemErrorCode(err) !== 'ENOENT') throw err;
       }

@@ -17,12 +17,12 @@
 import { cp, lstat, mkdir, readdir, realpath, rm, rmdir, stat, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
-import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+import { pathComponent, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
 import { ErrorCode as Codes, ProvkitError, systemErrorCode } from '../errors.js';
 import { swapDirInto } from '../fs/swap.js';
 import { tempPathBeside } from '../fs/temp-name.js';
 import { compareBytewise } from '../go/index.js';
-import { providerDirPath, unpackedDirPath } from '../layout/index.js';
+import { unpackedDirPath, versionDirPath } from '../layout/index.js';
 
 /** The installer's error codes, by short name (the values are {@link ErrorCode}s). */
 export const InstallErrorCode = {
@@ -135,9 +135,7 @@ export class TreeDirs {
 }
 
 /** `HOST/NS/TYPE/VERSION` of a package (the levels {@link TreeDirs.make} checks). */
-export function versionDirPath(provider: ProviderAddress, version: Version): string {
-  return `${providerDirPath(provider)}/${version.toString()}`;
-}
+export { versionDirPath };
 
 /** `BASE/HOST/NS/TYPE/VERSION/OS_ARCH`. */
 export function packageDir(base: string, provider: ProviderAddress, version: Version, platform: Platform): string {
@@ -151,7 +149,7 @@ export function packageMutexPath(
   version: Version,
   platform: Platform,
 ): string {
-  return join(base, providerDirPath(provider), version.toString(), `${platform.toString()}.lock`);
+  return join(base, versionDirPath(provider, version), pathComponent(`${platform.toString()}.lock`, 'lock file name'));
 }
 
 /**

@@ -109,6 +109,7 @@ import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, queryWa
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { installSelection, reuseCached, reuseInstalled } from './install-plan.js';
 import { type ProviderFailure, type Requirement, selectVersion } from './lock.js';
+import { downloadName } from '../layout/index.js';
 
 export { InstallErrorCode } from './cache.js';
 
@@ -431,7 +432,9 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     const { provider, version } = meta;
     // A directory of its own per package (archives of different packages share file names, docs/reliability.md).
     return fetchPackage(meta, {
-      ...(meta.location.kind === 'http' ? { destPath: join(await mkdtemp(join(work, 'pkg-')), meta.filename) } : {}),
+      ...(meta.location.kind === 'http'
+        ? { destPath: join(await mkdtemp(join(work, 'pkg-')), downloadName(meta.filename)) }
+        : {}),
       ...(options.http ? { http: options.http } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...poolHashing(pool),

@@ -42,7 +42,7 @@
  *   the mutex;
  * - everything runs in parallel (network and CPU budgets apart).
  */
-import { copyFile, link, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 import pLimit from 'p-limit';
@@ -57,6 +57,7 @@ import {
 } from '../addresses/index.js';
 import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
+import { makeCacheDirectory } from '../fs/cache-dir.js';
 import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../fs/dir-mutex.js';
 import { removeTempsIn, tempPathIn } from '../fs/temp-name.js';
 import { compareBytewise } from '../go/index.js';
@@ -84,6 +85,7 @@ import {
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement } from './lock.js';
 import { sharingLimit } from './share-limit.js';
+import { readRegularFile } from '../fs/read.js';
 
 export type MirrorHashes = 'reference' | 'all';
 
@@ -231,8 +233,8 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   const cache: CacheFile =
     cachePath === undefined
       ? {}
-      : await readFile(cachePath, 'utf8')
-          .then((t) => JSON.parse(t) as CacheFile)
+      : await readRegularFile(cachePath)
+          .then((t) => JSON.parse(t.toString('utf8')) as CacheFile)
           .catch(() => ({}));
   /** Hashes of archives verified or fetched in this run, by relative path, with their trust. */
   const thisRun = new Map<string, readonly TrustedHash[]>();
@@ -446,7 +448,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     await Promise.all(
       writes.map(async (w) => {
         const to = join(staging, w.rel);
-        await mkdir(dirname(to), { recursive: true });
+        await mkdir(dirname(to), { recursive: true, mode: 0o755 });
         await writeFileAtomic(to, w.bytes);
       }),
     );
@@ -478,7 +480,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
         // eslint-disable-next-line no-await-in-loop -- a handful of stats
         if (state) cache[rel] = { ...(await fingerprint(join(options.targetDir, rel))), ...state };
       }
-      await mkdir(dirname(cachePath), { recursive: true });
+      await makeCacheDirectory(dirname(cachePath), dirname(cachePath));
       await writeFileAtomic(cachePath, Buffer.from(JSON.stringify(cache)));
     } catch {
       // Next run hashes again.
@@ -538,7 +540,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     );
     const changed = await Promise.all(
       docs.map(async (d) => {
-        const have = await readFile(join(options.targetDir, d.rel)).catch(() => undefined);
+        const have = await readRegularFile(join(options.targetDir, d.rel)).catch(() => undefined);
         return have !== undefined && have.equals(d.bytes) ? undefined : d;
       }),
     );
@@ -627,12 +629,12 @@ async function commitRenames(target: string, staging: string, rels: readonly str
     for (const rel of rels) {
       current = rel;
       const to = join(target, rel);
-      const made = await mkdir(dirname(to), { recursive: true });
+      const made = await mkdir(dirname(to), { recursive: true, mode: 0o755 });
       if (made !== undefined) madeDirs.push(made);
       let backup: string | undefined;
       if ((await stat(to).catch(() => undefined)) !== undefined) {
         backup = join(backups, rel);
-        await mkdir(dirname(backup), { recursive: true });
+        await mkdir(dirname(backup), { recursive: true, mode: 0o755 });
         await link(to, backup).catch(() => copyFile(to, backup!));
       }
       done.push({ rel, backup });

@@ -19,7 +19,7 @@
  * The environment is a parameter; the CA files it names must exist when the
  * adapter is created and are read once, for its first https request.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type * as Http from 'node:http';
 import type { Agent as HttpAgent, ClientRequest } from 'node:http';
 import type * as Https from 'node:https';
@@ -35,6 +35,7 @@ import type * as NodeFetchModule from 'node-fetch';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { ProxyConfig, type Env } from './proxy.js';
 import type { FetchInit, FetchLike, FetchResponse } from './types.js';
+import { readRegularFileSync } from '../fs/read.js';
 
 /**
  * node-fetch's error for a request that never got a response (a `FetchError`
@@ -170,7 +171,7 @@ function withCaFile<T>(file: { path: string; variable: string }, use: (path: str
 export function trustedCAs(env: Env, extra: readonly string[] = []): string[] | undefined {
   const file = namedCaFile(env);
   if (file === undefined) return extra.length === 0 ? undefined : [...tlsModule().rootCertificates, ...extra];
-  const pem = withCaFile(file, (path) => readFileSync(path, 'utf8'));
+  const pem = withCaFile(file, (path) => readRegularFileSync(path).toString('utf8'));
   return file.variable === 'SSL_CERT_FILE' ? [pem, ...extra] : [...tlsModule().rootCertificates, pem, ...extra];
 }
 

@@ -15,6 +15,7 @@ import {
   formatDiagnosticPlain,
   sortDiagnostics,
 } from './diagnostic.js';
+import { terminalLine } from './escape.js';
 import { wrapHanging } from './wrap.js';
 
 export interface TextSink {
@@ -105,12 +106,15 @@ const CHANGE_TEXT = {
  * registry (`hashicorp/aws`; `internal/command/init.go`, `providers_lock.go`).
  */
 export function renderEventHuman(
-  e: InstallerEvent,
+  event: InstallerEvent,
   out: TextSink,
   err: TextSink,
   flavor: Flavor,
   style: HumanStyle = PLAIN_STYLE,
 ): void {
+  // Every text field (a path, a repository, a lock holder: text from outside) goes on one line,
+  // escaped; a warning is a diagnostic, escaped as diagnostics are (src/ui/diagnostic.ts).
+  const e = event.type === 'warning' ? event : withLineFields(event);
   const name = (p: ProviderAddress): string => p.toShortString(flavor);
   switch (e.type) {
     case 'fetch_start':
@@ -200,6 +204,13 @@ export function renderEventHuman(
   }
 }
 
+/** A copy of `x` whose string fields are escaped as lines of output (src/ui/escape.ts). */
+function withLineFields<T extends object>(x: T): T {
+  const out = { ...x } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(out)) if (typeof v === 'string') out[k] = terminalLine(v);
+  return out as T;
+}
+
 /**
  * A `verify` problem as a line of `out`: `PROVIDER [VERSION] [PLATFORM]:
  * MESSAGE`, after `lead` (the `-recursive` list's indentation). Exactly one
@@ -214,7 +225,9 @@ export function verifyProblemText(
   out: TextSink,
   lead = '',
 ): string {
-  const line = `${lead}${[p.provider.toString(), p.version?.toString(), p.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${p.message}`;
+  const line = terminalLine(
+    `${lead}${[p.provider.toString(), p.version?.toString(), p.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${p.message}`,
+  );
   const columns = out.isTTY === true ? out.columns : undefined;
   return `${columns !== undefined && columns > 1 ? wrapHanging(line, columns - 1, lead.length + 2) : line}\n`;
 }

@@ -7,6 +7,7 @@ import { type Flavor, FLAVORS } from '../addresses/index.js';
 import type { PlanStats } from '../installer/lock-plan.js';
 import type { RootOutcome, TreeLockResult } from '../installer/lock-tree.js';
 import { type Diagnostic, platformsText, renderDiagnostic, type TextSink } from './human.js';
+import { terminalLine } from './escape.js';
 import type { JsonUI } from './json.js';
 import { count } from './words.js';
 
@@ -50,8 +51,10 @@ export function renderLockRoot(
     return;
   }
   const what = `${count(o.providers, 'provider')}${platforms === undefined ? '' : `; ${platforms}`}`;
-  out.stdout.write(`- ${o.root}: ${lockRootStatusText(o)} (${what})\n`);
-  if (o.status === 'would-change' || o.status === 'updated') for (const c of o.changes) out.stdout.write(`    ${c}\n`);
+  // The root's name is a directory name from the tree: one line, escaped (src/ui/escape.ts).
+  out.stdout.write(`${terminalLine(`- ${o.root}: ${lockRootStatusText(o)} (${what})`)}\n`);
+  if (o.status === 'would-change' || o.status === 'updated')
+    for (const c of o.changes) out.stdout.write(`${terminalLine(`    ${c}`)}\n`);
   for (const d of diagnostics) renderDiagnostic(d, out.stderr);
 }
 

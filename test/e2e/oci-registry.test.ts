@@ -235,6 +235,33 @@ describe.skipIf(BIN === undefined)(
       expect((await registryManifest(reg, 'more/acme/demo', '1.0.0')).digest).toBe(second.digest);
     }, 60_000);
 
+    it('publishes of one version for different platforms at the same time lose none: the tag holds every platform', async () => {
+      // distribution 2.8 ignores If-Match on a manifest PUT: what keeps both is the check after writing.
+      const p = w.project('race', { 'main.tf': requiresTf({ demo: `${origin.host}/acme/demo@1.0.0` }) });
+      const platforms = ['darwin_arm64', 'linux_amd64', 'windows_amd64'];
+      // Three repositories, three publishers each, all nine at once.
+      const rounds = [1, 2, 3];
+      const runs = await Promise.all(
+        rounds.flatMap((round) =>
+          platforms.map((x) =>
+            runCli(['mirror', `-platform=${x}`, `oci://${reg.host}/race${round}/{namespace}/{type}`], {
+              cwd: p,
+              env: w.env,
+            }),
+          ),
+        ),
+      );
+      for (const r of runs) ok(r);
+      for (const round of rounds) {
+        const index = await registryManifest(reg, `race${round}/acme/demo`, '1.0.0');
+        const listed = (index.doc['manifests'] as Array<{ platform: { os: string; architecture: string } }>).map(
+          (e) => `${e.platform.os}_${e.platform.architecture}`,
+        );
+        expect(listed, `race${round}`).toEqual(platforms);
+      }
+      expect(w.tmpLeftovers()).toEqual([]);
+    }, 120_000);
+
     it('large blobs go up in chunks (PATCH) and arrive intact; blobs another repository has are mounted, not uploaded', async () => {
       const p = w.project('chunks', { 'main.tf': main() });
       const r = await runCli(['mirror', '-platform=linux_amd64', `oci://${reg.host}/chunked/{namespace}/{type}`], {

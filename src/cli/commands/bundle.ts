@@ -3,7 +3,7 @@
  * Thin: flags → requirements, locks, a source → `createBundle` /
  * `importBundle` → render.
  */
-import { type FileHandle, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
 import {
@@ -54,6 +54,7 @@ import { fitHelp } from '../../ui/help.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
 import { VERSION } from '../version.js';
 import { count } from '../../ui/words.js';
+import { readRegularFile } from '../../fs/read.js';
 
 export const BUNDLE_HELP = `Usage: provkit [global options] bundle create [options] [PROVIDER[@CONSTRAINT]...] OUT.tar
        provkit [global options] bundle import [options] BUNDLE.tar TARGET_DIR
@@ -302,7 +303,7 @@ async function bundleImport(args: readonly string[], r: RunResources): Promise<n
     const path = resolve(globals.cwd, trusted);
     let bytes: Buffer;
     try {
-      bytes = await readFile(path);
+      bytes = await readRegularFile(path);
     } catch (err) {
       return ui.fail([errorDiagnostic('Cannot read the trusted lock file', fileError(err, 'cannot read', path))]);
     }

@@ -353,7 +353,7 @@ async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written:
     },
     onRoot: (o) => {
       const diagnostics: Diagnostic[] = [
-        ...o.diagnostics.map(fromHclDiagnostic),
+        ...o.diagnostics.map((d) => fromHclDiagnostic(d, true)),
         ...lockFailureDiagnostics(o.failures, o.platforms?.platforms ?? [], o.flavor.flavor, o.root),
         ...(o.error
           ? [

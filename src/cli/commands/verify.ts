@@ -32,6 +32,7 @@ import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, withResources } from '../resources.js';
 import { count } from '../../ui/words.js';
+import { terminalLine } from '../../ui/escape.js';
 
 export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
 
@@ -120,7 +121,9 @@ async function verifyRoot(
   const { io, globals } = c;
   const within = (name: string): string => (root === undefined || root === '.' ? name : posix.join(root, name));
   const asUi = (ds: readonly ConfigDiagnostic[]): Diagnostic[] =>
-    ds.map((d) => fromHclDiagnostic({ ...d, range: { ...d.range, filename: within(d.range.filename) } }));
+    ds.map((d) =>
+      fromHclDiagnostic({ ...d, range: { ...d.range, filename: within(d.range.filename) } }, root !== undefined),
+    );
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   // A tree is checked as lock -recursive locks it: local module calls read from disk.
   const config = await loadModuleRequirements(dir, {
@@ -226,7 +229,10 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
       );
       continue;
     }
-    io.stdout.write(`- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : count(found.length, 'problem')}\n`);
+    // The root's name is a directory name from the tree: one line, escaped (src/ui/escape.ts).
+    io.stdout.write(
+      `${terminalLine(`- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : count(found.length, 'problem')}`)}\n`,
+    );
     for (const p of found) io.stdout.write(verifyProblemText(p, io.stdout, '    '));
     for (const d of r.diagnostics) ui.diagnostic(d);
   }

@@ -83,6 +83,7 @@ import {
   parseManifest,
   unsafeMemberName,
 } from './manifest.js';
+import { readRegularFile } from '../../fs/read.js';
 
 /** Default largest member: 2 GiB (provider packages are far smaller). */
 export const DEFAULT_MAX_MEMBER_SIZE = 2 * 1024 ** 3;
@@ -345,7 +346,7 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
       // Under the mutex, any staging directory is a killed run's leftover.
       await removeTempsIn(target, MIRROR_STAGING_PREFIX);
       forgetStaging = removeOnExit(staging);
-      await mkdir(staging);
+      await mkdir(staging, 0o755);
     } catch (err) {
       throw targetError(err, target);
     }
@@ -356,11 +357,11 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
     // Step 5: nothing before this line writes into the target (but for the staging directory).
     try {
       for (const rel of plan.added) {
-        await mkdir(dirname(join(target, rel)), { recursive: true });
+        await mkdir(dirname(join(target, rel)), { recursive: true, mode: 0o755 });
         await rename(join(staging, rel), join(target, rel));
       }
       for (const [rel, text] of plan.docs) {
-        await mkdir(dirname(join(target, rel)), { recursive: true });
+        await mkdir(dirname(join(target, rel)), { recursive: true, mode: 0o755 });
         await writeFileAtomic(join(target, rel), Buffer.from(text));
       }
     } catch (err) {
@@ -489,7 +490,7 @@ async function unpackVerified(
       let count = 0;
       let fh;
       try {
-        await mkdir(dirname(dest), { recursive: true });
+        await mkdir(dirname(dest), { recursive: true, mode: 0o755 });
         fh = await open(dest, 'wx', 0o644);
       } catch (err) {
         throw fileError(err, 'cannot import into', target);
@@ -799,7 +800,7 @@ async function planMerge(checked: CheckedManifest, target: string): Promise<Merg
 async function readTargetDoc(path: string): Promise<Record<string, GoJSON>> {
   let doc: unknown;
   try {
-    doc = JSON.parse(await readFile(path, 'utf8'));
+    doc = JSON.parse((await readRegularFile(path)).toString('utf8'));
   } catch (err) {
     throw new ProvkitError(
       ErrorCode.INVALID_RESPONSE,

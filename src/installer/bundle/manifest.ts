@@ -13,6 +13,7 @@
  * The manifest lists size and SHA-256 of every other member, and the hashes
  * of every package. Pure: data in, data out; no I/O here.
  */
+import { unsafeNameKind } from '../../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../../errors.js';
 
 export const BUNDLE_FORMAT = 'provkit-bundle/1';
@@ -169,10 +170,13 @@ export function unsafeMemberName(name: string): string | undefined {
   if (name.length === 0) return 'an empty name';
   if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return 'an absolute name';
   if (name.includes('\\')) return 'a backslash in the name';
-  if (/[\x00-\x1f\x7f]/.test(name)) return 'a control character in the name';
   const parts = name.split('/');
   if (parts.some((p) => p === '..')) return 'a ".." segment (path traversal)';
-  if (parts.some((p) => p === '' || p === '.')) return 'an empty or "." segment';
+  // Each segment a plain name (addresses/names.ts, the rule of every path builder).
+  const kinds = parts.map(unsafeNameKind);
+  if (kinds.includes('control')) return 'a control character in the name';
+  if (kinds.includes('empty') || kinds.includes('dot')) return 'an empty or "." segment';
+  if (kinds.includes('long')) return 'a segment longer than 255 bytes';
   return undefined;
 }
 
