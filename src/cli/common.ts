@@ -23,6 +23,7 @@ import type { Requirement } from '../installer/lock.js';
 import type { PublishOutcome } from '../installer/oci-publish.js';
 import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import { diagnosticSnippet, sortDiagnostics } from '../ui/diagnostic.js';
+import { sortedDiagnostics } from '../ui/human.js';
 import { LOCK_FILE_NAME } from '../lockfile/index.js';
 import type { DirMutexOptions } from '../fs/dir-mutex.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
@@ -218,14 +219,14 @@ export function fromHclDiagnostic(d: HclDiagnostic): Diagnostic {
 }
 
 /**
- * Renders configuration or lock-file diagnostics in the reference's order
- * (`tfdiags.Diagnostics.Sort`), each with its file and line and, for a
- * configuration file read from `cwd`, the source lines with the subject
- * underlined (terraform shows the lock file's as "source code not
- * available": its sources are the configuration's files only,
- * `Meta.configSources`); true when one is an error.
+ * Configuration or lock-file diagnostics as the one {@link Diagnostic}, in
+ * the reference's order (`tfdiags.Diagnostics.Sort`), each with its file and
+ * line and, for a configuration file read from `cwd`, the source lines with
+ * the subject underlined (terraform shows the lock file's as "source code
+ * not available": its sources are the configuration's files only,
+ * `Meta.configSources`).
  */
-export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnostic[], cwd?: string): boolean {
+export function configDiagnostics(diagnostics: readonly HclDiagnostic[], cwd?: string): Diagnostic[] {
   const sources = new Map<string, Uint8Array | undefined>();
   const source = (filename: string): Uint8Array | undefined => {
     if (cwd === undefined || basename(filename) === LOCK_FILE_NAME) return undefined;
@@ -248,15 +249,63 @@ export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnos
         ? undefined
         : { filename: d.range.filename, start: d.range.start.byte, end: d.range.end.byte },
   }));
-  for (const { d } of sortDiagnostics(keyed)) {
+  return sortDiagnostics(keyed).map(({ d }) => {
     const r = d.range;
     const src = r.start.line === 0 ? undefined : source(r.filename);
-    ui.diagnostic({
-      ...fromHclDiagnostic(d),
-      ...(src === undefined ? {} : { snippet: diagnosticSnippet(src, r, d.context) }),
-    });
-  }
+    return { ...fromHclDiagnostic(d), ...(src === undefined ? {} : { snippet: diagnosticSnippet(src, r, d.context) }) };
+  });
+}
+
+/**
+ * Renders configuration or lock-file diagnostics ({@link configDiagnostics})
+ * together; true when one is an error.
+ */
+export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnostic[], cwd?: string): boolean {
+  ui.diagnostics(configDiagnostics(diagnostics, cwd));
   return diagnostics.some((d) => d.severity === 'error');
+}
+
+/**
+ * The diagnostics of a command that, as terraform's `providers lock`,
+ * `providers mirror` and `init` do, shows its warnings at the end, all in one
+ * sorted batch with whatever else it reports there (hashicorp/terraform
+ * v1.11.4 internal/command/providers_lock.go: `c.showDiagnostics(diags)`
+ * once, before "Success!"; test/fixtures/reference-runs/). Errors end the
+ * run at once, with the warnings gathered so far.
+ */
+export class PendingDiagnostics {
+  private readonly list: Diagnostic[] = [];
+
+  constructor(
+    private readonly ui: Renderer,
+    private readonly cwd: string,
+  ) {}
+
+  /**
+   * Adds configuration or lock-file diagnostics; when one is an error,
+   * renders everything through the renderer's `fail` and returns true.
+   */
+  add(diagnostics: readonly HclDiagnostic[]): boolean {
+    this.list.push(...configDiagnostics(diagnostics, this.cwd));
+    if (!diagnostics.some((d) => d.severity === 'error')) return false;
+    this.fail([]);
+    return true;
+  }
+
+  /** Adds diagnostics of the command's own (an install's "Incomplete lock file information" warning). */
+  push(...diagnostics: Diagnostic[]): void {
+    this.list.push(...diagnostics);
+  }
+
+  /** Renders what is pending, in the reference's order, and forgets it. */
+  flush(): void {
+    if (this.list.length > 0) this.ui.diagnostics(sortedDiagnostics(this.list.splice(0)));
+  }
+
+  /** Fails with what is pending and `errors` (one batch, in the reference's order); returns 1. */
+  fail(errors: readonly Diagnostic[]): number {
+    return this.ui.fail(sortedDiagnostics([...this.list.splice(0), ...errors]));
+  }
 }
 
 /** An HTTP client for one run (proxies, CAs and tuning from the environment); `close` frees its connections. */

@@ -44,6 +44,7 @@ import { parseModuleManifest } from './manifest.js';
 import type { ConfigFile, Module, ModuleCallDecl } from './model.js';
 import { sameModuleSource } from './module-source.js';
 import { buildModule } from './module.js';
+import { validateProviderConfigs } from './provider-validation.js';
 import type { Requirements } from './requirements.js';
 import {
   mergeRequirements,
@@ -130,6 +131,14 @@ export interface LoadedConfig {
    * file and run order. Their requirements are part of {@link requirements}.
    */
   readonly tests: ModuleNode[];
+  /**
+   * The diagnostics of the root module's own files and of its test files, a
+   * part of {@link diagnostics} (the same objects): what `init` reads first,
+   * on its own, before anything else (`loadSingleModuleWithTests`).
+   */
+  readonly rootDiagnostics: readonly Diagnostic[];
+  /** The root module calls modules or has test files: `init` installs modules, reading the whole tree once more. */
+  readonly installsModules: boolean;
 }
 
 /** The result of {@link loadModuleRequirements}. */
@@ -182,7 +191,14 @@ class Loader {
   }
 
   async run(): Promise<LoadedConfig> {
-    const none = (): LoadedConfig => ({ root: undefined, requirements: new Map(), diagnostics: this.diags, tests: [] });
+    const none = (): LoadedConfig => ({
+      root: undefined,
+      requirements: new Map(),
+      diagnostics: this.diags,
+      tests: [],
+      rootDiagnostics: [],
+      installsModules: false,
+    });
     await this.readManifest();
     // `dirFiles` reads the test directory first; failing to read it (other than its absence) stops everything.
     const testLoad =
@@ -197,8 +213,10 @@ class Loader {
     const tests: ModuleNode[] = [];
     // As the reference: a root module with errors (its test files' included) is not walked any further.
     if (!hasErrors(rootLoad.diagnostics) && !hasErrors(testLoad?.diagnostics ?? [])) {
-      this.diags.push(...(await this.children(root, 0)));
-      this.diags.push(...(await this.testModules(root, testFiles, tests)));
+      const built = [...(await this.children(root, 0)), ...(await this.testModules(root, testFiles, tests))];
+      this.diags.push(...built);
+      // BuildConfig: provider types are resolved only when the tree loaded without errors.
+      this.diags.push(...validateProviderConfigs(root, this.flavor, !hasErrors(built)));
     }
 
     // Requirements come last, as `ProviderRequirements` runs on the loaded tree.
@@ -224,6 +242,8 @@ class Loader {
       requirements: sortRequirements(lockableRequirements(all, this.flavor)),
       diagnostics: this.diags,
       tests,
+      rootDiagnostics: [...rootLoad.diagnostics, ...(testLoad?.diagnostics ?? [])],
+      installsModules: root.module.moduleCalls.size > 0 || testFiles.length > 0,
     };
   }
 
@@ -485,6 +505,15 @@ class Loader {
           'Backend configuration ignored',
           `Any selected backend applies to the entire configuration, so ${this.product} expects backend configurations only in the root module.\n\nThis is a warning rather than an error because it's sometimes convenient to temporarily call a root module as a child module for testing purposes, but this backend configuration block will have no effect.`,
           mod.backend,
+        ),
+      );
+    }
+    if (mod.imports.length > 0) {
+      after.push(
+        errorDiag(
+          'Invalid import configuration',
+          `An import block was detected in ${goQuote(path.map((p) => `module.${p}`).join('.'))}. Import blocks are only allowed in the root module.`,
+          mod.imports[0]!.decl.declRange,
         ),
       );
     }

@@ -289,7 +289,12 @@ function decodeRunModuleBlock(
   const version = versionAttr ? decodeVersionConstraint(versionAttr, flavor) : undefined;
   if (version) diags.push(...version.diagnostics);
   const sourceAttr = content.attributes.get('source');
-  const base = { name: runName, declRange: block.defRange, ...(version?.version ? { version: version.version } : {}) };
+  const base = {
+    name: runName,
+    declRange: block.defRange,
+    providers: [],
+    ...(version?.version ? { version: version.version } : {}),
+  };
   if (!sourceAttr) {
     diags.push(
       errorDiag(

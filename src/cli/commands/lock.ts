@@ -23,6 +23,7 @@ import {
   checkMirrorFlags,
   fromHclDiagnostic,
   parsePlatformFlags,
+  PendingDiagnostics,
   reportDiagnostics,
   requiredProviderArguments,
 } from '../common.js';
@@ -99,7 +100,8 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     json: 'bool',
   });
   const json = flags.bools.get('json') === true;
-  const ui = createRenderer(io, globals, json);
+  // providers lock's warnings go to stdout (Meta.showDiagnostics; test/fixtures/reference-runs/).
+  const ui = createRenderer(io, globals, json, { warningsToStdout: true });
   const errors: Diagnostic[] = [];
 
   const platformValues = flags.lists.get('platform') ?? [];
@@ -178,22 +180,24 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
   const { r, ui } = a;
   const { io, globals, signal } = r;
   const errors: Diagnostic[] = [];
+  // As providers lock: warnings are shown at the end, with whatever else is reported there.
+  const pending = new PendingDiagnostics(ui, globals.cwd);
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
-  if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
+  if (pending.add(config.diagnostics)) return 1;
 
   const all = [...config.requirements.values()];
   const requirements =
     a.positionals.length > 0 ? requiredProviderArguments(a.positionals, all, globals.flavor, errors) : all;
-  if (errors.length > 0) return ui.fail(errors);
+  if (errors.length > 0) return pending.fail(errors);
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
   const old = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
-  if (reportDiagnostics(ui, old.diagnostics, globals.cwd)) return ui.fail([]);
+  if (pending.add(old.diagnostics)) return 1;
   const policy = a.platformFlags.length > 0 ? { diagnostics: [] } : await findPolicy(globals.cwd, globals.cwd);
-  if (reportDiagnostics(ui, policy.diagnostics, globals.cwd)) return ui.fail([]);
+  if (pending.add(policy.diagnostics)) return 1;
 
   const plan = await openPlan(a, (e) => ui.event(e));
-  if (!plan) return ui.fail([]);
+  if (!plan) return pending.fail([]);
   const { hashStore } = r.hashStore();
   const chosen = await choosePlatforms({
     flags: a.platformFlags,
@@ -226,9 +230,10 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
     allPlatforms: a.allPlatforms,
   });
   if (outcome.failures.length > 0)
-    return ui.fail(lockFailureDiagnostics(outcome.failures, chosen.platforms, globals.flavor));
+    return pending.fail(lockFailureDiagnostics(outcome.failures, chosen.platforms, globals.flavor));
   // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically; not after an interrupt.
   if (signal.aborted) return 1;
+  pending.flush();
   // Read once: -check compares with it, and an unchanged other-flavor file is kept as it is.
   const oldBytes = await readLockBytes(lockPath);
   // Whether and what to write: the one decision of lock -recursive too (lockfile/write-decision.ts).
