@@ -14,6 +14,7 @@ import {
   ProvkitError,
   systemErrorCode,
   systemErrorText,
+  errorText,
 } from '../errors.js';
 import { fitHelp } from '../ui/help.js';
 import { renderDiagnostic } from '../ui/human.js';
@@ -228,7 +229,7 @@ function reportError(err: unknown, io: CliIO, session: OutputSession): number {
   if (!session.json) {
     const red = session.color && io.stderr.isTTY === true;
     io.stderr.write(
-      `${red ? '\u001b[1m\u001b[31mError: \u001b[0m' : 'Error: '}${err instanceof Error ? err.message : String(err)}\n${d.hint === undefined ? '' : `\n${d.hint}\n`}`,
+      `${red ? '\u001b[1m\u001b[31mError: \u001b[0m' : 'Error: '}${errorText(err)}\n${d.hint === undefined ? '' : `\n${d.hint}\n`}`,
     );
   }
   return 1;

@@ -36,6 +36,7 @@ import {
   hashStoreOption,
   httpFor,
   type MirrorFlags,
+  mirrorDirectoryDiagnostic,
   ociTemplate,
   runInterruptible,
   zipLimitsFromEnv,
@@ -133,11 +134,17 @@ export class RunResources {
    * configuration has errors (already rendered).
    */
   async source(flags: MirrorFlags, otherwise: 'registry' | 'installation', ui: Renderer): Promise<Source | undefined> {
-    if (flags.fsMirror !== undefined)
-      return new FilesystemMirrorSource({
-        baseDir: resolve(this.globals.cwd, flags.fsMirror),
-        flavor: this.globals.flavor,
-      });
+    if (flags.fsMirror !== undefined) {
+      const baseDir = resolve(this.globals.cwd, flags.fsMirror);
+      // Lock, mirror and bundle always read the mirror: a wrong directory is said before any work.
+      // An install may need nothing from it (every package already installed); its failures say it once.
+      const problem = otherwise === 'registry' ? await mirrorDirectoryDiagnostic(baseDir, '-fs-mirror') : undefined;
+      if (problem !== undefined) {
+        ui.diagnostic(problem);
+        return undefined;
+      }
+      return new FilesystemMirrorSource({ baseDir, flavor: this.globals.flavor });
+    }
     const cli = await this.cliConfig(ui);
     if (cli === undefined) return undefined;
     if (flags.netMirror !== undefined) return netMirrorSourceFor(flags.netMirror, this.sourceContext(), cli);

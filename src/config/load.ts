@@ -32,7 +32,7 @@ import { isAbsolute, join, posix } from 'node:path';
 
 import type { Flavor } from '../addresses/index.js';
 import { compareBytewise, flavorInfo, goQuote } from '../addresses/index.js';
-import { systemErrorCode } from '../errors.js';
+import { systemErrorCode, errorText } from '../errors.js';
 import type { Diagnostic } from '../hcl/index.js';
 import { errorDiag, fileRange, hasErrors, warningDiag } from './diagnostics.js';
 import { parseConfigFile } from './file.js';
@@ -265,7 +265,7 @@ class Loader {
     } catch (err) {
       const code = systemErrorCode(err);
       if (code !== 'ENOENT') {
-        const why = err instanceof Error ? err.message : String(err);
+        const why = errorText(err);
         this.diags.push(
           errorDiag(
             'Failed to read test directory',
@@ -348,13 +348,7 @@ class Loader {
       bytes = await this.fs.readFile(this.onDisk(rel));
     } catch (err) {
       if (systemErrorCode(err) === 'ENOENT' || systemErrorCode(err) === 'ENOTDIR') return;
-      this.diags.push(
-        errorDiag(
-          `failed to read module manifest: ${err instanceof Error ? err.message : String(err)}`,
-          '',
-          fileRange(rel),
-        ),
-      );
+      this.diags.push(errorDiag(`failed to read module manifest: ${errorText(err)}`, '', fileRange(rel)));
       return;
     }
     const m = parseModuleManifest(bytes, rel);

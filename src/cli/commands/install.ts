@@ -18,7 +18,7 @@ import {
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import { authenticationText, type Diagnostic } from '../../ui/human.js';
 import { checkMirrorFlags, parsePlatformFlags, PendingDiagnostics } from '../common.js';
-import { ErrorCode, WarningCode } from '../../errors.js';
+import { ErrorCode, WarningCode, errorText } from '../../errors.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
@@ -111,7 +111,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
       errors.push({
         severity: 'error',
         summary: 'Invalid plugin cache directory',
-        detail: `The specified plugin cache dir ${cacheDir} cannot be opened: ${err instanceof Error ? err.message : String(err)}`,
+        detail: `The specified plugin cache dir ${cacheDir} cannot be opened: ${errorText(err)}`,
         code: ErrorCode.USAGE,
       });
     }

@@ -21,14 +21,14 @@ import { JsonUI } from '../../ui/json.js';
 import { lockTreeSummary, renderLockRoot } from '../../ui/lock-tree.js';
 import {
   checkMirrorFlags,
-  fromHclDiagnostic,
+  configDiagnostics,
   parsePlatformFlags,
   PendingDiagnostics,
   reportDiagnostics,
   requiredProviderArguments,
 } from '../common.js';
 import { parseFlags } from '../flags.js';
-import { createRenderer, type Renderer } from '../render.js';
+import { createRenderer, humanStyle, type Renderer } from '../render.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { count } from '../../ui/words.js';
@@ -304,6 +304,8 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
   };
   const plan = await openPlan(a, packageEvent);
   if (!plan) return ui.fail([]);
+  // Each root's diagnostics as a single lock's: boxed on a terminal, warnings on stdout.
+  const treeStyle = humanStyle(io, globals.color, { warningsToStdout: true });
   if (!json) io.stdout.write(`${a.check ? 'Checking' : 'Locking'} ${count(tree.roots.length, 'root module')}...\n`);
   let failed = false;
   const result = await runTreeLock({
@@ -327,7 +329,8 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
     },
     onRoot: (o) => {
       const diagnostics: Diagnostic[] = [
-        ...o.diagnostics.map(fromHclDiagnostic),
+        // With their source lines, as a single root's (file names are relative to the working directory).
+        ...configDiagnostics(o.diagnostics, globals.cwd),
         ...lockFailureDiagnostics(o.failures, o.platforms?.platforms ?? [], globals.flavor, o.root),
         ...(o.error
           ? [
@@ -343,7 +346,7 @@ async function lockTree(a: RunArgs & { json: boolean; written: { roots: number }
       ];
       if (o.status === 'failed') failed = true;
       if (!a.check && o.status !== 'failed') a.written.roots += 1;
-      renderLockRoot(o, diagnostics, { stdout: io.stdout, stderr: io.stderr, json });
+      renderLockRoot(o, diagnostics, { stdout: io.stdout, stderr: io.stderr, json, style: treeStyle });
     },
   });
   const summary = lockTreeSummary(result, plan.stats(), (Date.now() - started) / 1000, a.check);

@@ -13,7 +13,7 @@
  * The manifest lists size and SHA-256 of every other member, and the hashes
  * of every package. Pure: data in, data out; no I/O here.
  */
-import { ErrorCode, ProvkitError } from '../../errors.js';
+import { ErrorCode, ProvkitError, errorText } from '../../errors.js';
 
 export const BUNDLE_FORMAT = 'provkit-bundle/1';
 export const MANIFEST_NAME = 'manifest.json';
@@ -104,7 +104,7 @@ export function parseManifest(bytes: Buffer): BundleManifest {
   try {
     doc = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
-    throw bad(`not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw bad(`not JSON: ${errorText(err)}`);
   }
   if (!isObj(doc)) throw bad('not an object');
   if (doc['format'] !== BUNDLE_FORMAT)
