@@ -13,6 +13,7 @@ import {
   ProvkitError,
   systemErrorCode,
   systemErrorText,
+  errorText,
 } from '../errors.js';
 import { terminalText } from '../ui/escape.js';
 import { fitHelp } from '../ui/help.js';
@@ -227,7 +228,7 @@ function reportError(err: unknown, io: CliIO, session: OutputSession): number {
   if (!session.json) {
     const red = session.color && io.stderr.isTTY === true;
     io.stderr.write(
-      `${red ? '\u001b[1m\u001b[31mError: \u001b[0m' : 'Error: '}${terminalText(err instanceof Error ? err.message : String(err))}\n${d.hint === undefined ? '' : `\n${terminalText(d.hint)}\n`}`,
+      `${red ? '\u001b[1m\u001b[31mError: \u001b[0m' : 'Error: '}${terminalText(errorText(err))}\n${d.hint === undefined ? '' : `\n${terminalText(d.hint)}\n`}`,
     );
   }
   return 1;

@@ -57,6 +57,7 @@ import type { CliConfigFile, RawProviderInstallation } from './parse.js';
 import { parseCliConfigFile } from './parse.js';
 import type { ProviderPattern } from './patterns.js';
 import { parseProviderPatterns } from './patterns.js';
+import { errorText } from '../errors.js';
 
 /** File-system access of the CLI configuration loader (injected in tests). */
 export interface CliConfigFs {
@@ -160,7 +161,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
     } catch (e) {
       diags.push({
         severity: 'error',
-        summary: `Error reading ${path}: ${e instanceof Error ? e.message : String(e)}`,
+        summary: `Error reading ${path}: ${errorText(e)}`,
         detail: '',
       });
       return undefined;
@@ -194,7 +195,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
       } catch (e) {
         diags.push({
           severity: 'error',
-          summary: `Error reading ${dir}: ${e instanceof Error ? e.message : String(e)}`,
+          summary: `Error reading ${dir}: ${errorText(e)}`,
           detail: '',
         });
       }

@@ -31,8 +31,8 @@ import { readdir } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 
 import type { Flavor } from '../addresses/index.js';
-import { compareBytewise, flavorInfo } from '../addresses/index.js';
-import { systemErrorCode } from '../errors.js';
+import { compareBytewise, flavorInfo, goQuote } from '../addresses/index.js';
+import { systemErrorCode, errorText } from '../errors.js';
 import { readRegularFile } from '../fs/read.js';
 import type { Diagnostic } from '../hcl/index.js';
 import { errorDiag, fileRange, fileReadFailed, hasErrors, warningDiag } from './diagnostics.js';
@@ -45,6 +45,7 @@ import { parseModuleManifest } from './manifest.js';
 import type { ConfigFile, Module, ModuleCallDecl } from './model.js';
 import { sameModuleSource } from './module-source.js';
 import { buildModule } from './module.js';
+import { validateProviderConfigs } from './provider-validation.js';
 import type { Requirements } from './requirements.js';
 import {
   mergeRequirements,
@@ -132,6 +133,14 @@ export interface LoadedConfig {
    * file and run order. Their requirements are part of {@link requirements}.
    */
   readonly tests: ModuleNode[];
+  /**
+   * The diagnostics of the root module's own files and of its test files, a
+   * part of {@link diagnostics} (the same objects): what `init` reads first,
+   * on its own, before anything else (`loadSingleModuleWithTests`).
+   */
+  readonly rootDiagnostics: readonly Diagnostic[];
+  /** The root module calls modules or has test files: `init` installs modules, reading the whole tree once more. */
+  readonly installsModules: boolean;
 }
 
 /** The result of {@link loadModuleRequirements}. */
@@ -184,7 +193,14 @@ class Loader {
   }
 
   async run(): Promise<LoadedConfig> {
-    const none = (): LoadedConfig => ({ root: undefined, requirements: new Map(), diagnostics: this.diags, tests: [] });
+    const none = (): LoadedConfig => ({
+      root: undefined,
+      requirements: new Map(),
+      diagnostics: this.diags,
+      tests: [],
+      rootDiagnostics: [],
+      installsModules: false,
+    });
     await this.readManifest();
     // `dirFiles` reads the test directory first; failing to read it (other than its absence) stops everything.
     const testLoad =
@@ -199,8 +215,10 @@ class Loader {
     const tests: ModuleNode[] = [];
     // As the reference: a root module with errors (its test files' included) is not walked any further.
     if (!hasErrors(rootLoad.diagnostics) && !hasErrors(testLoad?.diagnostics ?? [])) {
-      this.diags.push(...(await this.children(root, 0)));
-      this.diags.push(...(await this.testModules(root, testFiles, tests)));
+      const built = [...(await this.children(root, 0)), ...(await this.testModules(root, testFiles, tests))];
+      this.diags.push(...built);
+      // BuildConfig: provider types are resolved only when the tree loaded without errors.
+      this.diags.push(...validateProviderConfigs(root, this.flavor, !hasErrors(built)));
     }
 
     // Requirements come last, as `ProviderRequirements` runs on the loaded tree.
@@ -226,6 +244,8 @@ class Loader {
       requirements: sortRequirements(lockableRequirements(all, this.flavor)),
       diagnostics: this.diags,
       tests,
+      rootDiagnostics: [...rootLoad.diagnostics, ...(testLoad?.diagnostics ?? [])],
+      installsModules: root.module.moduleCalls.size > 0 || testFiles.length > 0,
     };
   }
 
@@ -247,7 +267,7 @@ class Loader {
     } catch (err) {
       const code = systemErrorCode(err);
       if (code !== 'ENOENT') {
-        const why = err instanceof Error ? err.message : String(err);
+        const why = errorText(err);
         this.diags.push(
           errorDiag(
             'Failed to read test directory',
@@ -326,13 +346,7 @@ class Loader {
       bytes = await this.fs.readFile(this.onDisk(rel));
     } catch (err) {
       if (systemErrorCode(err) === 'ENOENT' || systemErrorCode(err) === 'ENOTDIR') return;
-      this.diags.push(
-        errorDiag(
-          `failed to read module manifest: ${err instanceof Error ? err.message : String(err)}`,
-          '',
-          fileRange(rel),
-        ),
-      );
+      this.diags.push(errorDiag(`failed to read module manifest: ${errorText(err)}`, '', fileRange(rel)));
       return;
     }
     const m = parseModuleManifest(bytes, rel);
@@ -479,6 +493,15 @@ class Loader {
           'Backend configuration ignored',
           `Any selected backend applies to the entire configuration, so ${this.product} expects backend configurations only in the root module.\n\nThis is a warning rather than an error because it's sometimes convenient to temporarily call a root module as a child module for testing purposes, but this backend configuration block will have no effect.`,
           mod.backend,
+        ),
+      );
+    }
+    if (mod.imports.length > 0) {
+      after.push(
+        errorDiag(
+          'Invalid import configuration',
+          `An import block was detected in ${goQuote(path.map((p) => `module.${p}`).join('.'))}. Import blocks are only allowed in the root module.`,
+          mod.imports[0]!.decl.declRange,
         ),
       );
     }

@@ -22,7 +22,7 @@
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 import { goQuote, parsePlatform, type Platform } from '../addresses/index.js';
-import { systemErrorCode } from '../errors.js';
+import { systemErrorCode, errorText } from '../errors.js';
 import { readRefusal } from '../fs/read.js';
 import type { Diagnostic } from '../hcl/index.js';
 import { parseHCL, staticList, staticString } from '../hcl/index.js';
@@ -75,7 +75,7 @@ export function parsePolicyFile(source: Uint8Array | string, filename: string): 
       diagnostics.push(
         errorDiag(
           'Invalid target platform',
-          `The string ${goQuote(s.value)} is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
+          `The string ${goQuote(s.value)} is not a valid target platform: ${errorText(err)}.`,
           item.range,
         ),
       );
@@ -113,7 +113,7 @@ export async function loadPolicyFile(
       diagnostics: [
         errorDiag(
           'Failed to read file',
-          `The file ${goQuote(displayName)} could not be read: ${readRefusal(err) ?? (err instanceof Error ? err.message : String(err))}.`,
+          `The file ${goQuote(displayName)} could not be read: ${readRefusal(err) ?? errorText(err)}.`,
           fileRange(displayName),
         ),
       ],

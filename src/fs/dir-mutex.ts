@@ -4,8 +4,9 @@
  * process changes the directory it guards, so that several `provkit`
  * processes can share a plugin cache, an install tree or a mirror
  * (docs/reference.md §5.5 item 86, OpenTofu's `internal/providercache/dir_modify.go`).
- * "Lock" elsewhere in provkit means the dependency lock file; here only the
- * mutex's own file is called a lock file.
+ * "Lock" in provkit means the dependency lock file: messages call this
+ * file the mutex file, whatever its name, and never name the temporary
+ * file it is written through.
  *
  * Node has no `flock`, so the mutex is the file's existence: created
  * exclusively (written to a temporary file, then `link`ed into place, so it
@@ -29,7 +30,8 @@ import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { ErrorCode, ProvkitError, systemErrorCode, systemErrorText } from '../errors.js';
+import { makeDirectory } from './target.js';
 import { tempPathBeside } from './temp-name.js';
 import { readRegularFile } from './read.js';
 
@@ -209,7 +211,8 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
   let delay = 10;
   let noticed = false;
   let recreated = false;
-  await mkdir(dirname(path), { recursive: true, mode: 0o755 });
+  // makeDirectory, not a recursive mkdir: that says ENOENT on a read-only file system.
+  await makeDirectory(dirname(path), 'cannot create the directory of the mutex file');
   for (;;) {
     if (options.signal?.aborted) throw aborted();
     try {
@@ -226,11 +229,10 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
         continue;
       }
       if (code !== 'EEXIST') {
-        throw new ProvkitError(
-          ErrorCode.IO,
-          `cannot create the lock file ${path}: ${err instanceof Error ? err.message : String(err)}`,
-          { file: path, cause: err },
-        );
+        throw new ProvkitError(ErrorCode.IO, `cannot create the mutex file ${path}: ${systemErrorText(err)}`, {
+          file: path,
+          cause: err,
+        });
       }
     }
     let raw: Buffer;
@@ -240,11 +242,10 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
       [raw, { mtimeMs }] = await Promise.all([readHolder(path), stat(path)]);
     } catch (err) {
       if (systemErrorCode(err) === 'ENOENT') continue; // released meanwhile: try again at once
-      throw new ProvkitError(
-        ErrorCode.IO,
-        `cannot read the lock file ${path}: ${err instanceof Error ? err.message : String(err)}`,
-        { file: path, cause: err },
-      );
+      throw new ProvkitError(ErrorCode.IO, `cannot read the mutex file ${path}: ${systemErrorText(err)}`, {
+        file: path,
+        cause: err,
+      });
     }
     const other = parseHolder(raw);
     const reason = staleReason(other, mtimeMs, staleMs);
@@ -257,7 +258,7 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
     if (options.timeoutMs !== undefined && waited > options.timeoutMs) {
       throw new ProvkitError(
         ErrorCode.PACKAGE_LOCK_TIMEOUT,
-        `timed out after ${waited} ms waiting for the lock ${path}${other ? ` (held by process ${other.pid} on ${other.hostname})` : ''}`,
+        `timed out after ${waited} ms waiting for the mutex file ${path}${other ? ` (held by process ${other.pid} on ${other.hostname})` : ''}`,
         { file: path },
       );
     }

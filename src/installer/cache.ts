@@ -18,7 +18,7 @@ import { cp, lstat, mkdir, readdir, realpath, rm, rmdir, stat, symlink } from 'n
 import { dirname, join, resolve } from 'node:path';
 
 import { pathComponent, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
-import { ErrorCode as Codes, ProvkitError, systemErrorCode } from '../errors.js';
+import { ErrorCode as Codes, ProvkitError, systemErrorCode, errorText } from '../errors.js';
 import { swapDirInto } from '../fs/swap.js';
 import { tempPathBeside } from '../fs/temp-name.js';
 import { compareBytewise } from '../go/index.js';
@@ -76,11 +76,10 @@ export class TreeDirs {
       } catch (err) {
         if (systemErrorCode(err) !== 'ENOENT' || attempt >= 3) {
           if (err instanceof ProvkitError) throw err;
-          throw new ProvkitError(
-            Codes.IO,
-            `cannot create ${join(base, rel)}: ${err instanceof Error ? err.message : String(err)}`,
-            { file: join(base, rel), cause: err },
-          );
+          throw new ProvkitError(Codes.IO, `cannot create ${join(base, rel)}: ${errorText(err)}`, {
+            file: join(base, rel),
+            cause: err,
+          });
         }
       }
     }
@@ -171,11 +170,10 @@ export async function findExecutable(
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (err) {
-    throw new ProvkitError(
-      Codes.IO,
-      `cannot read the package directory ${dir}: ${err instanceof Error ? err.message : String(err)}`,
-      { file: dir, cause: err },
-    );
+    throw new ProvkitError(Codes.IO, `cannot read the package directory ${dir}: ${errorText(err)}`, {
+      file: dir,
+      cause: err,
+    });
   }
   entries.sort((a, b) => compareBytewise(a.name, b.name));
   for (const e of entries) {
@@ -242,11 +240,10 @@ export async function linkPackageDir(source: string, target: string): Promise<'s
   } catch (err) {
     await rm(temp, { recursive: true, force: true });
     if (err instanceof ProvkitError) throw err;
-    throw new ProvkitError(
-      Codes.IO,
-      `cannot link ${absTarget} to ${absSource}: ${err instanceof Error ? err.message : String(err)}`,
-      { file: absTarget, cause: err },
-    );
+    throw new ProvkitError(Codes.IO, `cannot link ${absTarget} to ${absSource}: ${errorText(err)}`, {
+      file: absTarget,
+      cause: err,
+    });
   }
 }
 

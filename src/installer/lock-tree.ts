@@ -32,7 +32,7 @@ import pLimit from 'p-limit';
 
 import type { Flavor, Platform } from '../addresses/index.js';
 import { findPolicy, loadConfig, type PolicyResult } from '../config/index.js';
-import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode, errorText } from '../errors.js';
 import type { Diagnostic } from '../hcl/index.js';
 import type { HashPool, HashStore } from '../hashing/index.js';
 import {
@@ -263,7 +263,7 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
       return {
         ...done,
         status: 'failed',
-        error: new ProvkitError(ErrorCode.IO, `${lockPath}: ${err instanceof Error ? err.message : String(err)}`, {
+        error: new ProvkitError(ErrorCode.IO, `${lockPath}: ${errorText(err)}`, {
           file: lockPath,
           cause: err,
         }),

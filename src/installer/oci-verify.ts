@@ -28,7 +28,7 @@ import pLimit from 'p-limit';
 
 import { removeOnExit } from '../fs/cleanup.js';
 import { type Platform, type ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
-import { ErrorCode, isProvkitError } from '../errors.js';
+import { ErrorCode, isProvkitError, errorText } from '../errors.js';
 import type { HashPool } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
@@ -55,7 +55,7 @@ export interface OciVerifyOptions {
 }
 
 function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return errorText(err);
 }
 
 /** See the module comment. */

@@ -60,7 +60,7 @@ import {
   tryParseVersion,
   type Version,
 } from '../addresses/index.js';
-import { systemErrorCode } from '../errors.js';
+import { systemErrorCode, errorText } from '../errors.js';
 import { compareBytewise } from '../go/index.js';
 import type { Hash, HashPool, HashStore, ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
@@ -245,7 +245,7 @@ async function hashPackage(pool: HashPool, pkg: MirrorPackage): Promise<Hashed> 
     if (!zip.h1.ok) return { ok: false, message: `the package is refused: ${zip.h1.error.message}` };
     return { ok: true, kind: 'archive', zip, h1: zip.h1.hash };
   } catch (err) {
-    return { ok: false, message: `the package cannot be read: ${err instanceof Error ? err.message : String(err)}` };
+    return { ok: false, message: `the package cannot be read: ${errorText(err)}` };
   }
 }
 
@@ -260,13 +260,13 @@ async function readJSON(
     return {
       ok: false,
       missing: systemErrorCode(err) === 'ENOENT',
-      error: err instanceof Error ? err.message : String(err),
+      error: errorText(err),
     };
   }
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (err) {
-    return { ok: false, missing: false, error: err instanceof Error ? err.message : String(err) };
+    return { ok: false, missing: false, error: errorText(err) };
   }
 }
 

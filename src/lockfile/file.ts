@@ -6,7 +6,7 @@
  * item 38, `replacefile.AtomicWriteFile`).
  */
 import type { Flavor } from '../addresses/index.js';
-import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { ErrorCode, ProvkitError, systemErrorCode, errorText } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
 import { readRefusal, readRegularFile } from '../fs/read.js';
 import { type LockParseResult, parseLockFile } from './parse.js';
@@ -52,7 +52,7 @@ export async function saveLockFile(path: string, locks: Locks, flavor: Flavor): 
   } catch (err) {
     throw new ProvkitError(
       ErrorCode.IO,
-      `Error while writing new dependency lock information to ${path}: ${err instanceof Error ? err.message : String(err)}.`,
+      `Error while writing new dependency lock information to ${path}: ${errorText(err)}.`,
       {
         summary: 'Failed to update dependency lock file',
         file: path,

@@ -56,6 +56,19 @@ export function systemReason(err: unknown): unknown {
   const out = new Error(reason, { cause: err });
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string') Object.assign(out, { code });
+  // Node's text for a socket's system error is `SYSCALL CODE [ADDRESS]`
+  // (`connect ECONNREFUSED 127.0.0.1:9`, `getaddrinfo ENOTFOUND host`):
+  // the fields it had, which node-fetch dropped, for errors.ts `errorText`.
+  const sys = /^(\w+) (E[A-Z0-9_]+)(?: (\S+))?$/.exec(reason.trim());
+  if (sys !== null && sys[2] === code) {
+    Object.assign(out, { syscall: sys[1] });
+    const where = sys[3];
+    if (where !== undefined && sys[1] === 'getaddrinfo') Object.assign(out, { hostname: where });
+    else if (where !== undefined && /^[^:]+:\d+$|^\[[0-9a-f:]+\]:\d+$/i.test(where)) {
+      const colon = where.lastIndexOf(':');
+      Object.assign(out, { address: where.slice(0, colon), port: Number(where.slice(colon + 1)) });
+    }
+  }
   return out;
 }
 

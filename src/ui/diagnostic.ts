@@ -387,3 +387,55 @@ export function sortDiagnostics<
     return x.start - y.start || x.end - y.end;
   });
 }
+
+/**
+ * `tfdiags.Diagnostics.ConsolidateWarnings(threshold)` (hashicorp/terraform
+ * v1.11.4 internal/tfdiags/consolidate_warnings.go), as `Meta.showDiagnostics`
+ * and `views.View.Diagnostics` apply it with threshold 1 before printing:
+ * warnings with a source location that share a summary are shown once, the
+ * first of them, its detail ending `(and one more similar warning
+ * elsewhere)` or `(and N more similar warnings elsewhere)`. Errors and
+ * warnings about no location pass through. Pure; the order is kept.
+ */
+export function consolidateWarnings<
+  T extends {
+    readonly severity: 'error' | 'warning';
+    readonly summary: string;
+    readonly detail: string;
+    readonly range?: { readonly line?: number } | undefined;
+  },
+>(diags: readonly T[], threshold = 1): T[] {
+  const out: (T | { group: T[] })[] = [];
+  const seen = new Map<string, number>();
+  const groups = new Map<string, { group: T[] }>();
+  for (const d of diags) {
+    if (d.severity !== 'warning' || d.range?.line === undefined) {
+      out.push(d);
+      continue;
+    }
+    const g = groups.get(d.summary);
+    if (g) {
+      g.group.push(d);
+      continue;
+    }
+    const n = (seen.get(d.summary) ?? 0) + 1;
+    seen.set(d.summary, n);
+    if (n === threshold) {
+      const group = { group: [d] };
+      groups.set(d.summary, group);
+      out.push(group);
+      continue;
+    }
+    out.push(d);
+  }
+  return out.map((x) => {
+    if (!('group' in x)) return x;
+    const [first, ...rest] = x.group as [T, ...T[]];
+    if (rest.length === 0) return first;
+    const more =
+      rest.length === 1
+        ? '(and one more similar warning elsewhere)'
+        : `(and ${rest.length} more similar warnings elsewhere)`;
+    return { ...first, detail: first.detail === '' ? more : `${first.detail}\n\n${more}` };
+  });
+}

@@ -468,14 +468,17 @@ describe.skipIf(BIN === undefined || htpasswdBinary() === undefined)(
         env: wa.env,
       });
       expect(r.code).toBe(1);
-      expect(flat(r.stderr)).toContain(`the registry ${secured.host} refused access (HTTP 401)`);
+      // One message for the cause, with its hint (src/installer/causes.ts).
+      expect(flat(r.stderr)).toContain('Error: The OCI registry refused access');
+      expect(flat(r.stderr)).toContain(`The OCI registry ${secured.host} answered HTTP 401`);
+      expect(flat(r.stderr)).toContain('oci_credentials');
       expect(r.stderr).not.toMatch(/\n\s+at /);
       const l = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${secured.host}/${TEMPLATE}`], {
         cwd: p,
         env: wa.env,
       });
       expect(l.code).toBe(1);
-      expect(flat(l.stderr)).toContain('refused access (HTTP 401)');
+      expect(flat(l.stderr)).toContain(`The OCI registry ${secured.host} answered HTTP 401`);
       expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
       expect(wa.tmpLeftovers()).toEqual([]);
     }, 60_000);
@@ -536,7 +539,7 @@ describe.skipIf(BIN === undefined || htpasswdBinary() === undefined)(
       const p2 = wa.project('oci-credentials-wrong', { 'main.tf': main() });
       const bad = await runCli(['install'], { cwd: p2, env: { ...wa.env, TF_CLI_CONFIG_FILE: cfg('wrong') } });
       expect(bad.code).toBe(1);
-      expect(flat(bad.stderr)).toContain('refused access (HTTP 401)');
+      expect(flat(bad.stderr)).toContain(`The OCI registry ${secured.host} answered HTTP 401`);
       expect(existsSync(join(p2, '.terraform'))).toBe(false);
       expect(lock).toContain('zh:');
       expect(wa.tmpLeftovers()).toEqual([]);

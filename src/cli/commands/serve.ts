@@ -15,6 +15,7 @@ import {
   ErrorCode,
   ProvkitError,
   WarningCode,
+  errorText,
 } from '../../errors.js';
 import { createHashPool } from '../../hashing/index.js';
 import { type AccessLogEntry, isLoopbackHost, parseListen, startMirrorServer } from '../../installer/serve/server.js';
@@ -141,10 +142,7 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
           path,
           code: err instanceof ProvkitError ? err.code : ErrorCode.INTERNAL,
         });
-        if (!json)
-          io.stderr.write(
-            `${terminalLine(`Error serving ${path}: ${err instanceof Error ? err.message : String(err)}`)}\n`,
-          );
+        if (!json) io.stderr.write(`${terminalLine(`Error serving ${path}: ${errorText(err)}`)}\n`);
       },
     });
     line('info', `Listening on ${server.url}`, 'listening', { url: server.url, dir });
@@ -190,5 +188,5 @@ function tlsReason(err: unknown): string {
     if (reason === 'no start line') return 'a file is not PEM (no start line)';
     return reason;
   }
-  return err instanceof Error ? err.message : String(err);
+  return errorText(err);
 }

@@ -14,7 +14,7 @@
  * of every package. Pure: data in, data out; no I/O here.
  */
 import { unsafeNameKind } from '../../addresses/index.js';
-import { ErrorCode, ProvkitError } from '../../errors.js';
+import { ErrorCode, ProvkitError, errorText } from '../../errors.js';
 
 export const BUNDLE_FORMAT = 'provkit-bundle/1';
 export const MANIFEST_NAME = 'manifest.json';
@@ -105,7 +105,7 @@ export function parseManifest(bytes: Buffer): BundleManifest {
   try {
     doc = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
-    throw bad(`not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw bad(`not JSON: ${errorText(err)}`);
   }
   if (!isObj(doc)) throw bad('not an object');
   if (doc['format'] !== BUNDLE_FORMAT)

@@ -460,13 +460,16 @@ export class OciRepository {
     const detail =
       errors.length > 0 ? `: ${errors.map((e) => (e.message ? `${e.code}: ${e.message}` : e.code)).join('; ')}` : '';
     if (res.status === 401 || res.status === 403) {
+      // The cause, said once for every repository it stops (src/installer/causes.ts).
       return new ProvkitError(
         ErrorCode.UNAUTHORIZED,
         `${what}: the registry ${this.registry} refused access (HTTP ${res.status})${detail}`,
         {
           url: res.url,
           found: String(res.status),
-          hint: 'Set credentials for the registry: an oci_credentials block of the CLI configuration, or a Docker-style config file (docker login).',
+          summary: 'The OCI registry refused access',
+          detail: `The OCI registry ${this.registry} answered HTTP ${res.status}${errors.length > 0 ? ` (${detail.slice(2)})` : ''}: ${res.status === 401 ? 'it wants credentials, and none it accepts were sent' : 'the credentials sent do not allow this'}.`,
+          hint: `Give credentials for ${this.registry}: an oci_credentials "${this.registry}" block (username and password, or a token) in the CLI configuration, or a Docker-style config file (docker login ${this.registry}).`,
         },
       );
     }
