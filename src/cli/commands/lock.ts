@@ -104,9 +104,9 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     verbose: 'bool',
     json: 'bool',
   });
-  const json = flags.bools.get('json') === true;
-  const check = flags.bools.get('check') === true;
-  const verbose = flags.bools.get('verbose') === true;
+  const json = flags.values.json === true;
+  const check = flags.values.check === true;
+  const verbose = flags.values.verbose === true;
   // providers lock's warnings go to stdout (Meta.showDiagnostics; test/fixtures/reference-runs/).
   // -check is for hooks and CI: what would change, not a line per package (unless -verbose).
   const ui = createRenderer(io, globals, json, { packageLines: !check || verbose, warningsToStdout: true });
@@ -114,13 +114,13 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
   r.defer(() => ui.stop());
   const errors: Diagnostic[] = [];
 
-  const platformValues = flags.lists.get('platform') ?? [];
+  const platformValues = flags.values.platform ?? [];
   const platformFlags = parsePlatformFlags(platformValues, errors, false);
-  const fsMirror = flags.strings.get('fs-mirror');
-  const netMirror = flags.strings.get('net-mirror');
-  const ociMirror = flags.strings.get('oci-mirror');
+  const fsMirror = flags.values['fs-mirror'];
+  const netMirror = flags.values['net-mirror'];
+  const ociMirror = flags.values['oci-mirror'];
   checkMirrorFlags({ fsMirror, netMirror, ociMirror }, errors);
-  const recursive = flags.bools.get('recursive') === true;
+  const recursive = flags.values.recursive === true;
   if (recursive && flags.positionals.length > 0) {
     errors.push({
       severity: 'error',
@@ -141,7 +141,7 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     netMirror,
     ociMirror,
     check,
-    allPlatforms: flags.bools.get('all-platforms') === true,
+    allPlatforms: flags.values['all-platforms'] === true,
   };
   return recursive
     ? lockTree({ ...common, json, verbose, written })
