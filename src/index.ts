@@ -94,7 +94,7 @@ export {
   allowedHashes,
   verifyPackage,
 } from './lockfile/index.js';
-export type { LockParseResult, PackageHashes, Verdict } from './lockfile/index.js';
+export type { LoadedLockFile, LockParseResult, PackageHashes, Verdict } from './lockfile/index.js';
 // The parsers' source-located diagnostics (parseLockFile's).
 export type { Diagnostic as HclDiagnostic } from './hcl/index.js';
 
@@ -132,6 +132,8 @@ export { HttpClient } from './net/index.js';
 
 // Operations: what the commands run, with their options and outcomes.
 export { runLock, selectVersion } from './installer/lock.js';
+export { PackagePlan } from './installer/lock-plan.js';
+export type { PackagePlanOptions, LockedPackage, PlanStats } from './installer/lock-plan.js';
 export type { LockOptions, LockOutcome, ProviderFailure, Requirement, FetchRunOptions } from './installer/lock.js';
 export { runMirror } from './installer/mirror.js';
 export type { MirrorOptions, MirrorOutcome, MirrorFailure, MirrorHashes } from './installer/mirror.js';

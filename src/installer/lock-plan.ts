@@ -59,26 +59,33 @@ type LocalProgress = (phase: ProgressPhase) => ReadProgress;
 
 /** What the plan needs (the fetching part of `FetchRunOptions`). */
 export interface PackagePlanOptions {
+  /** Where packages (and, for the runs over the plan, versions and metadata) come from. */
   readonly source: Source;
+  /** Hashing, bounded by its own (CPU) limit. */
   readonly pool: HashPool;
   /** Needed when a source returns http locations. */
   readonly http?: HttpClient;
   /** Package events (`fetch_start`, `fetch_progress`, `fetch_complete`, package warnings). */
   readonly events?: EventSink;
+  /** Aborts the plan's downloads and hashing. */
   readonly signal?: AbortSignal;
-  /** Parallel downloads. */
+  /** Parallel downloads (installer/lock.ts `defaultNetworkConcurrency` is the CLI's). */
   readonly networkConcurrency: number;
+  /** Hashes of archives seen before, by `zh:` (hashing/store.ts); every archive hashed is added. */
   readonly hashStore?: HashStore;
 }
 
 /** What a plan learnt of one package. */
 export interface LockedPackage {
+  /** A zip archive, or an unpacked directory (a filesystem mirror's unpacked layout). */
   readonly kind: 'archive' | 'dir';
   /** The `h1:` of the package as extracted (what a lock records). */
   readonly h1: Hash;
   /** The metadata's reported hashes plus what authentication verified, each with its reason. */
   readonly hashes: readonly TrustedHash[];
+  /** How the package was authenticated (the reference's label). */
   readonly label: AuthLabel;
+  /** The signing key's ID, when a signature authenticated it. */
   readonly keyId: string | undefined;
   /** True when the hashes came from the hash store by the registry's signed `zh:` (nothing downloaded). */
   readonly stored: boolean;
@@ -127,6 +134,7 @@ export class PackagePlan {
     return this.options.source;
   }
 
+  /** What the plan has done so far. */
   stats(): PlanStats {
     return { packages: this.packages.size, downloaded: this.downloaded, local: this.local, fromStore: this.fromStore };
   }

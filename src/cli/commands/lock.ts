@@ -1,20 +1,20 @@
 /**
  * `provkit lock [options] [PROVIDER...]`: `providers lock` (docs/reference.md §6.1), and
  * with `-recursive` every root module of the tree below (docs/recursive-lock.md).
- * Thin: flags → requirements, old locks, a source, platforms → `runLock` /
- * `runTreeLock` → render → save (or compare, with `-check`).
+ * Thin: flags → a source → `lockModule` (installer/lock-module.ts: the one
+ * pipeline, which `runTreeLock` runs for every root of `-recursive`) → render.
  */
 import { join } from 'node:path';
 
 import type { Flavor, Platform } from '../../addresses/index.js';
-import { discoverRoots, findPolicy, loadModuleRequirements, loadPolicyFile } from '../../config/index.js';
+import { discoverRoots, loadPolicyFile } from '../../config/index.js';
 import { ErrorCode } from '../../errors.js';
 import type { InstallerEvent } from '../../installer/events.js';
-import { defaultNetworkConcurrency, lockFailureDiagnostics, runLock } from '../../installer/lock.js';
+import { defaultNetworkConcurrency, lockFailureDiagnostics } from '../../installer/lock.js';
+import { lockModule } from '../../installer/lock-module.js';
 import { PackagePlan, sumPlanStats } from '../../installer/lock-plan.js';
-import { describeLockChanges, readLockBytes, runTreeLock } from '../../installer/lock-tree.js';
-import { choosePlatforms, PlatformInference } from '../../installer/platforms.js';
-import { loadLockFile, LOCK_FILE_NAME, providersLockWrite, saveLockFile } from '../../lockfile/index.js';
+import { runTreeLock } from '../../installer/lock-tree.js';
+import { LOCK_FILE_NAME } from '../../lockfile/index.js';
 import { MemoizeSource, type Source } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
@@ -142,6 +142,7 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     ociMirror,
     check,
     allPlatforms: flags.values['all-platforms'] === true,
+    enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
   };
   return recursive
     ? lockTree({ ...common, json, verbose, written })
@@ -157,6 +158,8 @@ interface RunArgs {
   readonly ociMirror: string | undefined;
   readonly check: boolean;
   readonly allPlatforms: boolean;
+  /** `OPENTOFU_ENFORCE_GPG_VALIDATION=true`, read once from the environment. */
+  readonly enforceSignatures: boolean;
 }
 
 /**
@@ -193,92 +196,57 @@ async function openPlan(
   return plan;
 }
 
-/** `lock` in the working directory. */
+/** `lock` in the working directory: {@link lockModule}, rendered. */
 async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise<number> {
   const { r, ui } = a;
-  const { io, globals, signal } = r;
-  const errors: Diagnostic[] = [];
+  const { globals, signal } = r;
+  const flavor = globals.flavor;
   // As providers lock: warnings are shown at the end, with whatever else is reported there.
   const pending = new PendingDiagnostics(ui, globals.cwd);
-  const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
-  if (pending.add(config.diagnostics)) return 1;
-
-  const all = [...config.requirements.values()];
-  const requirements =
-    a.positionals.length > 0 ? requiredProviderArguments(a.positionals, all, globals.flavor, errors) : all;
-  if (errors.length > 0) return pending.fail(errors);
-
-  const lockPath = join(globals.cwd, LOCK_FILE_NAME);
-  const old = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
-  if (pending.add(old.diagnostics)) return 1;
-  const policy = a.platformFlags.length > 0 ? { diagnostics: [] } : await findPolicy(globals.cwd, globals.cwd);
-  if (pending.add(policy.diagnostics)) return 1;
-
-  const plan = await openPlan(a, (e) => ui.event(e));
-  if (!plan) return pending.fail([]);
-  const { hashStore } = r.hashStore();
-  const chosen = await choosePlatforms({
-    flags: a.platformFlags,
-    policy: policy.policy,
-    locks: old.locks,
-    inference: new PlatformInference({ plan, ...(hashStore ? { hashStore } : {}), signal }),
-  });
-  ui.event({ type: 'platforms_chosen', ...chosen });
-  // The platforms each provider gains hashes for (-check names them, as lock -recursive does).
-  const added = new Map<string, Platform[]>();
-  // "Now tracked in the lock file": said once the file is written (docs/json-ui.md `lock_hashes`).
-  const tracked: InstallerEvent[] = [];
-  const outcome = await runLock({
-    signal,
-    requirements,
-    oldLocks: old.locks,
-    platforms: chosen.platforms,
-    source: plan.source,
-    pool: r.pool(),
-    http: r.http(),
-    plan,
-    flavor: globals.flavor,
-    events: (e) => {
-      if (e.type === 'hashes_obtained' && e.change !== 'unchanged') {
-        const key = e.provider.toComparisonString();
-        added.set(key, [...(added.get(key) ?? []), e.platform]);
-      }
-      // With -check nothing becomes "tracked in the lock file"; otherwise once it is written.
-      if (e.type === 'hashes_obtained') tracked.push(e);
-      else ui.event(e);
-    },
-    enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+  const outcome = await lockModule(globals.cwd, {
+    flavor,
+    plan: () => openPlan(a, (e) => ui.event(e)),
+    platforms: a.platformFlags,
+    ...r.hashStore(),
+    ...(a.positionals.length > 0
+      ? {
+          selectProviders: (all) => {
+            const errors: Diagnostic[] = [];
+            return { requirements: requiredProviderArguments(a.positionals, all, flavor, errors), errors };
+          },
+        }
+      : {}),
+    check: a.check,
     allPlatforms: a.allPlatforms,
+    enforceSignatures: a.enforceSignatures,
+    events: (e) => ui.event(e),
+    signal,
   });
+  if (pending.add(outcome.diagnostics)) return 1;
+  if (outcome.selectionErrors.length > 0) return pending.fail(outcome.selectionErrors);
   // Interrupted: the packages failed for that one reason, said once by runInterruptible.
   if (signal.aborted) return 1;
   if (outcome.failures.length > 0)
-    return pending.fail(lockFailureDiagnostics(outcome.failures, chosen.platforms, globals.flavor));
-  // Read once: -check compares with it, and an unchanged other-flavor file is kept as it is.
-  const oldBytes = await readLockBytes(lockPath);
-  // Whether and what to write: the one decision of lock -recursive too (lockfile/write-decision.ts).
-  const decision = providersLockWrite(old.locks, outcome.locks, oldBytes, globals.flavor);
+    return pending.fail(lockFailureDiagnostics(outcome.failures, outcome.platforms?.platforms ?? [], flavor));
+  // The lock file could not be written: said as any run's error is (runInterruptible).
+  if (outcome.error) throw outcome.error;
+  // The source could not be opened (its CLI configuration's diagnostics are rendered).
+  if (outcome.status === 'failed') return pending.fail([]);
   if (a.check) {
-    // Up to date: a run would leave the file as it is (the same bytes, or an unchanged other-flavor file kept).
     pending.flush();
-    if (decision.file === 'unchanged') {
+    if (outcome.status === 'unchanged') {
       ui.summary(`${LOCK_FILE_NAME} is up to date.`, { changed: false });
       return 0;
     }
-    const changes = describeLockChanges(old.locks, outcome.locks, oldBytes, added);
-    ui.summary(`${LOCK_FILE_NAME} would change:\n${changes.map((c) => `  ${c}`).join('\n')}`, {
+    ui.summary(`${LOCK_FILE_NAME} would change:\n${outcome.changes.map((c) => `  ${c}`).join('\n')}`, {
       changed: true,
-      changes,
+      changes: outcome.changes,
     });
     return 2;
   }
-  // Rewritten even when unchanged, except the other flavor's writing of these very locks.
-  // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically.
-  if (decision.write) await saveLockFile(lockPath, outcome.locks, globals.flavor);
-  for (const e of tracked) ui.event(e);
   // As providers lock: the warnings after the checksums lines, before "Success!".
   pending.flush();
-  ui.lockSuccess(decision.changed);
+  ui.lockSuccess(outcome.changed);
   return 0;
 }
 
@@ -346,12 +314,11 @@ async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written:
     roots: tree.roots,
     flavorOf: (root) => rootFlavors.get(root) ?? { flavor: globals.flavor },
     planFor: (flavor) => plans.get(flavor)!,
-    pool: r.pool(),
     platformFlags: a.platformFlags,
     check: a.check,
     signal,
     allPlatforms: a.allPlatforms,
-    enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+    enforceSignatures: a.enforceSignatures,
     ...r.hashStore(),
     events: (root, e) => {
       if (json) {
