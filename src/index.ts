@@ -147,10 +147,10 @@ export type {
 } from './installer/install.js';
 export { runVerify } from './installer/verify.js';
 export type { VerifyOptions, VerifyOutcome, VerifyProblem, VerifyProblemCode } from './installer/verify.js';
-export { createBundle } from './installer/bundle/create.js';
-export type { BundleCreateOptions, BundleCreateOutcome, BundleFailure } from './installer/bundle/create.js';
-export { importBundle } from './installer/bundle/import.js';
-export type { BundleImportOptions, BundleImportOutcome } from './installer/bundle/import.js';
+export { createBundle } from './bundles/create.js';
+export type { BundleCreateOptions, BundleCreateOutcome, BundleFailure } from './bundles/create.js';
+export { importBundle } from './bundles/import.js';
+export type { BundleImportOptions, BundleImportOutcome } from './bundles/import.js';
 export { extractPackage } from './installer/extract.js';
 export type { ExtractOptions, ExtractResult } from './installer/extract.js';
 export type { InstallerEvent, EventSink, AuthLabel, LockChange, ProgressPhase } from './installer/events.js';

@@ -18,7 +18,7 @@ import {
   errorText,
 } from '../../errors.js';
 import { createHashPool } from '../../hashing/index.js';
-import { type AccessLogEntry, isLoopbackHost, parseListen, startMirrorServer } from '../../installer/serve/server.js';
+import { type AccessLogEntry, isLoopbackHost, parseListen, startMirrorServer } from '../../serve/server.js';
 import { terminalLine } from '../../ui/escape.js';
 import { renderDiagnostic } from '../../ui/human.js';
 import { parseFlags } from '../flags.js';

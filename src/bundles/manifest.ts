@@ -13,9 +13,9 @@
  * The manifest lists size and SHA-256 of every other member, and the hashes
  * of every package. Pure: data in, data out; no I/O here.
  */
-import { unsafeNameKind } from '../../addresses/index.js';
-import { ErrorCode, ProvkitError, errorText } from '../../errors.js';
-import { isRecord } from '../../go/index.js';
+import { unsafeNameKind } from '../addresses/index.js';
+import { ErrorCode, ProvkitError, errorText } from '../errors.js';
+import { isRecord } from '../go/index.js';
 
 export const BUNDLE_FORMAT = 'provkit-bundle/1';
 export const MANIFEST_NAME = 'manifest.json';

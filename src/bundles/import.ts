@@ -56,7 +56,7 @@ import {
   tryParseProviderSource,
   tryParseVersion,
   type Version,
-} from '../../addresses/index.js';
+} from '../addresses/index.js';
 import {
   ErrorCode,
   errorText,
@@ -66,17 +66,17 @@ import {
   renameFileInError,
   systemErrorCode,
   writeError,
-} from '../../errors.js';
-import { writeFileAtomic } from '../../fs/atomic.js';
-import { removeOnExit } from '../../fs/cleanup.js';
-import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../../fs/dir-mutex.js';
-import { makeDirectory } from '../../fs/target.js';
-import { compareBytewise, goMarshalIndent, type GoJSON, isRecord } from '../../go/index.js';
-import { removeTempsIn, tempPathIn } from '../../fs/temp-name.js';
-import { type HashPool, normalizeHashes, parseHash } from '../../hashing/index.js';
-import { packedFileName, providerDirPath } from '../../layout/index.js';
-import { hasErrors, type Locks, parseLockFile } from '../../lockfile/index.js';
-import { MIRROR_MUTEX_FILE, MIRROR_STAGING_PREFIX } from '../mirror.js';
+} from '../errors.js';
+import { writeFileAtomic } from '../fs/atomic.js';
+import { removeOnExit } from '../fs/cleanup.js';
+import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../fs/dir-mutex.js';
+import { makeDirectory } from '../fs/target.js';
+import { compareBytewise, goMarshalIndent, type GoJSON, isRecord } from '../go/index.js';
+import { removeTempsIn, tempPathIn } from '../fs/temp-name.js';
+import { type HashPool, normalizeHashes, parseHash } from '../hashing/index.js';
+import { packedFileName, providerDirPath } from '../layout/index.js';
+import { hasErrors, type Locks, parseLockFile } from '../lockfile/index.js';
+import { MIRROR_MUTEX_FILE, MIRROR_STAGING_PREFIX } from '../installer/mirror.js';
 import {
   BUNDLE_LOCK_NAME,
   type BundleManifest,
@@ -85,7 +85,7 @@ import {
   parseManifest,
   unsafeMemberName,
 } from './manifest.js';
-import { readRegularFile } from '../../fs/read.js';
+import { readRegularFile } from '../fs/read.js';
 
 /** Default largest member: 2 GiB (provider packages are far smaller). */
 export const DEFAULT_MAX_MEMBER_SIZE = 2 * 1024 ** 3;
