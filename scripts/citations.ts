@@ -85,7 +85,7 @@ const SPECIFIC: ReadonlyArray<readonly [string, string, string]> = [
     'The target is a shared place (docs/file-modes.md):',
   ],
   [
-    'src/installer/cache.ts',
+    'src/installer/package-dirs.ts',
     'when the run put nothing in them (issue 11 #17).',
     'when the run put nothing in them (docs/file-modes.md).',
   ],

@@ -27,7 +27,7 @@ import { type Diagnostic, hasErrors } from '../hcl/index.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks, providersLockWrite, saveLockBytes } from '../lockfile/index.js';
 import { type EventSink, ignoreEvents, type InstallerEvent } from './events.js';
 import { type ProviderFailure, type Requirement, runLock } from './lock.js';
-import type { PackagePlan } from './lock-plan.js';
+import type { PackagePlan } from './fetch-cache.js';
 import { type ChosenPlatforms, choosePlatforms, PlatformInference } from './platforms.js';
 
 /**

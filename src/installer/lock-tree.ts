@@ -37,7 +37,7 @@ import type { HashStore } from '../hashing/index.js';
 import type { InferredFlavor } from '../lockfile/index.js';
 import type { InstallerEvent } from './events.js';
 import { lockModule, type ModuleLockOutcome, type ModuleLockStatus } from './lock-module.js';
-import type { PackagePlan } from './lock-plan.js';
+import type { PackagePlan } from './fetch-cache.js';
 import { PlatformInference } from './platforms.js';
 
 export interface TreeLockOptions {

@@ -40,7 +40,7 @@ import {
 import type { HttpClient } from '../net/index.js';
 import type { Source, TrustedHash } from '../sources/index.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
-import type { PackagePlan } from './lock-plan.js';
+import type { PackagePlan } from './fetch-cache.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 
 /**

@@ -33,7 +33,7 @@ import {
 import type { PlatformPolicy } from '../config/index.js';
 import type { Hash, HashStore, StoredHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
-import type { PackagePlan } from './lock-plan.js';
+import type { PackagePlan } from './fetch-cache.js';
 
 /** Where a run's platforms came from. */
 export type PlatformOrigin = 'flags' | 'policy' | 'inferred' | 'host';

@@ -4,7 +4,7 @@
  * and the run's summary.
  */
 import { type Flavor, FLAVORS } from '../addresses/index.js';
-import type { PlanStats } from '../installer/lock-plan.js';
+import type { PlanStats } from '../installer/fetch-cache.js';
 import type { RootOutcome, TreeLockResult } from '../installer/lock-tree.js';
 import {
   type Diagnostic,

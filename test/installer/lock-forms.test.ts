@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConstraints, parsePlatform, parseProviderSource } from '../../src/addresses/index.js';
 import { createHashPool, type HashPool, openHashStore, type HashStore } from '../../src/hashing/index.js';
 import { runLock } from '../../src/installer/lock.js';
-import { PackagePlan } from '../../src/installer/lock-plan.js';
+import { PackagePlan } from '../../src/installer/fetch-cache.js';
 import { Locks } from '../../src/lockfile/index.js';
 import { FilesystemMirrorSource } from '../../src/sources/fs-mirror.js';
 

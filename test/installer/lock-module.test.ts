@@ -14,7 +14,7 @@ import { parsePlatform, parseProviderSource, parseVersion } from '../../src/addr
 import { createHashPool } from '../../src/hashing/index.js';
 import type { InstallerEvent } from '../../src/installer/events.js';
 import { lockModule, type LockModuleOptions } from '../../src/installer/lock-module.js';
-import { PackagePlan } from '../../src/installer/lock-plan.js';
+import { PackagePlan } from '../../src/installer/fetch-cache.js';
 import { LOCK_FILE_NAME } from '../../src/lockfile/index.js';
 import { type MockPackage, MockSource } from '../../src/sources/testing.js';
 

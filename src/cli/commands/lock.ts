@@ -12,7 +12,7 @@ import { ErrorCode } from '../../errors.js';
 import type { InstallerEvent } from '../../installer/events.js';
 import { defaultNetworkConcurrency, lockFailureDiagnostics } from '../../installer/lock.js';
 import { lockModule } from '../../installer/lock-module.js';
-import { PackagePlan, sumPlanStats } from '../../installer/lock-plan.js';
+import { PackagePlan, sumPlanStats } from '../../installer/fetch-cache.js';
 import { runTreeLock } from '../../installer/lock-tree.js';
 import { LOCK_FILE_NAME } from '../../lockfile/index.js';
 import { MemoizeSource, type Source } from '../../sources/index.js';
