@@ -132,8 +132,8 @@ export { HttpClient } from './net/index.js';
 
 // Operations: what the commands run, with their options and outcomes.
 export { runLock, selectVersion } from './installer/lock.js';
-export { PackagePlan } from './installer/fetch-cache.js';
-export type { PackagePlanOptions, LockedPackage, PlanStats } from './installer/fetch-cache.js';
+export { FetchCache } from './installer/fetch-cache.js';
+export type { FetchCacheOptions, LockedPackage, FetchCacheStats } from './installer/fetch-cache.js';
 export type { LockOptions, LockOutcome, ProviderFailure, Requirement, FetchRunOptions } from './installer/lock.js';
 export { runMirror } from './installer/mirror.js';
 export type { MirrorOptions, MirrorOutcome, MirrorFailure, MirrorHashes } from './installer/mirror.js';

@@ -27,7 +27,7 @@ import { type Diagnostic, hasErrors } from '../hcl/index.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks, providersLockWrite, saveLockBytes } from '../lockfile/index.js';
 import { type EventSink, ignoreEvents, type InstallerEvent } from './events.js';
 import { type ProviderFailure, type Requirement, runLock } from './lock.js';
-import type { PackagePlan } from './fetch-cache.js';
+import type { FetchCache } from './fetch-cache.js';
 import { type ChosenPlatforms, choosePlatforms, PlatformInference } from './platforms.js';
 
 /**
@@ -51,16 +51,16 @@ export interface LockModuleOptions {
    * reported). Shared between modules, each package is fetched and hashed
    * once for all of them. Owned by the caller: never closed here.
    */
-  readonly plan: PackagePlan | (() => Promise<PackagePlan | undefined>);
+  readonly cache: FetchCache | (() => Promise<FetchCache | undefined>);
   /** Platforms to lock; empty or absent: the module's policy (`provkit.hcl`), else those its lock covers, else this machine's. */
   readonly platforms?: readonly Platform[];
   /** Where the search for the nearest `provkit.hcl` stops, going up from the directory (default: the directory itself). */
   readonly policyRoot?: string;
   /** Policy files already read, shared between the modules of a tree (keyed by path). */
   readonly policyCache?: Map<string, Promise<PolicyResult>>;
-  /** Platform inference for the `plan` (default: one of this call's own); shared between modules, it asks each question once. */
+  /** Platform inference for the `cache` (default: one of this call's own); shared between modules, it asks each question once. */
   readonly inference?: PlatformInference;
-  /** The hash store (hashing/store.ts) platform inference consults (the one the `plan` uses). */
+  /** The hash store (hashing/store.ts) platform inference consults (the one the `cache` uses). */
   readonly hashStore?: HashStore;
   /**
    * The directory as diagnostics name it, relative to the caller's working
@@ -168,8 +168,8 @@ export async function lockModule(dir: string, options: LockModuleOptions): Promi
   diagnostics.push(...policy.diagnostics);
   if (hasErrors(diagnostics)) return { ...base, diagnostics };
 
-  const plan = typeof options.plan === 'function' ? await options.plan() : options.plan;
-  if (plan === undefined) return { ...base, diagnostics };
+  const cache = typeof options.cache === 'function' ? await options.cache() : options.cache;
+  if (cache === undefined) return { ...base, diagnostics };
   const platforms = await choosePlatforms({
     flags,
     policy: policy.policy,
@@ -177,7 +177,7 @@ export async function lockModule(dir: string, options: LockModuleOptions): Promi
     inference:
       options.inference ??
       new PlatformInference({
-        plan,
+        cache,
         ...(options.hashStore ? { hashStore: options.hashStore } : {}),
         ...(signal ? { signal } : {}),
       }),
@@ -191,7 +191,7 @@ export async function lockModule(dir: string, options: LockModuleOptions): Promi
     requirements: selected.requirements,
     oldLocks: old.locks,
     platforms: platforms.platforms,
-    plan,
+    cache,
     flavor,
     ...(signal ? { signal } : {}),
     ...(options.allPlatforms ? { allPlatforms: true } : {}),

@@ -11,13 +11,13 @@
  * (installer/platforms.ts: flags, the nearest `provkit.hcl`, the platforms
  * its lock already covers, this machine's), and {@link runLock} for version
  * selection and the merge. What the roots of one flavor share is its
- * {@link PackagePlan} (`planFor`; the source's rules are the flavor's: the
+ * {@link FetchCache} (`cacheFor`; the source's rules are the flavor's: the
  * default registry host, the signature policy): each (provider, version,
  * platform) package is fetched and hashed at most once for those roots, and
  * the source's answers are memoised.
  *
  * Roots are worked on a bounded number at once (`rootConcurrency`), so what
- * a run holds is the plan (a few hashes per package) plus the roots in hand,
+ * a run holds is the cache (a few hashes per package) plus the roots in hand,
  * whatever the number of roots. Each root's lock file is written atomically
  * as soon as that root is done, and only when it succeeded; a failing root
  * does not stop the others. With `check`, nothing is written: each root is
@@ -37,7 +37,7 @@ import type { HashStore } from '../hashing/index.js';
 import type { InferredFlavor } from '../lockfile/index.js';
 import type { InstallerEvent } from './events.js';
 import { lockModule, type ModuleLockOutcome, type ModuleLockStatus } from './lock-module.js';
-import type { PackagePlan } from './fetch-cache.js';
+import type { FetchCache } from './fetch-cache.js';
 import { PlatformInference } from './platforms.js';
 
 export interface TreeLockOptions {
@@ -47,15 +47,15 @@ export interface TreeLockOptions {
   readonly roots: readonly string[];
   /** Each root's flavor (and why, when inferred from its lock file). */
   readonly flavorOf: (root: string) => InferredFlavor;
-  /** The plan of the roots of a flavor, shared by them; its source is the run's source for that flavor. */
-  readonly planFor: (flavor: Flavor) => PackagePlan;
+  /** The cache of the roots of a flavor, shared by them; its source is the run's source for that flavor. */
+  readonly cacheFor: (flavor: Flavor) => FetchCache;
   /** `-platform` flags (empty: none given). */
   readonly platformFlags: readonly Platform[];
   /** Compare instead of writing. */
   readonly check: boolean;
   readonly allPlatforms?: boolean;
   readonly enforceSignatures?: boolean;
-  /** For platform inference (the store the plans use). */
+  /** For platform inference (the store the caches use). */
   readonly hashStore?: HashStore;
   readonly signal?: AbortSignal;
   /** Roots worked on at once (default 8). */
@@ -89,17 +89,17 @@ export interface TreeLockResult {
 export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockResult> {
   const limit = pLimit(Math.max(1, options.rootConcurrency ?? 8));
   const policies = new Map<string, Promise<PolicyResult>>();
-  // Platform inference asks the plan's source: one per plan.
-  const inferences = new Map<PackagePlan, PlatformInference>();
-  const inferenceFor = (plan: PackagePlan): PlatformInference => {
-    let inference = inferences.get(plan);
+  // Platform inference asks the cache's source: one per cache.
+  const inferences = new Map<FetchCache, PlatformInference>();
+  const inferenceFor = (cache: FetchCache): PlatformInference => {
+    let inference = inferences.get(cache);
     if (!inference) {
       inference = new PlatformInference({
-        plan,
+        cache,
         ...(options.hashStore ? { hashStore: options.hashStore } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
       });
-      inferences.set(plan, inference);
+      inferences.set(cache, inference);
     }
     return inference;
   };
@@ -109,16 +109,16 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
 
   const lockRoot = async (root: string): Promise<RootOutcome> => {
     const flavor = options.flavorOf(root);
-    const plan = options.planFor(flavor.flavor);
+    const cache = options.cacheFor(flavor.flavor);
     const outcome = await lockModule(root === '.' ? options.baseDir : join(options.baseDir, root), {
       flavor: flavor.flavor,
-      plan,
+      cache,
       label: root,
       resolveLocalModules: true,
       platforms: options.platformFlags,
       policyRoot: options.baseDir,
       policyCache: policies,
-      inference: inferenceFor(plan),
+      inference: inferenceFor(cache),
       check: options.check,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.allPlatforms ? { allPlatforms: true } : {}),

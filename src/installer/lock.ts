@@ -6,7 +6,7 @@
  * Beyond the reference: all (provider, platform) pairs are fetched and hashed
  * concurrently (network and CPU bounded separately: `networkConcurrency` and
  * the hash pool), and no package is fetched twice in one run: packages are
- * fetched and hashed by a {@link PackagePlan} (lock-plan.ts), which
+ * fetched and hashed by a {@link FetchCache} (fetch-cache.ts), which
  * `lock -recursive` shares between all the root modules of a tree, while
  * version selection and the merge stay per root (this function, once per root).
  *
@@ -40,7 +40,7 @@ import {
 import type { HttpClient } from '../net/index.js';
 import type { Source, TrustedHash } from '../sources/index.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
-import type { PackagePlan } from './fetch-cache.js';
+import type { FetchCache } from './fetch-cache.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 
 /**
@@ -84,10 +84,10 @@ export interface FetchRunOptions {
 
 /**
  * What one run of `providers lock` over one module is given. One way in:
- * the packages come from `plan` (the fetch-and-hash cache, which a single
+ * the packages come from `cache` (the fetch-and-hash cache, which a single
  * `lock` opens for itself and `lock -recursive` shares between the roots of
  * a flavor), and the versions and metadata from the same cache's source
- * (`plan.source`), so the two can never disagree.
+ * (`cache.source`), so the two can never disagree.
  */
 export interface LockOptions {
   /** The providers to lock, with their constraints. */
@@ -103,10 +103,10 @@ export interface LockOptions {
    * run's source. Owned by the caller (the run never closes it); its own
    * sink receives the package events (`fetch_start`, `fetch_complete`, …).
    */
-  readonly plan: PackagePlan;
+  readonly cache: FetchCache;
   /** The run's own events: `provider_selected`, `hashes_obtained`, source warnings. */
   readonly events?: EventSink;
-  /** Aborts the run (the plan's own signal aborts its packages). */
+  /** Aborts the run (the cache's own signal aborts its packages). */
   readonly signal?: AbortSignal;
   /**
    * `-all-platforms`: also lock every platform the source publishes for the
@@ -200,8 +200,8 @@ function recordedHashes(
 
 export async function runLock(options: LockOptions): Promise<LockOutcome> {
   const events = options.events ?? ignoreEvents;
-  const { plan } = options;
-  const source = plan.source;
+  const { cache } = options;
+  const source = cache.source;
   const failures: ProviderFailure[] = [];
   const results: PlatformLockResult[] = [];
   const changes: Array<{ provider: ProviderAddress; platform: Platform; change: LockChange }> = [];
@@ -270,8 +270,8 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
               return;
             }
           }
-          // Fetched and hashed once per plan (lock-plan.ts).
-          const pkg = await plan.lock(provider, version, platform);
+          // Fetched and hashed once per cache (fetch-cache.ts).
+          const pkg = await cache.lock(provider, version, platform);
           record(platform, [
             pkg.h1,
             ...recordedHashes(provider, pkg.hashes, options.flavor, options.enforceSignatures ?? false),

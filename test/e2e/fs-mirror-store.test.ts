@@ -1,5 +1,5 @@
 // Issue 13: a filesystem mirror's packages go through the hash store too
-// (installer/lock-plan.ts `hashLocal`): the archive's zh: is computed from
+// (installer/fetch-cache.ts `hashLocal`): the archive's zh: is computed from
 // its bytes and looked up, so a warm lock -fs-mirror inflates nothing. The
 // hits are observed from outside: with an archive size limit no package
 // fits in (PROVKIT_ZIP_LIMITS=bytes=1), hashing fails, while hashes found in

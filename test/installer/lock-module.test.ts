@@ -14,7 +14,7 @@ import { parsePlatform, parseProviderSource, parseVersion } from '../../src/addr
 import { createHashPool } from '../../src/hashing/index.js';
 import type { InstallerEvent } from '../../src/installer/events.js';
 import { lockModule, type LockModuleOptions } from '../../src/installer/lock-module.js';
-import { PackagePlan } from '../../src/installer/fetch-cache.js';
+import { FetchCache } from '../../src/installer/fetch-cache.js';
 import { LOCK_FILE_NAME } from '../../src/lockfile/index.js';
 import { type MockPackage, MockSource } from '../../src/sources/testing.js';
 
@@ -84,12 +84,12 @@ async function run(
   const sink = (e: InstallerEvent): void => {
     if (e.type !== 'fetch_progress') events.push(line(e));
   };
-  const plan = new PackagePlan({ source, pool, networkConcurrency: 2, events: sink });
+  const cache = new FetchCache({ source, pool, networkConcurrency: 2, events: sink });
   try {
-    const outcome = await lockModule(dir, { flavor: 'tofu', plan, platforms: [LINUX], events: sink, ...options });
+    const outcome = await lockModule(dir, { flavor: 'tofu', cache, platforms: [LINUX], events: sink, ...options });
     return { outcome, events, source };
   } finally {
-    await plan.close();
+    await cache.close();
   }
 }
 
@@ -167,7 +167,7 @@ describe('lockModule: one module locked through a fetch-and-hash cache', () => {
     const dir = moduleDir('broken', 'provider "registry.example.test/acme/demo" {\n');
     let opened = false;
     const { outcome, events, source } = await run(dir, {
-      plan: () => {
+      cache: () => {
         opened = true;
         return Promise.resolve(undefined);
       },

@@ -12,7 +12,7 @@ import { ErrorCode } from '../../errors.js';
 import type { InstallerEvent } from '../../installer/events.js';
 import { defaultNetworkConcurrency, lockFailureDiagnostics } from '../../installer/lock.js';
 import { lockModule } from '../../installer/lock-module.js';
-import { PackagePlan, sumPlanStats } from '../../installer/fetch-cache.js';
+import { FetchCache, sumFetchCacheStats } from '../../installer/fetch-cache.js';
 import { runTreeLock } from '../../installer/lock-tree.js';
 import { LOCK_FILE_NAME } from '../../lockfile/index.js';
 import { MemoizeSource, type Source } from '../../sources/index.js';
@@ -163,15 +163,15 @@ interface RunArgs {
 }
 
 /**
- * The run's package plan over its source (memoised, so that every question
+ * The run's package cache over its source (memoised, so that every question
  * is asked once; the registry's already is), closed with the run's
  * resources; undefined when the CLI configuration has errors (rendered).
  */
-async function openPlan(
+async function openCache(
   a: RunArgs,
   events: (e: InstallerEvent) => void,
   flavor: Flavor = a.r.globals.flavor,
-): Promise<PackagePlan | undefined> {
+): Promise<FetchCache | undefined> {
   const { r } = a;
   const found = await r.source(
     { fsMirror: a.fsMirror, netMirror: a.netMirror, ociMirror: a.ociMirror },
@@ -181,7 +181,7 @@ async function openPlan(
   );
   if (!found) return undefined;
   const source: Source = found instanceof MemoizeSource ? found : new MemoizeSource(found);
-  const plan = new PackagePlan({
+  const cache = new FetchCache({
     source,
     // Small archives (up to 4 MiB) are hashed in this thread: a worker's
     // start costs ~30-60 ms of CPU, hashing 1 MiB of zip ~5 ms (bench/PROFILE.md).
@@ -192,8 +192,8 @@ async function openPlan(
     networkConcurrency: defaultNetworkConcurrency(),
     ...r.hashStore(),
   });
-  r.defer(() => plan.close());
-  return plan;
+  r.defer(() => cache.close());
+  return cache;
 }
 
 /** `lock` in the working directory: {@link lockModule}, rendered. */
@@ -205,7 +205,7 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
   const pending = new PendingDiagnostics(ui, globals.cwd);
   const outcome = await lockModule(globals.cwd, {
     flavor,
-    plan: () => openPlan(a, (e) => ui.event(e)),
+    cache: () => openCache(a, (e) => ui.event(e)),
     platforms: a.platformFlags,
     ...r.hashStore(),
     ...(a.positionals.length > 0
@@ -296,14 +296,14 @@ async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written:
     if (json || a.verbose) ui.event(e);
   };
   // Each root in its own flavor, as lock run in it would choose (src/cli/flavor.ts), each
-  // flavor's roots sharing one plan over that flavor's source.
+  // flavor's roots sharing one cache over that flavor's source.
   const rootFlavors = new Map(tree.roots.map((root) => [root, globals.flavorIn(join(globals.cwd, root))]));
-  const plans = new Map<Flavor, PackagePlan>();
+  const caches = new Map<Flavor, FetchCache>();
   for (const flavor of new Set([...rootFlavors.values()].map((f) => f.flavor))) {
     // eslint-disable-next-line no-await-in-loop -- one or two, each rendering its CLI configuration's diagnostics in order
-    const plan = await openPlan(a, packageEvent, flavor);
-    if (!plan) return ui.fail([]);
-    plans.set(flavor, plan);
+    const cache = await openCache(a, packageEvent, flavor);
+    if (!cache) return ui.fail([]);
+    caches.set(flavor, cache);
   }
   // Each root's diagnostics as a single lock's: boxed on a terminal, warnings on stdout.
   const treeStyle = humanStyle(io, globals.color, { warningsToStdout: true });
@@ -313,7 +313,7 @@ async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written:
     baseDir: globals.cwd,
     roots: tree.roots,
     flavorOf: (root) => rootFlavors.get(root) ?? { flavor: globals.flavor },
-    planFor: (flavor) => plans.get(flavor)!,
+    cacheFor: (flavor) => caches.get(flavor)!,
     platformFlags: a.platformFlags,
     check: a.check,
     signal,
@@ -357,7 +357,7 @@ async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written:
   });
   const summary = lockTreeSummary(
     result,
-    sumPlanStats([...plans.values()].map((p) => p.stats())),
+    sumFetchCacheStats([...caches.values()].map((p) => p.stats())),
     (Date.now() - started) / 1000,
     a.check,
     [...rootFlavors.values()].some((f) => f.reason !== undefined),
