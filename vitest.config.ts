@@ -79,6 +79,8 @@ export default defineConfig({
           include: [ALL_TESTS],
           exclude: E2E_FILES.map(glob),
           setupFiles: ['./test/support/unit-guard.ts'],
+          // The hash pool's tests start the compiled worker (dist/hashing/worker.js).
+          globalSetup: ['./test/support/fresh-dist.ts'],
         },
       },
       {
@@ -86,6 +88,8 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: E2E_FILES.map(glob),
+          // bin/provkit.js runs dist/: refuse to test an old build.
+          globalSetup: ['./test/support/fresh-dist.ts'],
         },
       },
     ],
