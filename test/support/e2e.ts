@@ -77,6 +77,13 @@ export function runNode(argv: string[], opts: RunOptions): Promise<CliResult> {
   return startNode(argv, opts, false).result;
 }
 
+/** {@link runNode}, rejecting (with what it printed on stderr) unless it exits 0, as `execFile` does. */
+export async function runNodeOk(argv: string[], opts: RunOptions): Promise<CliResult> {
+  const r = await runNode(argv, opts);
+  if (r.code !== 0) throw new Error(`node ${argv.join(' ')} exited with ${r.code}:\n${r.stderr}`);
+  return r;
+}
+
 /** `node ...argv`; its stdout is checked against docs/json-ui.md when `jsonStream`. */
 function startNode(nodeArgv: string[], opts: RunOptions, jsonStream: boolean): StartedCli {
   let stdout = '';
