@@ -72,6 +72,14 @@ describe('the unit and end-to-end test projects', () => {
     expect(files.filter((f) => isE2e(f) && crossings(f).length === 0)).toEqual([]);
   });
 
+  it('no describe or it title names an issue number instead of the behaviour it pins', () => {
+    const titled = /\b(?:describe|it|test)(?:\s*\.\w+(?:\([^)]*\))?)*\s*\(\s*['"`](issue \d+[^'"`]*)/gi;
+    const offenders = files.flatMap((f) =>
+      [...readFileSync(join(ROOT, f), 'utf8').matchAll(titled)].map((m) => `${f}: ${m[1]!}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
   it('finds an import through a support helper, and none in a pure file', () => {
     expect(crossings('test/support/e2e.ts')).toContain('node:child_process in test/support/e2e.ts');
     expect(crossings('test/addresses/provider.test.ts')).toEqual([]);
