@@ -15,7 +15,7 @@ import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/
 const PLATFORMS = ['-platform=linux_amd64', '-platform=darwin_arm64'];
 const ARCHIVE = 'registry.example.test/acme/tools/terraform-provider-tools_0.3.0_linux_amd64.zip';
 
-describe('issue 13: lock -fs-mirror with a warm hash store', () => {
+describe('lock -fs-mirror with a warm hash store', () => {
   let w: E2eWorkspace;
   let mirror: string;
   beforeAll(() => {
