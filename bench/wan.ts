@@ -30,7 +30,8 @@
 // lock file must be byte for byte the same (terraform = provkit, in every
 // row); a difference fails the run. A calibration of the proxy comes first.
 //
-// Usage: npx tsx bench/wan.ts [--runs N] [--only calibrate,loopback,rtt60,rtt150,cap]
+// Usage: npx tsx bench/wan.ts [--runs N] [--only calibrate,loopback,rtt60,rtt150,cap] [--provkit-only]
+// (--provkit-only: a quick check of provkit alone, printed, bench/results-wan.md untouched).
 // Writes bench/results-wan.md (after each row, so a stopped run leaves what
 // it measured) and, per run, the exchanges it saw to bench/.work/wan/runs/.
 import { execFileSync } from 'node:child_process';
@@ -751,7 +752,10 @@ function report(
 // ---------------------------------------------------------------------------
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { runs: { type: 'string' }, only: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { runs: { type: 'string' }, only: { type: 'string' }, 'provkit-only': { type: 'boolean' } },
+  });
+  const provkitOnly = values['provkit-only'] === true;
   const runs = Number(values.runs ?? 1);
   const only = new Set((values.only ?? 'calibrate,loopback,rtt60,rtt150,cap').split(','));
   const started = new Date().toISOString();
@@ -818,13 +822,20 @@ async function main(): Promise<number> {
         }),
       );
     };
-    await write();
+    if (!provkitOnly) await write();
     for (const row of ROWS) {
       if (!only.has(row.id)) continue;
       await s.proxy.configure(row.profile);
       const rr: RowResult = { row, tf: [], pk: [] };
       results.push(rr);
       for (let i = 0; i < runs; i++) {
+        if (provkitOnly) {
+          const pk = await runOnce('provkit', row, s, project, scratch, rusage);
+          console.log(
+            `${row.label}: provkit ${pk.wallS.toFixed(2)} s (${pk.requests} requests, ${pk.connections.registry + pk.connections.cdn} connections, ${pk.series.roundTrips} round trips in series, ${pk.toFirstByte.roundTrips} before the first archive byte, at most ${pk.streams.max} streams, on average ${pk.streams.mean.toFixed(2)}, peak RSS ${pk.rssMB} MB, CPU ${pk.cpuS?.toFixed(2)} s; load ${uptime()})`,
+          );
+          continue;
+        }
         const tf = await runOnce('terraform', row, s, project, scratch, rusage);
         rr.tf.push(tf);
         const pk = await runOnce('provkit', row, s, project, scratch, rusage);
@@ -841,6 +852,7 @@ async function main(): Promise<number> {
         await write();
       }
     }
+    if (provkitOnly) return 0;
     await write();
     console.log((await readFile(RESULTS, 'utf8')).split('\n## provkit')[0]);
     return 0;

@@ -10,7 +10,7 @@ import type { Flavor, Platform } from '../../addresses/index.js';
 import { discoverRoots, findPolicy, loadModuleRequirements, loadPolicyFile } from '../../config/index.js';
 import { ErrorCode } from '../../errors.js';
 import type { InstallerEvent } from '../../installer/events.js';
-import { defaultNetworkConcurrency, lockFailureDiagnostics, runLock } from '../../installer/lock.js';
+import { lockFailureDiagnostics, runLock } from '../../installer/lock.js';
 import { PackagePlan, sumPlanStats } from '../../installer/lock-plan.js';
 import { describeLockChanges, readLockBytes, runTreeLock } from '../../installer/lock-tree.js';
 import { choosePlatforms, PlatformInference } from '../../installer/platforms.js';
@@ -27,6 +27,7 @@ import {
   reportDiagnostics,
   requiredProviderArguments,
 } from '../common.js';
+import { DOWNLOADS_FLAG, downloadsHelp, downloadsOption } from '../downloads.js';
 import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import { createRenderer, humanStyle, type Renderer } from '../render.js';
@@ -71,6 +72,7 @@ Options:
   -all-platforms        Also lock every platform the source has for the
                         selected version: those the registry publishes, or the
                         packages a filesystem mirror holds (each fetched and hashed).
+${downloadsHelp(24)}
   -json                 Machine-readable output (JSON lines; see docs/json-ui.md).
 `;
 
@@ -103,7 +105,9 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     check: 'bool',
     verbose: 'bool',
     json: 'bool',
+    ...DOWNLOADS_FLAG,
   });
+  const downloads = downloadsOption(flags, io.env);
   const json = flags.bools.get('json') === true;
   const check = flags.bools.get('check') === true;
   const verbose = flags.bools.get('verbose') === true;
@@ -142,6 +146,7 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     ociMirror,
     check,
     allPlatforms: flags.bools.get('all-platforms') === true,
+    downloads,
   };
   return recursive
     ? lockTree({ ...common, json, verbose, written })
@@ -157,6 +162,8 @@ interface RunArgs {
   readonly ociMirror: string | undefined;
   readonly check: boolean;
   readonly allPlatforms: boolean;
+  /** Archives downloaded at once (downloads.ts). */
+  readonly downloads: number;
 }
 
 /**
@@ -186,7 +193,7 @@ async function openPlan(
     http: r.http(),
     events,
     signal: r.signal,
-    networkConcurrency: defaultNetworkConcurrency(),
+    networkConcurrency: a.downloads,
     ...r.hashStore(),
   });
   r.defer(() => plan.close());
