@@ -833,6 +833,7 @@ async function main(): Promise<number> {
           const pk = await runOnce('provkit', row, s, project, scratch, rusage);
           console.log(
             `${row.label}: provkit ${pk.wallS.toFixed(2)} s (${pk.requests} requests, ${pk.connections.registry + pk.connections.cdn} connections, ${pk.series.roundTrips} round trips in series, ${pk.toFirstByte.roundTrips} before the first archive byte, at most ${pk.streams.max} streams, on average ${pk.streams.mean.toFixed(2)}, peak RSS ${pk.rssMB} MB, CPU ${pk.cpuS?.toFixed(2)} s; load ${uptime()})`,
+            `\n  before the first archive byte: ${pk.toFirstByte.chain.map((e) => `${kindOf(e)}${packageOf(e.pathname) ? ` ${packageOf(e.pathname)}` : ''} (${e.roundTrips})`).join(' → ')}`,
           );
           continue;
         }
