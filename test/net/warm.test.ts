@@ -4,7 +4,7 @@
 // open none; never more than asked, counting those already there. Plain HTTP
 // and HTTPS (the TLS agent's server name and context), each against a server
 // that counts its connections.
-import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
@@ -20,7 +20,7 @@ afterAll(async () => {
 
 async function counting(tls: boolean): Promise<{ url: string; connections: () => number; caPath: string }> {
   const t = await testTls();
-  const handler = (_req: unknown, res: import('node:http').ServerResponse): void => {
+  const handler = (_req: unknown, res: ServerResponse): void => {
     res.setHeader('content-type', 'text/plain');
     res.end('ok');
   };
