@@ -41,6 +41,7 @@ export const E2E_FILES: readonly string[] = [
   'test/hashing/crc32.test.ts',
   'test/hashing/memory.test.ts',
   'test/net/client.test.ts',
+  'test/net/warm.test.ts',
   'test/sources/fetch-identity.test.ts',
   'test/sources/multi.test.ts',
   'test/sources/net-mirror.test.ts',

@@ -10,8 +10,9 @@
 // and, per entry, inflate + SHA-256 + CRC-32 (provkit's stream digester,
 // bench/node-floor-worker.mjs). Each archive's zh: must equal the registry's
 // `shasum`, or the run fails. The hash workers start at once, overlapping the
-// first requests; downloads are scheduled by provkit's own sharing limit
-// (installer/share-limit.ts: two at a time on 2 cores, the last three together).
+// first requests; downloads are scheduled as the least a CPU-bound batch
+// needs (`sharingLimit` below: one per core, the last three together on 2
+// cores, so that no core idles at the end).
 //
 // What it leaves out (provkit does it, the floor does not): configuration,
 // service discovery beyond one request, SHA256SUMS and its signature, the
@@ -19,14 +20,55 @@
 // the lock file, and loading provkit itself.
 //
 // Usage: node bench/node-floor.mjs HOST CA_FILE NAMESPACE/TYPE VERSION OS_ARCH...
-//   (needs `npm run build`: it imports dist/installer/share-limit.js, its worker
-//   dist/hashing/zip-stream.js)
+//   (needs `npm run build`: its worker imports dist/hashing/zip-stream.js)
 import { readFileSync } from 'node:fs';
 import { Agent, get } from 'node:https';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
-import { sharingLimit } from '../dist/installer/share-limit.js';
+/**
+ * At most `base` tasks at once, except at the tail of the batch: every task
+ * not finished yet runs at once as soon as they all fit in `shareUpTo` (5
+ * equal packages on 2 cores run as 2, then 3 sharing the cores: 2.5
+ * package-times instead of 3). The rule is applied when a task settles and
+ * once after the tasks given in one turn of the event loop are all known.
+ * @param {number} base
+ * @param {number} shareUpTo
+ * @returns {<T>(task: () => Promise<T>) => Promise<T>}
+ */
+function sharingLimit(base, shareUpTo) {
+  const tail = Math.max(base, shareUpTo);
+  /** @type {Array<() => void>} */
+  const waiting = [];
+  let active = 0;
+  let deferred = false;
+  const pump = (/** @type {boolean} */ withTail) => {
+    const limit = withTail && active + waiting.length <= tail ? Number.POSITIVE_INFINITY : base;
+    while (active < limit && waiting.length > 0) {
+      active += 1;
+      /** @type {() => void} */ (waiting.shift())();
+    }
+  };
+  return (task) =>
+    new Promise((resolve, reject) => {
+      waiting.push(() => {
+        task()
+          .then(resolve, reject)
+          .finally(() => {
+            active -= 1;
+            pump(true);
+          });
+      });
+      pump(false);
+      if (waiting.length > 0 && !deferred && tail !== base) {
+        deferred = true;
+        setImmediate(() => {
+          deferred = false;
+          pump(true);
+        });
+      }
+    });
+}
 
 const BLOCK = 256 * 1024;
 /** Bytes sent to a worker and not yet digested, above which the response is paused. */
@@ -38,7 +80,7 @@ if (!host || !caFile || !provider || !version || platforms.length === 0) {
   process.exit(2);
 }
 const cores = availableParallelism();
-// The hash pool's and the lock's defaults (hashing/pool.ts, installer/lock.ts) on this machine.
+// The hash pool's defaults (hashing/pool.ts) on this machine.
 const shareUpTo = 2 * cores - 1;
 const limit = sharingLimit(cores, shareUpTo);
 /** Blocks the workers handed back, for the next bytes (no fresh memory per block). */

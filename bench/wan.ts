@@ -22,6 +22,9 @@
 //   rtt150       RTT 150 ms, 12 MB/s per connection
 //   cap          RTT 60 ms, 12 MB/s per connection, 25 MB/s for all together
 //                (the ideal: bytes ÷ 25 MB/s)
+//   memory       provkit alone, -downloads=16: 16 providers of one ~100 MB
+//                package each (the same zip under 16 names), RTT 60 ms,
+//                12 MB/s per connection: its peak RSS (target ≤ 250 MB)
 // Columns: wall time, terraform / provkit, requests (both servers' logs),
 // connections (the proxy's), round trips in series on the critical path, and
 // before the first archive byte (bench/wan-analysis.ts `longestSeries`), peak
@@ -30,7 +33,8 @@
 // lock file must be byte for byte the same (terraform = provkit, in every
 // row); a difference fails the run. A calibration of the proxy comes first.
 //
-// Usage: npx tsx bench/wan.ts [--runs N] [--only calibrate,loopback,rtt60,rtt150,cap]
+// Usage: npx tsx bench/wan.ts [--runs N] [--only calibrate,loopback,rtt60,rtt150,cap,memory] [--provkit-only]
+// (--provkit-only: a quick check of provkit alone, printed, bench/results-wan.md untouched).
 // Writes bench/results-wan.md (after each row, so a stopped run leaves what
 // it measured) and, per run, the exchanges it saw to bench/.work/wan/runs/.
 import { execFileSync } from 'node:child_process';
@@ -70,6 +74,13 @@ const BINARY_BYTES = 9_900_000;
 /** Bump when the packages' content or shape changes: forces regeneration. */
 const FORMAT = 2;
 const MB = 1e6;
+/** The memory row's providers: one ~100 MB package each (bench/PROFILE.md "WAN", peak RSS with 16 streams). */
+const MEMORY_PROVIDERS = Array.from({ length: 16 }, (_, i) => `mem${String(i + 1).padStart(2, '0')}`);
+const MEMORY_PLATFORM = 'linux_amd64';
+const MEMORY_BINARY_BYTES = 100_000_000;
+const MEMORY_ZIP = 'memory-100mb.zip';
+const MEMORY_LABEL =
+  'provkit lock -downloads=16 of 16 providers × 1 platform, ~100 MB each, RTT 60 ms, 12 MB/s per connection';
 /** A response this large is an archive's stream (the metadata documents are a few KB). */
 const STREAM_BYTES = 1 * MB;
 
@@ -181,6 +192,29 @@ async function ensureWanPackages(): Promise<WanPackage[]> {
   return packages;
 }
 
+/** The memory row's zip (one random binary of 100 MB), generated when missing; its path. */
+async function ensureMemoryPackage(): Promise<string> {
+  const path = join(WORK, 'packages', MEMORY_ZIP);
+  const sizeFile = `${path}.size`;
+  const want = await readFile(sizeFile, 'utf8').catch(() => '');
+  if (want !== '' && (await stat(path).catch(() => undefined))?.size === Number(want)) return path;
+  await mkdir(join(WORK, 'packages'), { recursive: true });
+  process.stderr.write(`wan: generating ${path}\n`);
+  const layout = await writeZip(`${path}.tmp`, [
+    { name: 'README.md', data: '# memory\n\nA benchmark package (bench/wan.ts, the memory row).\n' },
+    {
+      name: `terraform-provider-mem_v${VERSION}`,
+      data: () => randomChunks('memory', MEMORY_BINARY_BYTES),
+      level: 1,
+      unixMode: 0o100755,
+      dataDescriptor: true,
+    },
+  ]);
+  await rename(`${path}.tmp`, path);
+  await writeFile(sizeFile, String(layout.size));
+  return path;
+}
+
 // ---------------------------------------------------------------------------
 // The servers behind the proxy.
 
@@ -197,29 +231,35 @@ interface Servers {
 
 const CALIBRATION_BYTES = 100 * MB;
 
-async function startServers(packages: readonly WanPackage[]): Promise<Servers> {
+async function startServers(packages: readonly WanPackage[], memoryZip: string | undefined): Promise<Servers> {
   const lifetimeMs = 12 * 3600_000;
   const zips = new Map<string, Buffer>();
   for (const p of packages) zips.set(`${p.type} ${p.platform}`, await readFile(join(WORK, 'packages', p.file)));
+  const memory = memoryZip === undefined ? undefined : await readFile(memoryZip);
+  /** Every (type, platform) served, with its zip. */
+  const served: Array<{ type: string; platform: string; zip: Buffer }> = [
+    ...PROVIDERS.flatMap((type) =>
+      PLATFORMS.map((platform) => ({ type, platform, zip: zips.get(`${type} ${platform}`)! })),
+    ),
+    ...(memory ? MEMORY_PROVIDERS.map((type) => ({ type, platform: MEMORY_PLATFORM, zip: memory })) : []),
+  ];
   const reg = await startFakeRegistry({
     lifetimeMs,
     // Root-relative URLs resolve against the host the client asked (the proxy), not the server's own port.
     urlStyle: 'root-relative',
-    providers: PROVIDERS.map((type) => ({
+    providers: [...new Set(served.map((x) => x.type))].map((type) => ({
       namespace: 'acme',
       type,
       versions: [
         {
           version: VERSION,
-          packages: PLATFORMS.map((platform) => ({ platform, zip: zips.get(`${type} ${platform}`)! })),
+          packages: served.filter((x) => x.type === type).map(({ platform, zip }) => ({ platform, zip })),
         },
       ],
     })),
   });
   const files = new Map<string, Buffer>();
-  for (const type of PROVIDERS)
-    for (const platform of PLATFORMS)
-      files.set(reg.paths.archive('acme', type, VERSION, platform), zips.get(`${type} ${platform}`)!);
+  for (const x of served) files.set(reg.paths.archive('acme', x.type, VERSION, x.platform), x.zip);
   const small = Buffer.from('calibration\n');
   const cdn = await startServer({
     lifetimeMs,
@@ -244,14 +284,13 @@ async function startServers(packages: readonly WanPackage[]): Promise<Servers> {
     { rttMs: 0 },
   );
   // The registry's archive URLs answer 302 to the CDN, by name, through the proxy.
-  for (const type of PROVIDERS)
-    for (const platform of PLATFORMS) {
-      const path = reg.paths.archive('acme', type, VERSION, platform);
-      reg.setFault(path, {
-        kind: 'redirect',
-        location: `https://localhost:${proxy.ports['cdn']}${path.split('/').map(encodeURIComponent).join('/')}`,
-      });
-    }
+  for (const { type, platform } of served) {
+    const path = reg.paths.archive('acme', type, VERSION, platform);
+    reg.setFault(path, {
+      kind: 'redirect',
+      location: `https://localhost:${proxy.ports['cdn']}${path.split('/').map(encodeURIComponent).join('/')}`,
+    });
+  }
   return {
     reg,
     cdn,
@@ -443,6 +482,7 @@ async function runOnce(
   project: string,
   scratch: string,
   rusage: RusageTool,
+  options: { platforms?: readonly string[]; extra?: readonly string[] } = {},
 ): Promise<RunResult> {
   const lockFile = join(project, '.terraform.lock.hcl');
   await rm(lockFile, { force: true });
@@ -450,7 +490,7 @@ async function runOnce(
   await s.proxy.reset();
   s.reg.log.length = 0;
   s.cdn.log.length = 0;
-  const platforms = PLATFORMS.map((p) => `-platform=${p}`);
+  const platforms = (options.platforms ?? PLATFORMS).map((p) => `-platform=${p}`);
   const argv =
     tool === 'terraform'
       ? ['terraform', `-chdir=${project}`, 'providers', 'lock', ...platforms]
@@ -460,6 +500,7 @@ async function runOnce(
           `-chdir=${project}`,
           '-flavor=terraform',
           'lock',
+          ...(options.extra ?? []),
           ...platforms,
         ];
   const load = uptime();
@@ -622,7 +663,15 @@ function timeline(run: RunResult): string[] {
 function report(
   results: readonly RowResult[],
   calibration: readonly Calibration[],
-  meta: { runs: number; only: string; bytes: number; started: string; tfVersion: string; load: string[] },
+  meta: {
+    runs: number;
+    only: string;
+    bytes: number;
+    started: string;
+    tfVersion: string;
+    load: string[];
+    memory?: RunResult;
+  },
 ): string {
   const tfOf = (r: RowResult): number | undefined => median(r.tf, (x) => x.wallS);
   const pkOf = (r: RowResult): number | undefined => median(r.pk, (x) => x.wallS);
@@ -744,6 +793,17 @@ function report(
         .join(' → ')}.`,
     );
   }
+  if (meta.memory) {
+    const m = meta.memory;
+    lines.push(
+      '',
+      '## Memory: 16 streams of 100 MB',
+      '',
+      `${MEMORY_LABEL}: ${m.wallS.toFixed(2)} s, **peak RSS ${fmt(m.rssMB, 0)} MB** (target ≤ 250 MB: ${m.rssMB !== undefined && m.rssMB <= 250 ? 'met' : 'not met'}), ` +
+        `at most ${m.streams.max} archive streams at once (on average ${m.streams.mean.toFixed(2)}), CPU ${fmt(m.cpuS, 2)} s, ${fmt(m.bytesDown / MB, 0)} MB received; load at the start ${m.load}. ` +
+        'Each stream is hashed as it arrives; a stream whose hasher falls behind is not read (2 MiB in flight per stream), so memory does not grow with the streams (hashing/pool.ts).',
+    );
+  }
   lines.push('', `Machine load (\`uptime\`) at the start and the end of the benchmark: ${meta.load.join('; ')}.`, '');
   return lines.join('\n');
 }
@@ -751,9 +811,12 @@ function report(
 // ---------------------------------------------------------------------------
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { runs: { type: 'string' }, only: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { runs: { type: 'string' }, only: { type: 'string' }, 'provkit-only': { type: 'boolean' } },
+  });
+  const provkitOnly = values['provkit-only'] === true;
   const runs = Number(values.runs ?? 1);
-  const only = new Set((values.only ?? 'calibrate,loopback,rtt60,rtt150,cap').split(','));
+  const only = new Set((values.only ?? 'calibrate,loopback,rtt60,rtt150,cap,memory').split(','));
   const started = new Date().toISOString();
   const load = [uptime()];
   const packages = await ensureWanPackages();
@@ -775,7 +838,7 @@ async function main(): Promise<number> {
     console.log('wan: terraform is not on PATH; the WAN benchmark compares against it, so it is skipped.');
     return 0;
   }
-  const s = await startServers(packages);
+  const s = await startServers(packages, only.has('memory') ? await ensureMemoryPackage() : undefined);
   const scratch = await mkdtemp(join(tmpdir(), 'provkit-bench-wan-'));
   try {
     const project = join(scratch, 'project');
@@ -805,6 +868,7 @@ async function main(): Promise<number> {
 
     const calibration = only.has('calibrate') ? await calibrate(s, s.reg.caPem) : [];
     const results: RowResult[] = [];
+    let memory: RunResult | undefined;
     const write = async (): Promise<void> => {
       await writeFile(
         RESULTS,
@@ -815,16 +879,25 @@ async function main(): Promise<number> {
           started,
           tfVersion,
           load: [...load, uptime()],
+          ...(memory ? { memory } : {}),
         }),
       );
     };
-    await write();
+    if (!provkitOnly) await write();
     for (const row of ROWS) {
       if (!only.has(row.id)) continue;
       await s.proxy.configure(row.profile);
       const rr: RowResult = { row, tf: [], pk: [] };
       results.push(rr);
       for (let i = 0; i < runs; i++) {
+        if (provkitOnly) {
+          const pk = await runOnce('provkit', row, s, project, scratch, rusage);
+          console.log(
+            `${row.label}: provkit ${pk.wallS.toFixed(2)} s (${pk.requests} requests, ${pk.connections.registry + pk.connections.cdn} connections, ${pk.series.roundTrips} round trips in series, ${pk.toFirstByte.roundTrips} before the first archive byte, at most ${pk.streams.max} streams, on average ${pk.streams.mean.toFixed(2)}, peak RSS ${pk.rssMB} MB, CPU ${pk.cpuS?.toFixed(2)} s; load ${uptime()})`,
+            `\n  before the first archive byte: ${pk.toFirstByte.chain.map((e) => `${kindOf(e)}${packageOf(e.pathname) ? ` ${packageOf(e.pathname)}` : ''} (${e.roundTrips})`).join(' → ')}`,
+          );
+          continue;
+        }
         const tf = await runOnce('terraform', row, s, project, scratch, rusage);
         rr.tf.push(tf);
         const pk = await runOnce('provkit', row, s, project, scratch, rusage);
@@ -841,6 +914,29 @@ async function main(): Promise<number> {
         await write();
       }
     }
+    if (only.has('memory')) {
+      const memoryProject = join(scratch, 'memory');
+      await mkdir(memoryProject, { recursive: true });
+      await writeFile(
+        join(memoryProject, 'main.tf'),
+        `terraform {\n  required_providers {\n${MEMORY_PROVIDERS.map((p) => `    ${p} = {\n      source = "${s.registryHost}/acme/${p}"\n    }\n`).join('')}  }\n}\n`,
+      );
+      const row = ROWS.find((x) => x.id === 'rtt60')!;
+      await s.proxy.configure(row.profile);
+      memory = await runOnce(
+        'provkit',
+        { ...row, id: 'memory', label: MEMORY_LABEL },
+        s,
+        memoryProject,
+        scratch,
+        rusage,
+        { platforms: [MEMORY_PLATFORM], extra: ['-downloads=16'] },
+      );
+      console.log(
+        `${MEMORY_LABEL}: provkit ${memory.wallS.toFixed(2)} s, peak RSS ${fmt(memory.rssMB, 0)} MB, at most ${memory.streams.max} streams, CPU ${fmt(memory.cpuS, 2)} s`,
+      );
+    }
+    if (provkitOnly) return 0;
     await write();
     console.log((await readFile(RESULTS, 'utf8')).split('\n## provkit')[0]);
     return 0;

@@ -40,8 +40,8 @@ import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } f
 import { checkFetchedFor, fetchPackage, poolHashing } from '../sources/index.js';
 import { namedBySource, requireExtractable } from '../installer/archive-check.js';
 import { ignoreEvents } from '../installer/events.js';
-import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement, selectVersion } from '../installer/lock.js';
-import { sharingLimit } from '../installer/share-limit.js';
+import { type FetchRunOptions, type Requirement, selectVersion } from '../installer/lock.js';
+import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../installer/download-queue.js';
 import {
   BUNDLE_FORMAT,
   BUNDLE_LOCK_NAME,
@@ -98,8 +98,8 @@ interface Picked {
 /** See the module comment. */
 export async function createBundle(options: BundleCreateOptions): Promise<BundleCreateOutcome> {
   const events = options.events ?? ignoreEvents;
-  // As mirror downloads (mirror.ts): the tail of the batch shares the cores (share-limit.ts).
-  const network = sharingLimit(options.networkConcurrency ?? defaultNetworkConcurrency(), options.pool.shareUpTo);
+  // As mirror downloads (mirror.ts, download-queue.ts).
+  const network = downloadQueue(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
   const failures: BundleFailure[] = [];
   // Made on the first download (a local source needs none); removed at exit whatever happens.
   let work: { path: Promise<string>; forget?: () => void } | undefined;
@@ -181,13 +181,15 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
                 meta.location.kind === 'http'
                   ? join(await packageDir(), packedFileName(provider, version, platform))
                   : undefined;
-              const fetched = await network(() =>
-                fetchPackage(meta, {
-                  ...(destPath === undefined ? {} : { destPath }),
-                  ...(options.http ? { http: options.http } : {}),
-                  ...(options.signal ? { signal: options.signal } : {}),
-                  ...poolHashing(options.pool),
-                }),
+              const fetched = await network(
+                () =>
+                  fetchPackage(meta, {
+                    ...(destPath === undefined ? {} : { destPath }),
+                    ...(options.http ? { http: options.http } : {}),
+                    ...(options.signal ? { signal: options.signal } : {}),
+                    ...poolHashing(options.pool),
+                  }),
+                announcedSize(meta),
               );
               if (fetched.kind !== 'archive') {
                 throw new ProvkitError(

@@ -71,6 +71,7 @@ Environment (the ones an air gap needs):
   TF_PROVIDER_DOWNLOAD_RETRY           Download retries (default 2)
   PROVKIT_HTTP_TUNING                  Timeouts and retries, a comma-separated list of connect=MS, idle=MS, retries=N, backoff=MS, retry-after-max=MS
   PROVKIT_ZIP_LIMITS                   entries=N,bytes=N[K|M|G],ratio=N (docs/reliability.md)
+  PROVKIT_DOWNLOADS                    Archives downloaded at once, 1 to 64 (default 8; -downloads=N overrides it)
   PROVKIT_FLAVOR                       tofu or terraform (see -flavor)
   NO_COLOR                             No colour (as -no-color)
 

@@ -1,6 +1,6 @@
 /**
- * Hashing across cores: a pool of worker threads, each hashing one package at
- * a time (inflate, SHA-256 and CRC-32 in the worker's own thread: inflate.ts;
+ * Hashing across cores: a pool of worker threads, each hashing one package
+ * file at a time and any number of downloads as they stream (inflate, SHA-256 and CRC-32 in the worker's own thread: inflate.ts;
  * the worker's file writes go to libuv's thread pool), so that several
  * packages fill the machine.
  *
@@ -10,7 +10,9 @@
  * one worker each (the tail of a batch shares the cores instead of one
  * package running alone at the end: 5 equal packages on 2 cores take 2.5
  * package-times, not 3, as 2 + 3 at once; bench/PROFILE.md). Jobs queue
- * beyond that. Results are the same values the in-process functions return
+ * beyond that. Streamed archives (`streamZip`) never queue: they share the
+ * `concurrency` workers, several on one worker when there are more streams
+ * than workers. Results are the same values the in-process functions return
  * (errors are rebuilt as ProvkitError with the same code and context).
  * Workers are started lazily, kept while the pool is open, and do not keep
  * the process alive while idle. `concurrency: 0` hashes in this thread.
@@ -49,10 +51,8 @@ export interface HashPoolOptions extends ZipHashOptions {
    * extra workers. Each extra worker costs a V8 isolate (~8 MB RSS, its
    * start-up CPU) and is stopped once the queue is empty; all at once for
    * 5 (`2 * concurrency + 1`) measured +0.2–0.6 CPU-s and +30 MB for the
-   * same balance (bench/PROFILE.md). Streamed jobs may use up to
-   * `shareUpTo` workers as well: their number is the caller's network
-   * limit, which rises above `concurrency` only for the tail of a batch
-   * (installer/share-limit.ts).
+   * same balance (bench/PROFILE.md). Streamed jobs do not count: they
+   * share the `concurrency` workers (see {@link HashPool.streamZip}).
    */
   shareUpTo?: number;
 }
@@ -75,14 +75,14 @@ export interface HashPool {
   /**
    * Hashes a zip while its bytes arrive (zip-stream.ts): put
    * {@link ZipStream.transform} in the download's pipeline, then call
-   * {@link ZipStream.finish} with the written file. When no worker is free the
-   * stream is a plain pass-through and `finish` hashes the file as `hashZip`.
+   * {@link ZipStream.finish} with the written file. Starts at once on the
+   * least loaded worker, which may carry other streams (and a file job)
+   * besides; a closed pool gives a plain pass-through whose `finish` fails.
    */
   streamZip(): ZipStream;
   /**
-   * The most jobs the pool runs at once at the tail of a batch (see
-   * {@link HashPoolOptions.shareUpTo}); callers that start downloads size
-   * their own tail by it (installer/share-limit.ts).
+   * The most file jobs the pool runs at once at the tail of a batch (see
+   * {@link HashPoolOptions.shareUpTo}).
    */
   readonly shareUpTo: number;
   /** Stops the workers; pending jobs fail with ABORTED. */
@@ -501,8 +501,16 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     };
   }
 
+  /** Workers with no job at all (unreferenced: they do not keep the process alive). */
   const idle: Worker[] = [];
+  /** Each worker's file job (`hashZip`, `hashZipForms`, `hashDir`): at most one per worker. */
   const busy = new Map<Worker, Job>();
+  /** Stream jobs by id, with the worker carrying each; a worker carries any number of them besides its file job. */
+  const streamJobs = new Map<number, { worker: Worker; job: Job }>();
+  /** Stream jobs per worker (absent: none). */
+  const load = new Map<Worker, number>();
+  /** Every worker started and not stopped. */
+  const live = new Set<Worker>();
   const queue: Job[] = [];
   let started = 0;
   /** Extra workers being stopped (their exit is not a failure). */
@@ -534,6 +542,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const spawn = (): Worker => {
     const w = new (workerThreads().Worker)(workerURL());
     started += 1;
+    live.add(w);
     w.on('message', (msg: WorkerMessage) => {
       if ('spare' in msg) {
         spares.put(msg.spare);
@@ -558,12 +567,26 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
         if (job?.request.id === msg.id) job.onProgress?.(msg.progress.bytes, msg.progress.total);
         return;
       }
-      const job = busy.get(w);
-      busy.delete(w);
-      job?.resolve(msg);
+      const stream = streamJobs.get(msg.id);
+      if (stream?.worker === w) {
+        streamJobs.delete(msg.id);
+        const n = (load.get(w) ?? 1) - 1;
+        if (n > 0) load.set(w, n);
+        else load.delete(w);
+        stream.job.resolve(msg);
+      } else {
+        const job = busy.get(w);
+        busy.delete(w);
+        job?.resolve(msg);
+      }
+      if (busy.has(w) || load.has(w)) {
+        pump();
+        return;
+      }
       if (started > concurrency && queue.length === 0) {
         // A batch's extra worker: not kept once the batch is done (memory).
         started -= 1;
+        live.delete(w);
         retired.add(w);
         void w.terminate();
         return;
@@ -573,12 +596,21 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       pump();
     });
     const die = (err: unknown): void => {
+      if (!live.delete(w)) return;
+      const failure = (): ProvkitError =>
+        new ProvkitError(ErrorCode.WORKER_FAILED, `hash worker failed: ${errorText(err)}`, { cause: err });
       const job = busy.get(w);
       busy.delete(w);
       started -= 1;
       const i = idle.indexOf(w);
       if (i >= 0) idle.splice(i, 1);
-      job?.reject(new ProvkitError(ErrorCode.WORKER_FAILED, `hash worker failed: ${errorText(err)}`, { cause: err }));
+      job?.reject(failure());
+      load.delete(w);
+      for (const [id, stream] of streamJobs) {
+        if (stream.worker !== w) continue;
+        streamJobs.delete(id);
+        stream.job.reject(failure());
+      }
       pump();
     };
     w.on('error', die);
@@ -587,7 +619,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       for (const f of onExit.get(w) ?? []) f();
       onExit.delete(w);
       if (retired.delete(w)) return;
-      if (busy.has(w) || idle.includes(w)) die(new Error(`exited with code ${code}`));
+      die(new Error(`exited with code ${code}`));
     });
     return w;
   };
@@ -598,21 +630,18 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
    * finish in N / cores package-times on 2 cores: 2 + 2 + the last 3 at once for 7.
    */
   const workerLimit = (): number => {
-    let busyFiles = 0;
-    for (const j of busy.values()) if (j.file === true) busyFiles += 1;
-    const pendingFiles = queue.length + busyFiles;
-    // Streams count against the limit: a download's fallback to a file job
-    // (no worker was free) still queues behind them, as before.
+    const pendingFiles = queue.length + busy.size;
     return pendingFiles <= shareUpTo ? Math.max(concurrency, pendingFiles) : concurrency;
   };
 
   const pump = (): void => {
     while (queue.length > 0 && !closed && busy.size < workerLimit()) {
+      // A worker with no job, else a new one, else the least loaded worker
+      // that only carries streams (they share its thread).
       let w = idle.pop();
-      if (!w) {
-        if (started >= workerLimit()) return;
-        w = spawn();
-      }
+      if (!w && started < workerLimit()) w = spawn();
+      w ??= leastLoaded((x) => !busy.has(x));
+      if (!w) return;
       const job = queue.shift()!;
       busy.set(w, job);
       w.ref();
@@ -620,18 +649,34 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     }
   };
 
+  /** The live worker passing `ok` with the fewest jobs (streams, plus one for a file job). */
+  const leastLoaded = (ok: (w: Worker) => boolean): Worker | undefined => {
+    let best: Worker | undefined;
+    let bestLoad = Number.POSITIVE_INFINITY;
+    for (const w of live) {
+      if (!ok(w)) continue;
+      const n = (load.get(w) ?? 0) + (busy.has(w) ? 1 : 0);
+      if (n < bestLoad) [best, bestLoad] = [w, n];
+    }
+    return best;
+  };
+
   /**
-   * A stream job holds one worker from its first byte to `finish`; it only
-   * starts when a worker is free now (queueing would buffer the download).
+   * A stream job is carried by one worker from its first byte to `finish`,
+   * and starts at once, never queued (queueing would buffer the download):
+   * on a worker with no job, else on a new one while fewer than
+   * `concurrency` run, else on the least loaded, which then carries several
+   * (worker.ts keys its streams by id). However many streams the caller's
+   * network limit runs (installer/download-queue.ts), every one is hashed
+   * as it arrives and the threads stay `concurrency`; a worker that falls
+   * behind stops taking bytes (`STREAM_IN_FLIGHT` per stream), which holds
+   * its downloads (bench/PROFILE.md "WAN").
    */
   const streamZip = (): ZipStream => {
-    // At most `shareUpTo` jobs at once when a stream starts: the caller's
-    // network limit decides how many streams run; it exceeds `concurrency`
-    // only for a batch's tail (installer/share-limit.ts), whose extra
-    // workers are stopped once the queue is empty, as a file batch's are.
-    let w = closed || busy.size >= shareUpTo ? undefined : idle.pop();
-    if (!w && !closed && busy.size < shareUpTo && started < shareUpTo) w = spawn();
-    if (!w) return passThroughStream((path, knownZh) => api.hashZip(path, knownZh));
+    if (closed) return passThroughStream((path, knownZh) => api.hashZip(path, knownZh));
+    let w = idle.pop();
+    if (!w && started < concurrency) w = spawn();
+    w ??= leastLoaded(() => true) ?? spawn();
     const worker = w;
     const id = nextId++;
     let settle: { resolve: (r: WorkerResponse) => void; reject: (e: ProvkitError) => void } | undefined;
@@ -688,7 +733,8 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
         settle!.reject(e);
       },
     };
-    busy.set(worker, job);
+    streamJobs.set(id, { worker, job });
+    load.set(worker, (load.get(worker) ?? 0) + 1);
     worker.ref();
     post(job.request);
     let done = false;
@@ -764,7 +810,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
         if (done) return;
         done = true;
         tap.detach();
-        if (busy.get(worker) === job) post({ id, kind: 'stream-abort' });
+        if (streamJobs.get(id)?.job === job) post({ id, kind: 'stream-abort' });
       },
     };
   };
@@ -839,10 +885,14 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     async close() {
       closed = true;
       for (const job of queue.splice(0)) job.reject(new ProvkitError(ErrorCode.ABORTED, 'hash pool closed'));
-      const all = [...idle, ...busy.keys()];
+      const all = [...live];
       idle.length = 0;
+      live.clear();
       for (const [, job] of busy) job.reject(new ProvkitError(ErrorCode.ABORTED, 'hash pool closed'));
       busy.clear();
+      for (const [, stream] of streamJobs) stream.job.reject(new ProvkitError(ErrorCode.ABORTED, 'hash pool closed'));
+      streamJobs.clear();
+      load.clear();
       await Promise.all(all.map((w) => w.terminate()));
     },
   };

@@ -11,12 +11,14 @@
  * by the source itself (`MemoizeSource`), so the metadata of a package is
  * asked for once too.
  *
- * Per package, in order: the source's metadata; when the registry vouches
- * for the archive's `zh:` and the hash store (hashing/store.ts) knows it, no
- * download at all; otherwise a download (network-bounded: `networkConcurrency`)
- * hashed while it streams (CPU-bounded: the hash pool), refused when no client
- * could extract it (archive-check.ts), added to the hash store with its
- * platform.
+ * Per package, in order: the source's metadata (asked as soon as the
+ * package is, under a limit of its own, not in a download slot); when the
+ * registry vouches for the archive's `zh:` and the hash store
+ * (hashing/store.ts) knows it, no download at all; otherwise a download
+ * (network-bounded: `networkConcurrency` slots, the largest announced archive
+ * first: download-queue.ts) hashed while it streams (CPU-bounded: the hash
+ * pool), refused when no client could extract it (archive-check.ts), added
+ * to the hash store with its platform.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -48,8 +50,15 @@ import {
 } from '../sources/index.js';
 import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, type ProgressPhase } from './events.js';
-import { type ShareLimit, sharingLimit } from './share-limit.js';
+import { announcedSize, DEFAULT_DOWNLOADS, type DownloadQueue, downloadQueue } from './download-queue.js';
 import { downloadName } from '../layout/index.js';
+
+/**
+ * Packages whose metadata is asked at once: enough to have every package's
+ * ready before a download slot frees for it, few enough not to open a
+ * connection per package (each request is a few KB).
+ */
+const METADATA_CONCURRENCY = 16;
 
 /** What a package's fetch gives the cache (a local archive read for its `h1:` forms alone, FetchOptions.hashZipForms). */
 type Fetched = FetchedPackage | FetchedForms;
@@ -69,8 +78,8 @@ export interface FetchCacheOptions {
   readonly events?: EventSink;
   /** Aborts the cache's downloads and hashing. */
   readonly signal?: AbortSignal;
-  /** Parallel downloads (installer/lock.ts `defaultNetworkConcurrency` is the CLI's). */
-  readonly networkConcurrency: number;
+  /** Archives downloaded at once (default {@link DEFAULT_DOWNLOADS}; download-queue.ts). */
+  readonly networkConcurrency?: number;
   /** Hashes of archives seen before, by `zh:` (hashing/store.ts); every archive hashed is added. */
   readonly hashStore?: HashStore;
 }
@@ -111,7 +120,9 @@ export function sumFetchCacheStats(all: readonly FetchCacheStats[]): FetchCacheS
 
 /** See the module comment. */
 export class FetchCache {
-  private readonly network: ShareLimit;
+  private readonly network: DownloadQueue;
+  /** Metadata and hash-store look-ups in flight (small responses, over warm connections). */
+  private readonly metadata = pLimit(METADATA_CONCURRENCY);
   private readonly packages = new Map<string, Promise<LockedPackage>>();
   private work: Promise<string> | undefined;
   private forgetWork: (() => void) | undefined;
@@ -124,8 +135,7 @@ export class FetchCache {
   private readonly events: EventSink;
 
   constructor(private readonly options: FetchCacheOptions) {
-    // Downloads are hashed as they arrive: the batch's tail shares the cores (share-limit.ts).
-    this.network = sharingLimit(options.networkConcurrency, options.pool.shareUpTo);
+    this.network = downloadQueue(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
     this.events = options.events ?? ignoreEvents;
   }
 
@@ -237,19 +247,20 @@ export class FetchCache {
         events({ type: 'fetch_progress', provider, version, platform, bytes, total, phase });
       };
     };
-    // A local archive's hashing is CPU work, not network work: it runs after
-    // its metadata's network slot is released, so every local package of a
-    // run reaches the hash pool at once and the pool balances the batch over
-    // the cores (pool.ts `shareUpTo`; bench/PROFILE.md, issue 13).
-    const got: Fetched | (() => Promise<Fetched>) = await this.network(async () => {
-      const meta = await options.source.packageMeta(provider, version, platform, options.signal);
-      for (const w of meta.warnings)
-        events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
-      const zh = expectedZh(meta);
-      // A hit means no download at all, so the cache consults the store itself
-      // (and keeps what it hashes, below) instead of handing it to fetchPackage.
-      const stored = zh && (await options.hashStore?.get(zh));
-      if (stored) return storedArchive(meta, stored);
+    // Metadata ahead of bytes (bench/PROFILE.md "WAN"): the package's
+    // metadata (for a registry: download metadata, SHA256SUMS and its
+    // signature, checked) and the hash store's answer are asked under a limit
+    // of their own, for every package as soon as its version is selected, so
+    // that a download slot never waits on a metadata round trip and a stored
+    // package never takes one.
+    const meta = await this.metadata(() => options.source.packageMeta(provider, version, platform, options.signal));
+    for (const w of meta.warnings)
+      events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
+    const zh = expectedZh(meta);
+    // A hit means no download at all, so the cache consults the store itself
+    // (and keeps what it hashes, below) instead of handing it to fetchPackage.
+    const storedHashes = zh && (await options.hashStore?.get(zh));
+    const fetch = async (): Promise<Fetched> => {
       events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
       // A directory of its own per package: archives of different packages
       // share file names (`hashicorp/github` and `integrations/github`; one
@@ -259,37 +270,42 @@ export class FetchCache {
       // Anything else is fetched into a directory of its own.
       const dir =
         meta.location.kind === 'local-archive' ? undefined : await mkdtemp(join(await this.workDir(), `pkg-${n}-`));
-      const fetch = async (): Promise<Fetched> => {
-        let got: Fetched;
-        try {
-          got = await fetchPackage(meta, {
-            ...(dir === undefined ? {} : { destPath: join(dir, downloadName(meta.filename)) }),
-            ...(options.http ? { http: options.http } : {}),
-            ...(options.signal ? { signal: options.signal } : {}),
-            hashZip: (path, knownZh) =>
-              meta.location.kind === 'local-archive'
-                ? this.hashLocal(path, progress)
-                : options.pool.hashZip(path, knownZh),
-            // Without a hash store nothing needs a local archive's zh: (a lock
-            // records none of a filesystem mirror's): its h1: forms alone.
-            ...(options.hashStore
-              ? {}
-              : { hashZipForms: (path: string) => options.pool.hashZipForms(path, progress('hash')) }),
-            streamZip: () => options.pool.streamZip(),
-            events: packageNetEvents(events, provider, version, platform),
-          });
-        } catch (err) {
-          // The progress display closes the package's line (docs/terminal.md).
-          events({ type: 'fetch_failed', provider, version, platform });
-          throw err;
-        }
-        if (meta.location.kind === 'http') this.downloaded += 1;
-        else this.local += 1;
-        return got;
-      };
-      return meta.location.kind === 'local-archive' ? fetch : await fetch();
-    });
-    const fetched = typeof got === 'function' ? await got() : got;
+      let got: Fetched;
+      try {
+        got = await fetchPackage(meta, {
+          ...(dir === undefined ? {} : { destPath: join(dir, downloadName(meta.filename)) }),
+          ...(options.http ? { http: options.http } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+          hashZip: (path, knownZh) =>
+            meta.location.kind === 'local-archive'
+              ? this.hashLocal(path, progress)
+              : options.pool.hashZip(path, knownZh),
+          // Without a hash store nothing needs a local archive's zh: (a lock
+          // records none of a filesystem mirror's): its h1: forms alone.
+          ...(options.hashStore
+            ? {}
+            : { hashZipForms: (path: string) => options.pool.hashZipForms(path, progress('hash')) }),
+          streamZip: () => options.pool.streamZip(),
+          events: packageNetEvents(events, provider, version, platform),
+        });
+      } catch (err) {
+        // The progress display closes the package's line (docs/terminal.md).
+        events({ type: 'fetch_failed', provider, version, platform });
+        throw err;
+      }
+      if (meta.location.kind === 'http') this.downloaded += 1;
+      else this.local += 1;
+      return got;
+    };
+    // A local archive's hashing is CPU work, not network work: every local
+    // package of a run reaches the hash pool at once and the pool balances
+    // the batch over the cores (pool.ts `shareUpTo`; bench/PROFILE.md).
+    // Downloads take a slot, the largest first when sizes are announced.
+    const fetched: Fetched = storedHashes
+      ? storedArchive(meta, storedHashes)
+      : meta.location.kind === 'local-archive' || meta.location.kind === 'local-dir'
+        ? await fetch()
+        : await this.network(fetch, announcedSize(meta));
     checkFetchedFor(fetched, provider, version, platform);
     const stored = fetched.kind === 'archive' && fetched.stored === true;
     if (stored) this.fromStore += 1;

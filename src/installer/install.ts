@@ -109,6 +109,7 @@ import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, queryWa
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { installSelection, reuseCached, reuseInstalled } from './install-plan.js';
+import { DEFAULT_DOWNLOADS } from './download-queue.js';
 import { type ProviderFailure, type Requirement, selectVersion } from './lock.js';
 import { downloadName } from '../layout/index.js';
 
@@ -140,7 +141,7 @@ export interface InstallOptions {
   readonly upgrade?: boolean;
   readonly events?: EventSink;
   readonly signal?: AbortSignal;
-  /** Parallel downloads (default 8). */
+  /** Archives downloaded at once (default `DEFAULT_DOWNLOADS`: download-queue.ts). */
   readonly networkConcurrency?: number;
   /** `OPENTOFU_ENFORCE_GPG_VALIDATION` in effect. */
   readonly enforceSignatures?: boolean;
@@ -250,7 +251,7 @@ interface ProviderResult {
  */
 export async function runInstall(options: InstallOptions): Promise<InstallOutcome> {
   const events = options.events ?? ignoreEvents;
-  const network = pLimit(options.networkConcurrency ?? 8);
+  const network = pLimit(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
   const { platform, flavor, pool } = options;
   const work = await mkdtemp(join(tmpdir(), 'provkit-install-'));
   // Removed in the finally below; and at exit if the process ends without getting there (src/fs/cleanup.ts).

@@ -16,8 +16,6 @@
  * OpenTofu flavor also hashes verified against the archive and, for its
  * default registry without enforced signatures, reported ones.
  */
-import { availableParallelism } from 'node:os';
-
 import {
   type Flavor,
   flavorInfo,
@@ -43,17 +41,6 @@ import { type EventSink, ignoreEvents, type LockChange } from './events.js';
 import type { FetchCache } from './fetch-cache.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 
-/**
- * Parallel downloads by default: as many as there are cores, 2 to 4. More at
- * once only makes every package arrive late: hashing (CPU) can start on the
- * first package while the next downloads, instead of all finishing together
- * (measured with bench/commands.ts: 5 × 100 MB packages locked in 7.0 s with
- * 2 at once against 9.2 s with 8, on 2 cores).
- */
-export function defaultNetworkConcurrency(): number {
-  return Math.min(4, Math.max(2, availableParallelism()));
-}
-
 /** One provider the configuration requires. */
 export interface Requirement {
   readonly provider: ProviderAddress;
@@ -72,7 +59,7 @@ export interface FetchRunOptions {
   readonly flavor: Flavor;
   readonly events?: EventSink;
   readonly signal?: AbortSignal;
-  /** Parallel downloads (default {@link defaultNetworkConcurrency}). */
+  /** Archives downloaded at once (default `DEFAULT_DOWNLOADS`, 8: installer/download-queue.ts). */
   readonly networkConcurrency?: number;
   /**
    * Hashes of archives seen before, by `zh:` (hashing/store.ts): a registry

@@ -93,8 +93,8 @@ import {
 } from './mirror-plan.js';
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
-import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement } from './lock.js';
-import { sharingLimit } from './share-limit.js';
+import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
+import type { FetchRunOptions, Requirement } from './lock.js';
 import { readRegularFile } from '../fs/read.js';
 
 export type MirrorHashes = 'reference' | 'all';
@@ -242,8 +242,8 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   const events = options.events ?? ignoreEvents;
   /** Archives fetched in this run: relative path → staged absolute path. */
   const staged = new Map<string, string>();
-  // Downloads are hashed as they arrive: the batch's tail shares the cores (share-limit.ts).
-  const network = sharingLimit(options.networkConcurrency ?? defaultNetworkConcurrency(), options.pool.shareUpTo);
+  // Downloads are hashed as they arrive; the largest announced archive first (download-queue.ts).
+  const network = downloadQueue(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
   const failures: MirrorFailure[] = [];
   const cachePath = options.cacheFile;
   const cache: CacheFile =
@@ -318,15 +318,17 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
     let fetched: FetchedPackage;
     try {
-      fetched = await network(() =>
-        fetchPackage(meta, {
-          destPath: stagedDest,
-          ...(options.http ? { http: options.http } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-          ...poolHashing(options.pool),
-          ...(options.hashStore ? { hashStore: options.hashStore } : {}),
-          events: packageNetEvents(events, provider, version, platform),
-        }),
+      fetched = await network(
+        () =>
+          fetchPackage(meta, {
+            destPath: stagedDest,
+            ...(options.http ? { http: options.http } : {}),
+            ...(options.signal ? { signal: options.signal } : {}),
+            ...poolHashing(options.pool),
+            ...(options.hashStore ? { hashStore: options.hashStore } : {}),
+            events: packageNetEvents(events, provider, version, platform),
+          }),
+        announcedSize(meta),
       );
       if (fetched.kind !== 'archive') {
         // An unpacked source directory: the packed layout needs a zip.

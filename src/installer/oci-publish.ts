@@ -72,7 +72,8 @@ import {
   type Source,
 } from '../sources/index.js';
 import { type EventSink, ignoreEvents } from './events.js';
-import { defaultNetworkConcurrency, type FetchRunOptions } from './lock.js';
+import { DEFAULT_DOWNLOADS } from './download-queue.js';
+import type { FetchRunOptions } from './lock.js';
 import { selectMirrorVersion } from './mirror.js';
 
 /** Where packages are published. */
@@ -98,6 +99,7 @@ export interface PublishOptions {
   readonly http?: FetchRunOptions['http'];
   readonly events?: EventSink;
   readonly signal?: AbortSignal;
+  /** Requests and blob transfers at once (default `DEFAULT_DOWNLOADS`: download-queue.ts). */
   readonly networkConcurrency?: number;
   /**
    * How long to wait after writing tags before reading them back to check
@@ -194,7 +196,7 @@ export function providerIndex(entries: ReadonlyArray<Record<string, unknown>>): 
 /** Publishes `items` (see the module comment). */
 export async function publishToOci(options: PublishOptions): Promise<PublishOutcome> {
   const events = options.events ?? ignoreEvents;
-  const network = pLimit(options.networkConcurrency ?? defaultNetworkConcurrency());
+  const network = pLimit(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
   const failures: PublishFailure[] = [];
   const work = await mkdtemp(join(tmpdir(), 'provkit-oci-'));
   // Removed however the process ends (an interrupt's process.exit included: src/fs/cleanup.ts).

@@ -33,7 +33,7 @@ import type { HashPool } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
 import { fetchPackage, type OciMirrorSource, poolHashing } from '../sources/index.js';
-import { defaultNetworkConcurrency } from './lock.js';
+import { DEFAULT_DOWNLOADS } from './download-queue.js';
 import {
   compareProblems,
   platformCoverage,
@@ -70,7 +70,7 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
   ): void => {
     problems.push({ provider, version, platform, code, message: text });
   };
-  const network = pLimit(defaultNetworkConcurrency());
+  const network = pLimit(DEFAULT_DOWNLOADS);
   const work = await mkdtemp(join(tmpdir(), 'provkit-oci-verify-'));
   // Removed however the process ends (an interrupt's process.exit included: src/fs/cleanup.ts).
   const forgetWork = removeOnExit(work);

@@ -179,6 +179,20 @@ export class HttpClient {
   }
 
   /**
+   * A hint that `count` requests to `url`'s origin are coming: connections
+   * are opened now, in the background, so that they find them ready
+   * ({@link FetchLike.preconnect}; nothing when the fetch cannot). Never
+   * fails: a connection that cannot be opened is the request's to report.
+   */
+  preconnect(url: string, count: number): void {
+    try {
+      this.fetchImpl.preconnect?.(url, count);
+    } catch {
+      // A hint only (see above).
+    }
+  }
+
+  /**
    * GET `url` and read the whole body. Any final status is returned (the
    * caller maps 404, 401, … to its own errors); retryable statuses are
    * retried first, and the last such response is returned when retries run

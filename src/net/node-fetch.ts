@@ -34,6 +34,7 @@ import type * as NodeFetchModule from 'node-fetch';
 
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { ProxyConfig, type Env } from './proxy.js';
+import { warmConnections } from './warm.js';
 import type { FetchInit, FetchLike, FetchResponse } from './types.js';
 import { readRegularFileSync } from '../fs/read.js';
 
@@ -279,13 +280,27 @@ export function createNodeFetch(options: NodeFetchOptions): NodeFetch {
     return out;
   };
 
+  /** See {@link FetchLike.preconnect}; `warmConnections` (warm.ts) does it with the agent's own pool. */
+  const preconnect = (url: string, count: number): void => {
+    if (!keepAlive) return;
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return;
+    }
+    // Through a proxy the agent's connections are the proxy's tunnels: not warmed.
+    if ((u.protocol !== 'https:' && u.protocol !== 'http:') || proxies.proxyFor(u) !== undefined) return;
+    warmConnections(agentFor(u), u, count);
+  };
+
   /** Loads node-fetch and, for an https URL, builds the TLS agent (see {@link FetchLike.prepare}). */
   const prepare = async (url: string): Promise<void> => {
     await loadFetch();
     if (url.startsWith('https:')) tlsParts();
   };
   return {
-    fetch: Object.assign(fetchLike, { prepare }),
+    fetch: Object.assign(fetchLike, { prepare, preconnect }),
     // A getter: Node builds `rootCertificates` on first access.
     get caCount() {
       return trusted()?.length ?? tlsModule().rootCertificates.length;

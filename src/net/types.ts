@@ -52,6 +52,14 @@ export type FetchLike = ((url: string, init: FetchInit) => Promise<FetchResponse
    * so that lazy loading never counts against a connect timeout.
    */
   readonly prepare?: (url: string) => Promise<void>;
+  /**
+   * Optional: opens connections to `url`'s origin, in the background, until
+   * `count` are open or opening, and keeps them for the next requests to it
+   * (a request that finds none waits for a TCP and a TLS handshake, 2 round
+   * trips, bench/PROFILE.md "WAN"). A hint: failures are not reported (a
+   * request opens its own connection as before).
+   */
+  readonly preconnect?: (url: string, count: number) => void;
 };
 
 /**

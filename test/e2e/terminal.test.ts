@@ -255,7 +255,8 @@ async function lockFive(name: string, columns: number, step: TerminalStep): Prom
   await slowFive();
   return runInTerminal(['lock', ...FIVE.map((x) => `-platform=${x}`)], {
     cwd: p,
-    env: w.env,
+    // Two downloads at once, so that three packages wait: the display of queued packages is under test.
+    env: { ...w.env, PROVKIT_DOWNLOADS: '2' },
     columns,
     rows: 30,
     prefill: 40,

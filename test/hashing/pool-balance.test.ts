@@ -148,30 +148,41 @@ describe('hash pool balance (shared tail of a batch)', () => {
     120_000,
   );
 
-  it('streams share the tail too: with concurrency 2, three streams each get a worker, a fourth is a pass-through; every result equals the file pass', async () => {
-    const zips = paths.slice(0, 4);
+  it('more streams than workers: with concurrency 2, eight streams start at once, each hashed as it arrives (half through the worker-written file, half through the tap), chunks interleaved; every result equals the file pass', async () => {
+    const zips = Array.from({ length: 8 }, (_, i) => paths[i % paths.length]!);
     const expected = await Promise.all(zips.map((p) => outcome(hashZipPackage(p))));
     const pool = createHashPool({ concurrency: 2 });
+    const dir = await mkdtemp(join(tmpdir(), 'provkit-pool-streams-'));
     try {
-      expect(pool.shareUpTo).toBe(3);
       const streams = zips.map(() => pool.streamZip());
-      // The caller's network limit decides how many run (installer/share-limit.ts); the pool gives up to shareUpTo workers.
-      expect(streams.map((s) => s.writes)).toEqual([true, true, true, false]);
+      // None falls back to a pass-through: the download queue decides how many run, not the cores.
+      expect(streams.map((s) => s.writes)).toEqual(zips.map(() => true));
       const got = await Promise.all(
         streams.map(async (s, i) => {
-          await pipeline(
-            Readable.from([await readFile(zips[i]!)]),
-            s.transform,
-            new Writable({ write: (_c, _e, cb) => cb() }),
+          const bytes = await readFile(zips[i]!);
+          // Small chunks so that the streams' messages interleave on each worker.
+          const chunks = Array.from({ length: Math.ceil(bytes.length / 4096) }, (_, k) =>
+            bytes.subarray(k * 4096, (k + 1) * 4096),
           );
+          if (i % 2 === 0) {
+            const file = join(dir, `${i}.zip`);
+            await pipeline(Readable.from(chunks), s.writeFile(file, 0, 0o644)!);
+            expect((await s.digest()).size).toBe(bytes.length);
+            // The written file is byte for byte the archive: its file pass is the expected result (messages name it).
+            expect(await readFile(file)).toEqual(bytes);
+            expect(await outcome(s.finish(file))).toEqual(await outcome(hashZipPackage(file)));
+            return expected[i];
+          }
+          await pipeline(Readable.from(chunks), s.transform, new Writable({ write: (_c, _e, cb) => cb() }));
           return outcome(s.finish(zips[i]!));
         }),
       );
       expect(got).toEqual(expected);
-      // The tail's extra worker is retired; the pool keeps working.
+      // The pool keeps working for file jobs and streams after them.
       expect(await outcome(pool.hashZip(zips[0]!))).toEqual(expected[0]);
     } finally {
       await pool.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

@@ -47,6 +47,7 @@ import {
   reportDiagnostics,
   targetMutexWarnings,
 } from '../common.js';
+import { DOWNLOADS_FLAG, downloadsHelp, downloadsOption } from '../downloads.js';
 import { parseFlags } from '../flags.js';
 import { nameSuggestion } from '../../go/index.js';
 import { noteFlavor } from '../flavor.js';
@@ -82,6 +83,7 @@ Options of create:
   -since=OLD.tar        Leave out the packages OLD.tar already holds (a delta bundle).
   -fs-mirror=DIR        Take packages from a filesystem mirror, not the origin registries.
   -net-mirror=URL       Take packages from a network mirror, not the origin registries.
+${downloadsHelp(24)}
   -json                 Machine-readable output (JSON lines).
 
 Options of import:
@@ -128,7 +130,9 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
     'fs-mirror': 'string',
     'net-mirror': 'string',
     json: 'bool',
+    ...DOWNLOADS_FLAG,
   });
+  const networkConcurrency = downloadsOption(flags, io.env);
   const ui = createRenderer(io, globals, flags.values.json === true);
   const errors: Diagnostic[] = [];
   if (flags.positionals.length < 1)
@@ -234,6 +238,7 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
       source,
       pool,
       http: r.http(),
+      networkConcurrency,
       flavor: globals.flavor,
       provkitVersion: VERSION,
       createdEpoch,

@@ -19,6 +19,7 @@ import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lo
 import { authenticationText, type Diagnostic } from '../../ui/human.js';
 import { checkMirrorFlags, parsePlatformFlags, PendingDiagnostics } from '../common.js';
 import { ErrorCode, WarningCode, errorText } from '../../errors.js';
+import { DOWNLOADS_FLAG, downloadsHelp, downloadsOption } from '../downloads.js';
 import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
@@ -46,6 +47,7 @@ Options:
   -plugin-cache-dir=DIR   A shared plugin cache (default: $TF_PLUGIN_CACHE_DIR).
                           Packages are installed there and linked into
                           .terraform/providers; several installs may share it.
+${downloadsHelp(26)}
   -json                   Machine-readable output (JSON lines; see docs/json-ui.md).
   -input=false            Accepted for init's command lines (provkit never prompts).
 
@@ -70,7 +72,9 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
     json: 'bool',
     // Accepted and ignored, as init's (provkit never prompts).
     input: 'bool',
+    ...DOWNLOADS_FLAG,
   });
+  const networkConcurrency = downloadsOption(flags, io.env);
   // Diagnostics as init's view prints them (errors to stderr, warnings to stdout).
   const ui = createRenderer(io, globals, flags.values.json === true, { frame: 'view' });
   const errors: Diagnostic[] = [];
@@ -167,6 +171,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
     ...(cacheDir === undefined ? {} : { cacheDir }),
     cacheMayBreakLockFile: mayBreak !== undefined && mayBreak !== '' && mayBreak !== '0',
     upgrade,
+    networkConcurrency,
     events: (e) => {
       if (e.type === 'install_complete' && e.auth === 'signed') signedKeys.push(e.keyId);
       ui.event(e);

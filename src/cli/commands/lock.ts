@@ -10,7 +10,7 @@ import type { Flavor, Platform } from '../../addresses/index.js';
 import { discoverRoots, loadPolicyFile } from '../../config/index.js';
 import { ErrorCode } from '../../errors.js';
 import type { InstallerEvent } from '../../installer/events.js';
-import { defaultNetworkConcurrency, lockFailureDiagnostics } from '../../installer/lock.js';
+import { lockFailureDiagnostics } from '../../installer/lock.js';
 import { lockModule } from '../../installer/lock-module.js';
 import { FetchCache, sumFetchCacheStats } from '../../installer/fetch-cache.js';
 import { runTreeLock } from '../../installer/lock-tree.js';
@@ -27,6 +27,7 @@ import {
   reportDiagnostics,
   requiredProviderArguments,
 } from '../common.js';
+import { DOWNLOADS_FLAG, downloadsHelp, downloadsOption } from '../downloads.js';
 import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import { createRenderer, humanStyle, type Renderer } from '../render.js';
@@ -71,6 +72,7 @@ Options:
   -all-platforms        Also lock every platform the source has for the
                         selected version: those the registry publishes, or the
                         packages a filesystem mirror holds (each fetched and hashed).
+${downloadsHelp(24)}
   -json                 Machine-readable output (JSON lines; see docs/json-ui.md).
 `;
 
@@ -103,7 +105,9 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     check: 'bool',
     verbose: 'bool',
     json: 'bool',
+    ...DOWNLOADS_FLAG,
   });
+  const downloads = downloadsOption(flags, io.env);
   const json = flags.values.json === true;
   const check = flags.values.check === true;
   const verbose = flags.values.verbose === true;
@@ -143,6 +147,7 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     check,
     allPlatforms: flags.values['all-platforms'] === true,
     enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+    downloads,
   };
   return recursive
     ? lockTree({ ...common, json, verbose, written })
@@ -160,6 +165,8 @@ interface RunArgs {
   readonly allPlatforms: boolean;
   /** `OPENTOFU_ENFORCE_GPG_VALIDATION=true`, read once from the environment. */
   readonly enforceSignatures: boolean;
+  /** Archives downloaded at once (downloads.ts). */
+  readonly downloads: number;
 }
 
 /**
@@ -189,7 +196,7 @@ async function openCache(
     http: r.http(),
     events,
     signal: r.signal,
-    networkConcurrency: defaultNetworkConcurrency(),
+    networkConcurrency: a.downloads,
     ...r.hashStore(),
   });
   r.defer(() => cache.close());

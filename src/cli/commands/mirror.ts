@@ -27,6 +27,7 @@ import {
   reportDiagnostics,
   targetMutexWarnings,
 } from '../common.js';
+import { DOWNLOADS_FLAG, downloadsHelp, downloadsOption } from '../downloads.js';
 import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
@@ -62,6 +63,7 @@ Options:
   -net-mirror=URL     Take packages from a network mirror, not the origin registries.
   -lock-file=false    Ignore the dependency lock file: mirror the newest versions
                       the configuration allows (terraform 1.10+).
+${downloadsHelp(22)}
   -json               Machine-readable output (JSON lines; see docs/json-ui.md).
 `;
 
@@ -79,7 +81,9 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
     'net-mirror': 'string',
     json: 'bool',
     'lock-file': 'bool',
+    ...DOWNLOADS_FLAG,
   });
+  const networkConcurrency = downloadsOption(flags, io.env);
   const ui = createRenderer(io, globals, flags.values.json === true);
   const errors: Diagnostic[] = [];
   if (flags.positionals.length !== 1) {
@@ -196,6 +200,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
       source,
       template: oci,
       target: flags.positionals[0]!,
+      networkConcurrency,
     });
 
   const options = {
@@ -215,6 +220,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
     ...r.hashStore(),
     flavor: globals.flavor,
     hashes,
+    networkConcurrency,
     events: (e: InstallerEvent) => ui.event(e),
   } satisfies MirrorOptions;
   let outcome;
@@ -257,7 +263,11 @@ function mirrorPackedCacheDir(env: CliIO['env'], targetDir: string): string {
 async function ociMirrorRun(
   r: RunResources,
   ui: Renderer,
-  o: Pick<MirrorOptions, 'requirements' | 'locks' | 'platforms' | 'source'> & { template: string; target: string },
+  o: Pick<MirrorOptions, 'requirements' | 'locks' | 'platforms' | 'source'> & {
+    template: string;
+    target: string;
+    networkConcurrency: number;
+  },
 ): Promise<number> {
   const { globals } = r;
   const cli = await r.cliConfig(ui);
@@ -272,6 +282,7 @@ async function ociMirrorRun(
     flavor: globals.flavor,
     client: ociClientFor(r.sourceContext(), cli),
     target: { display: o.target, repositoryFor: templateRepositoryMapping(o.template) },
+    networkConcurrency: o.networkConcurrency,
     events: (e: InstallerEvent) => ui.event(e),
   });
   if (outcome.failures.length > 0) {

@@ -26,6 +26,7 @@ import { NetErrorCode, type HttpClient } from '../../net/index.js';
 import { SourceErrorCode } from '../codes.js';
 import type { CredentialsLookup } from '../credentials.js';
 import { jsonObject, mediaType, METADATA_LIMITS, metadataTooLarge } from '../http-util.js';
+import { HostWarmer } from './warm-hosts.js';
 
 /** A discovery document: service ID → value (usually a URL string). */
 export type ServiceMap = Readonly<Record<string, unknown>>;
@@ -97,8 +98,12 @@ export class DiscoveredHost {
 export class ServiceDiscovery {
   private readonly cache = new Map<Hostname, Promise<DiscoveredHost>>();
   private readonly overrides = new Map<Hostname, ServiceMap>();
+  /** Hosts whose discovery document has arrived (no more connections to warm for them). */
+  private readonly answered = new Set<Hostname>();
+  private readonly warmer: HostWarmer;
 
   constructor(private readonly options: ServiceDiscoveryOptions) {
+    this.warmer = new HostWarmer(options.http);
     const given = options.overrides;
     const entries: Array<[string, ServiceMap]> =
       given === undefined
@@ -131,8 +136,13 @@ export class ServiceDiscovery {
     if (p === undefined) {
       p = this.fetch(host, signal);
       this.cache.set(host, p);
-      p.catch(() => this.cache.delete(host));
+      p.then(
+        () => this.answered.add(host),
+        () => this.cache.delete(host),
+      );
     }
+    // Each caller waiting for the document will ask the host next (warm-hosts.ts); a host block's services are not warmed.
+    if (!this.answered.has(host)) this.warmer.expect(`https://${host.toString()}`);
     return p;
   }
 

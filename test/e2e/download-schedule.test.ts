@@ -1,0 +1,116 @@
+// How `lock` schedules a registry's downloads, as the servers (another
+// process) see it: 8 archives in flight by default whatever the cores,
+// `-downloads=N` over `PROVKIT_DOWNLOADS`, every package's download metadata
+// asked before the archives (not one package at a time inside a download
+// slot), and the largest announced archive (OpenTofu's `packages` size)
+// first among those waiting. Archives are throttled, so that each download
+// lasts long enough for the overlaps to be read from the request log; no
+// duration is asserted.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
+import { startHost, type RemoteLoggedRequest, type RemoteServer, type ServerHost } from '../support/remote/index.js';
+import { buildZip } from '../support/zip-writer.js';
+import { pseudoRandom } from './fixtures/large-packages.js';
+
+/** Ten platforms, so that the default of 8 downloads leaves two waiting. */
+const PLATFORMS = [
+  'linux_amd64',
+  'linux_arm64',
+  'linux_386',
+  'linux_arm',
+  'darwin_amd64',
+  'darwin_arm64',
+  'windows_amd64',
+  'windows_386',
+  'freebsd_amd64',
+  'freebsd_arm',
+];
+/** Each platform's archive a different size (incompressible): the order of the queue is the order of sizes. */
+const sizeOf = (i: number): number => 48 * 1024 + ((i * 7) % 10) * 12 * 1024;
+
+let host: ServerHost;
+let reg: RemoteServer;
+let w: E2eWorkspace;
+
+beforeAll(async () => {
+  host = await startHost();
+  reg = await host.registry({
+    packagesExtension: true,
+    archiveHost: 'separate',
+    providers: [
+      {
+        namespace: 'acme',
+        type: 'sched',
+        versions: [
+          {
+            version: '1.0.0',
+            packages: await Promise.all(
+              PLATFORMS.map(async (platform, i) => ({
+                platform,
+                zip: await buildZip([
+                  { name: 'terraform-provider-sched_v1.0.0', data: pseudoRandom(platform, sizeOf(i)), method: 0 },
+                ]),
+              })),
+            ),
+          },
+        ],
+      },
+    ],
+  });
+  // Each archive takes about a second: the downloads' overlaps are visible in the log.
+  await reg.setFault(/\.zip$/, { kind: 'throttle', bytesPerSecond: 96 * 1024 }, 'archives');
+  w = e2eWorkspace(reg.caPath, { PROVKIT_HASH_STORE: 'off' });
+}, 120_000);
+
+afterAll(async () => {
+  await host?.close();
+});
+
+/** The archive requests of a run, and the most that were in flight at once (from when each was read to its last byte). */
+function archives(log: readonly RemoteLoggedRequest[]): { requests: RemoteLoggedRequest[]; maxInFlight: number } {
+  const requests = log.filter((q) => q.server === 'archives' && q.pathname.endsWith('.zip'));
+  let maxInFlight = 0;
+  for (const q of requests) {
+    const inFlight = requests.filter((o) => o.at <= q.at && (o.finishedAt ?? Infinity) > q.at).length;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+  }
+  return { requests: requests.sort((a, b) => a.at - b.at), maxInFlight };
+}
+
+const platformOf = (q: RemoteLoggedRequest): string => /_([a-z0-9]+_[a-z0-9]+)\.zip$/.exec(q.pathname)![1]!;
+
+async function lock(name: string, args: string[], env: Record<string, string> = {}): Promise<RemoteLoggedRequest[]> {
+  const p = w.project(name, { 'main.tf': requiresTf({ sched: `${reg.host}/acme/sched` }) });
+  await reg.mark();
+  const r = await runCli(['lock', ...PLATFORMS.map((x) => `-platform=${x}`), ...args], {
+    cwd: p,
+    env: { ...w.env, ...env },
+    timeoutMs: 120_000,
+  });
+  expect(r.code, r.stderr).toBe(0);
+  expect(w.tmpLeftovers()).toEqual([]);
+  return reg.log();
+}
+
+describe('lock downloads: a network budget of its own, metadata ahead of bytes, largest first', () => {
+  it('by default 8 archives in flight at once (not one per core), and every download metadata asked before any archive ended', async () => {
+    const log = await lock('default', []);
+    const { requests, maxInFlight } = archives(log);
+    expect(requests).toHaveLength(PLATFORMS.length);
+    expect(maxInFlight).toBe(8);
+    const metadata = log.filter((q) => q.server === 'main' && q.pathname.includes('/download/'));
+    expect(metadata).toHaveLength(PLATFORMS.length);
+    const firstArchiveDone = Math.min(...requests.map((q) => q.finishedAt ?? Infinity));
+    expect(metadata.every((q) => q.at < firstArchiveDone)).toBe(true);
+  }, 120_000);
+
+  it('-downloads=2 wins over PROVKIT_DOWNLOADS: 2 in flight, and the waiting archives start largest first', async () => {
+    const log = await lock('two', ['-downloads=2'], { PROVKIT_DOWNLOADS: '5' });
+    const { requests, maxInFlight } = archives(log);
+    expect(maxInFlight).toBe(2);
+    // The first two start as their metadata arrives; all others were queued by then, and leave the queue by size.
+    const waited = requests.slice(2).map((q) => sizeOf(PLATFORMS.indexOf(platformOf(q))));
+    expect(waited).toEqual([...waited].sort((a, b) => b - a));
+  }, 120_000);
+});

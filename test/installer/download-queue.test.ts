@@ -1,0 +1,81 @@
+// The download queue (installer/download-queue.ts): a fixed number of slots,
+// independent of the cores; the largest announced archive first, the order
+// given among equals; a task's failure is its caller's alone.
+import { describe, expect, it } from 'vitest';
+
+import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../../src/installer/download-queue.js';
+
+/** A task that records when it starts and ends when `release` is called. */
+function gate(): { started: string[]; task: (name: string) => () => Promise<string>; release: (name: string) => void } {
+  const started: string[] = [];
+  const waiting = new Map<string, () => void>();
+  return {
+    started,
+    task: (name) => () =>
+      new Promise<string>((resolve) => {
+        started.push(name);
+        waiting.set(name, () => resolve(name));
+      }),
+    release: (name) => waiting.get(name)!(),
+  };
+}
+
+const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+describe('download queue: slots independent of the cores, largest first', () => {
+  it('runs at most `limit` tasks at once, then the highest priority waiting, in the order given among equals', async () => {
+    const g = gate();
+    const q = downloadQueue(2);
+    const done = [
+      q(g.task('a'), 1),
+      q(g.task('b'), 1),
+      q(g.task('small'), 1),
+      q(g.task('large'), 100),
+      q(g.task('medium-1'), 50),
+      q(g.task('medium-2'), 50),
+    ];
+    await tick();
+    expect(g.started).toEqual(['a', 'b']);
+    g.release('a');
+    await tick();
+    expect(g.started).toEqual(['a', 'b', 'large']);
+    g.release('b');
+    g.release('large');
+    await tick();
+    expect(g.started).toEqual(['a', 'b', 'large', 'medium-1', 'medium-2']);
+    g.release('medium-1');
+    g.release('medium-2');
+    await tick();
+    g.release('small');
+    expect(await Promise.all(done)).toEqual(['a', 'b', 'small', 'large', 'medium-1', 'medium-2']);
+  });
+
+  it('a task that throws or rejects fails its caller only and frees its slot', async () => {
+    const q = downloadQueue(1);
+    const thrown = q(() => {
+      throw new Error('thrown');
+    });
+    const rejected = q(() => Promise.reject(new Error('rejected')));
+    const fine = q(() => Promise.resolve('fine'));
+    await expect(thrown).rejects.toThrow('thrown');
+    await expect(rejected).rejects.toThrow('rejected');
+    expect(await fine).toBe('fine');
+  });
+
+  it('the default is 8 streams; a limit below 1 is refused', () => {
+    expect(DEFAULT_DOWNLOADS).toBe(8);
+    expect(() => downloadQueue(0)).toThrow(/limit must be/);
+    expect(() => downloadQueue(1.5)).toThrow(/limit must be/);
+  });
+
+  it('the priority is the size the metadata announces (registry `packages`, OCI blob), 0 when none', () => {
+    const registry = { kind: 'registry', sha256: '', checksumsUrl: '', signatureUrl: '' } as const;
+    const signature = { kind: 'skipped', reason: '' } as const;
+    expect(announcedSize({ authentication: { ...registry, signature, packageSize: 1234 } })).toBe(1234);
+    expect(announcedSize({ authentication: { ...registry, signature } })).toBe(0);
+    expect(announcedSize({ authentication: { kind: 'oci-blob', digest: 'sha256:x', size: 99, repository: 'r' } })).toBe(
+      99,
+    );
+    expect(announcedSize({})).toBe(0);
+  });
+});
