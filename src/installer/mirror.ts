@@ -54,6 +54,7 @@ import {
   type Platform,
   ProviderAddress,
   type Version,
+  type Requirement,
 } from '../addresses/index.js';
 import {
   asProvkitError,
@@ -93,7 +94,7 @@ import {
 } from './mirror-plan.js';
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
-import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement } from './lock.js';
+import { defaultNetworkConcurrency, type FetchRunOptions } from './run-options.js';
 import { sharingLimit } from './share-limit.js';
 import { readRegularFile } from '../fs/read.js';
 

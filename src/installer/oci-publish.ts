@@ -72,7 +72,7 @@ import {
   type Source,
 } from '../sources/index.js';
 import { type EventSink, ignoreEvents } from './events.js';
-import { defaultNetworkConcurrency, type FetchRunOptions } from './lock.js';
+import { defaultNetworkConcurrency, type FetchRunOptions } from './run-options.js';
 import { selectMirrorVersion } from './mirror.js';
 
 /** Where packages are published. */

@@ -33,7 +33,7 @@ import type { HashPool } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
 import { fetchPackage, type OciMirrorSource, poolHashing } from '../sources/index.js';
-import { defaultNetworkConcurrency } from './lock.js';
+import { defaultNetworkConcurrency } from './run-options.js';
 import {
   compareProblems,
   platformCoverage,
