@@ -22,7 +22,8 @@ const LAYERS = [
   ['config', 'cliconfig'],
   ['layout'],
   ['sources'],
-  ['installer'],
+  ['installer', 'serve'],
+  ['bundles'],
   ['ui'],
   ['cli'],
 ];

@@ -131,10 +131,13 @@ export type { CliConfigContext } from './cliconfig/index.js';
 export { HttpClient } from './net/index.js';
 
 // Operations: what the commands run, with their options and outcomes.
-export { runLock, selectVersion } from './installer/lock.js';
+export { runLock } from './installer/lock.js';
+export { selectVersion } from './installer/select-version.js';
 export { FetchCache } from './installer/fetch-cache.js';
 export type { FetchCacheOptions, LockedPackage, FetchCacheStats } from './installer/fetch-cache.js';
-export type { LockOptions, LockOutcome, ProviderFailure, Requirement, FetchRunOptions } from './installer/lock.js';
+export type { LockOptions, LockOutcome, ProviderFailure } from './installer/lock.js';
+export type { FetchRunOptions } from './installer/run-options.js';
+export type { Requirement } from './addresses/index.js';
 export { runMirror } from './installer/mirror.js';
 export type { MirrorOptions, MirrorOutcome, MirrorFailure, MirrorHashes } from './installer/mirror.js';
 export { runInstall } from './installer/install.js';

@@ -88,3 +88,4 @@ export {
   sortPlatforms,
   SUPPORTED_PLATFORMS,
 } from './platform.js';
+export type { Requirement } from './requirement.js';

@@ -30,7 +30,13 @@ import { pipeline } from 'node:stream/promises';
 
 import tar from 'tar-stream';
 
-import { parsePlatform, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
+import {
+  parsePlatform,
+  type Platform,
+  type ProviderAddress,
+  type Version,
+  type Requirement,
+} from '../addresses/index.js';
 import { asProvkitError, ErrorCode, fileError, ProvkitError } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
 import { compareBytewise } from '../go/index.js';
@@ -40,7 +46,8 @@ import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } f
 import { checkFetchedFor, fetchPackage, poolHashing } from '../sources/index.js';
 import { namedBySource, requireExtractable } from '../installer/archive-check.js';
 import { ignoreEvents } from '../installer/events.js';
-import { type FetchRunOptions, type Requirement, selectVersion } from '../installer/lock.js';
+import { type FetchRunOptions } from '../installer/run-options.js';
+import { selectVersion } from '../installer/select-version.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../installer/download-queue.js';
 import {
   BUNDLE_FORMAT,

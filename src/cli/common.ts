@@ -12,6 +12,7 @@ import {
   parsePlatform,
   type Platform,
   tryParseProviderSource,
+  type Requirement,
 } from '../addresses/index.js';
 import {
   asSentence,
@@ -31,7 +32,6 @@ import { parseZipLimits } from '../hashing/zip-reader.js';
 import { createNodeFetch, HttpClient, httpTuningFromEnv, templateVariables, validateLevel1 } from '../net/index.js';
 import { hashStoreDir } from '../sources/index.js';
 import { findPolicy, type PlatformPolicy } from '../config/index.js';
-import type { Requirement } from '../installer/lock.js';
 import type { PublishOutcome } from '../installer/oci-publish.js';
 import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import { diagnosticSnippet, sortDiagnostics } from '../ui/diagnostic.js';

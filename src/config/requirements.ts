@@ -20,18 +20,15 @@
  *
  * Pure: no I/O.
  */
-import type { Flavor, VersionConstraints } from '../addresses/index.js';
+import type { Flavor, Requirement, VersionConstraints } from '../addresses/index.js';
 import { NO_CONSTRAINTS, ProviderAddress, tryParseConstraints } from '../addresses/index.js';
 import type { Diagnostic } from '../hcl/index.js';
 import { errorDiag } from './diagnostics.js';
 import type { DeclaredConstraint, Module, ProviderConfigDecl } from './model.js';
 import { providerForLocalName } from './module.js';
 
-/** One required provider and the intersection of every constraint on it. */
-export interface ProviderRequirement {
-  readonly provider: ProviderAddress;
-  readonly constraints: VersionConstraints;
-}
+/** One required provider and the intersection of every constraint on it (addresses/requirement.ts). */
+export type ProviderRequirement = Requirement;
 
 /**
  * Requirements keyed by the provider's fully-qualified display string

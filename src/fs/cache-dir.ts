@@ -7,7 +7,7 @@
  * Created 0755 whatever the umask (the mode given to `mkdir` only loses bits
  * to a umask, so a umask of 000 cannot make them world-writable, as it did
  * when they were made with Node's default 0777), like the plugin cache's
- * directories (installer/cache.ts); their files are written 0644
+ * directories (installer/package-dirs.ts); their files are written 0644
  * (fs/atomic.ts). A directory of the chain that exists already, is ours and
  * is writable by group or others (made by an earlier provkit under umask
  * 000) loses those write bits.

@@ -10,12 +10,12 @@
  * (test/installer/install-plan.test.ts), as OpenTofu tests its installer
  * (internal/providercache/installer_test.go).
  */
-import type { Flavor, Version } from '../addresses/index.js';
+import type { Flavor, Version, Requirement } from '../addresses/index.js';
 import { ProvkitError } from '../errors.js';
 import type { Hash } from '../hashing/index.js';
 import { allowedHashes, type ProviderLock } from '../lockfile/index.js';
 import { InstallErrorCode } from './package-dirs.js';
-import { type Requirement, selectVersion } from './lock.js';
+import { selectVersion } from './select-version.js';
 
 /**
  * Step 1 (docs/reference.md §3.4 item 46, §5.6 item 87): the locked version unless

@@ -70,6 +70,7 @@ import {
   type Platform,
   type ProviderAddress,
   type Version,
+  type Requirement,
 } from '../addresses/index.js';
 import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
@@ -110,7 +111,8 @@ import { causeDiagnostic, groupByCause } from './causes.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { installSelection, reuseCached, reuseInstalled } from './install-plan.js';
 import { DEFAULT_DOWNLOADS } from './download-queue.js';
-import { type ProviderFailure, type Requirement, selectVersion } from './lock.js';
+import type { ProviderFailure } from './lock.js';
+import { selectVersion } from './select-version.js';
 import { downloadName } from '../layout/index.js';
 
 export { InstallErrorCode } from './package-dirs.js';

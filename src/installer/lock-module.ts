@@ -19,14 +19,14 @@
  */
 import { join, posix } from 'node:path';
 
-import type { Flavor, Platform } from '../addresses/index.js';
+import type { Flavor, Platform, Requirement } from '../addresses/index.js';
 import { findPolicy, loadConfig, type PolicyResult } from '../config/index.js';
 import { type Diagnostic as CommandDiagnostic, ErrorCode, ProvkitError, asProvkitError } from '../errors.js';
 import type { HashStore } from '../hashing/index.js';
 import { type Diagnostic, hasErrors } from '../hcl/index.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks, providersLockWrite, saveLockBytes } from '../lockfile/index.js';
 import { type EventSink, ignoreEvents, type InstallerEvent } from './events.js';
-import { type ProviderFailure, type Requirement, runLock } from './lock.js';
+import { type ProviderFailure, runLock } from './lock.js';
 import type { FetchCache } from './fetch-cache.js';
 import { type ChosenPlatforms, choosePlatforms, PlatformInference } from './platforms.js';
 

@@ -16,17 +16,11 @@
  * OpenTofu flavor also hashes verified against the archive and, for its
  * default registry without enforced signatures, reported ones.
  */
-import {
-  type Flavor,
-  flavorInfo,
-  Platform,
-  type ProviderAddress,
-  type Version,
-  type VersionConstraints,
-} from '../addresses/index.js';
-import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
+import { type Flavor, Platform, type ProviderAddress, type Requirement, type Version } from '../addresses/index.js';
+import type { ProvkitError } from '../errors.js';
+import { asProvkitError, type Diagnostic, ErrorCode, WarningCode } from '../errors.js';
 import { goTrimSpace } from '../go/index.js';
-import type { Hash, HashPool, HashStore } from '../hashing/index.js';
+import type { Hash } from '../hashing/index.js';
 import {
   hashesToRecord,
   type Locks,
@@ -35,39 +29,11 @@ import {
   type PlatformLockResult,
   reportedHashesTrusted,
 } from '../lockfile/index.js';
-import type { HttpClient } from '../net/index.js';
-import type { Source, TrustedHash } from '../sources/index.js';
+import type { TrustedHash } from '../sources/index.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
 import type { FetchCache } from './fetch-cache.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
-
-/** One provider the configuration requires. */
-export interface Requirement {
-  readonly provider: ProviderAddress;
-  readonly constraints: VersionConstraints;
-}
-
-/** What every run that fetches packages for platforms (lock, mirror, bundle) is given. */
-export interface FetchRunOptions {
-  readonly requirements: readonly Requirement[];
-  readonly platforms: readonly Platform[];
-  readonly source: Source;
-  /** Hashing, bounded by its own (CPU) limit. */
-  readonly pool: HashPool;
-  /** Needed when a source returns http locations. */
-  readonly http?: HttpClient;
-  readonly flavor: Flavor;
-  readonly events?: EventSink;
-  readonly signal?: AbortSignal;
-  /** Archives downloaded at once (default `DEFAULT_DOWNLOADS`, 8: installer/download-queue.ts). */
-  readonly networkConcurrency?: number;
-  /**
-   * Hashes of archives seen before, by `zh:` (hashing/store.ts): a registry
-   * package whose signed `zh:` is there is not downloaded to be hashed again,
-   * and every archive hashed in the run is added.
-   */
-  readonly hashStore?: HashStore;
-}
+import { selectVersion } from './select-version.js';
 
 /**
  * What one run of `providers lock` over one module is given. One way in:
@@ -119,52 +85,6 @@ export interface LockOutcome {
   readonly failures: readonly ProviderFailure[];
   /** True when the merged locks hold hashes the old ones did not. */
   readonly changed: boolean;
-}
-
-/**
- * The version `providers lock` and `init` use (docs/reference.md §3.4 item 46): the locked one when
- * it still meets the constraints (and is still available), else the newest
- * acceptable one.
- */
-export function selectVersion(
-  provider: ProviderAddress,
-  available: readonly Version[],
-  constraints: VersionConstraints,
-  locked: Version | undefined,
-  flavor: Flavor,
-): { version: Version; reason: 'lock' | 'constraints' | 'unconstrained' } {
-  if (locked) {
-    if (!constraints.matches(locked)) {
-      throw new ProvkitError(
-        ErrorCode.USAGE,
-        `locked provider ${provider.toString()} ${locked.toString()} does not match configured version constraint ${constraints.toString()}; must use ${flavorInfo(flavor).command} init -upgrade to allow selection of new versions`,
-        { provider: provider.toString(), version: locked.toString() },
-      );
-    }
-    if (!available.some((v) => v.equals(locked))) {
-      throw new ProvkitError(
-        ErrorCode.NOT_FOUND,
-        `the previously-selected version ${locked.toString()} is no longer available`,
-        {
-          provider: provider.toString(),
-          version: locked.toString(),
-        },
-      );
-    }
-    return { version: locked, reason: 'lock' };
-  }
-  let best: Version | undefined;
-  for (const v of available) if (constraints.matches(v) && (!best || v.greaterThan(best))) best = v;
-  if (!best) {
-    throw new ProvkitError(
-      ErrorCode.NOT_FOUND,
-      `no available releases match the given constraints ${constraints.toString()}`,
-      {
-        provider: provider.toString(),
-      },
-    );
-  }
-  return { version: best, reason: constraints.isEmpty ? 'unconstrained' : 'constraints' };
 }
 
 /**

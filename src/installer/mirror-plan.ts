@@ -9,12 +9,12 @@
  * I/O, so the rules are tested as a table (test/installer/mirror-plan.test.ts),
  * as OpenTofu tests its installer (internal/providercache/installer_test.go).
  */
-import type { Flavor, Platform, ProviderAddress, Version } from '../addresses/index.js';
+import type { Flavor, Platform, ProviderAddress, Version, Requirement } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { packedFileName, providerDirPath } from '../layout/index.js';
 import type { Locks } from '../lockfile/index.js';
 import type { AvailableVersions } from '../sources/index.js';
-import { type Requirement, selectVersion } from './lock.js';
+import { selectVersion } from './select-version.js';
 
 /** A failure of the mirror run (mirror.ts re-exports it). */
 export interface MirrorFailure {

@@ -54,6 +54,7 @@ import {
   type Platform,
   ProviderAddress,
   type Version,
+  type Requirement,
 } from '../addresses/index.js';
 import {
   asProvkitError,
@@ -94,7 +95,7 @@ import {
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
-import type { FetchRunOptions, Requirement } from './lock.js';
+import type { FetchRunOptions } from './run-options.js';
 import { readRegularFile } from '../fs/read.js';
 
 export type MirrorHashes = 'reference' | 'all';

@@ -73,7 +73,7 @@ import {
 } from '../sources/index.js';
 import { type EventSink, ignoreEvents } from './events.js';
 import { DEFAULT_DOWNLOADS } from './download-queue.js';
-import type { FetchRunOptions } from './lock.js';
+import type { FetchRunOptions } from './run-options.js';
 import { selectMirrorVersion } from './mirror.js';
 
 /** Where packages are published. */

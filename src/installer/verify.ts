@@ -59,13 +59,13 @@ import {
   sortPlatforms,
   tryParseVersion,
   type Version,
+  type Requirement,
 } from '../addresses/index.js';
 import { systemErrorCode, errorText } from '../errors.js';
 import { compareBytewise, isRecord } from '../go/index.js';
 import type { Hash, HashPool, HashStore, ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { FilesystemMirrorSource } from '../sources/index.js';
-import type { Requirement } from './lock.js';
 import { readRegularFile } from '../fs/read.js';
 
 export type VerifyProblemCode =

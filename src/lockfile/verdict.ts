@@ -4,13 +4,7 @@
  * trust-on-first-use verdict on a package, and whether the lock covers the
  * configuration. Updating the lock is merge.ts; what it records, record.ts.
  */
-import {
-  type Flavor,
-  flavorInfo,
-  type ProviderAddress,
-  type Version,
-  type VersionConstraints,
-} from '../addresses/index.js';
+import { type Flavor, flavorInfo, type ProviderAddress, type Requirement, type Version } from '../addresses/index.js';
 import { type Hash, H1, ZH } from '../hashing/index.js';
 import type { Locks, ProviderLock } from './model.js';
 
@@ -78,10 +72,7 @@ export function verifyPackage(
  * opentofu/opentofu internal/configs/config.go): whether the lock covers the
  * configuration. Returns the reference's messages, sorted.
  */
-export function verifyDependencySelections(
-  locks: Locks,
-  requirements: ReadonlyArray<{ readonly provider: ProviderAddress; readonly constraints: VersionConstraints }>,
-): string[] {
+export function verifyDependencySelections(locks: Locks, requirements: readonly Requirement[]): string[] {
   const errors: string[] = [];
   for (const { provider, constraints } of requirements) {
     const lock = locks.provider(provider);

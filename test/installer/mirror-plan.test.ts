@@ -14,9 +14,9 @@ import {
   parseProviderSource,
   parseVersion,
   VersionConstraints,
+  type Requirement,
 } from '../../src/addresses/index.js';
 import { asProvkitError } from '../../src/errors.js';
-import type { Requirement } from '../../src/installer/lock.js';
 import { mirrorArchivePath, mirrorNeedsVersions, planMirror } from '../../src/installer/mirror-plan.js';
 import { Locks, parseLockFile } from '../../src/lockfile/index.js';
 import { type MockPackage, MockSource } from '../../src/sources/testing.js';

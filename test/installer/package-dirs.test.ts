@@ -1,4 +1,4 @@
-// Package directories (src/installer/cache.ts): where the per-package mutex
+// Package directories (src/installer/package-dirs.ts): where the per-package mutex
 // file lives (the mutex itself: test/fs/dir-mutex.test.ts), executable
 // discovery (spec item 75) and linking (item 83).
 import { appendFile, mkdir, mkdtemp, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';

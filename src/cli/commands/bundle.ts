@@ -11,6 +11,7 @@ import {
   parseConstraints,
   tryParseProviderSource,
   VersionConstraints,
+  type Requirement,
 } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
 import {
@@ -32,7 +33,6 @@ import { importBundleToOci } from '../../bundles/import-oci.js';
 import type { Locks } from '../../lockfile/index.js';
 import { ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
 import { bundleCreationTime } from '../../bundles/manifest.js';
-import type { Requirement } from '../../installer/lock.js';
 import { loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { mirrorFailureDiagnostics } from '../../installer/mirror.js';

@@ -7,7 +7,7 @@
  */
 import { join, posix, resolve } from 'node:path';
 
-import type { Flavor, Platform } from '../../addresses/index.js';
+import type { Flavor, Platform, Requirement } from '../../addresses/index.js';
 import {
   type Diagnostic as ConfigDiagnostic,
   discoverRoots,
@@ -15,7 +15,6 @@ import {
   loadModuleRequirements,
   type PlatformPolicy,
 } from '../../config/index.js';
-import type { Requirement } from '../../installer/lock.js';
 import { runOciVerify } from '../../installer/oci-verify.js';
 import { compareProblems, runVerify, type VerifyOutcome } from '../../installer/verify.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.js';

@@ -1,0 +1,61 @@
+/**
+ * Version selection, shared by `lock`, `mirror`, `install` and `bundle
+ * create`: the rule of the reference's installer
+ * (internal/providercache/installer.go, `EnsureProviderVersions`).
+ *
+ * Pure: no I/O.
+ */
+import {
+  type Flavor,
+  flavorInfo,
+  type ProviderAddress,
+  type Version,
+  type VersionConstraints,
+} from '../addresses/index.js';
+import { ErrorCode, ProvkitError } from '../errors.js';
+
+/**
+ * The version `providers lock` and `init` use (docs/reference.md §3.4 item 46): the locked one when
+ * it still meets the constraints (and is still available), else the newest
+ * acceptable one.
+ */
+export function selectVersion(
+  provider: ProviderAddress,
+  available: readonly Version[],
+  constraints: VersionConstraints,
+  locked: Version | undefined,
+  flavor: Flavor,
+): { version: Version; reason: 'lock' | 'constraints' | 'unconstrained' } {
+  if (locked) {
+    if (!constraints.matches(locked)) {
+      throw new ProvkitError(
+        ErrorCode.USAGE,
+        `locked provider ${provider.toString()} ${locked.toString()} does not match configured version constraint ${constraints.toString()}; must use ${flavorInfo(flavor).command} init -upgrade to allow selection of new versions`,
+        { provider: provider.toString(), version: locked.toString() },
+      );
+    }
+    if (!available.some((v) => v.equals(locked))) {
+      throw new ProvkitError(
+        ErrorCode.NOT_FOUND,
+        `the previously-selected version ${locked.toString()} is no longer available`,
+        {
+          provider: provider.toString(),
+          version: locked.toString(),
+        },
+      );
+    }
+    return { version: locked, reason: 'lock' };
+  }
+  let best: Version | undefined;
+  for (const v of available) if (constraints.matches(v) && (!best || v.greaterThan(best))) best = v;
+  if (!best) {
+    throw new ProvkitError(
+      ErrorCode.NOT_FOUND,
+      `no available releases match the given constraints ${constraints.toString()}`,
+      {
+        provider: provider.toString(),
+      },
+    );
+  }
+  return { version: best, reason: constraints.isEmpty ? 'unconstrained' : 'constraints' };
+}
