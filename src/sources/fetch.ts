@@ -75,6 +75,7 @@ import {
 } from '../hashing/index.js';
 import { redactURL, tempPathFor, type HttpClient, type NetEvents } from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
+import { dispositionsOf } from './provenance.js';
 import { authenticationLabel, sourceError, withContext, type PackageMeta, type TrustedHash } from './source.js';
 
 export interface FetchOptions {
@@ -567,7 +568,11 @@ export async function fetchPackage(
     // Only results computed here go to the store (a store hit came from it),
     // with the platform they were fetched for (a hint, hashing/store.ts).
     if (zipHashes !== undefined && zipHashes !== stored)
-      await options.hashStore?.put(zipHashes, meta.platform.toString());
+      await options.hashStore?.put(
+        zipHashes,
+        meta.platform.toString(),
+        dispositionsOf([...meta.reportedHashes, ...(verified?.hashes ?? [])], zipHashes.zh),
+      );
   } catch (err) {
     stream?.abort();
     if (claimed !== undefined) await rm(claimed, { force: true });
