@@ -88,3 +88,13 @@ export {
   sortPlatforms,
   SUPPORTED_PLATFORMS,
 } from './platform.js';
+
+export {
+  anyPatternMatches,
+  parseProviderPattern,
+  parseProviderPatterns,
+  patternMatches,
+  selectorMatches,
+  WILDCARD,
+} from './patterns.js';
+export type { PatternSegments, ProviderPattern, ProviderSelector } from './patterns.js';
