@@ -2,7 +2,7 @@
  * `provkit audit`'s three outputs of one result (docs/provenance.md): a
  * table per provider version for people, `audit_hash` / `audit_change` /
  * `audit_summary` messages for `-json` (docs/json-ui.md), and a SARIF 2.1.0
- * log (OASIS SARIF v2.1.0, §3.13 `run`, §3.27 `result`, §3.28 `location`)
+ * log (OASIS SARIF v2.1.0: its `run`, `result` and `location` objects)
  * whose results sit at the line of the hash in the lock file, so a
  * code-scanning view shows them on the pull request.
  */
