@@ -6,13 +6,13 @@
  * 2 (a hash violates the policy; as `lock -check` uses 2 for "would
  * change"), 1 (an error: nothing is passed that was not checked).
  */
-import { readFile } from 'node:fs/promises';
 import { join, posix, relative, resolve, sep } from 'node:path';
 
 import { type Flavor } from '../../addresses/index.js';
 import { type AuditPolicy, discoverRoots, findPolicy } from '../../config/index.js';
 import { diagnosticFromError, ErrorCode, systemErrorCode } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
+import { readRegularFile } from '../../fs/read.js';
 import { type AuditCache, runAudit } from '../../installer/audit.js';
 import {
   type LockHashPositions,
@@ -175,7 +175,8 @@ async function auditRoot(run: AuditRun, root: string): Promise<AuditedLockFile |
   const flavor = root === '.' ? globals.flavor : globals.flavorIn(dir).flavor;
   let bytes: Buffer | undefined;
   try {
-    bytes = await readFile(path);
+    // A regular file, bounded (fs/read.ts), as every lock file provkit reads.
+    bytes = await readRegularFile(path);
   } catch (err) {
     if (systemErrorCode(err) !== 'ENOENT') throw err;
   }
