@@ -75,10 +75,10 @@ export async function auditCommand(args: readonly string[], io: CliIO, globals: 
     'fs-mirror': 'string',
     'net-mirror': 'string',
   });
-  const json = flags.bools.get('json') === true;
+  const json = flags.values['json'] === true;
   const ui = createRenderer(io, globals, json);
   const errors: Diagnostic[] = [];
-  const mirror: MirrorFlags = { fsMirror: flags.strings.get('fs-mirror'), netMirror: flags.strings.get('net-mirror') };
+  const mirror: MirrorFlags = { fsMirror: flags.values['fs-mirror'], netMirror: flags.values['net-mirror'] };
   checkMirrorFlags(mirror, errors);
   if (flags.positionals.length > 0)
     errors.push({
@@ -87,7 +87,7 @@ export async function auditCommand(args: readonly string[], io: CliIO, globals: 
       detail: `audit takes no arguments, not ${flags.positionals.join(' ')}.`,
       code: ErrorCode.USAGE,
     });
-  const sarif = flags.strings.get('sarif');
+  const sarif = flags.values['sarif'];
   if (sarif === '')
     errors.push({
       severity: 'error',
@@ -98,7 +98,7 @@ export async function auditCommand(args: readonly string[], io: CliIO, globals: 
   if (errors.length > 0) return ui.fail(errors);
 
   return runInterruptibleWith(io, globals, 'audit', async (r) => {
-    const base = flags.strings.get('base');
+    const base = flags.values['base'];
     let commit: string | undefined;
     try {
       commit = base === undefined ? undefined : await resolveRevision(base, globals.cwd);
@@ -106,7 +106,7 @@ export async function auditCommand(args: readonly string[], io: CliIO, globals: 
       return ui.fail([diagnosticFromError(err)]);
     }
     let roots: string[] = ['.'];
-    if (flags.bools.get('recursive') === true) {
+    if (flags.values['recursive'] === true) {
       const tree = await discoverRoots(globals.cwd, { flavor: globals.flavor });
       if (reportDiagnostics(ui, tree.diagnostics, globals.cwd)) return ui.fail([]);
       roots = tree.roots;

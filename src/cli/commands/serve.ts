@@ -18,7 +18,7 @@ import {
   errorText,
 } from '../../errors.js';
 import { createHashPool } from '../../hashing/index.js';
-import { type AccessLogEntry, isLoopbackHost, parseListen, startMirrorServer } from '../../installer/serve/server.js';
+import { type AccessLogEntry, isLoopbackHost, parseListen, startMirrorServer } from '../../serve/server.js';
 import { terminalLine } from '../../ui/escape.js';
 import { renderDiagnostic } from '../../ui/human.js';
 import { parseFlags } from '../flags.js';
@@ -54,7 +54,7 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     refresh: 'int',
     json: 'bool',
   });
-  const json = flags.bools.get('json') === true;
+  const json = flags.values.json === true;
   // -json: the run's JSON streams (stdout's starts with the version message; -json-into's too).
   const uis = jsonUIsFor(io, json);
   const line = (
@@ -75,13 +75,13 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
   };
   if (flags.positionals.length !== 1)
     return fail('Wrong number of arguments', 'serve requires the mirror directory as its argument.');
-  const certFile = flags.strings.get('tls-cert');
-  const keyFile = flags.strings.get('tls-key');
+  const certFile = flags.values['tls-cert'];
+  const keyFile = flags.values['tls-key'];
   if ((certFile === undefined) !== (keyFile === undefined))
     return fail('Incomplete TLS options', '-tls-cert and -tls-key must be given together.');
   let listen: { host: string; port: number };
   try {
-    listen = parseListen(flags.strings.get('listen') ?? '127.0.0.1:8443');
+    listen = parseListen(flags.values.listen ?? '127.0.0.1:8443');
   } catch (err) {
     return fail('Invalid -listen address', (err as Error).message);
   }
@@ -131,7 +131,7 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
       host: listen.host,
       port: listen.port,
       ...(tls ? { tls } : {}),
-      ...(flags.ints.get('refresh') === undefined ? {} : { refreshMs: flags.ints.get('refresh')! }),
+      ...(flags.values.refresh === undefined ? {} : { refreshMs: flags.values.refresh }),
       onRequest: accessLog,
       onWarning: (w) => {
         line('warn', w.message, 'scan_warning', { path: w.path, code: WarningCode.SCAN_WARNING });
