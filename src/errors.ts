@@ -138,6 +138,8 @@ export const ErrorCode = {
   BUNDLE_TARGET_CONFLICT: 'BUNDLE_TARGET_CONFLICT',
   /** `provkit serve` asked to listen without TLS on a non-loopback address. */
   SERVE_INSECURE_LISTEN: 'SERVE_INSECURE_LISTEN',
+  /** `audit -base`: git could not be run, the revision is unknown, or a file could not be read at it. */
+  GIT_FAILED: 'GIT_FAILED',
 
   // --- generic I/O and usage
   IO: 'IO',

@@ -74,9 +74,13 @@ export type {
   HashPool,
   HashPoolOptions,
   HashStore,
+  HashStoreOptions,
   StoredHashes,
   ZipLimits,
   ReadProgress,
+  Disposition,
+  DispositionKind,
+  StoredDisposition,
 } from './hashing/index.js';
 
 // Lock files: parse, model, write; the verdict on a package.

@@ -89,3 +89,13 @@ export {
   SUPPORTED_PLATFORMS,
 } from './platform.js';
 export type { Requirement } from './requirement.js';
+
+export {
+  anyPatternMatches,
+  parseProviderPattern,
+  parseProviderPatterns,
+  patternMatches,
+  selectorMatches,
+  WILDCARD,
+} from './patterns.js';
+export type { PatternSegments, ProviderPattern, ProviderSelector } from './patterns.js';

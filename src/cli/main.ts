@@ -41,6 +41,7 @@ Commands:
   hash       Print the zh:/h1: hashes of provider packages (zips or directories)
   install    Install the providers into .terraform/providers and update the lock file (init)
   verify     Check the lock file against a mirror offline (for CI)
+  audit      Show who vouches for every lock-file hash and check it against the policy
   bundle     Create or import an air-gap bundle (bundle create | bundle import)
   serve      Serve a mirror directory as a network mirror (HTTPS)
   version    Print the provkit version
@@ -104,6 +105,8 @@ const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = {
   install: async () =>
     import('./commands/install.js').then((m) => ({ run: m.installCommand, help: m.INSTALL_HELP, interruptible: true })),
   verify: async () => import('./commands/verify.js').then((m) => ({ run: m.verifyCommand, help: m.VERIFY_HELP })),
+  audit: async () =>
+    import('./commands/audit.js').then((m) => ({ run: m.auditCommand, help: m.AUDIT_HELP, interruptible: true })),
   mirror: async () =>
     import('./commands/mirror.js').then((m) => ({ run: m.mirrorCommand, help: m.MIRROR_HELP, interruptible: true })),
   bundle: async () =>

@@ -56,6 +56,24 @@ export { discoverRoots, isWalkedDirectory } from './roots.js';
 export type { DiscoveredTree, DiscoverOptions } from './roots.js';
 export { findPolicy, loadPolicyFile, parsePolicyFile, POLICY_FILE_NAME } from './policy.js';
 export type { PlatformPolicy, PolicyResult } from './policy.js';
+export {
+  auditRuleFor,
+  DEFAULT_ACCEPT,
+  DEFAULT_ACCEPT_MIRROR_ONLY,
+  judgeHash,
+  keyIdOf,
+  parseAuditBlock,
+} from './audit-policy.js';
+export type {
+  AuditPolicy,
+  AuditProviderRule,
+  AuditRule,
+  AuditViolation,
+  AuditViolationCode,
+  EffectiveAuditRule,
+  HashJudgement,
+  JudgeContext,
+} from './audit-policy.js';
 export type { Diagnostic, Range } from './diagnostics.js';
 export type {
   ConfigFile,

@@ -8,10 +8,12 @@
  * ```
  *
  * Rules (docs/platform-policy.md):
- * - HCL native syntax; `platforms` is required and is a static list of at
- *   least one `OS_ARCH` string (duplicates are dropped, order is kept);
- *   anything else in the file (another argument, any block) is an error, with
- *   file, line and column like every other configuration diagnostic;
+ * - HCL native syntax; `platforms` is a static list of at least one
+ *   `OS_ARCH` string (duplicates are dropped, order is kept), required
+ *   unless the file has an `audit` block (`provkit audit`'s policy,
+ *   config/audit-policy.ts, docs/provenance.md); anything else in the file
+ *   (another argument, any other block) is an error, with file, line and
+ *   column like every other configuration diagnostic;
  * - the nearest `provkit.hcl` applies: in the root module's directory or one
  *   of its ancestors, up to the directory the command runs in
  *   ({@link findPolicy}); `-platform` flags override it.
@@ -26,8 +28,9 @@ import { systemErrorCode, errorText } from '../errors.js';
 import { readRefusal } from '../fs/read.js';
 import type { Diagnostic } from '../hcl/index.js';
 import { parseHCL, staticList, staticString } from '../hcl/index.js';
+import { type AuditPolicy, parseAuditBlock } from './audit-policy.js';
 import { nativeBody } from './body.js';
-import { errorDiag, fileRange, hasErrors } from './diagnostics.js';
+import { errorDiag, fileRange, formatRange as formatRangeOf, hasErrors } from './diagnostics.js';
 import type { ConfigFs } from './load.js';
 import { nodeConfigFs } from './load.js';
 
@@ -44,22 +47,40 @@ export interface PlatformPolicy {
 
 /** The result of parsing or loading a policy file. */
 export interface PolicyResult {
-  /** Undefined when the file has errors (or, for {@link findPolicy}, when there is none). */
+  /** Undefined when the file has errors or no `platforms` (or, for {@link findPolicy}, when there is none). */
   readonly policy?: PlatformPolicy;
+  /** The file's `audit` block, when it has one and no errors. */
+  readonly audit?: AuditPolicy;
   readonly diagnostics: Diagnostic[];
 }
 
-const SCHEMA = { attributes: [{ name: 'platforms', required: true }], blocks: [] } as const;
+const AUDIT_BLOCK = { type: 'audit', labels: [] } as const;
+const SCHEMA = { attributes: [{ name: 'platforms', required: true }], blocks: [AUDIT_BLOCK] } as const;
+const SCHEMA_WITH_AUDIT = { attributes: [{ name: 'platforms' }], blocks: [AUDIT_BLOCK] } as const;
 
 /** Parses a policy file's bytes; `filename` names it in diagnostics. */
 export function parsePolicyFile(source: Uint8Array | string, filename: string): PolicyResult {
   const parsed = parseHCL(source, filename);
   const diagnostics: Diagnostic[] = [...parsed.diagnostics];
   if (hasErrors(diagnostics)) return { diagnostics };
-  const content = nativeBody(parsed.body).content(SCHEMA);
+  const hasAudit = parsed.body.blocks.some((b) => b.type === AUDIT_BLOCK.type);
+  const content = nativeBody(parsed.body).content(hasAudit ? SCHEMA_WITH_AUDIT : SCHEMA);
   diagnostics.push(...content.diagnostics);
+  const audits = content.blocks.filter((b) => b.type === AUDIT_BLOCK.type);
+  for (const extra of audits.slice(1))
+    diagnostics.push(
+      errorDiag(
+        'Duplicate audit block',
+        `Only one audit block is allowed; the first is at ${formatRangeOf(audits[0]!.defRange)}.`,
+        extra.defRange,
+      ),
+    );
+  const audit = audits[0] === undefined ? undefined : parseAuditBlock(audits[0].body, filename);
+  diagnostics.push(...(audit?.diagnostics ?? []));
+  const withAudit = audit?.policy === undefined ? {} : { audit: audit.policy };
   const attr = content.attributes.get('platforms');
-  if (!attr || hasErrors(diagnostics)) return { diagnostics };
+  if (hasErrors(diagnostics)) return { diagnostics };
+  if (!attr) return { ...withAudit, diagnostics };
   const list = staticList(attr.expr);
   diagnostics.push(...list.diagnostics);
   if (!list.items) return { diagnostics };
@@ -91,7 +112,7 @@ export function parsePolicyFile(source: Uint8Array | string, filename: string): 
     );
   }
   if (hasErrors(diagnostics)) return { diagnostics };
-  return { policy: { file: filename, platforms }, diagnostics };
+  return { policy: { file: filename, platforms }, ...withAudit, diagnostics };
 }
 
 /**
@@ -148,7 +169,8 @@ export async function findPolicy(
     }
     // eslint-disable-next-line no-await-in-loop -- nearest first: each step depends on the one before
     const r = await pending;
-    if (r.policy || r.diagnostics.length > 0) return r;
+    // The nearest file applies, whatever it sets (platforms, audit or both).
+    if (r.policy || r.audit || r.diagnostics.length > 0) return r;
     if (!inside || at === top) return { diagnostics: [] };
     const up = dirname(at);
     if (up === at) return { diagnostics: [] };

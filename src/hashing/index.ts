@@ -20,4 +20,5 @@ export { hashPackageDir, listPackageFiles } from './dir-package.js';
 export { DEFAULT_ZIP_LIMITS, type ZipLimits } from './zip-reader.js';
 export { createHashPool, type HashPool, type HashPoolOptions, type ZipStream } from './pool.js';
 export { hashPath, hashPaths, type PathHashResult } from './paths.js';
-export { openHashStore, type HashStore, type StoredHashes } from './store.js';
+export { openHashStore, type HashStore, type HashStoreOptions, type StoredHashes } from './store.js';
+export * from './disposition.js';

@@ -18,6 +18,14 @@
  * that lets `lock` tell which platforms an existing lock file's `h1:` values
  * stand for without downloading anything (installer/platforms.ts).
  *
+ * Each entry also keeps its dispositions (hashing/disposition.ts): who
+ * vouched for the archive's bytes when they were hashed here, when, and from
+ * where (`signed` by a key, over a SHA256SUMS URL; `verified-locally` or
+ * `computed-locally` from a URL or path). A later write of the same archive
+ * adds its dispositions to the ones already there (re-read and merged, so two
+ * writers lose nothing). Entries written before dispositions existed have
+ * none; they are read as before (docs/hash-store.md, docs/provenance.md).
+ *
  * Layout: `DIR/<first 2 hex digits>/<64 hex digits>.json`, one small JSON
  * document per archive, written atomically (temp file + rename), so several
  * processes may share a store, and a store may be copied between machines
@@ -33,6 +41,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../fs/atomic.js';
 import { makeCacheDirectory } from '../fs/cache-dir.js';
 import { readRegularFile } from '../fs/read.js';
+import { type Disposition, sortDispositions, type StoredDisposition, storedDispositionFrom } from './disposition.js';
 import { type Hash, parseHash } from './hash.js';
 import type { HashWarning, ZipPackageHashes } from './zip-package.js';
 
@@ -47,16 +56,29 @@ export interface HashStore {
   lookup(zh: Hash): Promise<StoredHashes | undefined>;
   /**
    * Records a locally computed result (ignored unless both forms succeeded),
-   * with the platform (OS_ARCH) of the package when known. Never throws.
+   * with the platform (OS_ARCH) of the package when known and what vouched
+   * for its bytes (`dispositions`, stamped with the store's clock and merged
+   * with the entry's earlier ones). Never throws.
    */
-  put(result: ZipPackageHashes, platform?: string): Promise<void>;
+  put(result: ZipPackageHashes, platform?: string, dispositions?: readonly Disposition[]): Promise<void>;
 }
 
 /** What {@link HashStore.lookup} finds. */
 export interface StoredHashes {
   readonly hashes: ZipPackageHashes;
   readonly platform?: string;
+  /** Who vouched for the bytes, when and from where; empty for entries written before provkit kept them. */
+  readonly dispositions: readonly StoredDisposition[];
 }
+
+/** Options of {@link openHashStore}. */
+export interface HashStoreOptions {
+  /** The clock that stamps dispositions (default the system's). */
+  readonly now?: () => Date;
+}
+
+/** At most this many dispositions per entry: the newest are kept. */
+const MAX_DISPOSITIONS = 32;
 
 /** An entry is a few hundred bytes; a larger file is not one (a miss). */
 const MAX_ENTRY_BYTES = 1024 * 1024;
@@ -74,6 +96,8 @@ interface StoredEntry {
   uncompressedBytes: number;
   /** Optional (format 1 entries written before it existed lack it). */
   platform?: string;
+  /** Optional, likewise: who vouched for the bytes, when, from where. */
+  dispositions?: StoredDisposition[];
 }
 
 const ZH_HEX = /^[0-9a-f]{64}$/;
@@ -81,7 +105,8 @@ const H1_TEXT = /^h1:[A-Za-z0-9+/]{43}=$/;
 const PLATFORM_TEXT = /^[a-z0-9]+_[a-z0-9]+$/;
 
 /** The store in `dir` (created on the first put). */
-export function openHashStore(dir: string): HashStore {
+export function openHashStore(dir: string, options: HashStoreOptions = {}): HashStore {
+  const now = options.now ?? (() => new Date());
   /** Shard directories made (and checked) by this store. */
   const made = new Map<string, Promise<void>>();
   const pathOf = (hex: string): string => join(dir, hex.slice(0, 2), `${hex}.json`);
@@ -126,17 +151,24 @@ export function openHashStore(dir: string): HashStore {
       entryCount: e.entryCount,
       uncompressedBytes: e.uncompressedBytes,
     };
+    const dispositions = Array.isArray(e.dispositions)
+      ? e.dispositions.flatMap((d) => storedDispositionFrom(d) ?? [])
+      : [];
     return typeof e.platform === 'string' && PLATFORM_TEXT.test(e.platform)
-      ? { hashes, platform: e.platform }
-      : { hashes };
+      ? { hashes, platform: e.platform, dispositions }
+      : { hashes, dispositions };
   };
   return {
     lookup,
     async get(zh) {
       return (await lookup(zh))?.hashes;
     },
-    async put(result, platform) {
+    async put(result, platform, dispositions = []) {
       if (!result.h1.ok || !result.h1Zip.ok || !ZH_HEX.test(result.zh.value)) return;
+      // Re-read and merge: the dispositions another run recorded stay (the newest first when there are too many).
+      const earlier = (await lookup(result.zh))?.dispositions ?? [];
+      const at = now().toISOString();
+      const merged = mergeStored([...dispositions.map((d) => ({ ...d, at })), ...earlier]);
       const entry: StoredEntry = {
         format: FORMAT,
         zh: result.zh.text,
@@ -146,6 +178,7 @@ export function openHashStore(dir: string): HashStore {
         entryCount: result.entryCount,
         uncompressedBytes: result.uncompressedBytes,
         ...(platform !== undefined && PLATFORM_TEXT.test(platform) ? { platform } : {}),
+        ...(merged.length > 0 ? { dispositions: merged } : {}),
       };
       const path = pathOf(result.zh.value);
       try {
@@ -159,4 +192,15 @@ export function openHashStore(dir: string): HashStore {
       }
     },
   };
+}
+
+/**
+ * Stored dispositions without repeats (the same kind, key and place: the
+ * first, i.e. newest, stamp wins), strongest kind first, at most
+ * {@link MAX_DISPOSITIONS}.
+ */
+function mergeStored(ds: readonly StoredDisposition[]): StoredDisposition[] {
+  const newest = [...ds].sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+  const kept = sortDispositions(newest) as StoredDisposition[];
+  return kept.slice(0, MAX_DISPOSITIONS);
 }

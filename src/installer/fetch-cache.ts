@@ -40,6 +40,7 @@ import {
 import type { HttpClient } from '../net/index.js';
 import {
   checkFetchedFor,
+  dispositionsOf,
   expectedZh,
   fetchPackage,
   storedArchive,
@@ -332,7 +333,12 @@ export class FetchCache {
     const temporary = !stored && this.work !== undefined && fetched.path.startsWith(await this.work);
     try {
       const zip = fetched.kind === 'archive' ? fetched.zipHashes : fetched.forms;
-      if (!stored && fetched.kind === 'archive') await options.hashStore?.put(fetched.zipHashes, platform.toString());
+      if (!stored && fetched.kind === 'archive')
+        await options.hashStore?.put(
+          fetched.zipHashes,
+          platform.toString(),
+          dispositionsOf(fetched.hashes, fetched.zipHashes.zh),
+        );
       const h1 = requireExtractable(zip, fetched.from);
       for (const w of zip.warnings)
         events({

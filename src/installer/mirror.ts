@@ -71,7 +71,7 @@ import { makeCacheDirectory } from '../fs/cache-dir.js';
 import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../fs/dir-mutex.js';
 import { removeTempsIn, tempPathIn } from '../fs/temp-name.js';
 import { compareBytewise } from '../go/index.js';
-import { normalizeHashes, zhOfFile, type ZipPackageHashes } from '../hashing/index.js';
+import { isLocal, isReported, normalizeHashes, zhOfFile, type ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, providerDirPath } from '../layout/index.js';
 import {
@@ -583,12 +583,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       const run = thisRun.get(rel);
       if (run) {
         const picked = run.filter(
-          (h) =>
-            (h.trust.kind === 'verified-locally' ||
-              h.trust.kind === 'reported-by-registry' ||
-              h.trust.kind === 'reported-by-mirror') &&
-            h.platform !== undefined &&
-            h.platform.equals(platform),
+          (h) => (isLocal(h.trust) || isReported(h.trust)) && h.platform !== undefined && h.platform.equals(platform),
         );
         if (picked.length > 0) return normalizeHashes(picked.map((h) => h.hash)).map((h) => h.text);
       }

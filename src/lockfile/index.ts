@@ -13,3 +13,4 @@ export * from './verdict.js';
 export * from './write-decision.js';
 export * from './file.js';
 export * from './flavor.js';
+export * from './positions.js';

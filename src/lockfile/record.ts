@@ -24,16 +24,15 @@
  * an input so that the table (test/lockfile/record.test.ts) states that for
  * every case.
  *
- * The trust kinds are the sources' (src/sources `Trust`); this layer sits
- * below the sources, so it names the kinds itself. A source `TrustedHash` is
- * a {@link HashWithTrust} only while every kind it can carry is named here,
- * so a new kind fails to compile at the callers until this rule decides it.
+ * The trust kinds are the one vocabulary of provenance
+ * (hashing/disposition.ts `DispositionKind`): {@link recorded} switches on
+ * every kind, so a new kind fails to compile here until this rule decides it.
  */
 import { defaultRegistryHost, type Flavor, type ProviderAddress } from '../addresses/index.js';
-import { type Hash, normalizeHashes } from '../hashing/index.js';
+import { type DispositionKind, type Hash, normalizeHashes } from '../hashing/index.js';
 
-/** Why a hash is believed (src/sources `Trust['kind']`). */
-export type HashTrustKind = 'signed' | 'verified-locally' | 'reported-by-registry' | 'reported-by-mirror';
+/** Why a hash is believed: a disposition's kind (hashing/disposition.ts). */
+export type HashTrustKind = DispositionKind;
 
 /** A hash with the kind of its trust; src/sources `TrustedHash` is one. */
 export interface HashWithTrust {
@@ -67,7 +66,9 @@ function recorded(kind: HashTrustKind, flavor: Flavor, reportedTrusted: boolean)
   switch (kind) {
     case 'signed':
       return true;
+    // OpenTofu's `VerifiedLocally` covers both: computed here from the bytes.
     case 'verified-locally':
+    case 'computed-locally':
       return flavor === 'tofu';
     case 'reported-by-registry':
     case 'reported-by-mirror':

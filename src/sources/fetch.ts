@@ -61,6 +61,7 @@ import {
   systemErrorText,
 } from '../errors.js';
 import {
+  type Disposition,
   hashZipPackage,
   zhOfPackage,
   type HashPool,
@@ -74,6 +75,7 @@ import {
 } from '../hashing/index.js';
 import { redactURL, tempPathFor, type HttpClient, type NetEvents } from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
+import { dispositionsOf } from './provenance.js';
 import { authenticationLabel, sourceError, withContext, type PackageMeta, type TrustedHash } from './source.js';
 
 export interface FetchOptions {
@@ -261,7 +263,7 @@ export async function authenticateArchive(
 ): Promise<Verified> {
   const auth = meta.authentication;
   const ctx = { provider: meta.provider, version: meta.version, platform: meta.platform, ...locationContext(meta) };
-  const local: TrustedHash = { hash: got.zh, trust: { kind: 'verified-locally' }, platform: meta.platform };
+  const local: TrustedHash = { hash: got.zh, trust: localDisposition(meta), platform: meta.platform };
   if (auth === undefined) return { hashes: [] };
   if (auth.kind === 'registry') {
     if (auth.packageSize !== undefined && auth.packageSize !== got.size) {
@@ -314,14 +316,13 @@ export async function authenticateArchive(
   let zipHashes: ZipPackageHashes | undefined;
   for (const h of auth.hashes) {
     if (h.scheme === 'zh:') {
-      if (h.text === got.zh.text)
-        matched.push({ hash: h, trust: { kind: 'verified-locally' }, platform: meta.platform });
+      if (h.text === got.zh.text) matched.push({ hash: h, trust: localDisposition(meta), platform: meta.platform });
       continue;
     }
     // eslint-disable-next-line no-await-in-loop -- computed at most once, only when an h1 is listed
     zipHashes ??= await hashZip(archivePath);
     const forms = [zipHashes.h1Zip, zipHashes.h1].flatMap((f) => (f.ok ? [f.hash.text] : []));
-    if (forms.includes(h.text)) matched.push({ hash: h, trust: { kind: 'verified-locally' }, platform: meta.platform });
+    if (forms.includes(h.text)) matched.push({ hash: h, trust: localDisposition(meta), platform: meta.platform });
   }
   if (matched.length === 0) {
     const [only] = auth.hashes;
@@ -336,6 +337,21 @@ export async function authenticateArchive(
     });
   }
   return { hashes: matched, ...(zipHashes === undefined ? {} : { zipHashes }) };
+}
+
+/**
+ * What a hash computed here from the package's bytes is (hashing/disposition.ts):
+ * `verified-locally` when a verified signature covered the bytes' `zh:` (a
+ * registry package whose SHA256SUMS signature verified), else
+ * `computed-locally`; either way with where the bytes came from.
+ */
+export function localDisposition(meta: PackageMeta): Disposition {
+  const loc = meta.location;
+  const from = loc.kind === 'http' ? redactURL(loc.url) : loc.path;
+  const auth = meta.authentication;
+  return auth?.kind === 'registry' && auth.signature.kind === 'signed'
+    ? { kind: 'verified-locally', from, keyId: auth.signature.keyId }
+    : { kind: 'computed-locally', from };
 }
 
 function locationContext(meta: PackageMeta): { url?: string; file?: string } {
@@ -552,7 +568,11 @@ export async function fetchPackage(
     // Only results computed here go to the store (a store hit came from it),
     // with the platform they were fetched for (a hint, hashing/store.ts).
     if (zipHashes !== undefined && zipHashes !== stored)
-      await options.hashStore?.put(zipHashes, meta.platform.toString());
+      await options.hashStore?.put(
+        zipHashes,
+        meta.platform.toString(),
+        dispositionsOf([...meta.reportedHashes, ...(verified?.hashes ?? [])], zipHashes.zh),
+      );
   } catch (err) {
     stream?.abort();
     if (claimed !== undefined) await rm(claimed, { force: true });
@@ -680,7 +700,7 @@ export function storedArchive(meta: PackageMeta, stored: ZipPackageHashes): Fetc
   }
   const hashes: TrustedHash[] = [
     ...meta.reportedHashes,
-    { hash: zh, trust: { kind: 'verified-locally' }, platform: meta.platform },
+    { hash: zh, trust: localDisposition(meta), platform: meta.platform },
   ];
   const keyId = auth.signature.kind === 'signed' ? auth.signature.keyId : undefined;
   return {

@@ -34,7 +34,17 @@ export type {
   Trust,
   TrustedHash,
 } from './source.js';
-export { authenticateArchive, checkFetchedFor, expectedZh, fetchPackage, poolHashing, storedArchive } from './fetch.js';
+export {
+  authenticateArchive,
+  checkFetchedFor,
+  expectedZh,
+  fetchPackage,
+  localDisposition,
+  poolHashing,
+  storedArchive,
+} from './fetch.js';
+export { dispositionsOf, packageDispositions } from './provenance.js';
+export type { PackageHashesInput } from './provenance.js';
 export type {
   FetchedArchive,
   FetchedDirectory,

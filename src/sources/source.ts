@@ -14,19 +14,14 @@
  */
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { ProvkitError, type ErrorCode } from '../errors.js';
-import type { Hash } from '../hashing/index.js';
+import { type Disposition, dispositionsLabel, type Hash } from '../hashing/index.js';
 import type { BearerCredential } from '../net/index.js';
 
-/** Why a hash is believed (OpenTofu `HashDisposition`, one reason per entry). */
-export type Trust =
-  /** Computed here from the package bytes (the archive's zh:, a mirror hash that matched). */
-  | { readonly kind: 'verified-locally' }
-  /** The registry said so, without a signature covering it (OpenTofu default registry without keys, `packages`). */
-  | { readonly kind: 'reported-by-registry' }
-  /** A network mirror's `hashes` entry, not (yet) checked against the bytes. */
-  | { readonly kind: 'reported-by-mirror'; readonly mirror: string }
-  /** A line of a SHA256SUMS document whose signature verified with these keys. */
-  | { readonly kind: 'signed'; readonly keyIds: readonly string[] };
+/**
+ * Why a hash is believed: one disposition (hashing/disposition.ts, the one
+ * vocabulary of provenance; OpenTofu `HashDisposition`), one reason per entry.
+ */
+export type Trust = Disposition;
 
 /**
  * A hash with the reason to believe it. The same hash may appear several
@@ -41,6 +36,11 @@ export interface TrustedHash {
    * lines, which may describe any file.
    */
   readonly platform?: Platform;
+  /**
+   * The file a SHA256SUMS line names (`terraform-provider-TYPE_VERSION_OS_ARCH.zip`),
+   * for the lines of a registry's SHA256SUMS: which package a `zh:` is of.
+   */
+  readonly file?: string;
 }
 
 /** Where a package is. */
@@ -62,8 +62,18 @@ export type PackageLocation =
 
 /** The outcome of the SHA256SUMS signature check, done when the metadata was fetched. */
 export type SignatureOutcome =
-  /** Verified with the key `keyId` (16 upper-case hex). `expired`: tolerated with a warning (OpenTofu, docs/reference.md §8.5 item 119). */
-  | { readonly kind: 'signed'; readonly keyId: string; readonly expired: boolean }
+  /**
+   * Verified with the key `keyId` (16 upper-case hex; `fingerprint` 40), which
+   * expires at `keyExpires` (ISO 8601, null: never). `expired`: tolerated with
+   * a warning (OpenTofu, docs/reference.md §8.5 item 119).
+   */
+  | {
+      readonly kind: 'signed';
+      readonly keyId: string;
+      readonly expired: boolean;
+      readonly keyExpires?: string | null;
+      readonly fingerprint?: string;
+    }
   /** OpenTofu's default registry without keys and without enforcement (docs/reference.md §8.5 item 118). */
   | { readonly kind: 'skipped'; readonly reason: string };
 
@@ -214,15 +224,12 @@ export function withContext(err: unknown, ctx: SourceErrorContext, prefix?: stri
  * The reference's one-word summary of how a fetched package was
  * authenticated (`PackageAuthenticationResult.String`, docs/reference.md §8.5 item 120), in
  * priority order: `signed`, `signing skipped` (registry-reported hashes),
- * `verified checksum`, `unauthenticated`.
+ * `verified checksum`, `unauthenticated` (hashing/disposition.ts `dispositionsLabel`).
  */
 export function authenticationLabel(
   hashes: readonly TrustedHash[],
 ): 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated' {
-  if (hashes.some((h) => h.trust.kind === 'signed')) return 'signed';
-  if (hashes.some((h) => h.trust.kind === 'reported-by-registry')) return 'signing skipped';
-  if (hashes.some((h) => h.trust.kind === 'verified-locally')) return 'verified checksum';
-  return 'unauthenticated';
+  return dispositionsLabel(hashes.map((h) => h.trust));
 }
 
 /**

@@ -94,3 +94,62 @@ describe('hash store', () => {
     expect(await store.get(ok.zh)).toBeUndefined();
   });
 });
+
+describe('hash store dispositions (docs/provenance.md)', () => {
+  const signed = {
+    kind: 'signed' as const,
+    keyId: '34365D9472D7468F',
+    keyExpires: null,
+    url: 'https://registry.example/SHA256SUMS',
+  };
+  const verified = { kind: 'verified-locally' as const, from: 'https://cdn.example/a.zip', keyId: '34365D9472D7468F' };
+
+  it('keeps who vouched for an entry, when and from where; another write adds to it and loses nothing', async () => {
+    const base = join(dir, 'disp');
+    let clock = new Date('2026-01-02T03:04:05.000Z');
+    const store = openHashStore(base, { now: () => clock });
+    await store.put(ok, 'linux_amd64', [signed, verified]);
+    expect((await store.lookup(ok.zh))?.dispositions).toEqual([
+      { ...signed, at: '2026-01-02T03:04:05.000Z' },
+      { ...verified, at: '2026-01-02T03:04:05.000Z' },
+    ]);
+    // A second writer (another process, later) with another disposition: both are kept, the repeat restamped.
+    clock = new Date('2026-02-01T00:00:00.000Z');
+    const local = { kind: 'computed-locally' as const, from: '/mirror/a.zip' };
+    await openHashStore(base, { now: () => clock }).put(ok, 'linux_amd64', [local, signed]);
+    expect((await store.lookup(ok.zh))?.dispositions).toEqual([
+      { ...signed, at: '2026-02-01T00:00:00.000Z' },
+      { ...verified, at: '2026-01-02T03:04:05.000Z' },
+      { ...local, at: '2026-02-01T00:00:00.000Z' },
+    ]);
+    // A write without dispositions (a mirror re-hashing its archive) keeps them too.
+    await store.put(ok);
+    expect((await store.lookup(ok.zh))?.dispositions).toHaveLength(3);
+  });
+
+  it('reads an entry written before dispositions existed as before, with none; drops ones it cannot read', async () => {
+    const base = join(dir, 'old');
+    const store = openHashStore(base);
+    await store.put(ok, 'darwin_arm64');
+    const file = join(base, ok.zh.value.slice(0, 2), `${ok.zh.value}.json`);
+    const entry = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    expect(entry['dispositions']).toBeUndefined();
+    expect(await store.lookup(ok.zh)).toMatchObject({ platform: 'darwin_arm64', dispositions: [] });
+    await writeFile(
+      file,
+      JSON.stringify({
+        ...entry,
+        dispositions: [
+          { kind: 'signed', keyId: 'not-a-key-id', at: '2026-01-01T00:00:00Z' },
+          { kind: 'from-the-future', at: '2026-01-01T00:00:00Z' },
+          { kind: 'computed-locally', from: '/m/a.zip', at: 'yesterday' },
+          { kind: 'reported-by-mirror', mirror: 'https://m.example/', at: '2026-01-01T00:00:00Z' },
+        ],
+      }),
+    );
+    expect(view((await store.lookup(ok.zh))?.hashes)).toEqual(view(ok));
+    expect((await store.lookup(ok.zh))?.dispositions).toEqual([
+      { kind: 'reported-by-mirror', mirror: 'https://m.example/', at: '2026-01-01T00:00:00Z' },
+    ]);
+  });
+});

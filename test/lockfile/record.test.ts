@@ -12,7 +12,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { type Flavor, parseProviderSource } from '../../src/addresses/index.js';
-import { parseHash } from '../../src/hashing/index.js';
+import { DISPOSITION_KINDS, parseHash } from '../../src/hashing/index.js';
 import {
   hashesToRecord,
   type HashTrustKind,
@@ -33,34 +33,42 @@ const TABLE: readonly Row[] = [
   // flavor       operation         reported trusted  trust kind               recorded
   ['terraform', 'providers-lock', false, 'signed',               true ],
   ['terraform', 'providers-lock', false, 'verified-locally',     false],
+  ['terraform', 'providers-lock', false, 'computed-locally',     false],
   ['terraform', 'providers-lock', false, 'reported-by-registry', false],
   ['terraform', 'providers-lock', false, 'reported-by-mirror',   false],
   ['terraform', 'providers-lock', true,  'signed',               true ],
   ['terraform', 'providers-lock', true,  'verified-locally',     false],
+  ['terraform', 'providers-lock', true,  'computed-locally',     false],
   ['terraform', 'providers-lock', true,  'reported-by-registry', false],
   ['terraform', 'providers-lock', true,  'reported-by-mirror',   false],
   ['terraform', 'init',           false, 'signed',               true ],
   ['terraform', 'init',           false, 'verified-locally',     false],
+  ['terraform', 'init',           false, 'computed-locally',     false],
   ['terraform', 'init',           false, 'reported-by-registry', false],
   ['terraform', 'init',           false, 'reported-by-mirror',   false],
   ['terraform', 'init',           true,  'signed',               true ],
   ['terraform', 'init',           true,  'verified-locally',     false],
+  ['terraform', 'init',           true,  'computed-locally',     false],
   ['terraform', 'init',           true,  'reported-by-registry', false],
   ['terraform', 'init',           true,  'reported-by-mirror',   false],
   ['tofu',      'providers-lock', false, 'signed',               true ],
   ['tofu',      'providers-lock', false, 'verified-locally',     true ],
+  ['tofu',      'providers-lock', false, 'computed-locally',     true ],
   ['tofu',      'providers-lock', false, 'reported-by-registry', false],
   ['tofu',      'providers-lock', false, 'reported-by-mirror',   false],
   ['tofu',      'providers-lock', true,  'signed',               true ],
   ['tofu',      'providers-lock', true,  'verified-locally',     true ],
+  ['tofu',      'providers-lock', true,  'computed-locally',     true ],
   ['tofu',      'providers-lock', true,  'reported-by-registry', true ],
   ['tofu',      'providers-lock', true,  'reported-by-mirror',   true ],
   ['tofu',      'init',           false, 'signed',               true ],
   ['tofu',      'init',           false, 'verified-locally',     true ],
+  ['tofu',      'init',           false, 'computed-locally',     true ],
   ['tofu',      'init',           false, 'reported-by-registry', false],
   ['tofu',      'init',           false, 'reported-by-mirror',   false],
   ['tofu',      'init',           true,  'signed',               true ],
   ['tofu',      'init',           true,  'verified-locally',     true ],
+  ['tofu',      'init',           true,  'computed-locally',     true ],
   ['tofu',      'init',           true,  'reported-by-registry', true ],
   ['tofu',      'init',           true,  'reported-by-mirror',   true ],
 ];
@@ -70,7 +78,7 @@ const h = parseHash;
 describe('one rule for the hashes a lock records', () => {
   it('the table covers every flavor × operation × reported-trusted × trust kind once', () => {
     const keys = new Set(TABLE.map(([f, o, t, k]) => `${f} ${o} ${t} ${k}`));
-    expect(keys.size).toBe(2 * 2 * 2 * 4);
+    expect(keys.size).toBe(2 * 2 * 2 * DISPOSITION_KINDS.length);
     expect(TABLE.length).toBe(keys.size);
   });
 

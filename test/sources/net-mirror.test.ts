@@ -96,27 +96,28 @@ describe('protocol', () => {
     });
   });
 
-  it('fetches and verifies the archive (h1 zip form), recording the match as verified-locally', async () => {
+  it('fetches and verifies the archive (h1 zip form), recording the match as computed-locally (nobody signed it)', async () => {
     const { dir, fetch } = await fetchTo(source(), 'ok');
     const got = (await fetch()) as FetchedArchive;
     expect(got.zh.text).toBe(HASHES.packages[ZIP]?.zh);
     expect(got.label).toBe('verified checksum');
-    expect(got.hashes.map((h) => h.trust.kind)).toEqual(['reported-by-mirror', 'verified-locally']);
+    expect(got.hashes.map((h) => h.trust.kind)).toEqual(['reported-by-mirror', 'computed-locally']);
+    expect(got.hashes.at(-1)?.trust).toEqual({ kind: 'computed-locally', from: expect.stringContaining(ZIP) });
     expect(got.zipHashes?.h1.ok && got.zipHashes.h1.hash.text).toBe(HASHES.packages[ZIP]?.h1);
     expect(await listing(dir)).toEqual(['terraform-provider-demo_1.1.0_linux_amd64.zip']);
   });
 
   it.each([
-    ['zh', ['verified-locally']],
-    ['h1', ['verified-locally']],
-    ['both', ['verified-locally', 'verified-locally']],
+    ['zh', ['computed-locally']],
+    ['h1', ['computed-locally']],
+    ['both', ['computed-locally', 'computed-locally']],
   ] as const)('verifies with %s hashes', async (hashes, verified) => {
     const m = await startFakeNetMirror({ providers: await fixtureProviders(), hashes });
     try {
       const src = new NetworkMirrorSource({ baseUrl: m.url, http: t.http, flavor: 'tofu' });
       const meta = await src.packageMeta(demo, V110, LINUX);
       const got = (await fetchPackage(meta, { destPath: join(tmp, `${hashes}.zip`), http: t.http })) as FetchedArchive;
-      expect(got.hashes.filter((h) => h.trust.kind === 'verified-locally').map((h) => h.trust.kind)).toEqual(verified);
+      expect(got.hashes.filter((h) => h.trust.kind === 'computed-locally').map((h) => h.trust.kind)).toEqual(verified);
       // The zip's hashes always come back, computed from the very bytes fetched (issue 11 #1).
       expect(got.zipHashes.zh.text).toBe(got.zh.text);
     } finally {

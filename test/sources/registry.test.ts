@@ -137,8 +137,16 @@ describe('protocol', () => {
     const signed = meta.reportedHashes.filter((h) => h.trust.kind === 'signed');
     expect(signed).toHaveLength(5);
     expect(
-      signed.every((h) => h.trust.kind === 'signed' && h.trust.keyIds[0] === reg.keyIds[0] && h.platform === undefined),
+      signed.every((h) => h.trust.kind === 'signed' && h.trust.keyId === reg.keyIds[0] && h.platform === undefined),
     ).toBe(true);
+    // Who vouches for each line: the key (never expiring), the document, and the file the line names.
+    expect(signed[0]?.trust).toEqual({
+      kind: 'signed',
+      keyId: reg.keyIds[0],
+      keyExpires: null,
+      url: `${reg.origin}${reg.paths.shasums('acme', 'demo', '1.1.0')}`,
+    });
+    expect(signed.map((h) => h.file).sort()).toContain('terraform-provider-demo_1.1.0_linux_amd64.zip');
     // SHA256SUMS and signature are fetched without the API headers.
     const sums = reg.requests(reg.paths.shasums('acme', 'demo', '1.1.0'))[0];
     expect(sums?.headers['x-terraform-version']).toBeUndefined();
@@ -151,6 +159,12 @@ describe('protocol', () => {
     expect(got.zh.text).toBe(HASHES.packages[ZIP_KEY]?.zh);
     expect(got).toMatchObject({ label: 'signed', keyId: reg.keyIds[0], size: expect.any(Number) });
     expect(got.hashes.at(-1)).toMatchObject({ hash: got.zh, trust: { kind: 'verified-locally' }, platform: LINUX });
+    // Verified locally: computed from bytes whose zh: the key's signature covered, downloaded from there.
+    expect(got.hashes.at(-1)?.trust).toEqual({
+      kind: 'verified-locally',
+      keyId: reg.keyIds[0],
+      from: expect.stringContaining('/files/acme/demo/1.1.0/'),
+    });
     expect(await listing(dir)).toEqual([FILE]);
   });
 

@@ -61,6 +61,8 @@ describe('signature cache', () => {
       kind: 'signed',
       keyId: key.keyId,
       expired: false,
+      keyExpires: null,
+      fingerprint: key.privateKey.getFingerprint().toUpperCase(),
       warnings: [],
     });
     expect([cache.hits, cache.puts]).toEqual([0, 1]);
@@ -68,10 +70,31 @@ describe('signature cache', () => {
       kind: 'signed',
       keyId: key.keyId,
       expired: false,
+      keyExpires: null,
+      fingerprint: key.privateKey.getFingerprint().toUpperCase(),
       warnings: [],
     });
     expect([cache.hits, cache.puts]).toEqual([1, 1]);
     expect((await readdir(join(dir, 'a'))).length).toBe(1);
+  });
+
+  it('an entry an earlier version wrote (no key expiry, no fingerprint) is checked again and rewritten', async () => {
+    const key = await testKey('main');
+    const signature = await signDetached(document, key);
+    const cache = counted(openSignatureCache(join(dir, 'old')));
+    const args = {
+      document,
+      signature,
+      keys: [{ asciiArmor: key.publicArmored }],
+      provider,
+      policy: signaturePolicy('terraform'),
+      cache,
+    };
+    await checkChecksumsSignature(args);
+    const [file] = await readdir(join(dir, 'old'));
+    await writeFile(join(dir, 'old', file!), JSON.stringify({ keyId: key.keyId, validUntil: null }));
+    expect(await checkChecksumsSignature(args)).toMatchObject({ keyId: key.keyId, keyExpires: null });
+    expect([cache.hits, cache.puts]).toEqual([0, 2]);
   });
 
   it('a changed document, signature or key list is a miss (and a bad signature still fails)', async () => {

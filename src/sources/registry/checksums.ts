@@ -68,6 +68,8 @@ export function findChecksum(doc: string, filename: string, expected: string): C
 export interface AcceptableHashes {
   /** One `zh:` per line, in document order; empty when the document is not a checksum list. */
   readonly hashes: readonly Hash[];
+  /** The file each line of {@link hashes} names (its second field), in the same order. */
+  readonly files: readonly string[];
   /** Set when a line made the document "not a checksum list" (the reference then records no line hashes). */
   readonly malformed?: string;
   /** 1-based numbers of blank lines that were skipped (the reference crashes on them). */
@@ -77,6 +79,7 @@ export interface AcceptableHashes {
 /** Every line of the document as a `zh:` hash; see the module comment. */
 export function acceptableHashes(doc: string): AcceptableHashes {
   const hashes: Hash[] = [];
+  const files: string[] = [];
   const blankLines: number[] = [];
   const lines = scanLines(doc);
   for (const [i, line] of lines.entries()) {
@@ -86,10 +89,11 @@ export function acceptableHashes(doc: string): AcceptableHashes {
       continue;
     }
     const first = parts[0] ?? '';
-    if (parts.length < 2) return { hashes: [], malformed: `line ${i + 1} has only one field`, blankLines };
+    if (parts.length < 2) return { hashes: [], files: [], malformed: `line ${i + 1} has only one field`, blankLines };
     if (!HEX64.test(first))
-      return { hashes: [], malformed: `line ${i + 1} does not start with a SHA-256 hash`, blankLines };
+      return { hashes: [], files: [], malformed: `line ${i + 1} does not start with a SHA-256 hash`, blankLines };
     hashes.push(makeHash('zh:', first.toLowerCase()));
+    files.push(parts[1] ?? '');
   }
-  return { hashes, blankLines };
+  return { hashes, files, blankLines };
 }

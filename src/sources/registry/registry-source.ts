@@ -328,7 +328,7 @@ export class RegistrySource implements Source {
 
     const warnings: string[] = [...check.warnings];
     const reported: TrustedHash[] = [
-      { hash: makeHash('zh:', sha256), trust: { kind: 'reported-by-registry' }, platform },
+      { hash: makeHash('zh:', sha256), trust: { kind: 'reported-by-registry', url: res.url }, platform },
     ];
     const lines = acceptableHashes(docText);
     if (lines.blankLines.length > 0) {
@@ -341,16 +341,26 @@ export class RegistrySource implements Source {
         `the SHA256SUMS of ${provider.toString()} ${version.toString()} is not a checksum list (${lines.malformed}); only the downloaded archive's checksum will be recorded`,
       );
     }
-    const lineTrust =
+    // Who vouches for each line (hashing/disposition.ts): the key, its expiry and the document.
+    const lineTrust: TrustedHash['trust'] =
       check.kind === 'signed'
-        ? ({ kind: 'signed', keyIds: [check.keyId] } as const)
-        : ({ kind: 'reported-by-registry' } as const);
-    for (const hash of lines.hashes) reported.push({ hash, trust: lineTrust });
+        ? {
+            kind: 'signed',
+            keyId: check.keyId,
+            keyExpires: check.keyExpires,
+            ...(check.expired ? { expired: true } : {}),
+            url: shasumsURL.href,
+          }
+        : { kind: 'reported-by-registry', url: shasumsURL.href };
+    lines.hashes.forEach((hash, i) => {
+      const file = lines.files[i];
+      reported.push({ hash, trust: lineTrust, ...(file === undefined ? {} : { file }) });
+    });
     if (packages !== undefined) {
       for (const [p, entry] of packages) {
         const plat = parsePlatform(p);
         for (const hash of entry.hashes)
-          reported.push({ hash, trust: { kind: 'reported-by-registry' }, platform: plat });
+          reported.push({ hash, trust: { kind: 'reported-by-registry', url: res.url }, platform: plat });
       }
     }
 
@@ -369,7 +379,13 @@ export class RegistrySource implements Source {
         signatureUrl: signatureURL.href,
         signature:
           check.kind === 'signed'
-            ? { kind: 'signed', keyId: check.keyId, expired: check.expired }
+            ? {
+                kind: 'signed',
+                keyId: check.keyId,
+                expired: check.expired,
+                keyExpires: check.keyExpires,
+                fingerprint: check.fingerprint,
+              }
             : { kind: 'skipped', reason: check.reason },
         ...(packageSize === undefined ? {} : { packageSize }),
       },

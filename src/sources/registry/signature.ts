@@ -84,6 +84,10 @@ export interface CachedVerification {
   readonly keyId: string;
   /** Milliseconds since the epoch from which the result no longer holds (an expiry), or null. */
   readonly validUntil: number | null;
+  /** The key's expiry ({@link SignatureCheck}); an entry without it is checked again. */
+  readonly keyExpires?: string | null;
+  /** The key's fingerprint (40 upper-case hex digits); an entry without it is checked again. */
+  readonly fingerprint?: string;
 }
 
 /**
@@ -104,9 +108,11 @@ export function openSignatureCache(dir: string): SignatureCache {
           v &&
           typeof v.keyId === 'string' &&
           /^[0-9A-F]{16}$/.test(v.keyId) &&
-          (v.validUntil === null || typeof v.validUntil === 'number')
+          (v.validUntil === null || typeof v.validUntil === 'number') &&
+          (v.keyExpires === null || typeof v.keyExpires === 'string') &&
+          typeof v.fingerprint === 'string'
         ) {
-          return { keyId: v.keyId, validUntil: v.validUntil };
+          return { keyId: v.keyId, validUntil: v.validUntil, keyExpires: v.keyExpires, fingerprint: v.fingerprint };
         }
       } catch {
         // A miss.
@@ -134,9 +140,20 @@ function cacheKeyOf(document: Uint8Array, signature: Uint8Array, keys: readonly 
   return h.digest('hex');
 }
 
-/** The outcome: signed by a key (its primary key ID, 16 upper-case hex digits), or skipped. */
+/**
+ * The outcome: signed by a key (its primary key ID, 16 upper-case hex
+ * digits; its fingerprint, 40; when the key expires, ISO 8601, or null for
+ * never), or skipped.
+ */
 export type SignatureCheck =
-  | { readonly kind: 'signed'; readonly keyId: string; readonly expired: boolean; readonly warnings: readonly string[] }
+  | {
+      readonly kind: 'signed';
+      readonly keyId: string;
+      readonly expired: boolean;
+      readonly keyExpires: string | null;
+      readonly fingerprint: string;
+      readonly warnings: readonly string[];
+    }
   | { readonly kind: 'skipped'; readonly reason: string; readonly warnings: readonly string[] };
 
 const UNKNOWN_ISSUER = 'authentication signature from unknown issuer';
@@ -145,6 +162,12 @@ class Reason extends Error {}
 
 function keyIdOf(key: openpgp.Key): string {
   return key.getKeyID().toHex().toUpperCase();
+}
+
+/** The primary key's expiry as ISO 8601, or null when it never expires (`getExpirationTime` gives Infinity or null). */
+async function keyExpiresOf(key: openpgp.Key): Promise<string | null> {
+  const t = await key.getExpirationTime();
+  return t instanceof Date ? t.toISOString() : null;
 }
 
 function expiredAt(t: Date | number | null, now: Date): boolean {
@@ -228,13 +251,30 @@ export async function checkChecksumsSignature(args: {
   const now = (policy.now?.() ?? new Date()).getTime();
   if (args.cache && cacheKey) {
     const hit = await args.cache.get(cacheKey);
-    if (hit && (hit.validUntil === null || now < hit.validUntil))
-      return { kind: 'signed', keyId: hit.keyId, expired: false, warnings: [] };
+    if (
+      hit &&
+      (hit.validUntil === null || now < hit.validUntil) &&
+      hit.keyExpires !== undefined &&
+      hit.fingerprint !== undefined
+    )
+      return {
+        kind: 'signed',
+        keyId: hit.keyId,
+        expired: false,
+        keyExpires: hit.keyExpires,
+        fingerprint: hit.fingerprint,
+        warnings: [],
+      };
   }
   try {
     const { check, until } = await findSigningKey(args);
     if (args.cache && cacheKey && check.kind === 'signed' && !check.expired && until !== undefined)
-      await args.cache.put(cacheKey, { keyId: check.keyId, validUntil: until });
+      await args.cache.put(cacheKey, {
+        keyId: check.keyId,
+        validUntil: until,
+        keyExpires: check.keyExpires,
+        fingerprint: check.fingerprint,
+      });
     return check;
   } catch (err) {
     if (!(err instanceof Reason)) throw err;
@@ -299,11 +339,14 @@ async function findSigningKey(args: {
     // eslint-disable-next-line no-await-in-loop -- see above
     const expired = issuer === undefined ? undefined : await expiry(key, signature, issuer, now);
     const keyId = keyIdOf(key);
+    // eslint-disable-next-line no-await-in-loop -- see above
+    const keyExpires = await keyExpiresOf(key);
+    const fingerprint = key.getFingerprint().toUpperCase();
     if (expired === undefined) {
       // eslint-disable-next-line no-await-in-loop -- see above
       const until = issuer === undefined ? undefined : await validUntil(key, signature, issuer);
       return {
-        check: { kind: 'signed', keyId, expired: false, warnings: [] },
+        check: { kind: 'signed', keyId, expired: false, keyExpires, fingerprint, warnings: [] },
         ...(until === undefined ? {} : { until }),
       };
     }
@@ -313,6 +356,8 @@ async function findSigningKey(args: {
         kind: 'signed',
         keyId,
         expired: true,
+        keyExpires,
+        fingerprint,
         warnings: [
           `Provider ${args.provider.namespace}/${args.provider.type} (${args.provider.displayHostname}) gpg key expired, this will fail in future versions of ${flavorInfo(args.policy.flavor).productName}`,
         ],

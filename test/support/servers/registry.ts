@@ -45,6 +45,10 @@ export interface FakeRegistryOptions {
   listedKeys?: TestKeyName[];
   /** The key that signs SHA256SUMS (default `main`). */
   signWith?: TestKeyName;
+  /** The key that signs one version's SHA256SUMS instead, by `NS/TYPE/VERSION` (a re-signed release). */
+  signVersionWith?: Record<string, TestKeyName>;
+  /** With `packagesExtension`: the `h1:` the registry reports for `NS/TYPE/VERSION/OS_ARCH` instead of the package's (a registry that reports a wrong hash). */
+  reportedH1?: Record<string, string>;
   /** How download, SHA256SUMS and signature URLs are written (default `absolute`). */
   urlStyle?: 'absolute' | 'relative' | 'root-relative';
   /** `separate`: archives, SHA256SUMS and signatures live on a second server (another host:port). */
@@ -155,7 +159,12 @@ export async function startFakeRegistry(options: FakeRegistryOptions): Promise<F
         protocols: v.protocols ?? ['5.0'],
         platforms,
         shasums,
-        signature: await signDetached(Buffer.from(shasums), signer),
+        signature: await signDetached(
+          Buffer.from(shasums),
+          options.signVersionWith?.[key(p.namespace, p.type, v.version)] === undefined
+            ? signer
+            : await testKey(options.signVersionWith[key(p.namespace, p.type, v.version)]!),
+        ),
       };
       entries.set(key(p.namespace, p.type, v.version), e);
       for (const [platform, x] of platforms)
@@ -260,7 +269,10 @@ export async function startFakeRegistry(options: FakeRegistryOptions): Promise<F
           body['packages'] = Object.fromEntries(
             [...e.platforms].map(([p, x]) => [
               p,
-              { hashes: [`zh:${x.sha}`, ...(x.h1 ? [x.h1] : [])], package_size: x.zip.length },
+              {
+                hashes: [`zh:${x.sha}`, ...[options.reportedH1?.[`${key(ns, t, v)}/${p}`] ?? x.h1 ?? []].flat()],
+                package_size: x.zip.length,
+              },
             ]),
           );
         }
