@@ -220,6 +220,7 @@ export class PullThroughService implements ResourceCatalog {
   private readonly docs = new Map<string, Promise<Answer | undefined>>();
   private readonly stopping = new AbortController();
   private closing = false;
+  private closed: Promise<void> | undefined;
 
   constructor(private readonly options: PullThroughOptions) {
     this.metrics = options.metrics ?? new MirrorMetrics();
@@ -249,7 +250,8 @@ export class PullThroughService implements ResourceCatalog {
     const version = versionOfDocumentName(file);
     const packed = parsePackedFileName(provider.type, file);
     if (file !== 'index.json' && version === undefined && packed === undefined) return undefined;
-    if (!providerAllowed(this.options.policy, provider)) {
+    // Offline, nothing is fetched: every provider the store holds is served.
+    if (this.origin !== undefined && !providerAllowed(this.options.policy, provider)) {
       return {
         kind: 'status',
         status: 403,
@@ -615,8 +617,14 @@ export class PullThroughService implements ResourceCatalog {
   /**
    * Stops: `/healthz` says so, fetches in progress may finish for up to
    * `drainMs`, then what is left is aborted (nothing partial is stored).
+   * Once: later calls return the same promise.
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.closed ??= this.closeNow();
+    return this.closed;
+  }
+
+  private async closeNow(): Promise<void> {
     this.closing = true;
     const pending = [...this.flights.values()].map((f) => f.promise.catch(() => undefined));
     if (pending.length > 0) {
