@@ -12,12 +12,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startServe, type ServeChild } from '../serve/child.js';
+import { dockerRegistryBinary, SKIP_REASON, startDockerRegistry } from '../support/docker-registry.js';
 import { jsonUiStreamProblems } from '../support/json-ui-schema.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider } from '../support/servers/packages.js';
 import { testTls, type TestTls } from '../support/servers/tls.js';
 
 const HOST = 'registry.example.test';
+const FLEET_PLATFORMS = ['linux_amd64', 'darwin_arm64', 'windows_amd64'];
+const DOCKER = dockerRegistryBinary();
 
 interface Res {
   status: number;
@@ -74,6 +77,7 @@ beforeAll(async () => {
       makeProvider('acme', 'crowd', ['2.0.0']),
       makeProvider('acme', 'ttl', ['1.0.0']),
       makeProvider('other', 'thing', ['1.0.0']),
+      makeProvider('acme', 'fleet', ['1.0.0'], FLEET_PLATFORMS),
     ]),
   });
   base = mkdtempSync(join(tmpdir(), 'provkit-pull-through-'));
@@ -294,3 +298,60 @@ describe('serve -upstream: a pull-through mirror', () => {
     expect(existsSync(join(storeDir, '.provkit-mirror.lock'))).toBe(false);
   });
 });
+
+describe.skipIf(DOCKER === undefined)(
+  `serve -upstream oci://…: replicas sharing one store${DOCKER === undefined ? ` (${SKIP_REASON})` : ''}`,
+  () => {
+    it('three replicas on one registry, asked at once for different platforms of one version, lose nothing and serve what any stored', async () => {
+      const registry = await startDockerRegistry();
+      const replicas: ServeChild[] = [];
+      try {
+        const store = `oci://${registry.host}/providers/{namespace}/{type}`;
+        const started = await Promise.all(
+          [0, 1, 2].map((i) =>
+            startServe(
+              [
+                '-upstream',
+                `-allow=${HOST}`,
+                '-allow-address=127.0.0.1',
+                '-listen=127.0.0.1:0',
+                `-tls-cert=${join(base, 'cert.pem')}`,
+                `-tls-key=${join(base, 'key.pem')}`,
+                '-json',
+                store,
+              ],
+              base,
+              { ...env, PROVKIT_CACHE_DIR: join(base, `replica-${String(i)}`) },
+            ),
+          ),
+        );
+        replicas.push(...started);
+        await origin.mark();
+        const path = (p: string): string => `${HOST}/acme/fleet/terraform-provider-fleet_1.0.0_${p}.zip`;
+        // Each replica stores another platform of 1.0.0 at the same moment: three writers of one tag.
+        const first = await Promise.all(FLEET_PLATFORMS.map((p, i) => get(`${replicas[i]!.url}${path(p)}`)));
+        expect(first.map((r) => r.status)).toEqual([200, 200, 200]);
+        for (const [i, p] of FLEET_PLATFORMS.entries())
+          expect(sha256(first[i]!.body)).toBe(await origin.call('sha256', 'acme', 'fleet', '1.0.0', p));
+        // Every replica serves every platform, from the registry, without asking the origin for an archive again.
+        for (const replica of replicas) {
+          const doc = json<{ archives: Record<string, { hashes: string[] }> }>(
+            await get(`${replica.url}${HOST}/acme/fleet/1.0.0.json`),
+          );
+          expect(Object.keys(doc.archives).sort()).toEqual([...FLEET_PLATFORMS].sort());
+          for (const p of FLEET_PLATFORMS) {
+            expect(doc.archives[p]!.hashes.some((h) => h.startsWith('h1:'))).toBe(true);
+            const got = await get(`${replica.url}${path(p)}`);
+            expect(got.status).toBe(200);
+            expect(got.body.equals(first[FLEET_PLATFORMS.indexOf(p)]!.body)).toBe(true);
+          }
+        }
+        for (const p of FLEET_PLATFORMS)
+          expect(await originRequests(`terraform-provider-fleet_1.0.0_${p}.zip`)).toHaveLength(1);
+      } finally {
+        await Promise.all(replicas.map((r) => r.stop()));
+        await registry.stop();
+      }
+    });
+  },
+);
