@@ -74,8 +74,9 @@ export function registrySourceFor(
   cli: CliConfig,
   options: {
     /**
-     * `false`: the registry source itself, which asks again each time (a
-     * long-running pull-through mirror keeps answers for as long as it should,
+     * `false`: the registry source itself, which asks again each time and
+     * keeps no documents past their requests (a long-running pull-through
+     * mirror keeps answers for as long as it should,
      * installer/pull-through/origin.ts). Default true.
      */
     readonly memoize?: boolean;
@@ -96,6 +97,7 @@ export function registrySourceFor(
     credentials,
     signaturePolicy: signaturePolicy(ctx.flavor, ctx.env),
     ...signatureCacheFor(ctx),
+    ...(options.memoize === false ? { keepDocuments: false } : {}),
   });
   return options.memoize === false ? registry : new MemoizeSource(registry);
 }
