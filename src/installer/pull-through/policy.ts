@@ -27,7 +27,7 @@
  *   verified the signature must be one of them (long key IDs, 16 hex
  *   digits): a registry that starts signing with another key is refused
  *   even though it lists that key. The audit policy's pinned keys
- *   (`provkit.hcl`, docs/provenance.md) are meant to arrive here as the
+ *   (`provkit.hcl`, when it carries them) are meant to arrive here as the
  *   same list.
  */
 import { BlockList, isIP } from 'node:net';
