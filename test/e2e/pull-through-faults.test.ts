@@ -13,14 +13,14 @@
 // cleared, the next request fetches again and succeeds, and the package is
 // stored.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startServe, type ServeChild } from '../serve/child.js';
+import { httpsGet, type HttpsAnswer, mirrorEnv, upstreamArgs, writeMirrorFiles } from '../support/pull-through.js';
 import { startHost, type RemoteFault, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider } from '../support/servers/packages.js';
 import { testTls, type TestTls } from '../support/servers/tls.js';
@@ -126,19 +126,7 @@ let mirror: ServeChild;
 const typeOf = (i: number): string => `f${String(i)}`;
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
-function get(
-  url: string,
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { ca: tls.caPem, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (url: string): Promise<HttpsAnswer> => httpsGet(url, tls.caPem);
 
 /** What a cell asks the mirror for: the version list for a versions fault, else the archive. */
 const urlOf = (cell: Cell, type: string): string =>
@@ -161,34 +149,13 @@ beforeAll(async () => {
   });
   base = mkdtempSync(join(tmpdir(), 'provkit-pull-through-faults-'));
   storeDir = join(base, 'store');
-  writeFileSync(join(base, 'cert.pem'), tls.certPem);
-  writeFileSync(join(base, 'key.pem'), tls.keyPem);
-  writeFileSync(join(base, 'cas.pem'), `${origin.caPem}${tls.caPem}`);
-  writeFileSync(
-    join(base, 'origin.tfrc'),
-    `host "${HOST}" {\n  services = {\n    "providers.v1" = "${origin.providersUrl}"\n  }\n}\n`,
-  );
-  mirror = await startServe(
-    [
-      '-upstream',
-      `-allow=${HOST}`,
-      '-allow-address=127.0.0.1',
-      '-listen=127.0.0.1:0',
-      `-tls-cert=${join(base, 'cert.pem')}`,
-      `-tls-key=${join(base, 'key.pem')}`,
-      storeDir,
-    ],
-    base,
-    {
-      SSL_CERT_FILE: join(base, 'cas.pem'),
-      TF_CLI_CONFIG_FILE: join(base, 'origin.tfrc'),
-      PROVKIT_CACHE_DIR: join(base, 'cache'),
-      PROVKIT_HASH_STORE: 'off',
-      // Short timeouts and one retry: a stalled origin is said in about a second.
-      PROVKIT_HTTP_TUNING: 'connect=700,idle=700,retries=1,backoff=50',
-      HOME: base,
-    },
-  );
+  const files = writeMirrorFiles(base, tls, origin);
+  mirror = await startServe(upstreamArgs(files, storeDir, [`-allow=${HOST}`]), base, {
+    ...mirrorEnv(files, base, join(base, 'cache')),
+    PROVKIT_HASH_STORE: 'off',
+    // Short timeouts and one retry: a stalled origin is said in a few seconds, a loaded machine still answers in time.
+    PROVKIT_HTTP_TUNING: 'connect=2000,idle=2000,retries=1,backoff=50',
+  });
 }, 60_000);
 
 afterAll(async () => {

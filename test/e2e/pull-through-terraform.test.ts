@@ -3,15 +3,13 @@
 // test/fixtures/terraform-pull-through/record.ts (terraform-1.11.4.json) and
 // are replayed here against the service in a child process, with the same
 // origin (the fake registry serving mirror-fixtures/) in the server host.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import {
   CONFIG,
-  directConfig,
   LOCK_PLATFORMS,
   serveArgs,
   type RecordedRequest,
@@ -19,6 +17,7 @@ import {
 } from '../fixtures/terraform-pull-through/cases.js';
 import { startServe, type ServeChild } from '../serve/child.js';
 import { e2eWorkspace, runCli, type E2eWorkspace } from '../support/e2e.js';
+import { httpsGet, type HttpsAnswer, mirrorEnv, type MirrorFiles, writeMirrorFiles } from '../support/pull-through.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { fixtureProviders } from '../support/servers/packages.js';
 import { testTls, type TestTls } from '../support/servers/tls.js';
@@ -31,30 +30,16 @@ let tls: TestTls;
 let host: ServerHost;
 let origin: RemoteServer;
 let w: E2eWorkspace;
+let files: MirrorFiles;
 const mirrors: ServeChild[] = [];
 
-function get(url: string, method = 'GET'): Promise<{ status: number; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method, ca: tls.caPem, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (url: string, method = 'GET'): Promise<HttpsAnswer> => httpsGet(url, tls.caPem, method);
 
 async function startMirror(name: string): Promise<ServeChild> {
   const m = await startServe(
-    serveArgs(join(w.base, 'cert.pem'), join(w.base, 'key.pem'), join(w.base, `store-${name}`)),
+    serveArgs(files, join(w.base, `store-${name}`)),
     w.base,
-    {
-      SSL_CERT_FILE: join(w.base, 'cas.pem'),
-      TF_CLI_CONFIG_FILE: join(w.base, 'origin.tfrc'),
-      PROVKIT_CACHE_DIR: join(w.base, `cache-${name}`),
-      HOME: w.base,
-    },
+    mirrorEnv(files, w.base, join(w.base, `cache-${name}`)),
   );
   mirrors.push(m);
   return m;
@@ -83,10 +68,7 @@ beforeAll(async () => {
   host = await startHost();
   origin = await host.registry({ providers: await fixtureProviders() });
   w = e2eWorkspace(tls.caPath);
-  writeFileSync(join(w.base, 'cert.pem'), tls.certPem);
-  writeFileSync(join(w.base, 'key.pem'), tls.keyPem);
-  writeFileSync(join(w.base, 'cas.pem'), `${origin.caPem}${tls.caPem}`);
-  writeFileSync(join(w.base, 'origin.tfrc'), directConfig(origin.providersUrl));
+  files = writeMirrorFiles(w.base, tls, origin);
 }, 60_000);
 
 afterAll(async () => {

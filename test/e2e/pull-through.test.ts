@@ -4,8 +4,7 @@
 // One host, one origin, one service for the whole file; each test uses its
 // own provider so that what it counts at the origin is its own.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -14,6 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type ServeChild } from '../serve/child.js';
 import { dockerRegistryBinary, SKIP_REASON, startDockerRegistry } from '../support/docker-registry.js';
 import { jsonUiStreamProblems } from '../support/json-ui-schema.js';
+import {
+  httpsGet,
+  type HttpsAnswer,
+  mirrorEnv,
+  type MirrorFiles,
+  upstreamArgs,
+  writeMirrorFiles,
+} from '../support/pull-through.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider } from '../support/servers/packages.js';
 import { testTls, type TestTls } from '../support/servers/tls.js';
@@ -22,11 +29,7 @@ const HOST = 'registry.example.test';
 const FLEET_PLATFORMS = ['linux_amd64', 'darwin_arm64', 'windows_amd64'];
 const DOCKER = dockerRegistryBinary();
 
-interface Res {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
+type Res = HttpsAnswer;
 
 let tls: TestTls;
 let host: ServerHost;
@@ -34,21 +37,11 @@ let origin: RemoteServer;
 let base: string;
 let storeDir: string;
 let env: Record<string, string>;
+let files: MirrorFiles;
 let mirror: ServeChild;
 
 /** One GET over HTTPS with the test CA, a fresh connection each. */
-function get(url: string): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { ca: tls.caPem, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (url: string): Promise<Res> => httpsGet(url, tls.caPem);
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 const json = <T>(r: Res): T => JSON.parse(r.body.toString('utf8')) as T;
@@ -82,33 +75,12 @@ beforeAll(async () => {
   });
   base = mkdtempSync(join(tmpdir(), 'provkit-pull-through-'));
   storeDir = join(base, 'store');
-  writeFileSync(join(base, 'cert.pem'), tls.certPem);
-  writeFileSync(join(base, 'key.pem'), tls.keyPem);
-  // The service trusts the origin's CA (the server host makes its own) and this process's (its own certificate's).
-  writeFileSync(join(base, 'cas.pem'), `${origin.caPem}${tls.caPem}`);
-  // The origin's discovery, as an operator points a private registry's host at its API.
-  writeFileSync(
-    join(base, 'mirror.tfrc'),
-    `host "${HOST}" {\n  services = {\n    "providers.v1" = "${origin.providersUrl}"\n  }\n}\n`,
-  );
-  env = {
-    SSL_CERT_FILE: join(base, 'cas.pem'),
-    TF_CLI_CONFIG_FILE: join(base, 'mirror.tfrc'),
-    PROVKIT_CACHE_DIR: join(base, 'cache'),
-    HOME: base,
-  };
+  // The service trusts the origin's CA (the server host makes its own) and reaches it through a `host` block,
+  // as an operator points a private registry's host at its API.
+  files = writeMirrorFiles(base, tls, origin);
+  env = mirrorEnv(files, base, join(base, 'cache'));
   mirror = await startServe(
-    [
-      '-upstream',
-      `-allow=${HOST}/acme/*`,
-      '-allow-address=127.0.0.1',
-      '-versions-ttl=1',
-      '-listen=127.0.0.1:0',
-      `-tls-cert=${join(base, 'cert.pem')}`,
-      `-tls-key=${join(base, 'key.pem')}`,
-      '-json',
-      storeDir,
-    ],
+    upstreamArgs(files, storeDir, [`-allow=${HOST}/acme/*`, '-versions-ttl=1', '-json']),
     base,
     env,
   );
@@ -251,13 +223,7 @@ describe('serve -upstream: a pull-through mirror', () => {
   it('-offline serves only what the store holds and asks no origin', async () => {
     await origin.mark();
     const offline = await startServe(
-      [
-        '-offline',
-        '-listen=127.0.0.1:0',
-        `-tls-cert=${join(base, 'cert.pem')}`,
-        `-tls-key=${join(base, 'key.pem')}`,
-        storeDir,
-      ],
+      ['-offline', '-listen=127.0.0.1:0', `-tls-cert=${files.cert}`, `-tls-key=${files.key}`, storeDir],
       base,
       env,
     );
@@ -309,20 +275,10 @@ describe.skipIf(DOCKER === undefined)(
         const store = `oci://${registry.host}/providers/{namespace}/{type}`;
         const started = await Promise.all(
           [0, 1, 2].map((i) =>
-            startServe(
-              [
-                '-upstream',
-                `-allow=${HOST}`,
-                '-allow-address=127.0.0.1',
-                '-listen=127.0.0.1:0',
-                `-tls-cert=${join(base, 'cert.pem')}`,
-                `-tls-key=${join(base, 'key.pem')}`,
-                '-json',
-                store,
-              ],
-              base,
-              { ...env, PROVKIT_CACHE_DIR: join(base, `replica-${String(i)}`) },
-            ),
+            startServe(upstreamArgs(files, store, [`-allow=${HOST}`, '-json']), base, {
+              ...env,
+              PROVKIT_CACHE_DIR: join(base, `replica-${String(i)}`),
+            }),
           ),
         );
         replicas.push(...started);
