@@ -172,15 +172,25 @@ const SPECIAL_V6: ReadonlyArray<readonly [string, number]> = [
   ['ff00::', 8], // multicast
 ];
 
-let special: BlockList | undefined;
-function specialRanges(): BlockList {
+/**
+ * The special ranges, one list per family: Node's `BlockList` matches an
+ * IPv4 address against IPv4-mapped IPv6 rules too, so one list holding
+ * `::ffff:0:0/96` would refuse every IPv4 address.
+ */
+let special: { v4: BlockList; v6: BlockList } | undefined;
+function specialRanges(): { v4: BlockList; v6: BlockList } {
   if (special) return special;
-  const list = new BlockList();
-  for (const [net, prefix] of SPECIAL_V4) list.addSubnet(net, prefix, 'ipv4');
-  for (const [net, prefix] of SPECIAL_V6) list.addSubnet(net, prefix, 'ipv6');
-  special = list;
-  return list;
+  const v4 = new BlockList();
+  const v6 = new BlockList();
+  for (const [net, prefix] of SPECIAL_V4) v4.addSubnet(net, prefix, 'ipv4');
+  // The forms that embed an IPv4 address are judged by that address (addressRefusal).
+  for (const [net, prefix] of SPECIAL_V6) if (!EMBEDDING_V4.has(net)) v6.addSubnet(net, prefix, 'ipv6');
+  special = { v4, v6 };
+  return special;
 }
+
+/** IPv6 ranges whose addresses stand for an IPv4 address ({@link embeddedV4}). */
+const EMBEDDING_V4 = new Set(['::ffff:0:0', '64:ff9b::', '2002::']);
 
 /**
  * The operator's named addresses as a block list.
@@ -262,11 +272,13 @@ export function addressRefusal(
   if (v4 !== undefined && named.check(v4, 'ipv4')) return undefined;
   const hint = `name it with -allow-address to allow it`;
   if (literal) return `the URL names the address ${ip} itself, which is not an allowed address (${hint})`;
-  const special = specialRanges();
-  if (special.check(ip, type) && !(v4 !== undefined && !special.check(v4, 'ipv4'))) {
-    return `${ip} is in a loopback, private, link-local or reserved range (${hint})`;
+  const ranges = specialRanges();
+  if (v4 !== undefined) {
+    return ranges.v4.check(v4, 'ipv4')
+      ? `${ip} stands for ${v4}, in a loopback, private, link-local or reserved range (${hint})`
+      : undefined;
   }
-  if (v4 !== undefined && special.check(v4, 'ipv4'))
-    return `${ip} stands for ${v4}, in a loopback, private, link-local or reserved range (${hint})`;
+  if (family === 4 ? ranges.v4.check(ip, 'ipv4') : ranges.v6.check(ip, 'ipv6'))
+    return `${ip} is in a loopback, private, link-local or reserved range (${hint})`;
   return undefined;
 }
