@@ -71,6 +71,7 @@ beforeAll(async () => {
       makeProvider('acme', 'ttl', ['1.0.0']),
       makeProvider('other', 'thing', ['1.0.0']),
       makeProvider('acme', 'fleet', ['1.0.0'], FLEET_PLATFORMS),
+      makeProvider('acme', 'killed', ['1.0.0'], ['linux_amd64']),
     ]),
   });
   base = mkdtempSync(join(tmpdir(), 'provkit-pull-through-'));
@@ -250,6 +251,54 @@ describe('serve -upstream: a pull-through mirror', () => {
       expect(await origin.log()).toEqual([]);
     } finally {
       expect(await offline.stop()).toBe(0);
+    }
+  });
+
+  it('a replica killed mid-fetch leaves nothing partial; the next one on the store cleans up and stores the package', async () => {
+    const store = join(base, 'store-killed');
+    const zip = `${HOST}/acme/killed/terraform-provider-killed_1.0.0_linux_amd64.zip`;
+    await origin.setFault(await origin.path('archive', 'acme', 'killed', '1.0.0', 'linux_amd64'), {
+      kind: 'throttle',
+      bytesPerSecond: 50,
+    });
+    const doomed = await startServe(upstreamArgs(files, store, [`-allow=${HOST}`]), base, env);
+    const pending = get(`${doomed.url}${zip}`).catch(() => undefined);
+    const fetching = (): string[] =>
+      existsSync(store) ? readdirSync(store).filter((n) => n.startsWith('.provkit-fetch-')) : [];
+    for (let i = 0; i < 100 && fetching().length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(fetching()).toHaveLength(1);
+    await doomed.stop('SIGKILL');
+    await pending;
+    expect(existsSync(join(store, HOST, 'acme', 'killed'))).toBe(false);
+    await origin.clearFaults();
+    const next = await startServe(upstreamArgs(files, store, [`-allow=${HOST}`]), base, env);
+    try {
+      const r = await get(`${next.url}${zip}`);
+      expect(r.status).toBe(200);
+      expect(sha256(r.body)).toBe(await origin.call('sha256', 'acme', 'killed', '1.0.0', 'linux_amd64'));
+      expect(fetching()).toEqual([]);
+      expect(readdirSync(join(store, HOST, 'acme', 'killed'))).toContain(
+        'terraform-provider-killed_1.0.0_linux_amd64.zip',
+      );
+    } finally {
+      await next.stop();
+    }
+  });
+
+  it('a store that refuses is an error per request (503), never a wrong answer', async () => {
+    // A registry that is not there: every store operation fails.
+    const broken = await startServe(
+      upstreamArgs(files, 'oci://127.0.0.1:1/providers/{namespace}/{type}', [`-allow=${HOST}`]),
+      base,
+      env,
+    );
+    try {
+      const r = await get(`${broken.url}${HOST}/acme/demo/terraform-provider-demo_1.0.0_linux_amd64.zip`);
+      expect(r.status).toBe(503);
+      expect(r.body.toString()).toMatch(/^the mirror could not store the package: .*127\.0\.0\.1:1/);
+      expect((await get(`${broken.url}healthz`)).status).toBe(200);
+    } finally {
+      await broken.stop();
     }
   });
 
