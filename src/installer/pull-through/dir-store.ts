@@ -35,7 +35,7 @@ import { join } from 'node:path';
 import { compareVersions, type Platform, type ProviderAddress, type Version } from '../../addresses/index.js';
 import { ErrorCode, fileError, ProvkitError, systemErrorCode } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
-import { acquireDirMutex } from '../../fs/dir-mutex.js';
+import { acquireDirMutex, pidAlive } from '../../fs/dir-mutex.js';
 import { makeDirectory } from '../../fs/target.js';
 import {
   type HashPool,
@@ -119,7 +119,7 @@ export class DirectoryStore implements PackageStore {
         .filter((n) => n.startsWith(mine))
         .map(async (n) => {
           const pid = Number(/^(\d+)-/.exec(n.slice(mine.length))?.[1]);
-          if (!Number.isSafeInteger(pid) || pid === process.pid || alive(pid)) return;
+          if (!Number.isSafeInteger(pid) || pid === process.pid || pidAlive(pid)) return;
           await rm(join(this.options.dir, n), { recursive: true, force: true }).catch(() => undefined);
         }),
     );
@@ -298,14 +298,4 @@ export class DirectoryStore implements PackageStore {
 
 function fingerprintOf(st: { size: bigint; ino: bigint; dev: bigint; mtimeNs: bigint; ctimeNs: bigint }): string {
   return `${st.size}:${st.ino}:${st.dev}:${st.mtimeNs}:${st.ctimeNs}`;
-}
-
-/** Whether a process of this host is alive (EPERM: alive, another user's). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return systemErrorCode(err) === 'EPERM';
-  }
 }
