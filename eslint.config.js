@@ -1,15 +1,21 @@
 // Lint configuration. Besides the usual strictness it enforces the layering of
-// src/ (CONTRIBUTING.md, the layer rule): a layer may import only from layers below it, and
-// errors.ts is shared by all. ESLint's own no-restricted-imports does it (no
-// plugin: eslint-plugin-import-x pulls a native resolver whose per-platform
-// optional packages npm leaves out of the lock file, which breaks `npm ci`).
-// Layers, bottom to top:
+// src/ (CONTRIBUTING.md, the layer rule): a layer may import only from layers
+// below it (never from above, never from a peer), errors.ts is shared by all,
+// no import cycle anywhere (scripts/eslint-no-cycle.mjs, which says why it is
+// a rule of our own), and a barrel (`index.ts`) re-exports only. ESLint's own
+// no-restricted-imports does the layers (no plugin: eslint-plugin-import-x
+// pulls a native resolver whose per-platform optional packages npm leaves out
+// of the lock file, which breaks `npm ci`).
+// Layers, bottom to top (ARCHITECTURE.md "The layers, and why"):
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+import { provkitPlugin } from './scripts/eslint-no-cycle.mjs';
+
 const LAYERS = [
   ['go'],
-  ['fs', 'net', 'hcl'],
+  ['fs', 'hcl'],
+  ['net'],
   ['addresses'],
   ['hashing'],
   ['lockfile'],
@@ -21,16 +27,14 @@ const LAYERS = [
   ['cli'],
 ];
 
-/**
- * Imports a layer may not make: every layer above it (and, for the upper
- * layers, its peers; fs, net and hcl may use each other). `go` (Go's string,
- * path and JSON semantics) is below them all and imports nothing of src/.
- */
+/** Imports a layer may not make: every layer above it, and its peers. */
 function forbiddenFor(layer, i) {
   const above = LAYERS.slice(i + 1).flat();
-  const peers = i <= 1 ? [] : LAYERS[i].filter((p) => p !== layer);
+  const peers = LAYERS[i].filter((p) => p !== layer);
   return [...above, ...peers];
 }
+
+const NO_DEFAULT_EXPORT = { selector: 'ExportDefaultDeclaration', message: 'use named exports' };
 
 const LIBRARY_PATHS = [
   { name: 'node-fetch', message: 'only src/net may import node-fetch' },
@@ -93,11 +97,30 @@ export default tseslint.config(
       ],
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'use named exports' }],
+      'no-restricted-syntax': ['error', NO_DEFAULT_EXPORT],
       'no-restricted-imports': ['error', { paths: LIBRARY_PATHS }],
     },
   },
   ...layerBlocks,
+  {
+    files: ['src/**/*.ts'],
+    plugins: { provkit: provkitPlugin },
+    rules: { 'provkit/no-cycle': 'error' },
+  },
+  {
+    // A barrel re-exports only: a definition there is imported through the barrel by its own folder's files (a cycle).
+    files: ['src/**/index.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        NO_DEFAULT_EXPORT,
+        {
+          selector: 'Program > :not(ImportDeclaration, ExportAllDeclaration, ExportNamedDeclaration[declaration=null])',
+          message: 'a barrel (index.ts) re-exports only: define this in a module of its own',
+        },
+      ],
+    },
+  },
   {
     // The public index re-exports library layers but never the CLI or the UI.
     files: ['src/index.ts'],

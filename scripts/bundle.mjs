@@ -32,6 +32,8 @@ import { fileURLToPath } from 'node:url';
 
 import { build } from 'esbuild';
 
+import { buildInputs, RECORD } from './build-inputs.mjs';
+
 const requireHere = createRequire(import.meta.url);
 /**
  * @typedef {{ main(argv: string[], io: object): Promise<number> }} Cli
@@ -84,6 +86,12 @@ async function wrapFile(file) {
   await writeFile(file, wrapBundle(randomUUID(), await readFile(file, 'latin1')), 'latin1');
 }
 
+// What this build is made from (tsc has just compiled src/), read before the
+// bundle is made; recorded in dist/build-inputs.json only once the build has
+// finished (its absence says that a build stopped half-way), for the tests to
+// refuse an old dist/ (scripts/build-inputs.mjs).
+const inputs = buildInputs(root);
+await rm(join(root, RECORD), { force: true });
 await rm(outdir, { recursive: true, force: true });
 // The vendor libraries first: main.cjs imports each through a shim that
 // require()s the vendor file and re-exports its names, `default` included
@@ -192,3 +200,6 @@ try {
 } finally {
   await rm(scratch, { recursive: true, force: true });
 }
+
+await writeFile(`${join(root, RECORD)}.tmp`, `${JSON.stringify({ inputs }, null, 1)}\n`);
+await rename(`${join(root, RECORD)}.tmp`, join(root, RECORD));

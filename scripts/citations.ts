@@ -85,7 +85,7 @@ const SPECIFIC: ReadonlyArray<readonly [string, string, string]> = [
     'The target is a shared place (docs/file-modes.md):',
   ],
   [
-    'src/installer/cache.ts',
+    'src/installer/package-dirs.ts',
     'when the run put nothing in them (issue 11 #17).',
     'when the run put nothing in them (docs/file-modes.md).',
   ],
@@ -140,7 +140,7 @@ const SPECIFIC: ReadonlyArray<readonly [string, string, string]> = [
   ],
   ['src/addresses/provider.ts', '(spec item 10, terraform-observed)', '(docs/reference.md §1.1 item 10, §10 item 133)'],
   [
-    'src/installer/bundle/create.ts',
+    'src/bundles/create.ts',
     'packages of other providers have the same file names (issue 11 #1).',
     'packages of other providers have the same file names (docs/reliability.md).',
   ],

@@ -94,7 +94,7 @@ export {
   allowedHashes,
   verifyPackage,
 } from './lockfile/index.js';
-export type { LockParseResult, PackageHashes, Verdict } from './lockfile/index.js';
+export type { LoadedLockFile, LockParseResult, PackageHashes, Verdict } from './lockfile/index.js';
 // The parsers' source-located diagnostics (parseLockFile's).
 export type { Diagnostic as HclDiagnostic } from './hcl/index.js';
 
@@ -132,6 +132,8 @@ export { HttpClient } from './net/index.js';
 
 // Operations: what the commands run, with their options and outcomes.
 export { runLock, selectVersion } from './installer/lock.js';
+export { FetchCache } from './installer/fetch-cache.js';
+export type { FetchCacheOptions, LockedPackage, FetchCacheStats } from './installer/fetch-cache.js';
 export type { LockOptions, LockOutcome, ProviderFailure, Requirement, FetchRunOptions } from './installer/lock.js';
 export { runMirror } from './installer/mirror.js';
 export type { MirrorOptions, MirrorOutcome, MirrorFailure, MirrorHashes } from './installer/mirror.js';
@@ -145,10 +147,10 @@ export type {
 } from './installer/install.js';
 export { runVerify } from './installer/verify.js';
 export type { VerifyOptions, VerifyOutcome, VerifyProblem, VerifyProblemCode } from './installer/verify.js';
-export { createBundle } from './installer/bundle/create.js';
-export type { BundleCreateOptions, BundleCreateOutcome, BundleFailure } from './installer/bundle/create.js';
-export { importBundle } from './installer/bundle/import.js';
-export type { BundleImportOptions, BundleImportOutcome } from './installer/bundle/import.js';
+export { createBundle } from './bundles/create.js';
+export type { BundleCreateOptions, BundleCreateOutcome, BundleFailure } from './bundles/create.js';
+export { importBundle } from './bundles/import.js';
+export type { BundleImportOptions, BundleImportOutcome } from './bundles/import.js';
 export { extractPackage } from './installer/extract.js';
 export type { ExtractOptions, ExtractResult } from './installer/extract.js';
 export type { InstallerEvent, EventSink, AuthLabel, LockChange, ProgressPhase } from './installer/events.js';

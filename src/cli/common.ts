@@ -26,6 +26,7 @@ import {
   WarningCode,
 } from '../errors.js';
 import { checkDirectorySource } from '../fs/target.js';
+import { nameSuggestion } from '../go/index.js';
 import { type HashStore, openHashStore, type ZipLimits } from '../hashing/index.js';
 import { parseZipLimits } from '../hashing/zip-reader.js';
 import {
@@ -46,7 +47,6 @@ import { sortedDiagnostics } from '../ui/human.js';
 import { LOCK_FILE_NAME } from '../lockfile/index.js';
 import type { DirMutexOptions } from '../fs/dir-mutex.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
-import { closestFlag } from './flags.js';
 import type { Renderer } from './render.js';
 import { count } from '../ui/words.js';
 import { terminalText } from '../ui/escape.js';
@@ -89,7 +89,7 @@ const GO_PLATFORMS: readonly string[] = [
  */
 export function platformSuggestion(value: string): string | undefined {
   if (GO_PLATFORMS.includes(value)) return undefined;
-  return closestFlag(value, GO_PLATFORMS);
+  return nameSuggestion(value, GO_PLATFORMS, 'typed');
 }
 
 /**
@@ -278,7 +278,7 @@ export function ociTemplateDiagnostic(what: string, template: string): Diagnosti
   if (problem !== undefined) return invalid(`${what} is not a valid URI template: ${problem}.`);
   const unknown = templateVariables(template).find((v) => !OCI_TEMPLATE_VARIABLES.includes(v));
   if (unknown === undefined) return undefined;
-  const close = closestFlag(unknown, OCI_TEMPLATE_VARIABLES);
+  const close = nameSuggestion(unknown, OCI_TEMPLATE_VARIABLES, 'typed');
   return invalid(
     `${what} refers to {${unknown}}, which is not a template variable: the variables are {hostname}, {namespace} and {type}.${close === undefined ? '' : ` Did you mean {${close}}?`}`,
   );

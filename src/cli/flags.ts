@@ -6,15 +6,24 @@
  * arguments (`provkit hash a.zip -json`).
  */
 import { ErrorCode, ProvkitError } from '../errors.js';
+import { nameSuggestion } from '../go/index.js';
 
 export type FlagKind = 'bool' | 'string' | 'strings' | 'int';
 export type FlagSpec = Readonly<Record<string, FlagKind>>;
 
-export interface ParsedFlags {
-  readonly bools: ReadonlyMap<string, boolean>;
-  readonly strings: ReadonlyMap<string, string>;
-  readonly lists: ReadonlyMap<string, readonly string[]>;
-  readonly ints: ReadonlyMap<string, number>;
+/** The value of a flag of kind `K`: a repeatable (`strings`) flag's every value, in order. */
+export type FlagValue<K extends FlagKind> = K extends 'bool'
+  ? boolean
+  : K extends 'string'
+    ? string
+    : K extends 'strings'
+      ? readonly string[]
+      : number;
+
+/** What {@link parseFlags} found, typed by the spec it was given. */
+export interface ParsedFlags<S extends FlagSpec> {
+  /** Each flag given, by name (absent when it was not given: `-lock-file=false` and no `-lock-file` differ). */
+  readonly values: { readonly [N in keyof S]?: FlagValue<S[N]> };
   readonly positionals: readonly string[];
 }
 
@@ -23,7 +32,7 @@ export interface ParsedFlags {
  * flags are Go flags: `flag provided but not defined: -x`, `flag needs an
  * argument: -x`, `invalid boolean value "v" for -x: parse error`); the
  * command line layer reports it as the reference does ("Failed to parse
- * command-line flags", src/cli/usage.ts). `expected` holds the flag the
+ * command-line flags", src/cli/main.ts). `expected` holds the flag the
  * user probably meant, when one is close.
  */
 function usage(message: string, found: string, suggestion?: string): ProvkitError {
@@ -34,55 +43,19 @@ function usage(message: string, found: string, suggestion?: string): ProvkitErro
 }
 
 /**
- * The defined flag closest to `name` (edit distance at most 2, `name` being
- * a prefix of it, or one being the other with a qualifier before a `-`), for
- * "Did you mean -platform?". Ties go to the first in `names`. The qualifier
- * rule is for one command's flag given to another: `verify -fs-mirror=DIR`
- * (verify's is `-mirror`), `lock -mirror=DIR` (lock's are `-fs-mirror`,
- * `-net-mirror` and `-oci-mirror`).
+ * Parses `args` against `spec` (give it `as const`-like literal kinds: the
+ * result is typed by them). Unknown flags are an INVALID_FLAGS error, with
+ * the defined flag they were probably meant to be (`nameSuggestion`'s
+ * `typed` rule), unless `passUnknown` is set, in which case they are
+ * returned as positionals (the global-flag pass uses that to leave
+ * subcommand flags alone).
  */
-export function closestFlag(name: string, names: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of names) {
-    // A qualifier counts as 2: a typo of another flag (`-platforms`) is the likelier meaning.
-    const qualified = name.endsWith(`-${candidate}`) || candidate.endsWith(`-${name}`);
-    const d =
-      candidate.startsWith(name) && name.length >= 3 ? 1 : Math.min(editDistance(name, candidate), qualified ? 2 : 3);
-    if (d < bestDistance) {
-      best = candidate;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2 || a.length > 64 || b.length > 64) return 3;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      // A swap of two neighbours (`platfrom`) counts as one edit, as users type it.
-      const swap = i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1] ? (prev[j - 2] ?? 0) + 1 : Infinity;
-      cur.push(Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost, swap));
-    }
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
-}
-
-/**
- * Parses `args` against `spec`. Unknown flags are an INVALID_FLAGS error unless
- * `passUnknown` is set, in which case they are returned as positionals (the
- * global-flag pass uses that to leave subcommand flags alone).
- */
-export function parseFlags(args: readonly string[], spec: FlagSpec, passUnknown = false): ParsedFlags {
-  const bools = new Map<string, boolean>();
-  const strings = new Map<string, string>();
-  const lists = new Map<string, string[]>();
-  const ints = new Map<string, number>();
+export function parseFlags<const S extends FlagSpec>(
+  args: readonly string[],
+  spec: S,
+  passUnknown = false,
+): ParsedFlags<S> {
+  const values: Record<string, boolean | string | string[] | number> = {};
   const positionals: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -98,17 +71,21 @@ export function parseFlags(args: readonly string[], spec: FlagSpec, passUnknown 
     const eq = body.indexOf('=');
     const name = eq >= 0 ? body.slice(0, eq) : body;
     let value = eq >= 0 ? body.slice(eq + 1) : undefined;
-    const kind = spec[name];
+    const kind = Object.hasOwn(spec, name) ? spec[name] : undefined;
     if (!kind) {
       if (passUnknown) {
         positionals.push(arg);
         continue;
       }
-      throw usage(`flag provided but not defined: -${name}`, `-${name}`, closestFlag(name, Object.keys(spec)));
+      throw usage(
+        `flag provided but not defined: -${name}`,
+        `-${name}`,
+        nameSuggestion(name, Object.keys(spec), 'typed'),
+      );
     }
     if (kind === 'bool') {
-      if (value === undefined || value === 'true' || value === '1') bools.set(name, true);
-      else if (value === 'false' || value === '0') bools.set(name, false);
+      if (value === undefined || value === 'true' || value === '1') values[name] = true;
+      else if (value === 'false' || value === '0') values[name] = false;
       else throw usage(`invalid boolean value ${JSON.stringify(value)} for -${name}: parse error`, `-${name}`);
       continue;
     }
@@ -118,16 +95,16 @@ export function parseFlags(args: readonly string[], spec: FlagSpec, passUnknown 
       value = next;
       i += 1;
     }
-    if (kind === 'string') strings.set(name, value);
-    else if (kind === 'strings') lists.set(name, [...(lists.get(name) ?? []), value]);
+    if (kind === 'string') values[name] = value;
+    else if (kind === 'strings') values[name] = [...((values[name] as string[] | undefined) ?? []), value];
     else {
       if (!/^\d+$/.test(value))
         throw usage(
           `invalid value ${JSON.stringify(value)} for flag -${name}: a non-negative integer is required`,
           `-${name}`,
         );
-      ints.set(name, Number(value));
+      values[name] = Number(value);
     }
   }
-  return { bools, strings, lists, ints, positionals };
+  return { values: values as ParsedFlags<S>['values'], positionals };
 }

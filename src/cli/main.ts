@@ -18,7 +18,8 @@ import {
 import { terminalText } from '../ui/escape.js';
 import { fitHelp } from '../ui/help.js';
 import { renderDiagnostic } from '../ui/human.js';
-import { closestFlag, parseFlags } from './flags.js';
+import { parseFlags } from './flags.js';
+import { nameSuggestion } from '../go/index.js';
 import { flavorRule } from './flavor.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import { humanStyle } from './render.js';
@@ -274,28 +275,28 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
     const at = global.positionals.findIndex((a) => !a.startsWith('-'));
     const name = at < 0 ? undefined : global.positionals[at];
     const rest = global.positionals.filter((_, i) => i !== at);
-    const chdir = global.strings.get('chdir');
+    const chdir = global.values.chdir;
     const cwd = chdir === undefined ? io.cwd : resolve(io.cwd, chdir);
-    if (global.bools.get('version') || global.bools.get('v') || name === 'version') {
+    if (global.values.version || global.values.v || name === 'version') {
       // Its -json is terraform's version object, not the message stream (commands/version.ts).
       const { versionCommand } = await import('./commands/version.js');
       let flavor: GlobalOptions['flavor'] | undefined;
       try {
-        flavor = flavorRule(global.strings.get('flavor'), io.env)(cwd).flavor;
+        flavor = flavorRule(global.values.flavor, io.env)(cwd).flavor;
       } catch {
         // A bad -flavor does not stop the version from being printed.
       }
       return await versionCommand(io, cwd, view.json || rest.some((a) => /^--?json(=true)?$/.test(a)), flavor);
     }
     const load = name === undefined ? undefined : COMMANDS[name];
-    if (global.bools.get('help') || global.bools.get('h') || name === undefined || name === 'help') {
+    if (global.values.help || global.values.h || name === undefined || name === 'help') {
       const topic = name === 'help' ? rest[0] : name;
       const loadTopic = topic === undefined ? undefined : COMMANDS[topic];
       io.stdout.write(fitHelp(loadTopic ? (await loadTopic()).help : HELP));
-      return name === undefined && !global.bools.get('help') && !global.bools.get('h') ? 1 : 0;
+      return name === undefined && !global.values.help && !global.values.h ? 1 : 0;
     }
     if (!load) {
-      const meant = closestFlag(name, [...Object.keys(COMMANDS), 'version', 'help']);
+      const meant = nameSuggestion(name, [...Object.keys(COMMANDS), 'version', 'help'], 'typed');
       const hint = meant === undefined ? undefined : `Did you mean ${JSON.stringify(meant)}?`;
       const d: Diagnostic = {
         severity: 'error',
@@ -314,7 +315,7 @@ async function runMain(argv: readonly string[], baseIO: CliIO, closed: AbortSign
     }
     const command = await load();
     help = command.help;
-    const flavorIn = flavorRule(global.strings.get('flavor'), io.env);
+    const flavorIn = flavorRule(global.values.flavor, io.env);
     const { flavor, reason } = flavorIn(cwd);
     if (view.jsonInto !== undefined) {
       const problem = session.openJsonInto(view.jsonInto, cwd);

@@ -8,7 +8,7 @@
  * ends: success, a failure, an exception, or an interrupt (which aborts
  * {@link RunResources.signal}; the body then unwinds through
  * {@link withResources}, which closes). Anything else a run opens that must
- * be closed with them (a package plan) is handed over with
+ * be closed with them (a fetch-and-hash cache) is handed over with
  * {@link RunResources.defer}.
  */
 import { resolve } from 'node:path';

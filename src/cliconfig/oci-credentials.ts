@@ -35,6 +35,7 @@ import { parseRepositoryAddress } from '../net/oci/reference.js';
 import type { HostOS } from './locations.js';
 import type { CliConfig } from './model.js';
 import { readRegularFile } from '../fs/read.js';
+import { isRecord } from '../go/index.js';
 
 /** Where credentials are looked for (injected, for tests). */
 export interface OciCredentialsEnv {
@@ -374,8 +375,4 @@ export async function runDockerCredentialHelper(name: string, serverUrl: string)
     });
     child.stdin.end(serverUrl);
   });
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -14,7 +14,8 @@
  * Pure: no I/O.
  */
 import type { Block, Body, Diagnostic, Expression, Range } from '../hcl/index.js';
-import { between, errorDiag, formatRange, nameSuggestion } from './diagnostics.js';
+import { between, errorDiag, formatRange } from './diagnostics.js';
+import { nameSuggestion } from '../go/index.js';
 import type { JsonProperty, JsonValue } from '../hcl/index.js';
 import { jsonToExpression } from '../hcl/index.js';
 
@@ -139,7 +140,7 @@ class NativeBody implements BodyView {
     for (const a of this.body.attributes) {
       if (c.attributes.has(a.name)) continue;
       const unused = schema.attributes.filter((s) => !c.attributes.has(s.name)).map((s) => s.name);
-      let suggestion = nameSuggestion(a.name, unused);
+      let suggestion = nameSuggestion(a.name, unused) ?? '';
       if (suggestion !== '') suggestion = ` Did you mean ${JSON.stringify(suggestion)}?`;
       else if (schema.blocks.some((s) => s.type === a.name))
         suggestion = ` Did you mean to define a block of type ${JSON.stringify(a.name)}?`;
@@ -153,10 +154,11 @@ class NativeBody implements BodyView {
     }
     for (const b of this.body.blocks) {
       if (schema.blocks.some((s) => s.type === b.type)) continue;
-      let suggestion = nameSuggestion(
-        b.type,
-        schema.blocks.map((s) => s.type),
-      );
+      let suggestion =
+        nameSuggestion(
+          b.type,
+          schema.blocks.map((s) => s.type),
+        ) ?? '';
       if (suggestion !== '') suggestion = ` Did you mean ${JSON.stringify(suggestion)}?`;
       else if (schema.attributes.some((s) => s.name === b.type)) {
         suggestion = ` Did you mean to define argument ${JSON.stringify(b.type)}? If so, use the equals sign to assign it a value.`;
@@ -325,7 +327,7 @@ class JsonBodyView implements BodyView {
     for (const p of collectDeepAttrs(this.value, undefined, ignored)) {
       if (p.name === '//') continue;
       if (schema.attributes.some((a) => a.name === p.name) || schema.blocks.some((b) => b.type === p.name)) continue;
-      let suggestion = nameSuggestion(p.name, suggestions);
+      let suggestion = nameSuggestion(p.name, suggestions) ?? '';
       if (suggestion !== '') suggestion = ` Did you mean ${JSON.stringify(suggestion)}?`;
       c.diagnostics.push(
         errorDiag(

@@ -11,6 +11,7 @@ import type { Diagnostic, Range } from '../hcl/index.js';
 import { rangeString } from '../hcl/index.js';
 
 export type { Diagnostic, Range } from '../hcl/index.js';
+export { hasErrors } from '../hcl/index.js';
 
 /** An error diagnostic. */
 export function errorDiag(summary: string, detail: string, range: Range): Diagnostic {
@@ -34,11 +35,6 @@ export function fileReadFailed(rel: string, err: unknown): Diagnostic {
     `The file ${goQuote(rel)} could not be read${why === undefined ? '' : `: ${why}`}.`,
     fileRange(rel),
   );
-}
-
-/** Whether any diagnostic is an error. */
-export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
-  return diagnostics.some((d) => d.severity === 'error');
 }
 
 /**
@@ -69,30 +65,4 @@ export function diagnosticLocation(d: Diagnostic): string {
   const r = d.range;
   if (r.start.line === 0) return r.filename;
   return `${r.filename}:${r.start.line}:${r.start.column}`;
-}
-
-/**
- * hclsyntax's `nameSuggestion`: the first of `suggestions` within a
- * Levenshtein distance of less than 3 from `given`, or `''`.
- */
-export function nameSuggestion(given: string, suggestions: readonly string[]): string {
-  for (const s of suggestions) {
-    if (levenshtein(given, s) < 3) return s;
-  }
-  return '';
-}
-
-function levenshtein(a: string, b: string): number {
-  const x = [...a];
-  const y = [...b];
-  let prev = Array.from({ length: y.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= x.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= y.length; j++) {
-      const cost = x[i - 1] === y[j - 1] ? 0 : 1;
-      cur.push(Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost));
-    }
-    prev = cur;
-  }
-  return prev[y.length] ?? 0;
 }

@@ -25,7 +25,7 @@ import type * as WorkerThreads from 'node:worker_threads';
 import type { Worker } from 'node:worker_threads';
 
 import { ErrorCode, ProvkitError, type SerializedError, errorText } from '../errors.js';
-import { DOWNLOAD_BLOCK } from '../net/blocks.js';
+import { DOWNLOAD_BLOCK } from '../fs/blocks.js';
 import { hashPackageDir } from './dir-package.js';
 import { asHash, zhFromDigest, type Hash } from './hash.js';
 import { type FormResult, type ZipForms, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';

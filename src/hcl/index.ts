@@ -4,65 +4,16 @@
  * Contract: pure (no I/O), dependency-free, and total — {@link parseHCL}
  * never throws, for any input, and runs in time linear in the input size.
  * Implements hashicorp/hcl `hclsyntax/spec.md`; diagnostics are worded like
- * hclsyntax's so that users see what Terraform/OpenTofu would say.
+ * hclsyntax's so that users see what Terraform/OpenTofu would say. A
+ * barrel: re-exports only.
  */
-
-import type { Body, Diagnostic } from './ast.js';
-import type { Comment, SourceText } from './lexer.js';
-import { tokenize } from './lexer.js';
-import type { ParseOptions } from './parser.js';
-import { parseTokens } from './parser.js';
-import { errorText } from '../errors.js';
-
 export type * from './ast.js';
 export type { Comment, LexResult, Token, TokenType } from './lexer.js';
 export { SourceText, tokenize } from './lexer.js';
 export type { ParseOptions } from './parser.js';
-export { MAX_NESTING, nameSuggestion, rangeBetween, rangeString } from './parser.js';
+export { MAX_NESTING, rangeBetween, rangeString } from './parser.js';
+export { hasErrors } from './diagnostics.js';
+export { type ParseResult, parseHCL } from './parse.js';
 export * from './eval.js';
 export * from './write.js';
-
-/** The result of {@link parseHCL}. */
-export interface ParseResult {
-  /** The file's top-level body; structurally sound even when there are errors. */
-  body: Body;
-  /** Lexical and syntax diagnostics, in source order of discovery (lexical first). */
-  diagnostics: Diagnostic[];
-  /** The source bytes and position mapping, for {@link sourceText} and friends. */
-  source: SourceText;
-  /** All comments, in source order. */
-  comments: Comment[];
-}
-
-/**
- * Parses a configuration file in the HCL native syntax.
- *
- * `source` may be raw bytes (validated as UTF-8: invalid bytes give an
- * "Invalid character encoding" error, never an exception) or a string.
- * `filename` is only used in diagnostic ranges. The body is only meaningful
- * to act on when `diagnostics` has no error. For CLI configuration files,
- * pass `{ quotedAttributeNames: true }` (see {@link ParseOptions}).
- */
-export function parseHCL(source: Uint8Array | string, filename: string, options: ParseOptions = {}): ParseResult {
-  const lexed = tokenize(source, filename);
-  let body: Body;
-  const diagnostics: Diagnostic[] = [...lexed.diagnostics];
-  try {
-    const parsed = parseTokens(lexed.tokens, options);
-    body = parsed.body;
-    diagnostics.push(...parsed.diagnostics);
-  } catch (e) {
-    // Defence in depth: the parser is written not to throw; should it ever,
-    // the caller still gets a diagnostic rather than an exception.
-    const r = lexed.source.range(0, 0);
-    body = { kind: 'Body', attributes: [], blocks: [], range: r, endRange: r };
-    diagnostics.push({
-      severity: 'error',
-      summary: 'Internal parser error',
-      detail: `The HCL parser failed unexpectedly: ${errorText(e)}`,
-      range: r,
-    });
-  }
-  return { body, diagnostics, source: lexed.source, comments: lexed.comments };
-}
 export * from './json.js';

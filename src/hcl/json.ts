@@ -25,10 +25,9 @@
  * Pure: no I/O, never throws for bad input.
  */
 import type { Diagnostic, Expression, ObjectKeyExpr, Range, Traverser } from './ast.js';
-import { goQuote } from '../go/index.js';
+import { goQuote, nameSuggestion } from '../go/index.js';
 import { SourceText } from './lexer.js';
-import { parseHCL } from './index.js';
-import { nameSuggestion } from './parser.js';
+import { parseHCL } from './parse.js';
 
 /** A JSON value with its source range. */
 export type JsonValue = JsonObject | JsonArray | JsonString | JsonNumber | JsonBool | JsonNull;

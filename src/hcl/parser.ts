@@ -36,6 +36,7 @@ import type {
   TupleConsExpr,
 } from './ast.js';
 import type { Token, TokenType } from './lexer.js';
+import { nameSuggestion } from '../go/index.js';
 
 /** Maximum nesting of blocks and expressions; deeper input is rejected with "Nesting too deep". */
 export const MAX_NESTING = 256;
@@ -1899,24 +1900,4 @@ function meldLiterals(parts: TemplatePart[]): TemplatePart[] {
     }
   }
   return out;
-}
-
-/** The closest candidate within edit distance 2, as hclsyntax's "Did you mean" does. */
-export function nameSuggestion(given: string, candidates: readonly string[]): string | undefined {
-  for (const c of candidates) if (levenshtein(given, c) < 3) return c;
-  return undefined;
-}
-
-function levenshtein(a: string, b: string): number {
-  if (a.length > 64 || b.length > 64) return Math.abs(a.length - b.length) + 3;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      cur.push(Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost));
-    }
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
 }

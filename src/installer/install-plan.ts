@@ -14,7 +14,7 @@ import type { Flavor, Version } from '../addresses/index.js';
 import { ProvkitError } from '../errors.js';
 import type { Hash } from '../hashing/index.js';
 import { allowedHashes, type ProviderLock } from '../lockfile/index.js';
-import { InstallErrorCode } from './cache.js';
+import { InstallErrorCode } from './package-dirs.js';
 import { type Requirement, selectVersion } from './lock.js';
 
 /**

@@ -103,7 +103,7 @@ import {
   packageMutexPath,
   TreeDirs,
   versionDirPath,
-} from './cache.js';
+} from './package-dirs.js';
 import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, queryWarningsEvent } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
@@ -112,7 +112,7 @@ import { installSelection, reuseCached, reuseInstalled } from './install-plan.js
 import { type ProviderFailure, type Requirement, selectVersion } from './lock.js';
 import { downloadName } from '../layout/index.js';
 
-export { InstallErrorCode } from './cache.js';
+export { InstallErrorCode } from './package-dirs.js';
 
 export interface InstallOptions {
   readonly requirements: readonly Requirement[];

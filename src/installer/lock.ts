@@ -6,7 +6,7 @@
  * Beyond the reference: all (provider, platform) pairs are fetched and hashed
  * concurrently (network and CPU bounded separately: `networkConcurrency` and
  * the hash pool), and no package is fetched twice in one run: packages are
- * fetched and hashed by a {@link PackagePlan} (lock-plan.ts), which
+ * fetched and hashed by a {@link FetchCache} (fetch-cache.ts), which
  * `lock -recursive` shares between all the root modules of a tree, while
  * version selection and the merge stay per root (this function, once per root).
  *
@@ -40,7 +40,7 @@ import {
 import type { HttpClient } from '../net/index.js';
 import type { Source, TrustedHash } from '../sources/index.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
-import { PackagePlan } from './lock-plan.js';
+import type { FetchCache } from './fetch-cache.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 
 /**
@@ -82,8 +82,32 @@ export interface FetchRunOptions {
   readonly hashStore?: HashStore;
 }
 
-export interface LockOptions extends FetchRunOptions {
+/**
+ * What one run of `providers lock` over one module is given. One way in:
+ * the packages come from `cache` (the fetch-and-hash cache, which a single
+ * `lock` opens for itself and `lock -recursive` shares between the roots of
+ * a flavor), and the versions and metadata from the same cache's source
+ * (`cache.source`), so the two can never disagree.
+ */
+export interface LockOptions {
+  /** The providers to lock, with their constraints. */
+  readonly requirements: readonly Requirement[];
+  /** The platforms to lock (installer/platforms.ts chooses them for a module). */
+  readonly platforms: readonly Platform[];
+  /** Whose rules apply: version constraints, which hashes are recorded (lockfile/record.ts). */
+  readonly flavor: Flavor;
+  /** The locks so far (the lock file's): locked versions are kept, their hashes merged into. */
   readonly oldLocks: Locks;
+  /**
+   * The fetch-and-hash cache the run's packages come from; its source is the
+   * run's source. Owned by the caller (the run never closes it); its own
+   * sink receives the package events (`fetch_start`, `fetch_complete`, …).
+   */
+  readonly cache: FetchCache;
+  /** The run's own events: `provider_selected`, `hashes_obtained`, source warnings. */
+  readonly events?: EventSink;
+  /** Aborts the run (the cache's own signal aborts its packages). */
+  readonly signal?: AbortSignal;
   /**
    * `-all-platforms`: also lock every platform the source publishes for the
    * selected version (registries list them; a filesystem mirror holds them):
@@ -92,14 +116,8 @@ export interface LockOptions extends FetchRunOptions {
    * fetched and hashed.
    */
   readonly allPlatforms?: boolean;
-  /** `OPENTOFU_ENFORCE_GPG_VALIDATION` in effect. */
+  /** `OPENTOFU_ENFORCE_GPG_VALIDATION` in effect (read once, by the caller, from its environment). */
   readonly enforceSignatures?: boolean;
-  /**
-   * Packages fetched and hashed once for several runs (`lock -recursive`);
-   * it must fetch from `source`. Without it the run has a plan of its own.
-   * Package events then go to the plan's sink, not to `events`.
-   */
-  readonly plan?: PackagePlan;
 }
 
 export interface ProviderFailure {
@@ -182,18 +200,8 @@ function recordedHashes(
 
 export async function runLock(options: LockOptions): Promise<LockOutcome> {
   const events = options.events ?? ignoreEvents;
-  // A plan of its own unless the caller shares one between runs (lock -recursive).
-  const plan =
-    options.plan ??
-    new PackagePlan({
-      source: options.source,
-      pool: options.pool,
-      ...(options.http ? { http: options.http } : {}),
-      events,
-      ...(options.signal ? { signal: options.signal } : {}),
-      networkConcurrency: options.networkConcurrency ?? defaultNetworkConcurrency(),
-      ...(options.hashStore ? { hashStore: options.hashStore } : {}),
-    });
+  const { cache } = options;
+  const source = cache.source;
   const failures: ProviderFailure[] = [];
   const results: PlatformLockResult[] = [];
   const changes: Array<{ provider: ProviderAddress; platform: Platform; change: LockChange }> = [];
@@ -203,7 +211,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     const prior = options.oldLocks.provider(provider);
     let version: Version;
     try {
-      const available = await options.source.availableVersions(provider, options.signal);
+      const available = await source.availableVersions(provider, options.signal);
       for (const w of available.warnings)
         events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
       const chosen = selectVersion(provider, available.versions, req.constraints, prior?.version, options.flavor);
@@ -223,7 +231,6 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     if (options.allPlatforms) {
       // A registry's (or OCI mirror's) published list; a filesystem mirror's
       // packages, packed `*_OS_ARCH.zip` and unpacked `OS_ARCH/` alike.
-      const source = options.source;
       const published =
         (await source.publishedPlatforms?.(provider, version, options.signal).catch(() => undefined)) ??
         (await source.localPlatforms?.(provider, version).catch(() => undefined)) ??
@@ -248,7 +255,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
           // as trusted (OpenTofu's default registry, see recordedHashes), is
           // locked from it without a download (docs/hash-store.md).
           if (!options.platforms.some((q) => q.equals(platform))) {
-            const meta = await options.source.packageMeta(provider, version, platform, options.signal);
+            const meta = await source.packageMeta(provider, version, platform, options.signal);
             const trusted = meta.reportedHashes.filter(
               (h) =>
                 h.hash.scheme === 'h1:' &&
@@ -263,8 +270,8 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
               return;
             }
           }
-          // Fetched and hashed once per plan (lock-plan.ts).
-          const pkg = await plan.lock(provider, version, platform);
+          // Fetched and hashed once per cache (fetch-cache.ts).
+          const pkg = await cache.lock(provider, version, platform);
           record(platform, [
             pkg.h1,
             ...recordedHashes(provider, pkg.hashes, options.flavor, options.enforceSignatures ?? false),
@@ -276,11 +283,7 @@ export async function runLock(options: LockOptions): Promise<LockOutcome> {
     );
   };
 
-  try {
-    await Promise.all(options.requirements.map(lockOne));
-  } finally {
-    if (!options.plan) await plan.close();
-  }
+  await Promise.all(options.requirements.map(lockOne));
   // Report in a stable order: providers as the lock sorts them, then platforms as given.
   const order = (p: ProviderAddress): number => options.requirements.findIndex((r) => r.provider.equals(p));
   // Platforms as requested, then any others (-all-platforms) in platform order.

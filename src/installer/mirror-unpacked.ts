@@ -26,7 +26,7 @@ import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { asProvkitError, ErrorCode, ProvkitError } from '../errors.js';
 import { hashPackageDir } from '../hashing/index.js';
 import { unpackedDirPath } from '../layout/index.js';
-import { TreeDirs, versionDirPath } from './cache.js';
+import { TreeDirs, versionDirPath } from './package-dirs.js';
 import type { InstallerEvent } from './events.js';
 import { ignoreEvents } from './events.js';
 import { extractPackage } from './extract.js';

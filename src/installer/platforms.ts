@@ -16,7 +16,7 @@
  *   whose `h1:` the lock holds means P is covered (hashing/store.ts);
  * - the source's per-platform hashes: one package's metadata (OpenTofu's
  *   registry lists every platform's `h1:` in its `packages` extension);
- * - a filesystem mirror's packages, hashed locally (through the plan, so a
+ * - a filesystem mirror's packages, hashed locally (through the cache, so a
  *   platform that is then locked is not hashed twice).
  * `h1:` values none of these can attribute are left alone: the merge keeps
  * every hash the old lock had, so nothing is lost, and the platforms found
@@ -33,7 +33,7 @@ import {
 import type { PlatformPolicy } from '../config/index.js';
 import type { Hash, HashStore, StoredHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
-import type { PackagePlan } from './lock-plan.js';
+import type { FetchCache } from './fetch-cache.js';
 
 /** Where a run's platforms came from. */
 export type PlatformOrigin = 'flags' | 'policy' | 'inferred' | 'host';
@@ -88,7 +88,7 @@ export class PlatformInference {
 
   constructor(
     private readonly options: {
-      readonly plan: PackagePlan;
+      readonly cache: FetchCache;
       readonly hashStore?: HashStore;
       readonly signal?: AbortSignal;
     },
@@ -142,7 +142,7 @@ export class PlatformInference {
     if (done()) return result();
 
     // 2. The source's per-platform hashes, from one package's metadata.
-    const source = this.options.plan.source;
+    const source = this.options.cache.source;
     const signal = this.options.signal;
     const published =
       (await source.publishedPlatforms?.(provider, version, signal).catch(() => undefined)) ?? undefined;
@@ -166,7 +166,10 @@ export class PlatformInference {
     // 3. A filesystem mirror's packages, hashed here.
     if (local !== undefined) {
       const pkgs = await Promise.all(
-        local.map(async (p) => ({ p, pkg: await this.options.plan.lock(provider, version, p).catch(() => undefined) })),
+        local.map(async (p) => ({
+          p,
+          pkg: await this.options.cache.lock(provider, version, p).catch(() => undefined),
+        })),
       );
       for (const { p, pkg } of pkgs) if (pkg) attribute(pkg.h1.text, p, 'filesystem mirror');
     }

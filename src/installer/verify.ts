@@ -61,7 +61,7 @@ import {
   type Version,
 } from '../addresses/index.js';
 import { systemErrorCode, errorText } from '../errors.js';
-import { compareBytewise } from '../go/index.js';
+import { compareBytewise, isRecord } from '../go/index.js';
 import type { Hash, HashPool, HashStore, ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { FilesystemMirrorSource } from '../sources/index.js';
@@ -268,10 +268,6 @@ async function readJSON(
   } catch (err) {
     return { ok: false, missing: false, error: errorText(err) };
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** `archives` of a VERSION.json, or an error text. */

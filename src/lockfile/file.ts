@@ -1,5 +1,8 @@
 /**
- * The only file-system code of the lock file: load and atomic save.
+ * The only file-system code of the lock file: load and atomic save. A run
+ * reads the file once ({@link loadLockFile} gives the bytes beside the
+ * locks, for the write decision of lockfile/write-decision.ts) and writes it
+ * once (the bytes that decision made: {@link saveLockBytes}).
  *
  * Save is atomic (fs/atomic.ts): a failed run never leaves a half-written
  * lock file; the old file is either untouched or fully replaced (docs/reference.md §3.2
@@ -15,23 +18,30 @@ import { serializeLocks } from './serialize.js';
 
 export const LOCK_FILE_NAME = '.terraform.lock.hcl';
 
+/** A lock file as loaded: its locks and diagnostics, and the bytes they were parsed from. */
+export interface LoadedLockFile extends LockParseResult {
+  /** The file's bytes; undefined when there is no file (or it could not be read: then there is an error diagnostic). */
+  readonly bytes: Buffer | undefined;
+}
+
 /**
  * Loads a lock file; a missing file is an empty set of locks with no
  * diagnostics (docs/reference.md §3.1 item 30). Diagnostics name the file `displayName` (default
  * `path`); the commands pass {@link LOCK_FILE_NAME}, as terraform names it
  * relative to the working directory (`on .terraform.lock.hcl line 4`).
  */
-export async function loadLockFile(path: string, flavor: Flavor, displayName: string = path): Promise<LockParseResult> {
+export async function loadLockFile(path: string, flavor: Flavor, displayName: string = path): Promise<LoadedLockFile> {
   let bytes: Buffer;
   try {
     // Regular files only, bounded (fs/read.ts).
     bytes = await readRegularFile(path);
   } catch (err) {
-    if (systemErrorCode(err) === 'ENOENT') return { locks: new Locks(), diagnostics: [] };
+    if (systemErrorCode(err) === 'ENOENT') return { locks: new Locks(), diagnostics: [], bytes: undefined };
     const why = readRefusal(err);
     const pos = { line: 0, column: 0, byte: 0 };
     return {
       locks: new Locks(),
+      bytes: undefined,
       diagnostics: [
         {
           severity: 'error',
@@ -42,13 +52,21 @@ export async function loadLockFile(path: string, flavor: Flavor, displayName: st
       ],
     };
   }
-  return parseLockFile(bytes, displayName, flavor);
+  return { ...parseLockFile(bytes, displayName, flavor), bytes };
 }
 
 /** Saves locks atomically; failures name the file, as the reference's message does. */
-export async function saveLockFile(path: string, locks: Locks, flavor: Flavor): Promise<void> {
+export function saveLockFile(path: string, locks: Locks, flavor: Flavor): Promise<void> {
+  return saveLockBytes(path, serializeLocks(locks, flavor));
+}
+
+/**
+ * Saves a lock file's bytes (serialized by the caller: the write decision's
+ * `bytes`) atomically; failures as {@link saveLockFile}'s.
+ */
+export async function saveLockBytes(path: string, bytes: Buffer): Promise<void> {
   try {
-    await writeFileAtomic(path, serializeLocks(locks, flavor));
+    await writeFileAtomic(path, bytes);
   } catch (err) {
     throw new ProvkitError(
       ErrorCode.IO,

@@ -23,13 +23,14 @@ import {
   type ProviderAddress,
 } from '../addresses/index.js';
 import { ErrorCode, ProvkitError, errorText } from '../errors.js';
+import { nameSuggestion } from '../go/index.js';
 import { parseHash, type Hash } from '../hashing/index.js';
 import {
   type Attribute,
   type Block,
   type Diagnostic,
   type Expression,
-  nameSuggestion,
+  hasErrors,
   parseHCL,
   type Range,
   rangeString,
@@ -41,6 +42,7 @@ import {
 import { Locks, ProviderLock } from './model.js';
 
 export type { Diagnostic } from '../hcl/index.js';
+export { hasErrors };
 
 export interface LockParseResult {
   readonly locks: Locks;
@@ -49,11 +51,6 @@ export interface LockParseResult {
 
 function diag(severity: Diagnostic['severity'], summary: string, detail: string, range: Range): Diagnostic {
   return { severity, summary, detail, range };
-}
-
-/** Whether any diagnostic is an error. */
-export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
-  return diagnostics.some((d) => d.severity === 'error');
 }
 
 /**

@@ -43,7 +43,7 @@ import { pipeline } from 'node:stream/promises';
 
 import { ProvkitError } from '../errors.js';
 import { tempPathBeside } from '../fs/temp-name.js';
-import { DOWNLOAD_BLOCK } from './blocks.js';
+import { DOWNLOAD_BLOCK } from '../fs/blocks.js';
 import { BodyReader, checkedLength, type BodyLimits } from './body.js';
 import { NetErrorCode } from './codes.js';
 import type { Hop } from './exchange.js';

@@ -8,6 +8,7 @@ import { domainToUnicode } from 'node:url';
 import { tryHostnameForComparison, type Hostname } from '../addresses/index.js';
 import { isProvkitError, ProvkitError } from '../errors.js';
 import { NetErrorCode } from '../net/index.js';
+import { isRecord } from '../go/index.js';
 
 /**
  * Go `mime.ParseMediaType`, reduced to what the sources need: the lower-case
@@ -24,7 +25,7 @@ export function mediaType(header: string | null): string | undefined {
 export function jsonObject(body: Buffer | string): Record<string, unknown> | undefined {
   try {
     const v: unknown = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+    return isRecord(v) ? v : undefined;
   } catch {
     return undefined;
   }

@@ -49,6 +49,7 @@ import {
   type Source,
   type SourceErrorContext,
 } from './source.js';
+import { isRecord } from '../go/index.js';
 
 /** `artifactType` of a provider version's index (OpenTofu `ociIndexManifestArtifactType`). */
 export const PROVIDER_ARTIFACT_TYPE = 'application/vnd.opentofu.provider';
@@ -94,10 +95,6 @@ export interface ProviderIndex {
 }
 
 type Ctx = SourceErrorContext & { provider: ProviderAddress };
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** A descriptor from JSON, or undefined when it lacks `mediaType`, `digest` or `size`. */
 export function readDescriptor(v: unknown): Descriptor | undefined {

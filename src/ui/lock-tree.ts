@@ -4,7 +4,7 @@
  * and the run's summary.
  */
 import { type Flavor, FLAVORS } from '../addresses/index.js';
-import type { PlanStats } from '../installer/lock-plan.js';
+import type { FetchCacheStats } from '../installer/fetch-cache.js';
 import type { RootOutcome, TreeLockResult } from '../installer/lock-tree.js';
 import {
   type Diagnostic,
@@ -96,7 +96,7 @@ export function flavorsSentence(
 /** The summary of a `lock -recursive` run: its message and its `-json` fields. */
 export function lockTreeSummary(
   result: TreeLockResult,
-  stats: PlanStats,
+  stats: FetchCacheStats,
   seconds: number,
   check: boolean,
   /** Whether a root's flavor came from its lock file (see {@link flavorsSentence}). */

@@ -4,13 +4,13 @@
 // for, report each zh: (equal to the archive's SHA-256), and fail with exit 1
 // and a message when an archive cannot be had. A floor that silently did
 // less work would make the benchmark's ratios meaningless.
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { makeProviderZip } from '../support/servers/packages.js';
+import { runNode } from '../support/e2e.js';
 import { startFakeRegistry, type FakeRegistry } from '../support/servers/registry.js';
 
 const FLOOR = fileURLToPath(new URL('../../bench/node-floor.mjs', import.meta.url));
@@ -35,16 +35,9 @@ beforeAll(async () => {
 afterAll(() => reg.close());
 
 function runFloor(platforms: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [FLOOR, reg.host, reg.caPath, 'acme/heavy', '1.0.0', ...platforms],
-      { timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
+  return runNode([FLOOR, reg.host, reg.caPath, 'acme/heavy', '1.0.0', ...platforms], {
+    env: process.env,
+    timeoutMs: 60_000,
   });
 }
 

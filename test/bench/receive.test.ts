@@ -4,12 +4,12 @@
 // every archive whole (the byte count is checked across clients), and a
 // missing archive must fail the run with exit 1 and the URL, not be counted
 // as an error page's bytes.
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { makeProviderZip } from '../support/servers/packages.js';
+import { runNode } from '../support/e2e.js';
 import { startFakeRegistry, type FakeRegistry } from '../support/servers/registry.js';
 
 const RECEIVE = fileURLToPath(new URL('../../bench/receive.mjs', import.meta.url));
@@ -38,12 +38,7 @@ afterAll(async () => {
 });
 
 function receive(reg: FakeRegistry): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [RECEIVE, reg.host, reg.caPath, '1'], { timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runNode([RECEIVE, reg.host, reg.caPath, '1'], { env: process.env, timeoutMs: 60_000 });
 }
 
 describe('bench/receive.mjs', () => {

@@ -4,13 +4,14 @@
 // (mirror-fixtures/hashes.json: terraform's h1:, sha256sum's zh:) and write
 // its lock file atomically, or fail with exit 1 and a message. A floor that
 // did less work, or wrong work, would make the benchmark's ratio meaningless.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { afterAll, describe, expect, it } from 'vitest';
+
+import { runNode } from '../support/e2e.js';
 
 const FLOOR = fileURLToPath(new URL('../../bench/tiny-floor.cjs', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
@@ -22,12 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'provkit-tiny-floor-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function runFloor(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [FLOOR, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runNode([FLOOR, ...args], { env: process.env, timeoutMs: 30_000 });
 }
 
 describe('bench/tiny-floor.cjs', () => {

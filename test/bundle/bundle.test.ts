@@ -9,13 +9,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 
 import { isProvkitError } from '../../src/errors.js';
 import { createHashPool, type HashPool } from '../../src/hashing/index.js';
-import { importBundle, readBundleManifest } from '../../src/installer/bundle/import.js';
-import {
-  bundleCreationTime,
-  createdFromEpoch,
-  parseManifest,
-  unsafeMemberName,
-} from '../../src/installer/bundle/manifest.js';
+import { importBundle, readBundleManifest } from '../../src/bundles/import.js';
+import { bundleCreationTime, createdFromEpoch, parseManifest, unsafeMemberName } from '../../src/bundles/manifest.js';
 import { makeBundle, MIRROR, readTar, type RawEntry, sha256, snapshot, writeTar } from './helpers.js';
 
 let pool: HashPool;

@@ -11,7 +11,7 @@ import tar from 'tar-stream';
 
 import { parsePlatform, parseProviderSource, parseConstraints } from '../../src/addresses/index.js';
 import type { HashPool } from '../../src/hashing/index.js';
-import { createBundle } from '../../src/installer/bundle/create.js';
+import { createBundle } from '../../src/bundles/create.js';
 import { Locks } from '../../src/lockfile/index.js';
 import { FilesystemMirrorSource } from '../../src/sources/index.js';
 

@@ -1,7 +1,6 @@
 // `provkit bundle` end to end through the installed entry point, and the
 // acceptance round trip: bundle create → bundle import → serve (HTTPS on
 // 127.0.0.1) → `provkit lock -net-mirror` and `provkit install` from it.
-import { execFile } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +9,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 
 import { hashPackageDir } from '../../src/hashing/index.js';
 import { MIRROR, readTar, snapshot, writeTar } from '../bundle/helpers.js';
-import { bin, startServe } from '../serve/child.js';
+import { startServe } from '../serve/child.js';
+import { runCli } from '../support/e2e.js';
 import { testTls, type TestTls } from '../support/servers/tls.js';
 
 interface Run {
@@ -47,16 +47,7 @@ function hermetic(env: Record<string, string> = {}): Record<string, string> {
 }
 
 function run(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd, env: { ...process.env, ...hermetic(env) } },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
+  return runCli(args, { cwd, env: { ...process.env, ...hermetic(env) } });
 }
 
 let dir: string;

@@ -1,32 +1,9 @@
-// The flag suggested for an undefined one (src/cli/flags.ts closestFlag), and
-// parseFlags carrying it as the error's `expected` ("Did you mean -mirror?").
+// parseFlags carrying the flag suggested for an undefined one (src/go/didyoumean.ts,
+// test/go/didyoumean.test.ts) as the error's `expected` ("Did you mean -mirror?").
 import { describe, expect, it } from 'vitest';
 
-import { closestFlag, parseFlags } from '../../src/cli/flags.js';
+import { parseFlags } from '../../src/cli/flags.js';
 import { ErrorCode, ProvkitError } from '../../src/errors.js';
-
-const LOCK = ['platform', 'recursive', 'check', 'fs-mirror', 'net-mirror', 'oci-mirror', 'all-platforms', 'json'];
-const VERIFY = ['recursive', 'mirror', 'platform', 'json'];
-
-describe('closestFlag', () => {
-  it.each([
-    // typos: an edit or a swap of neighbours
-    ['platfrom', LOCK, 'platform'],
-    ['platforms', LOCK, 'platform'],
-    ['recusive', LOCK, 'recursive'],
-    // a prefix of a defined flag
-    ['plat', LOCK, 'platform'],
-    // one command's flag given to another
-    ['fs-mirror', VERIFY, 'mirror'],
-    ['oci-mirror', VERIFY, 'mirror'],
-    ['mirror', LOCK, 'fs-mirror'],
-    // nothing close
-    ['upgrade', LOCK, undefined],
-    ['x', VERIFY, undefined],
-  ] as const)('-%s among %j → %s', (name, names, expected) => {
-    expect(closestFlag(name, names)).toBe(expected);
-  });
-});
 
 describe('parseFlags', () => {
   it('an undefined flag: INVALID_FLAGS naming it, with the suggestion as `expected`', () => {
@@ -43,5 +20,32 @@ describe('parseFlags', () => {
       found: '-fs-mirror',
       expected: '-mirror',
     });
+  });
+});
+
+describe('parseFlags values', () => {
+  it('are typed by the spec: absent flags are undefined, repeatable ones collect every value in order', () => {
+    const flags = parseFlags(['-platform=a', 'pos', '--platform', 'b', '-lock-file=false', '-n', '3', '-m=x'], {
+      platform: 'strings',
+      'lock-file': 'bool',
+      json: 'bool',
+      n: 'int',
+      m: 'string',
+    });
+    const platforms: readonly string[] | undefined = flags.values.platform;
+    const lockFile: boolean | undefined = flags.values['lock-file'];
+    const n: number | undefined = flags.values.n;
+    expect({ platforms, lockFile, json: flags.values.json, n, m: flags.values.m }).toEqual({
+      platforms: ['a', 'b'],
+      lockFile: false,
+      json: undefined,
+      n: 3,
+      m: 'x',
+    });
+    expect(flags.positionals).toEqual(['pos']);
+  });
+
+  it('an inherited property name is not a flag', () => {
+    expect(() => parseFlags(['-constructor'], { json: 'bool' })).toThrow('flag provided but not defined: -constructor');
   });
 });

@@ -2,18 +2,15 @@
 // `provkit lock` of the same signed packages downloads nothing and writes the
 // same bytes; `provkit mirror` into a new target downloads but does not hash;
 // the signature and the download's zh: are still checked on a store hit.
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { fixtureProviders } from '../support/servers/packages.js';
 import { startFakeRegistry, type FakeRegistry } from '../support/servers/registry.js';
-
-const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
+import { runCli } from '../support/e2e.js';
 
 let reg: FakeRegistry;
 let dir: string;
@@ -34,24 +31,16 @@ function run(
   cwd: string,
   env: Record<string, string>,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      {
-        cwd,
-        env: {
-          ...process.env,
-          SSL_CERT_FILE: reg.caPath,
-          PROVKIT_FLAVOR: '',
-          TF_CLI_CONFIG_FILE: emptyRc,
-          PROVKIT_CACHE_DIR: join(dir, 'cache'),
-          ...env,
-        },
-      },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
-    );
+  return runCli(args, {
+    cwd,
+    env: {
+      ...process.env,
+      SSL_CERT_FILE: reg.caPath,
+      PROVKIT_FLAVOR: '',
+      TF_CLI_CONFIG_FILE: emptyRc,
+      PROVKIT_CACHE_DIR: join(dir, 'cache'),
+      ...env,
+    },
   });
 }
 

@@ -1,28 +1,24 @@
 // `provkit hash` end to end: the installed entry point (bin/provkit.js, built
 // dist/) run as a child process, as a user runs it.
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
-const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
+import { runCli } from '../support/e2e.js';
+
 const conformance = fileURLToPath(new URL('../fixtures/conformance/', import.meta.url));
 const corpus = JSON.parse(readFileSync(`${conformance}hashes.json`, 'utf8')) as {
   packages: Record<string, { zh: string; h1?: string; h1_zip: string | null }>;
 };
 const pkg = (name: string): string => `${conformance}packages/${name}.zip`;
 
-function run(
+async function run(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env } }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
+  const { code, stdout, stderr } = await runCli(args, { env: { ...process.env, ...env } });
+  return { code, stdout, stderr };
 }
 
 describe('provkit hash', () => {

@@ -5,7 +5,7 @@
 // (`TF_CLI_CONFIG_FILE` with `provider_installation { filesystem_mirror { path
 // = … } }`, `terraform init -backend=false`, 2026-11-21): lock files byte for
 // byte, the .terraform/providers trees (names, modes, symlinks), messages.
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import {
@@ -34,8 +34,8 @@ import { startFakeNetMirror, type FakeNetMirror } from '../support/servers/net-m
 import { fixtureProviders } from '../support/servers/packages.js';
 import { startFakeRegistry, type FakeRegistry } from '../support/servers/registry.js';
 import { buildZip } from '../support/zip-writer.js';
+import { runCli } from '../support/e2e.js';
 
-const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
 const mirror = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 const HOST = 'registry.example.test';
 const DEMO = `${HOST}/acme/demo/1.1.0/linux_amd64`;
@@ -54,26 +54,17 @@ writeFileSync(EMPTY_RC, '');
 afterAll(() => rmSync(isolated, { recursive: true, force: true }));
 
 function run(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      {
-        cwd,
-        env: {
-          ...process.env,
-          PROVKIT_FLAVOR: '',
-          TF_PLUGIN_CACHE_DIR: '',
-          TF_DATA_DIR: '',
-          TF_CLI_CONFIG_FILE: EMPTY_RC,
-          HOME: isolated,
-          ...env,
-        },
-      },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-      },
-    );
+  return runCli(args, {
+    cwd,
+    env: {
+      ...process.env,
+      PROVKIT_FLAVOR: '',
+      TF_PLUGIN_CACHE_DIR: '',
+      TF_DATA_DIR: '',
+      TF_CLI_CONFIG_FILE: EMPTY_RC,
+      HOME: isolated,
+      ...env,
+    },
   });
 }
 

@@ -2,7 +2,6 @@
 // `packages` extension reports every platform's h1: (trusted there, as the
 // reference records it): the extra platforms are locked from it without a
 // download; only the requested platform is fetched (issue #5).
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { fixtureProviders } from '../support/servers/packages.js';
 import { startFakeRegistry, type FakeRegistry } from '../support/servers/registry.js';
+import { runCli } from '../support/e2e.js';
 
-const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
 const HASHES = JSON.parse(
   await readFile(fileURLToPath(new URL('../../mirror-fixtures/hashes.json', import.meta.url)), 'utf8'),
 ) as {
@@ -45,14 +44,9 @@ function run(
   cwd: string,
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd, env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '', TF_CLI_CONFIG_FILE: rc, ...env } },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
-    );
+  return runCli(args, {
+    cwd,
+    env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '', TF_CLI_CONFIG_FILE: rc, ...env },
   });
 }
 

@@ -2,7 +2,6 @@
 // SHA256SUMS): the lock records the h1: of each requested platform and every
 // zh: of the signed checksum list (docs/reference.md §10 item 139, "What each source
 // records"); faults end in a clear error and an untouched lock file.
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { fixtureProviders } from '../support/servers/packages.js';
 import { startFakeRegistry, type FakeRegistry } from '../support/servers/registry.js';
+import { runCli } from '../support/e2e.js';
 
-const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
 const HASHES = JSON.parse(
   await readFile(fileURLToPath(new URL('../../mirror-fixtures/hashes.json', import.meta.url)), 'utf8'),
 ) as {
@@ -41,18 +40,9 @@ function run(
   cwd: string,
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      {
-        cwd,
-        env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '', TF_CLI_CONFIG_FILE: emptyRc, ...env },
-      },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-      },
-    );
+  return runCli(args, {
+    cwd,
+    env: { ...process.env, SSL_CERT_FILE: reg.caPath, PROVKIT_FLAVOR: '', TF_CLI_CONFIG_FILE: emptyRc, ...env },
   });
 }
 

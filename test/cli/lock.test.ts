@@ -1,7 +1,6 @@
 // `provkit lock` end to end through the installed entry point, against the
 // bundled filesystem mirror; expected lock files were written by terraform
 // 1.11.4 on the same inputs (test/fixtures/lockfiles/valid).
-import { execFile } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,21 +8,13 @@ import { fileURLToPath } from 'node:url';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
+import { runCli } from '../support/e2e.js';
+
 const mirror = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 const fixtures = fileURLToPath(new URL('../fixtures/lockfiles/valid/', import.meta.url));
 
 function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
+  return runCli(args, { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } });
 }
 
 let dir: string;

@@ -1,7 +1,6 @@
 // `provkit mirror` end to end from the bundled filesystem mirror: packed
 // layout, Go-formatted index documents with the zip-form h1:, incremental
 // re-runs, -hashes=all, and bad input.
-import { execFile } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,10 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { hashPackageDir, hashZipPackage } from '../../src/hashing/index.js';
+import { runCli } from '../support/e2e.js';
 
 const hashPackageDirOf = async (d: string): Promise<string> => (await hashPackageDir(d)).text;
 
-const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
 const mirror = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 
 let cacheDir: string;
@@ -23,16 +22,7 @@ beforeAll(async () => {
 afterAll(() => rm(cacheDir, { recursive: true, force: true }));
 
 function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd, env: { ...process.env, PROVKIT_FLAVOR: '', PROVKIT_CACHE_DIR: cacheDir } },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
+  return runCli(args, { cwd, env: { ...process.env, PROVKIT_FLAVOR: '', PROVKIT_CACHE_DIR: cacheDir } });
 }
 
 let dir: string;

@@ -1,7 +1,6 @@
 // `provkit serve` as a child process on 127.0.0.1 with an ephemeral port:
 // first stdout line, access log (human and -json), plain-HTTP rules,
 // graceful stop on SIGTERM and SIGINT.
-import { execFile } from 'node:child_process';
 import { get } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,7 +9,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { MIRROR } from '../bundle/helpers.js';
-import { bin, startServe } from '../serve/child.js';
+import { startServe } from '../serve/child.js';
+import { runCli } from '../support/e2e.js';
 
 function fetchText(url: string): Promise<{ status: number; type: string | undefined; body: string }> {
   return new Promise((resolve, reject) => {
@@ -23,16 +23,7 @@ function fetchText(url: string): Promise<{ status: number; type: string | undefi
 }
 
 function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
+  return runCli(args, { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } });
 }
 
 let dir: string;

@@ -2,7 +2,6 @@
 // index files `terraform providers mirror` would write, and the lock file
 // terraform 1.11.4 wrote for linux_amd64 + darwin_arm64
 // (test/fixtures/lockfiles/valid/terraform-fs-mirror-two-platforms.hcl).
-import { execFile } from 'node:child_process';
 import { copyFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,8 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parsePlatform, parseVersion } from '../../src/addresses/index.js';
 import { hashZipPackage } from '../../src/hashing/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON } from '../../src/layout/index.js';
+import { runCli } from '../support/e2e.js';
 
-const bin = fileURLToPath(new URL('../../bin/provkit.js', import.meta.url));
 const fixtures = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 const TWO_PLATFORM_LOCK = fileURLToPath(
   new URL('../fixtures/lockfiles/valid/terraform-fs-mirror-two-platforms.hcl', import.meta.url),
@@ -24,16 +23,7 @@ const HOST = 'registry.example.test';
 const PLATFORMS = ['linux_amd64', 'darwin_arm64'];
 
 function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
+  return runCli(args, { cwd, env: { ...process.env, PROVKIT_FLAVOR: '' } });
 }
 
 const problems = (stdout: string): string[] => stdout.split('\n').filter((l) => l.startsWith(`${HOST}/`));

@@ -19,7 +19,7 @@ const method = (body: string): string => `provider_installation {\n  oci_mirror 
 const details = (src: string): string[] =>
   parseCliConfigFile(src, 'x.tfrc', 'tofu').diagnostics.map((d) => `${d.summary}: ${d.detail}`);
 
-describe('issue 16: oci_mirror repository_template', () => {
+describe('oci_mirror repository_template', () => {
   it('a valid template maps providers to repositories', async () => {
     const cfg = await loadCliConfig(
       ctx('tofu', { TF_CLI_CONFIG_FILE: '/c.tfrc' }),
@@ -98,7 +98,7 @@ describe('issue 16: oci_mirror repository_template', () => {
   });
 });
 
-describe('issue 16: oci_credentials and oci_default_credentials blocks', () => {
+describe('oci_credentials and oci_default_credentials blocks', () => {
   it.each([
     [
       'oci_credentials "r.example" {}',
@@ -147,7 +147,7 @@ describe('issue 16: oci_credentials and oci_default_credentials blocks', () => {
   });
 });
 
-describe('issue 16: which credentials a repository gets', () => {
+describe('which credentials a repository gets', () => {
   it('ContainersAuthPropertyNameMatch: registry, then longer path prefixes win', () => {
     expect(prefixSpecificity('r.example', 'r.example', 'a/b')).toBe(2);
     expect(prefixSpecificity('r.example/a', 'r.example', 'a/b')).toBe(3);

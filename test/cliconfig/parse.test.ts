@@ -77,7 +77,7 @@ describe('native syntax', () => {
     ]);
   });
 
-  it('reports bad dev_overrides addresses, OCI mirror templates (issue 16: checked as OpenTofu does), and oci_mirror for terraform', () => {
+  it('reports bad dev_overrides addresses, OCI mirror templates (checked as OpenTofu does), and oci_mirror for terraform', () => {
     const r = parseCliConfigFile(
       'provider_installation {\n  dev_overrides {\n    "a/b/c/d" = "/x"\n  }\n  oci_mirror {\n    repository_template = "x"\n  }\n}\n',
       'x.tfrc',

@@ -9,7 +9,7 @@ import { diagLines, memFs } from './helpers.js';
 const tf = (body = ''): string => `terraform {\n  required_providers {\n  }\n}\n${body}`;
 const call = (name: string, source: string): string => `module "${name}" {\n  source = "${source}"\n}\n`;
 
-describe('issue 15: discoverRoots', () => {
+describe('discoverRoots', () => {
   it('roots are directories with configuration files that no other directory calls locally', async () => {
     const fs = memFs({
       'main.tf': tf(),
@@ -47,7 +47,7 @@ describe('issue 15: discoverRoots', () => {
   });
 });
 
-describe('issue 15: provkit.hcl', () => {
+describe('provkit.hcl', () => {
   it('platforms in order, duplicates dropped', () => {
     const r = parsePolicyFile(
       '# team policy\nplatforms = ["linux_amd64", "darwin_arm64", "linux_amd64"]\n',

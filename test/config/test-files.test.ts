@@ -33,7 +33,7 @@ function load(
   return loadConfig('.', { flavor, fs, ...(testDirectory === null ? {} : { testDirectory }) });
 }
 
-describe('issue 11 #8: modules of test-file run blocks', () => {
+describe('modules of test-file run blocks', () => {
   it("adds the requirements of a run block's module (key test.tests.x.a), only when test files are asked for", async () => {
     const files = {
       'main.tf': DEMO,
@@ -166,7 +166,7 @@ describe('issue 11 #8: modules of test-file run blocks', () => {
   });
 });
 
-describe('issue 11 #8: test-file diagnostics', () => {
+describe('test-file diagnostics', () => {
   const diags = (text: string, flavor: Flavor = 'terraform', name = 'tests/t.tftest.hcl'): string[] =>
     parseTestFile(text, name, flavor).diagnostics.map(
       (d) => `${d.severity} ${d.range.start.line}:${d.range.start.column} ${d.summary}: ${d.detail}`,

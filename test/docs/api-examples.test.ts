@@ -22,7 +22,7 @@ function runExample(i: number): { status: number | null; stdout: string; stderr:
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe('issue 14 library: docs/api.md examples run', () => {
+describe('the docs/api.md examples run as written', () => {
   it('has the five examples', () => {
     expect(blocks).toHaveLength(5);
   });
@@ -79,7 +79,7 @@ describe('issue 14 library: docs/api.md examples run', () => {
   });
 });
 
-describe('issue 14 library: what -help points to ships, and names the air-gap variables', () => {
+describe('what -help points to ships in the package, and -help names the air-gap variables', () => {
   it('-help lists the environment variables of an air gap; the docs it names are in the package', () => {
     const help = spawnSync(process.execPath, [join(ROOT, 'bin/provkit.js'), '-help'], { encoding: 'utf8' }).stdout;
     for (const v of [

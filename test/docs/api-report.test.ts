@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-describe('issue 12: the public API', () => {
+describe('the public API', () => {
   it('matches the API report (etc/provkit.api.md)', () => {
     expect(existsSync(join(ROOT, 'dist/index.d.ts'))).toBe(true);
     const r = spawnSync(

@@ -15,7 +15,7 @@ import { checkCitations, commentRanges, loadReference, rewriteCitations } from '
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-describe('issue 12: citations point into the repository', () => {
+describe('citations point into the repository', () => {
   it('docs/reference.md numbers its items 1…N in order, each under a section', () => {
     const ref = loadReference(ROOT);
     const numbers = [...ref.itemSection.keys()];

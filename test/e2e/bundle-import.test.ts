@@ -107,7 +107,7 @@ function rebuild(manifest: Manifest, members: Map<string, Buffer>): RawEntry[] {
 const memberMap = (entries: RawEntry[]): Map<string, Buffer> =>
   new Map(entries.slice(1).map((e) => [e.name, e.data as Buffer]));
 
-describe('issue 11 #16: a truncated bundle', () => {
+describe('a truncated bundle', () => {
   it('a tar that ends inside a member: a diagnostic naming it, exit 1, no staging left', async () => {
     const { dir, target } = fresh();
     // Cut in the middle of the demo linux_amd64 package.
@@ -140,7 +140,7 @@ function memberOffset(tarBytes: Buffer, name: string): number {
   throw new Error(`${name} not in the tar`);
 }
 
-describe('issue 11 #16: an interrupted import', () => {
+describe('an interrupted import', () => {
   /**
    * Starts an import reading the bundle from a FIFO that the test feeds up
    * to the middle of a package, and waits until the importer has staged the
@@ -236,7 +236,7 @@ describe('issue 11 #16: an interrupted import', () => {
   });
 });
 
-describe('issue 11 #16: concurrent imports into one target', () => {
+describe('concurrent imports into one target', () => {
   let a: string;
   let b: string;
   beforeAll(async () => {
@@ -297,7 +297,7 @@ describe('issue 11 #16: concurrent imports into one target', () => {
   }, 120_000);
 });
 
-describe('issue 11 #16: a package is imported only as what it is', () => {
+describe('a package is imported only as what it is', () => {
   const zip110 = `${DEMO}/terraform-provider-demo_1.1.0_linux_amd64.zip`;
   const zipArm = `${DEMO}/terraform-provider-demo_1.1.0_darwin_arm64.zip`;
 
@@ -395,7 +395,7 @@ describe('issue 11 #16: a package is imported only as what it is', () => {
   });
 });
 
-describe('issue 11 #16: packages `provkit hash` refuses are refused, even with an empty h1 in the manifest', () => {
+describe('packages `provkit hash` refuses are refused, even with an empty h1 in the manifest', () => {
   /**
    * A bundle of one provider `acme/evil` 1.0.0 for linux_amd64 whose package
    * is `zip`: consistent in every other way (member SHA-256, zh:, lock entry,
@@ -497,7 +497,7 @@ describe('issue 11 #16: packages `provkit hash` refuses are refused, even with a
   }
 });
 
-describe("issue 11 #20: bundle import writes only the mirror layout's JSON names", () => {
+describe("bundle import writes only the mirror layout's JSON names", () => {
   /** The good bundle plus `name` (a JSON document that passes as a VERSION.json with no archives). */
   const planted = (name: string): RawEntry[] => {
     const members = memberMap(goodEntries);

@@ -2,14 +2,14 @@
 // start-up). A cache that does not fit must only cost time: the CLI loads and
 // runs the same with a cache of another build, with data V8 refuses, and with
 // none. Each case loads the bundle in a child process, as bin/provkit.js does.
-import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 
 import { afterAll, describe, expect, it } from 'vitest';
+
+import { runNodeOk } from '../support/e2e.js';
 
 const LOADER = fileURLToPath(new URL('../../bin/load-cli.js', import.meta.url));
 const BUNDLE_DIR = fileURLToPath(new URL('../../dist/bundle/', import.meta.url));
@@ -24,9 +24,7 @@ async function load(dir: string, env: Record<string, string> = {}): Promise<{ ca
       const code = await cli.main(['version'], { stdout: sink, stderr: sink, env: process.env, cwd: process.cwd() });
       process.stdout.write(JSON.stringify({ cache, version: code + ' ' + out }));
     });`;
-  const { stdout, stderr } = await promisify(execFile)(process.execPath, ['-e', script], {
-    env: { ...process.env, ...env },
-  });
+  const { stdout, stderr } = await runNodeOk(['-e', script], { env: { ...process.env, ...env } });
   expect(stderr).toBe('');
   return JSON.parse(stdout) as { cache: string; version: string };
 }
@@ -60,7 +58,7 @@ describe('the CLI bundle’s code cache', () => {
         out[name] = cacheState(run) + ' ' + Object.keys(run.exports).length;
       }
       process.stdout.write(JSON.stringify(out));`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script]);
+    const { stdout } = await runNodeOk(['-e', script], { env: process.env });
     const states = JSON.parse(stdout) as Record<string, string>;
     for (const [name, state] of Object.entries(states)) expect(state, name).toMatch(/^used [1-9]/);
   });

@@ -152,7 +152,7 @@ function runShell(script: string, args: readonly string[], cwd: string): Promise
   });
 }
 
-describe('issue 11 #6: output whose reader went away (EPIPE)', () => {
+describe('output whose reader went away (EPIPE)', () => {
   it('`provkit hash … | head -1` in a shell: the first line, then quietly killed by SIGPIPE (141), like terraform', async () => {
     const p = w.project('pipe-hash');
     const zip = join(MIRROR, 'registry.example.test/acme/demo/terraform-provider-demo_1.1.0_linux_amd64.zip');
@@ -187,7 +187,7 @@ describe('issue 11 #6: output whose reader went away (EPIPE)', () => {
   }
 });
 
-describe('issue 11 #6: temporary files go on every way out', () => {
+describe('temporary files go on every way out', () => {
   /**
    * `lock` against a registry whose archive stops halfway (the rest never
    * comes), started and waited for until its TMPDIR work directory exists:
@@ -252,7 +252,7 @@ describe('issue 11 #6: temporary files go on every way out', () => {
   });
 });
 
-describe('issue 11 #6: serve with a key that does not match its certificate', () => {
+describe('serve with a key that does not match its certificate', () => {
   it('a diagnostic naming both files, exit 1, no stack trace', async () => {
     const tls = await testTls();
     const p = w.project('serve-keys', {
@@ -284,7 +284,7 @@ describe('issue 11 #6: serve with a key that does not match its certificate', ()
   });
 });
 
-describe('issue 11 #6: mirror into a path that is a regular file', () => {
+describe('mirror into a path that is a regular file', () => {
   for (const rel of ['afile', 'afile/sub']) {
     it(`${rel}: a diagnostic naming the file in the way, exit 1, the file untouched`, async () => {
       const p = w.project(`mirror-file-${rel.replace('/', '-')}`, { 'main.tf': CONFIG, afile: 'keep me\n' });
@@ -304,7 +304,7 @@ describe('issue 11 #6: mirror into a path that is a regular file', () => {
   }
 });
 
-describe('issue 11 #6: a mirror nothing listens on', () => {
+describe('a mirror nothing listens on', () => {
   // The bundled CLI: node-fetch's error is recognised there too, although the
   // bundle minifies its class names (src/net/node-fetch.ts `systemReason`).
   it('lock: the server once, its reason in words with a hint, no errno text, exit 1, nothing left', async () => {
@@ -333,7 +333,7 @@ describe('issue 11 #6: a mirror nothing listens on', () => {
   });
 });
 
-describe('issue 11 #6: bundle create and import into a read-only directory', () => {
+describe('bundle create and import into a read-only directory', () => {
   it('create: names the bundle, exit 1, nothing left in TMPDIR', async (ctx) => {
     const p = w.project('ro-create', { 'main.tf': CONFIG });
     const ro = readOnlyDir(join(p, 'ro'));
@@ -381,7 +381,7 @@ describe('issue 11 #6: bundle create and import into a read-only directory', () 
   });
 });
 
-describe('issue 11 #6: a full disk', () => {
+describe('a full disk', () => {
   it('bundle create: ENOSPC names the bundle, not the package being copied; nothing left on the disk or in TMPDIR', async (ctx) => {
     if (mountProblem !== undefined) ctx.skip(mountProblem);
     const p = w.project('full-create', { 'main.tf': CONFIG });
@@ -422,7 +422,7 @@ describe('issue 11 #6: a full disk', () => {
   });
 });
 
-describe('issue 11 #6: a corrupt package is named by where it came from', () => {
+describe('a corrupt package is named by where it came from', () => {
   it('bundle create from a registry: the archive URL, never the temporary copy', async () => {
     const p = w.project('corrupt', { 'main.tf': requiresTf({ broken: `${reg.host}/acme/broken` }) });
     const url = `${reg.archivesOrigin}${await reg.path('archive', 'acme', 'broken', '1.0.0', 'linux_amd64')}`;

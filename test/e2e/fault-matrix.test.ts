@@ -259,7 +259,7 @@ function outcome(r: CliResult): string {
 }
 
 describe.concurrent(
-  `issue 11: fault matrix (${ROWS.length} runs: ${KINDS.length} URL kinds × ${FAULTS.length} faults × ${MODES.length} × ${COMMANDS.length} commands)`,
+  `fault matrix (${ROWS.length} runs: ${KINDS.length} URL kinds × ${FAULTS.length} faults × ${MODES.length} × ${COMMANDS.length} commands)`,
   () => {
     it.concurrent.each(ROWS)(
       '$command: $fault.name $mode on the $kind.name URL ($kind.source)',

@@ -1,5 +1,5 @@
 // Issue 13: a filesystem mirror's packages go through the hash store too
-// (installer/lock-plan.ts `hashLocal`): the archive's zh: is computed from
+// (installer/fetch-cache.ts `hashLocal`): the archive's zh: is computed from
 // its bytes and looked up, so a warm lock -fs-mirror inflates nothing. The
 // hits are observed from outside: with an archive size limit no package
 // fits in (PROVKIT_ZIP_LIMITS=bytes=1), hashing fails, while hashes found in
@@ -15,7 +15,7 @@ import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/
 const PLATFORMS = ['-platform=linux_amd64', '-platform=darwin_arm64'];
 const ARCHIVE = 'registry.example.test/acme/tools/terraform-provider-tools_0.3.0_linux_amd64.zip';
 
-describe('issue 13: lock -fs-mirror with a warm hash store', () => {
+describe('lock -fs-mirror with a warm hash store', () => {
   let w: E2eWorkspace;
   let mirror: string;
   beforeAll(() => {

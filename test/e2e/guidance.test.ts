@@ -82,7 +82,7 @@ const jsonLines = (stdout: string): Array<Record<string, unknown>> =>
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
-describe('issue 14: install warns "Incomplete lock file information for providers" as init does', () => {
+describe('install warns "Incomplete lock file information for providers" as init does', () => {
   it(
     "terraform: after installing from a filesystem mirror, terraform 1.11.4's warning word for word; not again when nothing changed",
     { timeout: 60_000 },
@@ -163,7 +163,7 @@ describe('issue 14: install warns "Incomplete lock file information for provider
   );
 });
 
-describe('issue 14: lock -all-platforms -fs-mirror locks every platform the mirror holds', () => {
+describe('lock -all-platforms -fs-mirror locks every platform the mirror holds', () => {
   it(
     "packed *_OS_ARCH.zip and unpacked OS_ARCH/ entries alike, not only this machine's",
     { timeout: 60_000 },
@@ -193,7 +193,7 @@ describe('issue 14: lock -all-platforms -fs-mirror locks every platform the mirr
   );
 });
 
-describe('issue 14: a platform the source does not have: the error lists the platforms it has', () => {
+describe('a platform the source does not have: the error lists the platforms it has', () => {
   it(
     "lock from a filesystem mirror, a platform it lacks: terraform's error, then the platforms of 1.1.0 there",
     { timeout: 60_000 },
@@ -246,7 +246,7 @@ describe('issue 14: a platform the source does not have: the error lists the pla
   );
 });
 
-describe('issue 14: mirror says which version it chose and why, as providers mirror does', () => {
+describe('mirror says which version it chose and why, as providers mirror does', () => {
   it(
     '"Selected v1.1.0 to match dependency lock file" / "to meet constraints ~> 1.0" (terraform 1.11.4\'s lines); -json: the provider_selected message',
     { timeout: 60_000 },
@@ -290,7 +290,7 @@ describe('issue 14: mirror says which version it chose and why, as providers mir
   );
 });
 
-describe('issue 14: signed and self-signed as the reference words them', () => {
+describe('signed and self-signed as the reference words them', () => {
   it(
     'terraform: "self-signed, key ID …" in install, lock and mirror, and init\'s note on partner and community providers',
     { timeout: 60_000 },
@@ -340,7 +340,7 @@ describe('issue 14: signed and self-signed as the reference words them', () => {
   });
 });
 
-describe('issue 14: network_mirror { trust_all_hashes = true } (OpenTofu 1.12) through install', () => {
+describe('network_mirror { trust_all_hashes = true } (OpenTofu 1.12) through install', () => {
   // opentofu/opentofu v1.12 internal/getproviders/http_mirror_source.go: with
   // trust_all_hashes every platform's hashes in VERSION.json are handed to the
   // authentication (ReportedByTrustedMirror); internal/command/init.go records
@@ -420,7 +420,7 @@ describe('issue 14: network_mirror { trust_all_hashes = true } (OpenTofu 1.12) t
   });
 });
 
-describe("issue 14: mirror writes VERSION.json hashes as each flavor's reference does", () => {
+describe("mirror writes VERSION.json hashes as each flavor's reference does", () => {
   // opentofu/opentofu v1.12 internal/command/providers_mirror.go: the
   // authentication's hashes of the platform (the zh:, plus the registry's h1:
   // where it reports `packages`); terraform 1.11.4: one h1: (HashZip) per

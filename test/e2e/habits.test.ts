@@ -48,7 +48,7 @@ function runOnTerminal(args: string[], cwd: string, env: Record<string, string>)
   }
 }
 
-describe('issue 14 #1: -no-color, NO_COLOR, colour only on a terminal', () => {
+describe('-no-color, NO_COLOR, colour only on a terminal', () => {
   it(
     'colours "Success!" on a terminal, and not with -no-color (any command position), NO_COLOR or a pipe',
     { timeout: 60_000 },
@@ -84,7 +84,7 @@ describe('issue 14 #1: -no-color, NO_COLOR, colour only on a terminal', () => {
   });
 });
 
-describe('issue 14 #1: the reference’s flags', () => {
+describe('the reference’s flags', () => {
   it('-chdir DIR (a space) works as -chdir=DIR', { timeout: 30_000 }, async () => {
     const p = w.project('chdir', { 'main.tf': CONFIG });
     for (const args of [
@@ -187,7 +187,7 @@ describe('issue 14 #1: the reference’s flags', () => {
   });
 });
 
-describe('issue 14 #2: the flavor follows the project', () => {
+describe('the flavor follows the project', () => {
   const TF_HEADER =
     '# This file is maintained automatically by "terraform init".\n# Manual edits may be lost in future updates.\n';
   const TF_CONFIG =

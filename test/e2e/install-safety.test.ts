@@ -79,7 +79,7 @@ const shared = (lines: string[]): string[] =>
     return [(parseInt(mode!, 8) & ~0o022).toString(8), ...rest].join(' ');
   });
 
-describe('issue 11 #17: symlinked directories of the provider tree are never followed', () => {
+describe('symlinked directories of the provider tree are never followed', () => {
   for (const level of ['HOST', 'NS', 'TYPE', 'VERSION'] as const) {
     it(`.terraform/providers: a pre-planted ${level} symlink → refused, nothing written through it (terraform writes through it)`, async () => {
       const p = project('plain');
@@ -145,7 +145,7 @@ describe('issue 11 #17: symlinked directories of the provider tree are never fol
   });
 });
 
-describe('issue 11 #17: names with control characters are refused, naming the package and the entry', () => {
+describe('names with control characters are refused, naming the package and the entry', () => {
   const cases = {
     escname: 'evil\\u001b[31mred.txt',
     crname: 'evil\\rname.txt',
@@ -179,7 +179,7 @@ describe('issue 11 #17: names with control characters are refused, naming the pa
   });
 });
 
-describe('issue 11 #17: a failed install leaves no empty directories behind', () => {
+describe('a failed install leaves no empty directories behind', () => {
   it('no executable: no HOST/NS/TYPE/VERSION left, and no .terraform this run created', async () => {
     const p = project('noexec');
     const r = await install(p);
@@ -212,7 +212,7 @@ describe('issue 11 #17: a failed install leaves no empty directories behind', ()
   });
 });
 
-describe('issue 11 #17: file modes (lstat after a real install)', () => {
+describe('file modes (lstat after a real install)', () => {
   // The one symlink entry (link.txt) draws a warning: extracted as a regular file, as the reference does.
   it('.terraform/providers keeps exactly the modes terraform 1.11.4 gives (0777, 0666, 0602 included)', async () => {
     const p = project('modes');

@@ -36,7 +36,7 @@ const types = (stdout: string): string[] =>
     .split('\n')
     .map((l) => (JSON.parse(l) as { type: string }).type);
 
-describe('issue 14 -json: every command’s stream conforms to the one schema, failures included', () => {
+describe('every command’s -json stream conforms to the one schema, failures included', () => {
   it('lock, mirror, install, verify, bundle: success and failure', { timeout: 120_000 }, async () => {
     const before = checkedStreams.count;
     const p = w.project('all', { 'main.tf': CONFIG });

@@ -88,7 +88,7 @@ function recorded(mode: 'fs-mirror' | 'registry', registryHost?: string): Record
   );
 }
 
-describe('issue 15 #1: lock -recursive finds the root modules', () => {
+describe('lock -recursive finds the root modules', () => {
   it('every directory with configuration files that no other calls; not modules, .terraform/ or hidden directories', async () => {
     const dir = join(w.base, 'discovery');
     copyTree(dir);
@@ -120,7 +120,7 @@ describe('issue 15 #1: lock -recursive finds the root modules', () => {
   });
 });
 
-describe('issue 15 #2: each root gets exactly what terraform providers lock writes there', () => {
+describe('each root gets exactly what terraform providers lock writes there', () => {
   it('from a filesystem mirror: byte-identical lock files; the failing root is named, keeps its file, and exits 1', async () => {
     const dir = join(w.base, 'fs-mirror');
     copyTree(dir);
@@ -210,7 +210,7 @@ describe('issue 15 #2: each root gets exactly what terraform providers lock writ
   });
 });
 
-describe('issue 15 #2b: a package that fails fails only the roots that need it', () => {
+describe('a package that fails fails only the roots that need it', () => {
   it('a tampered archive: its root is named and keeps no lock file, the others are written, exit 1', async () => {
     const dir = w.project('bad-package', {
       'a/main.tf': requiresTf({ demo: `${reg.host}/acme/demo@1.0.0`, tools: `${reg.host}/acme/tools` }),
@@ -244,7 +244,7 @@ describe('issue 15 #2b: a package that fails fails only the roots that need it',
   });
 });
 
-describe('issue 15 #3: lock -recursive -check', () => {
+describe('lock -recursive -check', () => {
   const good = ROOTS.filter((r) => r !== FAILING_ROOT);
   const goodTree = (name: string): string => {
     const dir = join(w.base, name);
@@ -373,7 +373,7 @@ describe('issue 15 #3: lock -recursive -check', () => {
   });
 });
 
-describe('issue 15 #4: -json names the root of every message about one', () => {
+describe('-json names the root of every message about one', () => {
   it('lock_root, platforms, provider_selected, lock_hashes and diagnostics carry root; package messages do not', async () => {
     const dir = join(w.base, 'json');
     copyTree(dir, reg.host);
@@ -411,7 +411,7 @@ describe('issue 15 #4: -json names the root of every message about one', () => {
   });
 });
 
-describe('issue 15 #5: the platform policy, provkit.hcl', () => {
+describe('the platform policy, provkit.hcl', () => {
   const h1Count = (lock: string | undefined): number =>
     (lock ?? '').split('\n').filter((l) => l.includes('"h1:')).length;
 
@@ -510,7 +510,7 @@ describe('issue 15 #5: the platform policy, provkit.hcl', () => {
   });
 });
 
-describe('issue 15 #6: without flags or a policy, a lock keeps the platforms it covers', () => {
+describe('without flags or a policy, a lock keeps the platforms it covers', () => {
   const lockedPlatforms = (lock: string): number => lock.split('\n').filter((l) => l.includes('"h1:')).length;
 
   it("inferred through the hash store: the same lock, this machine's platform not added", async () => {
@@ -591,7 +591,7 @@ describe('issue 15 #6: without flags or a policy, a lock keeps the platforms it 
   });
 });
 
-describe("issue 15 #7: verify reports roots whose lock does not cover the policy's platforms", () => {
+describe("verify reports roots whose lock does not cover the policy's platforms", () => {
   it('single root and -recursive; a lock made under the policy passes', async () => {
     const env = { ...w.env, PROVKIT_HASH_STORE: join(w.base, 'store-verify') };
     const dir = w.project('verify-policy', {
@@ -673,7 +673,7 @@ describe("issue 15 #7: verify reports roots whose lock does not cover the policy
   });
 });
 
-describe('issue 15 #8: an interrupted lock -recursive says which lock files it had written', () => {
+describe('an interrupted lock -recursive says which lock files it had written', () => {
   it('roots done before the signal keep their (whole) lock files and are counted, though an earlier root was still at work', async () => {
     // `a` waits on an archive that never comes; `b` and `c` finish and are
     // written as soon as they are done, before `a` is reported (roots are

@@ -40,7 +40,7 @@ afterAll(() => w.remove());
 const lockOf = (dir: string): string | undefined =>
   existsSync(join(dir, '.terraform.lock.hcl')) ? readFileSync(join(dir, '.terraform.lock.hcl'), 'utf8') : undefined;
 
-describe('issue 12 #3: lock -recursive keeps an unchanged lock file of the other flavor as lock does', () => {
+describe('lock -recursive keeps an unchanged lock file of the other flavor as lock does', () => {
   it(
     'a root whose terraform-written lock has nothing new stays byte-identical; the others are written with this flavor’s header',
     { timeout: 60_000 },

@@ -140,7 +140,7 @@ function expectRefused(r: CliResult, what: string, kind: Kind, url: string): voi
   expect(w.leftovers()).toEqual([]);
 }
 
-describe('issue 11 #12: metadata documents are read up to a limit, with a clear error', () => {
+describe('metadata documents are read up to a limit, with a clear error', () => {
   for (const [what, kind] of Object.entries(KINDS)) {
     const faults: Record<string, () => RemoteFault> = {
       'declared one byte over the limit (Content-Length)': () => ({

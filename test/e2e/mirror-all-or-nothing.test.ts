@@ -110,7 +110,7 @@ function namesNoCopy(text: string): void {
   expect(text).not.toMatch(/provkit-staging|\.partial|provkit-(lock|install)-/);
 }
 
-describe('issue 11 #3: mirror is all or nothing when a source package is bad', () => {
+describe('mirror is all or nothing when a source package is bad', () => {
   for (const flavor of ['tofu', 'terraform']) {
     it(
       `${flavor}: a truncated zip listed in the signed SHA256SUMS → exit 1 naming its URL; an existing target is byte-identical, a new one is not created; TMPDIR clean`,
@@ -202,7 +202,7 @@ describe('issue 11 #3: mirror is all or nothing when a source package is bad', (
   );
 });
 
-describe('issue 11 #4: mirror refuses what no client can install, as hash, lock and install do', () => {
+describe('mirror refuses what no client can install, as hash, lock and install do', () => {
   const KINDS = [
     { type: 'dotdot', code: 'ZIP_PATH_TRAVERSAL', text: "entry contains '..': ../evil.txt" },
     {
@@ -251,7 +251,7 @@ describe('issue 11 #4: mirror refuses what no client can install, as hash, lock 
   }
 });
 
-describe('issue 11 #7: lock, mirror and install say only what happened', () => {
+describe('lock, mirror and install say only what happened', () => {
   it(
     'mirror: on failure no Wrote/Updated lines and no "Mirrored:" summary (-json: no mirror_package, mirror_index or summary)',
     { timeout: 120_000 },

@@ -48,7 +48,7 @@ afterAll(async () => {
   w.remove();
 });
 
-describe('issue 11 #18: a re-run and two concurrent runs give one run’s target', () => {
+describe('a re-run and two concurrent runs give one run’s target', () => {
   for (const source of ['fs-mirror', 'registry'] as const) {
     for (const flavor of ['tofu', 'terraform'] as const) {
       for (const hashes of ['reference', 'all'] as const) {

@@ -64,7 +64,7 @@ const LOCK_CASES: CaseName[] = [
   'lock-misses-a-provider-of-the-configuration',
 ];
 
-describe('issue 11 #5: mirror follows the lock file as terraform 1.11 does', () => {
+describe('mirror follows the lock file as terraform 1.11 does', () => {
   for (const name of LOCK_CASES) {
     const recorded = RECORDED.cases[name]!;
     for (const flavor of ['terraform', 'tofu'] as const) {

@@ -70,7 +70,7 @@ const args = {
   install: () => ['install', '-platform=linux_amd64', `-net-mirror=${mirror.url}`],
 };
 
-describe('issue 11 #19: -net-mirror sends the CLI configuration’s credentials for the mirror host', () => {
+describe('-net-mirror sends the CLI configuration’s credentials for the mirror host', () => {
   it(`terraform 1.11.4 (recorded): no credentials → exit ${TF.netMirrorCredentials.noCredentials.exit}; a credentials block or TF_TOKEN_ → exit 0`, () => {
     expect(TF.netMirrorCredentials.noCredentials).toEqual({
       exit: 1,
@@ -125,7 +125,7 @@ describe('issue 11 #19: -net-mirror sends the CLI configuration’s credentials 
   });
 });
 
-describe('issue 11 #19: host and credentials blocks for a non-ASCII hostname', () => {
+describe('host and credentials blocks for a non-ASCII hostname', () => {
   const hostBlock = (name: string): string =>
     `host "${name}" {\n  services = {\n    "providers.v1" = "${reg.providersUrl}"\n  }\n}\n`;
 

@@ -158,7 +158,7 @@ function ociConfig(dir: string, prefix: string, extra = ''): string {
   return file;
 }
 
-describe('issue 16: hostile OCI layouts are refused with a diagnostic, nothing written', () => {
+describe('hostile OCI layouts are refused with a diagnostic, nothing written', () => {
   it('the valid layout locks and installs: h1: and zh:, no GET /v2/, an explicit Accept on every request', async () => {
     const p = w.project('valid', { 'main.tf': MAIN });
     await fake.mark();
@@ -215,7 +215,7 @@ describe('issue 16: hostile OCI layouts are refused with a diagnostic, nothing w
   }
 });
 
-describe('issue 16: Bearer token challenges', () => {
+describe('Bearer token challenges', () => {
   let secured: RemoteServer;
   let open: RemoteServer;
   beforeAll(async () => {

@@ -82,7 +82,7 @@ function tofurc(dir: string, body: string): string {
 }
 
 describe.skipIf(BIN === undefined)(
-  `issue 16: OCI mirrors against a real registry${BIN === undefined ? ` (${SKIP_REASON})` : ''}`,
+  `OCI mirrors against a real registry${BIN === undefined ? ` (${SKIP_REASON})` : ''}`,
   () => {
     beforeAll(async () => {
       host = await startHost();
@@ -438,7 +438,7 @@ describe.skipIf(BIN === undefined)(
 );
 
 describe.skipIf(BIN === undefined || htpasswdBinary() === undefined)(
-  `issue 16: OCI mirrors with Basic authentication (htpasswd)${BIN === undefined || htpasswdBinary() === undefined ? ` (${SKIP_REASON})` : ''}`,
+  `OCI mirrors with Basic authentication (htpasswd)${BIN === undefined || htpasswdBinary() === undefined ? ` (${SKIP_REASON})` : ''}`,
   () => {
     let secured: DockerRegistry;
     let wa: E2eWorkspace;

@@ -22,7 +22,7 @@ function config(dir: string, body: string): string {
 
 const at = 'Invalid oci_mirror block at 2:14:';
 
-describe('issue 16: oci_mirror repository_template checks, as OpenTofu reports them', () => {
+describe('oci_mirror repository_template checks, as OpenTofu reports them', () => {
   it.each([
     [
       'unknown symbol',

@@ -110,7 +110,7 @@ afterAll(async () => {
   w?.remove();
 });
 
-describe('issue 11 #1: locking providers together gives what locking each alone gives', () => {
+describe('locking providers together gives what locking each alone gives', () => {
   it(`seed ${SEED}: ${CASES} random requirement sets, each locked 2 × 2 at once, equal the providers locked one by one`, async () => {
     const rand = prng(SEED ^ 0x5eed);
     const pick = <T>(items: readonly T[], n: number): T[] => {

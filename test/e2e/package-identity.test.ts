@@ -86,7 +86,7 @@ afterAll(async () => {
   w?.remove();
 });
 
-describe('issue 11 #1: packages whose archives share a file name keep their own hashes', () => {
+describe('packages whose archives share a file name keep their own hashes', () => {
   it('lock: two namespaces, two registries and a host alias, one archive name: each provider gets its own hashes (6 runs)', async () => {
     const problems: string[] = [];
     for (let run = 0; run < 6; run++) {

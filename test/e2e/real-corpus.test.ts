@@ -131,7 +131,7 @@ async function compareRun(rec: RecordedRun, cwd: string, mirror: string, rc: str
   return r;
 }
 
-describe('issue 11 real corpus: lock files parse as terraform reads them', () => {
+describe('real corpus: lock files parse as terraform reads them', () => {
   for (const item of LOCKS) {
     itUnless(`${item.id}: rewrite`)(
       `${item.id}: terraform's diagnostics; serialised = terraform's rewrite of it`,
@@ -153,7 +153,7 @@ describe('issue 11 real corpus: lock files parse as terraform reads them', () =>
   }
 });
 
-describe.concurrent('issue 11 real corpus: lock files through provkit, as terraform 1.11.4 ran them', () => {
+describe.concurrent('real corpus: lock files through provkit, as terraform 1.11.4 ran them', () => {
   for (const item of LOCKS) {
     itUnless(`${item.id}: rewrite`)(`${item.id}: providers lock ${PROBE.address} (read and re-written)`, async () => {
       const rec = recordedLock(item.id).rewrite;
@@ -186,7 +186,7 @@ describe.concurrent('issue 11 real corpus: lock files through provkit, as terraf
 
 describe
   .runIf(CONFIGS.length > 0)
-  .concurrent('issue 11 real corpus: configurations through provkit, as terraform 1.11.4 ran them', () => {
+  .concurrent('real corpus: configurations through provkit, as terraform 1.11.4 ran them', () => {
     const mirrors = new Map<string, Promise<{ mirror: string; rc: string }>>();
     function mirrorFor(item: ConfigItem): Promise<{ mirror: string; rc: string }> {
       let m = mirrors.get(item.id);

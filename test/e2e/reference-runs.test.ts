@@ -150,7 +150,7 @@ const byName = (name: string): RunCase => {
   return c;
 };
 
-describe('issue 11 #8: install reads test files as terraform init does', () => {
+describe('install reads test files as terraform init does', () => {
   it("installs and locks the providers of a run block's module (tests/x.tftest.hcl)", () =>
     runCase(byName('test-run-module')));
   it("fails, writing nothing, when the run module's constraints conflict with the root's", () =>
@@ -163,7 +163,7 @@ describe('issue 11 #8: install reads test files as terraform init does', () => {
   it('lock does not read test files, as providers lock', () => runCase(byName('lock-ignores-tests')));
 });
 
-describe('issue 11 #9: a 0.0.0 package in a filesystem mirror', () => {
+describe('a 0.0.0 package in a filesystem mirror', () => {
   it('install and lock say nothing about it with -flavor=terraform', () => runCase(byName('zero-version')));
 
   it("OpenTofu's install warns as tofu init does, in one well-framed box", async () => {
@@ -209,11 +209,11 @@ describe('what terraform 1.11.4 prints about a configuration, provkit prints', (
     runCase(byName('syntax-errors')));
 });
 
-describe('issue 11 #10: progress lines name providers as terraform does', () => {
+describe('progress lines name providers as terraform does', () => {
   it('install (twice) and lock print hashicorp/demo, and other hosts in full', () => runCase(byName('display-names')));
 });
 
-describe('issue 11 #10: lock-file errors located where terraform locates them', () => {
+describe('lock-file errors located where terraform locates them', () => {
   // The diagnostics terraform 1.11.4 reported for these lock files (test/fixtures/lockfiles/terraform/README.md).
   const LOCKS = fileURLToPath(new URL('../fixtures/lockfiles/terraform/', import.meta.url));
   const located = (name: string): string[] =>

@@ -33,7 +33,7 @@ const FAULTS: Record<string, RemoteFault> = {
   'a body dropped once': { kind: 'drop', times: 1 },
 };
 
-describe('issue 11 #2: a retry after a backoff keeps the process alive', () => {
+describe('a retry after a backoff keeps the process alive', () => {
   for (const [url, path] of Object.entries(URLS)) {
     for (const [fault, f] of Object.entries(FAULTS)) {
       for (const command of ['lock', 'mirror'] as const) {

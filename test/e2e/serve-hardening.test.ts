@@ -146,7 +146,7 @@ function mirrorCopy(name: string): string {
   return dir;
 }
 
-describe('issue 11 #14: serve follows no symlink out of its directory', () => {
+describe('serve follows no symlink out of its directory', () => {
   let m: string;
   let s: ServeChild;
   const outside = (): string => join(work, 'outside');
@@ -303,7 +303,7 @@ describe('issue 11 #14: serve follows no symlink out of its directory', () => {
   });
 });
 
-describe('issue 11 #20: serve serves only the protocol documents', () => {
+describe('serve serves only the protocol documents', () => {
   let m: string;
   let s: ServeChild;
   beforeAll(async () => {
@@ -386,7 +386,7 @@ async function flood(url: string, n: number, perConn: number, path: string, maxM
   return sockets;
 }
 
-describe('issue 11 #15: serve memory and connections', () => {
+describe('serve memory and connections', () => {
   let m: string;
   beforeAll(() => {
     m = mirrorCopy('m15');
@@ -513,7 +513,7 @@ describe('issue 11 #15: serve memory and connections', () => {
   });
 });
 
-describe('issue 12: an unpacked package is zipped once onto disk and streamed', () => {
+describe('an unpacked package is zipped once onto disk and streamed', () => {
   it('a large unpacked package: bounded memory, a correct zip, Range works, TMPDIR clean after exit', async () => {
     const m = mirrorCopy('m12');
     const pkg = join(m, REG, 'acme/big/1.0.0/linux_amd64');

@@ -150,7 +150,7 @@ function checkDuring(run: TerminalRun, name: string): void {
   }
 }
 
-describe('issue 14: the live progress display in a terminal', () => {
+describe('the live progress display in a terminal', () => {
   it("lock: package lines, overall line and the retry while it runs; the command's lines after", async () => {
     const p = w.project('tty-lock', { 'main.tf': requiresTf({ big: `${reg.host}/acme/big` }) });
     await slowRegistry();
@@ -385,7 +385,7 @@ function inPty(args: readonly string[], cwd: string, env: Record<string, string>
   });
 }
 
-describe('issue 14: diagnostics in a terminal, as terraform 1.11.4 prints them', () => {
+describe('diagnostics in a terminal, as terraform 1.11.4 prints them', () => {
   // test/fixtures/terminal/README.md: terraform's bytes on a terminal of that width.
   for (const columns of [80, 60]) {
     it(`providers lock on an invalid configuration, ${columns} columns: wrapped, with the source lines and the subject underlined, byte for byte`, async () => {

@@ -59,7 +59,7 @@ async function archiveRequests(): Promise<Array<{ path: string; authorization: u
     .map((q) => ({ path: q.path, authorization: q.headers['authorization'] }));
 }
 
-describe('issue 11 #13: a download_url with userinfo is fetched with Basic authentication, as the reference does', () => {
+describe('a download_url with userinfo is fetched with Basic authentication, as the reference does', () => {
   it('lock: exit 0, the archive fetched with Authorization: Basic, the zh: and h1: locked, nothing left', async () => {
     const p = w.project('p', { 'main.tf': requiresTf({ demo: `${reg.host}/acme/demo` }) });
     const r = await runCli(['lock', `-platform=${PLATFORM}`], { cwd: p, env: w.env, ...RUN });

@@ -90,7 +90,7 @@ async function expectResumed(): Promise<void> {
   expect(gets[1]!.rangeStart).toBeGreaterThan(0);
 }
 
-describe('issue 13: a download written by its hash worker keeps the download contract', { timeout: 120_000 }, () => {
+describe('a download written by its hash worker keeps the download contract', { timeout: 120_000 }, () => {
   it('lock: a body dropped after 4 MiB resumes with Range and gives the hashes of the package (zh: and h1:)', async () => {
     await reg.setRanges(true);
     await reg.setFault(archivePath, { kind: 'drop', after: 4 * MiB + 12345, times: 1 }, 'archives');

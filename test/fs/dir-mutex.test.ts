@@ -1,6 +1,6 @@
 // The directory mutex (src/fs/dir-mutex.ts): mutual exclusion within and
 // across processes, stale-mutex recovery, heartbeat, release by the holder only.
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { acquireDirMutex, withDirMutex } from '../../src/fs/dir-mutex.js';
+import { runNodeOk } from '../support/e2e.js';
 
 const distMutex = fileURLToPath(new URL('../../dist/fs/dir-mutex.js', import.meta.url));
 
@@ -52,12 +53,9 @@ describe('directory mutex (acquireDirMutex, withDirMutex)', () => {
         appendFileSync(${JSON.stringify(log)}, 'out ' + process.pid + '\\n');
         await lock.release();
       }`;
-    const runOne = (): Promise<void> =>
-      new Promise((resolve, reject) => {
-        execFile(process.execPath, ['--input-type=module', '-e', script], (err) =>
-          err ? reject(new Error(err.message)) : resolve(),
-        );
-      });
+    const runOne = async (): Promise<void> => {
+      await runNodeOk(['--input-type=module', '-e', script], { env: process.env });
+    };
     await Promise.all([runOne(), runOne(), runOne(), runOne()]);
     const lines = (await readFile(log, 'utf8')).trim().split('\n');
     expect(lines).toHaveLength(24);

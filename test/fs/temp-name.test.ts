@@ -1,7 +1,6 @@
 // The temporary-name helper (src/fs/temp-name.ts): the shapes, uniqueness
 // under concurrency (in one process and across processes), and the sweeps
 // that remove only what a killed run left.
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,7 @@ import {
   tempPathIn,
   uniqueSuffix,
 } from '../../src/fs/temp-name.js';
+import { runNodeOk } from '../support/e2e.js';
 
 const distTempName = fileURLToPath(new URL('../../dist/fs/temp-name.js', import.meta.url));
 
@@ -62,15 +62,8 @@ describe('temporary names', () => {
       const out = [];
       for (let i = 0; i < 5000; i++) out.push(tempPathBeside('/t/file', { tag: 'extract' }));
       process.stdout.write(out.join('\\n'));`;
-    const runOne = (): Promise<string[]> =>
-      new Promise((resolve, reject) => {
-        execFile(
-          process.execPath,
-          ['--input-type=module', '-e', script],
-          { maxBuffer: 16 * 1024 * 1024 },
-          (err, stdout) => (err ? reject(new Error(err.message)) : resolve(stdout.split('\n'))),
-        );
-      });
+    const runOne = async (): Promise<string[]> =>
+      (await runNodeOk(['--input-type=module', '-e', script], { env: process.env })).stdout.split('\n');
     const all = (await Promise.all([runOne(), runOne(), runOne(), runOne()])).flat();
     expect(all).toHaveLength(20_000);
     expect(new Set(all).size).toBe(20_000);

@@ -2,14 +2,13 @@
 // (@node-rs/crc32), Node's zlib.crc32 and the table fallback give the same
 // values, whatever the chunking; a run that sees only small chunks never
 // loads the fast one.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 
 import { describe, expect, it } from 'vitest';
 
 import { crc32, crc32Implementation, FAST_FROM } from '../../src/hashing/crc32.js';
+import { runNodeOk } from '../support/e2e.js';
 
 // The built module (npm test builds first), as test/hashing/memory.test.ts loads it.
 const MODULE = new URL('../../dist/hashing/crc32.js', import.meta.url).href;
@@ -24,9 +23,7 @@ function inPieces(data: Buffer, size: number): number {
 /** Runs `body` (ES module code with `m` = the crc32 module) in a fresh Node with `env`; returns its stdout. */
 async function inChild(body: string, env: Record<string, string> = {}): Promise<string> {
   const script = `const m = await import(${JSON.stringify(MODULE)});\n${body}`;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-    env: { ...process.env, ...env },
-  });
+  const { stdout } = await runNodeOk(['--input-type=module', '-e', script], { env: { ...process.env, ...env } });
   return stdout.trim();
 }
 

@@ -158,7 +158,7 @@ async function hashAll(mode: 'stream' | 'in-thread', together: boolean): Promise
   }
 }
 
-describe('issue 13: in-thread inflate with reused buffers', () => {
+describe('in-thread inflate with reused buffers', () => {
   it('is available on this Node (else every run would take the stream)', () => {
     const inflater = createRawInflater();
     expect(inflater).toBeDefined();

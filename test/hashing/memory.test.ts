@@ -1,14 +1,13 @@
 // Streaming: hashing a package of 1 GiB uncompressed stays under 200 MB RSS
 // (issue #2). Measured in a child process (a fresh heap, its own maxRSS).
 // This is a memory bound, not a timing: speed is measured by `npm run bench`.
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { runNodeOk } from '../support/e2e.js';
 import { writeZip } from '../support/zip-writer.js';
 
 const GiB = 1024 * 1024 * 1024;
@@ -62,10 +61,7 @@ async function hashInChild(
     const r = await ${fn}(${JSON.stringify(path)});
     process.stdout.write(JSON.stringify({ ok: r.h1.ok, bytes: r.uncompressedBytes, rss: process.resourceUsage().maxRSS * 1024 }));
   `;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-    maxBuffer: 1 << 20,
-    env: { ...process.env, ...env },
-  });
+  const { stdout } = await runNodeOk(['--input-type=module', '-e', script], { env: { ...process.env, ...env } });
   return JSON.parse(stdout) as { ok: boolean; bytes: number; rss: number };
 }
 

@@ -55,7 +55,7 @@ function text(bytes: number, seed: number): Buffer {
   return out;
 }
 
-describe('issue 13: hash pool balance (shared tail of a batch)', () => {
+describe('hash pool balance (shared tail of a batch)', () => {
   let dir: string;
   const paths: string[] = [];
 

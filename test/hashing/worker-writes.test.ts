@@ -78,7 +78,7 @@ const openFds = (): string[] =>
     }
   });
 
-describe('issue 13: the hash worker writes the file it hashes', () => {
+describe('the hash worker writes the file it hashes', () => {
   it('many rounds on one pool (recycled blocks): every file and digest is the body’s, the caller’s buffers intact', async () => {
     const pool = createHashPool({ concurrency: 2 });
     const plain = view(

@@ -230,7 +230,7 @@ describe('hints on ordinary packages', () => {
   });
 });
 
-describe('issue 11 #11: the digester never holds the bytes up', () => {
+describe('the digester never holds the bytes up', () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'provkit-zip-stream-liveness-'));

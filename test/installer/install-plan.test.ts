@@ -180,7 +180,7 @@ const cases: Case[] = [
   },
 ];
 
-describe('issue 12 #2: install plan', () => {
+describe('install plan', () => {
   it.each(cases)('$name', async (c) => {
     const flavor = c.flavor ?? 'tofu';
     const source = new MockSource(
@@ -215,7 +215,7 @@ describe('issue 12 #2: install plan', () => {
   });
 });
 
-describe('issue 12 #2: install lock file action', () => {
+describe('install lock file action', () => {
   const cases: Array<{
     name: string;
     old: string[];

@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConstraints, parsePlatform, parseProviderSource } from '../../src/addresses/index.js';
 import { createHashPool, type HashPool, openHashStore, type HashStore } from '../../src/hashing/index.js';
 import { runLock } from '../../src/installer/lock.js';
+import { FetchCache } from '../../src/installer/fetch-cache.js';
 import { Locks } from '../../src/lockfile/index.js';
 import { FilesystemMirrorSource } from '../../src/sources/fs-mirror.js';
 
@@ -45,6 +46,12 @@ function countingPool(): { pool: HashPool; calls: Record<'hashZip' | 'hashZipFor
 }
 
 async function lock(pool: HashPool, hashStore?: HashStore): Promise<Locks> {
+  const cache = new FetchCache({
+    source: new FilesystemMirrorSource({ baseDir: MIRROR, flavor: 'tofu' }),
+    pool,
+    networkConcurrency: 2,
+    ...(hashStore ? { hashStore } : {}),
+  });
   const outcome = await runLock({
     requirements: [
       {
@@ -57,12 +64,10 @@ async function lock(pool: HashPool, hashStore?: HashStore): Promise<Locks> {
       },
     ],
     platforms: PLATFORMS,
-    source: new FilesystemMirrorSource({ baseDir: MIRROR, flavor: 'tofu' }),
-    pool,
+    cache,
     flavor: 'tofu',
     oldLocks: new Locks(),
-    ...(hashStore ? { hashStore } : {}),
-  });
+  }).finally(() => cache.close());
   expect(outcome.failures).toEqual([]);
   return outcome.locks;
 }

@@ -159,7 +159,7 @@ const cases: Case[] = [
   },
 ];
 
-describe('issue 12 #2: mirror plan', () => {
+describe('mirror plan', () => {
   it.each(cases)('$name', async (c) => {
     const locks = c.locks ?? new Locks();
     const platforms = (c.platforms ?? ['linux_amd64', 'darwin_arm64']).map(parsePlatform);

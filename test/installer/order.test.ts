@@ -23,7 +23,7 @@ const problem = (
 const key = (p: VerifyProblem): string =>
   [p.version?.toString() ?? '-', p.platform?.toString() ?? '-', p.code].join(' ');
 
-describe('issue 12 #3: verify problems in a deterministic order', () => {
+describe('verify problems in a deterministic order', () => {
   it('orders versions by precedence, platforms and codes by bytes, absent ones first', () => {
     const problems = [
       problem('1.10.0', 'linux_amd64', 'LOCK_MISSING_H1'),

@@ -28,7 +28,7 @@ function batch(n: number, base: number, shareUpTo: number) {
   return { started, settle, results };
 }
 
-describe('issue 13: sharingLimit (the tail of a batch of downloads)', () => {
+describe('sharingLimit (the tail of a batch of downloads)', () => {
   // [tasks, base, shareUpTo, started after the batch is given, then after each of the first tasks settles]
   const table: Array<[number, number, number, number[], number[][]]> = [
     // 5 on 2 cores: 2, then 2 + the third, then the last three together (2.5 package-times).

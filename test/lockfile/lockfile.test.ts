@@ -136,7 +136,7 @@ describe('invalid lock files', () => {
   });
 });
 
-describe('issue 11 #10: lock-file diagnostics as terraform 1.11.4 reports them', () => {
+describe('lock-file diagnostics as terraform 1.11.4 reports them', () => {
   // Recorded by test/fixtures/lockfiles/terraform/record.sh (see its README).
   const dir = join(FIX, 'terraform');
   const files = readdirSync(dir)

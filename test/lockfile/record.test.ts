@@ -67,7 +67,7 @@ const TABLE: readonly Row[] = [
 
 const h = parseHash;
 
-describe('issue 12 #1: one rule for the hashes a lock records', () => {
+describe('one rule for the hashes a lock records', () => {
   it('the table covers every flavor × operation × reported-trusted × trust kind once', () => {
     const keys = new Set(TABLE.map(([f, o, t, k]) => `${f} ${o} ${t} ${k}`));
     expect(keys.size).toBe(2 * 2 * 2 * 4);

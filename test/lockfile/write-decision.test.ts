@@ -18,7 +18,7 @@ const locksWith = (hashes: string[], constraints = ''): Locks =>
     ),
   ]);
 
-describe('issue 12 #3: providersLockWrite', () => {
+describe('providersLockWrite', () => {
   const old = locksWith(['h1:a']);
   const more = locksWith(['h1:a', 'h1:b']);
 

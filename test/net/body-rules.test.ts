@@ -18,7 +18,7 @@ function headers(h: Record<string, string>): { get(name: string): string | null 
   return { get: (name) => h[name] ?? null };
 }
 
-describe('issue 12: checkedLength (the Content-Length a body is checked against)', () => {
+describe('checkedLength (the Content-Length a body is checked against)', () => {
   it.each([
     { h: {}, length: undefined },
     { h: { 'content-length': '42' }, length: 42 },
@@ -36,7 +36,7 @@ describe('issue 12: checkedLength (the Content-Length a body is checked against)
   });
 });
 
-describe('issue 12: lengthMismatch (the body-length rule)', () => {
+describe('lengthMismatch (the body-length rule)', () => {
   const url = 'https://example.test/x';
   it.each([
     { total: undefined, received: 0, mismatch: false },
@@ -66,7 +66,7 @@ describe('issue 12: lengthMismatch (the body-length rule)', () => {
   });
 });
 
-describe('issue 12: a resumed download continues exactly at the kept prefix', () => {
+describe('a resumed download continues exactly at the kept prefix', () => {
   it.each([
     { value: 'bytes 100-199/200', range: { start: 100, end: 199, total: 200 } },
     { value: ' BYTES 0-0/1 ', range: { start: 0, end: 0, total: 1 } },

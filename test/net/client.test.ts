@@ -272,7 +272,7 @@ describe('get', () => {
     expect((await client().get(`${server.origin}/hop2`, { credential })).body.toString()).toBe('Bearer sekret');
   });
 
-  describe("issue 11 #13: userinfo in a URL, as Go's client", () => {
+  describe("userinfo in a URL, as Go's client", () => {
     const withUser = (origin: string, path: string): string =>
       origin.replace('https://', 'https://user:p%40ss@') + path;
     const basic = `Basic ${Buffer.from('user:p@ss').toString('base64')}`;
@@ -444,7 +444,7 @@ describe('download', () => {
     expect(await listing(dir)).toEqual(['unrelated']);
   });
 
-  describe('issue 11 #11: a transform that stops taking bytes cannot hold a download', () => {
+  describe('a transform that stops taking bytes cannot hold a download', () => {
     /** Takes the first chunk, then never calls back: the pipeline behind the body stalls. */
     const stuck = (): Transform => new Transform({ transform: (_chunk, _enc, _cb) => undefined });
 

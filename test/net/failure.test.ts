@@ -138,7 +138,7 @@ const rows: Row[] = [
   },
 ];
 
-describe('issue 12: settle (a failure × the attempt state → the outcome)', () => {
+describe('settle (a failure × the attempt state → the outcome)', () => {
   it.each(rows)('$name', (row) => {
     const outcome = settle(row.failure, state(row.state));
     expect(outcome.kind).toBe(row.kind);
@@ -165,7 +165,7 @@ describe('issue 12: settle (a failure × the attempt state → the outcome)', ()
   });
 });
 
-describe('issue 12: statusOutcome (a status before it is consumed)', () => {
+describe('statusOutcome (a status before it is consumed)', () => {
   const res = (status: number, statusText = '', retryAfter?: string) => ({
     status,
     statusText,

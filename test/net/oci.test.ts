@@ -14,7 +14,7 @@ import {
   versionTag,
 } from '../../src/net/index.js';
 
-describe('issue 16: OCI repository addresses (ParseRepositoryAddressPrefix)', () => {
+describe('OCI repository addresses (ParseRepositoryAddressPrefix)', () => {
   it.each([
     ['example.com/foo/bar', { registry: 'example.com', repository: 'foo/bar' }],
     ['127.0.0.1:5000/providers/acme/demo', { registry: '127.0.0.1:5000', repository: 'providers/acme/demo' }],
@@ -40,7 +40,7 @@ describe('issue 16: OCI repository addresses (ParseRepositoryAddressPrefix)', ()
   });
 });
 
-describe('issue 16: RFC 6570 level 1 templates (svchost ExpandLevel1 / ValidateLevel1)', () => {
+describe('RFC 6570 level 1 templates (svchost ExpandLevel1 / ValidateLevel1)', () => {
   it.each<[string, Record<string, string>, string]>([
     ['', {}, ''],
     ['foo', {}, 'foo'],
@@ -93,7 +93,7 @@ describe('issue 16: RFC 6570 level 1 templates (svchost ExpandLevel1 / ValidateL
   });
 });
 
-describe('issue 16: WWW-Authenticate challenges', () => {
+describe('WWW-Authenticate challenges', () => {
   it('Basic, as distribution answers with htpasswd', () => {
     expect(parseChallenge('Basic realm="provkit-test"')).toEqual({
       scheme: 'basic',
@@ -119,7 +119,7 @@ describe('issue 16: WWW-Authenticate challenges', () => {
   });
 });
 
-describe('issue 16: tags and digests', () => {
+describe('OCI tags and digests', () => {
   it('a version tag writes + as _ and reads it back', () => {
     expect(versionTag('1.0.0+build.5')).toBe('1.0.0_build.5');
     expect(tagVersion('1.0.0_build.5')).toBe('1.0.0+build.5');

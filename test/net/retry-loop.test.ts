@@ -56,7 +56,7 @@ const status = (code: number, retryAfterMs?: number): AttemptOutcome<string> => 
   ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
 });
 
-describe('issue 12: retryLoop (pure: outcomes × clock)', () => {
+describe('retryLoop (pure: outcomes × clock)', () => {
   it('500 then success: one retry after the first backoff step, the value returned', async () => {
     const h = harness(2);
     const s = script([status(500), { kind: 'ok', value: 'body' }]);

@@ -20,7 +20,7 @@ import {
   startMirrorServer,
   type AccessLogEntry,
   type MirrorServer,
-} from '../../src/installer/serve/server.js';
+} from '../../src/serve/server.js';
 import { testTls, type TestTls } from '../support/servers/tls.js';
 import { MIRROR } from '../bundle/helpers.js';
 

@@ -67,7 +67,7 @@ function registry(): RegistrySource {
   });
 }
 
-describe("issue 11 #1: fetchPackage keeps one package's bytes, hashes and identity together", () => {
+describe("fetchPackage keeps one package's bytes, hashes and identity together", () => {
   it('refuses a destination that exists (local copy), leaving it as it was', async () => {
     const dest = join(tmp, 'exists', 'pkg.zip');
     await mkdir(dirname(dest), { recursive: true });

@@ -33,8 +33,13 @@ export interface CliResult {
 }
 
 export interface RunOptions {
-  cwd: string;
-  env: Record<string, string>;
+  /** The working directory; default: the test process's. */
+  cwd?: string;
+  /**
+   * The whole environment, on top of PATH: hermetic unless the test passes
+   * `{ ...process.env, … }` (an undefined value leaves the name unset).
+   */
+  env: Record<string, string | undefined>;
   /** Kill (SIGKILL) after this long; default 60 s. A hang is a failure the test sees, not a test timeout. */
   timeoutMs?: number;
   /** Written to stdin (default: stdin is /dev/null). */
@@ -60,25 +65,41 @@ export interface StartedCli {
 
 /** {@link runCli}, returning the child at once (for tests that send it signals). */
 export function startCli(args: string[], opts: RunOptions): StartedCli {
+  return startNode([BIN, ...args], opts, wantsJsonStream(args));
+}
+
+/**
+ * Runs `node ...argv` (a script of the repository's other than provkit: a
+ * benchmark floor, a module loaded in a fresh process) as {@link runCli} runs
+ * provkit, and collects everything it printed.
+ */
+export function runNode(argv: string[], opts: RunOptions): Promise<CliResult> {
+  return startNode(argv, opts, false).result;
+}
+
+/** {@link runNode}, rejecting (with what it printed on stderr) unless it exits 0, as `execFile` does. */
+export async function runNodeOk(argv: string[], opts: RunOptions): Promise<CliResult> {
+  const r = await runNode(argv, opts);
+  if (r.code !== 0) throw new Error(`node ${argv.join(' ')} exited with ${r.code}:\n${r.stderr}`);
+  return r;
+}
+
+/** `node ...argv`; its stdout is checked against docs/json-ui.md when `jsonStream`. */
+function startNode(nodeArgv: string[], opts: RunOptions, jsonStream: boolean): StartedCli {
   let stdout = '';
   let stderr = '';
   let child!: ChildProcess;
+  const args = nodeArgv.slice(1);
   const result = new Promise<CliResult>((resolve, reject) => {
     const [cmd, argv] =
       opts.umask === undefined
-        ? [process.execPath, [BIN, ...args]]
+        ? [process.execPath, nodeArgv]
         : [
             '/bin/sh',
-            [
-              '-c',
-              `umask ${opts.umask.toString(8).padStart(3, '0')} && exec "$0" "$@"`,
-              process.execPath,
-              BIN,
-              ...args,
-            ],
+            ['-c', `umask ${opts.umask.toString(8).padStart(3, '0')} && exec "$0" "$@"`, process.execPath, ...nodeArgv],
           ];
     child = spawn(cmd, argv, {
-      cwd: opts.cwd,
+      cwd: opts.cwd ?? process.cwd(),
       env: { PATH: process.env['PATH'] ?? '', ...opts.env },
       stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
@@ -93,9 +114,9 @@ export function startCli(args: string[], opts: RunOptions): StartedCli {
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      // Issue 14: every -json stream in the suite is checked against the one
+      // Every -json stream in the suite is checked against the one
       // schema (test/support/json-ui-schema.ts); a run killed outright is not.
-      if (wantsJsonStream(args) && !timedOut && signal !== 'SIGKILL') {
+      if (jsonStream && !timedOut && signal !== 'SIGKILL') {
         checkedStreams.count += 1;
         const problems = jsonUiStreamProblems(stdout);
         if (problems.length > 0) {

@@ -2,10 +2,14 @@
 // and writes it to $PROVKIT_TOTALS_FILE when set, so .ci/run can repeat it last.
 import { writeFileSync } from 'node:fs';
 
-import type { Reporter, TestModule } from 'vitest/node';
+import type { Reporter, TestModule, TestRunEndReason } from 'vitest/node';
 
 export default class TotalsReporter implements Reporter {
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>): void {
+  onTestRunEnd(
+    testModules: ReadonlyArray<TestModule>,
+    unhandledErrors: ReadonlyArray<unknown>,
+    reason: TestRunEndReason,
+  ): void {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
@@ -20,6 +24,9 @@ export default class TotalsReporter implements Reporter {
       }
     }
     failed += unhandledErrors.length;
+    // A run that failed before any test (a globalSetup that refused, e.g. a
+    // stale dist/: test/support/fresh-dist.ts) is not a green line.
+    if (reason === 'failed' && failed === 0) failed = 1;
     const line = `${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`;
     process.stdout.write(`\n${line}\n`);
     const out = process.env['PROVKIT_TOTALS_FILE'];

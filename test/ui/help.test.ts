@@ -10,7 +10,7 @@ import { fitHelp } from '../../src/ui/help.js';
 
 const BIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'bin/provkit.js');
 
-describe('issue 14: help fits a terminal of 80 columns', () => {
+describe('help fits a terminal of 80 columns', () => {
   it.each(['', 'lock', 'mirror', 'install', 'hash', 'verify', 'bundle', 'serve'])(
     'provkit %s -help: no line longer than 80 columns',
     (command) => {

@@ -16,7 +16,7 @@ function sink(): { text: string; write(s: string): void } {
   };
 }
 
-describe('issue 11 #9, issue 14: diagnostics as terraform frames them', () => {
+describe('diagnostics as terraform frames them', () => {
   it('starts every line inside the box with │, also those of a multi-line summary (colour on a terminal)', () => {
     const out = sink();
     renderDiagnostic(
@@ -62,7 +62,7 @@ describe('issue 11 #9, issue 14: diagnostics as terraform frames them', () => {
   });
 });
 
-describe('issue 11 #10: progress lines name providers by ForDisplay', () => {
+describe('progress lines name providers by ForDisplay', () => {
   const lines = (source: string, flavor: 'tofu' | 'terraform'): string => {
     const out = sink();
     const err = sink();

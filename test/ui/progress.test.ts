@@ -33,7 +33,7 @@ function display(columns = 80): {
   return { d, text: () => text, tick: (ms) => (now += ms), resize: (n) => (cols = n) };
 }
 
-describe('issue 14: the live progress display', () => {
+describe('the live progress display', () => {
   it('shows bytes, percentage and rate per package, and an overall line', () => {
     const { d, tick } = display();
     d.event({ type: 'fetch_start', ...pkg, location: '' });

@@ -26,12 +26,12 @@ import { writeFileAtomic } from '../../fs/atomic.js';
 import { removeOnExit } from '../../fs/cleanup.js';
 import { makeDirectory } from '../../fs/target.js';
 import { tempPathBeside } from '../../fs/temp-name.js';
-import { createBundle } from '../../installer/bundle/create.js';
-import { importBundle, readBundleManifest } from '../../installer/bundle/import.js';
-import { importBundleToOci } from '../../installer/bundle/import-oci.js';
+import { createBundle } from '../../bundles/create.js';
+import { importBundle, readBundleManifest } from '../../bundles/import.js';
+import { importBundleToOci } from '../../bundles/import-oci.js';
 import type { Locks } from '../../lockfile/index.js';
 import { ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
-import { bundleCreationTime } from '../../installer/bundle/manifest.js';
+import { bundleCreationTime } from '../../bundles/manifest.js';
 import type { Requirement } from '../../installer/lock.js';
 import { loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
@@ -47,7 +47,8 @@ import {
   reportDiagnostics,
   targetMutexWarnings,
 } from '../common.js';
-import { closestFlag, parseFlags } from '../flags.js';
+import { parseFlags } from '../flags.js';
+import { nameSuggestion } from '../../go/index.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -97,7 +98,7 @@ export async function bundleCommand(args: readonly string[], io: CliIO, globals:
   if (sub === 'import') return runInterruptibleWith(io, globals, 'provkit bundle import', (r) => bundleImport(rest, r));
   const json = args.includes('-json') || args.includes('--json');
   const ui = createRenderer(io, globals, json);
-  const meant = sub === undefined ? undefined : closestFlag(sub, BUNDLE_SUBCOMMANDS);
+  const meant = sub === undefined ? undefined : nameSuggestion(sub, BUNDLE_SUBCOMMANDS, 'typed');
   ui.fail([
     {
       severity: 'error',
@@ -128,7 +129,7 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
     'net-mirror': 'string',
     json: 'bool',
   });
-  const ui = createRenderer(io, globals, flags.bools.get('json') === true);
+  const ui = createRenderer(io, globals, flags.values.json === true);
   const errors: Diagnostic[] = [];
   if (flags.positionals.length < 1)
     errors.push({
@@ -137,10 +138,10 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
       detail: 'bundle create requires the output file (OUT.tar) as its last argument.',
       code: ErrorCode.USAGE,
     });
-  const platformValues = flags.lists.get('platform') ?? [];
+  const platformValues = flags.values.platform ?? [];
   parsePlatformFlags(platformValues, errors);
-  const fsMirror = flags.strings.get('fs-mirror');
-  const netMirror = flags.strings.get('net-mirror');
+  const fsMirror = flags.values['fs-mirror'];
+  const netMirror = flags.values['net-mirror'];
   checkMirrorFlags({ fsMirror, netMirror }, errors);
   let createdEpoch = 0;
   try {
@@ -196,7 +197,7 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
   if (reportDiagnostics(ui, lock.diagnostics, globals.cwd)) return ui.fail([]);
 
   let since: Awaited<ReturnType<typeof readBundleManifest>> | undefined;
-  const sinceFlag = flags.strings.get('since');
+  const sinceFlag = flags.values.since;
   if (sinceFlag !== undefined) {
     try {
       since = await readBundleManifest(resolve(globals.cwd, sinceFlag));
@@ -287,7 +288,7 @@ async function bundleImport(args: readonly string[], r: RunResources): Promise<n
     'max-member-size': 'int',
     json: 'bool',
   });
-  const ui: Renderer = createRenderer(io, globals, flags.bools.get('json') === true);
+  const ui: Renderer = createRenderer(io, globals, flags.values.json === true);
   if (flags.positionals.length !== 2) {
     return ui.fail([
       {
@@ -298,7 +299,7 @@ async function bundleImport(args: readonly string[], r: RunResources): Promise<n
       },
     ]);
   }
-  const trusted = flags.strings.get('trusted-lock');
+  const trusted = flags.values['trusted-lock'];
   let trustedLocks;
   if (trusted !== undefined) {
     const path = resolve(globals.cwd, trusted);
@@ -312,7 +313,7 @@ async function bundleImport(args: readonly string[], r: RunResources): Promise<n
     if (reportDiagnostics(ui, parsed.diagnostics, globals.cwd)) return ui.fail([]);
     trustedLocks = parsed.locks;
   }
-  const maxMemberSize = flags.ints.get('max-member-size');
+  const maxMemberSize = flags.values['max-member-size'];
   const bundlePath = resolve(globals.cwd, flags.positionals[0]!);
   if (flags.positionals[1]!.startsWith('oci://')) {
     return bundleImportOci(r, ui, {
@@ -320,7 +321,7 @@ async function bundleImport(args: readonly string[], r: RunResources): Promise<n
       target: flags.positionals[1]!,
       ...(maxMemberSize === undefined ? {} : { maxMemberSize }),
       ...(trustedLocks ? { trustedLocks } : {}),
-      lockOut: flags.strings.get('lock-out'),
+      lockOut: flags.values['lock-out'],
     });
   }
   const target = resolve(globals.cwd, flags.positionals[1]!);
@@ -353,7 +354,7 @@ async function bundleImport(args: readonly string[], r: RunResources): Promise<n
       code: WarningCode.BUNDLE_BASE_MISSING,
     });
   }
-  const lockOut = flags.strings.get('lock-out');
+  const lockOut = flags.values['lock-out'];
   if (lockOut !== undefined && !(await writeLockOut(ui, resolve(globals.cwd, lockOut), outcome.lockFile, target)))
     return 1;
   ui.summary(

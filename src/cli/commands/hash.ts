@@ -23,7 +23,7 @@ Options:
 
 export async function hashCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
   const flags = parseFlags(args, { json: 'bool', concurrency: 'int' });
-  const json = flags.bools.get('json') === true || io.output?.json === true;
+  const json = flags.values.json === true || io.output?.json === true;
   // -json: the message stream of docs/json-ui.md, whatever the working directory.
   const uis = jsonUIsFor(io, json);
   if (flags.positionals.length === 0) {
@@ -37,7 +37,7 @@ export async function hashCommand(args: readonly string[], io: CliIO, globals: G
     if (!json) io.stderr.write(`Error: provkit hash needs at least one PATH\n\n${HASH_HELP}`);
     return 1;
   }
-  const concurrency = flags.ints.get('concurrency');
+  const concurrency = flags.values.concurrency;
   return withResources(io, globals, async (r) => {
     const results = await hashPaths(
       r.pool(concurrency === undefined ? {} : { concurrency }),

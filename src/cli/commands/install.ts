@@ -72,16 +72,16 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
     input: 'bool',
   });
   // Diagnostics as init's view prints them (errors to stderr, warnings to stdout).
-  const ui = createRenderer(io, globals, flags.bools.get('json') === true, { frame: 'view' });
+  const ui = createRenderer(io, globals, flags.values.json === true, { frame: 'view' });
   const errors: Diagnostic[] = [];
   const info = flavorInfo(globals.flavor);
 
-  const platformFlag = flags.strings.get('platform');
+  const platformFlag = flags.values.platform;
   const [platform = currentPlatform()] = parsePlatformFlags(platformFlag === undefined ? [] : [platformFlag], errors);
-  const fsMirror = flags.strings.get('fs-mirror');
-  const netMirror = flags.strings.get('net-mirror');
+  const fsMirror = flags.values['fs-mirror'];
+  const netMirror = flags.values['net-mirror'];
   checkMirrorFlags({ fsMirror, netMirror }, errors);
-  const lockfileMode = flags.strings.get('lockfile');
+  const lockfileMode = flags.values.lockfile;
   if (lockfileMode !== undefined && lockfileMode !== 'readonly') {
     errors.push({
       severity: 'error',
@@ -91,7 +91,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
     });
   }
   const readonly = lockfileMode === 'readonly';
-  const upgrade = flags.bools.get('upgrade') === true;
+  const upgrade = flags.values.upgrade === true;
   if (readonly && upgrade)
     errors.push({
       severity: 'error',
@@ -102,7 +102,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
 
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   const targetDir = resolve(globals.cwd, dataDir, 'providers');
-  const cacheFlag = flags.strings.get('plugin-cache-dir') ?? (io.env['TF_PLUGIN_CACHE_DIR'] || undefined);
+  const cacheFlag = flags.values['plugin-cache-dir'] ?? (io.env['TF_PLUGIN_CACHE_DIR'] || undefined);
   const cacheDir = cacheFlag === undefined ? undefined : resolve(globals.cwd, cacheFlag);
   if (cacheDir !== undefined) {
     try {
@@ -121,7 +121,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
   noteFlavor(io, globals);
 
   // As init (`LoadConfigWithTests`): the modules of test files' run blocks count too.
-  const testDirectory = flags.strings.get('test-directory') ?? DEFAULT_TEST_DIRECTORY;
+  const testDirectory = flags.values['test-directory'] ?? DEFAULT_TEST_DIRECTORY;
   const config = await loadConfig(globals.cwd, { flavor: globals.flavor, dataDir, testDirectory });
   if (config.diagnostics.some((d) => d.severity === 'error')) {
     // init's preface to an invalid configuration, an error diagnostic of its

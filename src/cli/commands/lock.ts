@@ -1,20 +1,20 @@
 /**
  * `provkit lock [options] [PROVIDER...]`: `providers lock` (docs/reference.md §6.1), and
  * with `-recursive` every root module of the tree below (docs/recursive-lock.md).
- * Thin: flags → requirements, old locks, a source, platforms → `runLock` /
- * `runTreeLock` → render → save (or compare, with `-check`).
+ * Thin: flags → a source → `lockModule` (installer/lock-module.ts: the one
+ * pipeline, which `runTreeLock` runs for every root of `-recursive`) → render.
  */
 import { join } from 'node:path';
 
 import type { Flavor, Platform } from '../../addresses/index.js';
-import { discoverRoots, findPolicy, loadModuleRequirements, loadPolicyFile } from '../../config/index.js';
+import { discoverRoots, loadPolicyFile } from '../../config/index.js';
 import { ErrorCode } from '../../errors.js';
 import type { InstallerEvent } from '../../installer/events.js';
-import { defaultNetworkConcurrency, lockFailureDiagnostics, runLock } from '../../installer/lock.js';
-import { PackagePlan, sumPlanStats } from '../../installer/lock-plan.js';
-import { describeLockChanges, readLockBytes, runTreeLock } from '../../installer/lock-tree.js';
-import { choosePlatforms, PlatformInference } from '../../installer/platforms.js';
-import { loadLockFile, LOCK_FILE_NAME, providersLockWrite, saveLockFile } from '../../lockfile/index.js';
+import { defaultNetworkConcurrency, lockFailureDiagnostics } from '../../installer/lock.js';
+import { lockModule } from '../../installer/lock-module.js';
+import { FetchCache, sumFetchCacheStats } from '../../installer/fetch-cache.js';
+import { runTreeLock } from '../../installer/lock-tree.js';
+import { LOCK_FILE_NAME } from '../../lockfile/index.js';
 import { MemoizeSource, type Source } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
@@ -104,9 +104,9 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     verbose: 'bool',
     json: 'bool',
   });
-  const json = flags.bools.get('json') === true;
-  const check = flags.bools.get('check') === true;
-  const verbose = flags.bools.get('verbose') === true;
+  const json = flags.values.json === true;
+  const check = flags.values.check === true;
+  const verbose = flags.values.verbose === true;
   // providers lock's warnings go to stdout (Meta.showDiagnostics; test/fixtures/reference-runs/).
   // -check is for hooks and CI: what would change, not a line per package (unless -verbose).
   const ui = createRenderer(io, globals, json, { packageLines: !check || verbose, warningsToStdout: true });
@@ -114,13 +114,13 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
   r.defer(() => ui.stop());
   const errors: Diagnostic[] = [];
 
-  const platformValues = flags.lists.get('platform') ?? [];
+  const platformValues = flags.values.platform ?? [];
   const platformFlags = parsePlatformFlags(platformValues, errors, false);
-  const fsMirror = flags.strings.get('fs-mirror');
-  const netMirror = flags.strings.get('net-mirror');
-  const ociMirror = flags.strings.get('oci-mirror');
+  const fsMirror = flags.values['fs-mirror'];
+  const netMirror = flags.values['net-mirror'];
+  const ociMirror = flags.values['oci-mirror'];
   checkMirrorFlags({ fsMirror, netMirror, ociMirror }, errors);
-  const recursive = flags.bools.get('recursive') === true;
+  const recursive = flags.values.recursive === true;
   if (recursive && flags.positionals.length > 0) {
     errors.push({
       severity: 'error',
@@ -141,7 +141,8 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     netMirror,
     ociMirror,
     check,
-    allPlatforms: flags.bools.get('all-platforms') === true,
+    allPlatforms: flags.values['all-platforms'] === true,
+    enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
   };
   return recursive
     ? lockTree({ ...common, json, verbose, written })
@@ -157,18 +158,20 @@ interface RunArgs {
   readonly ociMirror: string | undefined;
   readonly check: boolean;
   readonly allPlatforms: boolean;
+  /** `OPENTOFU_ENFORCE_GPG_VALIDATION=true`, read once from the environment. */
+  readonly enforceSignatures: boolean;
 }
 
 /**
- * The run's package plan over its source (memoised, so that every question
+ * The run's package cache over its source (memoised, so that every question
  * is asked once; the registry's already is), closed with the run's
  * resources; undefined when the CLI configuration has errors (rendered).
  */
-async function openPlan(
+async function openCache(
   a: RunArgs,
   events: (e: InstallerEvent) => void,
   flavor: Flavor = a.r.globals.flavor,
-): Promise<PackagePlan | undefined> {
+): Promise<FetchCache | undefined> {
   const { r } = a;
   const found = await r.source(
     { fsMirror: a.fsMirror, netMirror: a.netMirror, ociMirror: a.ociMirror },
@@ -178,7 +181,7 @@ async function openPlan(
   );
   if (!found) return undefined;
   const source: Source = found instanceof MemoizeSource ? found : new MemoizeSource(found);
-  const plan = new PackagePlan({
+  const cache = new FetchCache({
     source,
     // Small archives (up to 4 MiB) are hashed in this thread: a worker's
     // start costs ~30-60 ms of CPU, hashing 1 MiB of zip ~5 ms (bench/PROFILE.md).
@@ -189,96 +192,61 @@ async function openPlan(
     networkConcurrency: defaultNetworkConcurrency(),
     ...r.hashStore(),
   });
-  r.defer(() => plan.close());
-  return plan;
+  r.defer(() => cache.close());
+  return cache;
 }
 
-/** `lock` in the working directory. */
+/** `lock` in the working directory: {@link lockModule}, rendered. */
 async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise<number> {
   const { r, ui } = a;
-  const { io, globals, signal } = r;
-  const errors: Diagnostic[] = [];
+  const { globals, signal } = r;
+  const flavor = globals.flavor;
   // As providers lock: warnings are shown at the end, with whatever else is reported there.
   const pending = new PendingDiagnostics(ui, globals.cwd);
-  const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
-  if (pending.add(config.diagnostics)) return 1;
-
-  const all = [...config.requirements.values()];
-  const requirements =
-    a.positionals.length > 0 ? requiredProviderArguments(a.positionals, all, globals.flavor, errors) : all;
-  if (errors.length > 0) return pending.fail(errors);
-
-  const lockPath = join(globals.cwd, LOCK_FILE_NAME);
-  const old = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
-  if (pending.add(old.diagnostics)) return 1;
-  const policy = a.platformFlags.length > 0 ? { diagnostics: [] } : await findPolicy(globals.cwd, globals.cwd);
-  if (pending.add(policy.diagnostics)) return 1;
-
-  const plan = await openPlan(a, (e) => ui.event(e));
-  if (!plan) return pending.fail([]);
-  const { hashStore } = r.hashStore();
-  const chosen = await choosePlatforms({
-    flags: a.platformFlags,
-    policy: policy.policy,
-    locks: old.locks,
-    inference: new PlatformInference({ plan, ...(hashStore ? { hashStore } : {}), signal }),
-  });
-  ui.event({ type: 'platforms_chosen', ...chosen });
-  // The platforms each provider gains hashes for (-check names them, as lock -recursive does).
-  const added = new Map<string, Platform[]>();
-  // "Now tracked in the lock file": said once the file is written (docs/json-ui.md `lock_hashes`).
-  const tracked: InstallerEvent[] = [];
-  const outcome = await runLock({
-    signal,
-    requirements,
-    oldLocks: old.locks,
-    platforms: chosen.platforms,
-    source: plan.source,
-    pool: r.pool(),
-    http: r.http(),
-    plan,
-    flavor: globals.flavor,
-    events: (e) => {
-      if (e.type === 'hashes_obtained' && e.change !== 'unchanged') {
-        const key = e.provider.toComparisonString();
-        added.set(key, [...(added.get(key) ?? []), e.platform]);
-      }
-      // With -check nothing becomes "tracked in the lock file"; otherwise once it is written.
-      if (e.type === 'hashes_obtained') tracked.push(e);
-      else ui.event(e);
-    },
-    enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+  const outcome = await lockModule(globals.cwd, {
+    flavor,
+    cache: () => openCache(a, (e) => ui.event(e)),
+    platforms: a.platformFlags,
+    ...r.hashStore(),
+    ...(a.positionals.length > 0
+      ? {
+          selectProviders: (all) => {
+            const errors: Diagnostic[] = [];
+            return { requirements: requiredProviderArguments(a.positionals, all, flavor, errors), errors };
+          },
+        }
+      : {}),
+    check: a.check,
     allPlatforms: a.allPlatforms,
+    enforceSignatures: a.enforceSignatures,
+    events: (e) => ui.event(e),
+    signal,
   });
+  if (pending.add(outcome.diagnostics)) return 1;
+  if (outcome.selectionErrors.length > 0) return pending.fail(outcome.selectionErrors);
   // Interrupted: the packages failed for that one reason, said once by runInterruptible.
   if (signal.aborted) return 1;
   if (outcome.failures.length > 0)
-    return pending.fail(lockFailureDiagnostics(outcome.failures, chosen.platforms, globals.flavor));
-  // Read once: -check compares with it, and an unchanged other-flavor file is kept as it is.
-  const oldBytes = await readLockBytes(lockPath);
-  // Whether and what to write: the one decision of lock -recursive too (lockfile/write-decision.ts).
-  const decision = providersLockWrite(old.locks, outcome.locks, oldBytes, globals.flavor);
+    return pending.fail(lockFailureDiagnostics(outcome.failures, outcome.platforms?.platforms ?? [], flavor));
+  // The lock file could not be written: said as any run's error is (runInterruptible).
+  if (outcome.error) throw outcome.error;
+  // The source could not be opened (its CLI configuration's diagnostics are rendered).
+  if (outcome.status === 'failed') return pending.fail([]);
   if (a.check) {
-    // Up to date: a run would leave the file as it is (the same bytes, or an unchanged other-flavor file kept).
     pending.flush();
-    if (decision.file === 'unchanged') {
+    if (outcome.status === 'unchanged') {
       ui.summary(`${LOCK_FILE_NAME} is up to date.`, { changed: false });
       return 0;
     }
-    const changes = describeLockChanges(old.locks, outcome.locks, oldBytes, added);
-    ui.summary(`${LOCK_FILE_NAME} would change:\n${changes.map((c) => `  ${c}`).join('\n')}`, {
+    ui.summary(`${LOCK_FILE_NAME} would change:\n${outcome.changes.map((c) => `  ${c}`).join('\n')}`, {
       changed: true,
-      changes,
+      changes: outcome.changes,
     });
     return 2;
   }
-  // Rewritten even when unchanged, except the other flavor's writing of these very locks.
-  // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically.
-  if (decision.write) await saveLockFile(lockPath, outcome.locks, globals.flavor);
-  for (const e of tracked) ui.event(e);
   // As providers lock: the warnings after the checksums lines, before "Success!".
   pending.flush();
-  ui.lockSuccess(decision.changed);
+  ui.lockSuccess(outcome.changed);
   return 0;
 }
 
@@ -328,14 +296,14 @@ async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written:
     if (json || a.verbose) ui.event(e);
   };
   // Each root in its own flavor, as lock run in it would choose (src/cli/flavor.ts), each
-  // flavor's roots sharing one plan over that flavor's source.
+  // flavor's roots sharing one cache over that flavor's source.
   const rootFlavors = new Map(tree.roots.map((root) => [root, globals.flavorIn(join(globals.cwd, root))]));
-  const plans = new Map<Flavor, PackagePlan>();
+  const caches = new Map<Flavor, FetchCache>();
   for (const flavor of new Set([...rootFlavors.values()].map((f) => f.flavor))) {
     // eslint-disable-next-line no-await-in-loop -- one or two, each rendering its CLI configuration's diagnostics in order
-    const plan = await openPlan(a, packageEvent, flavor);
-    if (!plan) return ui.fail([]);
-    plans.set(flavor, plan);
+    const cache = await openCache(a, packageEvent, flavor);
+    if (!cache) return ui.fail([]);
+    caches.set(flavor, cache);
   }
   // Each root's diagnostics as a single lock's: boxed on a terminal, warnings on stdout.
   const treeStyle = humanStyle(io, globals.color, { warningsToStdout: true });
@@ -345,13 +313,12 @@ async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written:
     baseDir: globals.cwd,
     roots: tree.roots,
     flavorOf: (root) => rootFlavors.get(root) ?? { flavor: globals.flavor },
-    planFor: (flavor) => plans.get(flavor)!,
-    pool: r.pool(),
+    cacheFor: (flavor) => caches.get(flavor)!,
     platformFlags: a.platformFlags,
     check: a.check,
     signal,
     allPlatforms: a.allPlatforms,
-    enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+    enforceSignatures: a.enforceSignatures,
     ...r.hashStore(),
     events: (root, e) => {
       if (json) {
@@ -390,7 +357,7 @@ async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written:
   });
   const summary = lockTreeSummary(
     result,
-    sumPlanStats([...plans.values()].map((p) => p.stats())),
+    sumFetchCacheStats([...caches.values()].map((p) => p.stats())),
     (Date.now() - started) / 1000,
     a.check,
     [...rootFlavors.values()].some((f) => f.reason !== undefined),

@@ -80,7 +80,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
     json: 'bool',
     'lock-file': 'bool',
   });
-  const ui = createRenderer(io, globals, flags.bools.get('json') === true);
+  const ui = createRenderer(io, globals, flags.values.json === true);
   const errors: Diagnostic[] = [];
   if (flags.positionals.length !== 1) {
     errors.push({
@@ -90,9 +90,9 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
       code: ErrorCode.USAGE,
     });
   }
-  const platformValues = flags.lists.get('platform') ?? [];
+  const platformValues = flags.values.platform ?? [];
   parsePlatformFlags(platformValues, errors);
-  const hashesFlag = flags.strings.get('hashes') ?? 'reference';
+  const hashesFlag = flags.values.hashes ?? 'reference';
   const hashes = hashesFlag === 'all' ? 'all' : 'reference';
   if (hashesFlag !== 'reference' && hashesFlag !== 'all') {
     errors.push({
@@ -102,7 +102,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
       code: ErrorCode.USAGE,
     });
   }
-  const layout = flags.strings.get('layout') ?? 'packed';
+  const layout = flags.values.layout ?? 'packed';
   if (layout !== 'packed' && layout !== 'unpacked') {
     errors.push({
       severity: 'error',
@@ -111,8 +111,8 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
       code: ErrorCode.USAGE,
     });
   }
-  const fsMirror = flags.strings.get('fs-mirror');
-  const netMirror = flags.strings.get('net-mirror');
+  const fsMirror = flags.values['fs-mirror'];
+  const netMirror = flags.values['net-mirror'];
   checkMirrorFlags({ fsMirror, netMirror }, errors);
   const oci =
     flags.positionals.length === 1 && flags.positionals[0]!.startsWith('oci://')
@@ -121,7 +121,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
   if (oci !== undefined) {
     const problem = ociTemplateDiagnostic(`The target ${flags.positionals[0]!}`, oci);
     if (problem !== undefined) errors.push(problem);
-    if (flags.strings.has('layout') || flags.strings.has('hashes')) {
+    if (flags.values.layout !== undefined || flags.values.hashes !== undefined) {
       errors.push({
         severity: 'error',
         summary: 'Invalid options for an OCI mirror',
@@ -160,7 +160,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
 
   // -lock-file=false: the lock file is not read at all (terraform 1.10+
   // internal/command/providers_mirror.go: `if c.Meta.lockFileEnabled`).
-  const useLock = flags.bools.get('lock-file') !== false;
+  const useLock = flags.values['lock-file'] !== false;
   const lock = useLock
     ? await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME)
     : { locks: new Locks(), diagnostics: [] };

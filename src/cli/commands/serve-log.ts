@@ -1,10 +1,26 @@
 /**
- * What `serve DIR` and `serve -upstream` share: the access log's two forms
- * and waiting for the signal that stops a server.
+ * What `serve DIR` and `serve -upstream` share: the flags, the access log's
+ * two forms and waiting for the signal that stops a server.
  */
-import type { AccessLogEntry } from '../../installer/serve/server.js';
+import type { AccessLogEntry } from '../../serve/server.js';
 import { terminalLine } from '../../ui/escape.js';
 import type { CliIO } from '../io.js';
+
+/** The flags of `serve` (both forms). */
+export const SERVE_FLAGS = {
+  listen: 'string',
+  'tls-cert': 'string',
+  'tls-key': 'string',
+  refresh: 'int',
+  json: 'bool',
+  upstream: 'bool',
+  offline: 'bool',
+  allow: 'strings',
+  'allow-address': 'strings',
+  'allow-unsigned': 'bool',
+  'trusted-key': 'strings',
+  'versions-ttl': 'int',
+} as const;
 
 /** The access log: a JSON `access` line, or a combined-log-format line on stdout. */
 export function accessLogger(

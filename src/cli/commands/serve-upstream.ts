@@ -35,7 +35,7 @@ import type { ParsedFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { loadCliConfigFor, sourceContext } from '../wiring.js';
-import { accessLogger, stopSignal } from './serve-log.js';
+import { accessLogger, SERVE_FLAGS, stopSignal } from './serve-log.js';
 
 /** The seconds a version list is used before the origin is asked again, by default. */
 const DEFAULT_VERSIONS_TTL_S = 600;
@@ -59,12 +59,12 @@ export interface PullThroughRun {
 export async function pullThroughServe(
   io: CliIO,
   globals: GlobalOptions,
-  flags: ParsedFlags,
+  flags: ParsedFlags<typeof SERVE_FLAGS>,
   run: PullThroughRun,
 ): Promise<number> {
   const { line, json } = run;
-  const offline = flags.bools.get('offline') === true;
-  if (offline && flags.bools.get('upstream') === true)
+  const offline = flags.values.offline === true;
+  if (offline && flags.values.upstream === true)
     return run.fail(
       'Conflicting options',
       '-offline serves only what the store holds; it cannot be used with -upstream.',
@@ -73,10 +73,10 @@ export async function pullThroughServe(
   try {
     policy = originPolicy({
       flavor: globals.flavor,
-      allow: flags.lists.get('allow') ?? [],
-      allowUnsigned: flags.bools.get('allow-unsigned') === true,
-      trustedKeys: flags.lists.get('trusted-key') ?? [],
-      allowAddresses: flags.lists.get('allow-address') ?? [],
+      allow: flags.values.allow ?? [],
+      allowUnsigned: flags.values['allow-unsigned'] === true,
+      trustedKeys: flags.values['trusted-key'] ?? [],
+      allowAddresses: flags.values['allow-address'] ?? [],
     });
   } catch (err) {
     return run.fail('Invalid pull-through options', describeError(err));
@@ -124,7 +124,7 @@ export async function pullThroughServe(
         },
       });
     }
-    const ttl = flags.ints.get('versions-ttl') ?? DEFAULT_VERSIONS_TTL_S;
+    const ttl = flags.values['versions-ttl'] ?? DEFAULT_VERSIONS_TTL_S;
     const mirror = await startPullThroughMirror({
       policy,
       ...(origin

@@ -18,14 +18,14 @@ import {
   errorText,
 } from '../../errors.js';
 import { createHashPool } from '../../hashing/index.js';
-import { isLoopbackHost, parseListen, startMirrorServer } from '../../installer/serve/server.js';
+import { isLoopbackHost, parseListen, startMirrorServer } from '../../serve/server.js';
 import { terminalLine } from '../../ui/escape.js';
 import { renderDiagnostic } from '../../ui/human.js';
 import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { humanStyle, jsonUIsFor } from '../render.js';
-import { accessLogger, stopSignal } from './serve-log.js';
+import { accessLogger, SERVE_FLAGS, stopSignal } from './serve-log.js';
 import { pullThroughServe } from './serve-upstream.js';
 
 export const SERVE_HELP = `Usage: provkit [global options] serve [options] DIR
@@ -72,21 +72,8 @@ Pull-through mirror (docs/fleet-mirror.md):
 `;
 
 export async function serveCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
-  const flags = parseFlags(args, {
-    listen: 'string',
-    'tls-cert': 'string',
-    'tls-key': 'string',
-    refresh: 'int',
-    json: 'bool',
-    upstream: 'bool',
-    offline: 'bool',
-    allow: 'strings',
-    'allow-address': 'strings',
-    'allow-unsigned': 'bool',
-    'trusted-key': 'strings',
-    'versions-ttl': 'int',
-  });
-  const json = flags.bools.get('json') === true;
+  const flags = parseFlags(args, SERVE_FLAGS);
+  const json = flags.values.json === true;
   // -json: the run's JSON streams (stdout's starts with the version message; -json-into's too).
   const uis = jsonUIsFor(io, json);
   const line = (
@@ -105,7 +92,7 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     diagnostic({ severity: 'error', summary, detail, code });
     return 1;
   };
-  const pullThrough = flags.bools.get('upstream') === true || flags.bools.get('offline') === true;
+  const pullThrough = flags.values.upstream === true || flags.values.offline === true;
   if (flags.positionals.length !== 1)
     return fail(
       'Wrong number of arguments',
@@ -114,22 +101,21 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
         : 'serve requires the mirror directory as its argument.',
     );
   if (!pullThrough) {
-    const only =
-      ['allow', 'allow-address', 'trusted-key'].find((f) => flags.lists.has(f)) ??
-      ['allow-unsigned'].find((f) => flags.bools.has(f)) ??
-      (flags.ints.has('versions-ttl') ? 'versions-ttl' : undefined);
+    const only = (['allow', 'allow-address', 'trusted-key', 'allow-unsigned', 'versions-ttl'] as const).find(
+      (f) => flags.values[f] !== undefined,
+    );
     if (only !== undefined)
       return fail('Option for a pull-through mirror', `-${only} applies to serve -upstream only.`);
-  } else if (flags.ints.has('refresh')) {
+  } else if (flags.values.refresh !== undefined) {
     return fail('Option for a directory mirror', '-refresh applies to serve DIR only, not to -upstream or -offline.');
   }
-  const certFile = flags.strings.get('tls-cert');
-  const keyFile = flags.strings.get('tls-key');
+  const certFile = flags.values['tls-cert'];
+  const keyFile = flags.values['tls-key'];
   if ((certFile === undefined) !== (keyFile === undefined))
     return fail('Incomplete TLS options', '-tls-cert and -tls-key must be given together.');
   let listen: { host: string; port: number };
   try {
-    listen = parseListen(flags.strings.get('listen') ?? '127.0.0.1:8443');
+    listen = parseListen(flags.values.listen ?? '127.0.0.1:8443');
   } catch (err) {
     return fail('Invalid -listen address', (err as Error).message);
   }
@@ -183,7 +169,7 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
       host: listen.host,
       port: listen.port,
       ...(tls ? { tls } : {}),
-      ...(flags.ints.get('refresh') === undefined ? {} : { refreshMs: flags.ints.get('refresh')! }),
+      ...(flags.values.refresh === undefined ? {} : { refreshMs: flags.values.refresh }),
       onRequest: accessLog,
       onWarning: (w) => {
         line('warn', w.message, 'scan_warning', { path: w.path, code: WarningCode.SCAN_WARNING });

@@ -72,13 +72,13 @@ Options:
 
 export async function verifyCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
   const flags = parseFlags(args, { platform: 'strings', mirror: 'string', json: 'bool', recursive: 'bool' });
-  const json = flags.bools.get('json') === true;
+  const json = flags.values.json === true;
   const ui = createRenderer(io, globals, json);
   const errors: Diagnostic[] = [];
 
   // None given: the policy's, else every platform the mirror has.
-  const platforms = parsePlatformFlags(flags.lists.get('platform') ?? [], errors, false);
-  const mirror = flags.strings.get('mirror');
+  const platforms = parsePlatformFlags(flags.values.platform ?? [], errors, false);
+  const mirror = flags.values.mirror;
   if (platforms.length > 0 && mirror === undefined) {
     errors.push({
       severity: 'error',
@@ -100,11 +100,11 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
   }
   if (errors.length > 0) return ui.fail(errors);
   // verify -recursive says each root's flavor in its summary instead.
-  if (flags.bools.get('recursive') !== true) noteFlavor(io, globals);
+  if (flags.values.recursive !== true) noteFlavor(io, globals);
 
   return withResources(io, globals, (r) => {
     const context: VerifyContext = { r, io, globals, ui, platforms, ...(mirror === undefined ? {} : { mirror }) };
-    return flags.bools.get('recursive') !== true
+    return flags.values.recursive !== true
       ? verifyOne(context)
       : verifyTree(context, json ? new JsonUI(io.stdout) : undefined);
   });

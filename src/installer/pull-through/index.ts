@@ -9,8 +9,8 @@
  * fetches they wait for) may finish for up to `drainMs`, then what is left
  * is aborted; a fetch that did not finish stored nothing (store.ts).
  */
-import type { AccessLogEntry } from '../serve/server.js';
-import { startMirrorServer } from '../serve/server.js';
+import type { AccessLogEntry } from '../../serve/server.js';
+import { startMirrorServer } from '../../serve/server.js';
 import { PullThroughService, type PullThroughOptions } from './service.js';
 
 export { originPolicy, allowedHosts, type OriginPolicy, type OriginPolicyInput } from './policy.js';

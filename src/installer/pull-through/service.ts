@@ -80,8 +80,8 @@ import {
   type TrustedHash,
 } from '../../sources/index.js';
 import { requireMirrorable } from '../archive-check.js';
-import type { AccessLogEntry, Answer, ResourceCatalog, StatusAnswer } from '../serve/server.js';
-import type { Resource } from '../serve/catalog.js';
+import type { AccessLogEntry, Answer, ResourceCatalog, StatusAnswer } from '../../serve/server.js';
+import type { Resource } from '../../serve/catalog.js';
 import { METRICS_CONTENT_TYPE, MirrorMetrics, type RequestKind, type RequestResult } from './metrics.js';
 import { type Freshness, type Kept, OriginView } from './origin.js';
 import { type OriginPolicy, providerAllowed } from './policy.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { parsePlatform, parseProviderSource, parseVersion } from '../../src/addresses/index.js';
-import { findExecutable, linkPackageDir, packageDir, packageMutexPath } from '../../src/installer/cache.js';
+import { findExecutable, linkPackageDir, packageDir, packageMutexPath } from '../../src/installer/package-dirs.js';
 import { lockFileAction } from '../../src/installer/install.js';
 import { Locks, newProviderLock } from '../../src/lockfile/index.js';
 import { parseHash } from '../../src/hashing/index.js';

@@ -43,8 +43,8 @@ import {
   tryHostnameForComparison,
   tryParseProviderPart,
   type Version,
-} from '../../addresses/index.js';
-import { systemErrorCode, errorText } from '../../errors.js';
+} from '../addresses/index.js';
+import { systemErrorCode, errorText } from '../errors.js';
 import {
   displayName,
   type Hash,
@@ -52,10 +52,10 @@ import {
   listPackageFiles,
   normalizeHashes,
   zhFromDigest,
-} from '../../hashing/index.js';
-import { goMarshalIndent } from '../../go/index.js';
-import { mirrorIndexJSON, packedFileName, parsePackedFileName, versionOfDocumentName } from '../../layout/index.js';
-import { FilesystemMirrorSource, type PackageMeta, type ScanWarning } from '../../sources/index.js';
+} from '../hashing/index.js';
+import { goMarshalIndent } from '../go/index.js';
+import { mirrorIndexJSON, packedFileName, parsePackedFileName, versionOfDocumentName } from '../layout/index.js';
+import { FilesystemMirrorSource, type PackageMeta, type ScanWarning } from '../sources/index.js';
 import { writeDirZip } from './dir-zip.js';
 import { isInside, openInside, realPathOf, type Refusal } from './files.js';
 

@@ -13,8 +13,9 @@
  * The manifest lists size and SHA-256 of every other member, and the hashes
  * of every package. Pure: data in, data out; no I/O here.
  */
-import { unsafeNameKind } from '../../addresses/index.js';
-import { ErrorCode, ProvkitError, errorText } from '../../errors.js';
+import { unsafeNameKind } from '../addresses/index.js';
+import { ErrorCode, ProvkitError, errorText } from '../errors.js';
+import { isRecord } from '../go/index.js';
 
 export const BUNDLE_FORMAT = 'provkit-bundle/1';
 export const MANIFEST_NAME = 'manifest.json';
@@ -86,7 +87,6 @@ function bad(message: string): ProvkitError {
   return new ProvkitError(ErrorCode.BUNDLE_INVALID, `invalid bundle manifest: ${message}`, { file: MANIFEST_NAME });
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (o: Record<string, unknown>, k: string, where: string): string => {
   const v = o[k];
   if (typeof v !== 'string') throw bad(`${where}: "${k}" must be a string`);
@@ -107,7 +107,7 @@ export function parseManifest(bytes: Buffer): BundleManifest {
   } catch (err) {
     throw bad(`not JSON: ${errorText(err)}`);
   }
-  if (!isObj(doc)) throw bad('not an object');
+  if (!isRecord(doc)) throw bad('not an object');
   if (doc['format'] !== BUNDLE_FORMAT)
     throw bad(`unknown format ${JSON.stringify(doc['format'])} (this provkit reads ${BUNDLE_FORMAT})`);
   const flavor = doc['flavor'];
@@ -129,7 +129,7 @@ export function parseManifest(bytes: Buffer): BundleManifest {
     ...(since === undefined ? {} : { since }),
     platforms: platforms as string[],
     members: members.map((m, i) => {
-      if (!isObj(m)) throw bad(`members[${i}] must be an object`);
+      if (!isRecord(m)) throw bad(`members[${i}] must be an object`);
       const size = m['size'];
       if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
         throw bad(`members[${i}]: "size" must be a non-negative integer`);
@@ -138,7 +138,7 @@ export function parseManifest(bytes: Buffer): BundleManifest {
       return { name: str(m, 'name', `members[${i}]`), size, sha256 };
     }),
     providers: providers.map((p, i) => {
-      if (!isObj(p)) throw bad(`providers[${i}] must be an object`);
+      if (!isRecord(p)) throw bad(`providers[${i}] must be an object`);
       const pk = p['packages'];
       if (!Array.isArray(pk)) throw bad(`providers[${i}]: "packages" must be a list`);
       return {
@@ -147,7 +147,7 @@ export function parseManifest(bytes: Buffer): BundleManifest {
         constraints: str(p, 'constraints', `providers[${i}]`),
         packages: pk.map((k, j) => {
           const where = `providers[${i}].packages[${j}]`;
-          if (!isObj(k)) throw bad(`${where} must be an object`);
+          if (!isRecord(k)) throw bad(`${where} must be an object`);
           return {
             platform: str(k, 'platform', where),
             path: str(k, 'path', where),

@@ -30,18 +30,18 @@ import { pipeline } from 'node:stream/promises';
 
 import tar from 'tar-stream';
 
-import { parsePlatform, type Platform, type ProviderAddress, type Version } from '../../addresses/index.js';
-import { asProvkitError, ErrorCode, fileError, ProvkitError } from '../../errors.js';
-import { removeOnExit } from '../../fs/cleanup.js';
-import { compareBytewise } from '../../go/index.js';
-import { normalizeHashes, parseHash } from '../../hashing/index.js';
-import { Locks, newProviderLock, serializeLocks } from '../../lockfile/index.js';
-import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../../layout/index.js';
-import { checkFetchedFor, fetchPackage, poolHashing } from '../../sources/index.js';
-import { namedBySource, requireExtractable } from '../archive-check.js';
-import { ignoreEvents } from '../events.js';
-import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement, selectVersion } from '../lock.js';
-import { sharingLimit } from '../share-limit.js';
+import { parsePlatform, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
+import { asProvkitError, ErrorCode, fileError, ProvkitError } from '../errors.js';
+import { removeOnExit } from '../fs/cleanup.js';
+import { compareBytewise } from '../go/index.js';
+import { normalizeHashes, parseHash } from '../hashing/index.js';
+import { Locks, newProviderLock, serializeLocks } from '../lockfile/index.js';
+import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../layout/index.js';
+import { checkFetchedFor, fetchPackage, poolHashing } from '../sources/index.js';
+import { namedBySource, requireExtractable } from '../installer/archive-check.js';
+import { ignoreEvents } from '../installer/events.js';
+import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement, selectVersion } from '../installer/lock.js';
+import { sharingLimit } from '../installer/share-limit.js';
 import {
   BUNDLE_FORMAT,
   BUNDLE_LOCK_NAME,

@@ -56,7 +56,7 @@ import {
   tryParseProviderSource,
   tryParseVersion,
   type Version,
-} from '../../addresses/index.js';
+} from '../addresses/index.js';
 import {
   ErrorCode,
   errorText,
@@ -66,17 +66,17 @@ import {
   renameFileInError,
   systemErrorCode,
   writeError,
-} from '../../errors.js';
-import { writeFileAtomic } from '../../fs/atomic.js';
-import { removeOnExit } from '../../fs/cleanup.js';
-import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../../fs/dir-mutex.js';
-import { makeDirectory } from '../../fs/target.js';
-import { compareBytewise, goMarshalIndent, type GoJSON } from '../../go/index.js';
-import { removeTempsIn, tempPathIn } from '../../fs/temp-name.js';
-import { type HashPool, normalizeHashes, parseHash } from '../../hashing/index.js';
-import { packedFileName, providerDirPath } from '../../layout/index.js';
-import { hasErrors, type Locks, parseLockFile } from '../../lockfile/index.js';
-import { MIRROR_MUTEX_FILE, MIRROR_STAGING_PREFIX } from '../mirror.js';
+} from '../errors.js';
+import { writeFileAtomic } from '../fs/atomic.js';
+import { removeOnExit } from '../fs/cleanup.js';
+import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../fs/dir-mutex.js';
+import { makeDirectory } from '../fs/target.js';
+import { compareBytewise, goMarshalIndent, type GoJSON, isRecord } from '../go/index.js';
+import { removeTempsIn, tempPathIn } from '../fs/temp-name.js';
+import { type HashPool, normalizeHashes, parseHash } from '../hashing/index.js';
+import { packedFileName, providerDirPath } from '../layout/index.js';
+import { hasErrors, type Locks, parseLockFile } from '../lockfile/index.js';
+import { MIRROR_MUTEX_FILE, MIRROR_STAGING_PREFIX } from '../installer/mirror.js';
 import {
   BUNDLE_LOCK_NAME,
   type BundleManifest,
@@ -85,7 +85,7 @@ import {
   parseManifest,
   unsafeMemberName,
 } from './manifest.js';
-import { readRegularFile } from '../../fs/read.js';
+import { readRegularFile } from '../fs/read.js';
 
 /** Default largest member: 2 GiB (provider packages are far smaller). */
 export const DEFAULT_MAX_MEMBER_SIZE = 2 * 1024 ** 3;
@@ -650,7 +650,7 @@ async function verifyPackages(
     if (members.has(indexName)) {
       const doc = await readDoc(join(staging, indexName), indexName);
       const versions = doc['versions'];
-      if (!isObj(versions)) throw refuse(indexName, 'has no "versions" object');
+      if (!isRecord(versions)) throw refuse(indexName, 'has no "versions" object');
       const listed = Object.keys(versions);
       if (listed.length !== 1 || listed[0] !== p.version.toString()) {
         throw refuse(
@@ -663,9 +663,9 @@ async function verifyPackages(
     if (!members.has(versionName)) continue;
     const doc = await readDoc(join(staging, versionName), versionName);
     const archives = doc['archives'];
-    if (!isObj(archives)) throw refuse(versionName, 'has no "archives" object');
+    if (!isRecord(archives)) throw refuse(versionName, 'has no "archives" object');
     for (const [platform, a] of Object.entries(archives)) {
-      if (!isObj(a) || typeof a['url'] !== 'string' || !Array.isArray(a['hashes']))
+      if (!isRecord(a) || typeof a['url'] !== 'string' || !Array.isArray(a['hashes']))
         throw refuse(versionName, `archive ${platform} needs "url" and "hashes"`);
       const k = p.packages.get(platform);
       const mine = k === undefined ? undefined : verified.get(k.path);
@@ -690,14 +690,12 @@ async function verifyPackages(
       }
     }
     for (const k of p.packages.values()) {
-      if (members.has(k.path) && !isObj(archives[k.platform]))
+      if (members.has(k.path) && !isRecord(archives[k.platform]))
         throw refuse(versionName, `does not list the package ${JSON.stringify(k.path)} of this bundle`);
     }
   }
   return lockFile;
 }
-
-const isObj = (v: unknown): v is Record<string, GoJSON> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 async function readDoc(path: string, name: string): Promise<Record<string, GoJSON>> {
   let doc: unknown;
@@ -706,7 +704,7 @@ async function readDoc(path: string, name: string): Promise<Record<string, GoJSO
   } catch (err) {
     throw refuse(name, `is not JSON: ${errorText(err)}`);
   }
-  if (!isObj(doc)) throw refuse(name, 'is not a JSON object');
+  if (!isRecord<GoJSON>(doc)) throw refuse(name, 'is not a JSON object');
   return doc;
 }
 
@@ -798,12 +796,14 @@ async function planMerge(checked: CheckedManifest, target: string): Promise<Merg
     if (fresh.length === 0) continue;
     const versionRel = `${p.source}/${p.version.toString()}.json`;
     const theirVersion = (await existing(versionRel)) === 'file' ? await readTargetDoc(join(target, versionRel)) : {};
-    const archives: Record<string, GoJSON> = { ...(isObj(theirVersion['archives']) ? theirVersion['archives'] : {}) };
+    const archives: Record<string, GoJSON> = {
+      ...(isRecord(theirVersion['archives']) ? theirVersion['archives'] : {}),
+    };
     for (const k of fresh) {
       const url = k.path.slice(p.source.length + 1);
       const hashes = [k.zh, k.h1, k.h1Zip];
       const old = archives[k.platform];
-      if (isObj(old) && old['url'] === url && Array.isArray(old['hashes']))
+      if (isRecord(old) && old['url'] === url && Array.isArray(old['hashes']))
         hashes.push(...old['hashes'].filter((h): h is string => typeof h === 'string'));
       archives[k.platform] = { hashes: normalizeHashes(hashes.map(parseHash)).map((h) => h.text), url };
     }
@@ -811,7 +811,7 @@ async function planMerge(checked: CheckedManifest, target: string): Promise<Merg
     const indexRel = `${p.source}/index.json`;
     const theirIndex = (await existing(indexRel)) === 'file' ? await readTargetDoc(join(target, indexRel)) : {};
     const versions: Record<string, GoJSON> = {
-      ...(isObj(theirIndex['versions']) ? theirIndex['versions'] : {}),
+      ...(isRecord(theirIndex['versions']) ? theirIndex['versions'] : {}),
       [p.version.toString()]: {},
     };
     indexDocs.push([indexRel, goMarshalIndent({ ...theirIndex, versions })]);
@@ -829,7 +829,7 @@ async function readTargetDoc(path: string): Promise<Record<string, GoJSON>> {
       cause: err,
     });
   }
-  if (!isObj(doc))
+  if (!isRecord<GoJSON>(doc))
     throw new ProvkitError(ErrorCode.INVALID_RESPONSE, `cannot merge into ${path}: not a JSON object`, { file: path });
   return doc;
 }

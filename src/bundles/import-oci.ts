@@ -18,14 +18,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { type Flavor, parsePlatform, parseProviderSource, parseVersion, type Platform } from '../../addresses/index.js';
-import type { HashPool } from '../../hashing/index.js';
-import type { Locks } from '../../lockfile/index.js';
-import type { OciClient } from '../../net/index.js';
-import { FilesystemMirrorSource } from '../../sources/index.js';
-import type { EventSink } from '../events.js';
-import { removeOnExit } from '../../fs/cleanup.js';
-import { type OciTarget, publishToOci, type PublishItem, type PublishOutcome } from '../oci-publish.js';
+import { type Flavor, parsePlatform, parseProviderSource, parseVersion, type Platform } from '../addresses/index.js';
+import type { HashPool } from '../hashing/index.js';
+import type { Locks } from '../lockfile/index.js';
+import type { OciClient } from '../net/index.js';
+import { FilesystemMirrorSource } from '../sources/index.js';
+import type { EventSink } from '../installer/events.js';
+import { removeOnExit } from '../fs/cleanup.js';
+import { type OciTarget, publishToOci, type PublishItem, type PublishOutcome } from '../installer/oci-publish.js';
 import type { BundleManifest } from './manifest.js';
 import { unpackAndVerifyBundle } from './import.js';
 

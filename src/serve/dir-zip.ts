@@ -27,9 +27,9 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createDeflateRaw } from 'node:zlib';
 
-import { ErrorCode, ProvkitError } from '../../errors.js';
-import { crc32 } from '../../hashing/crc32.js';
-import { hash1FromDigests, type Hash, type NamedDigest } from '../../hashing/index.js';
+import { ErrorCode, ProvkitError } from '../errors.js';
+import { crc32 } from '../hashing/crc32.js';
+import { hash1FromDigests, type Hash, type NamedDigest } from '../hashing/index.js';
 import {
   CREATOR_UNIX,
   DOS_DATE_1980,
@@ -44,7 +44,7 @@ import {
   SIG_END,
   SIG_LOCAL,
   VERSION_20,
-} from '../../hashing/zip-format.js';
+} from '../hashing/zip-format.js';
 
 export interface ZipInput {
   /** The name in the package, `/`-separated raw bytes. */

@@ -28,10 +28,10 @@ import { isIP, type AddressInfo, type Socket } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-import type { Flavor } from '../../addresses/index.js';
-import { ErrorCode, ProvkitError } from '../../errors.js';
-import type { HashPool } from '../../hashing/index.js';
-import type { ScanWarning } from '../../sources/index.js';
+import type { Flavor } from '../addresses/index.js';
+import { ErrorCode, ProvkitError } from '../errors.js';
+import type { HashPool } from '../hashing/index.js';
+import type { ScanWarning } from '../sources/index.js';
 import { MirrorCatalog, type Resource } from './catalog.js';
 
 export interface AccessLogEntry {

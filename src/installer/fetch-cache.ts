@@ -1,10 +1,10 @@
 /**
  * The package layer of `lock`: each (provider, version, platform) package is
- * fetched and hashed at most once per plan, however many root modules need
- * it (`lock -recursive` shares one plan between all the roots of a tree;
+ * fetched and hashed at most once per cache, however many root modules need
+ * it (`lock -recursive` shares one cache between all the roots of a tree;
  * a single `lock` has its own).
  *
- * What a plan keeps of a package is small ({@link LockedPackage}: its `h1:`
+ * What a cache keeps of a package is small ({@link LockedPackage}: its `h1:`
  * and the hashes its source reported or authentication verified), never the
  * bytes: the archive is removed as soon as it is hashed, so disk and memory
  * do not grow with the packages fetched. The source's answers are memoised
@@ -51,41 +51,48 @@ import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, type Pr
 import { type ShareLimit, sharingLimit } from './share-limit.js';
 import { downloadName } from '../layout/index.js';
 
-/** What a package's fetch gives the plan (a local archive read for its `h1:` forms alone, FetchOptions.hashZipForms). */
+/** What a package's fetch gives the cache (a local archive read for its `h1:` forms alone, FetchOptions.hashZipForms). */
 type Fetched = FetchedPackage | FetchedForms;
 
 /** The progress callback of one phase of a local archive's hashing (`fetch_progress` events). */
 type LocalProgress = (phase: ProgressPhase) => ReadProgress;
 
-/** What the plan needs (the fetching part of `FetchRunOptions`). */
-export interface PackagePlanOptions {
+/** What the cache needs (the fetching part of `FetchRunOptions`). */
+export interface FetchCacheOptions {
+  /** Where packages (and, for the runs over the cache, versions and metadata) come from. */
   readonly source: Source;
+  /** Hashing, bounded by its own (CPU) limit. */
   readonly pool: HashPool;
   /** Needed when a source returns http locations. */
   readonly http?: HttpClient;
   /** Package events (`fetch_start`, `fetch_progress`, `fetch_complete`, package warnings). */
   readonly events?: EventSink;
+  /** Aborts the cache's downloads and hashing. */
   readonly signal?: AbortSignal;
-  /** Parallel downloads. */
+  /** Parallel downloads (installer/lock.ts `defaultNetworkConcurrency` is the CLI's). */
   readonly networkConcurrency: number;
+  /** Hashes of archives seen before, by `zh:` (hashing/store.ts); every archive hashed is added. */
   readonly hashStore?: HashStore;
 }
 
-/** What a plan learnt of one package. */
+/** What a cache learnt of one package. */
 export interface LockedPackage {
+  /** A zip archive, or an unpacked directory (a filesystem mirror's unpacked layout). */
   readonly kind: 'archive' | 'dir';
   /** The `h1:` of the package as extracted (what a lock records). */
   readonly h1: Hash;
   /** The metadata's reported hashes plus what authentication verified, each with its reason. */
   readonly hashes: readonly TrustedHash[];
+  /** How the package was authenticated (the reference's label). */
   readonly label: AuthLabel;
+  /** The signing key's ID, when a signature authenticated it. */
   readonly keyId: string | undefined;
   /** True when the hashes came from the hash store by the registry's signed `zh:` (nothing downloaded). */
   readonly stored: boolean;
 }
 
-/** Counts of one plan's work. */
-export interface PlanStats {
+/** Counts of one cache's work. */
+export interface FetchCacheStats {
   /** Distinct (provider, version, platform) packages asked for. */
   readonly packages: number;
   /** Packages downloaded (http). */
@@ -96,14 +103,14 @@ export interface PlanStats {
   readonly fromStore: number;
 }
 
-/** The counts of several plans (`lock -recursive` over roots of two flavors), added up. */
-export function sumPlanStats(all: readonly PlanStats[]): PlanStats {
-  const sum = (k: keyof PlanStats): number => all.reduce((n, s) => n + s[k], 0);
+/** The counts of several caches (`lock -recursive` over roots of two flavors), added up. */
+export function sumFetchCacheStats(all: readonly FetchCacheStats[]): FetchCacheStats {
+  const sum = (k: keyof FetchCacheStats): number => all.reduce((n, s) => n + s[k], 0);
   return { packages: sum('packages'), downloaded: sum('downloaded'), local: sum('local'), fromStore: sum('fromStore') };
 }
 
 /** See the module comment. */
-export class PackagePlan {
+export class FetchCache {
   private readonly network: ShareLimit;
   private readonly packages = new Map<string, Promise<LockedPackage>>();
   private work: Promise<string> | undefined;
@@ -116,18 +123,19 @@ export class PackagePlan {
   private readonly zhPass = pLimit(1);
   private readonly events: EventSink;
 
-  constructor(private readonly options: PackagePlanOptions) {
+  constructor(private readonly options: FetchCacheOptions) {
     // Downloads are hashed as they arrive: the batch's tail shares the cores (share-limit.ts).
     this.network = sharingLimit(options.networkConcurrency, options.pool.shareUpTo);
     this.events = options.events ?? ignoreEvents;
   }
 
-  /** The source the plan fetches from. */
+  /** The source the cache fetches from. */
   get source(): Source {
     return this.options.source;
   }
 
-  stats(): PlanStats {
+  /** What the cache has done so far. */
+  stats(): FetchCacheStats {
     return { packages: this.packages.size, downloaded: this.downloaded, local: this.local, fromStore: this.fromStore };
   }
 
@@ -142,7 +150,7 @@ export class PackagePlan {
     return p;
   }
 
-  /** Removes the plan's temporary directory (call once, when every root is done). */
+  /** Removes the cache's temporary directory (call once, when every root is done). */
   async close(): Promise<void> {
     const work = this.work;
     this.work = undefined;
@@ -152,7 +160,7 @@ export class PackagePlan {
   }
 
   /**
-   * The plan's temporary directory, created at the first download: a run that
+   * The cache's temporary directory, created at the first download: a run that
    * reads only local archives (a filesystem mirror) creates none. From its
    * creation every way out (close(), a signal, process exit) removes it
    * (test/e2e/diagnostics.test.ts, "temporary files go on every way out").
@@ -238,7 +246,7 @@ export class PackagePlan {
       for (const w of meta.warnings)
         events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
       const zh = expectedZh(meta);
-      // A hit means no download at all, so the plan consults the store itself
+      // A hit means no download at all, so the cache consults the store itself
       // (and keeps what it hashes, below) instead of handing it to fetchPackage.
       const stored = zh && (await options.hashStore?.get(zh));
       if (stored) return storedArchive(meta, stored);
@@ -247,7 +255,7 @@ export class PackagePlan {
       // share file names (`hashicorp/github` and `integrations/github`; one
       // source under two hosts), docs/reliability.md.
       // A local archive (a filesystem mirror) is hashed in place, where it
-      // is: the plan keeps no copy of it (and never removes it, below).
+      // is: the cache keeps no copy of it (and never removes it, below).
       // Anything else is fetched into a directory of its own.
       const dir =
         meta.location.kind === 'local-archive' ? undefined : await mkdtemp(join(await this.workDir(), `pkg-${n}-`));

@@ -1,0 +1,6 @@
+import type { Diagnostic } from './ast.js';
+
+/** Whether any diagnostic is an error (hcl.Diagnostics.HasErrors). */
+export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
+  return diagnostics.some((d) => d.severity === 'error');
+}

@@ -1,9 +1,0 @@
-/**
- * The size of the blocks a download is cut into before its later stages:
- * the client's own file writes (`download.ts` `coalesce`) and the blocks a
- * hash worker receives and writes (`hashing/pool.ts` `WorkerFileSink`). One
- * value, because the pool recycles the memory of either kind of block for the
- * next (its spares are taken by this size). 256 KiB measured better than
- * 1 MiB (bench/PROFILE.md, "Tried and dropped").
- */
-export const DOWNLOAD_BLOCK = 256 * 1024;
