@@ -35,7 +35,7 @@ import type { ParsedFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { loadCliConfigFor, sourceContext } from '../wiring.js';
-import { accessLogger, SERVE_FLAGS, stopSignal } from './serve-log.js';
+import { accessLogger, type SERVE_FLAGS, stopSignal } from './serve-log.js';
 
 /** The seconds a version list is used before the origin is asked again, by default. */
 const DEFAULT_VERSIONS_TTL_S = 600;
