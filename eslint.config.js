@@ -23,7 +23,7 @@ const LAYERS = [
   ['layout'],
   ['sources'],
   ['installer', 'serve'],
-  ['bundles'],
+  ['bundles', 'pull-through'],
   ['ui'],
   ['cli'],
 ];

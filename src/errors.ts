@@ -79,6 +79,11 @@ export const ErrorCode = {
   NET_TOO_MANY_REDIRECTS: 'NET_TOO_MANY_REDIRECTS',
   /** A body larger than the caller's limit. */
   NET_RESPONSE_TOO_LARGE: 'NET_RESPONSE_TOO_LARGE',
+  /**
+   * A request the client's own fetch refused before any connection (a
+   * destination outside a pull-through mirror's allow-list): final, never retried.
+   */
+  NET_REFUSED: 'NET_REFUSED',
 
   // --- sources (src/sources); the multi-source treats the first three as "try the next source"
   PROVIDER_NOT_FOUND: 'PROVIDER_NOT_FOUND',
@@ -140,6 +145,10 @@ export const ErrorCode = {
   SERVE_INSECURE_LISTEN: 'SERVE_INSECURE_LISTEN',
   /** `audit -base`: git could not be run, the revision is unknown, or a file could not be read at it. */
   GIT_FAILED: 'GIT_FAILED',
+  /** A pull-through mirror was asked for a provider, host or address outside its allow-list (docs/fleet-mirror.md). */
+  UPSTREAM_NOT_ALLOWED: 'UPSTREAM_NOT_ALLOWED',
+  /** A pull-through mirror refused a package its signature policy does not accept: unsigned, or a key not pinned. */
+  UPSTREAM_UNTRUSTED: 'UPSTREAM_UNTRUSTED',
 
   // --- generic I/O and usage
   IO: 'IO',

@@ -4,6 +4,7 @@
  * configuration select, signal handling, and the archive limits.
  */
 import { basename, resolve } from 'node:path';
+import type { LookupFunction } from 'node:net';
 
 import {
   currentPlatform,
@@ -29,7 +30,14 @@ import { checkDirectorySource } from '../fs/target.js';
 import { nameSuggestion } from '../go/index.js';
 import { type HashStore, openHashStore, type ZipLimits } from '../hashing/index.js';
 import { parseZipLimits } from '../hashing/zip-reader.js';
-import { createNodeFetch, HttpClient, httpTuningFromEnv, templateVariables, validateLevel1 } from '../net/index.js';
+import {
+  createNodeFetch,
+  type FetchLike,
+  HttpClient,
+  httpTuningFromEnv,
+  templateVariables,
+  validateLevel1,
+} from '../net/index.js';
 import { hashStoreDir } from '../sources/index.js';
 import { findPolicy, type PlatformPolicy } from '../config/index.js';
 import type { PublishOutcome } from '../installer/oci-publish.js';
@@ -432,10 +440,16 @@ export class PendingDiagnostics {
 }
 
 /** An HTTP client for one run (proxies, CAs and tuning from the environment); `close` frees its connections. */
-export function httpFor(io: CliIO): { http: HttpClient; close: () => void } {
-  const nodeFetch = createNodeFetch({ env: io.env });
+export function httpFor(
+  io: CliIO,
+  guard?: { wrap(fetch: FetchLike): FetchLike; readonly lookup: LookupFunction },
+): { http: HttpClient; close: () => void } {
+  const nodeFetch = createNodeFetch({ env: io.env, ...(guard ? { lookup: guard.lookup } : {}) });
   return {
-    http: new HttpClient({ fetch: nodeFetch.fetch, ...httpTuningFromEnv(io.env) }),
+    http: new HttpClient({
+      fetch: guard ? guard.wrap(nodeFetch.fetch) : nodeFetch.fetch,
+      ...httpTuningFromEnv(io.env),
+    }),
     close: () => nodeFetch.close(),
   };
 }

@@ -100,7 +100,7 @@ function parseHolder(raw: Buffer): MutexHolder | undefined {
 }
 
 /** Whether a process with this PID exists on this host (`kill(pid, 0)`; EPERM means it exists). */
-function pidAlive(pid: number): boolean {
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

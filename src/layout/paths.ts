@@ -7,7 +7,14 @@
  * Every component goes through `pathComponent` (addresses/names.ts): a name
  * that is not a plain name is refused here, whatever let it in.
  */
-import { pathComponent, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
+import {
+  parsePlatform,
+  pathComponent,
+  type Platform,
+  type ProviderAddress,
+  tryParseVersion,
+  type Version,
+} from '../addresses/index.js';
 
 /** `terraform-provider-TYPE_VERSION_OS_ARCH.zip` (the packed layout's file name). @throws UNSAFE_NAME */
 export function packedFileName(provider: ProviderAddress, version: Version, platform: Platform): string {
@@ -15,6 +22,39 @@ export function packedFileName(provider: ProviderAddress, version: Version, plat
     `terraform-provider-${provider.type}_${version.toString()}_${platform.os}_${platform.arch}.zip`,
     'package file name',
   );
+}
+
+/**
+ * The version and platform a packed archive's file name gives for a
+ * provider of type `type` (`terraform-provider-TYPE_VERSION_OS_ARCH.zip`,
+ * matched case-insensitively as filesystem mirrors match it,
+ * docs/reference.md §10 item 143), or undefined when it is not one.
+ */
+export function parsePackedFileName(type: string, name: string): { version: Version; platform: Platform } | undefined {
+  const lower = name.toLowerCase();
+  const prefix = `terraform-provider-${type}_`;
+  if (!lower.startsWith(prefix) || !lower.endsWith('.zip')) return undefined;
+  const parts = lower.slice(prefix.length, -'.zip'.length).split('_');
+  if (parts.length !== 3) return undefined;
+  const version = tryParseVersion(parts[0]!);
+  if (!version.ok) return undefined;
+  try {
+    return { version: version.version, platform: parsePlatform(`${parts[1]!}_${parts[2]!}`) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The version of a network mirror's `VERSION.json` name, when VERSION is a
+ * version in canonical form (what clients request, docs/reference.md §4.3
+ * item 66); else undefined.
+ */
+export function versionOfDocumentName(file: string): Version | undefined {
+  if (!file.endsWith('.json')) return undefined;
+  const text = file.slice(0, -'.json'.length);
+  const parsed = tryParseVersion(text);
+  return parsed.ok && parsed.version.toString() === text ? parsed.version : undefined;
 }
 
 /** `HOST/NS/TYPE`, relative, with the display host. @throws UNSAFE_NAME */

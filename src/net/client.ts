@@ -34,7 +34,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Transform, Writable } from 'node:stream';
 
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, isProvkitError, ProvkitError } from '../errors.js';
 import { BodyReader, drain, type BodyLimits } from './body.js';
 import { NetErrorCode } from './codes.js';
 import { PartialDownload, type DownloadResult } from './download.js';
@@ -458,6 +458,8 @@ export class HttpClient {
         current = next;
       } catch (cause) {
         // The injected fetch (or a caller's callback) reports failure by throwing: the boundary where it becomes a value.
+        // A refusal by the fetch's own policy (NET_REFUSED) is its verdict: no attempt can change it.
+        if (isProvkitError(cause, NetErrorCode.REFUSED)) return failed(hop, { kind: 'final', error: cause });
         return failed(hop, { kind: 'thrown', cause });
       }
     }

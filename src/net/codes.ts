@@ -16,4 +16,6 @@ export const NetErrorCode = {
   TOO_MANY_REDIRECTS: ErrorCode.NET_TOO_MANY_REDIRECTS,
   /** A body larger than the caller's limit (for example the 1 MiB of a discovery document). */
   RESPONSE_TOO_LARGE: ErrorCode.NET_RESPONSE_TOO_LARGE,
+  /** The client's fetch refused the request before connecting (a policy on destinations): final. */
+  REFUSED: ErrorCode.NET_REFUSED,
 } as const;

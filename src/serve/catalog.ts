@@ -42,7 +42,6 @@ import {
   ProviderAddress,
   tryHostnameForComparison,
   tryParseProviderPart,
-  tryParseVersion,
   type Version,
 } from '../addresses/index.js';
 import { systemErrorCode, errorText } from '../errors.js';
@@ -55,21 +54,29 @@ import {
   zhFromDigest,
 } from '../hashing/index.js';
 import { goMarshalIndent } from '../go/index.js';
-import { mirrorIndexJSON, packedFileName } from '../layout/index.js';
+import { mirrorIndexJSON, packedFileName, parsePackedFileName, versionOfDocumentName } from '../layout/index.js';
 import { FilesystemMirrorSource, type PackageMeta, type ScanWarning } from '../sources/index.js';
 import { writeDirZip } from './dir-zip.js';
 import { isInside, openInside, realPathOf, type Refusal } from './files.js';
 
+/** What every resource may add: response headers, and how the request ended for the access log. */
+interface ResourceExtras {
+  /** More response headers (a pull-through mirror's `X-Provkit-Origin`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** How the request ended, for the access log (`hit`, `miss`, …; pull-through/metrics.ts). */
+  readonly result?: string;
+}
+
 /** Something the server can send. */
 export type Resource =
-  | {
+  | ({
       readonly kind: 'bytes';
       readonly contentType: string;
       readonly body: Buffer;
       readonly etag: string;
       readonly mtime?: Date;
-    }
-  | {
+    } & ResourceExtras)
+  | ({
       readonly kind: 'file';
       readonly contentType: string;
       /** Open for reading; the receiver closes it. */
@@ -79,7 +86,7 @@ export type Resource =
       readonly size: number;
       readonly etag: string;
       readonly mtime: Date;
-    };
+    } & ResourceExtras);
 
 export interface CatalogOptions {
   readonly dir: string;
@@ -220,7 +227,7 @@ export class MirrorCatalog {
     if (!host.ok || !ns.ok || !type.ok) return undefined;
     const provider = new ProviderAddress(host.hostname, ns.value, type.value);
     const gen = this.generation();
-    const versionDoc = versionOfDocument(file);
+    const versionDoc = versionOfDocumentName(file);
     if (file === 'index.json' || versionDoc) {
       const dirs = await this.providerDirs(provider);
       if (dirs.length === 0) return undefined;
@@ -238,21 +245,9 @@ export class MirrorCatalog {
       }
       return doc;
     }
-    const lower = file.toLowerCase();
-    if (!lower.endsWith('.zip')) return undefined;
-    const prefix = `terraform-provider-${provider.type}_`;
-    if (!lower.startsWith(prefix)) return undefined;
-    const parts = lower.slice(prefix.length, -'.zip'.length).split('_');
-    if (parts.length !== 3) return undefined;
-    const version = tryParseVersion(parts[0]!);
-    if (!version.ok) return undefined;
-    let platform: Platform;
-    try {
-      platform = parsePlatform(`${parts[1]!}_${parts[2]!}`);
-    } catch {
-      return undefined;
-    }
-    const meta = await this.meta(gen, provider, version.version, platform);
+    const packed = parsePackedFileName(provider.type, file);
+    if (!packed) return undefined;
+    const meta = await this.meta(gen, provider, packed.version, packed.platform);
     if (!meta) return undefined;
     if (meta.location.kind === 'local-archive') return this.openFile(meta.location.path, ZIP_TYPE);
     if (meta.location.kind === 'local-dir') return this.builtZipResource(meta.location.path);
@@ -553,12 +548,4 @@ export class MirrorCatalog {
       }
     }
   }
-}
-
-/** The version of a `VERSION.json` name, when VERSION is a version in canonical form (what clients request); else undefined. */
-function versionOfDocument(file: string): Version | undefined {
-  if (!file.endsWith('.json')) return undefined;
-  const text = file.slice(0, -'.json'.length);
-  const parsed = tryParseVersion(text);
-  return parsed.ok && parsed.version.toString() === text ? parsed.version : undefined;
 }

@@ -46,6 +46,34 @@ export interface AccessLogEntry {
   readonly bytes: number;
   readonly durationMs: number;
   readonly userAgent: string;
+  /** How the request ended, when the catalog says (a pull-through mirror's `hit`, `miss`, …). */
+  readonly result?: string;
+}
+
+/** An answer that is a status and a short text (`403` outside an allow-list, `502` when an origin failed). */
+export interface StatusAnswer {
+  readonly kind: 'status';
+  readonly status: number;
+  /** One line of plain text, sent as the body. */
+  readonly message: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly result?: string;
+}
+
+/** What a catalog answers a request with. */
+export type Answer = Resource | StatusAnswer;
+
+/**
+ * What the server asks what to send: the directory's {@link MirrorCatalog},
+ * or another implementation (a pull-through mirror,
+ * pull-through/service.ts).
+ */
+export interface ResourceCatalog {
+  /** The answer for `/HOST/NS/TYPE/FILE` (decoded segments), or undefined (404). A `file` resource is closed by the server. */
+  resolve(host: string, ns: string, type: string, file: string): Promise<Answer | undefined>;
+  /** The answer for any other path (decoded, checked segments: `['healthz']`), or undefined (404). */
+  resolveOther?(segments: readonly string[]): Promise<Answer | undefined>;
+  close(): Promise<void>;
 }
 
 export interface ServeOptions {
@@ -64,11 +92,18 @@ export interface ServeOptions {
   readonly onError?: (err: unknown, path: string) => void;
 }
 
+/** {@link startMirrorServer} over a catalog of the caller's. */
+export interface CatalogServeOptions extends Omit<ServeOptions, 'dir' | 'flavor' | 'pool' | 'refreshMs' | 'onWarning'> {
+  readonly catalog: ResourceCatalog;
+}
+
 export interface MirrorServer {
   /** The mirror base URL with its trailing slash (`https://127.0.0.1:8443/`). */
   readonly url: string;
   readonly port: number;
   readonly tls: boolean;
+  /** Requests received and not yet answered (or abandoned). */
+  requestsInFlight(): number;
   /** Stops accepting, waits for requests in flight (up to `graceMs`, default 5000), then drops what is left. */
   close(graceMs?: number): Promise<void>;
 }
@@ -183,7 +218,7 @@ interface Connection {
  *
  * @throws {ProvkitError} `USAGE` for plain HTTP on a non-loopback address; `IO` when it cannot listen.
  */
-export async function startMirrorServer(options: ServeOptions): Promise<MirrorServer> {
+export async function startMirrorServer(options: ServeOptions | CatalogServeOptions): Promise<MirrorServer> {
   if (!options.tls && !isLoopbackHost(options.host)) {
     throw new ProvkitError(
       ErrorCode.SERVE_INSECURE_LISTEN,
@@ -193,13 +228,17 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
       },
     );
   }
-  const catalog = new MirrorCatalog({
-    dir: options.dir,
-    flavor: options.flavor,
-    pool: options.pool,
-    ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
-    ...(options.onWarning ? { onWarning: options.onWarning } : {}),
-  });
+  const catalog: ResourceCatalog =
+    'catalog' in options
+      ? options.catalog
+      : new MirrorCatalog({
+          dir: options.dir,
+          flavor: options.flavor,
+          pool: options.pool,
+          ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
+          ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+        });
+  let inFlight = 0;
   const connections = new WeakMap<Socket, Connection>();
   const connectionOf = (socket: Socket): Connection => {
     let c = connections.get(socket);
@@ -236,7 +275,14 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
     const started = process.hrtime.bigint();
     const path = loggedPath(req.url ?? '');
     let bytes = 0;
-    const ended = new Promise<void>((resolve) => res.once('close', resolve));
+    let result: string | undefined;
+    inFlight++;
+    const ended = new Promise<void>((resolve) =>
+      res.once('close', () => {
+        inFlight--;
+        resolve();
+      }),
+    );
     res.on('finish', () => {
       options.onRequest?.({
         time: new Date().toISOString(),
@@ -247,6 +293,7 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
         bytes,
         durationMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
         userAgent: req.headers['user-agent'] ?? '',
+        ...(result === undefined ? {} : { result }),
       });
     });
     const send = (status: number, headers: Record<string, string | number>, body?: Buffer): void => {
@@ -267,15 +314,26 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
       return ended;
     }
     const segments = mirrorPathSegments(req.url ?? '');
-    if (!segments || segments.length !== 4) {
+    if (!segments || (segments.length !== 4 && catalog.resolveOther === undefined)) {
       notFound();
       return ended;
     }
-    const [host, ns, type, file] = segments as [string, string, string, string];
-    catalog
-      .resolve(host, ns, type, file)
+    const answer =
+      segments.length === 4
+        ? catalog.resolve(segments[0]!, segments[1]!, segments[2]!, segments[3]!)
+        : catalog.resolveOther!(segments);
+    answer
       .then(async (resource) => {
         if (!resource) return notFound();
+        result = resource.result;
+        if (resource.kind === 'status') {
+          const body = Buffer.from(`${resource.message}\n`);
+          return send(
+            resource.status,
+            { ...resource.headers, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': body.length },
+            body,
+          );
+        }
         await respond(req, res, resource, (n) => (bytes += n), send);
       })
       .catch((err: unknown) => {
@@ -331,6 +389,7 @@ export async function startMirrorServer(options: ServeOptions): Promise<MirrorSe
     url: `${options.tls ? 'https' : 'http'}://${hostForUrl}:${addr.port}/`,
     port: addr.port,
     tls: options.tls !== undefined,
+    requestsInFlight: () => inFlight,
     close: async (graceMs = 5000) => {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
@@ -390,6 +449,7 @@ async function respondWith(
 ): Promise<void> {
   const size = r.kind === 'bytes' ? r.body.length : r.size;
   const base: Record<string, string | number> = {
+    ...r.headers,
     'Content-Type': r.contentType,
     ETag: r.etag,
     'Accept-Ranges': 'bytes',

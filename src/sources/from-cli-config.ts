@@ -69,7 +69,19 @@ export async function sourceFromCliConfig(ctx: SourceContext): Promise<Source> {
  * signature policy follows the flavor and its environment switches
  * (`OPENTOFU_ENFORCE_GPG_VALIDATION`, `OPENTOFU_ENFORCE_GPG_EXPIRATION`).
  */
-export function registrySourceFor(ctx: SourceContext, cli: CliConfig): Source {
+export function registrySourceFor(
+  ctx: SourceContext,
+  cli: CliConfig,
+  options: {
+    /**
+     * `false`: the registry source itself, which asks again each time and
+     * keeps no documents past their requests (a long-running pull-through
+     * mirror keeps answers for as long as it should,
+     * pull-through/origin.ts). Default true.
+     */
+    readonly memoize?: boolean;
+  } = {},
+): Source {
   const { http } = ctx;
   // The CLI configuration already holds the TF_TOKEN_* variables (cli.envTokens), which win over credentials blocks.
   const credentials = (host: string): string | undefined => tokenForHost(cli, host);
@@ -78,16 +90,16 @@ export function registrySourceFor(ctx: SourceContext, cli: CliConfig): Source {
   const overrides = new Map<string, Readonly<Record<string, unknown>>>();
   for (const h of cli.hosts.values()) overrides.set(h.name, h.services);
   const discovery = new ServiceDiscovery({ http, credentials, overrides });
-  return new MemoizeSource(
-    new RegistrySource({
-      http,
-      discovery,
-      flavor: ctx.flavor,
-      credentials,
-      signaturePolicy: signaturePolicy(ctx.flavor, ctx.env),
-      ...signatureCacheFor(ctx),
-    }),
-  );
+  const registry = new RegistrySource({
+    http,
+    discovery,
+    flavor: ctx.flavor,
+    credentials,
+    signaturePolicy: signaturePolicy(ctx.flavor, ctx.env),
+    ...signatureCacheFor(ctx),
+    ...(options.memoize === false ? { keepDocuments: false } : {}),
+  });
+  return options.memoize === false ? registry : new MemoizeSource(registry);
 }
 
 /** provkit's cache directory: `PROVKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/provkit`, else `~/.cache/provkit`. */

@@ -107,6 +107,8 @@ const TYPES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   stopped: { signal: 'string' },
   scan_warning: { path: 'string', code: 'string' },
   serve_error: { path: 'string', code: 'string' },
+  fetch: { provider: 'string', version: 'string', platform: 'string', result: 'string', waiters: 'number' },
+  store_warning: { path: 'string', code: 'string' },
 };
 
 function kindOf(v: unknown): string {

@@ -18,15 +18,19 @@ import {
   errorText,
 } from '../../errors.js';
 import { createHashPool } from '../../hashing/index.js';
-import { type AccessLogEntry, isLoopbackHost, parseListen, startMirrorServer } from '../../serve/server.js';
+import { isLoopbackHost, parseListen, startMirrorServer } from '../../serve/server.js';
 import { terminalLine } from '../../ui/escape.js';
 import { renderDiagnostic } from '../../ui/human.js';
 import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { humanStyle, jsonUIsFor } from '../render.js';
+import { accessLogger, SERVE_FLAGS, stopSignal } from './serve-log.js';
+import { pullThroughServe } from './serve-upstream.js';
 
 export const SERVE_HELP = `Usage: provkit [global options] serve [options] DIR
+       provkit [global options] serve -upstream [options] STORE
+       provkit [global options] serve -offline [options] STORE
 
   Serves the mirror directory DIR (packed or unpacked layout) with the
   provider network mirror protocol. index.json and VERSION.json files in DIR
@@ -44,16 +48,31 @@ Options:
                       (tofu and terraform require https for network mirrors).
   -refresh=MS         Rescan DIR at most this often (default 2000).
   -json               Access log and messages as JSON lines.
+
+Pull-through mirror (docs/fleet-mirror.md):
+  -upstream           Answer for providers of the allowed origin registries:
+                      a package not in STORE is fetched from its registry,
+                      verified (signed SHA256SUMS, signature), hashed and
+                      stored, then served. STORE is a mirror directory (the
+                      packed layout provkit mirror writes) or
+                      oci://REGISTRY[:PORT]/TEMPLATE (shared by replicas).
+  -offline            Serve only what STORE holds; never fetch.
+  -allow=PATTERN      Providers it answers for: HOST, NAMESPACE/TYPE or
+                      HOST/NAMESPACE/TYPE, * for any namespace or type.
+                      Repeatable. Default: the flavor's public registry.
+  -allow-address=IP   An address or CIDR range fetches may go to although it
+                      is loopback or private (refused otherwise). Repeatable.
+  -allow-unsigned     Accept packages whose checksums are not signed.
+  -trusted-key=ID     Accept only signatures by this key (16 or 40 hex
+                      digits). Repeatable.
+  -versions-ttl=SEC   How long a provider's version list is used before the
+                      origin is asked again (default 600; served stale when
+                      the origin is down).
+  GET /healthz and /metrics (Prometheus text format) are answered too.
 `;
 
 export async function serveCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
-  const flags = parseFlags(args, {
-    listen: 'string',
-    'tls-cert': 'string',
-    'tls-key': 'string',
-    refresh: 'int',
-    json: 'bool',
-  });
+  const flags = parseFlags(args, SERVE_FLAGS);
   const json = flags.values.json === true;
   // -json: the run's JSON streams (stdout's starts with the version message; -json-into's too).
   const uis = jsonUIsFor(io, json);
@@ -73,8 +92,23 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     diagnostic({ severity: 'error', summary, detail, code });
     return 1;
   };
+  const pullThrough = flags.values.upstream === true || flags.values.offline === true;
   if (flags.positionals.length !== 1)
-    return fail('Wrong number of arguments', 'serve requires the mirror directory as its argument.');
+    return fail(
+      'Wrong number of arguments',
+      pullThrough
+        ? 'serve -upstream requires the store (a directory or oci://REGISTRY/TEMPLATE) as its argument.'
+        : 'serve requires the mirror directory as its argument.',
+    );
+  if (!pullThrough) {
+    const only = (['allow', 'allow-address', 'trusted-key', 'allow-unsigned', 'versions-ttl'] as const).find(
+      (f) => flags.values[f] !== undefined,
+    );
+    if (only !== undefined)
+      return fail('Option for a pull-through mirror', `-${only} applies to serve -upstream only.`);
+  } else if (flags.values.refresh !== undefined) {
+    return fail('Option for a directory mirror', '-refresh applies to serve DIR only, not to -upstream or -offline.');
+  }
   const certFile = flags.values['tls-cert'];
   const keyFile = flags.values['tls-key'];
   if ((certFile === undefined) !== (keyFile === undefined))
@@ -85,9 +119,6 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
   } catch (err) {
     return fail('Invalid -listen address', (err as Error).message);
   }
-  const dir = resolve(globals.cwd, flags.positionals[0]!);
-  if (!(await stat(dir).catch(() => undefined))?.isDirectory())
-    return fail('Not a directory', `The mirror directory ${dir} does not exist or is not a directory.`);
   let tls: { cert: Buffer; key: Buffer } | undefined;
   if (certFile !== undefined && keyFile !== undefined) {
     const certPath = resolve(globals.cwd, certFile);
@@ -114,14 +145,21 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
       `Without -tls-cert and -tls-key, provkit serve listens on a loopback address only (not ${listen.host}).`,
     );
   }
+  if (pullThrough) {
+    return pullThroughServe(io, globals, flags, {
+      listen,
+      ...(tls ? { tls } : {}),
+      line,
+      diagnostic,
+      fail,
+      json,
+    });
+  }
+  const dir = resolve(globals.cwd, flags.positionals[0]!);
+  if (!(await stat(dir).catch(() => undefined))?.isDirectory())
+    return fail('Not a directory', `The mirror directory ${dir} does not exist or is not a directory.`);
   noteFlavor(io, globals);
-  const accessLog = (e: AccessLogEntry): void => {
-    line('info', `${e.method} ${e.path} ${e.status}`, 'access', { ...e });
-    if (!json)
-      io.stdout.write(
-        `${terminalLine(`${e.remote} - - [${e.time}] "${e.method} ${e.path}" ${e.status} ${e.bytes} ${e.durationMs}ms ${JSON.stringify(e.userAgent)}`)}\n`,
-      );
-  };
+  const accessLog = accessLogger(io, json, line);
   const pool = createHashPool();
   try {
     const server = await startMirrorServer({
@@ -156,17 +194,7 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
         code: WarningCode.PLAIN_HTTP,
       });
     }
-    const signal = await new Promise<string>((done) => {
-      const stop = (s: string): void => {
-        process.off('SIGINT', onInt);
-        process.off('SIGTERM', onTerm);
-        done(s);
-      };
-      const onInt = (): void => stop('SIGINT');
-      const onTerm = (): void => stop('SIGTERM');
-      process.on('SIGINT', onInt);
-      process.on('SIGTERM', onTerm);
-    });
+    const signal = await stopSignal();
     await server.close();
     line('info', `Stopped (${signal})`, 'stopped', { signal });
     if (!json) io.stdout.write(`Stopped (${signal}).\n`);

@@ -93,6 +93,14 @@ export interface RegistrySourceOptions {
   readonly signaturePolicy?: SignaturePolicy;
   /** Verifications remembered across runs (none by default). */
   readonly signatureCache?: SignatureCache;
+  /**
+   * `false`: a SHA256SUMS document or signature is shared by the requests
+   * for it in flight only, then fetched again, so that a long-lived source (a
+   * pull-through mirror) neither grows without bound nor keeps a bad
+   * signature after the registry fixed it. Default true: kept for the
+   * source's life (one run).
+   */
+  readonly keepDocuments?: boolean;
 }
 
 /** OpenTofu 1.12 `packages` entry of one platform. */
@@ -580,8 +588,9 @@ export class RegistrySource implements Source {
    * SHA256SUMS or its signature: no token, no X-Terraform-Version, the
    * registry client's retries. One document serves every platform of a
    * version, so it is fetched once per URL for the life of the source
-   * (concurrent askers share the request); a failure is not kept: a caller
-   * that waited on a failed request asks again for itself.
+   * (concurrent askers share the request; with `keepDocuments: false`, only
+   * they); a failure is not kept: a caller that waited on a failed request
+   * asks again for itself.
    */
   private async file(
     url: URL,
@@ -597,9 +606,10 @@ export class RegistrySource implements Source {
     }
     const mine = this.fetchFile(url, kind, what, ctx, signal);
     this.documents.set(url.href, mine);
-    mine.catch(() => {
+    const forget = (): void => {
       if (this.documents.get(url.href) === mine) this.documents.delete(url.href);
-    });
+    };
+    mine.then(this.options.keepDocuments === false ? forget : undefined, forget);
     return mine;
   }
 
