@@ -41,11 +41,16 @@ let shim: string;
 /** The environment of every command: the workspace's, without a hash store setting (the recipes set it). */
 let baseEnv: Record<string, string>;
 
-beforeAll(async () => {
-  host = await startHost();
-  reg = await host.registry({
+/** A fake registry serving what the monorepo below requires. */
+async function monorepoRegistry(): Promise<RemoteServer> {
+  return host.registry({
     providers: [await makeProvider('acme', 'demo', ['1.0.0', '1.1.0']), await makeProvider('acme', 'tools', ['0.3.0'])],
   });
+}
+
+beforeAll(async () => {
+  host = await startHost();
+  reg = await monorepoRegistry();
   w = e2eWorkspace(reg.caPath);
   shim = join(w.base, 'bin');
   mkdirSync(shim);
@@ -346,12 +351,7 @@ describe.skipIf(!HAS_PRE_COMMIT)(
     let env: Record<string, string>;
 
     beforeAll(async () => {
-      hookReg = await host.registry({
-        providers: [
-          await makeProvider('acme', 'demo', ['1.0.0', '1.1.0']),
-          await makeProvider('acme', 'tools', ['0.3.0']),
-        ],
-      });
+      hookReg = await monorepoRegistry();
       hooks = join(w.base, 'hook-repo');
       mkdirSync(hooks);
       cpSync(join(ROOT, '.pre-commit-hooks.yaml'), join(hooks, '.pre-commit-hooks.yaml'));
