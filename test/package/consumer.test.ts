@@ -3,8 +3,8 @@
 // installed with npm into a new project, and everything below is checked
 // there, through `node_modules/provkit`, never through this checkout: what the
 // tarball holds and links, its package.json, the typings (docs/api.md's
-// examples type-checked under strict `nodenext` and `bundler`, the subpath
-// exports under `node10`), the examples compiled and run, `require('provkit')`,
+// examples type-checked under strict `nodenext`, `node16` and `bundler`, the
+// subpath exports under `node10`), the examples compiled and run, `require('provkit')`,
 // and the `provkit` command npm linked.
 //
 // Offline and fast: one pack and one install for the whole file. The install
@@ -187,6 +187,10 @@ beforeAll(async () => {
       compilerOptions: { ...common, module: 'nodenext', moduleResolution: 'nodenext', rootDir: 'src', outDir: 'out' },
       include: ['src'],
     },
+    'tsconfig.node16.json': {
+      compilerOptions: { ...common, module: 'node16', moduleResolution: 'node16', noEmit: true },
+      include: ['src'],
+    },
     'tsconfig.bundler.json': {
       compilerOptions: { ...common, module: 'esnext', moduleResolution: 'bundler', noEmit: true },
       include: ['src'],
@@ -197,7 +201,7 @@ beforeAll(async () => {
     },
   };
   for (const [name, config] of Object.entries(configs)) writeFileSync(join(consumer, name), JSON.stringify(config));
-  // One build process for the three: declaration files parsed once (tsc -b shares them between projects).
+  // One build process for them all: declaration files parsed once (tsc -b shares them between projects).
   typecheck = run(process.execPath, [TSC, '-b', ...Object.keys(configs)], consumer);
   // The compiled examples, all at once.
   examples = await Promise.all(
@@ -315,7 +319,7 @@ describe('installed into a new project (npm ci --offline)', () => {
     expect([...outside]).toEqual([]);
   });
 
-  it('type-checks docs/api.md’s examples under strict nodenext and bundler, and the subpaths under node10 (typesVersions)', () => {
+  it('type-checks docs/api.md’s examples under strict nodenext, node16 and bundler, and the subpaths under node10 (typesVersions)', () => {
     expect(EXAMPLES).toHaveLength(5);
     expect(typecheck.stdout + typecheck.stderr).toBe('');
     expect(typecheck.status).toBe(0);
