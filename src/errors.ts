@@ -1,3 +1,5 @@
+import { goOneLine } from './go/index.js';
+
 /**
  * The one error base class of provkit.
  *
@@ -10,7 +12,6 @@
  * `expected`, `found`) are set where known so that a UI can write a precise
  * message without parsing the text.
  */
-
 export const ErrorCode = {
   // --- addresses (provider source strings, versions, constraints, platforms)
   INVALID_PROVIDER_SOURCE: 'INVALID_PROVIDER_SOURCE',
@@ -112,6 +113,13 @@ export const ErrorCode = {
    * symbolic link or not a directory: provkit never writes through it.
    */
   UNSAFE_INSTALL_PATH: 'UNSAFE_INSTALL_PATH',
+  /**
+   * A name that would become a component of a path (a platform word, a
+   * provider's host, namespace or type, a version, a package file name) is
+   * not a plain name: empty, `.` or `..`, a separator or a control character
+   * (src/addresses/names.ts).
+   */
+  UNSAFE_NAME: 'UNSAFE_NAME',
 
   // --- the lock file as a whole (src/lockfile, the commands)
   /** A lock file that does not parse or decode (diagnostics carry the file and line). */
@@ -134,6 +142,10 @@ export const ErrorCode = {
   // --- generic I/O and usage
   IO: 'IO',
   NOT_FOUND: 'NOT_FOUND',
+  /** A file provkit reads (configuration, lock file, cache entry) is a FIFO, a device, a socket or a directory (src/fs/read.ts). */
+  NOT_REGULAR_FILE: 'NOT_REGULAR_FILE',
+  /** A file provkit reads is larger than it reads (src/fs/read.ts). */
+  FILE_TOO_LARGE: 'FILE_TOO_LARGE',
   USAGE: 'USAGE',
   /**
    * A command-line flag that is not defined, lacks its value or has a bad
@@ -184,6 +196,8 @@ export const WarningCode = {
   PLAIN_HTTP: 'PLAIN_HTTP',
   /** `provkit serve` found something in the directory it cannot serve. */
   SCAN_WARNING: 'SCAN_WARNING',
+  /** A delta bundle was imported where the packages of the bundle it was made against are missing. */
+  BUNDLE_BASE_MISSING: 'BUNDLE_BASE_MISSING',
 } as const;
 
 export type WarningCode = (typeof WarningCode)[keyof typeof WarningCode];
@@ -247,8 +261,18 @@ export class ProvkitError extends Error implements ErrorContext {
   declare found?: string;
   declare hint?: string;
 
-  constructor(code: ErrorCode, message: string, context: ErrorContext & { cause?: unknown } = {}) {
-    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+  /**
+   * @param message one line: its line breaks (a server's text, a file name,
+   *   a configuration value in it) are written as Go's `%q` writes them
+   *   (`\n`; src/go `goOneLine`), so that no message can start a line of human
+   *   output (docs/reliability.md). A message of several lines is given as
+   *   its lines, each made one line so, joined with `\n`.
+   */
+  constructor(code: ErrorCode, message: string | readonly string[], context: ErrorContext & { cause?: unknown } = {}) {
+    super(
+      typeof message === 'string' ? goOneLine(message) : message.map(goOneLine).join('\n'),
+      context.cause === undefined ? undefined : { cause: context.cause },
+    );
     this.name = 'ProvkitError';
     this.code = code;
     const record = this as unknown as Record<string, unknown>;
@@ -277,7 +301,7 @@ export class ProvkitError extends Error implements ErrorContext {
   /** Rebuilds an error from {@link toJSON} output (the worker pool uses it). */
   static fromJSON(data: SerializedError): ProvkitError {
     const { code, message, ...rest } = data;
-    return new ProvkitError(code, message, rest);
+    return new ProvkitError(code, message.split('\n'), rest);
   }
 }
 Object.defineProperty(ProvkitError.prototype, brand, { value: true });
@@ -295,7 +319,7 @@ export interface SerializedError extends ErrorContext {
  */
 export function asProvkitError(err: unknown): ProvkitError {
   if (err instanceof ProvkitError) return err;
-  return new ProvkitError(ErrorCode.IO, err instanceof Error ? err.message : String(err), { cause: err });
+  return new ProvkitError(ErrorCode.IO, errorText(err), { cause: err });
 }
 
 export function isProvkitError(err: unknown, code?: ErrorCode): err is ProvkitError {
@@ -320,7 +344,16 @@ const SYSTEM_ERROR_TEXT: Readonly<Record<string, string>> = {
   EACCES: 'permission denied',
   EADDRINUSE: 'address already in use',
   EADDRNOTAVAIL: 'cannot assign requested address',
+  EAI_AGAIN: 'temporary failure in name resolution',
   EBUSY: 'device or resource busy',
+  ECONNABORTED: 'software caused connection abort',
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by peer',
+  EHOSTUNREACH: 'no route to host',
+  ENETUNREACH: 'network is unreachable',
+  ENOTFOUND: 'no such host',
+  EPROTO: 'protocol error',
+  ETIMEDOUT: 'connection timed out',
   EDQUOT: 'disk quota exceeded',
   EEXIST: 'file exists',
   EFBIG: 'file too large',
@@ -341,12 +374,12 @@ const SYSTEM_ERROR_TEXT: Readonly<Record<string, string>> = {
   EXDEV: 'invalid cross-device link',
 };
 
-/** What a system error means, in words (`no space left on device`); other errors: their message. */
+/** What a system error means, in words (`no space left on device`); other errors: {@link errorText}. */
 export function systemErrorText(err: unknown): string {
   const code = systemErrorCode(err);
   const text = code === undefined ? undefined : SYSTEM_ERROR_TEXT[code];
   if (text !== undefined) return text;
-  return err instanceof Error ? err.message : String(err);
+  return errorText(err);
 }
 
 /** The path a Node system error names (`open`, `mkdir`… set it), if any. */
@@ -388,6 +421,40 @@ export function fileError(err: unknown, what: string, path: string | undefined =
   );
 }
 
+/** What to do when a directory cannot be written, by the system's reason. */
+const WRITE_HINT: Readonly<Record<string, string>> = {
+  EROFS: 'The directory is on a read-only file system: use a directory on a writable one, or remount it read-write.',
+  EACCES:
+    'This user may not create files there: use a directory this user can write, or change its permissions or owner.',
+  EPERM:
+    'This user may not create files there: use a directory this user can write, or change its permissions or owner.',
+  ENOSPC: 'The file system is full: free some space, or use a directory on another file system.',
+  EDQUOT: "This user's disk quota is used up: free some space, or use a directory on another file system.",
+};
+
+/**
+ * A failure to write into directory `dir` as a diagnostic-ready
+ * {@link ProvkitError}: {@link fileError}'s message naming `dir` (never the
+ * file inside it that was being made, a temporary or a mutex file), and, for
+ * a read-only file system, a permission, a full disk or a quota, a summary
+ * (`summary`), the same text as detail and a hint. A ProvkitError that is
+ * not about the file system is returned as it is.
+ */
+export function writeError(err: unknown, what: string, dir: string, summary: string): ProvkitError {
+  const cause = err instanceof ProvkitError && systemErrorCode(err.cause) !== undefined ? err.cause : err;
+  if (cause instanceof ProvkitError) return cause;
+  const e = fileError(cause, what, dir);
+  const hint = WRITE_HINT[systemErrorCode(cause) ?? ''];
+  if (hint === undefined) return e;
+  return new ProvkitError(e.code, e.message, { file: dir, summary, detail: asSentence(e.message), hint, cause });
+}
+
+/** A message as a diagnostic's sentence: its first letter upper case, a full stop at the end. */
+export function asSentence(message: string): string {
+  const s = message.charAt(0).toUpperCase() + message.slice(1);
+  return /[.!?]$/.test(s) ? s : `${s}.`;
+}
+
 /**
  * `err` with every mention of a temporary file `tmp` replaced by `shown`
  * (a URL, a source path, a bundle member): a corrupt download is named by
@@ -403,7 +470,72 @@ export function renameFileInError(err: unknown, tmp: string, shown: string, cont
     (out as Record<string, unknown>)[k] = typeof v === 'string' ? swap(v) : v;
   }
   if (fields.file === tmp) delete out.file;
-  return new ProvkitError(code, swap(message)!, { ...out, ...context, cause: err });
+  return new ProvkitError(code, swap(message)!.split('\n'), { ...out, ...context, cause: err });
+}
+
+/** The first `code` of an error or of its causes (node-fetch wraps Node's system errors). */
+function codeInChain(err: unknown): { code: string; at: Record<string, unknown> } | undefined {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; depth++) {
+    const rec = e as Record<string, unknown>;
+    if (typeof rec['code'] === 'string') return { code: rec['code'], at: rec };
+    e = rec['cause'];
+  }
+  return undefined;
+}
+
+/**
+ * The reason OpenSSL gave, from the text Node puts in a TLS error's message
+ * (`…:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:…`):
+ * Node keeps it nowhere else for a socket's `EPROTO`.
+ */
+function openSslReason(message: string): string | undefined {
+  return /error:[0-9A-F]+:[^:]*:[^:]*:([^:]+):/.exec(message)?.[1];
+}
+
+/**
+ * The one error-to-text rule of provkit: what an error says to a person.
+ *
+ * - a {@link ProvkitError}: its message (written for people where it was made);
+ * - a Node system error (`ENOENT`, `EACCES`, `ECONNREFUSED`…), also inside
+ *   node-fetch's wrapper: as Go prints one, `OP PATH: meaning`
+ *   (`lstat /x: no such file or directory`, `connect 127.0.0.1:9: connection
+ *   refused`, `lookup example.invalid: no such host`), never Node's
+ *   `ENOENT: no such file or directory, lstat '/x'`;
+ * - a TLS failure: `TLS handshake failed: REASON`, and a server that answered
+ *   a TLS handshake in plain text is said to be one, not OpenSSL's text;
+ * - anything else: its message.
+ *
+ * Everything that turns an error into text for output goes through here
+ * (directly, or through {@link describeError} and {@link fileError}).
+ */
+export function errorText(err: unknown): string {
+  if (err instanceof ProvkitError) return err.message;
+  const found = codeInChain(err);
+  const message = err instanceof Error ? err.message : String(err);
+  if (found === undefined) return message;
+  const { code, at } = found;
+  const inner = typeof at['message'] === 'string' ? at['message'] : message;
+  const ssl = openSslReason(inner);
+  if (ssl === 'wrong version number' || ssl === 'packet length too long' || code === 'ERR_SSL_WRONG_VERSION_NUMBER')
+    return 'the server answered in plain text, not TLS (it does not speak https on this port)';
+  if (ssl !== undefined) return `TLS handshake failed: ${ssl}`;
+  if (code.startsWith('ERR_OSSL_') || code.startsWith('ERR_SSL_'))
+    return `TLS handshake failed: ${typeof at['reason'] === 'string' ? at['reason'] : inner}`;
+  if (!/^E[A-Z0-9_]+$/.test(code)) return message;
+  const meaning = SYSTEM_ERROR_TEXT[code] ?? inner.replace(/^[a-z]+ /, '').replace(new RegExp(`^${code}:? ?`), '');
+  const syscall = typeof at['syscall'] === 'string' ? at['syscall'] : undefined;
+  const path = typeof at['path'] === 'string' ? at['path'] : undefined;
+  const dest = typeof at['dest'] === 'string' ? ` ${at['dest']}` : '';
+  const host = typeof at['hostname'] === 'string' ? at['hostname'] : undefined;
+  const address =
+    typeof at['address'] === 'string'
+      ? `${at['address']}${typeof at['port'] === 'number' ? `:${at['port']}` : ''}`
+      : undefined;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return `lookup ${host ?? address ?? ''}: ${meaning}`.replace(' :', ':');
+  const where = path ?? address;
+  if (syscall === undefined) return where === undefined ? meaning : `${where}: ${meaning}`;
+  return `${syscall}${where === undefined ? '' : ` ${where}${dest}`}: ${meaning}`;
 }
 
 const SYSCALL_TEXT: Readonly<Record<string, string>> = {
@@ -432,30 +564,27 @@ const SYSCALL_TEXT: Readonly<Record<string, string>> = {
 /**
  * One line for any error that reached the top of a command: a ProvkitError
  * as it is; a Node system error as `cannot <do> <path>: <meaning>` (the path
- * it names, the destination of a rename too); a TLS/OpenSSL error by its
- * reason; anything else is an internal error, said so.
+ * it names, the destination of a rename too); a TLS error as
+ * {@link errorText} says it; anything else is an internal error, said so.
  */
 export function describeError(err: unknown): string {
   if (err instanceof ProvkitError) return err.message;
-  const code = systemErrorCode(err);
-  const path = systemErrorPath(err);
-  const rec = (typeof err === 'object' && err !== null ? err : {}) as {
-    syscall?: unknown;
-    dest?: unknown;
-    reason?: unknown;
-    address?: unknown;
-    port?: unknown;
-  };
-  if (code !== undefined && /^E[A-Z0-9]+$/.test(code)) {
-    const syscall = typeof rec.syscall === 'string' ? rec.syscall : undefined;
-    const doing = syscall === undefined ? undefined : (SYSCALL_TEXT[syscall] ?? syscall);
-    const address =
-      typeof rec.address === 'string' ? ` ${rec.address}${typeof rec.port === 'number' ? `:${rec.port}` : ''}` : '';
-    const where = path === undefined ? address : ` ${path}${typeof rec.dest === 'string' ? ` to ${rec.dest}` : ''}`;
-    return `${doing ?? 'system error'}${where}: ${systemErrorText(err)}`;
+  const found = codeInChain(err);
+  const known = found !== undefined && /^(E[A-Z0-9_]+|ERR_OSSL_.*|ERR_SSL_.*)$/.test(found.code);
+  if (found === undefined || !known) {
+    return `internal error: ${err instanceof Error ? err.message : String(err)}; please report this with the command line`;
   }
-  if (code?.startsWith('ERR_OSSL_') && typeof rec.reason === 'string') return `TLS: ${rec.reason}`;
-  return `internal error: ${err instanceof Error ? err.message : String(err)}; please report this with the command line`;
+  const { code, at } = found;
+  if (/^E[A-Z0-9_]+$/.test(code) && code !== 'EPROTO') {
+    const syscall = typeof at['syscall'] === 'string' ? at['syscall'] : undefined;
+    const path = typeof at['path'] === 'string' ? at['path'] : undefined;
+    const doing = syscall === undefined ? undefined : SYSCALL_TEXT[syscall];
+    if (doing !== undefined && path !== undefined) {
+      const dest = typeof at['dest'] === 'string' ? ` to ${at['dest']}` : '';
+      return `${doing} ${path}${dest}: ${SYSTEM_ERROR_TEXT[code] ?? errorText(err)}`;
+    }
+  }
+  return errorText(err);
 }
 
 /**

@@ -22,7 +22,7 @@ export {
 export type { Flavor, FlavorInfo } from './flavor.js';
 
 // Go's string semantics, for the layers that quote the reference's messages (src/go/).
-export { compareBytewise, goQuote, goTrimSpace } from '../go/index.js';
+export { compareBytewise, goOneLine, goQuote, goTrimSpace } from '../go/index.js';
 export {
   displayHostnameLenient,
   hostnameForComparison,
@@ -74,6 +74,9 @@ export {
   versionMatches,
 } from './constraints.js';
 export type { ConstraintOperator, VersionConstraint } from './constraints.js';
+
+export { isPlatformWord, pathComponent, unsafeNameKind, unsafeNameReason } from './names.js';
+export type { UnsafeNameKind } from './names.js';
 
 export {
   comparePlatforms,

@@ -1,22 +1,45 @@
 /**
  * Target platforms `os_arch` (docs/reference.md §1.4 item 19; `internal/getproviders/types.go`).
  *
- * Parsing applies no allow-list and no case folding, as the reference:
- * any two words without whitespace are a platform. {@link SUPPORTED_PLATFORMS}
- * is only a default and documentation list.
+ * Parsing applies no allow-list and no case folding, as the reference, but
+ * each word must be a plain name, lowercase letters and digits (as every Go
+ * `GOOS` and `GOARCH` is; addresses/names.ts): provkit builds paths and OCI
+ * indexes from them, so a {@link Platform} cannot be made of anything else,
+ * whoever makes it (a flag, `provkit.hcl`, a registry's answer, a mirror's
+ * file names, a bundle manifest). {@link SUPPORTED_PLATFORMS} is only a
+ * default and documentation list.
  *
  * Pure: {@link currentPlatform} reads `process.platform`/`process.arch`
  * (or the values it is given), nothing else.
  */
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { compareBytewise } from '../go/index.js';
+import { isPlatformWord } from './names.js';
+
+/** The reason a platform word is refused (after the reference's whitespace rule). */
+const WORD_RULE = 'must consist of lowercase letters and digits';
 
 /** A target platform: Go `GOOS` and `GOARCH` names. Immutable. */
 export class Platform {
   readonly os: string;
   readonly arch: string;
 
+  /**
+   * @throws {ProvkitError} `INVALID_PLATFORM` when a word is not lowercase
+   *   letters and digits (addresses/names.ts `isPlatformWord`).
+   */
   constructor(os: string, arch: string) {
+    for (const [word, part] of [
+      [os, 'OS'],
+      [arch, 'architecture'],
+    ] as const) {
+      if (!isPlatformWord(word)) {
+        throw new ProvkitError(ErrorCode.INVALID_PLATFORM, `${part} portion ${WORD_RULE}`, {
+          platform: `${os}_${arch}`,
+          found: word,
+        });
+      }
+    }
     this.os = os;
     this.arch = arch;
     Object.freeze(this);
@@ -47,12 +70,15 @@ const WHITESPACE = /[ \t\n\r]/;
 /**
  * Parses `os_arch` (Go `ParsePlatform`, docs/reference.md §1.4 item 19): split on `_`, exactly two
  * parts, neither containing space, tab, CR or LF. No case folding, no
- * allow-list; as in Go, empty words are accepted (`_` parses).
+ * allow-list; then, stricter than Go, each word must be lowercase letters and
+ * digits (see the module comment; Go accepts `_`, `x/../y_amd64`, `Linux_AMD64`).
  *
  * @throws {ProvkitError} `INVALID_PLATFORM` with the reference's text:
  *   `must be two words separated by an underscore`,
  *   `OS portion must not contain whitespace` or
- *   `architecture portion must not contain whitespace`.
+ *   `architecture portion must not contain whitespace`; and provkit's
+ *   `OS portion must consist of lowercase letters and digits` (or the
+ *   architecture's).
  */
 export function parsePlatform(s: string): Platform {
   const parts = s.split('_');

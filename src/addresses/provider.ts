@@ -159,7 +159,8 @@ export function parseProviderPart(given: string): string {
 }
 
 function sourceError(summary: string, detail: string, source: string): ProvkitError {
-  return new ProvkitError(ErrorCode.INVALID_PROVIDER_SOURCE, `${summary}: ${detail}`, {
+  // The detail's lines are the reference's; the source string in it is quoted (goQuote).
+  return new ProvkitError(ErrorCode.INVALID_PROVIDER_SOURCE, `${summary}: ${detail}`.split('\n'), {
     summary,
     detail,
     provider: source,

@@ -3,50 +3,115 @@
  * reference's diagnostics, the HTTP client, the source the flags or the CLI
  * configuration select, signal handling, and the archive limits.
  */
-import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 
 import {
   currentPlatform,
   type Flavor,
+  goQuote,
   parsePlatform,
   type Platform,
   tryParseProviderSource,
 } from '../addresses/index.js';
-import { type Diagnostic, type DiagnosticCode, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
+import {
+  asSentence,
+  type Diagnostic,
+  type DiagnosticCode,
+  diagnosticFromError,
+  ErrorCode,
+  errorText,
+  isProvkitError,
+  ProvkitError,
+  WarningCode,
+} from '../errors.js';
+import { checkDirectorySource } from '../fs/target.js';
 import { type HashStore, openHashStore, type ZipLimits } from '../hashing/index.js';
 import { parseZipLimits } from '../hashing/zip-reader.js';
-import { createNodeFetch, HttpClient, httpTuningFromEnv, validateLevel1 } from '../net/index.js';
+import { createNodeFetch, HttpClient, httpTuningFromEnv, templateVariables, validateLevel1 } from '../net/index.js';
 import { hashStoreDir } from '../sources/index.js';
 import { findPolicy, type PlatformPolicy } from '../config/index.js';
 import type { Requirement } from '../installer/lock.js';
 import type { PublishOutcome } from '../installer/oci-publish.js';
 import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import { diagnosticSnippet, sortDiagnostics } from '../ui/diagnostic.js';
+import { sortedDiagnostics } from '../ui/human.js';
 import { LOCK_FILE_NAME } from '../lockfile/index.js';
 import type { DirMutexOptions } from '../fs/dir-mutex.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
+import { closestFlag } from './flags.js';
 import type { Renderer } from './render.js';
 import { count } from '../ui/words.js';
+import { terminalText } from '../ui/escape.js';
+import { readRegularFileSync } from '../fs/read.js';
 
 export { cacheBase } from '../sources/index.js';
 
 /**
+ * The platforms Go builds for (`go tool dist list`, Go 1.24), as `OS_ARCH`:
+ * providers are Go programs, so a provider package is for one of these.
+ */
+const GO_PLATFORMS: readonly string[] = [
+  'aix_ppc64',
+  ...['386', 'amd64', 'arm', 'arm64'].map((a) => `android_${a}`),
+  'darwin_amd64',
+  'darwin_arm64',
+  'dragonfly_amd64',
+  ...['386', 'amd64', 'arm', 'arm64', 'riscv64'].map((a) => `freebsd_${a}`),
+  'illumos_amd64',
+  'ios_amd64',
+  'ios_arm64',
+  'js_wasm',
+  ...['386', 'amd64', 'arm', 'arm64', 'loong64', 'mips', 'mips64', 'mips64le', 'mipsle', 'ppc64', 'ppc64le']
+    .concat(['riscv64', 's390x'])
+    .map((a) => `linux_${a}`),
+  ...['386', 'amd64', 'arm', 'arm64'].map((a) => `netbsd_${a}`),
+  ...['386', 'amd64', 'arm', 'arm64', 'ppc64', 'riscv64'].map((a) => `openbsd_${a}`),
+  ...['386', 'amd64', 'arm'].map((a) => `plan9_${a}`),
+  'solaris_amd64',
+  'wasip1_wasm',
+  ...['386', 'amd64', 'arm', 'arm64'].map((a) => `windows_${a}`),
+];
+
+/**
+ * The platform a mistyped `-platform` value was meant to be: for a value Go
+ * builds for nothing (`linux_amd46`), the one of {@link GO_PLATFORMS} it is
+ * closest to, if one is close; undefined for a known platform or one
+ * nothing is close to (a new Go port is taken as given, as the reference
+ * takes any `OS_ARCH`).
+ */
+export function platformSuggestion(value: string): string | undefined {
+  if (GO_PLATFORMS.includes(value)) return undefined;
+  return closestFlag(value, GO_PLATFORMS);
+}
+
+/**
  * The `-platform` values, de-duplicated in order; a bad one adds the
- * reference's "Invalid target platform" diagnostic. None given: this
- * machine's, unless `orCurrent` is false.
+ * reference's "Invalid target platform" diagnostic, a mistyped one (see
+ * {@link platformSuggestion}) the same with what it was probably meant to
+ * be: one message, before any work, where the reference would fail every
+ * provider on it. None given: this machine's, unless `orCurrent` is false.
  */
 export function parsePlatformFlags(values: readonly string[], errors: Diagnostic[], orCurrent = true): Platform[] {
   const platforms: Platform[] = [];
   for (const s of values) {
     try {
       const p = parsePlatform(s);
+      const meant = platformSuggestion(p.toString());
+      if (meant !== undefined) {
+        errors.push({
+          severity: 'error',
+          summary: 'Invalid target platform',
+          detail: `The string ${JSON.stringify(s)} given in the -platform option is not a platform providers are built for. Did you mean ${JSON.stringify(meant)}?`,
+          code: ErrorCode.INVALID_PLATFORM,
+        });
+        continue;
+      }
       if (!platforms.some((x) => x.equals(p))) platforms.push(p);
     } catch (err) {
       errors.push({
         severity: 'error',
         summary: 'Invalid target platform',
-        detail: `The string ${JSON.stringify(s)} given in the -platform option is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
+        detail: `The string ${goQuote(s)} given in the -platform option is not a valid target platform: ${errorText(err)}.`,
         code: ErrorCode.INVALID_PLATFORM,
       });
     }
@@ -157,15 +222,8 @@ export function checkMirrorFlags(flags: MirrorFlags, errors: Diagnostic[]): void
     });
   }
   if (flags.ociMirror !== undefined) {
-    const problem = validateLevel1(ociTemplate(flags.ociMirror));
-    if (problem !== undefined) {
-      errors.push({
-        severity: 'error',
-        summary: 'Invalid OCI mirror URI template',
-        detail: `The -oci-mirror argument is not a valid URI template: ${problem}.`,
-        code: ErrorCode.USAGE,
-      });
-    }
+    const problem = ociTemplateDiagnostic('The -oci-mirror argument', ociTemplate(flags.ociMirror));
+    if (problem !== undefined) errors.push(problem);
   }
   // terraform 1.11.4 takes an empty -fs-mirror= as "no mirror" and quietly
   // consults the origin registries: a variable that expanded to nothing in a
@@ -189,6 +247,59 @@ export function checkMirrorFlags(flags: MirrorFlags, errors: Diagnostic[]): void
   }
 }
 
+/** The variables of an OCI repository template (OpenTofu's `-oci-mirror` and `oci://` targets). */
+const OCI_TEMPLATE_VARIABLES = ['hostname', 'namespace', 'type'];
+
+/**
+ * Why an OCI repository template (`REGISTRY/PATH` with `{hostname}`,
+ * `{namespace}`, `{type}`) cannot be used, as a diagnostic whose detail
+ * starts with `what` (`The -oci-mirror argument`, `The target oci://…`):
+ * not a level 1 URI template (OpenTofu's words), or a variable that is not
+ * one of the three, with the one it was probably meant to be (OpenTofu
+ * expands an unknown variable to nothing and then fails on the repository
+ * name, `invalid repository "providers//widget"`, once per provider).
+ */
+export function ociTemplateDiagnostic(what: string, template: string): Diagnostic | undefined {
+  const invalid = (detail: string): Diagnostic => ({
+    severity: 'error',
+    summary: 'Invalid OCI mirror URI template',
+    detail,
+    code: ErrorCode.USAGE,
+  });
+  const problem = validateLevel1(template);
+  if (problem !== undefined) return invalid(`${what} is not a valid URI template: ${problem}.`);
+  const unknown = templateVariables(template).find((v) => !OCI_TEMPLATE_VARIABLES.includes(v));
+  if (unknown === undefined) return undefined;
+  const close = closestFlag(unknown, OCI_TEMPLATE_VARIABLES);
+  return invalid(
+    `${what} refers to {${unknown}}, which is not a template variable: the variables are {hostname}, {namespace} and {type}.${close === undefined ? '' : ` Did you mean {${close}}?`}`,
+  );
+}
+
+/**
+ * Why the filesystem mirror given with `flag` (`-fs-mirror`, verify's
+ * `-mirror`) cannot be read, as one diagnostic before any work, or
+ * undefined: a wrong directory is said once, not once per provider (the
+ * reference's `cannot search DIR: lstat DIR: no such file or directory` for
+ * each).
+ */
+export async function mirrorDirectoryDiagnostic(dir: string, flag: string): Promise<Diagnostic | undefined> {
+  try {
+    await checkDirectorySource(dir, `the ${flag} directory`);
+    return undefined;
+  } catch (err) {
+    const d = diagnosticFromError(err);
+    return {
+      ...d,
+      detail: asSentence(d.detail),
+      summary: isProvkitError(err, ErrorCode.NOT_FOUND)
+        ? 'Mirror directory not found'
+        : 'Cannot read the mirror directory',
+      hint: `Give ${flag} the directory of a filesystem mirror: the one that holds HOSTNAME/NAMESPACE/TYPE/ (as provkit mirror and terraform providers mirror write it).`,
+    };
+  }
+}
+
 /** The template of an `-oci-mirror` value or `oci://` target: an `oci://` prefix is dropped. */
 export function ociTemplate(value: string): string {
   return value.startsWith('oci://') ? value.slice('oci://'.length) : value;
@@ -198,8 +309,10 @@ export function ociTemplate(value: string): string {
  * A configuration or lock-file diagnostic (from src/hcl) as the one
  * {@link Diagnostic}: its file, start and byte offsets as the range, and the
  * code of the file it is about (the lock file's codes for `.terraform.lock.hcl`).
+ * `wholeFile`: a diagnostic about a file as a whole keeps the file's path
+ * (`lock -recursive`, `verify -recursive`: which root's file it is).
  */
-export function fromHclDiagnostic(d: HclDiagnostic): Diagnostic {
+export function fromHclDiagnostic(d: HclDiagnostic, wholeFile = false): Diagnostic {
   const lock = /(^|[\\/])\.terraform\.lock\.hcl$/.test(d.range.filename);
   const code =
     d.severity === 'error'
@@ -210,29 +323,37 @@ export function fromHclDiagnostic(d: HclDiagnostic): Diagnostic {
         ? WarningCode.LOCK_FILE_WARNING
         : WarningCode.CONFIGURATION_WARNING;
   const r = d.range;
+  // Line 0: about the file as a whole ("Failed to read file"); the reference names no location, and
+  // neither does provkit, except among many roots (`wholeFile`), where the file's path says which.
   const range =
     r.start.line === 0
-      ? undefined
+      ? wholeFile
+        ? { filename: r.filename }
+        : undefined
       : { filename: r.filename, line: r.start.line, column: r.start.column, start: r.start.byte, end: r.end.byte };
   return { severity: d.severity, summary: d.summary, detail: d.detail, ...(range ? { range } : {}), code };
 }
 
 /**
- * Renders configuration or lock-file diagnostics in the reference's order
- * (`tfdiags.Diagnostics.Sort`), each with its file and line and, for a
- * configuration file read from `cwd`, the source lines with the subject
- * underlined (terraform shows the lock file's as "source code not
- * available": its sources are the configuration's files only,
- * `Meta.configSources`); true when one is an error.
+ * Configuration or lock-file diagnostics as the one {@link Diagnostic}, in
+ * the reference's order (`tfdiags.Diagnostics.Sort`), each with its file and
+ * line and, for a configuration file read from `cwd`, the source lines with
+ * the subject underlined (terraform shows the lock file's as "source code
+ * not available": its sources are the configuration's files only,
+ * `Meta.configSources`).
  */
-export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnostic[], cwd?: string): boolean {
+export function configDiagnostics(
+  diagnostics: readonly HclDiagnostic[],
+  cwd?: string,
+  wholeFile = false,
+): Diagnostic[] {
   const sources = new Map<string, Uint8Array | undefined>();
   const source = (filename: string): Uint8Array | undefined => {
     if (cwd === undefined || basename(filename) === LOCK_FILE_NAME) return undefined;
     if (!sources.has(filename)) {
       let bytes: Uint8Array | undefined;
       try {
-        bytes = readFileSync(resolve(cwd, filename));
+        bytes = readRegularFileSync(resolve(cwd, filename));
       } catch {
         bytes = undefined;
       }
@@ -248,15 +369,66 @@ export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnos
         ? undefined
         : { filename: d.range.filename, start: d.range.start.byte, end: d.range.end.byte },
   }));
-  for (const { d } of sortDiagnostics(keyed)) {
+  return sortDiagnostics(keyed).map(({ d }) => {
     const r = d.range;
     const src = r.start.line === 0 ? undefined : source(r.filename);
-    ui.diagnostic({
-      ...fromHclDiagnostic(d),
+    return {
+      ...fromHclDiagnostic(d, wholeFile),
       ...(src === undefined ? {} : { snippet: diagnosticSnippet(src, r, d.context) }),
-    });
-  }
+    };
+  });
+}
+
+/**
+ * Renders configuration or lock-file diagnostics ({@link configDiagnostics})
+ * together; true when one is an error.
+ */
+export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnostic[], cwd?: string): boolean {
+  ui.diagnostics(configDiagnostics(diagnostics, cwd));
   return diagnostics.some((d) => d.severity === 'error');
+}
+
+/**
+ * The diagnostics of a command that, as terraform's `providers lock`,
+ * `providers mirror` and `init` do, shows its warnings at the end, all in one
+ * sorted batch with whatever else it reports there (hashicorp/terraform
+ * v1.11.4 internal/command/providers_lock.go: `c.showDiagnostics(diags)`
+ * once, before "Success!"; test/fixtures/reference-runs/). Errors end the
+ * run at once, with the warnings gathered so far.
+ */
+export class PendingDiagnostics {
+  private readonly list: Diagnostic[] = [];
+
+  constructor(
+    private readonly ui: Renderer,
+    private readonly cwd: string,
+  ) {}
+
+  /**
+   * Adds configuration or lock-file diagnostics; when one is an error,
+   * renders everything through the renderer's `fail` and returns true.
+   */
+  add(diagnostics: readonly HclDiagnostic[]): boolean {
+    this.list.push(...configDiagnostics(diagnostics, this.cwd));
+    if (!diagnostics.some((d) => d.severity === 'error')) return false;
+    this.fail([]);
+    return true;
+  }
+
+  /** Adds diagnostics of the command's own (an install's "Incomplete lock file information" warning). */
+  push(...diagnostics: Diagnostic[]): void {
+    this.list.push(...diagnostics);
+  }
+
+  /** Renders what is pending, in the reference's order, and forgets it. */
+  flush(): void {
+    if (this.list.length > 0) this.ui.diagnostics(sortedDiagnostics(this.list.splice(0)));
+  }
+
+  /** Fails with what is pending and `errors` (one batch, in the reference's order); returns 1. */
+  fail(errors: readonly Diagnostic[]): number {
+    return this.ui.fail(sortedDiagnostics([...this.list.splice(0), ...errors]));
+  }
 }
 
 /** An HTTP client for one run (proxies, CAs and tuning from the environment); `close` frees its connections. */
@@ -353,7 +525,7 @@ export async function runInterruptible(
   // streams too; stderr keeps its line unless stdout is the JSON stream.
   const report = (d: Diagnostic, text: string): void => {
     for (const ui of io.output?.jsonUIs() ?? []) ui.diagnostic(d);
-    if (io.output?.json !== true) io.stderr.write(text);
+    if (io.output?.json !== true) io.stderr.write(terminalText(text));
   };
   try {
     const code = await body(interrupt.signal);
@@ -390,7 +562,8 @@ export async function runInterruptible(
 /**
  * The warnings of a target's directory mutex (fs/dir-mutex.ts) as a run
  * meets them: waiting for another run that holds it (`detail` is given the
- * holder's text, ` by process PID on HOST` or nothing), and a stale one removed.
+ * holder's text, ` by process PID on HOST` or nothing), and a stale one
+ * removed. Called a mutex, never a lock: a lock is the dependency lock file.
  */
 export function targetMutexWarnings(
   ui: Renderer,
@@ -407,7 +580,7 @@ export function targetMutexWarnings(
     onBreak: (b) =>
       ui.diagnostic({
         severity: 'warning',
-        summary: 'Stale mirror lock removed',
+        summary: 'Stale mirror mutex removed',
         detail: `${b.path} (${b.reason})`,
         code: WarningCode.STALE_LOCK_REMOVED,
       }),

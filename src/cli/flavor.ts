@@ -8,11 +8,11 @@
  * reason, which the run reports ({@link noteFlavor}) where the flavor
  * changes something.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { DEFAULT_FLAVOR, FLAVOR_ENV_VAR, type Flavor, resolveFlavor } from '../addresses/index.js';
 import { flavorOfLockText, LOCK_FILE_NAME } from '../lockfile/index.js';
+import { readRegularFileSync } from '../fs/read.js';
 import type { CliIO, GlobalOptions } from './io.js';
 
 export interface FlavorChoice {
@@ -39,7 +39,8 @@ export function flavorRule(
   return (dir) => {
     let text: string;
     try {
-      text = readFileSync(join(dir, LOCK_FILE_NAME), 'utf8');
+      // Regular files only, bounded (fs/read.ts): a FIFO here would stop the process before any signal handler runs.
+      text = readRegularFileSync(join(dir, LOCK_FILE_NAME)).toString('utf8');
     } catch {
       return { flavor: DEFAULT_FLAVOR };
     }

@@ -13,7 +13,9 @@ import {
   ProvkitError,
   systemErrorCode,
   systemErrorText,
+  errorText,
 } from '../errors.js';
+import { terminalText } from '../ui/escape.js';
 import { fitHelp } from '../ui/help.js';
 import { renderDiagnostic } from '../ui/human.js';
 import { closestFlag, parseFlags } from './flags.js';
@@ -184,7 +186,7 @@ export async function main(argv: readonly string[], rawIO: CliIO): Promise<numbe
     return code;
   } catch (err) {
     if (watch.closed.aborted) return EXIT_OUTPUT_CLOSED;
-    io.stderr.write(`Error: ${describeError(err)}\n`);
+    io.stderr.write(`Error: ${terminalText(describeError(err))}\n`);
     return 1;
   } finally {
     watch.dispose();
@@ -214,7 +216,7 @@ function reportFlagError(err: ProvkitError, io: CliIO, help: string, session: Ou
   const red = session.color && io.stderr.isTTY === true;
   const [on, off] = red ? ['\u001b[31m', '\u001b[0m\u001b[0m'] : ['', ''];
   io.stderr.write(
-    `${on}\n${fitHelp(help)}${off}\n${on}Error parsing command-line flags: ${err.message}\n${suggestion}${off}\n`,
+    `${on}\n${fitHelp(help)}${off}\n${on}Error parsing command-line flags: ${terminalText(err.message)}\n${terminalText(suggestion)}${off}\n`,
   );
   return 1;
 }
@@ -226,7 +228,7 @@ function reportError(err: unknown, io: CliIO, session: OutputSession): number {
   if (!session.json) {
     const red = session.color && io.stderr.isTTY === true;
     io.stderr.write(
-      `${red ? '\u001b[1m\u001b[31mError: \u001b[0m' : 'Error: '}${err instanceof Error ? err.message : String(err)}\n${d.hint === undefined ? '' : `\n${d.hint}\n`}`,
+      `${red ? '\u001b[1m\u001b[31mError: \u001b[0m' : 'Error: '}${terminalText(errorText(err))}\n${d.hint === undefined ? '' : `\n${terminalText(d.hint)}\n`}`,
     );
   }
   return 1;

@@ -14,10 +14,12 @@ import {
   type DiagnosticFrame,
   type HumanStyle,
   renderDiagnostic,
+  renderDiagnostics,
   renderEventHuman,
   renderLockSuccess,
   type TextSink,
 } from '../ui/human.js';
+import { terminalText } from '../ui/escape.js';
 import { JsonUI } from '../ui/json.js';
 import { ProgressDisplay } from '../ui/progress.js';
 import type { CliIO, GlobalOptions } from './io.js';
@@ -26,7 +28,13 @@ import { VERSION } from './version.js';
 export interface Renderer {
   event(e: InstallerEvent): void;
   diagnostic(d: Diagnostic): void;
-  /** Renders the errors and returns the exit code 1. */
+  /**
+   * Diagnostics reported together, in the order given: for a person with
+   * similar warnings consolidated as the reference does
+   * (src/ui/diagnostic.ts `consolidateWarnings`), under `-json` each one.
+   */
+  diagnostics(ds: readonly Diagnostic[]): void;
+  /** Renders the diagnostics (as {@link diagnostics}: errors, and warnings reported with them) and returns the exit code 1. */
   fail(errors: readonly Diagnostic[]): number;
   lockSuccess(changed: boolean): void;
   /** A final summary line (`-json`: a `summary` message). */
@@ -48,6 +56,8 @@ export interface RendererOptions {
    * terminal and `-json` are the same either way.
    */
   readonly packageLines?: boolean;
+  /** Warnings to stdout in the `meta` frame (`providers lock`, `providers mirror`; see src/ui/human.ts). */
+  readonly warningsToStdout?: boolean;
 }
 
 /** The events whose human lines are package lines (see {@link RendererOptions.packageLines}). */
@@ -78,6 +88,7 @@ export function humanStyle(
     diagnosticColor: color && io.stderr.isTTY === true,
     width: columnsOf(io.stderr),
     frame: options.frame ?? 'meta',
+    ...(options.warningsToStdout === true ? { warningsToStdout: true } : {}),
   };
 }
 
@@ -114,6 +125,7 @@ export function createRenderer(
     return {
       event: (e) => each((ui) => ui.event(e)),
       diagnostic: (d) => each((ui) => ui.diagnostic(d)),
+      diagnostics: (ds) => ds.forEach((d) => each((ui) => ui.diagnostic(d))),
       fail(errors) {
         for (const d of errors) each((ui) => ui.diagnostic(d));
         return 1;
@@ -173,12 +185,14 @@ export function createRenderer(
       renderDiagnostic(d, err, style, out);
       each((ui) => ui.diagnostic(d));
     },
+    diagnostics(ds) {
+      renderDiagnostics(ds, err, style, out);
+      for (const d of ds) each((ui) => ui.diagnostic(d));
+    },
     fail(errors) {
       progress?.stop();
-      for (const d of errors) {
-        renderDiagnostic(d, io.stderr, style, io.stdout);
-        each((ui) => ui.diagnostic(d));
-      }
+      renderDiagnostics(errors, io.stderr, style, io.stdout);
+      for (const d of errors) each((ui) => ui.diagnostic(d));
       return 1;
     },
     lockSuccess(changed) {
@@ -188,7 +202,7 @@ export function createRenderer(
     },
     summary(message, fields) {
       progress?.stop();
-      io.stdout.write(`${packageLines || wrote ? '\n' : ''}${message}\n`);
+      io.stdout.write(`${packageLines || wrote ? '\n' : ''}${terminalText(message)}\n`);
       each((ui) => ui.summary(message, fields));
     },
     stop: () => progress?.stop(),

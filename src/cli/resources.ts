@@ -37,6 +37,7 @@ import {
   hashStoreOption,
   httpFor,
   type MirrorFlags,
+  mirrorDirectoryDiagnostic,
   ociTemplate,
   runInterruptible,
   zipLimitsFromEnv,
@@ -157,8 +158,17 @@ export class RunResources {
     ui: Renderer,
     flavor: Flavor = this.globals.flavor,
   ): Promise<Source | undefined> {
-    if (flags.fsMirror !== undefined)
-      return new FilesystemMirrorSource({ baseDir: resolve(this.globals.cwd, flags.fsMirror), flavor });
+    if (flags.fsMirror !== undefined) {
+      const baseDir = resolve(this.globals.cwd, flags.fsMirror);
+      // Lock, mirror and bundle always read the mirror: a wrong directory is said before any work.
+      // An install may need nothing from it (every package already installed); its failures say it once.
+      const problem = otherwise === 'registry' ? await mirrorDirectoryDiagnostic(baseDir, '-fs-mirror') : undefined;
+      if (problem !== undefined) {
+        ui.diagnostic(problem);
+        return undefined;
+      }
+      return new FilesystemMirrorSource({ baseDir, flavor });
+    }
     const cli = await this.cliConfig(ui, flavor);
     if (cli === undefined) return undefined;
     const context = this.sourceContext(flavor);

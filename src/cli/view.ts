@@ -24,7 +24,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, ProvkitError, errorText } from '../errors.js';
 import { JsonUI } from '../ui/json.js';
 import type { Diagnostic, TextSink } from '../ui/human.js';
 import { VERSION } from './version.js';
@@ -154,7 +154,7 @@ export class OutputSession {
       return {
         severity: 'error',
         summary: 'Invalid argument',
-        detail: `Unable to open the file ${JSON.stringify(file)} specified by -json-into for writing: ${err instanceof Error ? err.message : String(err)}`,
+        detail: `Unable to open the file ${JSON.stringify(file)} specified by -json-into for writing: ${errorText(err)}`,
         code: ErrorCode.IO,
       };
     }

@@ -25,12 +25,13 @@
  * I/O only through {@link CliConfigFs}; the environment, home directory,
  * platform and working directory come from the {@link CliConfigContext}.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { posix, win32 } from 'node:path';
 
 import type { Flavor, Hostname } from '../addresses/index.js';
 import { compareBytewise, goQuote, tryHostnameForComparison } from '../addresses/index.js';
+import { readRegularFile } from '../fs/read.js';
 import { tokensFromEnv } from './credentials.js';
 import type { CliConfigContext, Exists } from './locations.js';
 import {
@@ -56,6 +57,7 @@ import type { CliConfigFile, RawProviderInstallation } from './parse.js';
 import { parseCliConfigFile } from './parse.js';
 import type { ProviderPattern } from './patterns.js';
 import { parseProviderPatterns } from './patterns.js';
+import { errorText } from '../errors.js';
 
 /** File-system access of the CLI configuration loader (injected in tests). */
 export interface CliConfigFs {
@@ -68,7 +70,8 @@ export interface CliConfigFs {
 
 /** The default {@link CliConfigFs}: `node:fs/promises`. */
 export const nodeCliConfigFs: CliConfigFs = {
-  readFile: (path) => readFile(path),
+  /** Regular files only, bounded (fs/read.ts). */
+  readFile: (path) => readRegularFile(path),
   readDir: (path) => readdir(path),
   async stat(path) {
     try {
@@ -158,7 +161,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
     } catch (e) {
       diags.push({
         severity: 'error',
-        summary: `Error reading ${path}: ${e instanceof Error ? e.message : String(e)}`,
+        summary: `Error reading ${path}: ${errorText(e)}`,
         detail: '',
       });
       return undefined;
@@ -192,7 +195,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
       } catch (e) {
         diags.push({
           severity: 'error',
-          summary: `Error reading ${dir}: ${e instanceof Error ? e.message : String(e)}`,
+          summary: `Error reading ${dir}: ${errorText(e)}`,
           detail: '',
         });
       }

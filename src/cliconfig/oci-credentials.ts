@@ -27,7 +27,6 @@
  * helper) fails the request (`OCI_CREDENTIALS`); nothing matching means
  * anonymous access.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { ErrorCode, ProvkitError } from '../errors.js';
@@ -35,6 +34,7 @@ import type { OciCredentials, OciCredentialsLookup } from '../net/oci/auth.js';
 import { parseRepositoryAddress } from '../net/oci/reference.js';
 import type { HostOS } from './locations.js';
 import type { CliConfig } from './model.js';
+import { readRegularFile } from '../fs/read.js';
 
 /** Where credentials are looked for (injected, for tests). */
 export interface OciCredentialsEnv {
@@ -199,7 +199,7 @@ export function dockerConfigSearchLocations(env: OciCredentialsEnv): string[] {
 async function dockerConfigSources(cli: CliConfig, env: OciCredentialsEnv): Promise<Source[]> {
   const defaults = cli.ociDefaultCredentials;
   if (defaults && !defaults.discoverAmbientCredentials) return [];
-  const read = env.readFile ?? ((p: string) => readFile(p));
+  const read = env.readFile ?? ((p: string) => readRegularFile(p));
   const explicit = defaults?.dockerStyleConfigFiles;
   const out: Source[] = [];
   if (explicit !== undefined) {

@@ -30,6 +30,7 @@ import { parseHCL } from '../hcl/index.js';
 import { parseRepositoryAddress, type RepositoryAddress } from '../net/oci/reference.js';
 import type { CliConfigDiagnostic } from './model.js';
 import { parseProviderPatterns, WILDCARD } from './patterns.js';
+import { errorText } from '../errors.js';
 
 /** The variables a template may use. */
 const SYMBOLS = ['hostname', 'namespace', 'type'] as const;
@@ -177,7 +178,7 @@ export function prepareRepositoryMapping(
     patterns = parseProviderPatterns(include, flavor);
   } catch (err) {
     // Reported where the method's patterns are parsed; the template is not checked further (as the reference).
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorText(err);
     return {
       diags,
       mapping: () => {

@@ -5,6 +5,8 @@
  *
  * Pure: no I/O.
  */
+import { readRefusal } from '../fs/read.js';
+import { goQuote } from '../go/index.js';
 import type { Diagnostic, Range } from '../hcl/index.js';
 import { rangeString } from '../hcl/index.js';
 
@@ -18,6 +20,20 @@ export function errorDiag(summary: string, detail: string, range: Range): Diagno
 /** A warning diagnostic. */
 export function warningDiag(summary: string, detail: string, range: Range): Diagnostic {
   return { severity: 'warning', summary, detail, range };
+}
+
+/**
+ * The reference's "Failed to read file" for `rel` (`The file "main.tf" could
+ * not be read.`), with provkit's reason when it refused the file
+ * (fs/read.ts: a FIFO, a device, too large).
+ */
+export function fileReadFailed(rel: string, err: unknown): Diagnostic {
+  const why = readRefusal(err);
+  return errorDiag(
+    'Failed to read file',
+    `The file ${goQuote(rel)} could not be read${why === undefined ? '' : `: ${why}`}.`,
+    fileRange(rel),
+  );
 }
 
 /** Whether any diagnostic is an error. */

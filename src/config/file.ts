@@ -31,6 +31,7 @@ import {
 import type { Diagnostic, Expression, Range, StaticValue, Traverser } from '../hcl/index.js';
 import {
   evaluateStatic,
+  exprMap,
   formatNumber,
   isValidIdentifier,
   parseHCL,
@@ -41,9 +42,9 @@ import {
 } from '../hcl/index.js';
 import type { AttributeView, BlockView, BodySchema, BodyView } from './body.js';
 import { jsonBody, nativeBody } from './body.js';
-import { errorDiag, hasErrors, warningDiag } from './diagnostics.js';
+import { between, errorDiag, formatRange, hasErrors, warningDiag } from './diagnostics.js';
 import { isGoVersionConstraint } from './goversion.js';
-import { parseJSON, parseTraversalString } from '../hcl/index.js';
+import { parseJSONFile, parseTraversalString } from '../hcl/index.js';
 import type { ModuleSource } from './module-source.js';
 import { isModuleSourceError, parseModuleSource } from './module-source.js';
 import type {
@@ -51,6 +52,7 @@ import type {
   DeclaredConstraint,
   ImportDecl,
   ModuleCallDecl,
+  PassedProviderConfig,
   ProviderConfigDecl,
   ProviderRef,
   RequiredProviderEntry,
@@ -87,7 +89,7 @@ export function isJSONConfigFilename(filename: string): boolean {
  */
 export function parseConfigFile(source: Uint8Array | string, filename: string, options: DecodeOptions): FileResult {
   if (isJSONConfigFilename(filename)) {
-    const parsed = parseJSON(source, filename);
+    const parsed = parseJSONFile(source, filename);
     if (!parsed.value) return { file: emptyFile(filename, options.override === true), diagnostics: parsed.diagnostics };
     const r = decodeConfigFile(jsonBody(parsed.value), filename, options);
     return { file: r.file, diagnostics: [...parsed.diagnostics, ...r.diagnostics] };
@@ -578,7 +580,7 @@ class Decoder {
     const reserved = ['count', 'depends_on', 'for_each', 'source'].filter(
       (n) => n !== 'for_each' || this.flavor === 'terraform',
     );
-    const content = block.body.partialContent({
+    const schema = {
       attributes: [
         { name: 'alias' },
         { name: 'version' },
@@ -592,8 +594,11 @@ class Decoder {
         { type: 'lifecycle', labels: [] },
         { type: 'locals', labels: [] },
       ],
-    });
+    };
+    const content = block.body.partialContent(schema);
     this.diags.push(...content.diagnostics);
+    // The remaining body is not empty (`pc.Config.Content(&hcl.BodySchema{})` fails): a real configuration.
+    const hasConfig = block.body.content(schema).diagnostics.length > content.diagnostics.length;
     const name = block.labels[0] ?? '';
     if (!this.checkNameNormalized(name, block.defRange)) return undefined;
 
@@ -668,6 +673,7 @@ class Decoder {
       ...(alias !== undefined ? { alias } : {}),
       aliasSet,
       ...(version ? { version } : {}),
+      hasConfig,
       declRange: block.defRange,
     };
   }
@@ -744,6 +750,12 @@ class Decoder {
       }
     }
 
+    const providers = this.passedProviders(content.attributes.get('providers'), block.body.json);
+    const countAttr = content.attributes.get('count');
+    const forEachAttr = content.attributes.get('for_each');
+    const dependsOn = content.attributes.get('depends_on');
+    const dependsOnRange = dependsOn ? firstListItemRange(dependsOn.expr) : undefined;
+
     for (const b of content.blocks) {
       if (b.type === '_') continue;
       this.diags.push(
@@ -762,8 +774,57 @@ class Decoder {
       ...(sourceAttr ? { sourceRange: sourceAttr.expr.range } : {}),
       ...(version ? { version } : {}),
       ...(invalid ? { invalid } : {}),
+      providers,
+      ...(countAttr ? { countRange: countAttr.expr.range } : {}),
+      ...(forEachAttr ? { forEachRange: forEachAttr.expr.range } : {}),
+      ...(dependsOnRange ? { dependsOnRange } : {}),
       declRange: block.defRange,
     };
+  }
+
+  /**
+   * A module call's `providers` map (`decodeModuleBlock`): `hcl.ExprMap`,
+   * each key and value through `decodeProviderConfigRef`, each child name
+   * assigned once ("Duplicate provider address"). OpenTofu also takes a
+   * keyed value (`aws.by_region[each.key]`, its provider `for_each`): the
+   * key is left out here, it names no other provider.
+   */
+  private passedProviders(attr: AttributeView | undefined, json: boolean): PassedProviderConfig[] {
+    if (!attr) return [];
+    const map = exprMap(attr.expr);
+    this.diags.push(...map.diagnostics);
+    const out: PassedProviderConfig[] = [];
+    const seen = new Map<string, Range>();
+    for (const pair of map.pairs ?? []) {
+      const inChild = this.providerConfigRef(pair.keyExpr.wrapped, 'providers', json);
+      const inParent = this.providerConfigRef(this.withoutInstanceKey(pair.value), 'providers', json);
+      if (!inChild || !inParent) continue;
+      const key = inChild.alias === undefined ? inChild.name : `${inChild.name}.${inChild.alias}`;
+      const prev = seen.get(key);
+      if (prev) {
+        this.diags.push(
+          errorDiag(
+            'Duplicate provider address',
+            `A provider configuration was already passed to ${key} at ${formatRange(prev)}. Each child provider configuration can be assigned only once.`,
+            pair.value.range,
+          ),
+        );
+        continue;
+      }
+      seen.set(key, between(pair.keyExpr.range, pair.value.range));
+      out.push({ inChild, inParent });
+    }
+    return out;
+  }
+
+  /** OpenTofu's `aws.alias[KEY]` in a `providers` map as `aws.alias`; anything else as it is. */
+  private withoutInstanceKey(expr: Expression): Expression {
+    if (this.flavor !== 'tofu') return expr;
+    if (expr.kind === 'Index' && expr.collection.kind === 'ScopeTraversal') return expr.collection;
+    if (expr.kind === 'ScopeTraversal' && expr.traversal.length === 3 && expr.traversal[2]?.type === 'index') {
+      return { ...expr, traversal: expr.traversal.slice(0, 2) };
+    }
+    return expr;
   }
 
   // --- resource / data / ephemeral / check / import -----------------------------
@@ -840,7 +901,7 @@ class Decoder {
     const [root, aliasStep] = traversal;
     if (root?.type !== 'root') return undefined;
     if (!this.checkNameNormalized(root.name, root.range)) return undefined;
-    if (aliasStep === undefined) return { name: root.name, range: expr.range };
+    if (aliasStep === undefined) return { name: root.name, range: expr.range, nameRange: root.range };
     if (aliasStep.type !== 'attr') {
       this.diags.push(
         errorDiag(
@@ -849,9 +910,9 @@ class Decoder {
           aliasStep.range,
         ),
       );
-      return { name: root.name, range: expr.range };
+      return { name: root.name, range: expr.range, nameRange: root.range };
     }
-    return { name: root.name, alias: aliasStep.name, range: expr.range };
+    return { name: root.name, alias: aliasStep.name, range: expr.range, nameRange: root.range };
   }
 }
 
@@ -874,4 +935,12 @@ function importTargetType(expr: Expression, json: boolean): string | undefined {
   const type = names[i];
   if (type === undefined || type === 'data') return undefined;
   return type;
+}
+
+/**
+ * The range of the first reference of a `depends_on` list (`mc.DependsOn[0].SourceRange()`),
+ * or `undefined` when the list is empty or not a static list.
+ */
+function firstListItemRange(expr: Expression): Range | undefined {
+  return staticList(expr).items?.[0]?.range;
 }

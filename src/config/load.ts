@@ -27,14 +27,15 @@
  * The only I/O is through {@link ConfigFs} (directory listings and file
  * reads); the default uses `node:fs/promises`.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 
 import type { Flavor } from '../addresses/index.js';
 import { compareBytewise, flavorInfo, goQuote } from '../addresses/index.js';
-import { systemErrorCode } from '../errors.js';
+import { systemErrorCode, errorText } from '../errors.js';
+import { readRegularFile } from '../fs/read.js';
 import type { Diagnostic } from '../hcl/index.js';
-import { errorDiag, fileRange, hasErrors, warningDiag } from './diagnostics.js';
+import { errorDiag, fileRange, fileReadFailed, hasErrors, warningDiag } from './diagnostics.js';
 import { parseConfigFile } from './file.js';
 import type { DirEntry } from './files.js';
 import { configFileNames } from './files.js';
@@ -44,6 +45,7 @@ import { parseModuleManifest } from './manifest.js';
 import type { ConfigFile, Module, ModuleCallDecl } from './model.js';
 import { sameModuleSource } from './module-source.js';
 import { buildModule } from './module.js';
+import { validateProviderConfigs } from './provider-validation.js';
 import type { Requirements } from './requirements.js';
 import {
   mergeRequirements,
@@ -69,8 +71,9 @@ export const nodeConfigFs: ConfigFs = {
     const entries = await readdir(path, { withFileTypes: true });
     return entries.map((e) => ({ name: e.name, isDirectory: e.isDirectory() }));
   },
+  /** Regular files only, bounded (fs/read.ts): a FIFO or `/dev/zero` planted in a tree cannot stop a run. */
   readFile(path: string): Promise<Uint8Array> {
-    return readFile(path);
+    return readRegularFile(path);
   },
 };
 
@@ -130,6 +133,14 @@ export interface LoadedConfig {
    * file and run order. Their requirements are part of {@link requirements}.
    */
   readonly tests: ModuleNode[];
+  /**
+   * The diagnostics of the root module's own files and of its test files, a
+   * part of {@link diagnostics} (the same objects): what `init` reads first,
+   * on its own, before anything else (`loadSingleModuleWithTests`).
+   */
+  readonly rootDiagnostics: readonly Diagnostic[];
+  /** The root module calls modules or has test files: `init` installs modules, reading the whole tree once more. */
+  readonly installsModules: boolean;
 }
 
 /** The result of {@link loadModuleRequirements}. */
@@ -182,7 +193,14 @@ class Loader {
   }
 
   async run(): Promise<LoadedConfig> {
-    const none = (): LoadedConfig => ({ root: undefined, requirements: new Map(), diagnostics: this.diags, tests: [] });
+    const none = (): LoadedConfig => ({
+      root: undefined,
+      requirements: new Map(),
+      diagnostics: this.diags,
+      tests: [],
+      rootDiagnostics: [],
+      installsModules: false,
+    });
     await this.readManifest();
     // `dirFiles` reads the test directory first; failing to read it (other than its absence) stops everything.
     const testLoad =
@@ -197,8 +215,10 @@ class Loader {
     const tests: ModuleNode[] = [];
     // As the reference: a root module with errors (its test files' included) is not walked any further.
     if (!hasErrors(rootLoad.diagnostics) && !hasErrors(testLoad?.diagnostics ?? [])) {
-      this.diags.push(...(await this.children(root, 0)));
-      this.diags.push(...(await this.testModules(root, testFiles, tests)));
+      const built = [...(await this.children(root, 0)), ...(await this.testModules(root, testFiles, tests))];
+      this.diags.push(...built);
+      // BuildConfig: provider types are resolved only when the tree loaded without errors.
+      this.diags.push(...validateProviderConfigs(root, this.flavor, !hasErrors(built)));
     }
 
     // Requirements come last, as `ProviderRequirements` runs on the loaded tree.
@@ -224,6 +244,8 @@ class Loader {
       requirements: sortRequirements(lockableRequirements(all, this.flavor)),
       diagnostics: this.diags,
       tests,
+      rootDiagnostics: [...rootLoad.diagnostics, ...(testLoad?.diagnostics ?? [])],
+      installsModules: root.module.moduleCalls.size > 0 || testFiles.length > 0,
     };
   }
 
@@ -245,7 +267,7 @@ class Loader {
     } catch (err) {
       const code = systemErrorCode(err);
       if (code !== 'ENOENT') {
-        const why = err instanceof Error ? err.message : String(err);
+        const why = errorText(err);
         this.diags.push(
           errorDiag(
             'Failed to read test directory',
@@ -278,12 +300,8 @@ class Loader {
         let bytes: Uint8Array;
         try {
           bytes = await this.fs.readFile(this.onDisk(rel));
-        } catch {
-          return {
-            diagnostics: [
-              errorDiag('Failed to read file', `The file ${goQuote(rel)} could not be read.`, fileRange(rel)),
-            ],
-          };
+        } catch (err) {
+          return { diagnostics: [fileReadFailed(rel, err)] };
         }
         return parseTestFile(bytes, rel, this.flavor);
       }),
@@ -328,13 +346,7 @@ class Loader {
       bytes = await this.fs.readFile(this.onDisk(rel));
     } catch (err) {
       if (systemErrorCode(err) === 'ENOENT' || systemErrorCode(err) === 'ENOTDIR') return;
-      this.diags.push(
-        errorDiag(
-          `failed to read module manifest: ${err instanceof Error ? err.message : String(err)}`,
-          '',
-          fileRange(rel),
-        ),
-      );
+      this.diags.push(errorDiag(`failed to read module manifest: ${errorText(err)}`, '', fileRange(rel)));
       return;
     }
     const m = parseModuleManifest(bytes, rel);
@@ -373,12 +385,8 @@ class Loader {
           let bytes: Uint8Array;
           try {
             bytes = await this.fs.readFile(this.onDisk(rel));
-          } catch {
-            return {
-              diagnostics: [
-                errorDiag('Failed to read file', `The file ${goQuote(rel)} could not be read.`, fileRange(rel)),
-              ],
-            };
+          } catch (err) {
+            return { diagnostics: [fileReadFailed(rel, err)] };
           }
           return parseConfigFile(bytes, rel, { flavor: this.flavor, override });
         }),
@@ -485,6 +493,15 @@ class Loader {
           'Backend configuration ignored',
           `Any selected backend applies to the entire configuration, so ${this.product} expects backend configurations only in the root module.\n\nThis is a warning rather than an error because it's sometimes convenient to temporarily call a root module as a child module for testing purposes, but this backend configuration block will have no effect.`,
           mod.backend,
+        ),
+      );
+    }
+    if (mod.imports.length > 0) {
+      after.push(
+        errorDiag(
+          'Invalid import configuration',
+          `An import block was detected in ${goQuote(path.map((p) => `module.${p}`).join('.'))}. Import blocks are only allowed in the root module.`,
+          mod.imports[0]!.decl.declRange,
         ),
       );
     }

@@ -48,6 +48,14 @@ export interface ProviderRef {
   readonly name: string;
   readonly alias?: string;
   readonly range: Range;
+  /** The local name's own range (`ProviderConfigRef.NameRange`: the first step of the traversal). */
+  readonly nameRange: Range;
+}
+
+/** One entry of a module call's `providers` map (`PassedProviderConfig`): `in_child = in_parent`. */
+export interface PassedProviderConfig {
+  readonly inChild: ProviderRef;
+  readonly inParent: ProviderRef;
 }
 
 /** A `provider "name" { … }` block. */
@@ -58,6 +66,12 @@ export interface ProviderConfigDecl {
   readonly aliasSet: boolean;
   /** The deprecated `version` argument. */
   readonly version?: DeclaredConstraint;
+  /**
+   * The body has arguments or blocks besides `alias` and `version` (the
+   * reference's `pc.Config.Content(&hcl.BodySchema{})` fails): a real
+   * configuration, not an empty "proxy" block.
+   */
+  readonly hasConfig: boolean;
   readonly declRange: Range;
 }
 
@@ -94,6 +108,14 @@ export interface ModuleCallDecl {
   readonly version?: DeclaredConstraint;
   /** An error was reported for `source` or `version`: the reference does not load this call. */
   readonly invalid?: boolean;
+  /** The `providers` map, in source order (entries that did not decode left out). */
+  readonly providers: readonly PassedProviderConfig[];
+  /** The `count` expression's range, when set. */
+  readonly countRange?: Range;
+  /** The `for_each` expression's range, when set. */
+  readonly forEachRange?: Range;
+  /** The range of the first `depends_on` reference, when there is one. */
+  readonly dependsOnRange?: Range;
   readonly declRange: Range;
 }
 

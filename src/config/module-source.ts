@@ -212,14 +212,7 @@ export function isModuleSourceError(s: ModuleSource | ModuleSourceError): s is M
  * reliably (see the module comment).
  */
 export function moduleSourceKey(s: ModuleSource): string | undefined {
-  switch (s.kind) {
-    case 'local':
-      return s.path;
-    case 'registry':
-      return `${s.host}/${s.namespace}/${s.name}/${s.system}${s.subdir === '' ? '' : `//${s.subdir}`}`;
-    case 'remote':
-      return s.normalized;
-  }
+  return s.kind === 'remote' ? s.normalized : moduleSourceDisplay(s);
 }
 
 /**
@@ -239,4 +232,20 @@ export function sameModuleSource(call: ModuleSource, recorded: string, flavor: F
   if (isModuleSourceError(rec)) return recorded === callKey;
   const recKey = moduleSourceKey(rec);
   return recKey === undefined || recKey === callKey;
+}
+
+/**
+ * A source as the reference prints it (`addrs.ModuleSource.String`): a local
+ * path as written, a registry address with its host, a remote address as
+ * go-getter normalised it.
+ */
+export function moduleSourceDisplay(s: ModuleSource): string {
+  switch (s.kind) {
+    case 'local':
+      return s.path;
+    case 'registry':
+      return `${s.host}/${s.namespace}/${s.name}/${s.system}${s.subdir === '' ? '' : `//${s.subdir}`}`;
+    case 'remote':
+      return s.normalized ?? s.raw;
+  }
 }

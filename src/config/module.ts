@@ -462,13 +462,17 @@ class ModuleBuilder {
   }
 }
 
-/** `Provider.merge`: a `version` in the override replaces the original. */
+/** `Provider.merge`: a `version` in the override replaces the original; the bodies are merged. */
 function mergeProvider(base: ProviderConfigDecl, over: ProviderConfigDecl): ProviderConfigDecl {
-  if (!over.version) return base;
-  return { ...base, version: over.version };
+  const merged = over.hasConfig && !base.hasConfig ? { ...base, hasConfig: true } : base;
+  if (!over.version) return merged;
+  return { ...merged, version: over.version };
 }
 
-/** `ModuleCall.merge`: `source` and `version` in the override replace the originals. */
+/**
+ * `ModuleCall.merge`: `source`, `version`, `count`, `for_each` and a
+ * non-empty `providers` map in the override replace the originals.
+ */
 function mergeModuleCall(base: ModuleCallDecl, over: ModuleCallDecl): ModuleCallDecl {
   let out: ModuleCallDecl = base;
   if (over.sourceSet) {
@@ -482,6 +486,9 @@ function mergeModuleCall(base: ModuleCallDecl, over: ModuleCallDecl): ModuleCall
     };
   }
   if (over.version) out = { ...out, version: over.version };
+  if (over.countRange) out = { ...out, countRange: over.countRange };
+  if (over.forEachRange) out = { ...out, forEachRange: over.forEachRange };
+  if (over.providers.length > 0) out = { ...out, providers: over.providers };
   if (over.invalid === true) out = { ...out, invalid: true };
   return out;
 }

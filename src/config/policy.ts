@@ -21,8 +21,9 @@
  */
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
-import { parsePlatform, type Platform } from '../addresses/index.js';
-import { systemErrorCode } from '../errors.js';
+import { goQuote, parsePlatform, type Platform } from '../addresses/index.js';
+import { systemErrorCode, errorText } from '../errors.js';
+import { readRefusal } from '../fs/read.js';
 import type { Diagnostic } from '../hcl/index.js';
 import { parseHCL, staticList, staticString } from '../hcl/index.js';
 import { nativeBody } from './body.js';
@@ -74,7 +75,7 @@ export function parsePolicyFile(source: Uint8Array | string, filename: string): 
       diagnostics.push(
         errorDiag(
           'Invalid target platform',
-          `The string ${JSON.stringify(s.value)} is not a valid target platform: ${err instanceof Error ? err.message : String(err)}.`,
+          `The string ${goQuote(s.value)} is not a valid target platform: ${errorText(err)}.`,
           item.range,
         ),
       );
@@ -112,7 +113,7 @@ export async function loadPolicyFile(
       diagnostics: [
         errorDiag(
           'Failed to read file',
-          `The file ${JSON.stringify(displayName)} could not be read: ${err instanceof Error ? err.message : String(err)}.`,
+          `The file ${goQuote(displayName)} could not be read: ${readRefusal(err) ?? errorText(err)}.`,
           fileRange(displayName),
         ),
       ],

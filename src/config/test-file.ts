@@ -27,7 +27,7 @@ import { posix } from 'node:path';
 import type { Flavor } from '../addresses/index.js';
 import { compareBytewise, flavorInfo, goQuote } from '../addresses/index.js';
 import type { Diagnostic, Range } from '../hcl/index.js';
-import { isValidIdentifier, parseHCL, parseJSON, staticString } from '../hcl/index.js';
+import { isValidIdentifier, parseHCL, parseJSONFile, staticString } from '../hcl/index.js';
 import type { BlockView, BodySchema, BodyView } from './body.js';
 import { jsonBody, nativeBody } from './body.js';
 import { errorDiag, formatRange, hasErrors } from './diagnostics.js';
@@ -138,7 +138,7 @@ export function parseTestFile(
   flavor: Flavor,
 ): { file: TestFileDecl; diagnostics: Diagnostic[] } {
   if (filename.endsWith('.json')) {
-    const parsed = parseJSON(source, filename);
+    const parsed = parseJSONFile(source, filename);
     if (!parsed.value) return { file: { filename, runs: [], providerConfigs: [] }, diagnostics: parsed.diagnostics };
     const r = decodeTestFile(jsonBody(parsed.value), filename, flavor);
     return { file: r.file, diagnostics: [...parsed.diagnostics, ...r.diagnostics] };
@@ -289,7 +289,12 @@ function decodeRunModuleBlock(
   const version = versionAttr ? decodeVersionConstraint(versionAttr, flavor) : undefined;
   if (version) diags.push(...version.diagnostics);
   const sourceAttr = content.attributes.get('source');
-  const base = { name: runName, declRange: block.defRange, ...(version?.version ? { version: version.version } : {}) };
+  const base = {
+    name: runName,
+    declRange: block.defRange,
+    providers: [],
+    ...(version?.version ? { version: version.version } : {}),
+  };
   if (!sourceAttr) {
     diags.push(
       errorDiag(

@@ -4,8 +4,9 @@
  * process changes the directory it guards, so that several `provkit`
  * processes can share a plugin cache, an install tree or a mirror
  * (docs/reference.md §5.5 item 86, OpenTofu's `internal/providercache/dir_modify.go`).
- * "Lock" elsewhere in provkit means the dependency lock file; here only the
- * mutex's own file is called a lock file.
+ * "Lock" in provkit means the dependency lock file: messages call this
+ * file the mutex file, whatever its name, and never name the temporary
+ * file it is written through.
  *
  * Node has no `flock`, so the mutex is the file's existence: created
  * exclusively (written to a temporary file, then `link`ed into place, so it
@@ -24,13 +25,20 @@
  * provkit and OpenTofu on one cache at the same moment. Terraform 1.11 takes
  * no lock at all.
  */
-import { link, mkdir, readFile, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { link, mkdir, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { ErrorCode, ProvkitError, systemErrorCode, systemErrorText } from '../errors.js';
+import { makeDirectory } from './target.js';
 import { tempPathBeside } from './temp-name.js';
+import { readRegularFile } from './read.js';
+
+/** A mutex file's bytes: a small regular file (fs/read.ts), never a FIFO someone put in its place. */
+function readHolder(path: string): Promise<Buffer> {
+  return readRegularFile(path, { maxBytes: 64 * 1024 });
+}
 
 /** Who holds a mutex, as written in its file. */
 export interface MutexHolder {
@@ -169,7 +177,7 @@ async function breakStale(path: string, observed: Buffer, staleMs: number): Prom
     return false;
   }
   try {
-    const [current, st] = await Promise.all([readFile(path), stat(path)]);
+    const [current, st] = await Promise.all([readHolder(path), stat(path)]);
     if (!current.equals(observed) || staleReason(parseHolder(current), st.mtimeMs, staleMs) === undefined) return false;
     await unlink(path);
     return true;
@@ -203,7 +211,8 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
   let delay = 10;
   let noticed = false;
   let recreated = false;
-  await mkdir(dirname(path), { recursive: true, mode: 0o755 });
+  // makeDirectory, not a recursive mkdir: that says ENOENT on a read-only file system.
+  await makeDirectory(dirname(path), 'cannot create the directory of the mutex file');
   for (;;) {
     if (options.signal?.aborted) throw aborted();
     try {
@@ -220,25 +229,23 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
         continue;
       }
       if (code !== 'EEXIST') {
-        throw new ProvkitError(
-          ErrorCode.IO,
-          `cannot create the lock file ${path}: ${err instanceof Error ? err.message : String(err)}`,
-          { file: path, cause: err },
-        );
+        throw new ProvkitError(ErrorCode.IO, `cannot create the mutex file ${path}: ${systemErrorText(err)}`, {
+          file: path,
+          cause: err,
+        });
       }
     }
     let raw: Buffer;
     let mtimeMs: number;
     try {
       // eslint-disable-next-line no-await-in-loop
-      [raw, { mtimeMs }] = await Promise.all([readFile(path), stat(path)]);
+      [raw, { mtimeMs }] = await Promise.all([readHolder(path), stat(path)]);
     } catch (err) {
       if (systemErrorCode(err) === 'ENOENT') continue; // released meanwhile: try again at once
-      throw new ProvkitError(
-        ErrorCode.IO,
-        `cannot read the lock file ${path}: ${err instanceof Error ? err.message : String(err)}`,
-        { file: path, cause: err },
-      );
+      throw new ProvkitError(ErrorCode.IO, `cannot read the mutex file ${path}: ${systemErrorText(err)}`, {
+        file: path,
+        cause: err,
+      });
     }
     const other = parseHolder(raw);
     const reason = staleReason(other, mtimeMs, staleMs);
@@ -251,7 +258,7 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
     if (options.timeoutMs !== undefined && waited > options.timeoutMs) {
       throw new ProvkitError(
         ErrorCode.PACKAGE_LOCK_TIMEOUT,
-        `timed out after ${waited} ms waiting for the lock ${path}${other ? ` (held by process ${other.pid} on ${other.hostname})` : ''}`,
+        `timed out after ${waited} ms waiting for the mutex file ${path}${other ? ` (held by process ${other.pid} on ${other.hostname})` : ''}`,
         { file: path },
       );
     }
@@ -278,7 +285,7 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
       clearInterval(timer);
       try {
         // Only remove it if it is still ours (it may have been broken as stale and re-taken).
-        if ((await readFile(path, 'utf8')) === content) await unlink(path);
+        if ((await readHolder(path)).toString('utf8') === content) await unlink(path);
       } catch (err) {
         if (systemErrorCode(err) !== 'ENOENT') throw err;
       }

@@ -16,7 +16,7 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { ErrorCode, ProvkitError, systemErrorCode, errorText } from '../errors.js';
 import { tempPathBeside } from './temp-name.js';
 
 /** The file-system calls a swap makes (injectable, so that tests can fail one). */
@@ -37,7 +37,7 @@ export interface SwapOptions {
   readonly fs?: SwapFs;
 }
 
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+const messageOf = (err: unknown): string => errorText(err);
 
 /**
  * Renames the complete `tempPath` to `target` (see the module comment);

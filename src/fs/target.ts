@@ -42,6 +42,27 @@ export async function checkDirectoryTarget(dir: string, what: string): Promise<v
 }
 
 /**
+ * Resolves when `dir` is an existing directory (symlinks followed): a
+ * directory a command reads from (a filesystem mirror), checked once before
+ * any work so that a wrong path is one message, not one per provider.
+ *
+ * @param what what the directory is, e.g. `the -fs-mirror directory`.
+ * @throws {ProvkitError} NOT_FOUND (`WHAT DIR does not exist`), NOT_A_DIRECTORY, IO
+ */
+export async function checkDirectorySource(dir: string, what: string): Promise<void> {
+  let st;
+  try {
+    st = await stat(dir);
+  } catch (err) {
+    if (systemErrorCode(err) === 'ENOENT' || systemErrorCode(err) === 'ENOTDIR')
+      throw new ProvkitError(ErrorCode.NOT_FOUND, `${what} ${dir} does not exist`, { file: dir, cause: err });
+    throw fileError(err, `cannot read ${what}`, dir);
+  }
+  if (!st.isDirectory())
+    throw new ProvkitError(ErrorCode.NOT_A_DIRECTORY, `${what} ${dir} is not a directory`, { file: dir });
+}
+
+/**
  * `mkdir -p` that reports the real reason: Node's recursive `mkdir` says
  * ENOENT where the file system is read-only (or the parent is a file), so
  * each missing directory is made on its own, nearest first.

@@ -40,6 +40,30 @@ export function isGoPrint(cp: number): boolean {
   return (goPrintable ??= /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u).test(String.fromCodePoint(cp));
 }
 
+/** One rune that Go's `%q` does not print as it is: its escape (`\n`, `\x1b`, `\u202e`, `\U0001f600`). */
+function goEscapeRune(cp: number): string {
+  switch (cp) {
+    case 0x07:
+      return '\\a';
+    case 0x08:
+      return '\\b';
+    case 0x0c:
+      return '\\f';
+    case 0x0a:
+      return '\\n';
+    case 0x0d:
+      return '\\r';
+    case 0x09:
+      return '\\t';
+    case 0x0b:
+      return '\\v';
+    default:
+      if (cp < 0x20 || cp === 0x7f) return '\\x' + cp.toString(16).padStart(2, '0');
+      if (cp < 0x10000) return '\\u' + cp.toString(16).padStart(4, '0');
+      return '\\U' + cp.toString(16).padStart(8, '0');
+  }
+}
+
 /**
  * Go's `strconv.Quote` (the `%q` verb; `go/src/strconv/quote.go`): double
  * quotes, `\"` and `\\`, printable runes raw, others as
@@ -51,41 +75,41 @@ export function goQuote(s: string): string {
   for (const ch of s) {
     let cp = ch.codePointAt(0) ?? 0xfffd;
     if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
-    if (cp === 0x22 || cp === 0x5c) {
-      out += '\\' + ch;
-    } else if (isGoPrint(cp)) {
-      out += String.fromCodePoint(cp);
-    } else {
-      switch (cp) {
-        case 0x07:
-          out += '\\a';
-          break;
-        case 0x08:
-          out += '\\b';
-          break;
-        case 0x0c:
-          out += '\\f';
-          break;
-        case 0x0a:
-          out += '\\n';
-          break;
-        case 0x0d:
-          out += '\\r';
-          break;
-        case 0x09:
-          out += '\\t';
-          break;
-        case 0x0b:
-          out += '\\v';
-          break;
-        default:
-          if (cp < 0x20 || cp === 0x7f) out += '\\x' + cp.toString(16).padStart(2, '0');
-          else if (cp < 0x10000) out += '\\u' + cp.toString(16).padStart(4, '0');
-          else out += '\\U' + cp.toString(16).padStart(8, '0');
-      }
-    }
+    if (cp === 0x22 || cp === 0x5c) out += '\\' + ch;
+    else out += isGoPrint(cp) ? String.fromCodePoint(cp) : goEscapeRune(cp);
   }
   return out + '"';
+}
+
+/**
+ * `s` with every rune that is not printable (Go's `unicode.IsPrint`: control
+ * characters, DEL, C1 controls, format characters such as U+202E, line and
+ * paragraph separators) written as `%q` writes it (`\x1b`, `\r`, `\u202e`),
+ * except the characters of `keep` (`"\n\t"`: line breaks and tabs stay), and
+ * nothing else changed: no quotes added, `"` and `\` kept. The rule the
+ * human renderer applies to everything it prints (src/ui/escape.ts).
+ */
+export function goEscape(s: string, keep = ''): string {
+  // Fast path: printable ASCII needs nothing.
+  if (/^[\x20-\x7e]*$/.test(s)) return s;
+  let out = '';
+  for (const ch of s) {
+    let cp = ch.codePointAt(0) ?? 0xfffd;
+    if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
+    if (isGoPrint(cp) || keep.includes(ch)) out += String.fromCodePoint(cp);
+    else out += goEscapeRune(cp);
+  }
+  return out;
+}
+
+/**
+ * `s` on one line: its line breaks (`\n`, `\r`, `\v`, `\f`, U+0085, U+2028,
+ * U+2029) written as `%q` writes them, everything else as it is.
+ */
+export function goOneLine(s: string): string {
+  return /[\n\r\v\f\u0085\u2028\u2029]/.test(s)
+    ? s.replace(/[\n\r\v\f\u0085\u2028\u2029]/g, (c) => goEscapeRune(c.codePointAt(0)!))
+    : s;
 }
 
 /**

@@ -15,7 +15,7 @@
 import { createReadStream } from 'node:fs';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 
-import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { ErrorCode, ProvkitError, systemErrorCode, errorText } from '../errors.js';
 import type { Hash } from './hash.js';
 import { displayName, hash1 } from './h1.js';
 
@@ -117,7 +117,7 @@ export async function hashPackageDir(dir: string): Promise<Hash> {
 
 function ioError(file: string, err: unknown): ProvkitError {
   const sys = systemErrorCode(err);
-  const msg = err instanceof Error ? err.message : String(err);
+  const msg = errorText(err);
   if (sys === 'ENOENT')
     return new ProvkitError(ErrorCode.NOT_FOUND, `${file}: no such file or directory`, { file, cause: err });
   if (sys === 'ENOTDIR')

@@ -24,7 +24,7 @@ import { createRequire } from 'node:module';
 import type * as WorkerThreads from 'node:worker_threads';
 import type { Worker } from 'node:worker_threads';
 
-import { ErrorCode, ProvkitError, type SerializedError } from '../errors.js';
+import { ErrorCode, ProvkitError, type SerializedError, errorText } from '../errors.js';
 import { DOWNLOAD_BLOCK } from '../net/blocks.js';
 import { hashPackageDir } from './dir-package.js';
 import { asHash, zhFromDigest, type Hash } from './hash.js';
@@ -220,7 +220,7 @@ function deserializeZipHashes(r: SerializedZipHashes): ZipPackageHashes {
 
 export function toSerializedError(err: unknown): SerializedError {
   if (err instanceof ProvkitError) return err.toJSON();
-  return { code: ErrorCode.IO, message: err instanceof Error ? err.message : String(err) };
+  return { code: ErrorCode.IO, message: errorText(err) };
 }
 
 interface Job {
@@ -578,13 +578,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       started -= 1;
       const i = idle.indexOf(w);
       if (i >= 0) idle.splice(i, 1);
-      job?.reject(
-        new ProvkitError(
-          ErrorCode.WORKER_FAILED,
-          `hash worker failed: ${err instanceof Error ? err.message : String(err)}`,
-          { cause: err },
-        ),
-      );
+      job?.reject(new ProvkitError(ErrorCode.WORKER_FAILED, `hash worker failed: ${errorText(err)}`, { cause: err }));
       pump();
     };
     w.on('error', die);

@@ -22,14 +22,17 @@
  * document per archive, written atomically (temp file + rename), so several
  * processes may share a store, and a store may be copied between machines
  * (a CI cache). An unreadable or malformed entry is a miss (and is
- * overwritten by the next put). Whoever can write the store can make provkit
- * record hashes of their choosing, as with the plugin cache: keep it where
- * the CLI configuration and the plugin cache are (the user's cache directory).
+ * overwritten by the next put), and so is anything but a regular file.
+ * Whoever can write the store can make provkit record hashes of their
+ * choosing, as with the plugin cache: keep it where the CLI configuration and
+ * the plugin cache are (the user's cache directory). Its directories are made
+ * 0755 and its files 0644 whatever the umask (fs/cache-dir.ts).
  */
-import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { writeFileAtomic } from '../fs/atomic.js';
+import { makeCacheDirectory } from '../fs/cache-dir.js';
+import { readRegularFile } from '../fs/read.js';
 import { type Hash, parseHash } from './hash.js';
 import type { HashWarning, ZipPackageHashes } from './zip-package.js';
 
@@ -55,6 +58,9 @@ export interface StoredHashes {
   readonly platform?: string;
 }
 
+/** An entry is a few hundred bytes; a larger file is not one (a miss). */
+const MAX_ENTRY_BYTES = 1024 * 1024;
+
 /** Bump when the document's meaning changes: older entries become misses. */
 const FORMAT = 1;
 
@@ -76,13 +82,15 @@ const PLATFORM_TEXT = /^[a-z0-9]+_[a-z0-9]+$/;
 
 /** The store in `dir` (created on the first put). */
 export function openHashStore(dir: string): HashStore {
+  /** Shard directories made (and checked) by this store. */
+  const made = new Map<string, Promise<void>>();
   const pathOf = (hex: string): string => join(dir, hex.slice(0, 2), `${hex}.json`);
   const lookup = async (zh: Hash): Promise<StoredHashes | undefined> => {
     if (zh.scheme !== 'zh:' || !ZH_HEX.test(zh.value)) return undefined;
     const path = pathOf(zh.value);
     let doc: unknown;
     try {
-      doc = JSON.parse(await readFile(path, 'utf8'));
+      doc = JSON.parse((await readRegularFile(path, { maxBytes: MAX_ENTRY_BYTES })).toString('utf8'));
     } catch {
       return undefined;
     }
@@ -141,7 +149,10 @@ export function openHashStore(dir: string): HashStore {
       };
       const path = pathOf(result.zh.value);
       try {
-        await mkdir(join(dir, result.zh.value.slice(0, 2)), { recursive: true });
+        const shard = join(dir, result.zh.value.slice(0, 2));
+        let ready = made.get(shard);
+        if (!ready) made.set(shard, (ready = makeCacheDirectory(shard, dir)));
+        await ready;
         await writeFileAtomic(path, Buffer.from(`${JSON.stringify(entry, null, 2)}\n`));
       } catch {
         // A store that cannot be written (read-only cache, full disk) only costs speed.

@@ -12,7 +12,7 @@ import { createHash, type Hash as Sha } from 'node:crypto';
 import { write as fsWrite } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 
-import { ErrorCode, ProvkitError, systemErrorCode, systemErrorSyscall } from '../errors.js';
+import { ErrorCode, ProvkitError, systemErrorCode, systemErrorSyscall, errorText } from '../errors.js';
 import { hashPackageDir } from './dir-package.js';
 import {
   serializeZipHashes,
@@ -87,7 +87,7 @@ function queueWrite(f: StreamFile, view: Buffer, pos: number, onError: () => voi
       const code = systemErrorCode(err);
       const syscall = systemErrorSyscall(err);
       f.error = {
-        message: err instanceof Error ? err.message : String(err),
+        message: errorText(err),
         ...(code === undefined ? {} : { code }),
         ...(syscall === undefined ? {} : { syscall }),
       };

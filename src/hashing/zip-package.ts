@@ -25,7 +25,7 @@
  */
 import { open } from 'node:fs/promises';
 
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, ProvkitError, errorText } from '../errors.js';
 import type { Hash } from './hash.js';
 import { displayName, hash1FromDigests, type NamedDigest } from './h1.js';
 import { type ReadProgress, zhOfFile } from './zh.js';
@@ -150,7 +150,7 @@ type EntryRead = { ok: true; digest: Buffer } | { ok: false; error: ProvkitError
 
 function asProvkitError(err: unknown, file: string): ProvkitError {
   if (err instanceof ProvkitError) return err;
-  const msg = err instanceof Error ? err.message : String(err);
+  const msg = errorText(err);
   return new ProvkitError(ErrorCode.IO, `${file}: ${msg}`, { file, cause: err });
 }
 
@@ -223,11 +223,10 @@ export async function zhOfPackage(path: string, onProgress?: ReadProgress): Prom
     return await zhOfFile(path, onProgress);
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
-    throw new ProvkitError(
-      code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO,
-      `${path}: ${err instanceof Error ? err.message : String(err)}`,
-      { file: path, cause: err },
-    );
+    throw new ProvkitError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${path}: ${errorText(err)}`, {
+      file: path,
+      cause: err,
+    });
   }
 }
 

@@ -29,7 +29,7 @@ import { createHash } from 'node:crypto';
 import type { Writable } from 'node:stream';
 import { createInflateRaw, inflateRawSync } from 'node:zlib';
 
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, ProvkitError, errorText } from '../errors.js';
 import { crc32 } from './crc32.js';
 import { displayName } from './h1.js';
 import {
@@ -649,7 +649,7 @@ function inflateError(file: string, e: ZipEntry, err: unknown): ProvkitError {
     return entryError(ErrorCode.ZIP_SIZE, file, e, `content is larger than the recorded ${e.uncompressedSize} bytes`);
   }
   if (code === 'Z_BUF_ERROR') return entryError(ErrorCode.ZIP_SIZE, file, e, 'unexpected EOF in deflate data');
-  const msg = err instanceof Error ? err.message : String(err);
+  const msg = errorText(err);
   return entryError(ErrorCode.ZIP_CORRUPT_DATA, file, e, `corrupt deflate data: ${msg}`);
 }
 

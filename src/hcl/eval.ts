@@ -199,6 +199,25 @@ export function staticMap(expr: Expression): { pairs: StaticMapPair[] | undefine
 }
 
 /**
+ * `hcl.ExprMap`: the key and value expressions of an object constructor
+ * `{...}` (possibly parenthesized), neither evaluated; anything else is
+ * "A static map expression is required".
+ */
+export function exprMap(expr: Expression): {
+  pairs: { keyExpr: ObjectKeyExpr; value: Expression }[] | undefined;
+  diagnostics: Diagnostic[];
+} {
+  const inner = unwrapParens(expr);
+  if (inner.kind !== 'ObjectCons') {
+    return {
+      pairs: undefined,
+      diagnostics: [diag('Invalid expression', 'A static map expression is required.', expr.range)],
+    };
+  }
+  return { pairs: inner.items.map(({ key, value }) => ({ keyExpr: key, value })), diagnostics: [] };
+}
+
+/**
  * The static traversal of `expr` (hcl.AbsTraversalForExpr): a variable with
  * constant attribute and index steps, like `aws.west` or `module.vpc`. The
  * keywords `true`, `false` and `null` count as single-step traversals (spec

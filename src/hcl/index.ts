@@ -12,6 +12,7 @@ import type { Comment, SourceText } from './lexer.js';
 import { tokenize } from './lexer.js';
 import type { ParseOptions } from './parser.js';
 import { parseTokens } from './parser.js';
+import { errorText } from '../errors.js';
 
 export type * from './ast.js';
 export type { Comment, LexResult, Token, TokenType } from './lexer.js';
@@ -58,7 +59,7 @@ export function parseHCL(source: Uint8Array | string, filename: string, options:
     diagnostics.push({
       severity: 'error',
       summary: 'Internal parser error',
-      detail: `The HCL parser failed unexpectedly: ${e instanceof Error ? e.message : String(e)}`,
+      detail: `The HCL parser failed unexpectedly: ${errorText(e)}`,
       range: r,
     });
   }

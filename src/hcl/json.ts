@@ -19,13 +19,16 @@
  * With `{ hcl1: true }` it reads as HCL 1's JSON parser does, which the
  * reference uses for CLI configuration files: a trailing comma in an object
  * or an array, and a missing comma between two members, are accepted
- * (confirmed with terraform 1.11.4). Everything else stays strict.
+ * (confirmed with terraform 1.11.4). Everything else stays strict, and the
+ * errors are the HCL 2 parser's.
  *
  * Pure: no I/O, never throws for bad input.
  */
 import type { Diagnostic, Expression, ObjectKeyExpr, Range, Traverser } from './ast.js';
+import { goQuote } from '../go/index.js';
 import { SourceText } from './lexer.js';
 import { parseHCL } from './index.js';
+import { nameSuggestion } from './parser.js';
 
 /** A JSON value with its source range. */
 export type JsonValue = JsonObject | JsonArray | JsonString | JsonNumber | JsonBool | JsonNull;
@@ -77,67 +80,106 @@ export interface JsonParseResult {
   diagnostics: Diagnostic[];
 }
 
+/** provkit's own bound on nesting (hcl has none; Go's stack is deeper than JavaScript's). */
 const MAX_DEPTH = 256;
 
-class JsonSyntaxError extends Error {
-  constructor(
-    readonly summary: string,
-    readonly detail: string,
-    readonly at: number,
-    readonly end: number,
-  ) {
-    super(summary);
-  }
+type TokenType = '{' | '}' | '[' | ']' | ',' | ':' | '=' | 'keyword' | 'string' | 'number' | 'eof' | 'invalid';
+
+interface Token {
+  readonly type: TokenType;
+  /** Byte offsets in the source. */
+  readonly start: number;
+  readonly end: number;
 }
 
+/** A value that did not parse (hcl's `invalidVal`): its parent keeps going, the whole result is invalid. */
+interface InvalidValue {
+  kind: 'invalid';
+  range: Range;
+}
+
+type Node = JsonValue | InvalidValue;
+
 /**
- * Parses `source` as one JSON value. On a syntax error the result has no
- * value and one error diagnostic at the offending position. A byte order
- * mark is skipped. Bytes that are not UTF-8 are an "Invalid character
- * encoding" error.
+ * Parses `source` as one JSON value, as hcl's `json` package does
+ * (hashicorp/hcl v2 json/scanner.go, parser.go `parseFileContent`): a lax
+ * scanner, then a parser that reports an error and goes on, so that, as in
+ * the reference, a truncated file reports "Unclosed object" at every
+ * unclosed brace, outermost first. The result has a value only when there is
+ * no error. A byte order mark is skipped. Bytes that are not UTF-8 are an
+ * "Invalid character encoding" error.
  */
 export function parseJSON(
   source: Uint8Array | string,
   filename: string,
   options: { hcl1?: boolean } = {},
 ): JsonParseResult {
+  const r = parseJSONNode(source, filename, options);
+  return {
+    value: r.diagnostics.length === 0 && r.node.kind !== 'invalid' ? r.node : undefined,
+    diagnostics: r.diagnostics,
+  };
+}
+
+/**
+ * A configuration file in the JSON syntax (hcl `json.Parse`): {@link parseJSON},
+ * and "Root value must be object" when the value is neither an object nor an
+ * array (or did not parse).
+ */
+export function parseJSONFile(source: Uint8Array | string, filename: string): JsonParseResult {
+  const r = parseJSONNode(source, filename, {});
+  if (r.node.kind === 'object' || r.node.kind === 'array') {
+    return { value: r.diagnostics.length === 0 ? r.node : undefined, diagnostics: r.diagnostics };
+  }
+  if (r.encoding) return { value: undefined, diagnostics: r.diagnostics };
+  return {
+    value: undefined,
+    diagnostics: [
+      ...r.diagnostics,
+      {
+        severity: 'error',
+        summary: 'Root value must be object',
+        detail: 'The root value in a JSON-based configuration must be either a JSON object or a JSON array of objects.',
+        range: startRangeOf(r.node),
+      },
+    ],
+  };
+}
+
+/** `node.StartRange()`: an object's or array's opening bracket, else the whole value. */
+function startRangeOf(n: Node): Range {
+  return n.kind === 'object' || n.kind === 'array' ? n.openRange : n.range;
+}
+
+function parseJSONNode(
+  source: Uint8Array | string,
+  filename: string,
+  options: { hcl1?: boolean },
+): { node: Node; diagnostics: Diagnostic[]; encoding?: true } {
   const bytes = typeof source === 'string' ? new TextEncoder().encode(source) : source;
   const src = new SourceText(bytes, filename);
   const bad = firstInvalidUtf8(bytes);
   if (bad >= 0) {
+    const range = src.range(bad, bad + 1);
     return {
-      value: undefined,
+      node: { kind: 'invalid', range },
       diagnostics: [
         {
           severity: 'error',
           summary: 'Invalid character encoding',
           detail: 'All input files must be UTF-8 encoded. Ensure that UTF-8 encoding is selected in your editor.',
-          range: src.range(bad, bad + 1),
+          range,
         },
       ],
+      encoding: true,
     };
   }
   const p = new JsonParser(bytes, src, options.hcl1 === true);
-  try {
-    p.skipSpace();
-    const value = p.value(0);
-    p.skipSpace();
-    if (p.i < bytes.length) {
-      throw new JsonSyntaxError(
-        'Extraneous data after value',
-        'Extra characters appear after the JSON value.',
-        p.i,
-        p.i + 1,
-      );
-    }
-    return { value, diagnostics: [] };
-  } catch (e) {
-    if (!(e instanceof JsonSyntaxError)) throw e;
-    return {
-      value: undefined,
-      diagnostics: [{ severity: 'error', summary: e.summary, detail: e.detail, range: src.range(e.at, e.end) }],
-    };
+  const node = p.value(0);
+  if (p.diags.length === 0 && p.peek().type !== 'eof') {
+    p.error('Extraneous data after value', 'Extra characters appear after the JSON value.', p.peek());
   }
+  return { node, diagnostics: p.diags };
 }
 
 function firstInvalidUtf8(bytes: Uint8Array): number {
@@ -159,8 +201,69 @@ function firstInvalidUtf8(bytes: Uint8Array): number {
 
 const decoder = new TextDecoder('utf-8');
 
+const isAlpha = (c: number): boolean => (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+
+/**
+ * hcl json/scanner.go `scan`: the tokens of the whole input, then `eof`.
+ * Strings run to an unescaped quote or a control character, numbers over
+ * `-+.eE0-9`, keywords over letters and `_`; any other byte is one `invalid`
+ * token, after which scanning stops.
+ */
+function scan(b: Uint8Array, from: number): Token[] {
+  const tokens: Token[] = [];
+  let i = from;
+  for (;;) {
+    while (i < b.length && (b[i] === 0x20 || b[i] === 0x0a || b[i] === 0x0d || b[i] === 0x09)) i++;
+    if (i >= b.length) {
+      tokens.push({ type: 'eof', start: i, end: i });
+      return tokens;
+    }
+    const c = b[i] as number;
+    const start = i;
+    if (c === 0x7b || c === 0x7d || c === 0x5b || c === 0x5d || c === 0x2c || c === 0x3a || c === 0x3d) {
+      tokens.push({ type: String.fromCharCode(c) as TokenType, start, end: ++i });
+    } else if (c === 0x22) {
+      i++;
+      let escaping = false;
+      while (i < b.length) {
+        const x = b[i] as number;
+        if (x === 0x5c) {
+          escaping = !escaping;
+          i++;
+        } else if (x === 0x22) {
+          i++;
+          if (!escaping) break;
+          escaping = false;
+        } else if (x < 0x20) {
+          break;
+        } else {
+          i++;
+          escaping = false;
+        }
+      }
+      tokens.push({ type: 'string', start, end: i });
+    } else if (c === 0x2d || c === 0x2b || c === 0x2e || (c >= 0x30 && c <= 0x39)) {
+      while (i < b.length && /[-+.eE0-9]/.test(String.fromCharCode(b[i] as number))) i++;
+      tokens.push({ type: 'number', start, end: i });
+    } else if (isAlpha(c)) {
+      while (i < b.length && (isAlpha(b[i] as number) || b[i] === 0x5f)) i++;
+      tokens.push({ type: 'keyword', start, end: i });
+    } else {
+      // One character (hcl marks one byte; a whole UTF-8 sequence here, so that a range never splits one).
+      const len = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+      tokens.push({ type: 'invalid', start, end: Math.min(b.length, start + len) });
+      tokens.push({ type: 'eof', start: start + len, end: start + len });
+      return tokens;
+    }
+  }
+}
+
 class JsonParser {
-  i: number;
+  readonly diags: Diagnostic[] = [];
+  private readonly tokens: Token[];
+  private pos = 0;
+  /** Set when nesting went too deep: everything above stops without more errors. */
+  private aborted = false;
 
   constructor(
     private readonly b: Uint8Array,
@@ -168,282 +271,308 @@ class JsonParser {
     /** HCL 1's lenient separators (see the module comment). */
     private readonly hcl1 = false,
   ) {
-    this.i = src.contentStart;
+    this.tokens = scan(b, src.contentStart);
   }
 
-  skipSpace(): void {
-    const b = this.b;
-    while (this.i < b.length) {
-      const c = b[this.i];
-      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) this.i++;
-      else break;
+  peek(): Token {
+    return this.tokens[this.pos]!;
+  }
+
+  private read(): Token {
+    const t = this.tokens[this.pos]!;
+    if (t.type !== 'eof') this.pos++;
+    return t;
+  }
+
+  private range(t: { start: number; end: number }): Range {
+    return this.src.range(t.start, t.end);
+  }
+
+  /** Reports an error at a token (or byte span), or at a range. */
+  error(summary: string, detail: string, at: { start: number; end: number } | Range, context?: Range): void {
+    const range = typeof at.start === 'number' ? this.range(at as { start: number; end: number }) : (at as Range);
+    this.diags.push({ severity: 'error', summary, detail, range, ...(context ? { context } : {}) });
+  }
+
+  /** `parseValue`: a value, or an invalid one (its error reported) that its parent carries on with. */
+  value(depth: number): Node {
+    const tok = this.peek();
+    const invalid = (n: Node | undefined): Node => n ?? { kind: 'invalid', range: this.range(tok) };
+    if (depth > MAX_DEPTH) {
+      this.error('Nesting too deep', 'This JSON value is nested too deeply.', tok);
+      this.aborted = true;
+      return invalid(undefined);
     }
-  }
-
-  private range(start: number, end: number): Range {
-    return this.src.range(start, end);
-  }
-
-  value(depth: number): JsonValue {
-    if (depth > MAX_DEPTH)
-      throw new JsonSyntaxError('Nesting too deep', 'This JSON value is nested too deeply.', this.i, this.i + 1);
-    const c = this.b[this.i];
-    if (c === undefined) {
-      throw new JsonSyntaxError(
-        'Missing JSON value',
-        'A JSON value must start with a brace, a bracket, a number, a string, or a keyword.',
-        this.i,
-        this.i,
-      );
-    }
-    if (c === 0x7b) return this.object(depth);
-    if (c === 0x5b) return this.array(depth);
-    if (c === 0x22) return this.string();
-    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return this.number();
-    if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a)) return this.keyword();
-    throw new JsonSyntaxError(
-      'Invalid start of value',
-      'A JSON value must start with a brace, a bracket, a number, a string, or a keyword.',
-      this.i,
-      this.i + 1,
-    );
-  }
-
-  private object(depth: number): JsonObject {
-    const start = this.i;
-    this.i++;
-    const props: JsonProperty[] = [];
-    this.skipSpace();
-    if (this.b[this.i] === 0x7d) {
-      this.i++;
-      return {
-        kind: 'object',
-        props,
-        range: this.range(start, this.i),
-        openRange: this.range(start, start + 1),
-        closeRange: this.range(this.i - 1, this.i),
-      };
-    }
-    for (;;) {
-      this.skipSpace();
-      const c = this.b[this.i];
-      if (c === undefined)
-        throw new JsonSyntaxError(
-          'Unclosed object',
-          'No closing brace was found for this JSON object.',
-          start,
-          start + 1,
+    switch (tok.type) {
+      case '{':
+        return invalid(this.object(depth));
+      case '[':
+        return invalid(this.array(depth));
+      case 'number':
+        return invalid(this.number());
+      case 'string':
+        return invalid(this.string());
+      case 'keyword':
+        return invalid(this.keyword());
+      case '}':
+        this.error(
+          'Missing JSON value',
+          'A JSON value must start with a brace, a bracket, a number, a string, or a keyword.',
+          tok,
         );
-      if (c !== 0x22) {
-        if (c === 0x7d && this.hcl1) {
-          this.i++;
-          return {
-            kind: 'object',
-            props,
-            range: this.range(start, this.i),
-            openRange: this.range(start, start + 1),
-            closeRange: this.range(this.i - 1, this.i),
-          };
-        }
-        if (c === 0x7d) {
-          throw new JsonSyntaxError(
-            'Trailing comma in object',
-            'JSON does not permit a trailing comma after the final property in an object.',
-            this.i,
-            this.i + 1,
+        return invalid(undefined);
+      case ']':
+        this.error(
+          'Missing array element value',
+          'A JSON value must start with a brace, a bracket, a number, a string, or a keyword.',
+          tok,
+        );
+        return invalid(undefined);
+      case 'eof':
+        this.error('Missing value', 'The JSON data ends prematurely.', tok);
+        return invalid(undefined);
+      default:
+        this.error(
+          'Invalid start of value',
+          'A JSON value must start with a brace, a bracket, a number, a string, or a keyword.',
+          tok,
+        );
+        return invalid(undefined);
+    }
+  }
+
+  /** `recover`: skips to what seems the end of the construct, counting `open`/`close` pairs from `tok`. */
+  private recover(tok: Token, open: TokenType, close: TokenType): void {
+    let depth = 1;
+    for (let t = tok; ; t = this.read()) {
+      if (t.type === open) depth++;
+      else if (t.type === close) {
+        depth--;
+        if (depth <= 1) return;
+      } else if (t.type === 'eof') return;
+    }
+  }
+
+  private object(depth: number): JsonObject | undefined {
+    const open = this.read();
+    const props: JsonProperty[] = [];
+    for (;;) {
+      if (this.peek().type === '}') break;
+      const key = this.value(depth + 1);
+      if (this.aborted) return undefined;
+      if (key.kind !== 'string') {
+        this.error(
+          'Invalid object property name',
+          'A JSON object property name must be a string',
+          key.kind === 'object' || key.kind === 'array' ? key.openRange : key.range,
+        );
+        return undefined;
+      }
+      const colon = this.read();
+      if (colon.type !== ':') {
+        this.recover(colon, '{', '}');
+        if (colon.type === '}' || colon.type === ',') {
+          this.error(
+            'Missing object value',
+            'A JSON object attribute must have a value, introduced by a colon.',
+            colon,
+          );
+        } else if (colon.type === '=') {
+          this.error(
+            'Missing property value colon',
+            'JSON uses a colon as its name/value delimiter, not an equals sign.',
+            colon,
+          );
+        } else {
+          this.error(
+            'Missing property value colon',
+            "A colon must appear between an object property's name and its value.",
+            colon,
           );
         }
-        throw new JsonSyntaxError(
-          'Invalid object property name',
-          'A JSON object property name must be a string.',
-          this.i,
-          this.i + 1,
-        );
+        return undefined;
       }
-      const key = this.string();
-      this.skipSpace();
-      if (this.b[this.i] !== 0x3a) {
-        throw new JsonSyntaxError(
-          'Missing property value colon',
-          "A colon must appear between an object property's name and its value.",
-          this.i,
-          this.i + 1,
-        );
-      }
-      this.i++;
-      this.skipSpace();
       const value = this.value(depth + 1);
-      props.push({ name: key.value, nameRange: key.range, value });
-      this.skipSpace();
-      const sep = this.b[this.i];
-      if (sep === 0x2c) {
-        this.i++;
+      if (this.aborted) return undefined;
+      // An invalid value stands in the object as JSON `null` would; the object as a whole is invalid anyway.
+      props.push({
+        name: key.value,
+        nameRange: key.range,
+        value: value.kind === 'invalid' ? { kind: 'null', range: value.range } : value,
+      });
+      const next = this.peek();
+      if (next.type === ',') {
+        const comma = this.read();
+        if (this.peek().type === '}') {
+          if (this.hcl1) break;
+          this.error(
+            'Trailing comma in object',
+            'JSON does not permit a trailing comma after the final property in an object.',
+            comma,
+          );
+          return undefined;
+        }
         continue;
       }
-      if (sep === 0x7d) {
-        this.i++;
-        return {
-          kind: 'object',
-          props,
-          range: this.range(start, this.i),
-          openRange: this.range(start, start + 1),
-          closeRange: this.range(this.i - 1, this.i),
-        };
+      if (next.type === 'eof') {
+        this.error('Unclosed object', 'No closing brace was found for this JSON object.', open);
+        return undefined;
       }
-      if (sep === undefined)
-        throw new JsonSyntaxError(
-          'Unclosed object',
-          'No closing brace was found for this JSON object.',
-          start,
-          start + 1,
-        );
-      if (sep === 0x22 && this.hcl1) continue;
-      throw new JsonSyntaxError(
-        'Missing property separator comma',
+      if (next.type === ']') {
+        const tok = this.read();
+        this.error('Mismatched braces', 'A JSON object must be closed with a brace, not a bracket.', tok);
+        return undefined;
+      }
+      if (next.type === '}') break;
+      if (next.type === 'string' && this.hcl1) continue;
+      this.recover(this.read(), '{', '}');
+      this.error(
+        'Missing attribute seperator comma',
         'A comma must appear between each property definition in an object.',
-        this.i,
-        this.i + 1,
+        this.peek(),
       );
+      return undefined;
     }
+    const close = this.read();
+    return {
+      kind: 'object',
+      props,
+      range: this.src.range(open.start, close.end),
+      openRange: this.range(open),
+      closeRange: this.range(close),
+    };
   }
 
-  private array(depth: number): JsonArray {
-    const start = this.i;
-    this.i++;
+  private array(depth: number): JsonArray | undefined {
+    const open = this.read();
     const items: JsonValue[] = [];
-    this.skipSpace();
-    if (this.b[this.i] === 0x5d) {
-      this.i++;
-      return { kind: 'array', items, range: this.range(start, this.i), openRange: this.range(start, start + 1) };
-    }
     for (;;) {
-      this.skipSpace();
-      if (this.b[this.i] === 0x5d && this.hcl1) {
-        this.i++;
-        return { kind: 'array', items, range: this.range(start, this.i), openRange: this.range(start, start + 1) };
-      }
-      if (this.b[this.i] === 0x5d) {
-        throw new JsonSyntaxError(
-          'Trailing comma in array',
-          'JSON does not permit a trailing comma after the final value in an array.',
-          this.i,
-          this.i + 1,
-        );
-      }
-      if (this.b[this.i] === undefined)
-        throw new JsonSyntaxError(
-          'Unclosed array',
-          'No closing bracket was found for this JSON array.',
-          start,
-          start + 1,
-        );
-      items.push(this.value(depth + 1));
-      this.skipSpace();
-      const sep = this.b[this.i];
-      if (sep === 0x2c) {
-        this.i++;
+      if (this.peek().type === ']') break;
+      const v = this.value(depth + 1);
+      if (this.aborted) return undefined;
+      items.push(v.kind === 'invalid' ? { kind: 'null', range: v.range } : v);
+      const next = this.peek();
+      if (next.type === ',') {
+        const comma = this.read();
+        if (this.peek().type === ']') {
+          if (this.hcl1) break;
+          this.error(
+            'Trailing comma in array',
+            'JSON does not permit a trailing comma after the final value in an array.',
+            comma,
+          );
+          return undefined;
+        }
         continue;
       }
-      if (sep === 0x5d) {
-        this.i++;
-        return { kind: 'array', items, range: this.range(start, this.i), openRange: this.range(start, start + 1) };
+      if (next.type === ':') {
+        this.recover(this.read(), '[', ']');
+        this.error('Invalid array value', 'A colon is not used to introduce values in a JSON array.', this.peek());
+        return undefined;
       }
-      if (sep === undefined)
-        throw new JsonSyntaxError(
-          'Unclosed array',
-          'No closing bracket was found for this JSON array.',
-          start,
-          start + 1,
-        );
-      if ((sep === 0x7b || sep === 0x5b || sep === 0x22) && this.hcl1) continue;
-      throw new JsonSyntaxError(
-        'Missing array element separator comma',
+      if (next.type === 'eof') {
+        this.recover(this.read(), '[', ']');
+        // hcl's summary says "object" here too.
+        this.error('Unclosed object', 'No closing bracket was found for this JSON array.', open);
+        return undefined;
+      }
+      if (next.type === '}') {
+        const tok = this.read();
+        this.recover(tok, '[', ']');
+        this.error('Mismatched brackets', 'A JSON array must be closed with a bracket, not a brace.', tok);
+        return undefined;
+      }
+      if (next.type === ']') break;
+      if ((next.type === '{' || next.type === '[' || next.type === 'string') && this.hcl1) continue;
+      this.recover(this.read(), '[', ']');
+      this.error(
+        'Missing attribute seperator comma',
         'A comma must appear between each value in an array.',
-        this.i,
-        this.i + 1,
+        this.peek(),
       );
+      return undefined;
     }
+    const close = this.read();
+    return { kind: 'array', items, range: this.src.range(open.start, close.end), openRange: this.range(open) };
   }
 
-  private string(): JsonString {
-    const start = this.i;
+  /** `parseNumber`: Go's `encoding/json` number grammar over the whole token. */
+  private number(): JsonNumber | undefined {
+    const tok = this.read();
+    const raw = decoder.decode(this.b.subarray(tok.start, tok.end));
+    if (!/^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/.test(raw)) {
+      this.error('Invalid JSON number', 'There is a syntax error in the given JSON number.', tok);
+      return undefined;
+    }
+    return { kind: 'number', raw, value: Number(raw), range: this.range(tok) };
+  }
+
+  /**
+   * `parseString`: the token through Go's `json.Unmarshal`; its error's
+   * offset (bytes read up to and including the bad one, or the token's
+   * length when it ends early) becomes a one-byte subject in the token's
+   * context.
+   */
+  private string(): JsonString | undefined {
+    const tok = this.read();
     const b = this.b;
-    let i = start + 1;
+    let bad: number | undefined;
     let hasEscape = false;
-    for (;;) {
-      const c = b[i];
-      if (c === undefined || c === 0x0a) {
-        throw new JsonSyntaxError('Unterminated string', 'This JSON string has no closing quote.', start, start + 1);
+    let closed = false;
+    for (let i = tok.start + 1; i < tok.end && bad === undefined; i++) {
+      const c = b[i] as number;
+      if (c === 0x22) {
+        closed = true;
+        break;
       }
-      if (c === 0x22) break;
-      if (c < 0x20)
-        throw new JsonSyntaxError(
-          'Invalid JSON string',
-          'Control characters must be escaped in JSON strings.',
-          i,
-          i + 1,
-        );
-      if (c === 0x5c) {
-        hasEscape = true;
-        const e = b[i + 1];
-        if (e === 0x75) {
-          for (let k = 2; k < 6; k++) {
-            const h = b[i + k];
-            if (h === undefined || !isHex(h))
-              throw new JsonSyntaxError(
-                'Invalid JSON string',
-                'A \\u escape must be followed by four hexadecimal digits.',
-                i,
-                i + 2,
-              );
+      if (c !== 0x5c) continue;
+      hasEscape = true;
+      const e = b[i + 1];
+      if (e === undefined || i + 1 >= tok.end) break;
+      if (e === 0x75) {
+        for (let k = 2; k < 6; k++) {
+          const h = b[i + k];
+          if (i + k >= tok.end) break;
+          if (h === undefined || !isHex(h)) {
+            bad = i + k + 1;
+            break;
           }
-          i += 6;
-          continue;
         }
-        if (e === undefined || !'"\\/bfnrt'.includes(String.fromCharCode(e))) {
-          throw new JsonSyntaxError('Invalid JSON string', 'This escape sequence is not valid in JSON.', i, i + 2);
-        }
-        i += 2;
+        i += 5;
         continue;
       }
-      i++;
+      if (!'"\\/bfnrt'.includes(String.fromCharCode(e))) bad = i + 2;
+      i += 1;
     }
-    const raw = decoder.decode(b.subarray(start + 1, i));
-    this.i = i + 1;
+    if (bad === undefined && !closed) bad = tok.end;
+    if (bad !== undefined) {
+      const at = { start: bad, end: bad + 1 };
+      this.error('Invalid JSON string', 'There is a syntax error in the given JSON string.', at, this.range(tok));
+      return undefined;
+    }
+    const raw = decoder.decode(b.subarray(tok.start + 1, tok.end - 1));
     const value = hasEscape ? (JSON.parse(`"${raw}"`) as string) : raw;
-    return { kind: 'string', value, range: this.range(start, this.i) };
+    return { kind: 'string', value, range: this.range(tok) };
   }
 
-  private number(): JsonNumber {
-    const start = this.i;
-    const rest = decoder.decode(this.b.subarray(start, Math.min(this.b.length, start + 1024)));
-    const m = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/.exec(rest);
-    if (!m || /^[0-9A-Za-z.]/.test(rest.slice(m[0].length))) {
-      throw new JsonSyntaxError('Invalid JSON number', 'This is not a valid JSON number.', start, start + 1);
-    }
-    this.i = start + m[0].length;
-    return { kind: 'number', raw: m[0], value: Number(m[0]), range: this.range(start, this.i) };
-  }
-
-  private keyword(): JsonValue {
-    const start = this.i;
-    let i = start;
-    while (i < this.b.length) {
-      const c = this.b[i] as number;
-      if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) || c === 0x5f) i++;
-      else break;
-    }
-    const word = decoder.decode(this.b.subarray(start, i));
-    this.i = i;
-    const range = this.range(start, i);
+  /** `parseKeyword`: `true`, `false`, `null`; anything else with a suggestion. */
+  private keyword(): JsonValue | undefined {
+    const tok = this.read();
+    const word = decoder.decode(this.b.subarray(tok.start, tok.end));
+    const range = this.range(tok);
     if (word === 'true' || word === 'false') return { kind: 'bool', value: word === 'true', range };
     if (word === 'null') return { kind: 'null', range };
-    throw new JsonSyntaxError(
+    if (word === 'undefined' || word === 'NaN' || word === 'Infinity') {
+      this.error('Invalid JSON keyword', `The JavaScript identifier ${goQuote(word)} cannot be used in JSON.`, tok);
+      return undefined;
+    }
+    const suggestion = nameSuggestion(word, ['false', 'true', 'null']);
+    this.error(
       'Invalid JSON keyword',
-      `${JSON.stringify(word)} is not a valid JSON keyword. Valid keywords are "true", "false", and "null".`,
-      start,
-      i,
+      `${goQuote(word)} is not a valid JSON keyword.${suggestion === undefined ? '' : ` Did you mean ${goQuote(suggestion)}?`}`,
+      tok,
     );
+    return undefined;
   }
 }
 

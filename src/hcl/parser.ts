@@ -1478,6 +1478,8 @@ class Parser {
   }
 
   private parseTemplateParts(open: Token, end: TokenType): { parts: TemplatePart[]; endRange: Range } {
+    // hclsyntax's `startRange` (`p.NextRange()` after the opener): where the template's content begins.
+    const startRange = this.peek().range;
     const parts: TemplatePart[] = [];
     let ltrimNext = false;
     let nextCanTrimPrev = false;
@@ -1555,17 +1557,16 @@ class Parser {
         if (part.ltrimNext) ltrimNext = true;
         continue;
       }
-      // Anything else ends the template abnormally (EOF, or a stray token).
-      const opener = open.heredoc ? `the heredoc opened with "${open.text}"` : 'this string';
-      const detail = open.heredoc
-        ? `No closing marker was found for ${opener}. The marker "${open.heredoc.marker}" must appear alone on a line, followed by a newline.`
-        : 'No closing marker was found for the string.';
+      // Anything else ends the template abnormally (EOF, or a stray token):
+      // hclsyntax parseTemplateParts reports it at that token, in the context
+      // of the template's content (terraform 1.11.4 names the end of the
+      // file for a heredoc that is never closed, test/fixtures/reference-runs/).
       this.syntaxError(
         next,
         'Unterminated template string',
-        detail,
-        next.type === 'EOF' ? open.range : next.range,
-        rangeBetween(open.range, next.range),
+        'No closing marker was found for the string.',
+        next.range,
+        rangeBetween(startRange, next.range),
       );
       this.recovery = true;
       const final = next.type === 'EOF' ? next : this.recover(end);

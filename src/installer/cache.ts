@@ -17,12 +17,12 @@
 import { cp, lstat, mkdir, readdir, realpath, rm, rmdir, stat, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
-import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
-import { ErrorCode as Codes, ProvkitError, systemErrorCode } from '../errors.js';
+import { pathComponent, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
+import { ErrorCode as Codes, ProvkitError, systemErrorCode, errorText } from '../errors.js';
 import { swapDirInto } from '../fs/swap.js';
 import { tempPathBeside } from '../fs/temp-name.js';
 import { compareBytewise } from '../go/index.js';
-import { providerDirPath, unpackedDirPath } from '../layout/index.js';
+import { unpackedDirPath, versionDirPath } from '../layout/index.js';
 
 /** The installer's error codes, by short name (the values are {@link ErrorCode}s). */
 export const InstallErrorCode = {
@@ -76,11 +76,10 @@ export class TreeDirs {
       } catch (err) {
         if (systemErrorCode(err) !== 'ENOENT' || attempt >= 3) {
           if (err instanceof ProvkitError) throw err;
-          throw new ProvkitError(
-            Codes.IO,
-            `cannot create ${join(base, rel)}: ${err instanceof Error ? err.message : String(err)}`,
-            { file: join(base, rel), cause: err },
-          );
+          throw new ProvkitError(Codes.IO, `cannot create ${join(base, rel)}: ${errorText(err)}`, {
+            file: join(base, rel),
+            cause: err,
+          });
         }
       }
     }
@@ -135,9 +134,7 @@ export class TreeDirs {
 }
 
 /** `HOST/NS/TYPE/VERSION` of a package (the levels {@link TreeDirs.make} checks). */
-export function versionDirPath(provider: ProviderAddress, version: Version): string {
-  return `${providerDirPath(provider)}/${version.toString()}`;
-}
+export { versionDirPath };
 
 /** `BASE/HOST/NS/TYPE/VERSION/OS_ARCH`. */
 export function packageDir(base: string, provider: ProviderAddress, version: Version, platform: Platform): string {
@@ -151,7 +148,7 @@ export function packageMutexPath(
   version: Version,
   platform: Platform,
 ): string {
-  return join(base, providerDirPath(provider), version.toString(), `${platform.toString()}.lock`);
+  return join(base, versionDirPath(provider, version), pathComponent(`${platform.toString()}.lock`, 'lock file name'));
 }
 
 /**
@@ -173,11 +170,10 @@ export async function findExecutable(
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (err) {
-    throw new ProvkitError(
-      Codes.IO,
-      `cannot read the package directory ${dir}: ${err instanceof Error ? err.message : String(err)}`,
-      { file: dir, cause: err },
-    );
+    throw new ProvkitError(Codes.IO, `cannot read the package directory ${dir}: ${errorText(err)}`, {
+      file: dir,
+      cause: err,
+    });
   }
   entries.sort((a, b) => compareBytewise(a.name, b.name));
   for (const e of entries) {
@@ -244,11 +240,10 @@ export async function linkPackageDir(source: string, target: string): Promise<'s
   } catch (err) {
     await rm(temp, { recursive: true, force: true });
     if (err instanceof ProvkitError) throw err;
-    throw new ProvkitError(
-      Codes.IO,
-      `cannot link ${absTarget} to ${absSource}: ${err instanceof Error ? err.message : String(err)}`,
-      { file: absTarget, cause: err },
-    );
+    throw new ProvkitError(Codes.IO, `cannot link ${absTarget} to ${absSource}: ${errorText(err)}`, {
+      file: absTarget,
+      cause: err,
+    });
   }
 }
 

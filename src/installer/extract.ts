@@ -59,7 +59,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createInflateRaw } from 'node:zlib';
 
-import { ErrorCode, isProvkitError, ProvkitError, systemErrorCode } from '../errors.js';
+import { ErrorCode, isProvkitError, ProvkitError, systemErrorCode, errorText } from '../errors.js';
 import { swapDirInto } from '../fs/swap.js';
 import { removeTempsBeside, tempPathBeside } from '../fs/temp-name.js';
 import {
@@ -241,15 +241,10 @@ function streamError(zipPath: string, e: ZipEntry, err: unknown): ProvkitError {
     return new ProvkitError(ErrorCode.ABORTED, `${zipPath}: extraction was interrupted`, { file: zipPath, cause: err });
   if (code === 'Z_BUF_ERROR') return entryError(ErrorCode.ZIP_SIZE, zipPath, e, 'unexpected EOF in deflate data');
   if (code.startsWith('Z_'))
-    return entryError(
-      ErrorCode.ZIP_CORRUPT_DATA,
-      zipPath,
-      e,
-      `corrupt deflate data: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    return entryError(ErrorCode.ZIP_CORRUPT_DATA, zipPath, e, `corrupt deflate data: ${errorText(err)}`);
   return new ProvkitError(
     ErrorCode.IO,
-    `${zipPath}: extracting ${JSON.stringify(displayName(e.name))}: ${err instanceof Error ? err.message : String(err)}`,
+    `${zipPath}: extracting ${JSON.stringify(displayName(e.name))}: ${errorText(err)}`,
     {
       file: zipPath,
       entry: displayName(e.name),
@@ -344,7 +339,7 @@ export async function extractPackage(
     fh = await open(zipPath, 'r');
   } catch (err) {
     const code = systemErrorCode(err) === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO;
-    throw new ProvkitError(code, `${zipPath}: ${err instanceof Error ? err.message : String(err)}`, {
+    throw new ProvkitError(code, `${zipPath}: ${errorText(err)}`, {
       file: zipPath,
       cause: err,
     });
@@ -400,7 +395,7 @@ export async function extractPackage(
     return { dir: target, h1, files: files.size, bytes };
   } catch (err) {
     if (err instanceof ProvkitError) throw err;
-    throw new ProvkitError(ErrorCode.IO, `${zipPath}: ${err instanceof Error ? err.message : String(err)}`, {
+    throw new ProvkitError(ErrorCode.IO, `${zipPath}: ${errorText(err)}`, {
       file: zipPath,
       cause: err,
     });

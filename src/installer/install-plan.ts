@@ -40,7 +40,10 @@ export function installSelection(
   if (options.flavor === 'tofu' && (locked?.toString() === '0.0.0' || (!locked && zeroOnly))) {
     throw new ProvkitError(
       InstallErrorCode.VERSION_SELECTION,
-      '0.0.0 is not a valid provider version. \nIf the version 0.0.0 is intended to represent a non-published provider, consider using dev_overrides - https://opentofu.org/docs/cli/config/config-file/#development-overrides-for-provider-developers',
+      [
+        '0.0.0 is not a valid provider version. ',
+        'If the version 0.0.0 is intended to represent a non-published provider, consider using dev_overrides - https://opentofu.org/docs/cli/config/config-file/#development-overrides-for-provider-developers',
+      ],
       { provider: provider.toString(), version: '0.0.0' },
     );
   }

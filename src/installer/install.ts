@@ -106,9 +106,11 @@ import {
 } from './cache.js';
 import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, queryWarningsEvent } from './events.js';
+import { causeDiagnostic, groupByCause } from './causes.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { installSelection, reuseCached, reuseInstalled } from './install-plan.js';
 import { type ProviderFailure, type Requirement, selectVersion } from './lock.js';
+import { downloadName } from '../layout/index.js';
 
 export { InstallErrorCode } from './cache.js';
 
@@ -431,7 +433,9 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
     const { provider, version } = meta;
     // A directory of its own per package (archives of different packages share file names, docs/reliability.md).
     return fetchPackage(meta, {
-      ...(meta.location.kind === 'http' ? { destPath: join(await mkdtemp(join(work, 'pkg-')), meta.filename) } : {}),
+      ...(meta.location.kind === 'http'
+        ? { destPath: join(await mkdtemp(join(work, 'pkg-')), downloadName(meta.filename)) }
+        : {}),
       ...(options.http ? { http: options.http } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...poolHashing(pool),
@@ -596,6 +600,24 @@ export function installFailureDiagnostics(failures: readonly InstallFailure[], f
   const tofu = flavor === 'tofu';
   const command = tofu ? 'tofu' : 'terraform';
   const product = tofu ? 'OpenTofu' : 'Terraform';
+  // A cause shared by providers (a server, a registry) is said once, with its hint and the providers it stopped.
+  const { causes, rest } = groupByCause(failures);
+  const causeDiags = causes.map((g) =>
+    causeDiagnostic(
+      g.error,
+      'Providers not installed',
+      g.failures.map((f) => `${f.provider.toShortString(flavor)}${f.version ? ` v${f.version.toString()}` : ''}`),
+    ),
+  );
+  return [...causeDiags, ...installFailureDiagnosticsEach(rest, flavor, { tofu, command, product })];
+}
+
+/** One diagnostic per failure, in the reference's words (see {@link installFailureDiagnostics}). */
+function installFailureDiagnosticsEach(
+  failures: readonly InstallFailure[],
+  flavor: Flavor,
+  { tofu, command, product }: { tofu: boolean; command: string; product: string },
+): Diagnostic[] {
   return failures.map((f) => {
     const name = f.provider.toShortString(flavor);
     const err = f.error.message.trim();

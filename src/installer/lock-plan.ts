@@ -49,6 +49,7 @@ import {
 import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, type ProgressPhase } from './events.js';
 import { type ShareLimit, sharingLimit } from './share-limit.js';
+import { downloadName } from '../layout/index.js';
 
 /** What a package's fetch gives the plan (a local archive read for its `h1:` forms alone, FetchOptions.hashZipForms). */
 type Fetched = FetchedPackage | FetchedForms;
@@ -254,7 +255,7 @@ export class PackagePlan {
         let got: Fetched;
         try {
           got = await fetchPackage(meta, {
-            ...(dir === undefined ? {} : { destPath: join(dir, meta.filename) }),
+            ...(dir === undefined ? {} : { destPath: join(dir, downloadName(meta.filename)) }),
             ...(options.http ? { http: options.http } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
             hashZip: (path, knownZh) =>

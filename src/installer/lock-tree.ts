@@ -26,14 +26,13 @@
  * Results are reported through `onRoot` in the order of `roots` (sorted),
  * whatever order they finish in.
  */
-import { readFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 
 import pLimit from 'p-limit';
 
 import type { Flavor, Platform } from '../addresses/index.js';
 import { findPolicy, loadConfig, type PolicyResult } from '../config/index.js';
-import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { asProvkitError, ErrorCode, ProvkitError, systemErrorCode, errorText } from '../errors.js';
 import type { Diagnostic } from '../hcl/index.js';
 import type { HashPool, HashStore } from '../hashing/index.js';
 import {
@@ -48,6 +47,7 @@ import type { InstallerEvent } from './events.js';
 import { type ProviderFailure, type Requirement, runLock } from './lock.js';
 import type { PackagePlan } from './lock-plan.js';
 import { type ChosenPlatforms, choosePlatforms, PlatformInference } from './platforms.js';
+import { readRegularFile } from '../fs/read.js';
 
 export interface TreeLockOptions {
   /** The directory the command runs in; roots and file names are relative to it. */
@@ -168,7 +168,7 @@ export function describeLockChanges(
 /** A lock file's bytes, or undefined when there is none yet (other read errors are thrown). */
 export async function readLockBytes(path: string): Promise<Buffer | undefined> {
   try {
-    return await readFile(path);
+    return await readRegularFile(path);
   } catch (err) {
     if (systemErrorCode(err) === 'ENOENT') return undefined;
     throw err;
@@ -263,7 +263,7 @@ export async function runTreeLock(options: TreeLockOptions): Promise<TreeLockRes
       return {
         ...done,
         status: 'failed',
-        error: new ProvkitError(ErrorCode.IO, `${lockPath}: ${err instanceof Error ? err.message : String(err)}`, {
+        error: new ProvkitError(ErrorCode.IO, `${lockPath}: ${errorText(err)}`, {
           file: lockPath,
           cause: err,
         }),

@@ -41,6 +41,7 @@ import type { HttpClient } from '../net/index.js';
 import type { Source, TrustedHash } from '../sources/index.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
 import { PackagePlan } from './lock-plan.js';
+import { causeDiagnostic, groupByCause } from './causes.js';
 
 /**
  * Parallel downloads by default: as many as there are cores, 2 to 4. More at
@@ -320,24 +321,41 @@ export function lockFailureDiagnostics(
   location?: string,
 ): Diagnostic[] {
   const product = flavor === 'terraform' ? 'Terraform' : 'OpenTofu';
+  // A cause shared by providers (a server, a registry) is said once, with the providers and platforms it stopped.
+  const { causes, rest } = groupByCause(failures);
+  const causeDiags = causes.map((g) => {
+    const platformsOf = (p: ProviderAddress): string =>
+      [
+        ...new Set(
+          g.failures
+            .filter((f) => f.provider.equals(p))
+            .flatMap((f) => (f.platform ? [f.platform.toString()] : platforms.map(String))),
+        ),
+      ].join(', ');
+    const items = g.failures.map((f) => `${f.provider.toString()} (${platformsOf(f.provider)})`);
+    return causeDiagnostic(g.error, 'Providers not locked', items);
+  });
   const byPlatform = new Map<string, string[]>();
   const codes = new Map<string, ErrorCode>();
   const hints = new Map<string, string>();
-  for (const f of failures) {
+  for (const f of rest) {
     const key = f.platform?.toString() ?? platforms.map(String).join(', ');
     byPlatform.set(key, [...(byPlatform.get(key) ?? []), `- ${f.provider.toString()}: ${f.error.message}`]);
     if (!codes.has(key)) codes.set(key, f.error.code);
     if (!hints.has(key) && f.error.hint !== undefined) hints.set(key, f.error.hint);
   }
-  return [...byPlatform.entries()].sort().map(([plat, lines]) => ({
-    severity: 'error' as const,
-    code: codes.get(plat) ?? ErrorCode.INTERNAL,
-    ...(hints.has(plat) ? { hint: hints.get(plat)! } : {}),
-    summary: 'Could not retrieve providers for locking',
-    // InstallerError.Error() (internal/providercache/installer.go) ends with
-    // strings.TrimSpace: the last line loses its trailing space ("…the given
-    // constraints " for a provider with none), the others keep theirs.
-    detail: `${product} failed to fetch the requested providers for ${plat} in order to calculate their checksums: some providers could not be installed:\n${goTrimSpace([...new Set(lines)].sort().join('\n'))}.`,
-    ...(location === undefined ? {} : { range: { filename: location } }),
-  }));
+  return [
+    ...causeDiags,
+    ...[...byPlatform.entries()].sort().map(([plat, lines]) => ({
+      severity: 'error' as const,
+      code: codes.get(plat) ?? ErrorCode.INTERNAL,
+      ...(hints.has(plat) ? { hint: hints.get(plat)! } : {}),
+      summary: 'Could not retrieve providers for locking',
+      // InstallerError.Error() (internal/providercache/installer.go) ends with
+      // strings.TrimSpace: the last line loses its trailing space ("…the given
+      // constraints " for a provider with none), the others keep theirs.
+      detail: `${product} failed to fetch the requested providers for ${plat} in order to calculate their checksums: some providers could not be installed:\n${goTrimSpace([...new Set(lines)].sort().join('\n'))}.`,
+      ...(location === undefined ? {} : { range: { filename: location } }),
+    })),
+  ];
 }

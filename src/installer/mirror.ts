@@ -42,7 +42,7 @@
  *   the mutex;
  * - everything runs in parallel (network and CPU budgets apart).
  */
-import { copyFile, link, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 import pLimit from 'p-limit';
@@ -55,8 +55,18 @@ import {
   ProviderAddress,
   type Version,
 } from '../addresses/index.js';
-import { asProvkitError, type Diagnostic, ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import {
+  asProvkitError,
+  type Diagnostic,
+  ErrorCode,
+  errorText,
+  isProvkitError,
+  ProvkitError,
+  systemErrorCode,
+  writeError,
+} from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
+import { makeCacheDirectory } from '../fs/cache-dir.js';
 import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../fs/dir-mutex.js';
 import { removeTempsIn, tempPathIn } from '../fs/temp-name.js';
 import { compareBytewise } from '../go/index.js';
@@ -82,8 +92,10 @@ import {
   planMirrorPackages,
 } from './mirror-plan.js';
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
+import { causeDiagnostic, groupByCause } from './causes.js';
 import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement } from './lock.js';
 import { sharingLimit } from './share-limit.js';
+import { readRegularFile } from '../fs/read.js';
 
 export type MirrorHashes = 'reference' | 'all';
 
@@ -185,10 +197,16 @@ export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> 
     // Inside the try: taking the mutex creates the target, and an interrupt
     // while waiting for it must remove it again like any other.
     if (options.targetMutex !== false) {
-      mutex = await acquireDirMutex(join(options.targetDir, MIRROR_MUTEX_FILE), {
-        ...options.targetMutex,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
+      try {
+        mutex = await acquireDirMutex(join(options.targetDir, MIRROR_MUTEX_FILE), {
+          ...options.targetMutex,
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+      } catch (err) {
+        // The first write into the target: a target that cannot be written is said as such, not as its mutex file.
+        if (isProvkitError(err, ErrorCode.ABORTED) || isProvkitError(err, ErrorCode.PACKAGE_LOCK_TIMEOUT)) throw err;
+        throw writeError(err, 'cannot mirror into', options.targetDir, 'Cannot write into the mirror directory');
+      }
     }
     // Under the mutex, any staging directory is a killed run's leftover.
     await removeTempsIn(options.targetDir, MIRROR_STAGING_PREFIX);
@@ -231,8 +249,8 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
   const cache: CacheFile =
     cachePath === undefined
       ? {}
-      : await readFile(cachePath, 'utf8')
-          .then((t) => JSON.parse(t) as CacheFile)
+      : await readRegularFile(cachePath)
+          .then((t) => JSON.parse(t.toString('utf8')) as CacheFile)
           .catch(() => ({}));
   /** Hashes of archives verified or fetched in this run, by relative path, with their trust. */
   const thisRun = new Map<string, readonly TrustedHash[]>();
@@ -446,7 +464,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     await Promise.all(
       writes.map(async (w) => {
         const to = join(staging, w.rel);
-        await mkdir(dirname(to), { recursive: true });
+        await mkdir(dirname(to), { recursive: true, mode: 0o755 });
         await writeFileAtomic(to, w.bytes);
       }),
     );
@@ -478,7 +496,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
         // eslint-disable-next-line no-await-in-loop -- a handful of stats
         if (state) cache[rel] = { ...(await fingerprint(join(options.targetDir, rel))), ...state };
       }
-      await mkdir(dirname(cachePath), { recursive: true });
+      await makeCacheDirectory(dirname(cachePath), dirname(cachePath));
       await writeFileAtomic(cachePath, Buffer.from(JSON.stringify(cache)));
     } catch {
       // Next run hashes again.
@@ -538,7 +556,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
     );
     const changed = await Promise.all(
       docs.map(async (d) => {
-        const have = await readFile(join(options.targetDir, d.rel)).catch(() => undefined);
+        const have = await readRegularFile(join(options.targetDir, d.rel)).catch(() => undefined);
         return have !== undefined && have.equals(d.bytes) ? undefined : d;
       }),
     );
@@ -627,12 +645,12 @@ async function commitRenames(target: string, staging: string, rels: readonly str
     for (const rel of rels) {
       current = rel;
       const to = join(target, rel);
-      const made = await mkdir(dirname(to), { recursive: true });
+      const made = await mkdir(dirname(to), { recursive: true, mode: 0o755 });
       if (made !== undefined) madeDirs.push(made);
       let backup: string | undefined;
       if ((await stat(to).catch(() => undefined)) !== undefined) {
         backup = join(backups, rel);
-        await mkdir(dirname(backup), { recursive: true });
+        await mkdir(dirname(backup), { recursive: true, mode: 0o755 });
         await link(to, backup).catch(() => copyFile(to, backup!));
       }
       done.push({ rel, backup });
@@ -649,7 +667,7 @@ async function commitRenames(target: string, staging: string, rels: readonly str
     const file = join(target, current);
     throw new ProvkitError(
       ErrorCode.IO,
-      `cannot put ${file} in place: ${systemErrorCode(err) ?? (err instanceof Error ? err.message : String(err))}; the mirror is unchanged`,
+      `cannot put ${file} in place: ${systemErrorCode(err) ?? errorText(err)}; the mirror is unchanged`,
       { file, cause: err },
     );
   }
@@ -739,19 +757,36 @@ export function mirrorFailureDiagnostics(
   failures: readonly MirrorFailure[],
   options: { readonly hints: boolean },
 ): Diagnostic[] {
-  return failures.map((f) => {
-    const what = f.provider
-      ? [f.provider.toString(), f.version?.toString(), f.platform ? `for ${f.platform.toString()}` : undefined]
-          .filter((x) => x !== undefined)
-          .join(' ')
-      : undefined;
-    const hint = options.hints ? f.error.hint : undefined;
-    return {
-      severity: 'error',
-      summary: f.summary,
-      detail: what === undefined ? f.error.message : `${what}: ${f.error.message}`,
-      code: f.error.code,
-      ...(hint === undefined ? {} : { hint }),
-    };
-  });
+  // A cause shared by packages (a server, a registry) is said once, with its hint and the packages it stopped.
+  const { causes, rest } = groupByCause(failures);
+  const causeDiags = causes.map((g) =>
+    causeDiagnostic(
+      g.error,
+      'Not mirrored',
+      g.failures.map((f) => itemText(f) ?? 'the mirror'),
+    ),
+  );
+  return [
+    ...causeDiags,
+    ...rest.map((f) => {
+      const what = itemText(f);
+      const hint = options.hints ? f.error.hint : undefined;
+      return {
+        severity: 'error' as const,
+        summary: f.summary,
+        detail: what === undefined ? f.error.message : `${what}: ${f.error.message}`,
+        code: f.error.code,
+        ...(hint === undefined ? {} : { hint }),
+      };
+    }),
+  ];
+}
+
+/** `PROVIDER VERSION for PLATFORM` of a failure, as far as it is known; undefined for the mirror as a whole. */
+function itemText(f: MirrorFailure): string | undefined {
+  return f.provider
+    ? [f.provider.toString(), f.version?.toString(), f.platform ? `for ${f.platform.toString()}` : undefined]
+        .filter((x) => x !== undefined)
+        .join(' ')
+    : undefined;
 }

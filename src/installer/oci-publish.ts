@@ -51,7 +51,7 @@ import {
 } from '../addresses/index.js';
 import { asProvkitError, ErrorCode, ProvkitError } from '../errors.js';
 import type { Locks } from '../lockfile/index.js';
-import { packedFileName } from '../layout/index.js';
+import { downloadName, packedFileName } from '../layout/index.js';
 import {
   MediaType,
   type OciClient,
@@ -99,6 +99,12 @@ export interface PublishOptions {
   readonly events?: EventSink;
   readonly signal?: AbortSignal;
   readonly networkConcurrency?: number;
+  /**
+   * How long to wait after writing tags before reading them back to check
+   * that no concurrent publisher overwrote them (default: four times the
+   * slowest read-and-write of a tag, 1 to 10 s; see `updateTags`).
+   */
+  readonly tagSettleMs?: number;
 }
 
 export interface PublishFailure {
@@ -327,7 +333,7 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
         // digest), not its h1: forms (FetchOptions.forms).
         const f = await fetchPackage(meta, {
           forms: false,
-          ...(meta.location.kind === 'http' ? { destPath: join(work, `${n}-${meta.filename}`) } : {}),
+          ...(meta.location.kind === 'http' ? { destPath: join(work, downloadName(meta.filename, n)) } : {}),
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           events: {
@@ -461,76 +467,234 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
       (a, b) =>
         ProviderAddress.compare(a.item.provider, b.item.provider) || compareVersions(a.item.version, b.item.version),
     );
-    for (const { item, repo, manifests } of ready) {
-      const tag = versionTag(item.version.toString());
-      try {
-        // eslint-disable-next-line no-await-in-loop -- tags one after another, in a stable order
-        const previous = await previousEntries(repo, tag, options.signal);
-        const mine = new Set(manifests.map((m) => m.platform.toString()));
-        const kept = previous.entries.filter((e) => {
-          const d = readDescriptor(e);
-          const p = d?.platform;
-          return !(
-            d?.artifactType === PROVIDER_TARGET_ARTIFACT_TYPE &&
-            p?.os !== undefined &&
-            p.architecture !== undefined &&
-            mine.has(`${p.os}_${p.architecture}`)
-          );
-        });
-        const entries = [
-          ...kept,
-          ...manifests.map((m) =>
-            indexEntry({
-              digest: m.descriptor.digest,
-              size: m.descriptor.size,
-              platform: { os: m.platform.os, architecture: m.platform.arch },
-            }),
-          ),
-        ];
-        const body = providerIndex(entries);
-        const digest = sha256Digest(body);
-        const platforms = platformsOf(entries, manifests);
-        if (previous.digest === digest) {
-          counts.tagsUnchanged += 1;
-          events({
-            type: 'oci_tag',
-            provider: item.provider,
-            version: item.version,
-            repository: repo.toString(),
-            tag,
-            digest,
-            platforms,
-            action: 'unchanged',
-          });
-          continue;
-        }
-        // eslint-disable-next-line no-await-in-loop
-        await repo.putManifest(tag, MediaType.INDEX, body, options.signal);
-        counts.tagsPushed += 1;
-        events({
-          type: 'oci_tag',
-          provider: item.provider,
-          version: item.version,
-          repository: repo.toString(),
-          tag,
-          digest,
-          platforms,
-          action: 'pushed',
-        });
-      } catch (err) {
+    const tagged = await updateTags(
+      ready.map(({ item, repo, manifests }) => ({ item, repo, manifests })),
+      options.signal,
+      options.tagSettleMs,
+    );
+    for (const t of tagged) {
+      const { item, repo } = t.update;
+      if ('error' in t) {
         failures.push({
           provider: item.provider,
           version: item.version,
           summary: 'Cannot tag provider version',
-          error: asProvkitError(err),
+          error: t.error,
         });
+        continue;
       }
+      if (t.action === 'unchanged') counts.tagsUnchanged += 1;
+      else counts.tagsPushed += 1;
+      events({
+        type: 'oci_tag',
+        provider: item.provider,
+        version: item.version,
+        repository: repo.toString(),
+        tag: versionTag(item.version.toString()),
+        digest: t.digest,
+        platforms: t.platforms,
+        action: t.action,
+      });
     }
     return { failures, ...counts };
   } finally {
     await rm(work, { recursive: true, force: true }).catch(() => undefined);
     forgetWork();
   }
+}
+
+/** One version's tag to point at an index holding this run's platform manifests. */
+interface TagUpdate {
+  readonly item: PublishItem;
+  readonly repo: OciRepository;
+  readonly manifests: readonly PlatformManifest[];
+}
+
+/** How many times a tag is re-read, merged and written before the run gives up on it. */
+const MAX_TAG_ATTEMPTS = 8;
+
+/**
+ * Points each version's tag at an index that holds this run's platform
+ * manifests and keeps every other platform the tag's index holds. Two runs
+ * publishing one version for different platforms at the same time must not
+ * lose each other's (docs/oci.md, "Concurrent publishes"):
+ *
+ * 1. read the tag's index, merge this run's entries in, and write it back,
+ *    conditionally (`If-Match` with the `ETag` read, `If-None-Match: *` when
+ *    there was no tag) so that a registry that supports conditional requests
+ *    refuses a write over a change made since the read (412: read again);
+ * 2. distribution 2.8 (Debian's `docker-registry`) and others ignore those
+ *    headers, so after the writes, and once a concurrent writer that read
+ *    before them has had time to write too (`settleMs`: four times the
+ *    slowest read-and-write of the round, 1 to 10 s, or as given), every
+ *    written tag is read again: one whose index no longer holds this run's
+ *    entries was overwritten by a writer that had read it before, and goes
+ *    back to step 1, merged with what that writer wrote;
+ * 3. after {@link MAX_TAG_ATTEMPTS} rounds a tag that still does not hold
+ *    this run's entries fails the run, loudly: never "Tagged" for a tag that
+ *    does not hold what it says.
+ *
+ * Tags are read and written one after another, in the order given.
+ */
+async function updateTags(
+  updates: readonly TagUpdate[],
+  signal: AbortSignal | undefined,
+  settleMs: number | undefined,
+): Promise<
+  Array<
+    | { update: TagUpdate; action: 'pushed' | 'unchanged'; digest: string; platforms: Platform[] }
+    | { update: TagUpdate; error: ProvkitError }
+  >
+> {
+  type Done =
+    | { update: TagUpdate; action: 'pushed' | 'unchanged'; digest: string; platforms: Platform[] }
+    | { update: TagUpdate; error: ProvkitError };
+  const done = new Map<TagUpdate, Done>();
+  let pending: TagUpdate[] = [...updates];
+  const pushedOnce = new Set<TagUpdate>();
+  for (let round = 1; pending.length > 0; round++) {
+    const written: Array<{ update: TagUpdate; digest: string; platforms: Platform[] }> = [];
+    let slowest = 0;
+    for (const update of pending) {
+      const { repo, manifests, item } = update;
+      const tag = versionTag(item.version.toString());
+      try {
+        for (let attempt = 1; ; attempt++) {
+          const started = Date.now();
+          // eslint-disable-next-line no-await-in-loop -- tags one after another, in a stable order
+          const previous = await previousEntries(repo, tag, signal);
+          const entries = mergedEntries(previous.entries, manifests);
+          const body = providerIndex(entries);
+          const digest = sha256Digest(body);
+          const platforms = platformsOf(entries, manifests);
+          if (previous.digest === digest) {
+            done.set(update, {
+              update,
+              action: pushedOnce.has(update) ? 'pushed' : 'unchanged',
+              digest,
+              platforms,
+            });
+            break;
+          }
+          // eslint-disable-next-line no-await-in-loop
+          const put = await repo.putManifestIf(
+            tag,
+            MediaType.INDEX,
+            body,
+            previous.etag !== undefined
+              ? { ifMatch: previous.etag }
+              : previous.digest === undefined
+                ? { ifNoneMatch: '*' }
+                : undefined,
+            signal,
+          );
+          if (put.stored) {
+            slowest = Math.max(slowest, Date.now() - started);
+            pushedOnce.add(update);
+            written.push({ update, digest, platforms });
+            break;
+          }
+          // 412: the tag changed since it was read; read it again.
+          if (attempt >= MAX_TAG_ATTEMPTS) throw tagContended(repo, tag, attempt);
+        }
+      } catch (err) {
+        done.set(update, { update, error: asProvkitError(err) });
+      }
+    }
+    if (written.length === 0) break;
+    // A writer that read a tag before this round wrote it writes within about as long as a read and a write take.
+    // eslint-disable-next-line no-await-in-loop
+    await settle(settleMs ?? Math.min(10_000, Math.max(1_000, 4 * slowest)), signal);
+    pending = [];
+    for (const w of written) {
+      const { repo, manifests, item } = w.update;
+      const tag = versionTag(item.version.toString());
+      try {
+        // eslint-disable-next-line no-await-in-loop
+        const now = await previousEntries(repo, tag, signal);
+        if (holdsAll(now.entries, manifests)) {
+          done.set(w.update, { update: w.update, action: 'pushed', digest: w.digest, platforms: w.platforms });
+        } else if (round >= MAX_TAG_ATTEMPTS) {
+          done.set(w.update, { update: w.update, error: tagContended(repo, tag, round) });
+        } else {
+          pending.push(w.update);
+        }
+      } catch (err) {
+        done.set(w.update, { update: w.update, error: asProvkitError(err) });
+      }
+    }
+  }
+  return updates.map((u) => done.get(u)!);
+}
+
+/** The tag's entries with this run's replacing those of the same platforms. */
+function mergedEntries(
+  previous: ReadonlyArray<Record<string, unknown>>,
+  manifests: readonly PlatformManifest[],
+): Array<Record<string, unknown>> {
+  const mine = new Set(manifests.map((m) => m.platform.toString()));
+  const kept = previous.filter((e) => {
+    const d = readDescriptor(e);
+    const p = d?.platform;
+    return !(
+      d?.artifactType === PROVIDER_TARGET_ARTIFACT_TYPE &&
+      p?.os !== undefined &&
+      p.architecture !== undefined &&
+      mine.has(`${p.os}_${p.architecture}`)
+    );
+  });
+  return [
+    ...kept,
+    ...manifests.map((m) =>
+      indexEntry({
+        digest: m.descriptor.digest,
+        size: m.descriptor.size,
+        platform: { os: m.platform.os, architecture: m.platform.arch },
+      }),
+    ),
+  ];
+}
+
+/** Whether an index's entries list every one of this run's manifests (platform and digest). */
+function holdsAll(entries: ReadonlyArray<Record<string, unknown>>, manifests: readonly PlatformManifest[]): boolean {
+  return manifests.every((m) =>
+    entries.some((e) => {
+      const d = readDescriptor(e);
+      return (
+        d?.digest === m.descriptor.digest &&
+        d.platform?.os === m.platform.os &&
+        d.platform.architecture === m.platform.arch
+      );
+    }),
+  );
+}
+
+function tagContended(repo: OciRepository, tag: string, attempts: number): ProvkitError {
+  return new ProvkitError(
+    ErrorCode.OCI_PUSH_REFUSED,
+    `the tag ${repo.toString()}:${tag} kept changing while this run wrote it (another publisher at the same time; ${attempts} attempts): it may not list this run's platforms`,
+    {
+      url: repo.url(`manifests/${tag}`),
+      hint: 'Run the publish again: packages already in the registry are not sent twice.',
+    },
+  );
+}
+
+/** Waits `ms` (or until `signal` aborts: the read after it then reports the interrupt). */
+function settle(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) {
+      resolve();
+      return;
+    }
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** The size of a blob the repository has (`HEAD`), or undefined (absent, or no length given). */
@@ -546,7 +710,7 @@ async function previousEntries(
   repo: OciRepository,
   tag: string,
   signal?: AbortSignal,
-): Promise<{ digest?: string; entries: Array<Record<string, unknown>> }> {
+): Promise<{ digest?: string; etag?: string; entries: Array<Record<string, unknown>> }> {
   const existing = await repo.getManifest(
     tag,
     [MediaType.INDEX, MediaType.MANIFEST, MediaType.DOCKER_LIST, MediaType.DOCKER_MANIFEST],
@@ -574,7 +738,7 @@ async function previousEntries(
   const entries = ((rec['manifests'] as unknown[] | undefined) ?? []).filter(
     (e): e is Record<string, unknown> => typeof e === 'object' && e !== null && !Array.isArray(e),
   );
-  return { digest: existing.digest, entries };
+  return { digest: existing.digest, ...(existing.etag === undefined ? {} : { etag: existing.etag }), entries };
 }
 
 /** The platforms an index lists (this run's, and those kept from before), sorted. */

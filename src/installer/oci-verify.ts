@@ -11,7 +11,9 @@
  *   what OpenTofu reads (the reader's message: no `artifactType`, two zip
  *   layers, …);
  * - `INDEX_MISMATCH`: a blob does not match its layer's digest or size;
- * - `PLATFORM_NOT_IN_MIRROR`: a platform in scope has no manifest;
+ * - `PLATFORM_NOT_IN_MIRROR`: a platform in scope has no manifest, or the
+ *   version's index lists no usable platform at all (the directory mirror's
+ *   rule, verify.ts `platformCoverage`);
  * - `LOCK_MISSING_H1`, `LOCK_MISSING_ZH`, `H1_FORMS_DIFFER`,
  *   `PACKAGE_REFUSED`: as for a directory.
  *
@@ -26,13 +28,20 @@ import pLimit from 'p-limit';
 
 import { removeOnExit } from '../fs/cleanup.js';
 import { type Platform, type ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
-import { ErrorCode, isProvkitError } from '../errors.js';
+import { ErrorCode, isProvkitError, errorText } from '../errors.js';
 import type { HashPool } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
 import { fetchPackage, type OciMirrorSource, poolHashing } from '../sources/index.js';
 import { defaultNetworkConcurrency } from './lock.js';
-import { compareProblems, type VerifyOutcome, type VerifyProblem, type VerifyProblemCode } from './verify.js';
+import {
+  compareProblems,
+  platformCoverage,
+  type VerifyOutcome,
+  type VerifyProblem,
+  type VerifyProblemCode,
+} from './verify.js';
+import { downloadName } from '../layout/index.js';
 
 export interface OciVerifyOptions {
   readonly locks: Locks;
@@ -46,7 +55,7 @@ export interface OciVerifyOptions {
 }
 
 function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return errorText(err);
 }
 
 /** See the module comment. */
@@ -82,10 +91,10 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
               'VERSION_NOT_IN_MIRROR',
               `the mirror ${options.mirror} has no tag for this version, so the lock file cannot be checked against it`,
             );
-            return { lock, platforms: [] as Platform[] };
+            return { lock, present: false, platforms: [] as Platform[] };
           }
           const platforms = (await options.source.publishedPlatforms(provider, version, options.signal)) ?? [];
-          return { lock, platforms };
+          return { lock, present: true, platforms };
         } catch (err) {
           if (isProvkitError(err, ErrorCode.PROVIDER_NOT_FOUND)) {
             problem(
@@ -98,7 +107,7 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
           } else {
             problem(provider, version, undefined, 'INDEX_INVALID', message(err));
           }
-          return { lock, platforms: [] as Platform[] };
+          return { lock, present: false, platforms: [] as Platform[] };
         }
       }),
     );
@@ -107,23 +116,13 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
     const inScope = (p: Platform): boolean => scope.some((s) => s.equals(p));
 
     await Promise.all(
-      published.flatMap(({ lock, platforms }) => {
+      published.flatMap(({ lock, present, platforms }) => {
         const { provider, version } = lock;
         const locked = new Set(lock.hashes.map((h) => h.text));
         const lockHasZh = lock.hashes.some((h) => h.scheme === 'zh:');
-        if (platforms.length > 0) {
-          for (const platform of scope) {
-            if (!platforms.some((p) => p.equals(platform))) {
-              problem(
-                provider,
-                version,
-                platform,
-                'PLATFORM_NOT_IN_MIRROR',
-                "no package in the mirror for this platform, so the lock file's coverage of it cannot be checked",
-              );
-            }
-          }
-        }
+        // The directory mirror's rule (verify.ts): a tag whose index lists no usable platform is not "no problems".
+        if (present)
+          for (const c of platformCoverage(platforms, scope)) problem(provider, version, c.platform, c.code, c.message);
         return platforms.map((platform) =>
           network(async () => {
             let path: string | undefined;
@@ -139,7 +138,7 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
               try {
                 // Hashed by the pool as the blob arrives (fetched.zipHashes): one pass over its bytes.
                 fetched = await fetchPackage(meta, {
-                  destPath: join(work, `${packages++}-${meta.filename}`),
+                  destPath: join(work, downloadName(meta.filename, packages++)),
                   http: options.http,
                   ...(options.signal ? { signal: options.signal } : {}),
                   ...poolHashing(options.pool),

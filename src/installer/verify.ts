@@ -12,7 +12,8 @@
  *   - `VERSION_NOT_IN_MIRROR`: the mirror has no package at all of a locked
  *     provider version;
  *   - `PLATFORM_NOT_IN_MIRROR`: a platform asked for has no package, so the
- *     lock's coverage of it cannot be checked;
+ *     lock's coverage of it cannot be checked (the rule of every mirror
+ *     kind, {@link platformCoverage});
  *   - `LOCK_MISSING_H1`: the package's `h1:` (extracted form, what `init`
  *     records and checks an installed directory with, docs/reference.md §2.3 item 28) is not in the
  *     lock: the lock does not cover that platform, or the package changed;
@@ -44,7 +45,7 @@
  * the mirror has a package of for some locked provider version. Packages of
  * other platforms get only the mirror-integrity checks.
  */
-import { readdir, readFile, realpath } from 'node:fs/promises';
+import { readdir, realpath } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 import {
@@ -59,12 +60,13 @@ import {
   tryParseVersion,
   type Version,
 } from '../addresses/index.js';
-import { systemErrorCode } from '../errors.js';
+import { systemErrorCode, errorText } from '../errors.js';
 import { compareBytewise } from '../go/index.js';
 import type { Hash, HashPool, HashStore, ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { FilesystemMirrorSource } from '../sources/index.js';
 import type { Requirement } from './lock.js';
+import { readRegularFile } from '../fs/read.js';
 
 export type VerifyProblemCode =
   | 'CONFIG_NOT_LOCKED'
@@ -243,7 +245,7 @@ async function hashPackage(pool: HashPool, pkg: MirrorPackage): Promise<Hashed> 
     if (!zip.h1.ok) return { ok: false, message: `the package is refused: ${zip.h1.error.message}` };
     return { ok: true, kind: 'archive', zip, h1: zip.h1.hash };
   } catch (err) {
-    return { ok: false, message: `the package cannot be read: ${err instanceof Error ? err.message : String(err)}` };
+    return { ok: false, message: `the package cannot be read: ${errorText(err)}` };
   }
 }
 
@@ -252,18 +254,19 @@ async function readJSON(
 ): Promise<{ ok: true; value: unknown } | { ok: false; missing: boolean; error: string }> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // A mirror's documents: regular files only, bounded (fs/read.ts).
+    text = (await readRegularFile(path)).toString('utf8');
   } catch (err) {
     return {
       ok: false,
       missing: systemErrorCode(err) === 'ENOENT',
-      error: err instanceof Error ? err.message : String(err),
+      error: errorText(err),
     };
   }
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (err) {
-    return { ok: false, missing: false, error: err instanceof Error ? err.message : String(err) };
+    return { ok: false, missing: false, error: errorText(err) };
   }
 }
 
@@ -422,17 +425,11 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> 
         );
         continue;
       }
-      for (const platform of scope) {
-        if (!pkgs.some((p) => p.platform.equals(platform))) {
-          problem(
-            lock.provider,
-            lock.version,
-            platform,
-            'PLATFORM_NOT_IN_MIRROR',
-            "no package in the mirror for this platform, so the lock file's coverage of it cannot be checked",
-          );
-        }
-      }
+      for (const c of platformCoverage(
+        pkgs.map((p) => p.platform),
+        scope,
+      ))
+        problem(lock.provider, lock.version, c.platform, c.code, c.message);
     }
   }
 
@@ -443,6 +440,37 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> 
 
   problems.sort(compareProblems);
   return { problems, packages: packagesHashed, providers: options.locks.size, platforms: scope };
+}
+
+/**
+ * The coverage rule of every kind of mirror (a directory here, an OCI
+ * registry in oci-verify.ts), for a locked version the mirror has: each
+ * platform in `scope` without a package is `PLATFORM_NOT_IN_MIRROR`; and a
+ * version with no package the mirror can install at all (an OCI index
+ * listing no usable platform) is `PLATFORM_NOT_IN_MIRROR` too, without a
+ * platform when none was asked for: the lock file cannot be checked against
+ * nothing, so that is never "no problems".
+ */
+export function platformCoverage(
+  packaged: readonly Platform[],
+  scope: readonly Platform[],
+): Array<{ platform: Platform | undefined; code: 'PLATFORM_NOT_IN_MIRROR'; message: string }> {
+  const problems: Array<{ platform: Platform | undefined; code: 'PLATFORM_NOT_IN_MIRROR'; message: string }> = scope
+    .filter((s) => !packaged.some((p) => p.equals(s)))
+    .map((platform) => ({
+      platform,
+      code: 'PLATFORM_NOT_IN_MIRROR',
+      message: "no package in the mirror for this platform, so the lock file's coverage of it cannot be checked",
+    }));
+  if (packaged.length === 0 && scope.length === 0) {
+    problems.push({
+      platform: undefined,
+      code: 'PLATFORM_NOT_IN_MIRROR',
+      message:
+        'the mirror has this version but no package of it for any platform, so the lock file cannot be checked against it',
+    });
+  }
+  return problems;
 }
 
 /** `LOCK_MISSING_PLATFORM` without a mirror; see the module comment. */

@@ -5,11 +5,10 @@
  * lock file; the old file is either untouched or fully replaced (docs/reference.md §3.2
  * item 38, `replacefile.AtomicWriteFile`).
  */
-import { readFile } from 'node:fs/promises';
-
 import type { Flavor } from '../addresses/index.js';
-import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { ErrorCode, ProvkitError, systemErrorCode, errorText } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
+import { readRefusal, readRegularFile } from '../fs/read.js';
 import { type LockParseResult, parseLockFile } from './parse.js';
 import { Locks } from './model.js';
 import { serializeLocks } from './serialize.js';
@@ -25,9 +24,11 @@ export const LOCK_FILE_NAME = '.terraform.lock.hcl';
 export async function loadLockFile(path: string, flavor: Flavor, displayName: string = path): Promise<LockParseResult> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(path);
+    // Regular files only, bounded (fs/read.ts).
+    bytes = await readRegularFile(path);
   } catch (err) {
     if (systemErrorCode(err) === 'ENOENT') return { locks: new Locks(), diagnostics: [] };
+    const why = readRefusal(err);
     const pos = { line: 0, column: 0, byte: 0 };
     return {
       locks: new Locks(),
@@ -35,7 +36,7 @@ export async function loadLockFile(path: string, flavor: Flavor, displayName: st
         {
           severity: 'error',
           summary: 'Failed to read file',
-          detail: `The configuration file ${JSON.stringify(path)} could not be read.`,
+          detail: `The configuration file ${JSON.stringify(path)} could not be read${why === undefined ? '' : `: ${why}`}.`,
           range: { filename: displayName, start: pos, end: pos },
         },
       ],
@@ -51,7 +52,7 @@ export async function saveLockFile(path: string, locks: Locks, flavor: Flavor): 
   } catch (err) {
     throw new ProvkitError(
       ErrorCode.IO,
-      `Error while writing new dependency lock information to ${path}: ${err instanceof Error ? err.message : String(err)}.`,
+      `Error while writing new dependency lock information to ${path}: ${errorText(err)}.`,
       {
         summary: 'Failed to update dependency lock file',
         file: path,

@@ -22,7 +22,7 @@ import {
   VersionConstraints,
   type ProviderAddress,
 } from '../addresses/index.js';
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, ProvkitError, errorText } from '../errors.js';
 import { parseHash, type Hash } from '../hashing/index.js';
 import {
   type Attribute,
@@ -436,7 +436,7 @@ function decodeHashes(attr: Attribute, diagnostics: Diagnostic[]): Hash[] {
     try {
       out.push(parseHash(r.value));
     } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
+      const why = errorText(err);
       // The reference reports the whole list's range (docs/reference.md §3.1 item 36).
       diagnostics.push(
         diag(

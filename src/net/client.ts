@@ -255,7 +255,7 @@ export class HttpClient {
   async download(url: string, destPath: string, options: DownloadOptions = {}): Promise<DownloadResult> {
     const o = this.resolve(options, options.retries ?? this.opts.downloadRetries ?? 2);
     try {
-      await mkdir(dirname(destPath), { recursive: true });
+      await mkdir(dirname(destPath), { recursive: true, mode: 0o755 });
     } catch (err) {
       throw ioError(err, dirname(destPath));
     }

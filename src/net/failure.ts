@@ -19,7 +19,7 @@
  *    refused (another attempt cannot fix that; retryablehttp does not retry
  *    unknown authorities either).
  */
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, errorText, ProvkitError } from '../errors.js';
 import { NetErrorCode } from './codes.js';
 import { isRetryableStatus, parseRetryAfter } from './retry.js';
 import type { AttemptOutcome } from './retry-loop.js';
@@ -94,8 +94,8 @@ export function settle(failure: Failure, s: AttemptState): AttemptOutcome<never>
   }
   const e = new ProvkitError(
     NetErrorCode.CONNECTION,
-    `${s.method} ${s.url}: ${describe(cause)}${attemptsSuffix(s.attempt)}`,
-    { url: s.url, cause },
+    `${s.method} ${s.url}: ${errorText(cause)}${attemptsSuffix(s.attempt)}`,
+    { url: s.url, ...serverCause(cause, s.url), cause },
   );
   const code = errCode(cause);
   return code !== undefined && TLS_CERT_CODES.has(code) ? { kind: 'final', error: e } : retryable(e);
@@ -130,24 +130,67 @@ export function statusOutcome(
   };
 }
 
+/**
+ * A connection failure that is the server's, not the request's, as the
+ * diagnostic of its cause (`summary`, `detail` and `hint` of the error,
+ * naming the server and nothing of the request): every request to that
+ * server fails alike, and a run says it once (src/installer/causes.ts).
+ * A server that answers a TLS handshake in plain text, one that refuses
+ * connections, a host name that does not resolve; other failures (a reset,
+ * a certificate) are left to the request's message.
+ */
+function serverCause(cause: unknown, url: string): { summary?: string; detail?: string; hint?: string } {
+  const code = errCode(cause);
+  let origin: string;
+  let host: string;
+  try {
+    const u = new URL(url);
+    origin = u.origin;
+    host = u.host;
+  } catch {
+    return {};
+  }
+  const text = errorText(cause);
+  if (text.startsWith('the server answered in plain text')) {
+    return {
+      summary: 'The server does not speak TLS',
+      detail: `The server at ${origin} answered in plain text, not TLS: it serves http, not https, on this port.`,
+      hint: 'Registries, network mirrors and OCI registries are reached over https only, as OpenTofu and Terraform reach them: give the server a TLS certificate, or use the port it serves https on.',
+    };
+  }
+  if (code === 'ECONNREFUSED') {
+    return {
+      summary: 'Cannot connect to the server',
+      detail: `Nothing accepts connections at ${host} (${origin}): connection refused.`,
+      hint: 'Check the host and port, and that the server is running.',
+    };
+  }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    const name = (() => {
+      try {
+        return new URL(url).hostname;
+      } catch {
+        return host;
+      }
+    })();
+    return {
+      summary: "Cannot resolve the server's name",
+      detail: `The host name ${name} (${origin}) does not resolve: ${code === 'ENOTFOUND' ? 'no such host' : 'temporary failure in name resolution'}.`,
+      hint: 'Check the spelling of the host name and the name resolution (DNS, /etc/hosts) of this machine.',
+    };
+  }
+  return {};
+}
+
 /** A file-system error as `IO` (`NOT_FOUND` for ENOENT) naming `file`; anything else unchanged. */
 export function ioError(err: unknown, file: string): unknown {
   if (err instanceof ProvkitError) return err;
   const code = errCode(err);
   if (code === undefined || !/^E[A-Z]+$/.test(code)) return err;
-  return new ProvkitError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${file}: ${describe(err)}`, {
+  return new ProvkitError(code === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO, `${file}: ${errorText(err)}`, {
     file,
     cause: err,
   });
-}
-
-/** An error's message, with its code when the message does not say it. */
-export function describe(err: unknown): string {
-  if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code;
-    return typeof code === 'string' && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
-  }
-  return String(err);
 }
 
 /** The `code` of an error or of the first of its causes that has one. */

@@ -19,7 +19,7 @@
  * The environment is a parameter; the CA files it names must exist when the
  * adapter is created and are read once, for its first https request.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type * as Http from 'node:http';
 import type { Agent as HttpAgent, ClientRequest } from 'node:http';
 import type * as Https from 'node:https';
@@ -35,6 +35,7 @@ import type * as NodeFetchModule from 'node-fetch';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { ProxyConfig, type Env } from './proxy.js';
 import type { FetchInit, FetchLike, FetchResponse } from './types.js';
+import { readRegularFileSync } from '../fs/read.js';
 
 /**
  * node-fetch's error for a request that never got a response (a `FetchError`
@@ -55,6 +56,19 @@ export function systemReason(err: unknown): unknown {
   const out = new Error(reason, { cause: err });
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string') Object.assign(out, { code });
+  // Node's text for a socket's system error is `SYSCALL CODE [ADDRESS]`
+  // (`connect ECONNREFUSED 127.0.0.1:9`, `getaddrinfo ENOTFOUND host`):
+  // the fields it had, which node-fetch dropped, for errors.ts `errorText`.
+  const sys = /^(\w+) (E[A-Z0-9_]+)(?: (\S+))?$/.exec(reason.trim());
+  if (sys !== null && sys[2] === code) {
+    Object.assign(out, { syscall: sys[1] });
+    const where = sys[3];
+    if (where !== undefined && sys[1] === 'getaddrinfo') Object.assign(out, { hostname: where });
+    else if (where !== undefined && /^[^:]+:\d+$|^\[[0-9a-f:]+\]:\d+$/i.test(where)) {
+      const colon = where.lastIndexOf(':');
+      Object.assign(out, { address: where.slice(0, colon), port: Number(where.slice(colon + 1)) });
+    }
+  }
   return out;
 }
 
@@ -170,7 +184,7 @@ function withCaFile<T>(file: { path: string; variable: string }, use: (path: str
 export function trustedCAs(env: Env, extra: readonly string[] = []): string[] | undefined {
   const file = namedCaFile(env);
   if (file === undefined) return extra.length === 0 ? undefined : [...tlsModule().rootCertificates, ...extra];
-  const pem = withCaFile(file, (path) => readFileSync(path, 'utf8'));
+  const pem = withCaFile(file, (path) => readRegularFileSync(path).toString('utf8'));
   return file.variable === 'SSL_CERT_FILE' ? [pem, ...extra] : [...tlsModule().rootCertificates, pem, ...extra];
 }
 

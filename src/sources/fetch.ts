@@ -608,7 +608,7 @@ export async function fetchPackage(
  * @throws {ProvkitError} `IO` when it exists.
  */
 async function claimDestination(dest: string): Promise<string> {
-  await mkdir(dirname(dest), { recursive: true });
+  await mkdir(dirname(dest), { recursive: true, mode: 0o755 });
   try {
     await (await open(dest, 'wx', 0o644)).close();
   } catch (err) {

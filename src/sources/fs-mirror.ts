@@ -46,7 +46,7 @@ import {
   type Platform,
   type Version,
 } from '../addresses/index.js';
-import { ErrorCode, systemErrorCode } from '../errors.js';
+import { ErrorCode, systemErrorCode, errorText } from '../errors.js';
 import { compareBytewise, goQuote } from '../go/index.js';
 import { SourceErrorCode } from './codes.js';
 import {
@@ -181,7 +181,16 @@ export class FilesystemMirrorSource implements Source {
     try {
       await lstat(base);
     } catch (err) {
-      throw this.walkError(base, err);
+      const e = this.walkError(base, err);
+      // The mirror itself is missing: one cause for every provider (src/installer/causes.ts).
+      if (systemErrorCode(err) !== 'ENOENT' && systemErrorCode(err) !== 'ENOTDIR') throw e;
+      throw sourceError(ErrorCode.NOT_FOUND, e.message, {
+        file: base,
+        summary: 'Mirror directory not found',
+        detail: `The filesystem mirror directory ${this.options.baseDir} does not exist.`,
+        hint: 'Give the directory of a filesystem mirror: the one that holds HOSTNAME/NAMESPACE/TYPE/ (as provkit mirror and terraform providers mirror write it).',
+        cause: err,
+      });
     }
     await this.walkDir(base, [], found);
     for (const list of found.values()) {
@@ -194,7 +203,7 @@ export class FilesystemMirrorSource implements Source {
   private walkError(path: string, err: unknown): Error {
     return sourceError(
       systemErrorCode(err) === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO,
-      `cannot search ${path}: ${err instanceof Error ? err.message : String(err)}`,
+      `cannot search ${path}: ${errorText(err)}`,
       {
         file: path,
         cause: err,
@@ -260,7 +269,7 @@ export class FilesystemMirrorSource implements Source {
     try {
       if (isSymlink) isDir = (await stat(full)).isDirectory();
     } catch (err) {
-      this.warn(full, `failed to read metadata about ${full}: ${err instanceof Error ? err.message : String(err)}`);
+      this.warn(full, `failed to read metadata about ${full}: ${errorText(err)}`);
       return;
     }
 

@@ -23,7 +23,14 @@
  * with scheme `localhost`); here the path is always resolved as a path.
  */
 import type { Flavor, Platform, ProviderAddress, Version } from '../addresses/index.js';
-import { flavorInfo, parsePlatform, tryParseVersion, compareVersions } from '../addresses/index.js';
+import {
+  compareVersions,
+  flavorInfo,
+  goQuote,
+  parsePlatform,
+  tryParseVersion,
+  unsafeNameReason,
+} from '../addresses/index.js';
 import { isProvkitError } from '../errors.js';
 import { parseHash, preferredHashes, type Hash } from '../hashing/index.js';
 import { NetErrorCode, type HttpClient, type HttpResponse } from '../net/index.js';
@@ -172,15 +179,40 @@ export class NetworkMirrorSource implements Source {
       );
     }
     const byPlatform = archives as Record<string, unknown>;
+    // Every key is a platform name, or the document is refused (names become paths: addresses/names.ts).
+    const listed: Platform[] = [];
+    for (const key of Object.keys(byPlatform)) {
+      try {
+        listed.push(parsePlatform(key));
+      } catch (err) {
+        throw this.invalid(
+          `provider mirror ${this.base.href} returned an invalid platform ${goQuote(key)} in the "archives" of ${provider.toString()} ${version.toString()}: ${(err as Error).message}`,
+          provider,
+          res.url,
+          ctx,
+        );
+      }
+    }
     const entry = byPlatform[platform.toString()];
     if (entry === undefined) {
       throw sourceError(
         SourceErrorCode.PLATFORM_NOT_SUPPORTED,
-        `provider mirror ${this.base.href} does not have a package of ${provider.toString()} ${version.toString()} for ${platform.toString()}${availablePlatformsSuffix(platformsOf(Object.keys(byPlatform)))}`,
+        `provider mirror ${this.base.href} does not have a package of ${provider.toString()} ${version.toString()} for ${platform.toString()}${availablePlatformsSuffix(listed)}`,
         { ...ctx, url: res.url },
       );
     }
     const target = this.archive(entry, res.url, ctx);
+    // The URL's last segment names the download (a path component): a plain name (addresses/names.ts).
+    const filename = urlBasename(target.url);
+    const badName = unsafeNameReason(filename);
+    if (badName !== undefined) {
+      throw this.invalid(
+        `provider mirror returned an archive URL whose file name ${goQuote(filename)} cannot be used: ${badName}`,
+        provider,
+        res.url,
+        ctx,
+      );
+    }
     const mirror = this.base.href;
     const reported: TrustedHash[] = target.hashes.map((hash) => ({
       hash,
@@ -188,14 +220,9 @@ export class NetworkMirrorSource implements Source {
       platform,
     }));
     if (this.options.trustAllHashes) {
-      for (const [key, other] of Object.entries(byPlatform)) {
-        if (key === platform.toString()) continue;
-        let otherPlatform: Platform;
-        try {
-          otherPlatform = parsePlatform(key);
-        } catch {
-          continue;
-        }
+      for (const otherPlatform of listed) {
+        if (otherPlatform.equals(platform)) continue;
+        const other = byPlatform[otherPlatform.toString()];
         for (const hash of this.archive(other, res.url, { ...ctx, platform: otherPlatform }).hashes) {
           reported.push({ hash, trust: { kind: 'reported-by-mirror', mirror }, platform: otherPlatform });
         }
@@ -220,7 +247,7 @@ export class NetworkMirrorSource implements Source {
       provider,
       version,
       platform,
-      filename: urlBasename(target.url),
+      filename,
       location: { kind: 'http', url: target.url.href },
       reportedHashes: reported,
       ...(required.length > 0 ? { authentication: { kind: 'mirror-hashes', mirror, hashes: required } } : {}),
@@ -390,17 +417,4 @@ export class NetworkMirrorSource implements Source {
   ): Error {
     return sourceError(SourceErrorCode.INVALID_RESPONSE, message, { provider, url, ...ctx });
   }
-}
-
-/** The platforms among a mirror's `archives` keys (others are skipped). */
-function platformsOf(keys: readonly string[]): Platform[] {
-  const out: Platform[] = [];
-  for (const k of keys) {
-    try {
-      out.push(parsePlatform(k));
-    } catch {
-      // Not a platform: not offered.
-    }
-  }
-  return out;
 }

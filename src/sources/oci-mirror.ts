@@ -26,8 +26,8 @@
  * from this source records `h1:` and `zh:` for each platform fetched, and
  * nothing for other platforms (no signatures, nothing else to trust).
  */
-import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
-import { compareVersions, parsePlatform, tryParseVersion } from '../addresses/index.js';
+import type { ProviderAddress, Version } from '../addresses/index.js';
+import { compareVersions, goQuote, isPlatformWord, Platform, tryParseVersion } from '../addresses/index.js';
 import { ErrorCode, isProvkitError } from '../errors.js';
 import { makeHash } from '../hashing/index.js';
 import {
@@ -287,6 +287,16 @@ export class OciMirrorSource implements Source {
     for (const m of (doc['manifests'] as unknown[] | undefined) ?? []) {
       const d = readDescriptor(m);
       if (d === undefined) throw invalid('invalid manifest content: an entry of "manifests" is not a descriptor');
+      // A provider package's platform becomes paths and file names: plain names, or the index is refused.
+      const os = d.platform?.os;
+      const arch = d.platform?.architecture;
+      if (d.artifactType === PROVIDER_TARGET_ARTIFACT_TYPE && (os !== undefined || arch !== undefined)) {
+        if (os === undefined || arch === undefined || !isPlatformWord(os) || !isPlatformWord(arch)) {
+          throw invalid(
+            `invalid manifest content: an entry of "manifests" has the invalid platform ${goQuote(`${os ?? ''}_${arch ?? ''}`)}: its os and architecture must consist of lowercase letters and digits`,
+          );
+        }
+      }
       manifests.push(d);
     }
     return { repository: repo, digest: fetched.digest, manifests, body: fetched.body };
@@ -307,12 +317,9 @@ export class OciMirrorSource implements Source {
         d.platform['os.version'] !== undefined
       )
         continue;
-      try {
-        const p = parsePlatform(`${d.platform.os}_${d.platform.architecture}`);
-        if (!out.some((q) => q.equals(p))) out.push(p);
-      } catch {
-        // Not a platform name provkit knows: skipped.
-      }
+      // Checked when the index was read (readIndex).
+      const p = new Platform(d.platform.os, d.platform.architecture);
+      if (!out.some((q) => q.equals(p))) out.push(p);
     }
     return out;
   }

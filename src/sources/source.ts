@@ -175,6 +175,9 @@ export interface SourceErrorContext {
   expected?: string;
   found?: string;
   hint?: string;
+  /** A cause shared by every provider of the source, as a diagnostic (src/installer/causes.ts). */
+  summary?: string;
+  detail?: string;
   cause?: unknown;
 }
 

@@ -10,6 +10,7 @@
  * not available", as the reference shows the lock file's diagnostics).
  */
 import { parseHCL, parseJSON, type JsonValue, type Pos, type Range } from '../hcl/index.js';
+import { terminalLine, terminalText } from './escape.js';
 
 /** A source snippet (`viewsjson.DiagnosticSnippet`): whole lines around the subject. */
 export interface DiagnosticSnippet {
@@ -282,14 +283,18 @@ function jsonSteps(v: JsonValue, offset: number): string[] {
 // ---------------------------------------------------------------------------
 // format.Diagnostic and format.DiagnosticPlain
 
-/** `appendSourceSnippets`: `  on FILE line N, in CONTEXT:` and the numbered lines, the subject underlined. */
+/**
+ * `appendSourceSnippets`: `  on FILE line N, in CONTEXT:` and the numbered lines, the subject underlined.
+ * The file's name and lines are text from outside: escaped (src/ui/escape.ts), the colour codes added after.
+ */
 function sourceSnippet(d: FormattableDiagnostic, color: boolean): string {
   if (!d.range) return '';
+  const filename = terminalLine(d.range.filename);
   // A file or directory as a whole (a root module of `lock -recursive`): provkit's, the reference has none.
-  if (d.range.line === undefined) return `  on ${d.range.filename}:\n\n`;
-  if (!d.snippet) return `  on ${d.range.filename} line ${d.range.line}:\n  (source code not available)\n\n`;
+  if (d.range.line === undefined) return `  on ${filename}:\n\n`;
+  if (!d.snippet) return `  on ${filename} line ${d.range.line}:\n  (source code not available)\n\n`;
   const s = d.snippet;
-  let out = `  on ${d.range.filename} line ${d.range.line}${s.context === undefined ? '' : `, in ${s.context}`}:\n`;
+  let out = `  on ${filename} line ${d.range.line}${s.context === undefined ? '' : `, in ${terminalLine(s.context)}`}:\n`;
   const bytes = new TextEncoder().encode(s.code);
   let start = s.highlightStart;
   let end = s.highlightEnd;
@@ -298,17 +303,20 @@ function sourceSnippet(d: FormattableDiagnostic, color: boolean): string {
   end = Math.max(0, Math.min(end, bytes.length));
   // fmt.Sprintf(color.Color("%s[underline]%s[reset]%s"), …): the reset Color appends lands after the format.
   const [u, r, tail] = color ? ['\u001b[4m', '\u001b[0m', '\u001b[0m'] : ['', '', ''];
-  const code = `${utf8.decode(bytes.subarray(0, start))}${u}${utf8.decode(bytes.subarray(start, end))}${r}${utf8.decode(bytes.subarray(end))}${tail}`;
+  const part = (from: number, to?: number): string => terminalText(utf8.decode(bytes.subarray(from, to)));
+  const code = `${part(0, start)}${u}${part(start, end)}${r}${part(end)}${tail}`;
   code.split('\n').forEach((line, i) => {
     out += `${String(s.startLine + i).padStart(4)}: ${line}\n`;
   });
   return `${out}\n`;
 }
 
-/** The detail, and the hint after it when there is one. */
+/** The detail, and the hint after it when there is one, escaped (src/ui/escape.ts). */
 function detailText(d: FormattableDiagnostic): string {
-  if (d.hint === undefined) return d.detail;
-  return d.detail === '' ? `Hint: ${d.hint}` : `${d.detail}\n\nHint: ${d.hint}`;
+  const detail = terminalText(d.detail);
+  if (d.hint === undefined) return detail;
+  const hint = terminalText(d.hint);
+  return detail === '' ? `Hint: ${hint}` : `${detail}\n\nHint: ${hint}`;
 }
 
 /** The detail, each line not starting with a space word-wrapped at `lim` (none when `lim` ≤ 0). */
@@ -334,7 +342,8 @@ export function formatDiagnostic(d: FormattableDiagnostic, color: boolean, width
       ? [c('[bold][red]Error: [reset]'), c('[red]│[reset] '), c('[red]╷[reset]'), c('[red]╵[reset]')]
       : [c('[bold][yellow]Warning: [reset]'), c('[yellow]│[reset] '), c('[yellow]╷[reset]'), c('[yellow]╵[reset]')];
   // fmt.Fprintf(&buf, color.Color("[bold]%s[reset]\n\n"), summary): the appended reset follows the newlines.
-  let buf = `${head}${color ? `\u001b[1m${d.summary}\u001b[0m\n\n\u001b[0m` : `${d.summary}\n\n`}`;
+  const summary = terminalText(d.summary);
+  let buf = `${head}${color ? `\u001b[1m${summary}\u001b[0m\n\n\u001b[0m` : `${summary}\n\n`}`;
   buf += sourceSnippet(d, color);
   buf += wrappedDetail(detailText(d), width - 2 - 1);
   // bufio.Scanner's lines: a final newline ends the last line; `\r` before a newline is dropped.
@@ -349,7 +358,7 @@ export function formatDiagnostic(d: FormattableDiagnostic, color: boolean, width
 
 /** `format.DiagnosticPlain`: a blank line, `Error: SUMMARY`, the snippet, the detail wrapped at `width - 1`. */
 export function formatDiagnosticPlain(d: FormattableDiagnostic, width: number): string {
-  let buf = `\n${d.severity === 'error' ? 'Error' : 'Warning'}: ${d.summary}\n\n`;
+  let buf = `\n${d.severity === 'error' ? 'Error' : 'Warning'}: ${terminalText(d.summary)}\n\n`;
   buf += sourceSnippet(d, false);
   const detail = detailText(d);
   buf += width > 1 ? wrappedDetail(detail, width - 1) : detail === '' ? '' : `${detail}\n`;
@@ -376,5 +385,57 @@ export function sortDiagnostics<
       return x.filename < y.filename ? -1 : 1;
     }
     return x.start - y.start || x.end - y.end;
+  });
+}
+
+/**
+ * `tfdiags.Diagnostics.ConsolidateWarnings(threshold)` (hashicorp/terraform
+ * v1.11.4 internal/tfdiags/consolidate_warnings.go), as `Meta.showDiagnostics`
+ * and `views.View.Diagnostics` apply it with threshold 1 before printing:
+ * warnings with a source location that share a summary are shown once, the
+ * first of them, its detail ending `(and one more similar warning
+ * elsewhere)` or `(and N more similar warnings elsewhere)`. Errors and
+ * warnings about no location pass through. Pure; the order is kept.
+ */
+export function consolidateWarnings<
+  T extends {
+    readonly severity: 'error' | 'warning';
+    readonly summary: string;
+    readonly detail: string;
+    readonly range?: { readonly line?: number } | undefined;
+  },
+>(diags: readonly T[], threshold = 1): T[] {
+  const out: (T | { group: T[] })[] = [];
+  const seen = new Map<string, number>();
+  const groups = new Map<string, { group: T[] }>();
+  for (const d of diags) {
+    if (d.severity !== 'warning' || d.range?.line === undefined) {
+      out.push(d);
+      continue;
+    }
+    const g = groups.get(d.summary);
+    if (g) {
+      g.group.push(d);
+      continue;
+    }
+    const n = (seen.get(d.summary) ?? 0) + 1;
+    seen.set(d.summary, n);
+    if (n === threshold) {
+      const group = { group: [d] };
+      groups.set(d.summary, group);
+      out.push(group);
+      continue;
+    }
+    out.push(d);
+  }
+  return out.map((x) => {
+    if (!('group' in x)) return x;
+    const [first, ...rest] = x.group as [T, ...T[]];
+    if (rest.length === 0) return first;
+    const more =
+      rest.length === 1
+        ? '(and one more similar warning elsewhere)'
+        : `(and ${rest.length} more similar warnings elsewhere)`;
+    return { ...first, detail: first.detail === '' ? more : `${first.detail}\n\n${more}` };
   });
 }

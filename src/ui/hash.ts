@@ -15,6 +15,7 @@
 import { diagnosticFromError } from '../errors.js';
 import type { PathHashResult } from '../hashing/index.js';
 import type { JsonUI } from './json.js';
+import { terminalLine } from './escape.js';
 
 export interface TextSink {
   write(text: string): unknown;
@@ -67,13 +68,14 @@ export function renderHashHuman(results: readonly PathHashResult[], out: TextSin
   let first = true;
   for (const r of results) {
     const row = toRow(r);
-    for (const w of row.warnings) err.write(`Warning: ${row.path}: ${w.message}\n`);
+    // A path and a zip's entry names are text from outside: escaped (src/ui/escape.ts).
+    for (const w of row.warnings) err.write(`${terminalLine(`Warning: ${row.path}: ${w.message}`)}\n`);
     if (row.error) {
-      err.write(`Error: ${row.error.message}\n`);
+      err.write(`${terminalLine(`Error: ${row.error.message}`)}\n`);
       continue;
     }
     const lines = r.kind === 'zip' ? [row.h1, row.zh] : [row.h1];
-    if (many) out.write(`${first ? '' : '\n'}${row.path}\n`);
+    if (many) out.write(`${first ? '' : '\n'}${terminalLine(row.path)}\n`);
     first = false;
     out.write(lines.map((l) => `${l ?? ''}\n`).join(''));
   }

@@ -10,11 +10,13 @@ import type { Diagnostic as BaseDiagnostic } from '../errors.js';
 import type { InstallerEvent } from '../installer/events.js';
 import {
   colorize,
+  consolidateWarnings,
   type FormattableDiagnostic,
   formatDiagnostic,
   formatDiagnosticPlain,
   sortDiagnostics,
 } from './diagnostic.js';
+import { terminalLine } from './escape.js';
 import { wrapHanging } from './wrap.js';
 
 export interface TextSink {
@@ -39,7 +41,11 @@ export type Diagnostic = BaseDiagnostic & FormattableDiagnostic;
  *   (`providers lock`, `providers mirror`): the text goes through the
  *   colouring UI (`ColorizeUi`: `[red]TEXT[reset]` for errors, `[yellow]`
  *   for warnings, colour codes in the text converted or, without colour,
- *   removed) to stderr, and a newline follows it (`cli.BasicUi`).
+ *   removed), and a newline follows it (`cli.BasicUi`). Errors go to
+ *   stderr; warnings to stdout where {@link HumanStyle.warningsToStdout}
+ *   says so (terraform 1.11.4's `providers lock` and `providers mirror`,
+ *   test/fixtures/reference-runs/), else to stderr (provkit's own commands,
+ *   whose stdout may be data).
  * - `view`: as `init`'s view (`views.View.Diagnostics`): the text alone,
  *   errors to stderr and warnings to stdout.
  */
@@ -53,6 +59,8 @@ export interface HumanStyle {
   /** Columns diagnostic details are wrapped to: the terminal's, or 78 when stderr is not one (0: no wrapping). */
   readonly width: number;
   readonly frame: DiagnosticFrame;
+  /** Warnings go to stdout in the `meta` frame too (`providers lock`, `providers mirror`). */
+  readonly warningsToStdout?: boolean;
 }
 
 /** The style of output that is not a terminal: no colour, 78 columns, the `meta` frame. */
@@ -65,29 +73,42 @@ export function diagnosticText(d: Diagnostic, style: HumanStyle): string {
   return `${colorize(`${d.severity === 'error' ? '[red]' : '[yellow]'}${msg}[reset]`, style.diagnosticColor)}\n`;
 }
 
-/** Renders one diagnostic: errors to `err`; warnings too, except in the `view` frame (to `out`). */
+/** Renders one diagnostic: errors to `err`; warnings too, except in the `view` frame or with `warningsToStdout` (to `out`). */
 export function renderDiagnostic(
   d: Diagnostic,
   err: TextSink,
   style: HumanStyle = PLAIN_STYLE,
   out: TextSink = err,
 ): void {
-  (d.severity === 'warning' && style.frame === 'view' ? out : err).write(diagnosticText(d, style));
+  const toOut = d.severity === 'warning' && (style.frame === 'view' || style.warningsToStdout === true);
+  (toOut ? out : err).write(diagnosticText(d, style));
 }
 
-/** Renders diagnostics reported together, in the reference's order ({@link sortDiagnostics}). */
+/**
+ * Renders diagnostics reported together, in the order given (callers sort
+ * them as the reference does, src/cli/common.ts `reportDiagnostics`), with
+ * the reference's consolidation of similar warnings ({@link consolidateWarnings}).
+ */
 export function renderDiagnostics(
   ds: readonly Diagnostic[],
   err: TextSink,
   style: HumanStyle = PLAIN_STYLE,
   out: TextSink = err,
 ): void {
+  for (const d of consolidateWarnings(ds)) renderDiagnostic(d, err, style, out);
+}
+
+/** Diagnostics in the reference's order (`tfdiags.Diagnostics.Sort`, {@link sortDiagnostics}). */
+export function sortedDiagnostics(ds: readonly Diagnostic[]): Diagnostic[] {
   const keyed = ds.map((d) => ({
     d,
     severity: d.severity,
-    subject: d.range ? { filename: d.range.filename, start: d.range.start ?? 0, end: d.range.end ?? 0 } : undefined,
+    subject:
+      d.range?.line === undefined
+        ? undefined
+        : { filename: d.range.filename, start: d.range.start ?? 0, end: d.range.end ?? 0 },
   }));
-  for (const k of sortDiagnostics(keyed)) renderDiagnostic(k.d, err, style, out);
+  return sortDiagnostics(keyed).map((k) => k.d);
 }
 
 const bold = (tty: boolean, s: string): string => (tty ? `\u001b[1m${s}\u001b[0m` : s);
@@ -105,12 +126,15 @@ const CHANGE_TEXT = {
  * registry (`hashicorp/aws`; `internal/command/init.go`, `providers_lock.go`).
  */
 export function renderEventHuman(
-  e: InstallerEvent,
+  event: InstallerEvent,
   out: TextSink,
   err: TextSink,
   flavor: Flavor,
   style: HumanStyle = PLAIN_STYLE,
 ): void {
+  // Every text field (a path, a repository, a lock holder: text from outside) goes on one line,
+  // escaped; a warning is a diagnostic, escaped as diagnostics are (src/ui/diagnostic.ts).
+  const e = event.type === 'warning' ? event : withLineFields(event);
   const name = (p: ProviderAddress): string => p.toShortString(flavor);
   switch (e.type) {
     case 'fetch_start':
@@ -200,6 +224,13 @@ export function renderEventHuman(
   }
 }
 
+/** A copy of `x` whose string fields are escaped as lines of output (src/ui/escape.ts). */
+function withLineFields<T extends object>(x: T): T {
+  const out = { ...x } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(out)) if (typeof v === 'string') out[k] = terminalLine(v);
+  return out as T;
+}
+
 /**
  * A `verify` problem as a line of `out`: `PROVIDER [VERSION] [PLATFORM]:
  * MESSAGE`, after `lead` (the `-recursive` list's indentation). Exactly one
@@ -214,7 +245,9 @@ export function verifyProblemText(
   out: TextSink,
   lead = '',
 ): string {
-  const line = `${lead}${[p.provider.toString(), p.version?.toString(), p.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${p.message}`;
+  const line = terminalLine(
+    `${lead}${[p.provider.toString(), p.version?.toString(), p.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${p.message}`,
+  );
   const columns = out.isTTY === true ? out.columns : undefined;
   return `${columns !== undefined && columns > 1 ? wrapHanging(line, columns - 1, lead.length + 2) : line}\n`;
 }

@@ -6,7 +6,15 @@
 import { type Flavor, FLAVORS } from '../addresses/index.js';
 import type { PlanStats } from '../installer/lock-plan.js';
 import type { RootOutcome, TreeLockResult } from '../installer/lock-tree.js';
-import { type Diagnostic, platformsText, renderDiagnostic, type TextSink } from './human.js';
+import {
+  type Diagnostic,
+  type HumanStyle,
+  platformsText,
+  renderDiagnostics,
+  sortedDiagnostics,
+  type TextSink,
+} from './human.js';
+import { terminalLine } from './escape.js';
 import type { JsonUI } from './json.js';
 import { count } from './words.js';
 
@@ -26,11 +34,16 @@ export function lockRootStatusText(o: RootOutcome): string {
   }
 }
 
-/** One root's result with its diagnostics: a `lock_root` message under `-json`, else its line, its changes and the diagnostics. */
+/**
+ * One root's result with its diagnostics: a `lock_root` message under
+ * `-json`, else its line, its changes and the diagnostics, rendered as a
+ * single lock renders them (`style`: boxed on a terminal, source lines,
+ * similar warnings consolidated).
+ */
 export function renderLockRoot(
   o: RootOutcome,
   diagnostics: readonly Diagnostic[],
-  out: { stdout: TextSink; stderr: TextSink; json: JsonUI | undefined },
+  out: { stdout: TextSink; stderr: TextSink; json: JsonUI | undefined; style: HumanStyle },
 ): void {
   const platforms = o.platforms ? platformsText({ type: 'platforms_chosen', ...o.platforms }) : undefined;
   if (out.json) {
@@ -50,9 +63,11 @@ export function renderLockRoot(
     return;
   }
   const what = `${count(o.providers, 'provider')}${platforms === undefined ? '' : `; ${platforms}`}`;
-  out.stdout.write(`- ${o.root}: ${lockRootStatusText(o)} (${what})\n`);
-  if (o.status === 'would-change' || o.status === 'updated') for (const c of o.changes) out.stdout.write(`    ${c}\n`);
-  for (const d of diagnostics) renderDiagnostic(d, out.stderr);
+  // The root's name is a directory name from the tree: one line, escaped (src/ui/escape.ts).
+  out.stdout.write(`${terminalLine(`- ${o.root}: ${lockRootStatusText(o)} (${what})`)}\n`);
+  if (o.status === 'would-change' || o.status === 'updated')
+    for (const c of o.changes) out.stdout.write(`${terminalLine(`    ${c}`)}\n`);
+  renderDiagnostics(sortedDiagnostics(diagnostics), out.stderr, out.style, out.stdout);
 }
 
 /**

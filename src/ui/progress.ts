@@ -34,6 +34,7 @@ import type { Flavor, ProviderAddress } from '../addresses/index.js';
 import type { InstallerEvent, ProgressPhase } from '../installer/events.js';
 import type { TextSink } from './human.js';
 import { count } from './words.js';
+import { terminalLine } from './escape.js';
 
 export interface ProgressOptions {
   /** The terminal (stdout). */
@@ -106,7 +107,9 @@ export function formatElapsed(ms: number): string {
 function shortReason(reason: string): string {
   const http = /^HTTP (\d{3})\b/.exec(reason);
   if (http) return `HTTP ${http[1]!}`;
-  return reason.length > 60 ? `${reason.slice(0, 59)}…` : reason;
+  // A server's text may be in it: one line, escaped (src/ui/escape.ts).
+  const text = terminalLine(reason);
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 }
 
 /** Columns a line takes (code points; escape sequences take none). */

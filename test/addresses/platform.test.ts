@@ -16,10 +16,16 @@ describe('parsePlatform (item 19)', () => {
   it.each<[string, string, string]>([
     ['linux_amd64', 'linux', 'amd64'],
     ['darwin_arm64', 'darwin', 'arm64'],
-    ['Linux_AMD64', 'Linux', 'AMD64'], // no case folding
     ['plan9_mips64le', 'plan9', 'mips64le'], // no allow-list
-    ['_', '', ''], // empty words pass, as in Go
-    ['os_', 'os', ''],
+    // Real GOOS/GOARCH values (`go tool dist list`): lowercase letters and digits.
+    ['linux_386', 'linux', '386'],
+    ['linux_ppc64le', 'linux', 'ppc64le'],
+    ['linux_riscv64', 'linux', 'riscv64'],
+    ['linux_loong64', 'linux', 'loong64'],
+    ['linux_s390x', 'linux', 's390x'],
+    ['js_wasm', 'js', 'wasm'],
+    ['wasip1_wasm', 'wasip1', 'wasm'],
+    ['solaris_amd64', 'solaris', 'amd64'],
   ])('%j', (s, os, arch) => {
     const p = parsePlatform(s);
     expect([p.os, p.arch]).toEqual([os, arch]);
@@ -36,6 +42,17 @@ describe('parsePlatform (item 19)', () => {
     ['linux\t_amd64', 'OS portion must not contain whitespace'],
     ['linux_amd64\n', 'architecture portion must not contain whitespace'],
     ['linux_amd\r64', 'architecture portion must not contain whitespace'],
+    // Stricter than the reference (names become paths): lowercase letters and digits only.
+    ['Linux_AMD64', 'OS portion must consist of lowercase letters and digits'], // no case folding, and no capitals
+    ['_', 'OS portion must consist of lowercase letters and digits'], // Go accepts empty words
+    ['os_', 'architecture portion must consist of lowercase letters and digits'],
+    ['x/../../../ESCAPED/evil_amd64', 'OS portion must consist of lowercase letters and digits'],
+    ['a_b/../../victim/keep', 'architecture portion must consist of lowercase letters and digits'],
+    ['..\\x_amd64', 'OS portion must consist of lowercase letters and digits'],
+    ['linux_amd64\u001b[2J', 'architecture portion must consist of lowercase letters and digits'],
+    ['linux\u0000_amd64', 'OS portion must consist of lowercase letters and digits'],
+    ['linux_amd-64', 'architecture portion must consist of lowercase letters and digits'],
+    ['linux_amd.64', 'architecture portion must consist of lowercase letters and digits'],
   ])('%j fails: %s', (s, message) => {
     try {
       parsePlatform(s);
@@ -49,11 +66,11 @@ describe('parsePlatform (item 19)', () => {
   });
 
   it('sorts by OS, then architecture, by bytes, without duplicates', () => {
-    const ps = ['windows_amd64', 'linux_arm64', 'linux_amd64', 'darwin_arm64', 'linux_amd64', 'Linux_x'].map(
+    const ps = ['windows_amd64', 'linux_arm64', 'linux_amd64', 'darwin_arm64', 'linux_amd64', 'aix_x'].map(
       parsePlatform,
     );
     expect(sortPlatforms(ps).map(String)).toEqual([
-      'Linux_x',
+      'aix_x',
       'darwin_arm64',
       'linux_amd64',
       'linux_arm64',
@@ -61,6 +78,17 @@ describe('parsePlatform (item 19)', () => {
     ]);
     expect(comparePlatforms(parsePlatform('linux_arm'), parsePlatform('linux_arm64'))).toBeLessThan(0);
     expect(Platform.compare(parsePlatform('a_b'), parsePlatform('a_b'))).toBe(0);
+  });
+
+  it('no Platform can be built of words that are not plain names, whoever builds it', () => {
+    for (const [os, arch] of [
+      ['..', 'amd64'],
+      ['linux', 'a/b'],
+      ['', 'amd64'],
+      ['linux', 'AMD64'],
+    ] as const) {
+      expect(() => new Platform(os, arch)).toThrow(/must consist of lowercase letters and digits/);
+    }
   });
 
   it('SUPPORTED_PLATFORMS is the documented default list', () => {

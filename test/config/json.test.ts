@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { buildModule, moduleRequirements, parseConfigFile, parseJSON } from '../../src/config/index.js';
+import { parseJSONFile } from '../../src/hcl/index.js';
 import { diagLines, reqLines } from './helpers.js';
 
 const json = (text: string, name = 'main.tf.json') => parseConfigFile(text, name, { flavor: 'terraform' });
@@ -18,22 +19,80 @@ describe('parseJSON', () => {
     ]);
   });
 
+  // What terraform 1.11.4 reports for each as a main.tf.json (`terraform validate -json`): the
+  // syntax errors of hcl's JSON parser (json/parser.go), which goes on after an error, and
+  // "Root value must be object" (json.Parse) when the whole value did not parse.
   it.each([
-    ['{"a": 1,}', 'Trailing comma in object', '1:9'],
-    ['{\n  "a" 1\n}', 'Missing property value colon', '2:7'],
-    ['{"a": [1 2]}', 'Missing array element separator comma', '1:10'],
-    ['{"a": tru}', 'Invalid JSON keyword', '1:7'],
-    ['{"a": "x', 'Unterminated string', '1:7'],
-    ['{"a": 01}', 'Invalid JSON number', '1:7'],
-    ['{"a": 1} x', 'Extraneous data after value', '1:10'],
-    ['', 'Missing JSON value', '1:1'],
-    ['{"a": "\\q"}', 'Invalid JSON string', '1:8'],
-    [new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x7d]), 'Invalid character encoding', '1:3'],
-  ])('%j: %s at %s', (text, summary, at) => {
-    const r = parseJSON(text, 'f.json');
+    [
+      '{"a": 1,}',
+      [
+        ['Trailing comma in object', '1:8'],
+        ['Root value must be object', '1:1'],
+      ],
+    ],
+    [
+      '{\n  "a" 1\n}',
+      [
+        ['Missing property value colon', '2:7'],
+        ['Root value must be object', '1:1'],
+      ],
+    ],
+    [
+      '{"a" = 1}',
+      [
+        ['Missing property value colon', '1:6'],
+        ['Root value must be object', '1:1'],
+      ],
+    ],
+    ['{"a": [1 2]}', [['Missing attribute seperator comma', '1:12']]],
+    ['{"a": tru}', [['Invalid JSON keyword', '1:7']]],
+    [
+      'NaN',
+      [
+        ['Invalid JSON keyword', '1:1'],
+        ['Root value must be object', '1:1'],
+      ],
+    ],
+    [
+      '{"a": "x',
+      [
+        ['Invalid JSON string', '1:9'],
+        ['Unclosed object', '1:1'],
+        ['Root value must be object', '1:1'],
+      ],
+    ],
+    ['{"a": 01}', [['Invalid JSON number', '1:7']]],
+    ['{"a": 1} x', [['Extraneous data after value', '1:10']]],
+    [
+      '',
+      [
+        ['Missing value', '1:1'],
+        ['Root value must be object', '1:1'],
+      ],
+    ],
+    ['{"a": "\\q"}', [['Invalid JSON string', '1:10']]],
+    ['{"a": "\\u12G4"}', [['Invalid JSON string', '1:13']]],
+    [
+      '[1,2',
+      [
+        ['Unclosed object', '1:1'],
+        ['Root value must be object', '1:1'],
+      ],
+    ],
+    ['{"a": {"b": 1,}, "c": 2}', [['Trailing comma in object', '1:14']]],
+    [new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x7d]), [['Invalid character encoding', '1:3']]],
+  ] as const)('%j: %j', (text, want) => {
+    const r = parseJSONFile(text, 'main.tf.json');
     expect(r.value).toBeUndefined();
-    expect(r.diagnostics.map((d) => [d.summary, `${d.range.start.line}:${d.range.start.column}`])).toEqual([
-      [summary, at],
+    expect(r.diagnostics.map((d) => [d.summary, `${d.range.start.line}:${d.range.start.column}`])).toEqual(want);
+  });
+
+  it('words keywords as terraform 1.11.4 does', () => {
+    expect(parseJSON('{"a": True}', 'f.json').diagnostics.map((d) => d.detail)).toEqual([
+      '"True" is not a valid JSON keyword. Did you mean "true"?',
+    ]);
+    expect(parseJSON('NaN', 'f.json').diagnostics.map((d) => d.detail)).toEqual([
+      'The JavaScript identifier "NaN" cannot be used in JSON.',
     ]);
   });
 });
@@ -87,7 +146,10 @@ describe('.tf.json files', () => {
           '{\n  "terraform": {\n    "required_providers": {\n      "aws": { "source": "hashicorp/aws", },\n    }\n  }\n}\n',
         ).diagnostics,
       ),
-    ).toEqual(['error main.tf.json:4:43: Trailing comma in object']);
+    ).toEqual([
+      'error main.tf.json:4:41: Trailing comma in object',
+      'error main.tf.json:4:44: Trailing comma in object',
+    ]);
     const r = json('{\n  "resourse": {},\n  "resource": "x",\n  "provider": {"aws": "y"}\n}\n');
     expect(diagLines(r.diagnostics)).toEqual([
       'error main.tf.json:3:15: Incorrect JSON value type',

@@ -195,11 +195,13 @@ describe('issue 14: lock -all-platforms -fs-mirror locks every platform the mirr
 
 describe('issue 14: a platform the source does not have: the error lists the platforms it has', () => {
   it(
-    "lock from a filesystem mirror (a typo): terraform's error, then the platforms of 1.1.0 there",
+    "lock from a filesystem mirror, a platform it lacks: terraform's error, then the platforms of 1.1.0 there",
     { timeout: 60_000 },
     async () => {
       const p = w.project('typo-fsm', { 'main.tf': fsConfig });
-      const r = await runCli(['-flavor=terraform', 'lock', `-fs-mirror=${fsm}`, '-platform=linux_amd46'], {
+      // terraform was recorded with the typo linux_amd46, which provkit refuses before any work
+      // ("Did you mean linux_amd64?"); a real platform the mirror lacks takes its place.
+      const r = await runCli(['-flavor=terraform', 'lock', `-fs-mirror=${fsm}`, '-platform=linux_riscv64'], {
         cwd: p,
         env: w.env,
       });
@@ -208,7 +210,7 @@ describe('issue 14: a platform the source does not have: the error lists the pla
         'Error: Could not retrieve providers for locking',
       );
       expect(words(r.stderr)).toContain(
-        `provider ${FS_HOST}/acme/demo 1.1.0 is not available for linux_amd46 in the filesystem mirror at ${fsm} (available for: darwin_arm64, freebsd_amd64, linux_amd64).`,
+        `provider ${FS_HOST}/acme/demo 1.1.0 is not available for linux_riscv64 in the filesystem mirror at ${fsm} (available for: darwin_arm64, freebsd_amd64, linux_amd64).`,
       );
       expect(w.tmpLeftovers()).toEqual([]);
     },
@@ -219,14 +221,17 @@ describe('issue 14: a platform the source does not have: the error lists the pla
     { timeout: 60_000 },
     async () => {
       const p = w.project('typo-registry', { 'main.tf': regConfig() });
-      const lock = await runCli(['-flavor=terraform', 'lock', '-platform=linux_amd46'], { cwd: p, env: w.env });
+      // Recorded with the typo linux_amd46 (refused by provkit as a typo): linux_riscv64 stands for it.
+      const lock = await runCli(['-flavor=terraform', 'lock', '-platform=linux_riscv64'], { cwd: p, env: w.env });
       expect(lock.code).toBe(1);
-      const tf = words(recorded('lock for a platform typo').stderr).replaceAll('HOST', reg.host);
-      expect(tf).toContain(`provider ${reg.host}/acme/demo 1.1.0 is not available for linux_amd46.`);
+      const tf = words(recorded('lock for a platform typo').stderr)
+        .replaceAll('HOST', reg.host)
+        .replaceAll('linux_amd46', 'linux_riscv64');
+      expect(tf).toContain(`provider ${reg.host}/acme/demo 1.1.0 is not available for linux_riscv64.`);
       expect(words(lock.stderr)).toContain(
-        `provider ${reg.host}/acme/demo 1.1.0 is not available for linux_amd46 (available for: darwin_arm64, linux_amd64).`,
+        `provider ${reg.host}/acme/demo 1.1.0 is not available for linux_riscv64 (available for: darwin_arm64, linux_amd64).`,
       );
-      const mirror = await runCli(['-flavor=terraform', 'mirror', '-platform=linux_amd46', 'out'], {
+      const mirror = await runCli(['-flavor=terraform', 'mirror', '-platform=linux_riscv64', 'out'], {
         cwd: p,
         env: w.env,
       });

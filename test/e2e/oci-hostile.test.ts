@@ -111,6 +111,10 @@ const HOSTILE: Record<string, { variant: Variant; message: string }> = {
   },
 };
 
+const EVIL_CODE = 'DENIED\u001b[2J\u001b[H';
+const EVIL_MESSAGE =
+  'no\r\n- Retrieved registry.example.test/acme/demo 1.0.0 for linux_amd64 (signed, key ID 0000)\n\nSuccess! OpenTofu has validated the lock file and found no need for changes.\u001b]0;owned\u0007';
+
 let host: ServerHost;
 let fake: RemoteServer;
 let w: E2eWorkspace;
@@ -119,7 +123,17 @@ let zip: Buffer;
 beforeAll(async () => {
   host = await startHost();
   zip = await makeProviderZip('demo', '1.0.0', 'linux_amd64');
-  const repositories: Record<string, FakeOciRepository> = { 'valid/acme/demo': repository(zip) };
+  const repositories: Record<string, FakeOciRepository> = {
+    'valid/acme/demo': repository(zip),
+    // An index listing no platform at all: nothing to install, nothing to check.
+    'empty-index/acme/demo': repository(zip, { index: (i) => ({ ...i, manifests: [] }) }),
+    // 40 pages of about 2 MiB: each page is far below a per-page limit, together far above a total one.
+    'pages/acme/demo': { tagPages: { pages: 40, bytes: 2 * 1024 * 1024 } },
+    // A registry whose error text would clear the screen, set the window title and forge lines.
+    'evil/acme/demo': {
+      error: { status: 400, body: JSON.stringify({ errors: [{ code: EVIL_CODE, message: EVIL_MESSAGE }] }) },
+    },
+  };
   for (const [name, c] of Object.entries(HOSTILE)) repositories[`${slug(name)}/acme/demo`] = repository(zip, c.variant);
   fake = await host.oci({ repositories });
   w = e2eWorkspace(fake.caPath);
@@ -281,5 +295,74 @@ describe('issue 16: Bearer token challenges', () => {
     });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
+  });
+});
+
+describe('a registry is bounded, checked and quoted like any other source', () => {
+  it('a tag list is bounded in total, all pages together: 40 pages of 2 MiB stop at 16 MiB, one diagnostic', async () => {
+    const p = w.project('tag-pages', { 'main.tf': MAIN });
+    await fake.mark();
+    const r = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${fake.host}/pages/{namespace}/{type}`], {
+      cwd: p,
+      env: w.env,
+    });
+    expect(r.code).toBe(1);
+    expect(flat(r.stderr)).toContain(`the tag list of ${fake.host}/pages/acme/demo is larger than provkit reads`);
+    expect(flat(r.stderr)).toContain('at most 16777216 bytes');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    // The page that broke the budget was the last one asked for.
+    const pages = (await fake.log()).filter((q) => q.pathname === '/v2/pages/acme/demo/tags/list');
+    expect(pages.length).toBeLessThanOrEqual(9);
+    expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
+  });
+
+  it("verify -mirror=oci:// reports PLATFORM_NOT_IN_MIRROR when the locked version's index lists no platform", async () => {
+    const p = w.project('empty-index', { 'main.tf': MAIN });
+    const l = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${fake.host}/valid/{namespace}/{type}`], {
+      cwd: p,
+      env: w.env,
+    });
+    expect(l.code).toBe(0);
+    const mirror = `-mirror=oci://${fake.host}/empty-index/{namespace}/{type}`;
+    const given = await runCli(['verify', mirror, '-platform=linux_amd64'], { cwd: p, env: w.env });
+    expect(given.code).toBe(1);
+    expect(given.stdout).toContain(
+      "registry.example.test/acme/demo 1.0.0 linux_amd64: no package in the mirror for this platform, so the lock file's coverage of it cannot be checked",
+    );
+    expect(given.stdout).not.toContain('no problems');
+    const all = await runCli(['verify', mirror, '-json'], { cwd: p, env: w.env });
+    expect(all.code).toBe(1);
+    const problems = all.stdout
+      .split('\n')
+      .filter((x) => x !== '')
+      .map((x) => JSON.parse(x) as Record<string, unknown>)
+      .filter((m) => m['type'] === 'verify_problem');
+    expect(problems.map((m) => [m['code'], m['platform']])).toEqual([['PLATFORM_NOT_IN_MIRROR', null]]);
+  });
+
+  it("a registry's error text reaches human output escaped, even with NO_COLOR into a pipe, and -json as sent", async () => {
+    const p = w.project('evil-text', { 'main.tf': MAIN });
+    const args = ['lock', '-platform=linux_amd64', `-oci-mirror=${fake.host}/evil/{namespace}/{type}`];
+    const r = await runCli(args, { cwd: p, env: { ...w.env, NO_COLOR: '1' } });
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    const lines = `${r.stdout}\n${r.stderr}`.split('\n');
+    expect(lines.filter((x) => x.startsWith('- Retrieved') || x.startsWith('Success!'))).toEqual([]);
+    expect(flat(r.stderr)).toContain(
+      'HTTP 400: DENIED\\x1b[2J\\x1b[H: no\\r\\n- Retrieved registry.example.test/acme/demo',
+    );
+    expect(flat(r.stderr)).toContain('no need for changes.\\x1b]0;owned\\a');
+
+    const j = await runCli([...args, '-json'], { cwd: p, env: w.env });
+    expect(j.code).toBe(1);
+    const details = j.stdout
+      .split('\n')
+      .filter((x) => x !== '')
+      .map((x) => JSON.parse(x) as { type: string; diagnostic?: { detail: string } })
+      .filter((m) => m.type === 'diagnostic')
+      .map((m) => m.diagnostic!.detail);
+    // JSON carries the text (JSON-escaped); an error message stays one line.
+    expect(details.join('\n')).toContain('DENIED\u001b[2J\u001b[H: no\\r\\n- Retrieved');
+    expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
   });
 });

@@ -235,6 +235,33 @@ describe.skipIf(BIN === undefined)(
       expect((await registryManifest(reg, 'more/acme/demo', '1.0.0')).digest).toBe(second.digest);
     }, 60_000);
 
+    it('publishes of one version for different platforms at the same time lose none: the tag holds every platform', async () => {
+      // distribution 2.8 ignores If-Match on a manifest PUT: what keeps both is the check after writing.
+      const p = w.project('race', { 'main.tf': requiresTf({ demo: `${origin.host}/acme/demo@1.0.0` }) });
+      const platforms = ['darwin_arm64', 'linux_amd64', 'windows_amd64'];
+      // Three repositories, three publishers each, all nine at once.
+      const rounds = [1, 2, 3];
+      const runs = await Promise.all(
+        rounds.flatMap((round) =>
+          platforms.map((x) =>
+            runCli(['mirror', `-platform=${x}`, `oci://${reg.host}/race${round}/{namespace}/{type}`], {
+              cwd: p,
+              env: w.env,
+            }),
+          ),
+        ),
+      );
+      for (const r of runs) ok(r);
+      for (const round of rounds) {
+        const index = await registryManifest(reg, `race${round}/acme/demo`, '1.0.0');
+        const listed = (index.doc['manifests'] as Array<{ platform: { os: string; architecture: string } }>).map(
+          (e) => `${e.platform.os}_${e.platform.architecture}`,
+        );
+        expect(listed, `race${round}`).toEqual(platforms);
+      }
+      expect(w.tmpLeftovers()).toEqual([]);
+    }, 120_000);
+
     it('large blobs go up in chunks (PATCH) and arrive intact; blobs another repository has are mounted, not uploaded', async () => {
       const p = w.project('chunks', { 'main.tf': main() });
       const r = await runCli(['mirror', '-platform=linux_amd64', `oci://${reg.host}/chunked/{namespace}/{type}`], {
@@ -441,14 +468,17 @@ describe.skipIf(BIN === undefined || htpasswdBinary() === undefined)(
         env: wa.env,
       });
       expect(r.code).toBe(1);
-      expect(flat(r.stderr)).toContain(`the registry ${secured.host} refused access (HTTP 401)`);
+      // One message for the cause, with its hint (src/installer/causes.ts).
+      expect(flat(r.stderr)).toContain('Error: The OCI registry refused access');
+      expect(flat(r.stderr)).toContain(`The OCI registry ${secured.host} answered HTTP 401`);
+      expect(flat(r.stderr)).toContain('oci_credentials');
       expect(r.stderr).not.toMatch(/\n\s+at /);
       const l = await runCli(['lock', '-platform=linux_amd64', `-oci-mirror=${secured.host}/${TEMPLATE}`], {
         cwd: p,
         env: wa.env,
       });
       expect(l.code).toBe(1);
-      expect(flat(l.stderr)).toContain('refused access (HTTP 401)');
+      expect(flat(l.stderr)).toContain(`The OCI registry ${secured.host} answered HTTP 401`);
       expect(existsSync(join(p, '.terraform.lock.hcl'))).toBe(false);
       expect(wa.tmpLeftovers()).toEqual([]);
     }, 60_000);
@@ -509,7 +539,7 @@ describe.skipIf(BIN === undefined || htpasswdBinary() === undefined)(
       const p2 = wa.project('oci-credentials-wrong', { 'main.tf': main() });
       const bad = await runCli(['install'], { cwd: p2, env: { ...wa.env, TF_CLI_CONFIG_FILE: cfg('wrong') } });
       expect(bad.code).toBe(1);
-      expect(flat(bad.stderr)).toContain('refused access (HTTP 401)');
+      expect(flat(bad.stderr)).toContain(`The OCI registry ${secured.host} answered HTTP 401`);
       expect(existsSync(join(p2, '.terraform'))).toBe(false);
       expect(lock).toContain('zh:');
       expect(wa.tmpLeftovers()).toEqual([]);

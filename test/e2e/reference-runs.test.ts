@@ -53,6 +53,30 @@ function terraformLocatedErrors(stderr: string): string[] {
 /** The same from provkit's: diagnostics as terraform prints them (issue 14). */
 const provkitLocatedErrors = terraformLocatedErrors;
 
+/**
+ * The warnings of one stream, each `SUMMARY @ FILE:LINE` (or the summary
+ * alone when it names no place) and, when several were consolidated into it,
+ * `+ (and N more similar warnings elsewhere)`; sorted.
+ */
+function warnings(text: string): string[] {
+  const lines = text.split('\n');
+  const out: string[] = [];
+  lines.forEach((line, i) => {
+    const m = /^Warning: (.+)$/.exec(line);
+    if (!m) return;
+    const at = /^ {2}on (\S+) line (\d+)/.exec(lines[i + 2] ?? '');
+    let more = '';
+    for (let j = i + 1; j < lines.length && !/^(Warning|Error): /.test(lines[j]!); j++) {
+      if (/^\(and (one|\d+) more similar warnings? elsewhere\)$/.test(lines[j]!)) {
+        more = ` + ${lines[j]!}`;
+        break;
+      }
+    }
+    out.push(`${m[1] ?? ''}${at ? ` @ ${at[1] ?? ''}:${at[2] ?? ''}` : ''}${more}`);
+  });
+  return out.sort();
+}
+
 const collapse = (s: string): string => s.replace(/[│\s]+/g, ' ');
 
 function installedFiles(project: string): string[] {
@@ -96,6 +120,12 @@ async function runCase(c: RunCase): Promise<void> {
     expect(progress(r.stdout)).toEqual(progress(tfOut));
     if (tfErr === '') expect(r.stderr).toBe('');
     expect(provkitLocatedErrors(r.stderr)).toEqual(terraformLocatedErrors(tfErr));
+    // Warnings on the same stream as terraform's (stdout for providers lock and init), consolidated as its are.
+    expect({ step: n, stdout: warnings(r.stdout), stderr: warnings(r.stderr) }).toEqual({
+      step: n,
+      stdout: warnings(tfOut),
+      stderr: warnings(tfErr),
+    });
     for (const phrase of c.stderrPhrases ?? []) {
       expect(collapse(tfErr)).toContain(phrase);
       expect(collapse(r.stderr)).toContain(phrase);
@@ -165,6 +195,18 @@ describe('issue 11 #9: a 0.0.0 package in a filesystem mirror', () => {
     expect(r.stdout).toContain('- Installed registry.example.test/acme/demo v1.0.0 (unauthenticated)');
     expect(w.tmpLeftovers()).toEqual([]);
   });
+});
+
+describe('what terraform 1.11.4 prints about a configuration, provkit prints', () => {
+  it('warns once about a configuration passed under a name the child does not declare, counting the others', () =>
+    runCase(byName('undefined-provider')));
+  it('checks provider configurations across modules as terraform does', () =>
+    runCase(byName('provider-config-checks')));
+  it('refuses an import block in a child module', () => runCase(byName('import-in-child')));
+  it("warns about a provider block's version in lock and install, as providers lock and init do", () =>
+    runCase(byName('provider-version-deprecated')));
+  it("reports hcl's errors for a truncated .tf.json, an unclosed heredoc and a trailing comma", () =>
+    runCase(byName('syntax-errors')));
 });
 
 describe('issue 11 #10: progress lines name providers as terraform does', () => {

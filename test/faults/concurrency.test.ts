@@ -74,7 +74,7 @@ describe('concurrency', () => {
     await mkdir(join(target, '.provkit-staging-deadbeef00aa', 'x'), { recursive: true });
     const r = await runInProcess(['mirror', `-platform=${PLAT}`, target], p, env);
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain('Stale mirror lock removed');
+    expect(r.stderr).toContain('Stale mirror mutex removed');
     expect(await leftovers(p)).toEqual([]);
     recordFault({
       group: 'concurrency',

@@ -7,7 +7,9 @@ import { describe, expect, it } from 'vitest';
 import {
   compareBytewise,
   goJSONString,
+  goEscape,
   goMarshalIndent,
+  goOneLine,
   goPathClean,
   goQuote,
   goTrimSpace,
@@ -46,6 +48,39 @@ describe('goQuote = strconv.Quote', () => {
       else if (cp >= 0x20 && cp < 0x7f) expect(goQuote(ch)).toBe(`"${ch}"`);
       else expect(goQuote(ch)).toMatch(/^"\\[abfnrtv]"$|^"\\x[0-9a-f]{2}"$/);
     }
+  });
+});
+
+describe("goEscape: %q's escapes for what is not printable, nothing else", () => {
+  it.each<[string, string]>([
+    ['plain "text" \\ C:\\path', 'plain "text" \\ C:\\path'], // quotes and backslashes kept, no quotes added
+    ['\u001b[2J\u001b]0;title\u0007', '\\x1b[2J\\x1b]0;title\\a'],
+    ['a\r\nb\tc', 'a\\r\\nb\\tc'],
+    ['\u009b31m \u007f', '\\u009b31m \\x7f'], // C1 CSI and DEL
+    ['bidi \u202eevil', 'bidi \\u202eevil'],
+    ['line\u2028sep', 'line\\u2028sep'],
+    ['naïve ✓ 日本', 'naïve ✓ 日本'],
+  ])('goEscape(%j) = %s', (s, want) => {
+    expect(goEscape(s)).toBe(want);
+  });
+
+  it('keeps the characters it is told to keep (line feeds and tabs of provkit text)', () => {
+    expect(goEscape('a\nb\tc\r\u001b', '\n\t')).toBe('a\nb\tc\\r\\x1b');
+  });
+
+  it('escapes each rune as goQuote does', () => {
+    for (let cp = 0; cp < 0x300; cp++) {
+      const ch = String.fromCodePoint(cp);
+      if (ch === '"' || ch === '\\') continue;
+      expect(goEscape(ch)).toBe(goQuote(ch).slice(1, -1));
+    }
+  });
+
+  it('goOneLine escapes line breaks only', () => {
+    expect(goOneLine('a\r\nb\u0085c\u2028d\u2029e\u000bf\u000cg \u001b')).toBe(
+      'a\\r\\nb\\u0085c\\u2028d\\u2029e\\vf\\fg \u001b',
+    );
+    expect(goOneLine('one line')).toBe('one line');
   });
 });
 

@@ -103,11 +103,11 @@ const rows: Row[] = [
     same: tooLarge,
   },
   {
-    name: 'a connection error: NET_CONNECTION, retryable, with its code',
+    name: 'a connection error: NET_CONNECTION, retryable, its code in words',
     failure: { kind: 'thrown', cause: reset },
     kind: 'retryable',
     code: NetErrorCode.CONNECTION,
-    message: `GET ${URL_}: socket hang up (ECONNRESET)`,
+    message: `GET ${URL_}: connection reset by peer`,
   },
   {
     name: 'a connection error later says how many',

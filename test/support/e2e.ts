@@ -39,6 +39,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Written to stdin (default: stdin is /dev/null). */
   input?: string;
+  /** Run under this umask (`sh -c 'umask …; exec node …'`); default: the test process's. */
+  umask?: number;
 }
 
 const SIGNALS: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13, SIGABRT: 6, SIGSEGV: 11 };
@@ -62,7 +64,20 @@ export function startCli(args: string[], opts: RunOptions): StartedCli {
   let stderr = '';
   let child!: ChildProcess;
   const result = new Promise<CliResult>((resolve, reject) => {
-    child = spawn(process.execPath, [BIN, ...args], {
+    const [cmd, argv] =
+      opts.umask === undefined
+        ? [process.execPath, [BIN, ...args]]
+        : [
+            '/bin/sh',
+            [
+              '-c',
+              `umask ${opts.umask.toString(8).padStart(3, '0')} && exec "$0" "$@"`,
+              process.execPath,
+              BIN,
+              ...args,
+            ],
+          ];
+    child = spawn(cmd, argv, {
       cwd: opts.cwd,
       env: { PATH: process.env['PATH'] ?? '', ...opts.env },
       stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

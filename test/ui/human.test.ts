@@ -90,3 +90,62 @@ describe('issue 11 #10: progress lines name providers by ForDisplay', () => {
     );
   });
 });
+
+describe('text from outside is escaped where it is printed (src/ui/escape.ts)', () => {
+  const hostile = 'x\u001b[2J\r\n- Retrieved forged\u0007';
+  const escaped = 'x\\x1b[2J\\r\\n- Retrieved forged\\a';
+
+  it("a diagnostic's summary, detail, hint and file name: no control character but provkit's own colour codes", () => {
+    for (const color of [false, true]) {
+      const out = sink();
+      renderDiagnostic(
+        {
+          severity: 'error',
+          summary: `summary ${hostile}`,
+          detail: `first paragraph\n\ndetail ${hostile}`,
+          hint: `hint ${hostile}`,
+          range: { filename: `dir${hostile}/main.tf` },
+          code: 'IO',
+        },
+        out,
+        { color, diagnosticColor: color, width: 200, frame: 'meta' },
+      );
+      // Provkit's own colour codes are the only escape sequences (and only with colour).
+      const text = color ? out.text.replace(/\u001b\[[0-9;]*m/g, '') : out.text;
+      expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
+      // The file name is one line; summary, detail and hint keep line breaks (provkit's) and lose the rest.
+      expect(text).toContain(`dir${escaped}/main.tf`);
+      for (const part of ['summary', 'detail', 'hint']) expect(text).toContain(`${part} x\\x1b[2J\\r`);
+      expect(text).toContain('- Retrieved forged\\a');
+    }
+  });
+
+  it("an event's text fields are one line each: a path or a lock holder cannot start another line", () => {
+    const out = sink();
+    renderEventHuman(
+      {
+        type: 'package_lock_wait',
+        provider: parseProviderSource('hashicorp/demo', 'tofu'),
+        path: `/cache/${hostile}`,
+        holder: hostile,
+        waitedMs: 0,
+      },
+      out,
+      sink(),
+      'tofu',
+    );
+    expect(out.text.split('\n')).toHaveLength(2);
+    expect(out.text).toContain(`(lock /cache/${escaped}, held by ${escaped})`);
+  });
+});
+
+describe('an error message is one line (src/errors.ts)', () => {
+  it("a server's or a file name's line breaks are escaped; lines given as lines stay lines, across a worker too", async () => {
+    const { ProvkitError, ErrorCode } = await import('../../src/errors.js');
+    const e = new ProvkitError(ErrorCode.IO, 'HTTP 400: no\r\n- Retrieved forged\n\nSuccess!');
+    expect(e.message).toBe('HTTP 400: no\\r\\n- Retrieved forged\\n\\nSuccess!');
+    const two = new ProvkitError(ErrorCode.IO, ['first line ', 'second\nline']);
+    expect(two.message).toBe('first line \nsecond\\nline');
+    expect(ProvkitError.fromJSON(two.toJSON()).message).toBe(two.message);
+  });
+});

@@ -3,7 +3,7 @@
  * Thin: flags → requirements, locks, a source → `createBundle` /
  * `importBundle` → render.
  */
-import { type FileHandle, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
 import {
@@ -20,6 +20,7 @@ import {
   fileError,
   isProvkitError,
   ProvkitError,
+  WarningCode,
 } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
 import { removeOnExit } from '../../fs/cleanup.js';
@@ -28,7 +29,6 @@ import { tempPathBeside } from '../../fs/temp-name.js';
 import { createBundle } from '../../installer/bundle/create.js';
 import { importBundle, readBundleManifest } from '../../installer/bundle/import.js';
 import { importBundleToOci } from '../../installer/bundle/import-oci.js';
-import { validateLevel1 } from '../../net/index.js';
 import type { Locks } from '../../lockfile/index.js';
 import { ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
 import { bundleCreationTime } from '../../installer/bundle/manifest.js';
@@ -41,6 +41,7 @@ import {
   invalidProviderArgument,
   ociPublishCounts,
   ociTemplate,
+  ociTemplateDiagnostic,
   parsePlatformFlags,
   platformsFor,
   reportDiagnostics,
@@ -54,6 +55,7 @@ import { fitHelp } from '../../ui/help.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
 import { VERSION } from '../version.js';
 import { count } from '../../ui/words.js';
+import { readRegularFile } from '../../fs/read.js';
 
 export const BUNDLE_HELP = `Usage: provkit [global options] bundle create [options] [PROVIDER[@CONSTRAINT]...] OUT.tar
        provkit [global options] bundle import [options] BUNDLE.tar TARGET_DIR
@@ -302,7 +304,7 @@ async function bundleImport(args: readonly string[], r: RunResources): Promise<n
     const path = resolve(globals.cwd, trusted);
     let bytes: Buffer;
     try {
-      bytes = await readFile(path);
+      bytes = await readRegularFile(path);
     } catch (err) {
       return ui.fail([errorDiagnostic('Cannot read the trusted lock file', fileError(err, 'cannot read', path))]);
     }
@@ -332,13 +334,24 @@ async function bundleImport(args: readonly string[], r: RunResources): Promise<n
       signal,
       targetMutex: targetMutexWarnings(ui, {
         summary: 'Waiting for another run',
-        detail: (holder) => `${target} is locked${holder} (an import or mirror run); waiting for it to finish.`,
+        detail: (holder) => `${target} is in use${holder} (an import or mirror run); waiting for it to finish.`,
       }),
       ...(maxMemberSize === undefined ? {} : { maxMemberSize }),
       ...(trustedLocks ? { trustedLocks } : {}),
     });
   } catch (err) {
     return importFailed(ui, err);
+  }
+  if (outcome.missingFromBase.length > 0) {
+    // A delta bundle into a directory without its base: the import stands, but the mirror lacks those packages.
+    const n = outcome.missingFromBase.length;
+    ui.diagnostic({
+      severity: 'warning',
+      summary: "The delta bundle's base is missing",
+      detail: `${bundlePath} is a delta bundle: it leaves out the packages of the bundle it was made against (manifest sha256 ${outcome.manifest.since ?? ''}). ${target} does not hold ${n === 1 ? 'this one' : `these ${n}`}:\n${outcome.missingFromBase.map((p) => `  - ${p}`).join('\n')}\n\nLocking or installing ${n === 1 ? 'it' : 'them'} from ${target} fails until ${n === 1 ? 'it is' : 'they are'} there.`,
+      hint: `Import the bundle it was made against (the -since bundle of bundle create) into ${target} too.`,
+      code: WarningCode.BUNDLE_BASE_MISSING,
+    });
   }
   const lockOut = flags.strings.get('lock-out');
   if (lockOut !== undefined && !(await writeLockOut(ui, resolve(globals.cwd, lockOut), outcome.lockFile, target)))
@@ -389,17 +402,8 @@ async function bundleImportOci(
 ): Promise<number> {
   const { globals } = r;
   const template = ociTemplate(o.target);
-  const problem = validateLevel1(template);
-  if (problem !== undefined) {
-    return ui.fail([
-      {
-        severity: 'error',
-        summary: 'Invalid OCI mirror URI template',
-        detail: `The target ${o.target} is not a valid URI template: ${problem}.`,
-        code: ErrorCode.USAGE,
-      },
-    ]);
-  }
+  const problem = ociTemplateDiagnostic(`The target ${o.target}`, template);
+  if (problem !== undefined) return ui.fail([problem]);
   const cli = await r.cliConfig(ui);
   if (!cli) return ui.fail([]);
   const client = ociClientFor(r.sourceContext(), cli);

@@ -7,7 +7,8 @@ import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 import { currentPlatform, flavorInfo } from '../../addresses/index.js';
-import { DEFAULT_TEST_DIRECTORY, loadModuleRequirements } from '../../config/index.js';
+import { DEFAULT_TEST_DIRECTORY, loadConfig, type LoadedConfig } from '../../config/index.js';
+import type { Diagnostic as HclDiagnostic } from '../../hcl/index.js';
 import {
   incompleteLockProviders,
   installFailureDiagnostics,
@@ -16,8 +17,8 @@ import {
 } from '../../installer/install.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import { authenticationText, type Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, parsePlatformFlags, reportDiagnostics } from '../common.js';
-import { ErrorCode, WarningCode } from '../../errors.js';
+import { checkMirrorFlags, parsePlatformFlags, PendingDiagnostics } from '../common.js';
+import { ErrorCode, WarningCode, errorText } from '../../errors.js';
 import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
@@ -111,7 +112,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
       errors.push({
         severity: 'error',
         summary: 'Invalid plugin cache directory',
-        detail: `The specified plugin cache dir ${cacheDir} cannot be opened: ${err instanceof Error ? err.message : String(err)}`,
+        detail: `The specified plugin cache dir ${cacheDir} cannot be opened: ${errorText(err)}`,
         code: ErrorCode.USAGE,
       });
     }
@@ -121,7 +122,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
 
   // As init (`LoadConfigWithTests`): the modules of test files' run blocks count too.
   const testDirectory = flags.strings.get('test-directory') ?? DEFAULT_TEST_DIRECTORY;
-  const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor, dataDir, testDirectory });
+  const config = await loadConfig(globals.cwd, { flavor: globals.flavor, dataDir, testDirectory });
   if (config.diagnostics.some((d) => d.severity === 'error')) {
     // init's preface to an invalid configuration, an error diagnostic of its
     // own before the configuration's (`views.InitConfigError`, reported with
@@ -134,17 +135,19 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
       code: ErrorCode.INVALID_CONFIGURATION,
     });
   }
-  if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
+  // As init: warnings are shown at the end, with the others reported there.
+  const pending = new PendingDiagnostics(ui, globals.cwd);
+  if (pending.add(globals.flavor === 'terraform' ? initDiagnostics(config) : config.diagnostics)) return 1;
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
   const old = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
-  if (reportDiagnostics(ui, old.diagnostics, globals.cwd)) return ui.fail([]);
+  if (pending.add(old.diagnostics)) return 1;
 
   const zipLimits = r.zipLimits();
   const pool = r.pool({ limits: zipLimits });
   // Without mirror flags: the CLI configuration's provider_installation (or the implied local mirrors and the registries), as init.
   const source = await r.source({ fsMirror, netMirror }, 'installation', ui);
-  if (!source) return ui.fail([]);
+  if (!source) return pending.fail([]);
 
   const mayBreak = io.env['TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE'];
   const signedKeys: (string | undefined)[] = [];
@@ -171,7 +174,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
     enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
   });
   if (outcome.failures.length > 0) {
-    return ui.fail(installFailureDiagnostics(outcome.failures, globals.flavor));
+    return pending.fail(installFailureDiagnostics(outcome.failures, globals.flavor));
   }
 
   const signingNote = signingInfo(signedKeys, globals.flavor);
@@ -180,7 +183,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
   const action = lockFileAction(old.locks, outcome.locks, locksEqual(old.locks, outcome.locks), readonly);
   const fields = { platform: platform.toString(), installed: outcome.installed.length, lock_file: action };
   if (action === 'readonly-providers-changed') {
-    return ui.fail([
+    return pending.fail([
       {
         severity: 'error',
         summary: 'Provider dependency changes detected',
@@ -190,7 +193,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
     ]);
   }
   if (action === 'readonly-changed') {
-    ui.diagnostic({
+    pending.push({
       severity: 'warning',
       summary: 'Provider lock file not updated',
       detail: `Changes to the provider selections were detected, but not saved in the ${LOCK_FILE_NAME} file. To record these selections, run "${info.command} init" without the "-lockfile=readonly" flag.`,
@@ -210,13 +213,33 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
     const incomplete = incompleteLockProviders(outcome.installed, outcome.locks, (p) =>
       p.toShortString(globals.flavor),
     );
-    if (incomplete.length > 0) ui.diagnostic(incompleteLockWarning(incomplete, platform.toString(), globals.flavor));
+    if (incomplete.length > 0) pending.push(incompleteLockWarning(incomplete, platform.toString(), globals.flavor));
   }
+  pending.flush();
   ui.summary(
     `Success! ${count(outcome.installed.length, 'provider')} installed for ${platform.toString()} in ${targetDir}.`,
     fields,
   );
   return 0;
+}
+
+/**
+ * The configuration's diagnostics as terraform 1.11.4's init reports them:
+ * it reads the root module on its own first (`loadSingleModuleWithTests`),
+ * then, when the root calls modules or has test files, the whole tree to
+ * install modules, then the whole tree again, and reports the warnings of
+ * each reading: the root module's warnings two or three times, the others
+ * (child modules', the checks across modules') once or twice, which its
+ * consolidation then shows as one warning "(and N more similar warnings
+ * elsewhere)" (test/fixtures/reference-runs/ `undefined-provider`,
+ * `provider-version-deprecated`). With an error, each diagnostic once.
+ * OpenTofu's init is not observed here: `install -flavor=tofu` reports each once.
+ */
+function initDiagnostics(config: LoadedConfig): HclDiagnostic[] {
+  if (config.diagnostics.some((d) => d.severity === 'error')) return config.diagnostics;
+  const root = new Set(config.rootDiagnostics);
+  const extra = config.installsModules ? 1 : 0;
+  return config.diagnostics.flatMap((d) => Array<HclDiagnostic>(1 + extra + (root.has(d) ? 1 : 0)).fill(d));
 }
 
 /**

@@ -21,14 +21,15 @@ import { JsonUI } from '../../ui/json.js';
 import { lockTreeSummary, renderLockRoot } from '../../ui/lock-tree.js';
 import {
   checkMirrorFlags,
-  fromHclDiagnostic,
+  configDiagnostics,
   parsePlatformFlags,
+  PendingDiagnostics,
   reportDiagnostics,
   requiredProviderArguments,
 } from '../common.js';
 import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
-import { createRenderer, type Renderer } from '../render.js';
+import { createRenderer, humanStyle, type Renderer } from '../render.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { count } from '../../ui/words.js';
@@ -106,8 +107,9 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
   const json = flags.bools.get('json') === true;
   const check = flags.bools.get('check') === true;
   const verbose = flags.bools.get('verbose') === true;
+  // providers lock's warnings go to stdout (Meta.showDiagnostics; test/fixtures/reference-runs/).
   // -check is for hooks and CI: what would change, not a line per package (unless -verbose).
-  const ui = createRenderer(io, globals, json, { packageLines: !check || verbose });
+  const ui = createRenderer(io, globals, json, { packageLines: !check || verbose, warningsToStdout: true });
   // An interrupt takes the live display away before its one line (src/cli/common.ts runInterruptible).
   r.defer(() => ui.stop());
   const errors: Diagnostic[] = [];
@@ -196,22 +198,24 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
   const { r, ui } = a;
   const { io, globals, signal } = r;
   const errors: Diagnostic[] = [];
+  // As providers lock: warnings are shown at the end, with whatever else is reported there.
+  const pending = new PendingDiagnostics(ui, globals.cwd);
   const config = await loadModuleRequirements(globals.cwd, { flavor: globals.flavor });
-  if (reportDiagnostics(ui, config.diagnostics, globals.cwd)) return ui.fail([]);
+  if (pending.add(config.diagnostics)) return 1;
 
   const all = [...config.requirements.values()];
   const requirements =
     a.positionals.length > 0 ? requiredProviderArguments(a.positionals, all, globals.flavor, errors) : all;
-  if (errors.length > 0) return ui.fail(errors);
+  if (errors.length > 0) return pending.fail(errors);
 
   const lockPath = join(globals.cwd, LOCK_FILE_NAME);
   const old = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
-  if (reportDiagnostics(ui, old.diagnostics, globals.cwd)) return ui.fail([]);
+  if (pending.add(old.diagnostics)) return 1;
   const policy = a.platformFlags.length > 0 ? { diagnostics: [] } : await findPolicy(globals.cwd, globals.cwd);
-  if (reportDiagnostics(ui, policy.diagnostics, globals.cwd)) return ui.fail([]);
+  if (pending.add(policy.diagnostics)) return 1;
 
   const plan = await openPlan(a, (e) => ui.event(e));
-  if (!plan) return ui.fail([]);
+  if (!plan) return pending.fail([]);
   const { hashStore } = r.hashStore();
   const chosen = await choosePlatforms({
     flags: a.platformFlags,
@@ -249,13 +253,14 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
   // Interrupted: the packages failed for that one reason, said once by runInterruptible.
   if (signal.aborted) return 1;
   if (outcome.failures.length > 0)
-    return ui.fail(lockFailureDiagnostics(outcome.failures, chosen.platforms, globals.flavor));
+    return pending.fail(lockFailureDiagnostics(outcome.failures, chosen.platforms, globals.flavor));
   // Read once: -check compares with it, and an unchanged other-flavor file is kept as it is.
   const oldBytes = await readLockBytes(lockPath);
   // Whether and what to write: the one decision of lock -recursive too (lockfile/write-decision.ts).
   const decision = providersLockWrite(old.locks, outcome.locks, oldBytes, globals.flavor);
   if (a.check) {
     // Up to date: a run would leave the file as it is (the same bytes, or an unchanged other-flavor file kept).
+    pending.flush();
     if (decision.file === 'unchanged') {
       ui.summary(`${LOCK_FILE_NAME} is up to date.`, { changed: false });
       return 0;
@@ -271,6 +276,8 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
   // The reference always rewrites the file (docs/reference.md §3.3 item 43), atomically.
   if (decision.write) await saveLockFile(lockPath, outcome.locks, globals.flavor);
   for (const e of tracked) ui.event(e);
+  // As providers lock: the warnings after the checksums lines, before "Success!".
+  pending.flush();
   ui.lockSuccess(decision.changed);
   return 0;
 }
@@ -330,6 +337,8 @@ async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written:
     if (!plan) return ui.fail([]);
     plans.set(flavor, plan);
   }
+  // Each root's diagnostics as a single lock's: boxed on a terminal, warnings on stdout.
+  const treeStyle = humanStyle(io, globals.color, { warningsToStdout: true });
   if (!json) io.stdout.write(`${a.check ? 'Checking' : 'Locking'} ${count(tree.roots.length, 'root module')}...\n`);
   let failed = false;
   const result = await runTreeLock({
@@ -353,7 +362,8 @@ async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written:
     },
     onRoot: (o) => {
       const diagnostics: Diagnostic[] = [
-        ...o.diagnostics.map(fromHclDiagnostic),
+        // With their source lines, as a single root's (file names are relative to the working directory).
+        ...configDiagnostics(o.diagnostics, globals.cwd, true),
         ...lockFailureDiagnostics(o.failures, o.platforms?.platforms ?? [], o.flavor.flavor, o.root),
         ...(o.error
           ? [
@@ -370,7 +380,12 @@ async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written:
       if (o.status === 'failed') failed = true;
       if (!a.check && o.status !== 'failed') a.written.roots += 1;
       // Interrupted: the roots in progress failed for that one reason, said once by runInterruptible.
-      renderLockRoot(o, signal.aborted ? [] : diagnostics, { stdout: io.stdout, stderr: io.stderr, json });
+      renderLockRoot(o, signal.aborted ? [] : diagnostics, {
+        stdout: io.stdout,
+        stderr: io.stderr,
+        json,
+        style: treeStyle,
+      });
     },
   });
   const summary = lockTreeSummary(

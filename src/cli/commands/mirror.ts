@@ -7,14 +7,13 @@ import { join, resolve } from 'node:path';
 
 import { currentPlatform, flavorInfo } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
-import { describeError, ErrorCode, ProvkitError } from '../../errors.js';
+import { describeError, diagnosticFromError, ErrorCode, isProvkitError, ProvkitError } from '../../errors.js';
 import { checkDirectoryTarget } from '../../fs/target.js';
 import type { InstallerEvent } from '../../installer/events.js';
 import { mirrorFailureDiagnostics, type MirrorOptions, runMirror } from '../../installer/mirror.js';
 import { runUnpackedMirror } from '../../installer/mirror-unpacked.js';
 import { runOciMirror } from '../../installer/oci-publish.js';
 import { loadLockFile, LOCK_FILE_NAME, Locks, verifyDependencySelections } from '../../lockfile/index.js';
-import { validateLevel1 } from '../../net/index.js';
 import { ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import {
@@ -22,6 +21,7 @@ import {
   checkMirrorFlags,
   ociPublishCounts,
   ociTemplate,
+  ociTemplateDiagnostic,
   parsePlatformFlags,
   platformsFor,
   reportDiagnostics,
@@ -119,14 +119,8 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
       ? ociTemplate(flags.positionals[0]!)
       : undefined;
   if (oci !== undefined) {
-    const problem = validateLevel1(oci);
-    if (problem !== undefined)
-      errors.push({
-        severity: 'error',
-        summary: 'Invalid OCI mirror URI template',
-        detail: `The target ${flags.positionals[0]!} is not a valid URI template: ${problem}.`,
-        code: ErrorCode.USAGE,
-      });
+    const problem = ociTemplateDiagnostic(`The target ${flags.positionals[0]!}`, oci);
+    if (problem !== undefined) errors.push(problem);
     if (flags.strings.has('layout') || flags.strings.has('hashes')) {
       errors.push({
         severity: 'error',
@@ -208,7 +202,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
     signal: r.signal,
     targetMutex: targetMutexWarnings(ui, {
       summary: 'Waiting for another mirror run',
-      detail: (holder) => `${targetDir} is locked${holder}; waiting for it to finish.`,
+      detail: (holder) => `${targetDir} is in use${holder}; waiting for it to finish.`,
     }),
     requirements,
     locks: lock.locks,
@@ -223,10 +217,17 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
     hashes,
     events: (e: InstallerEvent) => ui.event(e),
   } satisfies MirrorOptions;
-  const outcome =
-    layout === 'unpacked'
-      ? await runUnpackedMirror({ ...options, packedDir: mirrorPackedCacheDir(io.env, targetDir) })
-      : await runMirror(options);
+  let outcome;
+  try {
+    outcome =
+      layout === 'unpacked'
+        ? await runUnpackedMirror({ ...options, packedDir: mirrorPackedCacheDir(io.env, targetDir) })
+        : await runMirror(options);
+  } catch (err) {
+    // A target that cannot be written (the run's first write is its mutex file): one diagnostic, with its hint.
+    if (isProvkitError(err, ErrorCode.ABORTED)) throw err;
+    return ui.fail([diagnosticFromError(err, 'Cannot write the mirror')]);
+  }
   // Nothing changed in the target: no summary of work that did not happen.
   if (outcome.failures.length > 0) return ui.fail(mirrorFailureDiagnostics(outcome.failures, { hints: true }));
   ui.summary(`Mirrored: ${outcome.written} fetched, ${outcome.reused} already present and verified.`, {

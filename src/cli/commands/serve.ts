@@ -15,9 +15,11 @@ import {
   ErrorCode,
   ProvkitError,
   WarningCode,
+  errorText,
 } from '../../errors.js';
 import { createHashPool } from '../../hashing/index.js';
 import { type AccessLogEntry, isLoopbackHost, parseListen, startMirrorServer } from '../../installer/serve/server.js';
+import { terminalLine } from '../../ui/escape.js';
 import { renderDiagnostic } from '../../ui/human.js';
 import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
@@ -117,7 +119,7 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     line('info', `${e.method} ${e.path} ${e.status}`, 'access', { ...e });
     if (!json)
       io.stdout.write(
-        `${e.remote} - - [${e.time}] "${e.method} ${e.path}" ${e.status} ${e.bytes} ${e.durationMs}ms ${JSON.stringify(e.userAgent)}\n`,
+        `${terminalLine(`${e.remote} - - [${e.time}] "${e.method} ${e.path}" ${e.status} ${e.bytes} ${e.durationMs}ms ${JSON.stringify(e.userAgent)}`)}\n`,
       );
   };
   const pool = createHashPool();
@@ -133,14 +135,14 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
       onRequest: accessLog,
       onWarning: (w) => {
         line('warn', w.message, 'scan_warning', { path: w.path, code: WarningCode.SCAN_WARNING });
-        if (!json) io.stderr.write(`Warning: ${w.message}\n`);
+        if (!json) io.stderr.write(`${terminalLine(`Warning: ${w.message}`)}\n`);
       },
       onError: (err, path) => {
         line('error', `${path}: ${String(err)}`, 'serve_error', {
           path,
           code: err instanceof ProvkitError ? err.code : ErrorCode.INTERNAL,
         });
-        if (!json) io.stderr.write(`Error serving ${path}: ${err instanceof Error ? err.message : String(err)}\n`);
+        if (!json) io.stderr.write(`${terminalLine(`Error serving ${path}: ${errorText(err)}`)}\n`);
       },
     });
     line('info', `Listening on ${server.url}`, 'listening', { url: server.url, dir });
@@ -186,5 +188,5 @@ function tlsReason(err: unknown): string {
     if (reason === 'no start line') return 'a file is not PEM (no start line)';
     return reason;
   }
-  return err instanceof Error ? err.message : String(err);
+  return errorText(err);
 }

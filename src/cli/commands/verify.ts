@@ -19,11 +19,17 @@ import type { Requirement } from '../../installer/lock.js';
 import { runOciVerify } from '../../installer/oci-verify.js';
 import { compareProblems, runVerify, type VerifyOutcome } from '../../installer/verify.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.js';
-import { validateLevel1 } from '../../net/index.js';
 import { type Diagnostic, verifyProblemText } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
 import { flavorsSentence } from '../../ui/lock-tree.js';
-import { fromHclDiagnostic, ociTemplate, parsePlatformFlags, reportDiagnostics } from '../common.js';
+import {
+  fromHclDiagnostic,
+  mirrorDirectoryDiagnostic,
+  ociTemplate,
+  ociTemplateDiagnostic,
+  parsePlatformFlags,
+  reportDiagnostics,
+} from '../common.js';
 import { ociMirrorSourceFor } from '../../sources/index.js';
 import { ErrorCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';
@@ -32,6 +38,7 @@ import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, withResources } from '../resources.js';
 import { count } from '../../ui/words.js';
+import { terminalLine } from '../../ui/escape.js';
 
 export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
 
@@ -87,6 +94,10 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
       detail: `verify takes no arguments, not ${flags.positionals.join(' ')}.`,
       code: ErrorCode.USAGE,
     });
+  if (mirror !== undefined && !mirror.startsWith('oci://')) {
+    const problem = await mirrorDirectoryDiagnostic(resolve(globals.cwd, mirror), '-mirror');
+    if (problem !== undefined) errors.push(problem);
+  }
   if (errors.length > 0) return ui.fail(errors);
   // verify -recursive says each root's flavor in its summary instead.
   if (flags.bools.get('recursive') !== true) noteFlavor(io, globals);
@@ -120,7 +131,9 @@ async function verifyRoot(
   const { io, globals } = c;
   const within = (name: string): string => (root === undefined || root === '.' ? name : posix.join(root, name));
   const asUi = (ds: readonly ConfigDiagnostic[]): Diagnostic[] =>
-    ds.map((d) => fromHclDiagnostic({ ...d, range: { ...d.range, filename: within(d.range.filename) } }));
+    ds.map((d) =>
+      fromHclDiagnostic({ ...d, range: { ...d.range, filename: within(d.range.filename) } }, root !== undefined),
+    );
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   // A tree is checked as lock -recursive locks it: local module calls read from disk.
   const config = await loadModuleRequirements(dir, {
@@ -226,7 +239,10 @@ async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<n
       );
       continue;
     }
-    io.stdout.write(`- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : count(found.length, 'problem')}\n`);
+    // The root's name is a directory name from the tree: one line, escaped (src/ui/escape.ts).
+    io.stdout.write(
+      `${terminalLine(`- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : count(found.length, 'problem')}`)}\n`,
+    );
     for (const p of found) io.stdout.write(verifyProblemText(p, io.stdout, '    '));
     for (const d of r.diagnostics) ui.diagnostic(d);
   }
@@ -251,14 +267,9 @@ async function verifyOci(
   o: { locks: Locks; requirements: Requirement[]; mirror: string; platforms: Platform[] },
 ): Promise<VerifyOutcome | undefined> {
   const template = ociTemplate(o.mirror);
-  const problem = validateLevel1(template);
+  const problem = ociTemplateDiagnostic(`The mirror ${o.mirror}`, template);
   if (problem !== undefined) {
-    ui.diagnostic({
-      severity: 'error',
-      summary: 'Invalid OCI mirror URI template',
-      detail: `The mirror ${o.mirror} is not a valid URI template: ${problem}.`,
-      code: ErrorCode.USAGE,
-    });
+    ui.diagnostic(problem);
     return undefined;
   }
   const cli = await r.cliConfig(ui, flavor);

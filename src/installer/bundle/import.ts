@@ -59,11 +59,13 @@ import {
 } from '../../addresses/index.js';
 import {
   ErrorCode,
+  errorText,
   fileError,
   isProvkitError,
   ProvkitError,
   renameFileInError,
   systemErrorCode,
+  writeError,
 } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
 import { removeOnExit } from '../../fs/cleanup.js';
@@ -83,6 +85,7 @@ import {
   parseManifest,
   unsafeMemberName,
 } from './manifest.js';
+import { readRegularFile } from '../../fs/read.js';
 
 /** Default largest member: 2 GiB (provider packages are far smaller). */
 export const DEFAULT_MAX_MEMBER_SIZE = 2 * 1024 ** 3;
@@ -110,6 +113,12 @@ export interface BundleImportOutcome {
   readonly present: readonly string[];
   /** Index documents written (relative to the target). */
   readonly indexes: readonly string[];
+  /**
+   * Packages a delta bundle (`manifest.since`) leaves out, to come from the
+   * bundle it was made against, that the target does not hold: import that
+   * bundle too (sorted; empty when none is missing or for a full bundle).
+   */
+  readonly missingFromBase: readonly string[];
   /** The bundle's lock-file entries (`.terraform.lock.hcl` bytes). */
   readonly lockFile: Buffer;
 }
@@ -175,7 +184,7 @@ export async function readBundleManifest(bundlePath: string): Promise<{ manifest
     if (inputError !== undefined) throw fileError(inputError, 'cannot read bundle', bundlePath);
     throw new ProvkitError(
       ErrorCode.BUNDLE_INVALID,
-      `cannot read bundle ${bundlePath}: it is truncated or not a tar (${err instanceof Error ? err.message : String(err)})`,
+      `cannot read bundle ${bundlePath}: it is truncated or not a tar (${errorText(err)})`,
       { file: bundlePath, cause: err },
     );
   } finally {
@@ -331,7 +340,11 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
   const target = resolve(options.targetDir);
   const maxSize = options.maxMemberSize ?? DEFAULT_MAX_MEMBER_SIZE;
   const targetExisted = (await stat(target).catch(() => undefined)) !== undefined;
-  await makeDirectory(target, 'cannot import into');
+  try {
+    await makeDirectory(target, 'cannot import into');
+  } catch (err) {
+    throw targetError(err, target);
+  }
   const staging = tempPathIn(target, MIRROR_STAGING_PREFIX);
   let forgetStaging: (() => void) | undefined;
   let mutex: DirMutex | undefined;
@@ -345,7 +358,7 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
       // Under the mutex, any staging directory is a killed run's leftover.
       await removeTempsIn(target, MIRROR_STAGING_PREFIX);
       forgetStaging = removeOnExit(staging);
-      await mkdir(staging);
+      await mkdir(staging, 0o755);
     } catch (err) {
       throw targetError(err, target);
     }
@@ -356,11 +369,11 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
     // Step 5: nothing before this line writes into the target (but for the staging directory).
     try {
       for (const rel of plan.added) {
-        await mkdir(dirname(join(target, rel)), { recursive: true });
+        await mkdir(dirname(join(target, rel)), { recursive: true, mode: 0o755 });
         await rename(join(staging, rel), join(target, rel));
       }
       for (const [rel, text] of plan.docs) {
-        await mkdir(dirname(join(target, rel)), { recursive: true });
+        await mkdir(dirname(join(target, rel)), { recursive: true, mode: 0o755 });
         await writeFileAtomic(join(target, rel), Buffer.from(text));
       }
     } catch (err) {
@@ -372,6 +385,7 @@ export async function importBundle(options: BundleImportOptions): Promise<Bundle
       added: plan.added,
       present: plan.present,
       indexes: plan.docs.map(([rel]) => rel),
+      missingFromBase: plan.missingFromBase,
       lockFile,
     };
   } finally {
@@ -404,13 +418,14 @@ export async function unpackAndVerifyBundle(
 
 /**
  * A failure writing the target as the user reads it: `cannot import into
- * TARGET: read-only file system` (a system error behind a lock-file error
- * too), whatever staging or lock file it happened to.
+ * TARGET: read-only file system` (a system error behind a mutex-file error
+ * too), with a hint, whatever staging or mutex file it happened to.
  */
 function targetError(err: unknown, target: string): unknown {
   if (isProvkitError(err, ErrorCode.ABORTED) || isProvkitError(err, ErrorCode.PACKAGE_LOCK_TIMEOUT)) return err;
   const cause = err instanceof ProvkitError ? err.cause : err;
-  if (systemErrorCode(cause) !== undefined) return fileError(cause, 'cannot import into', target);
+  if (systemErrorCode(cause) !== undefined)
+    return writeError(cause, 'cannot import into', target, 'Cannot write into the import directory');
   return err;
 }
 
@@ -489,7 +504,7 @@ async function unpackVerified(
       let count = 0;
       let fh;
       try {
-        await mkdir(dirname(dest), { recursive: true });
+        await mkdir(dirname(dest), { recursive: true, mode: 0o755 });
         fh = await open(dest, 'wx', 0o644);
       } catch (err) {
         throw fileError(err, 'cannot import into', target);
@@ -523,7 +538,7 @@ async function unpackVerified(
     if (signal?.aborted) throw aborted();
     if (err instanceof ProvkitError) throw err;
     if (inputError !== undefined) throw fileError(inputError, 'cannot read bundle', bundlePath);
-    const why = err instanceof Error ? err.message : String(err);
+    const why = errorText(err);
     throw new ProvkitError(
       ErrorCode.BUNDLE_INVALID,
       current === undefined
@@ -689,7 +704,7 @@ async function readDoc(path: string, name: string): Promise<Record<string, GoJSO
   try {
     doc = JSON.parse(await readFile(path, 'utf8'));
   } catch (err) {
-    throw refuse(name, `is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw refuse(name, `is not JSON: ${errorText(err)}`);
   }
   if (!isObj(doc)) throw refuse(name, 'is not a JSON object');
   return doc;
@@ -698,6 +713,8 @@ async function readDoc(path: string, name: string): Promise<Record<string, GoJSO
 interface MergePlan {
   readonly added: string[];
   readonly present: string[];
+  /** See {@link BundleImportOutcome.missingFromBase}. */
+  readonly missingFromBase: string[];
   /** Relative path → new contents; VERSION.json documents before index.json ones. */
   readonly docs: Array<[string, string]>;
 }
@@ -769,6 +786,12 @@ async function planMerge(checked: CheckedManifest, target: string): Promise<Merg
       );
     }
   }
+  // A delta bundle (`since`) leaves out the packages of the bundle it was made
+  // against: those the target does not hold either are missing from the mirror.
+  const missingFromBase: string[] = [];
+  for (const p of checked.providers.values())
+    for (const k of p.packages.values())
+      if (!checked.members.has(k.path) && (await existing(k.path)) !== 'file') missingFromBase.push(k.path);
   // The documents, rebuilt from the verified packages and merged with the target's.
   for (const p of checked.providers.values()) {
     const fresh = [...p.packages.values()].filter((k) => checked.members.has(k.path));
@@ -793,19 +816,18 @@ async function planMerge(checked: CheckedManifest, target: string): Promise<Merg
     };
     indexDocs.push([indexRel, goMarshalIndent({ ...theirIndex, versions })]);
   }
-  return { added, present, docs: [...versionDocs, ...indexDocs] };
+  return { added, present, missingFromBase: missingFromBase.sort(), docs: [...versionDocs, ...indexDocs] };
 }
 
 async function readTargetDoc(path: string): Promise<Record<string, GoJSON>> {
   let doc: unknown;
   try {
-    doc = JSON.parse(await readFile(path, 'utf8'));
+    doc = JSON.parse((await readRegularFile(path)).toString('utf8'));
   } catch (err) {
-    throw new ProvkitError(
-      ErrorCode.INVALID_RESPONSE,
-      `cannot merge into ${path}: ${err instanceof Error ? err.message : String(err)}`,
-      { file: path, cause: err },
-    );
+    throw new ProvkitError(ErrorCode.INVALID_RESPONSE, `cannot merge into ${path}: ${errorText(err)}`, {
+      file: path,
+      cause: err,
+    });
   }
   if (!isObj(doc))
     throw new ProvkitError(ErrorCode.INVALID_RESPONSE, `cannot merge into ${path}: not a JSON object`, { file: path });

@@ -13,7 +13,8 @@
  * The manifest lists size and SHA-256 of every other member, and the hashes
  * of every package. Pure: data in, data out; no I/O here.
  */
-import { ErrorCode, ProvkitError } from '../../errors.js';
+import { unsafeNameKind } from '../../addresses/index.js';
+import { ErrorCode, ProvkitError, errorText } from '../../errors.js';
 
 export const BUNDLE_FORMAT = 'provkit-bundle/1';
 export const MANIFEST_NAME = 'manifest.json';
@@ -104,7 +105,7 @@ export function parseManifest(bytes: Buffer): BundleManifest {
   try {
     doc = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
-    throw bad(`not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw bad(`not JSON: ${errorText(err)}`);
   }
   if (!isObj(doc)) throw bad('not an object');
   if (doc['format'] !== BUNDLE_FORMAT)
@@ -169,10 +170,13 @@ export function unsafeMemberName(name: string): string | undefined {
   if (name.length === 0) return 'an empty name';
   if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return 'an absolute name';
   if (name.includes('\\')) return 'a backslash in the name';
-  if (/[\x00-\x1f\x7f]/.test(name)) return 'a control character in the name';
   const parts = name.split('/');
   if (parts.some((p) => p === '..')) return 'a ".." segment (path traversal)';
-  if (parts.some((p) => p === '' || p === '.')) return 'an empty or "." segment';
+  // Each segment a plain name (addresses/names.ts, the rule of every path builder).
+  const kinds = parts.map(unsafeNameKind);
+  if (kinds.includes('control')) return 'a control character in the name';
+  if (kinds.includes('empty') || kinds.includes('dot')) return 'an empty or "." segment';
+  if (kinds.includes('long')) return 'a segment longer than 255 bytes';
   return undefined;
 }
 

@@ -45,7 +45,7 @@ import {
   tryParseVersion,
   type Version,
 } from '../../addresses/index.js';
-import { systemErrorCode } from '../../errors.js';
+import { systemErrorCode, errorText } from '../../errors.js';
 import {
   displayName,
   type Hash,
@@ -438,7 +438,7 @@ export class MirrorCatalog {
     try {
       names = await listPackageFiles(dir);
     } catch (err) {
-      this.warn(dir, `not serving the package ${dir}: ${err instanceof Error ? err.message : String(err)}`);
+      this.warn(dir, `not serving the package ${dir}: ${errorText(err)}`);
       return { ok: false };
     }
     const parts: string[] = [];

@@ -13,7 +13,9 @@
  * - A `401` is answered once per request (see `auth.ts`), then the request
  *   is repeated.
  * - Tag lists follow `Link: <…>; rel="next"` pages (a registry may ignore
- *   `n`, as distribution 2.8 does).
+ *   `n`, as distribution 2.8 does), bounded in total, all pages together
+ *   ({@link TAG_LIST_LIMITS}): each page is read up to what is left of the
+ *   byte budget, so memory and parsing stay bounded whatever a registry sends.
  * - Uploads (`POST …/blobs/uploads/`, then `PUT ?digest=` for a blob up to
  *   the chunk size, else `PATCH` chunks with `Content-Range` and a final
  *   `PUT`): the caller reads each chunk from its file, so memory stays at
@@ -53,6 +55,14 @@ export const ALL_MANIFEST_TYPES = [
 /** The largest manifest read (OpenTofu's `ociImageManifestSizeLimitMiB`, the distribution spec's recommended push limit). */
 export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 
+/**
+ * What a repository's tag list may hold, all pages together (docs/reliability.md,
+ * "Metadata size limits"): far above any provider repository (one tag per
+ * version) or a busy container repository (tens of thousands of tags, a few
+ * MB of JSON).
+ */
+export const TAG_LIST_LIMITS = { bytes: 16 * 1024 * 1024, tags: 100_000, pages: 1_000 } as const;
+
 /** Default upload chunk: blobs up to this size go in one request, larger ones in chunks of it. */
 export const DEFAULT_CHUNK_SIZE = 8 * 1024 * 1024;
 
@@ -72,7 +82,16 @@ export interface FetchedManifest {
   /** The digest of {@link body}. */
   readonly digest: string;
   readonly url: string;
+  /** The response's `ETag`, when the registry sent one (for a conditional update, {@link OciRepository.putManifestIf}). */
+  readonly etag?: string;
 }
+
+/**
+ * The precondition of a conditional manifest update (RFC 9110 §13.1): the
+ * reference still names what was read (`If-Match` with its `ETag`), or
+ * names nothing yet (`If-None-Match: *`).
+ */
+export type ManifestCondition = { readonly ifMatch: string } | { readonly ifNoneMatch: '*' };
 
 /** Reads a chunk of a blob: `length` bytes from `offset`. */
 export type ChunkReader = (offset: number, length: number) => Promise<Buffer>;
@@ -169,27 +188,49 @@ export class OciRepository {
   }
 
   /**
-   * Every tag (all pages).
+   * Every tag (all pages), within {@link TAG_LIST_LIMITS} in total.
    *
    * @returns undefined when the repository does not exist (404).
-   * @throws {ProvkitError} `UNAUTHORIZED` (401/403), `INVALID_RESPONSE`, `NET_*`.
+   * @throws {ProvkitError} `UNAUTHORIZED` (401/403), `INVALID_RESPONSE` (a
+   *   list over the limits: the first page that breaks them is not read
+   *   further), `ABORTED`, `NET_*`.
    */
   async listTags(signal?: AbortSignal): Promise<{ tags: string[]; notFound?: { codes: string[] } } | undefined> {
     const tags: string[] = [];
     const seen = new Set<string>();
+    let bytes = 0;
+    const tooLarge = (url: string, what: string): ProvkitError =>
+      new ProvkitError(
+        ErrorCode.INVALID_RESPONSE,
+        `the tag list of ${this.toString()} is larger than provkit reads (${what} after ${seen.size} ${seen.size === 1 ? 'page' : 'pages'}; at most ${TAG_LIST_LIMITS.bytes} bytes, ${TAG_LIST_LIMITS.tags} tags and ${TAG_LIST_LIMITS.pages} pages in all)`,
+        { url },
+      );
     let next: string | undefined = this.url('tags/list');
     while (next !== undefined) {
-      if (seen.has(next) || seen.size >= 10_000)
-        throw invalidResponse(`the tag list of ${this.toString()} pages without end (${next})`, next);
+      if (seen.has(next)) throw invalidResponse(`the tag list of ${this.toString()} pages without end (${next})`, next);
+      if (seen.size >= TAG_LIST_LIMITS.pages) throw tooLarge(next, `more than ${TAG_LIST_LIMITS.pages} pages`);
+      if (signal?.aborted)
+        throw new ProvkitError(ErrorCode.ABORTED, `listing tags of ${this.toString()} was interrupted`, {
+          url: next,
+          cause: signal.reason,
+        });
       seen.add(next);
-      // eslint-disable-next-line no-await-in-loop -- pages follow one another
-      const res = await this.call(next, {
-        method: 'GET',
-        actions: ['pull'],
-        headers: { accept: 'application/json' },
-        maxBytes: 16 * 1024 * 1024,
-        ...(signal ? { signal } : {}),
-      });
+      let res: HttpResponse;
+      try {
+        // eslint-disable-next-line no-await-in-loop -- pages follow one another
+        res = await this.call(next, {
+          method: 'GET',
+          actions: ['pull'],
+          headers: { accept: 'application/json' },
+          // What is left of the budget: a page that would break it is cut there, unread.
+          maxBytes: TAG_LIST_LIMITS.bytes - bytes,
+          ...(signal ? { signal } : {}),
+        });
+      } catch (err) {
+        if (err instanceof ProvkitError && err.code === ErrorCode.NET_RESPONSE_TOO_LARGE)
+          throw tooLarge(next, `more than ${TAG_LIST_LIMITS.bytes} bytes`);
+        throw err;
+      }
       if (res.status === 404) {
         const codes = ociErrors(res).map((e) => e.code);
         // OpenTofu `errRepresentsOCIProviderNotFound`: a 404 without error
@@ -197,6 +238,7 @@ export class OciRepository {
         if (codes.length === 0 || codes.includes('NAME_UNKNOWN') || codes.includes('NAME_INVALID')) return undefined;
       }
       if (res.status !== 200) throw this.statusError(`listing tags of ${this.toString()}`, res);
+      bytes += res.body.length;
       let doc: unknown;
       try {
         doc = JSON.parse(res.body.toString('utf8'));
@@ -207,6 +249,7 @@ export class OciRepository {
       if (list !== null && list !== undefined && !Array.isArray(list))
         throw invalidResponse(`the tag list of ${this.toString()} has no "tags" array`, res.url);
       for (const t of list ?? []) if (typeof t === 'string') tags.push(t);
+      if (tags.length > TAG_LIST_LIMITS.tags) throw tooLarge(res.url, `more than ${TAG_LIST_LIMITS.tags} tags`);
       next = nextLink(res);
     }
     return { tags };
@@ -253,7 +296,14 @@ export class OciRepository {
     if (d !== undefined && d.algorithm === 'sha256' && d.text !== digest) {
       throw invalidResponse(`manifest content does not match digest ${d.text} (${url})`, url);
     }
-    return { mediaType: contentType(res), body: res.body, digest, url: res.url };
+    const etag = res.headers.get('etag');
+    return {
+      mediaType: contentType(res),
+      body: res.body,
+      digest,
+      url: res.url,
+      ...(etag === null || etag.trim() === '' ? {} : { etag: etag.trim() }),
+    };
   }
 
   /** Whether the repository has a blob (`HEAD …/blobs/DIGEST`). */
@@ -353,14 +403,43 @@ export class OciRepository {
    * `Docker-Content-Digest`, when it sends one, must be the digest of `body`.
    */
   async putManifest(reference: string, mediaType: string, body: Buffer, signal?: AbortSignal): Promise<string> {
+    const put = await this.putManifestIf(reference, mediaType, body, undefined, signal);
+    if (!put.stored) throw new Error('unreachable: an unconditional PUT has no precondition to fail');
+    return put.digest;
+  }
+
+  /**
+   * {@link putManifest} with a precondition: `{ stored: false }` when the
+   * registry refuses it (`412 Precondition Failed`: the reference changed
+   * since it was read). A registry that does not support conditional
+   * requests (distribution 2.8 ignores `If-Match` on a manifest `PUT`) stores
+   * the manifest regardless; the caller checks after writing
+   * (installer/oci-publish.ts).
+   */
+  async putManifestIf(
+    reference: string,
+    mediaType: string,
+    body: Buffer,
+    condition: ManifestCondition | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ stored: true; digest: string } | { stored: false }> {
     const url = this.url(`manifests/${reference}`);
     const res = await this.call(url, {
       method: 'PUT',
       actions: ['pull', 'push'],
-      headers: { accept: '*/*', 'content-type': mediaType },
+      headers: {
+        accept: '*/*',
+        'content-type': mediaType,
+        ...(condition === undefined
+          ? {}
+          : 'ifMatch' in condition
+            ? { 'if-match': condition.ifMatch }
+            : { 'if-none-match': condition.ifNoneMatch }),
+      },
       body,
       ...(signal ? { signal } : {}),
     });
+    if (condition !== undefined && res.status === 412) return { stored: false };
     if (res.status !== 201)
       throw this.statusError(`putting manifest ${reference} into ${this.toString()}`, res, ErrorCode.OCI_PUSH_REFUSED);
     const digest = sha256Digest(body);
@@ -372,7 +451,7 @@ export class OciRepository {
         { url, expected: digest, found: claimed.trim() },
       );
     }
-    return digest;
+    return { stored: true, digest };
   }
 
   /** A status the caller cannot use, with the registry's OCI error codes. */
@@ -381,13 +460,16 @@ export class OciRepository {
     const detail =
       errors.length > 0 ? `: ${errors.map((e) => (e.message ? `${e.code}: ${e.message}` : e.code)).join('; ')}` : '';
     if (res.status === 401 || res.status === 403) {
+      // The cause, said once for every repository it stops (src/installer/causes.ts).
       return new ProvkitError(
         ErrorCode.UNAUTHORIZED,
         `${what}: the registry ${this.registry} refused access (HTTP ${res.status})${detail}`,
         {
           url: res.url,
           found: String(res.status),
-          hint: 'Set credentials for the registry: an oci_credentials block of the CLI configuration, or a Docker-style config file (docker login).',
+          summary: 'The OCI registry refused access',
+          detail: `The OCI registry ${this.registry} answered HTTP ${res.status}${errors.length > 0 ? ` (${detail.slice(2)})` : ''}: ${res.status === 401 ? 'it wants credentials, and none it accepts were sent' : 'the credentials sent do not allow this'}.`,
+          hint: `Give credentials for ${this.registry}: an oci_credentials "${this.registry}" block (username and password, or a token) in the CLI configuration, or a Docker-style config file (docker login ${this.registry}).`,
         },
       );
     }
@@ -398,19 +480,32 @@ export class OciRepository {
   }
 }
 
-/** The `errors` of an OCI error body (`{"errors":[{"code","message"}]}`), or none. */
+/** At most this many of a registry's errors, each cut to {@link MAX_OCI_ERROR_TEXT} characters, go into a message. */
+const MAX_OCI_ERRORS = 5;
+const MAX_OCI_ERROR_TEXT = 300;
+
+/**
+ * The `errors` of an OCI error body (`{"errors":[{"code","message"}]}`), or
+ * none: the registry's own text, bounded (the first {@link MAX_OCI_ERRORS},
+ * each cut to {@link MAX_OCI_ERROR_TEXT} characters). It reaches messages
+ * as it is sent; ProvkitError keeps it on one line and the human renderer
+ * escapes it (docs/reliability.md).
+ */
 export function ociErrors(res: HttpResponse): Array<{ code: string; message: string }> {
   try {
     const doc = JSON.parse(res.body.toString('utf8')) as unknown;
     const list = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>)['errors'] : undefined;
     if (!Array.isArray(list)) return [];
-    return list.flatMap((e: unknown) => {
-      if (typeof e !== 'object' || e === null) return [];
-      const r = e as Record<string, unknown>;
-      return typeof r['code'] === 'string'
-        ? [{ code: r['code'], message: typeof r['message'] === 'string' ? r['message'] : '' }]
-        : [];
-    });
+    return list
+      .flatMap((e: unknown) => {
+        if (typeof e !== 'object' || e === null) return [];
+        const r = e as Record<string, unknown>;
+        const cut = (s: string): string => (s.length > MAX_OCI_ERROR_TEXT ? `${s.slice(0, MAX_OCI_ERROR_TEXT)}…` : s);
+        return typeof r['code'] === 'string'
+          ? [{ code: cut(r['code']), message: typeof r['message'] === 'string' ? cut(r['message']) : '' }]
+          : [];
+      })
+      .slice(0, MAX_OCI_ERRORS);
   } catch {
     return [];
   }

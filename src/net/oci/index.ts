@@ -13,8 +13,9 @@ export {
   OciClient,
   OciRepository,
   ociErrors,
+  TAG_LIST_LIMITS,
 } from './client.js';
-export type { ChunkReader, FetchedManifest, OciClientOptions } from './client.js';
+export type { ChunkReader, FetchedManifest, ManifestCondition, OciClientOptions } from './client.js';
 export {
   InvalidReferenceError,
   isValidTag,

@@ -32,6 +32,8 @@
 import {
   compareVersions,
   flavorInfo,
+  goOneLine,
+  goQuote,
   parseConstraints,
   parsePlatform,
   tryParseVersion,
@@ -39,6 +41,7 @@ import {
   type Flavor,
   Platform,
   type ProviderAddress,
+  unsafeNameReason,
   type Version,
 } from '../../addresses/index.js';
 import { isProvkitError, type ProvkitError } from '../../errors.js';
@@ -249,6 +252,10 @@ export class RegistrySource implements Source {
       );
     const sha256 = shasum.toLowerCase();
     const filename = typeof body['filename'] === 'string' ? body['filename'] : '';
+    // A name that becomes a path (the download's file name): a plain name or nothing (addresses/names.ts).
+    const badName = unsafeNameReason(filename);
+    if (badName !== undefined)
+      throw invalid(`registry response includes invalid filename ${goQuote(filename)}: ${badName}`);
 
     const keys = this.signingKeys(body, invalid);
     const packages = this.packages(body, invalid);
@@ -421,17 +428,24 @@ export class RegistrySource implements Source {
         const os = rec['os'];
         const arch = rec['arch'];
         if (typeof os !== 'string' || typeof arch !== 'string') return [];
+        // A platform becomes paths and file names (-all-platforms locks and mirrors each):
+        // one that is not a platform name is refused with the whole answer, as in "packages".
         try {
           return [parsePlatform(`${os}_${arch}`)];
-        } catch {
-          return [];
+        } catch (err) {
+          throw sourceError(
+            SourceErrorCode.INVALID_RESPONSE,
+            `registry response includes invalid platform ${goQuote(`${os}_${arch}`)} for ${provider.toString()} ${v.version.toString()}: ${(err as Error).message}`,
+            { provider, url: res.url },
+          );
         }
       });
       entries.push({ version: v.version, protocols, platforms });
     }
     this.versionsSeen.set(provider.toComparisonString(), entries);
+    // The registry's own text, each on one line (a `- ` line of a warning's detail: docs/reliability.md).
     const warnings = Array.isArray(body['warnings'])
-      ? body['warnings'].filter((w): w is string => typeof w === 'string')
+      ? body['warnings'].filter((w): w is string => typeof w === 'string').map(goOneLine)
       : [];
     return { entries, warnings };
   }
@@ -636,7 +650,7 @@ export class RegistrySource implements Source {
         parsePlatform(key);
       } catch (err) {
         throw invalid(
-          `registry response includes invalid platform ${JSON.stringify(key)} in "packages": ${(err as Error).message}`,
+          `registry response includes invalid platform ${goQuote(key)} in "packages": ${(err as Error).message}`,
         );
       }
       const o = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};

@@ -32,11 +32,12 @@ let openpgpModule: Promise<typeof openpgp> | undefined;
 const loadOpenpgp = (): Promise<typeof openpgp> => (openpgpModule ??= import('openpgp'));
 
 import { createHash } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { defaultRegistryHost, flavorInfo, type Flavor, type ProviderAddress } from '../../addresses/index.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
+import { makeCacheDirectory } from '../../fs/cache-dir.js';
+import { readRegularFile } from '../../fs/read.js';
 import { ProvkitError } from '../../errors.js';
 import { SourceErrorCode } from '../codes.js';
 
@@ -97,7 +98,8 @@ export function openSignatureCache(dir: string): SignatureCache {
   return {
     async get(key) {
       try {
-        const v = JSON.parse(await readFile(join(dir, `${key}.json`), 'utf8')) as Partial<CachedVerification> | null;
+        const bytes = await readRegularFile(join(dir, `${key}.json`), { maxBytes: 64 * 1024 });
+        const v = JSON.parse(bytes.toString('utf8')) as Partial<CachedVerification> | null;
         if (
           v &&
           typeof v.keyId === 'string' &&
@@ -113,7 +115,7 @@ export function openSignatureCache(dir: string): SignatureCache {
     },
     async put(key, value) {
       try {
-        await mkdir(dir, { recursive: true });
+        await makeCacheDirectory(dir, dirname(dir));
         await writeFileAtomic(join(dir, `${key}.json`), Buffer.from(`${JSON.stringify(value)}\n`));
       } catch {
         // Only costs speed.

@@ -1,4 +1,5 @@
 locals {
   # The file ends inside a quoted string, with no newline after it.
-  # ERROR-BELOW@10: Unterminated template string
+  # Reported at the end of the file, as terraform 1.11.4 validate -json reports it.
+  # ERROR-BELOW@14: Unterminated template string
   name = "abc

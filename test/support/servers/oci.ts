@@ -26,6 +26,13 @@ export interface FakeOciRepository {
   readonly manifests?: Record<string, { readonly mediaType: string; readonly body: Buffer }>;
   /** Digest → blob bytes (not checked against the digest). */
   readonly blobs?: Record<string, Buffer>;
+  /**
+   * A tag list of `pages` pages (each linked to the next with `Link: <…>; rel="next"`),
+   * each about `bytes` long (tags of 100 characters that are not versions), instead of `tags`.
+   */
+  readonly tagPages?: { readonly pages: number; readonly bytes: number };
+  /** Every request to the repository is answered with this status and body (a registry's error). */
+  readonly error?: { readonly status: number; readonly body: string };
 }
 
 export interface FakeOciOptions {
@@ -104,6 +111,20 @@ export async function startFakeOciRegistry(options: FakeOciOptions): Promise<Fak
         body: '{"errors":[{"code":"NAME_UNKNOWN","message":"repository name not known to registry"}]}',
       };
       if (!repo) return unknown;
+      if (repo.error)
+        return { status: repo.error.status, headers: { 'content-type': 'application/json' }, body: repo.error.body };
+      if (m[2] === 'tags/list' && repo.tagPages) {
+        const page = Number(url.searchParams.get('page') ?? '1');
+        const perPage = Math.max(1, Math.floor(repo.tagPages.bytes / 103));
+        const tags = Array.from({ length: perPage }, (_, i) => `t${page}-${i}-`.padEnd(100, 'x'));
+        return {
+          headers: {
+            'content-type': 'application/json',
+            ...(page < repo.tagPages.pages ? { link: `</v2/${name}/tags/list?page=${page + 1}>; rel="next"` } : {}),
+          },
+          body: JSON.stringify({ name, tags }),
+        };
+      }
       if (m[2] === 'tags/list')
         return {
           headers: { 'content-type': 'application/json' },
