@@ -3,6 +3,7 @@
  * reference's diagnostics, the HTTP client, the source the flags or the CLI
  * configuration select, signal handling, and the archive limits.
  */
+import { setMaxListeners } from 'node:events';
 import { basename, resolve } from 'node:path';
 import type { LookupFunction } from 'node:net';
 
@@ -477,6 +478,11 @@ const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
  */
 export function interruptOnSignals(outputClosed?: AbortSignal): Interrupt {
   const controller = new AbortController();
+  // The run's one signal is shared by design by every request and hash job
+  // in flight (8 downloads and 16 metadata requests at once,
+  // installer/download-queue.ts, fetch-cache.ts): Node's leak warning at 11
+  // listeners would be printed on stderr in the middle of a healthy run.
+  setMaxListeners(0, controller.signal);
   let exitCode: number | undefined;
   const handlers = (Object.keys(SIGNAL_EXIT) as Array<keyof typeof SIGNAL_EXIT>).map((name) => {
     const handler = (): void => {
