@@ -100,6 +100,10 @@ export type { Diagnostic as HclDiagnostic } from './hcl/index.js';
 
 // Sources: where packages come from, and the factory the CLI uses.
 export {
+  createRegistrySource,
+  credentialsFromEnv,
+  staticCredentials,
+  chainCredentials,
   FilesystemMirrorSource,
   NetworkMirrorSource,
   OciMirrorSource,
@@ -112,6 +116,9 @@ export {
 } from './sources/index.js';
 export type {
   AvailableVersions,
+  CredentialsLookup,
+  RegistrySourceSettings,
+  ServiceMap,
   FilesystemMirrorOptions,
   NetworkMirrorOptions,
   OciMirrorOptions,
@@ -128,7 +135,22 @@ export type {
 } from './sources/index.js';
 export { processCliConfigContext } from './cliconfig/index.js';
 export type { CliConfigContext } from './cliconfig/index.js';
-export { HttpClient } from './net/index.js';
+// HTTP: the one client, over any fetch (node-fetch with proxies and CAs by default, or globalThis.fetch).
+export { HttpClient, createNodeFetch } from './net/index.js';
+export type {
+  HttpClientOptions,
+  FetchLike,
+  FetchInit,
+  FetchResponse,
+  FetchHeaders,
+  ByteStream,
+  HttpMethod,
+  NetEvents,
+  NodeFetch,
+  NodeFetchOptions,
+  BearerCredential,
+  Clock,
+} from './net/index.js';
 
 // Operations: what the commands run, with their options and outcomes.
 export { runLock, selectVersion } from './installer/lock.js';

@@ -68,6 +68,7 @@ export { HangingSource, MockSource } from './testing.js';
 export type { MockPackage, MockSourceOptions, SourceCall } from './testing.js';
 export {
   cacheBase,
+  createRegistrySource,
   hashStoreDir,
   installationSourceFor,
   netMirrorSourceFor,
@@ -77,4 +78,4 @@ export {
   sourceFromCliConfig,
   templateRepositoryMapping,
 } from './from-cli-config.js';
-export type { SourceContext } from './from-cli-config.js';
+export type { RegistrySourceSettings, SourceContext } from './from-cli-config.js';
