@@ -46,6 +46,7 @@ import {
   type Source,
   type TrustedHash,
 } from '../sources/index.js';
+import { throwIfAborted } from './abort.js';
 import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, type ProgressPhase } from './events.js';
 import { type ShareLimit, sharingLimit } from './share-limit.js';
@@ -242,6 +243,7 @@ export class PackagePlan {
       // (and keeps what it hashes, below) instead of handing it to fetchPackage.
       const stored = zh && (await options.hashStore?.get(zh));
       if (stored) return storedArchive(meta, stored);
+      throwIfAborted('locking', options.signal);
       events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
       // A directory of its own per package: archives of different packages
       // share file names (`hashicorp/github` and `integrations/github`; one

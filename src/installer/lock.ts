@@ -41,6 +41,7 @@ import type { HttpClient } from '../net/index.js';
 import type { Source, TrustedHash } from '../sources/index.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
 import { PackagePlan } from './lock-plan.js';
+import { abortable, abortableSource } from './abort.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 
 /**
@@ -180,7 +181,20 @@ function recordedHashes(
   });
 }
 
+/**
+ * Locks `requirements` for `platforms` (see the module comment): the merged
+ * locks, and a failure per provider (and platform) that could not be locked.
+ *
+ * @throws {ProvkitError} `ABORTED` when `signal` aborts (installer/abort.ts:
+ *   no source call and no fetch after it, whatever the source rejected with).
+ */
 export async function runLock(options: LockOptions): Promise<LockOutcome> {
+  return abortable('locking', options.signal, () =>
+    lockWith({ ...options, source: abortableSource(options.source, options.signal, 'locking') }),
+  );
+}
+
+async function lockWith(options: LockOptions): Promise<LockOutcome> {
   const events = options.events ?? ignoreEvents;
   // A plan of its own unless the caller shares one between runs (lock -recursive).
   const plan =

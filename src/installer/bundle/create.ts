@@ -39,6 +39,7 @@ import { Locks, newProviderLock, serializeLocks } from '../../lockfile/index.js'
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../../layout/index.js';
 import { checkFetchedFor, fetchPackage, poolHashing } from '../../sources/index.js';
 import { namedBySource, requireExtractable } from '../archive-check.js';
+import { abortable, abortableSource, throwIfAborted } from '../abort.js';
 import { ignoreEvents } from '../events.js';
 import { defaultNetworkConcurrency, type FetchRunOptions, type Requirement, selectVersion } from '../lock.js';
 import { sharingLimit } from '../share-limit.js';
@@ -97,6 +98,12 @@ interface Picked {
 
 /** See the module comment. */
 export async function createBundle(options: BundleCreateOptions): Promise<BundleCreateOutcome> {
+  return abortable('bundle create', options.signal, () =>
+    createWith({ ...options, source: abortableSource(options.source, options.signal, 'bundle create') }),
+  );
+}
+
+async function createWith(options: BundleCreateOptions): Promise<BundleCreateOutcome> {
   const events = options.events ?? ignoreEvents;
   // As mirror downloads (mirror.ts): the tail of the batch shares the cores (share-limit.ts).
   const network = sharingLimit(options.networkConcurrency ?? defaultNetworkConcurrency(), options.pool.shareUpTo);
@@ -169,6 +176,7 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
             }
             try {
               const meta = await options.source.packageMeta(provider, version, platform, options.signal);
+              throwIfAborted('bundle create', options.signal);
               events({
                 type: 'fetch_start',
                 provider,
