@@ -93,6 +93,7 @@ export {
   saveLockFile,
   allowedHashes,
   verifyPackage,
+  lockFileFlavor,
 } from './lockfile/index.js';
 export type { LockParseResult, PackageHashes, Verdict } from './lockfile/index.js';
 // The parsers' source-located diagnostics (parseLockFile's).
