@@ -45,6 +45,7 @@ export const E2E_FILES: readonly string[] = [
   'test/sources/fetch-identity.test.ts',
   'test/sources/multi.test.ts',
   'test/sources/net-mirror.test.ts',
+  'test/sources/ready-registry.test.ts',
   'test/sources/registry.test.ts',
   'test/support/zip-writer.test.ts',
   'test/ui/help.test.ts',

@@ -97,6 +97,7 @@ export {
   saveLockFile,
   allowedHashes,
   verifyPackage,
+  lockFileFlavor,
 } from './lockfile/index.js';
 export type { LoadedLockFile, LockParseResult, PackageHashes, Verdict } from './lockfile/index.js';
 // The parsers' source-located diagnostics (parseLockFile's).
@@ -104,6 +105,10 @@ export type { Diagnostic as HclDiagnostic } from './hcl/index.js';
 
 // Sources: where packages come from, and the factory the CLI uses.
 export {
+  createRegistrySource,
+  credentialsFromEnv,
+  staticCredentials,
+  chainCredentials,
   FilesystemMirrorSource,
   NetworkMirrorSource,
   OciMirrorSource,
@@ -116,6 +121,9 @@ export {
 } from './sources/index.js';
 export type {
   AvailableVersions,
+  CredentialsLookup,
+  RegistrySourceSettings,
+  ServiceMap,
   FilesystemMirrorOptions,
   NetworkMirrorOptions,
   OciMirrorOptions,
@@ -132,7 +140,22 @@ export type {
 } from './sources/index.js';
 export { processCliConfigContext } from './cliconfig/index.js';
 export type { CliConfigContext } from './cliconfig/index.js';
-export { HttpClient } from './net/index.js';
+// HTTP: the one client, over any fetch (node-fetch with proxies and CAs by default, or globalThis.fetch).
+export { HttpClient, createNodeFetch } from './net/index.js';
+export type {
+  HttpClientOptions,
+  FetchLike,
+  FetchInit,
+  FetchResponse,
+  FetchHeaders,
+  ByteStream,
+  HttpMethod,
+  NetEvents,
+  NodeFetch,
+  NodeFetchOptions,
+  BearerCredential,
+  Clock,
+} from './net/index.js';
 
 // Operations: what the commands run, with their options and outcomes.
 export { runLock } from './installer/lock.js';

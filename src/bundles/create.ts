@@ -49,6 +49,7 @@ import { ignoreEvents } from '../installer/events.js';
 import { type FetchRunOptions } from '../installer/run-options.js';
 import { selectVersion } from '../installer/select-version.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../installer/download-queue.js';
+import { abortable, abortableSource, throwIfAborted } from '../installer/abort.js';
 import {
   BUNDLE_FORMAT,
   BUNDLE_LOCK_NAME,
@@ -104,6 +105,12 @@ interface Picked {
 
 /** See the module comment. */
 export async function createBundle(options: BundleCreateOptions): Promise<BundleCreateOutcome> {
+  return abortable('bundle create', options.signal, () =>
+    createWith({ ...options, source: abortableSource(options.source, options.signal, 'bundle create') }),
+  );
+}
+
+async function createWith(options: BundleCreateOptions): Promise<BundleCreateOutcome> {
   const events = options.events ?? ignoreEvents;
   // As mirror downloads (mirror.ts, download-queue.ts).
   const network = downloadQueue(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
@@ -176,6 +183,7 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
             }
             try {
               const meta = await options.source.packageMeta(provider, version, platform, options.signal);
+              throwIfAborted('bundle create', options.signal);
               events({
                 type: 'fetch_start',
                 provider,

@@ -77,6 +77,7 @@ import { type HashPool, normalizeHashes, parseHash } from '../hashing/index.js';
 import { packedFileName, providerDirPath } from '../layout/index.js';
 import { hasErrors, type Locks, parseLockFile } from '../lockfile/index.js';
 import { MIRROR_MUTEX_FILE, MIRROR_STAGING_PREFIX } from '../installer/mirror.js';
+import { abortable } from '../installer/abort.js';
 import {
   BUNDLE_LOCK_NAME,
   type BundleManifest,
@@ -337,6 +338,10 @@ function checkManifest(manifest: BundleManifest, flavor: Flavor): CheckedManifes
 
 /** See the module comment. */
 export async function importBundle(options: BundleImportOptions): Promise<BundleImportOutcome> {
+  return abortable('bundle import', options.signal, () => importWith(options));
+}
+
+async function importWith(options: BundleImportOptions): Promise<BundleImportOutcome> {
   const target = resolve(options.targetDir);
   const maxSize = options.maxMemberSize ?? DEFAULT_MAX_MEMBER_SIZE;
   const targetExisted = (await stat(target).catch(() => undefined)) !== undefined;

@@ -7,6 +7,7 @@
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import type { NetEvents } from '../net/index.js';
 import { WarningCode } from '../errors.js';
+import type { VerifyProblemCode } from './verify.js';
 
 export type AuthLabel = 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated';
 
@@ -210,7 +211,7 @@ export type InstallerEvent =
       readonly provider: ProviderAddress;
       readonly version: Version | undefined;
       readonly platform: Platform | undefined;
-      readonly code: string;
+      readonly code: VerifyProblemCode;
       readonly message: string;
     };
 

@@ -49,6 +49,7 @@ import {
   type Source,
   type TrustedHash,
 } from '../sources/index.js';
+import { abortableSource, throwIfAborted } from './abort.js';
 import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, type ProgressPhase } from './events.js';
 import { announcedSize, DEFAULT_DOWNLOADS, type DownloadQueue, downloadQueue } from './download-queue.js';
@@ -135,7 +136,12 @@ export class FetchCache {
   private readonly zhPass = pLimit(1);
   private readonly events: EventSink;
 
-  constructor(private readonly options: FetchCacheOptions) {
+  private readonly options: FetchCacheOptions;
+
+  constructor(options: FetchCacheOptions) {
+    // After the abort the cache asks its source nothing more, and a call in
+    // flight settles as ABORTED (installer/abort.ts, the one cancellation contract).
+    this.options = { ...options, source: abortableSource(options.source, options.signal, 'locking') };
     this.network = downloadQueue(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
     this.events = options.events ?? ignoreEvents;
   }
@@ -262,6 +268,7 @@ export class FetchCache {
     // (and keeps what it hashes, below) instead of handing it to fetchPackage.
     const storedHashes = zh && (await options.hashStore?.get(zh));
     const fetch = async (): Promise<Fetched> => {
+      throwIfAborted('locking', options.signal);
       events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
       // A directory of its own per package: archives of different packages
       // share file names (`hashicorp/github` and `integrations/github`; one

@@ -106,6 +106,7 @@ import {
   versionDirPath,
 } from './package-dirs.js';
 import { requireExtractable } from './archive-check.js';
+import { abortable, abortableSource } from './abort.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, queryWarningsEvent } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
@@ -252,6 +253,12 @@ interface ProviderResult {
  * Never throws for a provider's failure: those are in `failures`.
  */
 export async function runInstall(options: InstallOptions): Promise<InstallOutcome> {
+  return abortable('installing', options.signal, () =>
+    installWith({ ...options, source: abortableSource(options.source, options.signal, 'installing') }),
+  );
+}
+
+async function installWith(options: InstallOptions): Promise<InstallOutcome> {
   const events = options.events ?? ignoreEvents;
   const network = pLimit(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
   const { platform, flavor, pool } = options;

@@ -32,6 +32,7 @@ import {
 import type { TrustedHash } from '../sources/index.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
 import type { FetchCache } from './fetch-cache.js';
+import { abortable, abortableSource } from './abort.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { selectVersion } from './select-version.js';
 
@@ -105,10 +106,22 @@ function recordedHashes(
   });
 }
 
+/**
+ * Locks `requirements` for `platforms` (see the module comment): the merged
+ * locks, and a failure per provider (and platform) that could not be locked.
+ *
+ * @throws {ProvkitError} `ABORTED` when `signal` aborts (installer/abort.ts:
+ *   no source call and no fetch after it, whatever the source rejected with).
+ */
 export async function runLock(options: LockOptions): Promise<LockOutcome> {
+  return abortable('locking', options.signal, () => lockWith(options));
+}
+
+async function lockWith(options: LockOptions): Promise<LockOutcome> {
   const events = options.events ?? ignoreEvents;
   const { cache } = options;
-  const source = cache.source;
+  // Versions and metadata asked by the run itself: nothing after the abort (installer/abort.ts).
+  const source = abortableSource(cache.source, options.signal, 'locking');
   const failures: ProviderFailure[] = [];
   const results: PlatformLockResult[] = [];
   const changes: Array<{ provider: ProviderAddress; platform: Platform; change: LockChange }> = [];

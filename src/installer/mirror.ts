@@ -92,6 +92,7 @@ import {
   type MirrorStep,
   planMirrorPackages,
 } from './mirror-plan.js';
+import { abortable, abortableSource, throwIfAborted } from './abort.js';
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
@@ -188,6 +189,12 @@ const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean =>
  *   no temporary file remains), PACKAGE_LOCK_TIMEOUT, IO (the target's mutex)
  */
 export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> {
+  return abortable('mirroring', options.signal, () =>
+    mirrorWith({ ...options, source: abortableSource(options.source, options.signal, 'mirroring') }),
+  );
+}
+
+async function mirrorWith(options: MirrorOptions): Promise<MirrorOutcome> {
   // The directories taking the target's mutex creates (the target and any missing parents):
   // a run that commits nothing removes them again.
   const created = await firstMissingAncestor(options.targetDir);
@@ -316,6 +323,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
         return;
       }
     }
+    throwIfAborted('mirroring', options.signal);
     events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
     let fetched: FetchedPackage;
     try {

@@ -48,6 +48,8 @@
 import { readdir, realpath } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
+import pLimit from 'p-limit';
+
 import {
   comparePlatforms,
   compareVersions,
@@ -66,6 +68,7 @@ import { compareBytewise, isRecord } from '../go/index.js';
 import type { Hash, HashPool, HashStore, ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { FilesystemMirrorSource } from '../sources/index.js';
+import { abortable, throwIfAborted } from './abort.js';
 import { readRegularFile } from '../fs/read.js';
 
 export type VerifyProblemCode =
@@ -107,6 +110,8 @@ export interface VerifyOptions {
   /** Without `mirrorDir`: the platforms a policy file (`file`) asks the lock to cover, checked through `hashStore`. */
   readonly policy?: { readonly platforms: readonly Platform[]; readonly file: string };
   readonly hashStore?: HashStore;
+  /** Stops the run: no package is hashed after it, and `ABORTED` is thrown (installer/abort.ts). */
+  readonly signal?: AbortSignal;
 }
 
 export interface VerifyOutcome {
@@ -297,6 +302,10 @@ function localArchivePath(providerDir: string, url: string): string | undefined 
  * directory itself cannot be read.
  */
 export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> {
+  return abortable('verifying', options.signal, () => verifyWith(options));
+}
+
+async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {
   const problems: VerifyProblem[] = [];
   const problem = (
     provider: ProviderAddress,
@@ -359,7 +368,16 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> 
 
     // Every package is hashed once, concurrently (the pool bounds the work).
     const all = mirror.flatMap((m) => m.packages);
-    const hashed = await Promise.all(all.map((p) => hashPackage(options.pool, p)));
+    // As many at once as the pool hashes, so that none starts after an abort.
+    const limit = pLimit(Math.max(1, options.pool.shareUpTo));
+    const hashed = await Promise.all(
+      all.map((p) =>
+        limit(() => {
+          throwIfAborted('verifying', options.signal);
+          return hashPackage(options.pool, p);
+        }),
+      ),
+    );
     packagesHashed = all.length;
     const hashOf = new Map(all.map((p, i) => [p, hashed[i]!]));
 

@@ -11,6 +11,7 @@
  * - anything else says nothing (undefined).
  */
 import type { Flavor } from '../addresses/index.js';
+import { LOCK_FILE_NAME } from './file.js';
 import { lockFileHeader } from './serialize.js';
 
 /** A flavor and, for one inferred as terraform, why (said to the user). */
@@ -30,4 +31,14 @@ export function flavorOfLockText(text: string, name: string): InferredFlavor | u
     return { flavor: 'terraform', reason: `every provider in ${name} is from registry.terraform.io` };
   }
   return undefined;
+}
+
+/**
+ * The flavor a lock file's bytes say it was written by (see the module
+ * comment): `terraform` or `tofu`, or undefined when they say neither. The
+ * bytes as read from `.terraform.lock.hcl`, or its text.
+ */
+export function lockFileFlavor(content: string | Uint8Array): Flavor | undefined {
+  const text = typeof content === 'string' ? content : Buffer.from(content).toString('utf8');
+  return flavorOfLockText(text, LOCK_FILE_NAME)?.flavor;
 }

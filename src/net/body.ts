@@ -28,7 +28,7 @@ import { ProvkitError } from '../errors.js';
 import { NetErrorCode } from './codes.js';
 import type { Hop } from './exchange.js';
 import type { Failure } from './failure.js';
-import type { Clock, FetchResponse, NetEvents } from './types.js';
+import type { ByteStream, Clock, FetchResponse, NetEvents } from './types.js';
 
 /** The body rules of one request. */
 export interface BodyLimits {
@@ -154,7 +154,7 @@ export class BodyReader {
     hop.armIdle(limits.idleTimeoutMs, `no data from ${hop.url} for ${limits.idleTimeoutMs} ms`);
     try {
       if (this.res.body !== null) {
-        for await (const raw of this.source(this.res.body)) {
+        for await (const raw of this.source(chunksOf(this.res.body))) {
           const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
           hop.touch();
           this.bytesReceived += chunk.length;
@@ -231,11 +231,34 @@ export class BodyReader {
 export async function drain(res: FetchResponse, hop: Hop): Promise<Failure | undefined> {
   if (res.body === null) return undefined;
   try {
-    for await (const _ of res.body) hop.touch();
+    for await (const _ of chunksOf(res.body)) hop.touch();
   } catch (err) {
     return { kind: 'thrown', cause: err };
   }
   return undefined;
+}
+
+/** A body's chunks: the body itself when it is async-iterable, else read from its `ReadableStream` reader (cancelled when left early). */
+function chunksOf(body: AsyncIterable<Uint8Array> | ByteStream): AsyncIterable<Uint8Array> {
+  if (Symbol.asyncIterator in body) return body;
+  return (async function* read(): AsyncGenerator<Uint8Array> {
+    const reader = body.getReader();
+    let done = false;
+    try {
+      for (;;) {
+        // eslint-disable-next-line no-await-in-loop -- one chunk after the other
+        const next = await reader.read();
+        if (next.done) {
+          done = true;
+          return;
+        }
+        if (next.value !== undefined) yield next.value;
+      }
+    } finally {
+      if (!done) await reader.cancel().catch(() => undefined);
+      reader.releaseLock();
+    }
+  })();
 }
 
 function verdict(error: ProvkitError, retryable: boolean): Extract<Failure, { kind: 'verdict' }> {

@@ -39,6 +39,7 @@ import { BodyReader, drain, type BodyLimits } from './body.js';
 import { NetErrorCode } from './codes.js';
 import { PartialDownload, type DownloadResult } from './download.js';
 import { Hop } from './exchange.js';
+import { createNodeFetch } from './node-fetch.js';
 import { ioError, settle, statusLine, statusOutcome, type Step } from './failure.js';
 import { DEFAULT_BACKOFF, type BackoffOptions } from './retry.js';
 import { retryLoop, type AttemptOutcome, type Settled } from './retry-loop.js';
@@ -58,7 +59,12 @@ export { tempPathFor } from './download.js';
 
 /** Client-wide settings; every field has a default. */
 export interface HttpClientOptions {
-  readonly fetch: FetchLike;
+  /**
+   * The HTTP exchange (default: {@link createNodeFetch} over `process.env`,
+   * with its proxies and CA variables, as the CLI uses). `globalThis.fetch`
+   * is one too.
+   */
+  readonly fetch?: FetchLike;
   /** `User-Agent` of every request (default `provkit`). */
   readonly userAgent?: string;
   /** Per attempt and redirect hop: time until the response headers arrive (default 10 s, the reference's registry timeout; 0 = none). */
@@ -172,8 +178,13 @@ export class HttpClient {
   private readonly clock: Clock;
   private readonly opts: HttpClientOptions;
 
-  constructor(options: HttpClientOptions) {
-    this.fetchImpl = options.fetch;
+  /**
+   * @throws {ProvkitError} without `fetch`: `USAGE` for an unusable proxy
+   *   variable, `IO` for an unreadable CA file (see {@link createNodeFetch}).
+   */
+  constructor(options: HttpClientOptions = {}) {
+    // Its idle keep-alive sockets do not hold the event loop (Node's Agent unrefs a free socket).
+    this.fetchImpl = options.fetch ?? createNodeFetch({ env: process.env }).fetch;
     this.clock = options.clock ?? systemClock;
     this.opts = options;
   }
@@ -421,7 +432,7 @@ export class HttpClient {
           headers,
           redirect: 'manual',
           signal: hop.controller.signal,
-          ...(o.body === undefined ? {} : { body: o.body }),
+          ...(o.body === undefined ? {} : { body: overArrayBuffer(o.body) }),
         });
         hop.disarm();
         const location = res.headers.get('location');
@@ -464,6 +475,15 @@ export class HttpClient {
       }
     }
   }
+}
+
+/**
+ * `body` as {@link FetchInit} types it: over an `ArrayBuffer` (what Node's
+ * `Buffer.from`, `alloc` and `concat` make), a copy for one over a
+ * `SharedArrayBuffer`.
+ */
+function overArrayBuffer(body: Buffer): Buffer<ArrayBuffer> {
+  return body.buffer instanceof ArrayBuffer ? (body as Buffer<ArrayBuffer>) : Buffer.from(body);
 }
 
 /** A failed hop: disposed (it keeps its timeout state for {@link settle}). */

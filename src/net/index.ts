@@ -35,6 +35,7 @@ export { systemClock } from './types.js';
 export { httpTuningFromEnv } from './tuning.js';
 export type {
   BearerCredential,
+  ByteStream,
   Clock,
   FetchHeaders,
   FetchInit,

@@ -16,8 +16,12 @@ export interface FetchInit {
   /** Always `manual`: the client follows redirects itself, to drop credentials across hosts. */
   readonly redirect: 'manual';
   readonly signal: AbortSignal;
-  /** The request body (`PUT`, `POST`, `PATCH`), sent with its `Content-Length`; absent for `GET` and `HEAD`. */
-  readonly body?: Buffer;
+  /**
+   * The request body (`PUT`, `POST`, `PATCH`), sent with its `Content-Length`; absent for `GET` and `HEAD`.
+   * Bytes over an `ArrayBuffer`, as the WHATWG `BodyInit` of `RequestInit` takes them (so that
+   * `globalThis.fetch` is a `FetchLike`); the client's are `Buffer`s.
+   */
+  readonly body?: Buffer<ArrayBuffer>;
 }
 
 /** The request methods provkit sends. */
@@ -34,10 +38,21 @@ export interface FetchResponse {
   readonly statusText: string;
   readonly headers: FetchHeaders;
   /**
-   * The body as chunks. Must stop with an error when the request's signal is
+   * The body as chunks, or as a WHATWG `ReadableStream` of them (what
+   * `globalThis.fetch` gives under the DOM's types, which do not declare it
+   * async-iterable). Must stop with an error when the request's signal is
    * aborted. `null` for a response without a body.
    */
-  readonly body: AsyncIterable<Uint8Array> | null;
+  readonly body: AsyncIterable<Uint8Array> | ByteStream | null;
+}
+
+/** A WHATWG `ReadableStream` of bytes, as far as the client reads one (see {@link FetchResponse.body}). */
+export interface ByteStream {
+  getReader(): {
+    read(): Promise<{ readonly done: boolean; readonly value?: Uint8Array }>;
+    cancel(reason?: unknown): Promise<void>;
+    releaseLock(): void;
+  };
 }
 
 /**

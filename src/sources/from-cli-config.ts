@@ -9,7 +9,7 @@ import { readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { tryHostnameForComparison } from '../addresses/index.js';
+import { DEFAULT_FLAVOR, type Flavor, tryHostnameForComparison } from '../addresses/index.js';
 import {
   type CliConfig,
   type CliConfigContext,
@@ -19,13 +19,8 @@ import {
   tokenForHost,
 } from '../cliconfig/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
-import {
-  expandLevel1,
-  type HttpClient,
-  OciClient,
-  parseRepositoryAddress,
-  type RepositoryAddress,
-} from '../net/index.js';
+import { expandLevel1, HttpClient, OciClient, parseRepositoryAddress, type RepositoryAddress } from '../net/index.js';
+import { chainCredentials, credentialsFromEnv, staticCredentials, type CredentialsLookup } from './credentials.js';
 import { FilesystemMirrorSource } from './fs-mirror.js';
 import { MemoizeSource } from './memoize.js';
 import { MultiSource, type MultiSourceSelector, type ProviderPattern } from './multi.js';
@@ -36,7 +31,9 @@ import {
   ServiceDiscovery,
   openSignatureCache,
   signaturePolicy,
+  type ServiceMap,
   type SignatureCache,
+  type SignaturePolicy,
 } from './registry/index.js';
 import type { Source } from './source.js';
 
@@ -62,12 +59,71 @@ export async function sourceFromCliConfig(ctx: SourceContext): Promise<Source> {
   return installationSourceFor(ctx, await loadCliConfig(ctx));
 }
 
+/** Options of {@link createRegistrySource}; every field has a default. */
+export interface RegistrySourceSettings {
+  /** Whose registry rules, default host and signature policy (default `tofu`). */
+  readonly flavor?: Flavor;
+  /** The HTTP client every request goes through (default `new HttpClient()`: proxies and CAs from `process.env`). */
+  readonly http?: HttpClient;
+  /**
+   * Bearer tokens for registry hosts: a map of hostnames as written (Unicode,
+   * optional port) to tokens, as `credentials "HOST"` blocks of a CLI
+   * configuration, or a lookup. The `TF_TOKEN_<host>` variables of
+   * {@link RegistrySourceSettings.env} win over them, as in the reference
+   * (docs/reference.md §7 item 103). A token goes to its host's discovery and
+   * registry API only, never with archives, SHA256SUMS or signatures.
+   */
+  readonly credentials?: Readonly<Record<string, string>> | CredentialsLookup;
+  /**
+   * Services per host, replacing service discovery for it, as `host "NAME" {
+   * services = {…} }` of a CLI configuration: for example
+   * `{ 'registry.example.com': { 'providers.v1': 'https://registry.example.com/v1/providers/' } }`.
+   */
+  readonly hosts?: Readonly<Record<string, ServiceMap>> | ReadonlyMap<string, ServiceMap>;
+  /**
+   * The environment read for `TF_TOKEN_<host>` and the flavor's signature
+   * switches (`OPENTOFU_ENFORCE_GPG_VALIDATION`, `OPENTOFU_ENFORCE_GPG_EXPIRATION`);
+   * default `process.env`. Pass `{}` to read none.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Signature checks remembered across runs (none by default; the CLI keeps them beside the hash store). */
+  readonly signatureCache?: SignatureCache;
+}
+
 /**
- * The origin-registry source (provider registry protocol v1), memoised so a
- * run asks each question once. Credentials: `TF_TOKEN_<host>` variables, then
- * `credentials` blocks; service discovery honours `host` blocks; the
- * signature policy follows the flavor and its environment switches
- * (`OPENTOFU_ENFORCE_GPG_VALIDATION`, `OPENTOFU_ENFORCE_GPG_EXPIRATION`).
+ * A ready origin-registry source (provider registry protocol v1): service
+ * discovery once per host, credentials, host overrides, the flavor's
+ * signature policy, and memoised, so each question (versions of a provider,
+ * download metadata of a package) is asked of the registry once however many
+ * times a run asks it. What `tofu init` uses for the `direct` installation
+ * method; {@link sourceFromCliConfig} also reads a CLI configuration's
+ * mirrors, credentials and hosts.
+ *
+ * @throws {ProvkitError} `INVALID_SOURCE_CONFIG` for an invalid hostname in
+ *   `hosts`; without `http`, what `new HttpClient()` throws.
+ */
+export function createRegistrySource(settings: RegistrySourceSettings = {}): Source {
+  const env = settings.env ?? process.env;
+  const flavor = settings.flavor ?? DEFAULT_FLAVOR;
+  const given = settings.credentials;
+  return memoizedRegistry({
+    http: settings.http ?? new HttpClient(),
+    flavor,
+    credentials: chainCredentials(
+      credentialsFromEnv(env),
+      ...(given === undefined ? [] : [typeof given === 'function' ? given : staticCredentials(given)]),
+    ),
+    hosts: settings.hosts,
+    policy: signaturePolicy(flavor, env),
+    signatureCache: settings.signatureCache,
+  });
+}
+
+/**
+ * The origin-registry source of a CLI configuration (as {@link createRegistrySource}).
+ * Credentials: `TF_TOKEN_<host>` variables, then `credentials` blocks;
+ * service discovery honours `host` blocks; remembered signature checks live
+ * beside the hash store.
  */
 export function registrySourceFor(
   ctx: SourceContext,
@@ -82,24 +138,48 @@ export function registrySourceFor(
     readonly memoize?: boolean;
   } = {},
 ): Source {
-  const { http } = ctx;
-  // The CLI configuration already holds the TF_TOKEN_* variables (cli.envTokens), which win over credentials blocks.
-  const credentials = (host: string): string | undefined => tokenForHost(cli, host);
   // By the name as written (Unicode): ServiceDiscovery validates it as svchost
   // does, which refuses the punycode comparison form the map is keyed by.
-  const overrides = new Map<string, Readonly<Record<string, unknown>>>();
-  for (const h of cli.hosts.values()) overrides.set(h.name, h.services);
-  const discovery = new ServiceDiscovery({ http, credentials, overrides });
-  const registry = new RegistrySource({
-    http,
-    discovery,
+  const hosts = new Map<string, ServiceMap>();
+  for (const h of cli.hosts.values()) hosts.set(h.name, h.services);
+  return memoizedRegistry({
+    http: ctx.http,
     flavor: ctx.flavor,
-    credentials,
-    signaturePolicy: signaturePolicy(ctx.flavor, ctx.env),
-    ...signatureCacheFor(ctx),
-    ...(options.memoize === false ? { keepDocuments: false } : {}),
+    // The CLI configuration already holds the TF_TOKEN_* variables (cli.envTokens), which win over credentials blocks.
+    credentials: (host) => tokenForHost(cli, host),
+    hosts,
+    policy: signaturePolicy(ctx.flavor, ctx.env),
+    signatureCache: signatureCacheFor(ctx),
+    memoize: options.memoize !== false,
   });
-  return options.memoize === false ? registry : new MemoizeSource(registry);
+}
+
+/** One discovery (once per host) and one registry source, under a {@link MemoizeSource}. */
+function memoizedRegistry(o: {
+  http: HttpClient;
+  flavor: Flavor;
+  credentials: CredentialsLookup;
+  hosts: RegistrySourceSettings['hosts'];
+  policy: SignaturePolicy;
+  signatureCache: SignatureCache | undefined;
+  /** False: the bare registry source, keeping no document past its request (registrySourceFor). */
+  memoize?: boolean;
+}): Source {
+  const discovery = new ServiceDiscovery({
+    http: o.http,
+    credentials: o.credentials,
+    ...(o.hosts === undefined ? {} : { overrides: o.hosts }),
+  });
+  const registry = new RegistrySource({
+    http: o.http,
+    discovery,
+    flavor: o.flavor,
+    credentials: o.credentials,
+    signaturePolicy: o.policy,
+    ...(o.signatureCache === undefined ? {} : { signatureCache: o.signatureCache }),
+    ...(o.memoize === false ? { keepDocuments: false } : {}),
+  });
+  return o.memoize === false ? registry : new MemoizeSource(registry);
 }
 
 /** provkit's cache directory: `PROVKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/provkit`, else `~/.cache/provkit`. */
@@ -119,9 +199,9 @@ export function hashStoreDir(env: SourceContext['env'], cwd: string, homeDir: st
   return setting !== undefined && setting !== '' ? resolve(cwd, setting) : join(cacheBase(env, homeDir), 'hashes');
 }
 
-function signatureCacheFor(ctx: SourceContext): { signatureCache?: SignatureCache } {
+function signatureCacheFor(ctx: SourceContext): SignatureCache | undefined {
   const dir = hashStoreDir(ctx.env, ctx.cwd, ctx.homeDir);
-  return dir === undefined ? {} : { signatureCache: openSignatureCache(join(dir, 'signatures')) };
+  return dir === undefined ? undefined : openSignatureCache(join(dir, 'signatures'));
 }
 
 /**

@@ -78,6 +78,7 @@ export { HangingSource, MockSource } from './testing.js';
 export type { MockPackage, MockSourceOptions, SourceCall } from './testing.js';
 export {
   cacheBase,
+  createRegistrySource,
   hashStoreDir,
   installationSourceFor,
   netMirrorSourceFor,
@@ -87,4 +88,4 @@ export {
   sourceFromCliConfig,
   templateRepositoryMapping,
 } from './from-cli-config.js';
-export type { SourceContext } from './from-cli-config.js';
+export type { RegistrySourceSettings, SourceContext } from './from-cli-config.js';

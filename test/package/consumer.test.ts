@@ -181,6 +181,17 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
+  // The HTTP client over the fetch a user already has: Node's global one, under Node's types and under the DOM's.
+  writeFileSync(
+    join(consumer, 'clients.ts'),
+    [
+      "import { createRegistrySource, HttpClient } from 'provkit';",
+      'export const web = new HttpClient({ fetch: globalThis.fetch });',
+      'export const byDefault = new HttpClient({});',
+      "export const registry = createRegistrySource({ flavor: 'terraform', http: web });",
+      '',
+    ].join('\n'),
+  );
   const common = { strict: true, target: 'es2022', lib: ['es2023'], types: ['node'], skipLibCheck: true };
   const configs: Record<string, unknown> = {
     'tsconfig.nodenext.json': {
@@ -194,6 +205,20 @@ beforeAll(async () => {
     'tsconfig.bundler.json': {
       compilerOptions: { ...common, module: 'esnext', moduleResolution: 'bundler', noEmit: true },
       include: ['src'],
+    },
+    'tsconfig.clients.json': {
+      compilerOptions: { ...common, module: 'nodenext', moduleResolution: 'nodenext', noEmit: true },
+      files: ['clients.ts'],
+    },
+    'tsconfig.clients-dom.json': {
+      compilerOptions: {
+        ...common,
+        lib: ['es2023', 'dom', 'dom.iterable'],
+        module: 'esnext',
+        moduleResolution: 'bundler',
+        noEmit: true,
+      },
+      files: ['clients.ts'],
     },
     'tsconfig.node10.json': {
       compilerOptions: { ...common, module: 'commonjs', moduleResolution: 'node10', noEmit: true },
@@ -319,7 +344,7 @@ describe('installed into a new project (npm ci --offline)', () => {
     expect([...outside]).toEqual([]);
   });
 
-  it('type-checks docs/api.md’s examples under strict nodenext, node16 and bundler, and the subpaths under node10 (typesVersions)', () => {
+  it('type-checks docs/api.md’s examples under strict nodenext, node16 and bundler, the subpaths under node10 (typesVersions), and an HttpClient over globalThis.fetch with Node’s and the DOM’s types', () => {
     expect(EXAMPLES).toHaveLength(5);
     expect(typecheck.stdout + typecheck.stderr).toBe('');
     expect(typecheck.status).toBe(0);

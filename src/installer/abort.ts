@@ -1,0 +1,100 @@
+/**
+ * The one cancellation contract of the operations (`runLock`, `runMirror`,
+ * `runInstall`, `runVerify`, `createBundle`, `importBundle`; docs/api.md
+ * "Cancel a run"): once the caller's `signal` aborts,
+ *
+ * - the run asks its source nothing more: a call not yet made is not made,
+ *   and one in flight is given up (its late answer, or its own error, is not
+ *   acted on), so no package fetch starts (`fetch_start`) after the abort;
+ * - the run rejects with a `ProvkitError` `ABORTED`, whatever the source or
+ *   the network rejected with meanwhile (the `TimeoutError` of
+ *   `AbortSignal.timeout`, a reset connection, a source's own error), with
+ *   the signal's reason as its `cause`: the same code for every run, never a
+ *   resolved outcome whose failures say `IO` or a timeout.
+ *
+ * What a run did before the abort is undone by the run itself (a lock file
+ * or a mirror is written all or nothing; see each run's documentation).
+ */
+import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+import { ErrorCode, ProvkitError } from '../errors.js';
+import type { AvailableVersions, PackageMeta, Source } from '../sources/index.js';
+
+/** The error of a run that `signal` aborted: `ABORTED`, the signal's reason as cause. */
+export function abortedError(what: string, signal: AbortSignal): ProvkitError {
+  return new ProvkitError(ErrorCode.ABORTED, `${what} was interrupted`, { cause: signal.reason });
+}
+
+/** Throws {@link abortedError} when `signal` has aborted. */
+export function throwIfAborted(what: string, signal: AbortSignal | undefined): void {
+  if (signal?.aborted === true) throw abortedError(what, signal);
+}
+
+/**
+ * Runs `body` under the contract (see the module comment): when `signal`
+ * has aborted by the time `body` settles, however it settles, the result is
+ * {@link abortedError} (or the run's own `ABORTED` error, which may say more:
+ * "the target is unchanged").
+ */
+export async function abortable<T>(what: string, signal: AbortSignal | undefined, body: () => Promise<T>): Promise<T> {
+  if (signal === undefined) return body();
+  throwIfAborted(what, signal);
+  let value: T;
+  try {
+    value = await body();
+  } catch (err) {
+    if (!signal.aborted) throw err;
+    throw err instanceof ProvkitError && err.code === ErrorCode.ABORTED ? err : abortedError(what, signal);
+  }
+  throwIfAborted(what, signal);
+  return value;
+}
+
+/**
+ * `source` as a run under `signal` sees it: after the abort no call reaches
+ * `source` (it rejects with `ABORTED` at once), and a call in flight settles
+ * as `ABORTED` when the signal fires, whatever `source` does with it later.
+ */
+export function abortableSource(source: Source, signal: AbortSignal | undefined, what: string): Source {
+  if (signal === undefined) return source;
+  const guard = <T>(call: () => Promise<T>): Promise<T> => {
+    if (signal.aborted) return Promise.reject(abortedError(what, signal));
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => reject(abortedError(what, signal));
+      signal.addEventListener('abort', onAbort, { once: true });
+      const settled = (): void => signal.removeEventListener('abort', onAbort);
+      call().then(
+        (value) => {
+          settled();
+          if (signal.aborted) onAbort();
+          else resolve(value);
+        },
+        (err: Error) => {
+          settled();
+          if (signal.aborted) onAbort();
+          else reject(err);
+        },
+      );
+    });
+  };
+  // A getter on some sources (MemoizeSource): read once, called with its source.
+  const localPlatforms = source.localPlatforms;
+  return {
+    forDisplay: (provider?: ProviderAddress) => source.forDisplay(provider),
+    availableVersions: (provider: ProviderAddress): Promise<AvailableVersions> =>
+      guard(() => source.availableVersions(provider, signal)),
+    packageMeta: (provider: ProviderAddress, version: Version, platform: Platform): Promise<PackageMeta> =>
+      guard(() => source.packageMeta(provider, version, platform, signal)),
+    ...(source.publishedPlatforms === undefined
+      ? {}
+      : {
+          publishedPlatforms: (provider: ProviderAddress, version: Version) =>
+            guard(() => source.publishedPlatforms!(provider, version, signal)),
+        }),
+    ...(localPlatforms === undefined
+      ? {}
+      : {
+          localPlatforms: (provider: ProviderAddress, version: Version) =>
+            guard(() => localPlatforms.call(source, provider, version)),
+        }),
+  };
+}
