@@ -332,8 +332,11 @@ describe("a filesystem mirror's large archives: the hashing in progress", () => 
         {
           name: 'payload.bin',
           method: 0,
+          // 384 MiB: long enough on a fast, idle machine for the display to
+          // have measured a rate before the hashing ends (at 128 MiB an idle
+          // CI machine finished both in under a second, before any rate).
           data: function* () {
-            for (let i = 0; i < 128; i++) yield Buffer.from(block);
+            for (let i = 0; i < 384; i++) yield Buffer.from(block);
           },
         },
       ]);
@@ -348,7 +351,7 @@ describe("a filesystem mirror's large archives: the hashing in progress", () => 
     expect(run.code).toBe(0);
     dump('local-hashing', run.duringJoined);
     const local = new RegExp(
-      String.raw`^ {2}\S.* (?:linux_amd64|darwin_arm64) +(reading|hashing) {2}${SIZE_RE} / 128\.0 MiB {2}\d+% {2}${SIZE_RE}/s$`,
+      String.raw`^ {2}\S.* (?:linux_amd64|darwin_arm64) +(reading|hashing) {2}${SIZE_RE} / 384\.0 MiB {2}\d+% {2}${SIZE_RE}/s$`,
       'm',
     );
     const seen = run.duringJoined.join('\n-----\n');
@@ -357,7 +360,7 @@ describe("a filesystem mirror's large archives: the hashing in progress", () => 
       seen,
     ).toBe(true);
     expect(
-      run.duringJoined.some((s) => new RegExp(String.raw`hashing {2}${SIZE_RE} / 128\.0 MiB`).test(s)),
+      run.duringJoined.some((s) => new RegExp(String.raw`hashing {2}${SIZE_RE} / 384\.0 MiB`).test(s)),
       seen,
     ).toBe(true);
     expect(w.tmpLeftovers()).toEqual([]);
