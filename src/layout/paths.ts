@@ -11,7 +11,9 @@ import {
   parsePlatform,
   pathComponent,
   type Platform,
-  type ProviderAddress,
+  ProviderAddress,
+  tryHostnameForComparison,
+  tryParseProviderPart,
   tryParseVersion,
   type Version,
 } from '../addresses/index.js';
@@ -55,6 +57,43 @@ export function versionOfDocumentName(file: string): Version | undefined {
   const text = file.slice(0, -'.json'.length);
   const parsed = tryParseVersion(text);
   return parsed.ok && parsed.version.toString() === text ? parsed.version : undefined;
+}
+
+/** What a network mirror request names: one of the protocol's three documents of one provider. */
+export type MirrorRequest =
+  | { readonly kind: 'index'; readonly provider: ProviderAddress }
+  | { readonly kind: 'version'; readonly provider: ProviderAddress; readonly version: Version }
+  | {
+      readonly kind: 'archive';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+    };
+
+/**
+ * The document a network mirror request `HOST/NAMESPACE/TYPE/FILE` asks
+ * for (decoded path segments; HOST in either form): `index.json`,
+ * `VERSION.json` or a packed archive (docs/reference.md §4.3 items 65–67),
+ * or undefined for anything else. The one reading of the protocol's paths,
+ * for `serve` (serve/catalog.ts) and the pull-through mirror
+ * (pull-through/service.ts).
+ */
+export function parseMirrorRequest(
+  hostGiven: string,
+  nsGiven: string,
+  typeGiven: string,
+  file: string,
+): MirrorRequest | undefined {
+  const host = tryHostnameForComparison(hostGiven);
+  const ns = tryParseProviderPart(nsGiven);
+  const type = tryParseProviderPart(typeGiven);
+  if (!host.ok || !ns.ok || !type.ok) return undefined;
+  const provider = new ProviderAddress(host.hostname, ns.value, type.value);
+  if (file === 'index.json') return { kind: 'index', provider };
+  const version = versionOfDocumentName(file);
+  if (version !== undefined) return { kind: 'version', provider, version };
+  const packed = parsePackedFileName(provider.type, file);
+  return packed === undefined ? undefined : { kind: 'archive', provider, ...packed };
 }
 
 /** `HOST/NS/TYPE`, relative, with the display host. @throws UNSAFE_NAME */

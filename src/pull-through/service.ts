@@ -45,13 +45,8 @@ import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import {
-  type Platform,
-  ProviderAddress,
-  tryHostnameForComparison,
-  tryParseProviderPart,
-  type Version,
-} from '../addresses/index.js';
+import type { ProviderAddress } from '../addresses/index.js';
+import { type Platform, type Version } from '../addresses/index.js';
 import { asProvkitError, ErrorCode, isProvkitError, type ProvkitError } from '../errors.js';
 import { goEscape, goOneLine } from '../go/index.js';
 import { type Hash, type HashPool, type HashStore, normalizeHashes, type ZipPackageHashes } from '../hashing/index.js';
@@ -60,8 +55,7 @@ import {
   mirrorIndexJSON,
   mirrorVersionJSON,
   packedFileName,
-  parsePackedFileName,
-  versionOfDocumentName,
+  parseMirrorRequest,
 } from '../layout/index.js';
 import type { HttpClient } from '../net/index.js';
 import {
@@ -236,14 +230,9 @@ export class PullThroughService implements ResourceCatalog {
   }
 
   async resolve(hostGiven: string, nsGiven: string, typeGiven: string, file: string): Promise<Answer | undefined> {
-    const host = tryHostnameForComparison(hostGiven);
-    const ns = tryParseProviderPart(nsGiven);
-    const type = tryParseProviderPart(typeGiven);
-    if (!host.ok || !ns.ok || !type.ok) return undefined;
-    const provider = new ProviderAddress(host.hostname, ns.value, type.value);
-    const version = versionOfDocumentName(file);
-    const packed = parsePackedFileName(provider.type, file);
-    if (file !== 'index.json' && version === undefined && packed === undefined) return undefined;
+    const request = parseMirrorRequest(hostGiven, nsGiven, typeGiven, file);
+    if (request === undefined) return undefined;
+    const { provider } = request;
     // Offline, nothing is fetched: every provider the store holds is served.
     if (this.origin !== undefined && !providerAllowed(this.options.policy, provider)) {
       return {
@@ -255,9 +244,9 @@ export class PullThroughService implements ResourceCatalog {
       };
     }
     const key = `${provider.toComparisonString()}/${file}`;
-    if (file === 'index.json') return this.shared(key, () => this.indexDocument(provider));
-    if (version !== undefined) return this.shared(key, () => this.versionDocument(provider, version));
-    return this.archive(provider, packed!.version, packed!.platform);
+    if (request.kind === 'index') return this.shared(key, () => this.indexDocument(provider));
+    if (request.kind === 'version') return this.shared(key, () => this.versionDocument(provider, request.version));
+    return this.archive(provider, request.version, request.platform);
   }
 
   resolveOther(segments: readonly string[]): Promise<Answer | undefined> {

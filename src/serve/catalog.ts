@@ -35,11 +35,11 @@ import { mkdtemp, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 
+import type { ProviderAddress } from '../addresses/index.js';
 import {
   type Flavor,
   parsePlatform,
   type Platform,
-  ProviderAddress,
   tryHostnameForComparison,
   tryParseProviderPart,
   type Version,
@@ -54,7 +54,7 @@ import {
   zhFromDigest,
 } from '../hashing/index.js';
 import { goMarshalIndent } from '../go/index.js';
-import { mirrorIndexJSON, packedFileName, parsePackedFileName, versionOfDocumentName } from '../layout/index.js';
+import { mirrorIndexJSON, packedFileName, parseMirrorRequest } from '../layout/index.js';
 import { FilesystemMirrorSource, type PackageMeta, type ScanWarning } from '../sources/index.js';
 import { writeDirZip } from './dir-zip.js';
 import { isInside, openInside, realPathOf, type Refusal } from './files.js';
@@ -221,14 +221,11 @@ export class MirrorCatalog {
    * A `file` resource must be closed by the caller.
    */
   async resolve(hostGiven: string, nsGiven: string, typeGiven: string, file: string): Promise<Resource | undefined> {
-    const host = tryHostnameForComparison(hostGiven);
-    const ns = tryParseProviderPart(nsGiven);
-    const type = tryParseProviderPart(typeGiven);
-    if (!host.ok || !ns.ok || !type.ok) return undefined;
-    const provider = new ProviderAddress(host.hostname, ns.value, type.value);
+    const request = parseMirrorRequest(hostGiven, nsGiven, typeGiven, file);
+    if (request === undefined) return undefined;
+    const { provider } = request;
     const gen = this.generation();
-    const versionDoc = versionOfDocumentName(file);
-    if (file === 'index.json' || versionDoc) {
+    if (request.kind !== 'archive') {
       const dirs = await this.providerDirs(provider);
       if (dirs.length === 0) return undefined;
       // An index document the operator put there wins.
@@ -239,15 +236,16 @@ export class MirrorCatalog {
       const key = `${provider.toComparisonString()}/${file}`;
       let doc = gen.docs.get(key);
       if (!doc) {
-        doc = versionDoc ? this.versionDoc(gen, provider, dirs, versionDoc) : this.indexDoc(gen, provider, dirs);
+        doc =
+          request.kind === 'version'
+            ? this.versionDoc(gen, provider, dirs, request.version)
+            : this.indexDoc(gen, provider, dirs);
         gen.docs.set(key, doc);
         doc.catch(() => gen.docs.delete(key));
       }
       return doc;
     }
-    const packed = parsePackedFileName(provider.type, file);
-    if (!packed) return undefined;
-    const meta = await this.meta(gen, provider, packed.version, packed.platform);
+    const meta = await this.meta(gen, provider, request.version, request.platform);
     if (!meta) return undefined;
     if (meta.location.kind === 'local-archive') return this.openFile(meta.location.path, ZIP_TYPE);
     if (meta.location.kind === 'local-dir') return this.builtZipResource(meta.location.path);

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 
 import { parsePlatform, parseProviderSource, parseVersion } from '../../src/addresses/index.js';
 import { goMarshalIndent } from '../../src/go/index.js';
-import { mirrorIndexJSON, mirrorVersionJSON, packedFilePath, unpackedDirPath } from '../../src/layout/index.js';
+import {
+  mirrorIndexJSON,
+  mirrorVersionJSON,
+  packedFilePath,
+  parseMirrorRequest,
+  unpackedDirPath,
+} from '../../src/layout/index.js';
 
 describe('layout', () => {
   const p = parseProviderSource('Café.Example:8443/Acme/Foo', 'tofu');
@@ -56,5 +62,31 @@ describe('layout', () => {
       '{\n  "u": "a\\u003cb\\u003e\\u0026c\\u2028\\"\\\\\\n"\n}',
     );
     expect(goMarshalIndent([])).toBe('[]');
+  });
+});
+
+describe('a network mirror request names one of the three documents, or nothing', () => {
+  const named = (file: string, host = 'registry.example.com'): string | undefined => {
+    const r = parseMirrorRequest(host, 'acme', 'demo', file);
+    if (r === undefined) return undefined;
+    const base = `${r.kind} ${r.provider.toString()}`;
+    if (r.kind === 'index') return base;
+    if (r.kind === 'version') return `${base} ${r.version.toString()}`;
+    return `${base} ${r.version.toString()} ${r.platform.toString()}`;
+  };
+  it('index.json, VERSION.json in canonical form, and a packed archive of the type', () => {
+    expect(named('index.json')).toBe('index registry.example.com/acme/demo');
+    expect(named('1.2.0.json')).toBe('version registry.example.com/acme/demo 1.2.0');
+    expect(named('terraform-provider-demo_1.2.0_linux_amd64.zip')).toBe(
+      'archive registry.example.com/acme/demo 1.2.0 linux_amd64',
+    );
+    expect(named('index.json', 'REGISTRY.example.com')).toBe('index registry.example.com/acme/demo');
+  });
+  it('anything else is undefined: a non-canonical version, another type, an invalid host or name', () => {
+    expect(named('1.2.json')).toBeUndefined();
+    expect(named('terraform-provider-other_1.2.0_linux_amd64.zip')).toBeUndefined();
+    expect(named('terraform-provider-demo_1.2.0_linux_amd64.tar.gz')).toBeUndefined();
+    expect(named('index.json', 'bad host')).toBeUndefined();
+    expect(parseMirrorRequest('registry.example.com', 'ac/me', 'demo', 'index.json')).toBeUndefined();
   });
 });
