@@ -43,8 +43,8 @@ export {
   patternMatches,
   selectorMatches,
   WILDCARD,
-} from './patterns.js';
-export type { PatternSegments, ProviderPattern, ProviderSelector } from './patterns.js';
+} from '../addresses/index.js';
+export type { PatternSegments, ProviderPattern, ProviderSelector } from '../addresses/index.js';
 export { hostnameFromTokenEnvName, TOKEN_ENV_PREFIX, tokenEnvVarName, tokensFromEnv } from './credentials.js';
 export {
   cliConfigFileOverride,

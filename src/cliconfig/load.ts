@@ -55,8 +55,8 @@ import type {
 } from './model.js';
 import type { CliConfigFile, RawProviderInstallation } from './parse.js';
 import { parseCliConfigFile } from './parse.js';
-import type { ProviderPattern } from './patterns.js';
-import { parseProviderPatterns } from './patterns.js';
+import type { ProviderPattern } from '../addresses/index.js';
+import { parseProviderPatterns } from '../addresses/index.js';
 import { errorText } from '../errors.js';
 
 /** File-system access of the CLI configuration loader (injected in tests). */

@@ -7,7 +7,7 @@
 import type { Hostname, ProviderAddress } from '../addresses/index.js';
 import type { Range } from '../hcl/index.js';
 import type { RepositoryAddress } from '../net/oci/reference.js';
-import type { ProviderPattern, ProviderSelector } from './patterns.js';
+import type { ProviderPattern, ProviderSelector } from '../addresses/index.js';
 
 /**
  * A problem in the CLI configuration. Many of the reference's are

@@ -29,7 +29,7 @@ import type { Expression } from '../hcl/index.js';
 import { parseHCL } from '../hcl/index.js';
 import { parseRepositoryAddress, type RepositoryAddress } from '../net/oci/reference.js';
 import type { CliConfigDiagnostic } from './model.js';
-import { parseProviderPatterns, WILDCARD } from './patterns.js';
+import { parseProviderPatterns, WILDCARD } from '../addresses/index.js';
 import { errorText } from '../errors.js';
 
 /** The variables a template may use. */

@@ -9,8 +9,8 @@ import type { ProviderAddress } from '../addresses/index.js';
 import type { Hostname } from '../addresses/index.js';
 import { displayHostnameLenient, tryHostnameForComparison } from '../addresses/index.js';
 import type { CliConfig, HostConfig, PlainValue } from './model.js';
-import type { ProviderSelector } from './patterns.js';
-import { selectorMatches } from './patterns.js';
+import type { ProviderSelector } from '../addresses/index.js';
+import { selectorMatches } from '../addresses/index.js';
 
 /**
  * The bearer token for `host` (any spelling: Unicode, punycode, with

@@ -7,7 +7,7 @@
  *   mirror answers for it only when an allow pattern matches. Patterns are
  *   the reference's provider matching patterns (`NS/TYPE` on the flavor's
  *   registry, `HOST/NS/TYPE`, `*` wildcards; docs/reference.md §4.4 item 71,
- *   `cliconfig/patterns.ts`) plus a bare `HOST` for every provider of a
+ *   `addresses/patterns.ts`) plus a bare `HOST` for every provider of a
  *   host. A wildcard host is refused: the hosts a mirror fetches from are
  *   named, never "any". Default: the flavor's public registry, every
  *   provider.
@@ -33,7 +33,7 @@
 import { BlockList, isIP } from 'node:net';
 
 import { defaultRegistryHost, type Flavor, type ProviderAddress } from '../addresses/index.js';
-import { parseProviderPattern, patternMatches, type ProviderPattern, WILDCARD } from '../cliconfig/index.js';
+import { parseProviderPattern, patternMatches, type ProviderPattern, WILDCARD } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import type { SignatureOutcome } from '../sources/index.js';
 
