@@ -338,10 +338,10 @@ function checkManifest(manifest: BundleManifest, flavor: Flavor): CheckedManifes
 
 /** See the module comment. */
 export async function importBundle(options: BundleImportOptions): Promise<BundleImportOutcome> {
-  return abortable('bundle import', options.signal, () => importWith(options));
+  return abortable('bundle import', options.signal, (committed) => importWith(options, committed));
 }
 
-async function importWith(options: BundleImportOptions): Promise<BundleImportOutcome> {
+async function importWith(options: BundleImportOptions, markCommitted: () => void): Promise<BundleImportOutcome> {
   const target = resolve(options.targetDir);
   const maxSize = options.maxMemberSize ?? DEFAULT_MAX_MEMBER_SIZE;
   const targetExisted = (await stat(target).catch(() => undefined)) !== undefined;
@@ -385,6 +385,7 @@ async function importWith(options: BundleImportOptions): Promise<BundleImportOut
       throw targetError(err, target);
     }
     committed = true;
+    markCommitted();
     return {
       manifest: checked.manifest,
       added: plan.added,

@@ -33,19 +33,31 @@ export function throwIfAborted(what: string, signal: AbortSignal | undefined): v
  * Runs `body` under the contract (see the module comment): when `signal`
  * has aborted by the time `body` settles, however it settles, the result is
  * {@link abortedError} (or the run's own `ABORTED` error, which may say more:
- * "the target is unchanged").
+ * "the target is unchanged") — unless `body` had called `committed` (its
+ * writes are in place: a mirror's renames, a bundle import's): an abort
+ * after that point is too late to undo anything, so a run that then
+ * resolves resolves with its outcome, and the caller reports the interrupt
+ * as arriving after completion (cli/common.ts `runInterruptible`).
  */
-export async function abortable<T>(what: string, signal: AbortSignal | undefined, body: () => Promise<T>): Promise<T> {
-  if (signal === undefined) return body();
+export async function abortable<T>(
+  what: string,
+  signal: AbortSignal | undefined,
+  body: (committed: () => void) => Promise<T>,
+): Promise<T> {
+  let done = false;
+  const committed = (): void => {
+    done = true;
+  };
+  if (signal === undefined) return body(committed);
   throwIfAborted(what, signal);
   let value: T;
   try {
-    value = await body();
+    value = await body(committed);
   } catch (err) {
     if (!signal.aborted) throw err;
     throw err instanceof ProvkitError && err.code === ErrorCode.ABORTED ? err : abortedError(what, signal);
   }
-  throwIfAborted(what, signal);
+  if (!done) throwIfAborted(what, signal);
   return value;
 }
 

@@ -189,12 +189,12 @@ const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean =>
  *   no temporary file remains), PACKAGE_LOCK_TIMEOUT, IO (the target's mutex)
  */
 export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> {
-  return abortable('mirroring', options.signal, () =>
-    mirrorWith({ ...options, source: abortableSource(options.source, options.signal, 'mirroring') }),
+  return abortable('mirroring', options.signal, (committed) =>
+    mirrorWith({ ...options, source: abortableSource(options.source, options.signal, 'mirroring') }, committed),
   );
 }
 
-async function mirrorWith(options: MirrorOptions): Promise<MirrorOutcome> {
+async function mirrorWith(options: MirrorOptions, markCommitted: () => void): Promise<MirrorOutcome> {
   // The directories taking the target's mutex creates (the target and any missing parents):
   // a run that commits nothing removes them again.
   const created = await firstMissingAncestor(options.targetDir);
@@ -218,7 +218,7 @@ async function mirrorWith(options: MirrorOptions): Promise<MirrorOutcome> {
     }
     // Under the mutex, any staging directory is a killed run's leftover.
     await removeTempsIn(options.targetDir, MIRROR_STAGING_PREFIX);
-    const outcome = await mirrorLocked(options, staging);
+    const outcome = await mirrorLocked(options, staging, markCommitted);
     committed = outcome.failures.length === 0;
     return outcome;
   } finally {
@@ -246,7 +246,7 @@ interface IndexArchive {
   readonly rel: string;
 }
 
-async function mirrorLocked(options: MirrorOptions, staging: string): Promise<MirrorOutcome> {
+async function mirrorLocked(options: MirrorOptions, staging: string, committed: () => void): Promise<MirrorOutcome> {
   const events = options.events ?? ignoreEvents;
   /** Archives fetched in this run: relative path → staged absolute path. */
   const staged = new Map<string, string>();
@@ -480,6 +480,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string): Promise<Mi
       }),
     );
     await commitRenames(options.targetDir, staging, [...staged.keys(), ...writes.map((w) => w.rel)].sort());
+    committed();
   } catch (err) {
     failures.push({ summary: 'Failed to update the mirror', error: asProvkitError(err) });
     return { failures, written: 0, reused: 0 };

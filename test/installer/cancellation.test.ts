@@ -292,3 +292,50 @@ describe('the runs without a source stop hashing at the abort', () => {
     expect(isProvkitError(err, ErrorCode.ABORTED), String(err)).toBe(true);
   });
 });
+
+describe('an abort after a run has committed is too late to undo it', () => {
+  // The race a SIGINT can meet (test/faults/signals.test.ts): the mirror's
+  // renames are done and its events say so when the signal fires. The run
+  // resolves with its outcome; rejecting with ABORTED would tell the caller
+  // "the target is unchanged" about a target that holds every package.
+  it('runMirror resolves with its outcome when the signal fires at its first post-commit event', async () => {
+    const controller = new AbortController();
+    const targetDir = await mkdtemp(join(tmp, 'late-mirror-'));
+    const outcome = await runMirror({
+      requirements: REQUIREMENTS,
+      platforms: PLATFORMS,
+      source: new FilesystemMirrorSource({ baseDir: MIRROR, flavor: 'tofu' }),
+      pool,
+      flavor: 'tofu',
+      locks: new Locks(),
+      targetDir,
+      signal: controller.signal,
+      events: (e) => {
+        if (e.type === 'mirror_package') controller.abort(new Error('stopped by the caller'));
+      },
+    });
+    expect(controller.signal.aborted).toBe(true);
+    expect(outcome.failures).toEqual([]);
+    expect(outcome.written).toBeGreaterThan(0);
+  });
+
+  it('runMirror still rejects with ABORTED when the signal fires before the commit', async () => {
+    const controller = new AbortController();
+    const err = await rejection(
+      runMirror({
+        requirements: REQUIREMENTS,
+        platforms: PLATFORMS,
+        source: new FilesystemMirrorSource({ baseDir: MIRROR, flavor: 'tofu' }),
+        pool,
+        flavor: 'tofu',
+        locks: new Locks(),
+        targetDir: await mkdtemp(join(tmp, 'early-mirror-')),
+        signal: controller.signal,
+        events: (e) => {
+          if (e.type === 'fetch_complete') controller.abort(new Error('stopped by the caller'));
+        },
+      }),
+    );
+    expect(isProvkitError(err, ErrorCode.ABORTED), String(err)).toBe(true);
+  });
+});
