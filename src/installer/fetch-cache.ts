@@ -37,7 +37,7 @@ import {
   zhOfPackage,
   type ZipPackageHashes,
 } from '../hashing/index.js';
-import type { HttpClient } from '../net/index.js';
+import type { HttpClient, NetEvents } from '../net/index.js';
 import {
   checkFetchedFor,
   dispositionsOf,
@@ -123,6 +123,10 @@ export function sumFetchCacheStats(all: readonly FetchCacheStats[]): FetchCacheS
 /** See the module comment. */
 export class FetchCache {
   private readonly network: DownloadQueue;
+  /** The network's slots ({@link network}'s limit). */
+  private readonly slots: number;
+  /** Downloads waiting for a slot or running. */
+  private downloads = 0;
   /** Metadata and hash-store look-ups in flight (small responses, over warm connections). */
   private readonly metadata = pLimit(METADATA_CONCURRENCY);
   private readonly packages = new Map<string, Promise<LockedPackage>>();
@@ -142,7 +146,8 @@ export class FetchCache {
     // After the abort the cache asks its source nothing more, and a call in
     // flight settles as ABORTED (installer/abort.ts, the one cancellation contract).
     this.options = { ...options, source: abortableSource(options.source, options.signal, 'locking') };
-    this.network = downloadQueue(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
+    this.slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
+    this.network = downloadQueue(this.slots);
     this.events = options.events ?? ignoreEvents;
   }
 
@@ -212,6 +217,49 @@ export class FetchCache {
   }
 
   /**
+   * Runs `fetch` in a download slot. While downloads wait or run, a redirect
+   * to another host (a registry's archive URL answering with its CDN's) warms
+   * that host's connections for the slots that will follow it there
+   * ({@link slotEvents}, net/warm.ts): the next archives find a connection
+   * ready instead of opening one (two more round trips on HTTPS) after their
+   * slot came.
+   */
+  private async download(fetch: (release: () => void) => Promise<Fetched>, priority: number): Promise<Fetched> {
+    this.downloads += 1;
+    try {
+      return await this.network(fetch, priority);
+    } finally {
+      this.downloads -= 1;
+    }
+  }
+
+  /**
+   * A download's network events, plus the slot's rules: the slot is given back
+   * once the body's last byte has arrived (`onProgress` reports the end once,
+   * after the length check, net/body.ts), so that the next archive's request
+   * is not held while the hash worker finishes the tail of this one (the hash
+   * pool's budget, not the network's; hashing/pool.ts still holds a stream
+   * whose hasher is behind, so memory does not grow). A download retried
+   * after that point (its complete body failed a check) runs outside the
+   * budget. A redirect warms connections to its target's origin, as many as
+   * downloads are waiting or running (at most the slots).
+   */
+  private slotEvents(events: NetEvents, release: (() => void) | undefined): NetEvents {
+    if (release === undefined) return events;
+    return {
+      ...events,
+      onProgress: (e) => {
+        events.onProgress?.(e);
+        if (e.total !== undefined && e.received >= e.total) release();
+      },
+      onRedirect: (e) => {
+        events.onRedirect?.(e);
+        this.options.http?.preconnect(e.to, Math.min(this.downloads, this.slots));
+      },
+    };
+  }
+
+  /**
    * {@link lockPackage}, said first as `fetch_queued` (a display counts
    * every package from the start) and, when it fails before its
    * `fetch_complete`, closed with `fetch_failed` (docs/terminal.md).
@@ -267,7 +315,7 @@ export class FetchCache {
     // A hit means no download at all, so the cache consults the store itself
     // (and keeps what it hashes, below) instead of handing it to fetchPackage.
     const storedHashes = zh && (await options.hashStore?.get(zh));
-    const fetch = async (): Promise<Fetched> => {
+    const fetch = async (release?: () => void): Promise<Fetched> => {
       throwIfAborted('locking', options.signal);
       events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
       // A directory of its own per package: archives of different packages
@@ -294,7 +342,7 @@ export class FetchCache {
             ? {}
             : { hashZipForms: (path: string) => options.pool.hashZipForms(path, progress('hash')) }),
           streamZip: () => options.pool.streamZip(),
-          events: packageNetEvents(events, provider, version, platform),
+          events: this.slotEvents(packageNetEvents(events, provider, version, platform), release),
         });
       } catch (err) {
         // The progress display closes the package's line (docs/terminal.md).
@@ -313,7 +361,7 @@ export class FetchCache {
       ? storedArchive(meta, storedHashes)
       : meta.location.kind === 'local-archive' || meta.location.kind === 'local-dir'
         ? await fetch()
-        : await this.network(fetch, announcedSize(meta));
+        : await this.download(fetch, announcedSize(meta));
     checkFetchedFor(fetched, provider, version, platform);
     const stored = fetched.kind === 'archive' && fetched.stored === true;
     if (stored) this.fromStore += 1;
