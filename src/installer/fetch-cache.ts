@@ -43,6 +43,7 @@ import {
   dispositionsOf,
   expectedZh,
   fetchPackage,
+  type PackageMeta,
   storedArchive,
   type FetchedForms,
   type FetchedPackage,
@@ -217,6 +218,26 @@ export class FetchCache {
   }
 
   /**
+   * Learns where a registry package's archive URL redirects while the package
+   * waits for its download slot (HttpClient.learnRedirect: registries send
+   * archives to a CDN host), and warms that host's connections: its download
+   * then starts at the CDN, on a connection ready for it, one round trip (and
+   * for the first archives there, two more) sooner. Under the metadata limit,
+   * after the metadata asked before it, and not once the download started.
+   */
+  private async learnRedirect(meta: PackageMeta): Promise<void> {
+    const { http, signal } = this.options;
+    if (http === undefined || meta.location.kind !== 'http' || signal?.aborted === true) return;
+    const credential = meta.location.credential?.();
+    const target = await http.learnRedirect(meta.location.url, {
+      ...(credential === undefined ? {} : { credential }),
+      ...(meta.location.headers === undefined ? {} : { headers: meta.location.headers }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+    if (target !== undefined) http.preconnect(target, Math.min(this.downloads, this.slots));
+  }
+
+  /**
    * Runs `fetch` in a download slot. While downloads wait or run, a redirect
    * to another host (a registry's archive URL answering with its CDN's) warms
    * that host's connections for the slots that will follow it there
@@ -315,7 +336,11 @@ export class FetchCache {
     // A hit means no download at all, so the cache consults the store itself
     // (and keeps what it hashes, below) instead of handing it to fetchPackage.
     const storedHashes = zh && (await options.hashStore?.get(zh));
+    let started = false;
+    if (!storedHashes && meta.location.kind === 'http' && meta.authentication?.kind === 'registry')
+      void this.metadata(() => (started ? Promise.resolve() : this.learnRedirect(meta)));
     const fetch = async (release?: () => void): Promise<Fetched> => {
+      started = true;
       throwIfAborted('locking', options.signal);
       events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
       // A directory of its own per package: archives of different packages
