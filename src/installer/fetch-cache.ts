@@ -128,6 +128,10 @@ export class FetchCache {
   private readonly slots: number;
   /** Downloads waiting for a slot or running. */
   private downloads = 0;
+  /** Origins of archive URLs a download was redirected from (whenRedirecting). */
+  private readonly redirectingOrigins = new Set<string>();
+  /** Per origin not (yet) seen redirecting, the packages that will learn their redirects once it is. */
+  private readonly toLearn = new Map<string, Array<() => void>>();
   /** Metadata and hash-store look-ups in flight (small responses, over warm connections). */
   private readonly metadata = pLimit(METADATA_CONCURRENCY);
   private readonly packages = new Map<string, Promise<LockedPackage>>();
@@ -218,12 +222,45 @@ export class FetchCache {
   }
 
   /**
+   * Calls `learn` once a download from `url`'s origin was redirected (at
+   * once if one was): only then is a package's redirect worth learning ahead
+   * (net/learnt-redirects.ts; an origin that serves its archives directly is
+   * never probed).
+   */
+  private whenRedirecting(url: string, learn: () => void): void {
+    let origin: string;
+    try {
+      origin = new URL(url).origin;
+    } catch {
+      return;
+    }
+    if (this.redirectingOrigins.has(origin)) learn();
+    else this.toLearn.set(origin, [...(this.toLearn.get(origin) ?? []), learn]);
+  }
+
+  /** A download from `from`'s origin was redirected: the packages waiting to learn theirs may. */
+  private redirected(from: string): void {
+    let origin: string;
+    try {
+      origin = new URL(from).origin;
+    } catch {
+      return;
+    }
+    if (this.redirectingOrigins.has(origin)) return;
+    this.redirectingOrigins.add(origin);
+    const waiting = this.toLearn.get(origin) ?? [];
+    this.toLearn.delete(origin);
+    for (const learn of waiting) learn();
+  }
+
+  /**
    * Learns where a registry package's archive URL redirects while the package
    * waits for its download slot (HttpClient.learnRedirect: registries send
    * archives to a CDN host), and warms that host's connections: its download
    * then starts at the CDN, on a connection ready for it, one round trip (and
-   * for the first archives there, two more) sooner. Under the metadata limit,
-   * after the metadata asked before it, and not once the download started.
+   * for the first archives there, two more) sooner. Once a download from the
+   * same origin was redirected ({@link whenRedirecting}), under the metadata
+   * limit, and not once the package's download started.
    */
   private async learnRedirect(meta: PackageMeta): Promise<void> {
     const { http, signal } = this.options;
@@ -276,6 +313,7 @@ export class FetchCache {
       onRedirect: (e) => {
         events.onRedirect?.(e);
         this.options.http?.preconnect(e.to, Math.min(this.downloads, this.slots));
+        this.redirected(e.from);
       },
     };
   }
@@ -338,7 +376,9 @@ export class FetchCache {
     const storedHashes = zh && (await options.hashStore?.get(zh));
     let started = false;
     if (!storedHashes && meta.location.kind === 'http' && meta.authentication?.kind === 'registry')
-      void this.metadata(() => (started ? Promise.resolve() : this.learnRedirect(meta)));
+      this.whenRedirecting(meta.location.url, () => {
+        if (!started) void this.metadata(() => (started ? Promise.resolve() : this.learnRedirect(meta)));
+      });
     const fetch = async (release?: () => void): Promise<Fetched> => {
       started = true;
       throwIfAborted('locking', options.signal);
