@@ -410,5 +410,30 @@ describe.skipIf(DOCKER === undefined)(
         await registry.stop();
       }
     });
+
+    it('a registry that refuses the replica (no credentials for it) is an error per request (503), and the replica keeps serving', async () => {
+      const registry = await startDockerRegistry({ auth: { username: 'fleet', password: 'secret' } });
+      const replica = await startServe(
+        upstreamArgs(files, `oci://${registry.host}/providers/{namespace}/{type}`, [`-allow=${HOST}`]),
+        base,
+        { ...env, PROVKIT_CACHE_DIR: join(base, 'refused-replica') },
+      );
+      try {
+        const url = `${replica.url}${HOST}/acme/demo/terraform-provider-demo_1.0.0_linux_amd64.zip`;
+        for (const r of [await get(url), await get(url)]) {
+          expect(r.status).toBe(503);
+          expect(r.body.toString()).toMatch(
+            /^the mirror could not store the package: .*the registry 127\.0\.0\.1:\d+ refused access \(HTTP 401\).*\n$/,
+          );
+          expect(r.body.toString().split('\n')).toHaveLength(2);
+        }
+        expect((await get(`${replica.url}healthz`)).status).toBe(200);
+        // Nothing reached the registry's storage.
+        expect(existsSync(join(registry.storage, 'docker', 'registry', 'v2', 'repositories'))).toBe(false);
+      } finally {
+        await replica.stop();
+        await registry.stop();
+      }
+    });
   },
 );
