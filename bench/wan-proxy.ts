@@ -110,6 +110,8 @@ export interface WanStats {
 export interface WanProxyControl {
   /** The listening port of each route, by name (on 127.0.0.1). */
   readonly ports: Readonly<Record<string, number>>;
+  /** The proxy's process id, when it runs in a process of its own (forkWanProxy). */
+  readonly pid?: number;
   /** The profile for connections opened from now on. */
   configure(profile: WanProfile): Promise<void>;
   stats(): Promise<WanStats>;
@@ -628,6 +630,7 @@ export async function forkWanProxy(routes: readonly WanRoute[], profile: WanProf
   const ports = await call<Record<string, number>>({ op: 'start', routes: [...routes], profile });
   return {
     ports,
+    ...(child.pid === undefined ? {} : { pid: child.pid }),
     configure: (p) => call<void>({ op: 'configure', profile: p }),
     stats: () => call<WanStats>({ op: 'stats' }),
     reset: () => call<void>({ op: 'reset' }),
