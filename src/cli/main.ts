@@ -45,7 +45,8 @@ Commands:
   keys       Show the signing keys of the providers' releases, flagging expired,
              changed and unpinned ones
   bundle     Create or import an air-gap bundle (bundle create | bundle import)
-  serve      Serve a mirror directory as a network mirror (HTTPS)
+  serve      Serve a mirror directory as a network mirror (HTTPS); -upstream: a
+             pull-through mirror that fills itself, -offline: what it stored
   version    Print the provkit version
 
 Global options (before or after the command):
