@@ -49,7 +49,7 @@ import { ignoreEvents } from '../installer/events.js';
 import { type FetchRunOptions } from '../installer/run-options.js';
 import { selectVersion } from '../installer/select-version.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../installer/download-queue.js';
-import { abortable, abortableSource, throwIfAborted } from '../installer/abort.js';
+import { abortable, abortableSource, throwIfAborted, withSignal } from '../installer/abort.js';
 import {
   BUNDLE_FORMAT,
   BUNDLE_LOCK_NAME,
@@ -105,8 +105,8 @@ interface Picked {
 
 /** See the module comment. */
 export async function createBundle(options: BundleCreateOptions): Promise<BundleCreateOutcome> {
-  return abortable('bundle create', options.signal, () =>
-    createWith({ ...options, source: abortableSource(options.source, options.signal, 'bundle create') }),
+  return abortable('bundle create', options.signal, (signal) =>
+    createWith({ ...withSignal(options, signal), source: abortableSource(options.source, signal, 'bundle create') }),
   );
 }
 

@@ -77,7 +77,7 @@ import { type HashPool, normalizeHashes, parseHash } from '../hashing/index.js';
 import { packedFileName, providerDirPath } from '../layout/index.js';
 import { hasErrors, type Locks, parseLockFile } from '../lockfile/index.js';
 import { MIRROR_MUTEX_FILE, MIRROR_STAGING_PREFIX } from '../installer/mirror.js';
-import { abortable } from '../installer/abort.js';
+import { abortable, withSignal } from '../installer/abort.js';
 import {
   BUNDLE_LOCK_NAME,
   type BundleManifest,
@@ -338,7 +338,9 @@ function checkManifest(manifest: BundleManifest, flavor: Flavor): CheckedManifes
 
 /** See the module comment. */
 export async function importBundle(options: BundleImportOptions): Promise<BundleImportOutcome> {
-  return abortable('bundle import', options.signal, (committed) => importWith(options, committed));
+  return abortable('bundle import', options.signal, (signal, committed) =>
+    importWith(withSignal(options, signal), committed),
+  );
 }
 
 async function importWith(options: BundleImportOptions, markCommitted: () => void): Promise<BundleImportOutcome> {

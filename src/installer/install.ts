@@ -106,7 +106,7 @@ import {
   versionDirPath,
 } from './package-dirs.js';
 import { requireExtractable } from './archive-check.js';
-import { abortable, abortableSource } from './abort.js';
+import { abortable, abortableSource, withSignal } from './abort.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, queryWarningsEvent } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
@@ -253,8 +253,8 @@ interface ProviderResult {
  * Never throws for a provider's failure: those are in `failures`.
  */
 export async function runInstall(options: InstallOptions): Promise<InstallOutcome> {
-  return abortable('installing', options.signal, () =>
-    installWith({ ...options, source: abortableSource(options.source, options.signal, 'installing') }),
+  return abortable('installing', options.signal, (signal) =>
+    installWith({ ...withSignal(options, signal), source: abortableSource(options.source, signal, 'installing') }),
   );
 }
 

@@ -32,7 +32,7 @@ import {
 import type { TrustedHash } from '../sources/index.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
 import type { FetchCache } from './fetch-cache.js';
-import { abortable, abortableSource } from './abort.js';
+import { abortable, abortableSource, withSignal } from './abort.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { selectVersion } from './select-version.js';
 
@@ -114,7 +114,7 @@ function recordedHashes(
  *   no source call and no fetch after it, whatever the source rejected with).
  */
 export async function runLock(options: LockOptions): Promise<LockOutcome> {
-  return abortable('locking', options.signal, () => lockWith(options));
+  return abortable('locking', options.signal, (signal) => lockWith(withSignal(options, signal)));
 }
 
 async function lockWith(options: LockOptions): Promise<LockOutcome> {

@@ -92,7 +92,7 @@ import {
   type MirrorStep,
   planMirrorPackages,
 } from './mirror-plan.js';
-import { abortable, abortableSource, throwIfAborted } from './abort.js';
+import { abortable, abortableSource, throwIfAborted, withSignal } from './abort.js';
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
@@ -189,8 +189,11 @@ const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean =>
  *   no temporary file remains), PACKAGE_LOCK_TIMEOUT, IO (the target's mutex)
  */
 export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> {
-  return abortable('mirroring', options.signal, (committed) =>
-    mirrorWith({ ...options, source: abortableSource(options.source, options.signal, 'mirroring') }, committed),
+  return abortable('mirroring', options.signal, (signal, committed) =>
+    mirrorWith(
+      { ...withSignal(options, signal), source: abortableSource(options.source, signal, 'mirroring') },
+      committed,
+    ),
   );
 }
 

@@ -68,7 +68,7 @@ import { compareBytewise, isRecord } from '../go/index.js';
 import type { Hash, HashPool, HashStore, ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { FilesystemMirrorSource } from '../sources/index.js';
-import { abortable, throwIfAborted } from './abort.js';
+import { abortable, throwIfAborted, withSignal } from './abort.js';
 import { readRegularFile } from '../fs/read.js';
 
 export type VerifyProblemCode =
@@ -302,7 +302,7 @@ function localArchivePath(providerDir: string, url: string): string | undefined 
  * directory itself cannot be read.
  */
 export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> {
-  return abortable('verifying', options.signal, () => verifyWith(options));
+  return abortable('verifying', options.signal, (signal) => verifyWith(withSignal(options, signal)));
 }
 
 async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {
