@@ -91,12 +91,23 @@ import { readRegularFile } from '../fs/read.js';
 /** Default largest member: 2 GiB (provider packages are far smaller). */
 export const DEFAULT_MAX_MEMBER_SIZE = 2 * 1024 ** 3;
 
+/** How {@link importBundle} unpacks an air-gap bundle into a filesystem mirror (docs/bundles.md). */
 export interface BundleImportOptions {
+  /** The bundle's tar file, as `createBundle` wrote it. */
   readonly bundlePath: string;
+  /**
+   * The filesystem mirror to import into (created when missing); packages land in the packed layout with the
+   * mirror's index files.
+   */
   readonly targetDir: string;
   /** Hashes the packages; its archive limits apply (as for `provkit hash`). */
   readonly pool: HashPool;
+  /** The flavor: lock-file rules and the words of messages. */
   readonly flavor: Flavor;
+  /**
+   * The largest member of the bundle accepted, in bytes (default {@link DEFAULT_MAX_MEMBER_SIZE}, 2 GiB): a larger
+   * one refuses the bundle before anything is written.
+   */
   readonly maxMemberSize?: number;
   /** A lock file every package must match (by `zh:` or `h1:`), for the provider and version it is bundled as. */
   readonly trustedLocks?: Locks;
@@ -106,7 +117,9 @@ export interface BundleImportOptions {
   readonly targetMutex?: Omit<DirMutexOptions, 'signal'>;
 }
 
+/** What {@link importBundle} did (the target is changed all or nothing: every package and index in place, or none). */
 export interface BundleImportOutcome {
+  /** The bundle's manifest (what it holds, who made it and when). */
   readonly manifest: BundleManifest;
   /** Packages moved into the target. */
   readonly added: readonly string[];

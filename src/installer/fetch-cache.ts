@@ -140,6 +140,10 @@ export class FetchCache {
   /** Lets go of the caller's signal (the cache's own derives from it: installer/abort.ts `runSignal`). */
   private readonly releaseSignal: () => void;
 
+  /**
+   * A cache over `options.source`; nothing is fetched until {@link FetchCache.lock} is called. One listener is
+   * added to `options.signal` until {@link FetchCache.close}.
+   */
   constructor(options: FetchCacheOptions) {
     // One listener on the caller's signal for the cache's whole life, however many packages it fetches at once.
     const { signal, release } = runSignal(options.signal);

@@ -126,6 +126,7 @@ export interface LockModuleOptions {
 
 /** What {@link lockModule} did. */
 export interface ModuleLockOutcome {
+  /** What became of the lock file (see {@link ModuleLockStatus}). */
   readonly status: ModuleLockStatus;
   /** Undefined when the run stopped before its platforms were chosen. */
   readonly platforms?: ChosenPlatforms;

@@ -74,15 +74,27 @@ export interface LockOptions {
   readonly enforceSignatures?: boolean;
 }
 
+/** A provider (or one of its packages) that could not be locked, and why. */
 export interface ProviderFailure {
+  /** The provider. */
   readonly provider: ProviderAddress;
+  /**
+   * The platform, when the failure is about one package; absent when it is about the provider as a whole (no
+   * version meets the constraints, the source does not know it).
+   */
   readonly platform?: Platform;
+  /**
+   * Why: a {@link ProvkitError} with its code and context (for the one {@link Diagnostic} of it: {@link
+   * diagnosticFromError}).
+   */
   readonly error: ProvkitError;
 }
 
+/** What {@link runLock} produced: the merged locks, or the failures. */
 export interface LockOutcome {
   /** The merged locks; only meaningful when `failures` is empty. */
   readonly locks: Locks;
+  /** Providers or packages that could not be locked; empty when the run succeeded. */
   readonly failures: readonly ProviderFailure[];
   /** True when the merged locks hold hashes the old ones did not. */
   readonly changed: boolean;

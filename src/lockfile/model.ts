@@ -16,6 +16,10 @@ import { type Hash, normalizeHashes, preferredHashes } from '../hashing/index.js
  * duplicated hashes.
  */
 export class ProviderLock {
+  /**
+   * A lock as given (hashes kept in their order, duplicates too); see {@link newProviderLock} for the reference's
+   * normal form.
+   */
   constructor(
     /** The provider's address (the block's label). */
     readonly provider: ProviderAddress,

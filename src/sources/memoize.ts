@@ -24,7 +24,10 @@ export class MemoizeSource implements Source {
    * Memoises `underlying`: each distinct question is asked of it once, its answer (or failure, except `ABORTED`) shared
    * by every later caller.
    */
-  constructor(readonly underlying: Source) {}
+  constructor(
+    /** The source asked, once per question. */
+    readonly underlying: Source,
+  ) {}
 
   /** {@inheritDoc Source.forDisplay} */
   forDisplay(provider?: ProviderAddress): string {

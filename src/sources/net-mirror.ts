@@ -56,10 +56,16 @@ import {
   type TrustedHash,
 } from './source.js';
 
+/**
+ * Where a {@link NetworkMirrorSource} asks: a network mirror's base URL (the provider network mirror protocol), and
+ * how.
+ */
 export interface NetworkMirrorOptions {
   /** The mirror base URL (https; keep the trailing `/`). */
   readonly baseUrl: string;
+  /** The HTTP client the mirror's index documents and packages are fetched with. */
   readonly http: HttpClient;
+  /** The flavor: the default registry host and the words of messages. */
   readonly flavor: Flavor;
   /** Token lookup for the mirror's own host. */
   readonly credentials?: CredentialsLookup;
@@ -97,6 +103,7 @@ export class NetworkMirrorSource implements Source {
     this.base = url;
   }
 
+  /** {@inheritDoc Source.forDisplay} */
   forDisplay(): string {
     return this.base.href;
   }

@@ -79,11 +79,18 @@ import {
 /** Plugin protocol versions the reference supports (`SupportedPluginProtocols`). */
 const SUPPORTED_PROTOCOLS = parseConstraints('>= 5, < 7');
 
+/**
+ * How a {@link RegistrySource} talks to provider registries (provider registry protocol v1). {@link
+ * createRegistrySource} builds one with every default.
+ */
 export interface RegistrySourceOptions {
+  /** The HTTP client of API requests, SHA256SUMS files and signatures. */
   readonly http: HttpClient;
   /** Shared per run, so each host is discovered once. */
   readonly discovery: ServiceDiscovery;
+  /** The flavor: the default registry host, the signature policy and the words of messages. */
   readonly flavor: Flavor;
+  /** Tokens for registry hosts (`TF_TOKEN_…`, `credentials` blocks); none by default. */
   readonly credentials?: CredentialsLookup;
   /** `X-Terraform-Version` of API requests (omitted when undefined). */
   readonly terraformVersion?: string;
@@ -128,10 +135,12 @@ export class RegistrySource implements Source {
   /** SHA256SUMS documents and signatures by URL (see `file`). */
   private readonly documents = new Map<string, Promise<Buffer>>();
 
+  /** A source over the provider registries `options.discovery` finds; nothing is asked until a method is called. */
   constructor(private readonly options: RegistrySourceOptions) {
     this.policy = options.signaturePolicy ?? signaturePolicy(options.flavor);
   }
 
+  /** {@inheritDoc Source.forDisplay} */
   forDisplay(provider?: ProviderAddress): string {
     return provider === undefined ? 'provider registries' : `registry ${provider.displayHostname}`;
   }
