@@ -109,6 +109,8 @@ export class NetworkMirrorSource implements Source {
   }
 
   /**
+   * The versions the mirror's `HOST/NS/TYPE/index.json` lists for `provider`, sorted.
+   *
    * @throws {ProvkitError} `PROVIDER_NOT_FOUND` (404), `UNAUTHORIZED`,
    *   `INVALID_RESPONSE`, `NET_*`.
    */
@@ -154,6 +156,9 @@ export class NetworkMirrorSource implements Source {
   }
 
   /**
+   * The package for `platform` as the version's `VERSION.json` describes it: its URL and the hashes the mirror
+   * reports (each `reported-by-mirror`).
+   *
    * @throws {ProvkitError} `PLATFORM_NOT_SUPPORTED` (no archive for the
    *   platform), `INVALID_RESPONSE` (including a 404 for a version the index
    *   listed, which is a hard error), `UNAUTHORIZED`, `NET_*`.

@@ -146,6 +146,8 @@ export class RegistrySource implements Source {
   }
 
   /**
+   * The versions the registry's versions endpoint lists for `provider`, sorted (after service discovery of its host).
+   *
    * @throws {ProvkitError} `REGISTRY_PROVIDER_UNKNOWN` (404),
    *   `UNAUTHORIZED`, `SERVICE_DISCOVERY`, `INVALID_RESPONSE` (including any
    *   unparsable version), `NET_*`.
@@ -170,6 +172,10 @@ export class RegistrySource implements Source {
   }
 
   /**
+   * The package for `platform` from the registry's download endpoint, its
+   * SHA256SUMS and their signature fetched and checked against the flavor's
+   * signature policy: the hashes reported, each with who vouches for it.
+   *
    * @throws {ProvkitError} `PLATFORM_NOT_SUPPORTED` (404),
    *   `PROTOCOL_NOT_SUPPORTED`, `INVALID_RESPONSE`, `CHECKSUM_MISMATCH`
    *   (SHA256SUMS does not list the archive with its `shasum`),
