@@ -226,6 +226,84 @@ export const WarningCode = {
  */
 export type WarningCode = (typeof WarningCode)[keyof typeof WarningCode];
 
+/**
+ * The short summary of each {@link ErrorCode}, for an error that carries
+ * none of its own ({@link ProvkitError.summary}): what
+ * {@link diagnosticFromError} gives as the diagnostic's `summary`. A
+ * `Record` over the codes, so a new code cannot be added without one.
+ */
+export const ERROR_SUMMARY: Readonly<Record<ErrorCode, string>> = {
+  INVALID_PROVIDER_SOURCE: 'Invalid provider source address',
+  INVALID_HOSTNAME: 'Invalid hostname',
+  INVALID_VERSION: 'Invalid version',
+  INVALID_CONSTRAINT: 'Invalid version constraint',
+  INVALID_PLATFORM: 'Invalid platform',
+  INVALID_FLAVOR: 'Invalid flavor',
+  INVALID_HASH: 'Invalid hash',
+  INVALID_PROVIDER_PATTERN: 'Invalid provider pattern',
+  INVALID_CONFIGURATION: 'Invalid configuration',
+  INVALID_CLI_CONFIGURATION: 'Invalid CLI configuration',
+  ZIP_FORMAT: 'Invalid provider package',
+  ZIP_CHECKSUM: 'Invalid provider package',
+  ZIP_SIZE: 'Invalid provider package',
+  ZIP_UNSUPPORTED_METHOD: 'Invalid provider package',
+  ZIP_CORRUPT_DATA: 'Invalid provider package',
+  ZIP_EMPTY: 'Invalid provider package',
+  ZIP_PATH_TRAVERSAL: 'Unsafe provider package',
+  ZIP_ABSOLUTE_PATH: 'Unsafe provider package',
+  ZIP_EXTRACT_CONFLICT: 'Invalid provider package',
+  HASH_NEWLINE_IN_NAME: 'Unhashable provider package',
+  ZIP_LIMIT_EXCEEDED: 'Provider package too large',
+  ZIP_UNSAFE_NAME: 'Unsafe provider package',
+  NOT_A_DIRECTORY: 'Not a directory',
+  DIR_SYMLINK_TO_DIRECTORY: 'Unhashable provider package',
+  DIR_DANGLING_SYMLINK: 'Unhashable provider package',
+  NET_HTTP_STATUS: 'Unexpected HTTP response',
+  NET_CONNECTION: 'Connection failed',
+  NET_TIMEOUT: 'Request timed out',
+  NET_SIZE_MISMATCH: 'Incomplete download',
+  NET_TOO_MANY_REDIRECTS: 'Too many redirects',
+  NET_RESPONSE_TOO_LARGE: 'Response too large',
+  NET_REFUSED: 'Request refused',
+  PROVIDER_NOT_FOUND: 'Provider not found',
+  REGISTRY_PROVIDER_UNKNOWN: 'Provider unknown to its registry',
+  PLATFORM_NOT_SUPPORTED: 'Platform not supported',
+  PROTOCOL_NOT_SUPPORTED: 'Plugin protocol not supported',
+  SERVICE_DISCOVERY: 'Service discovery failed',
+  UNAUTHORIZED: 'Not authorized',
+  INVALID_RESPONSE: 'Invalid response',
+  CHECKSUM_MISMATCH: 'Checksum mismatch',
+  SIGNATURE_INVALID: 'Invalid signature',
+  INVALID_SOURCE_CONFIG: 'Invalid provider source configuration',
+  OCI_PUSH_REFUSED: 'OCI registry refused the upload',
+  OCI_CREDENTIALS: 'OCI registry credentials failed',
+  LOCKFILE_CHECKSUM_MISMATCH: 'Package does not match the lock file',
+  PROVIDER_BINARY_NOT_FOUND: 'Provider executable not found',
+  VERSION_SELECTION: 'No suitable version',
+  PACKAGE_LOCK_TIMEOUT: 'Timed out waiting for a lock',
+  UNSAFE_INSTALL_PATH: 'Unsafe install path',
+  UNSAFE_NAME: 'Unsafe name',
+  INVALID_LOCK_FILE: 'Invalid lock file',
+  INCONSISTENT_LOCK_FILE: 'Inconsistent lock file',
+  LOCK_FILE_READONLY: 'Lock file cannot be changed',
+  BUNDLE_INVALID: 'Invalid bundle',
+  BUNDLE_MEMBER_REFUSED: 'Bundle member refused',
+  BUNDLE_TARGET_CONFLICT: 'Bundle conflicts with the target',
+  SERVE_INSECURE_LISTEN: 'Insecure listen address',
+  GIT_FAILED: 'Git failed',
+  UPSTREAM_NOT_ALLOWED: 'Upstream not allowed',
+  UPSTREAM_UNTRUSTED: 'Upstream not trusted',
+  IO: 'I/O error',
+  NOT_FOUND: 'Not found',
+  NOT_REGULAR_FILE: 'Not a regular file',
+  FILE_TOO_LARGE: 'File too large',
+  USAGE: 'Invalid usage',
+  INVALID_FLAGS: 'Invalid command-line flags',
+  WORKER_FAILED: 'Hashing worker failed',
+  ABORTED: 'Interrupted',
+  INTERNAL: 'Internal error',
+};
+
 /** The code a diagnostic carries: an error's {@link ErrorCode} or a {@link WarningCode}. */
 export type DiagnosticCode = ErrorCode | WarningCode;
 
@@ -700,15 +778,17 @@ export interface Diagnostic {
 
 /**
  * The one conversion from a thrown value to a {@link Diagnostic}: a
- * {@link ProvkitError} gives its summary (or `fallbackSummary`), its detail
- * (or its message), file and line as the range, code and hint; anything else
- * is an INTERNAL diagnostic with the value's message (no stack trace).
+ * {@link ProvkitError} gives its summary (else `fallbackSummary`, else its
+ * code's {@link ERROR_SUMMARY}), its detail (or its message), file and line
+ * as the range, code and hint; anything else is an INTERNAL diagnostic with
+ * the value's message (no stack trace), summarised `fallbackSummary` or
+ * `Internal error`.
  */
-export function diagnosticFromError(err: unknown, fallbackSummary = 'Error'): Diagnostic {
+export function diagnosticFromError(err: unknown, fallbackSummary?: string): Diagnostic {
   if (err instanceof ProvkitError) {
     return {
       severity: 'error',
-      summary: err.summary ?? fallbackSummary,
+      summary: err.summary ?? fallbackSummary ?? ERROR_SUMMARY[err.code],
       detail: err.detail ?? err.message,
       ...(err.file !== undefined && err.line !== undefined
         ? { range: { filename: err.file, line: err.line, ...(err.column === undefined ? {} : { column: err.column }) } }
@@ -717,5 +797,10 @@ export function diagnosticFromError(err: unknown, fallbackSummary = 'Error'): Di
       ...(err.hint === undefined ? {} : { hint: err.hint }),
     };
   }
-  return { severity: 'error', summary: fallbackSummary, detail: describeError(err), code: ErrorCode.INTERNAL };
+  return {
+    severity: 'error',
+    summary: fallbackSummary ?? ERROR_SUMMARY[ErrorCode.INTERNAL],
+    detail: describeError(err),
+    code: ErrorCode.INTERNAL,
+  };
 }

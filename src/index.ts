@@ -19,6 +19,7 @@ export {
   isProvkitError,
   describeError,
   diagnosticFromError,
+  ERROR_SUMMARY,
   rangeText,
 } from './errors.js';
 export type { Diagnostic, DiagnosticCode, DiagnosticRange, ErrorContext, SerializedError } from './errors.js';
