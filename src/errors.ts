@@ -163,12 +163,21 @@ export const ErrorCode = {
    * one (the reference's "Failed to parse command-line flags").
    */
   INVALID_FLAGS: 'INVALID_FLAGS',
+  /** A hashing worker thread died or could not start (hashing/pool.ts); the job's package is not hashed. */
   WORKER_FAILED: 'WORKER_FAILED',
+  /**
+   * The caller's `AbortSignal` aborted the run (installer/abort.ts): nothing
+   * was written, and the signal's reason is the error's `cause`.
+   */
   ABORTED: 'ABORTED',
   /** An unexpected failure inside provkit (a bug; the diagnostic asks for a report). */
   INTERNAL: 'INTERNAL',
 } as const;
 
+/**
+ * A stable failure code: one of the {@link ErrorCode} values. Codes are only ever added, never renamed or reused,
+ * so a caller can branch on them.
+ */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /**
@@ -211,7 +220,89 @@ export const WarningCode = {
   BUNDLE_BASE_MISSING: 'BUNDLE_BASE_MISSING',
 } as const;
 
+/**
+ * A stable warning code: one of the {@link WarningCode} values (a diagnostic or `warning` event that does not stop
+ * a run).
+ */
 export type WarningCode = (typeof WarningCode)[keyof typeof WarningCode];
+
+/**
+ * The short summary of each {@link ErrorCode}, for an error that carries
+ * none of its own ({@link ProvkitError.summary}): what
+ * {@link diagnosticFromError} gives as the diagnostic's `summary`. A
+ * `Record` over the codes, so a new code cannot be added without one.
+ */
+export const ERROR_SUMMARY: Readonly<Record<ErrorCode, string>> = {
+  INVALID_PROVIDER_SOURCE: 'Invalid provider source address',
+  INVALID_HOSTNAME: 'Invalid hostname',
+  INVALID_VERSION: 'Invalid version',
+  INVALID_CONSTRAINT: 'Invalid version constraint',
+  INVALID_PLATFORM: 'Invalid platform',
+  INVALID_FLAVOR: 'Invalid flavor',
+  INVALID_HASH: 'Invalid hash',
+  INVALID_PROVIDER_PATTERN: 'Invalid provider pattern',
+  INVALID_CONFIGURATION: 'Invalid configuration',
+  INVALID_CLI_CONFIGURATION: 'Invalid CLI configuration',
+  ZIP_FORMAT: 'Invalid provider package',
+  ZIP_CHECKSUM: 'Invalid provider package',
+  ZIP_SIZE: 'Invalid provider package',
+  ZIP_UNSUPPORTED_METHOD: 'Invalid provider package',
+  ZIP_CORRUPT_DATA: 'Invalid provider package',
+  ZIP_EMPTY: 'Invalid provider package',
+  ZIP_PATH_TRAVERSAL: 'Unsafe provider package',
+  ZIP_ABSOLUTE_PATH: 'Unsafe provider package',
+  ZIP_EXTRACT_CONFLICT: 'Invalid provider package',
+  HASH_NEWLINE_IN_NAME: 'Unhashable provider package',
+  ZIP_LIMIT_EXCEEDED: 'Provider package too large',
+  ZIP_UNSAFE_NAME: 'Unsafe provider package',
+  NOT_A_DIRECTORY: 'Not a directory',
+  DIR_SYMLINK_TO_DIRECTORY: 'Unhashable provider package',
+  DIR_DANGLING_SYMLINK: 'Unhashable provider package',
+  NET_HTTP_STATUS: 'Unexpected HTTP response',
+  NET_CONNECTION: 'Connection failed',
+  NET_TIMEOUT: 'Request timed out',
+  NET_SIZE_MISMATCH: 'Incomplete download',
+  NET_TOO_MANY_REDIRECTS: 'Too many redirects',
+  NET_RESPONSE_TOO_LARGE: 'Response too large',
+  NET_REFUSED: 'Request refused',
+  PROVIDER_NOT_FOUND: 'Provider not found',
+  REGISTRY_PROVIDER_UNKNOWN: 'Provider unknown to its registry',
+  PLATFORM_NOT_SUPPORTED: 'Platform not supported',
+  PROTOCOL_NOT_SUPPORTED: 'Plugin protocol not supported',
+  SERVICE_DISCOVERY: 'Service discovery failed',
+  UNAUTHORIZED: 'Not authorized',
+  INVALID_RESPONSE: 'Invalid response',
+  CHECKSUM_MISMATCH: 'Checksum mismatch',
+  SIGNATURE_INVALID: 'Invalid signature',
+  INVALID_SOURCE_CONFIG: 'Invalid provider source configuration',
+  OCI_PUSH_REFUSED: 'OCI registry refused the upload',
+  OCI_CREDENTIALS: 'OCI registry credentials failed',
+  LOCKFILE_CHECKSUM_MISMATCH: 'Package does not match the lock file',
+  PROVIDER_BINARY_NOT_FOUND: 'Provider executable not found',
+  VERSION_SELECTION: 'No suitable version',
+  PACKAGE_LOCK_TIMEOUT: 'Timed out waiting for a lock',
+  UNSAFE_INSTALL_PATH: 'Unsafe install path',
+  UNSAFE_NAME: 'Unsafe name',
+  INVALID_LOCK_FILE: 'Invalid lock file',
+  INCONSISTENT_LOCK_FILE: 'Inconsistent lock file',
+  LOCK_FILE_READONLY: 'Lock file cannot be changed',
+  BUNDLE_INVALID: 'Invalid bundle',
+  BUNDLE_MEMBER_REFUSED: 'Bundle member refused',
+  BUNDLE_TARGET_CONFLICT: 'Bundle conflicts with the target',
+  SERVE_INSECURE_LISTEN: 'Insecure listen address',
+  GIT_FAILED: 'Git failed',
+  UPSTREAM_NOT_ALLOWED: 'Upstream not allowed',
+  UPSTREAM_UNTRUSTED: 'Upstream not trusted',
+  IO: 'I/O error',
+  NOT_FOUND: 'Not found',
+  NOT_REGULAR_FILE: 'Not a regular file',
+  FILE_TOO_LARGE: 'File too large',
+  USAGE: 'Invalid usage',
+  INVALID_FLAGS: 'Invalid command-line flags',
+  WORKER_FAILED: 'Hashing worker failed',
+  ABORTED: 'Interrupted',
+  INTERNAL: 'Internal error',
+};
 
 /** The code a diagnostic carries: an error's {@link ErrorCode} or a {@link WarningCode}. */
 export type DiagnosticCode = ErrorCode | WarningCode;
@@ -222,17 +313,28 @@ export interface ErrorContext {
   summary?: string;
   /** Diagnostic-style detail text (as the reference's `Detail`). */
   detail?: string;
+  /**
+   * The file the failure is about: a path as the caller gave it, or as diagnostics name it (relative to the working
+   * directory).
+   */
   file?: string;
   /** 1-based line and column in `file`, for parse errors. */
   line?: number;
+  /** 1-based column in `file`, counted in characters as the reference counts them; with `line`. */
   column?: number;
   /** A zip entry name, for display (raw bytes rendered with escapes where not UTF-8). */
   entry?: string;
+  /** The provider's address as text (`registry.opentofu.org/hashicorp/aws`). */
   provider?: string;
+  /** The provider version as text (`5.0.0`). */
   version?: string;
+  /** The platform as text (`linux_amd64`). */
   platform?: string;
+  /** The URL asked when the failure happened (credentials never included). */
   url?: string;
+  /** What was expected, for a mismatch: a hash, a size, a content type. */
   expected?: string;
+  /** What was found instead of `expected`. */
   found?: string;
   /** A hint for the user: what to do about it. */
   hint?: string;
@@ -256,20 +358,40 @@ const CONTEXT_KEYS = [
   'hint',
 ] as const;
 
+/**
+ * provkit's one error class (CONTRIBUTING.md house style 4): a stable `code` to branch on, a one-line `message`,
+ * and the context fields of {@link ErrorContext} that locate it (file, line, provider, platform, URL…) and say what
+ * to do (`hint`). Everything a run throws or lists as a failure is one; {@link diagnosticFromError} turns it into
+ * the one {@link Diagnostic}.
+ */
 export class ProvkitError extends Error implements ErrorContext {
+  /** What failed, stable across releases (see {@link ErrorCode}). */
   readonly code: ErrorCode;
+  /** {@inheritDoc ErrorContext.summary} */
   declare summary?: string;
+  /** {@inheritDoc ErrorContext.detail} */
   declare detail?: string;
+  /** {@inheritDoc ErrorContext.file} */
   declare file?: string;
+  /** {@inheritDoc ErrorContext.line} */
   declare line?: number;
+  /** {@inheritDoc ErrorContext.column} */
   declare column?: number;
+  /** {@inheritDoc ErrorContext.entry} */
   declare entry?: string;
+  /** {@inheritDoc ErrorContext.provider} */
   declare provider?: string;
+  /** {@inheritDoc ErrorContext.version} */
   declare version?: string;
+  /** {@inheritDoc ErrorContext.platform} */
   declare platform?: string;
+  /** {@inheritDoc ErrorContext.url} */
   declare url?: string;
+  /** {@inheritDoc ErrorContext.expected} */
   declare expected?: string;
+  /** {@inheritDoc ErrorContext.found} */
   declare found?: string;
+  /** {@inheritDoc ErrorContext.hint} */
   declare hint?: string;
 
   /**
@@ -317,12 +439,17 @@ export class ProvkitError extends Error implements ErrorContext {
 }
 Object.defineProperty(ProvkitError.prototype, brand, { value: true });
 
+/**
+ * A {@link ProvkitError} as plain data (its `toJSON()`): what crosses a worker thread and what
+ * `ProvkitError.fromJSON` rebuilds.
+ */
 export interface SerializedError extends ErrorContext {
+  /** The error's {@link ErrorCode}. */
   code: ErrorCode;
+  /** The error's message (lines joined with `\n`). */
   message: string;
 }
 
-/** True when `err` is a provkit error with the given code. */
 /**
  * A thrown value as a {@link ProvkitError}: itself when it is one, else an
  * `IO` error with its message and the value as the cause (the one conversion
@@ -333,6 +460,11 @@ export function asProvkitError(err: unknown): ProvkitError {
   return new ProvkitError(ErrorCode.IO, errorText(err), { cause: err });
 }
 
+/**
+ * True when `err` is a {@link ProvkitError} (with `code`, when given): the
+ * way to branch on a failure, never its message text. Checks the class, so an
+ * error of another copy of provkit in the same process is not recognised.
+ */
 export function isProvkitError(err: unknown, code?: ErrorCode): err is ProvkitError {
   return err instanceof ProvkitError && (code === undefined || err.code === code);
 }
@@ -604,12 +736,15 @@ export function describeError(err: unknown): string {
  * `start.column`; internal/command/views/json/diagnostic.go).
  */
 export interface DiagnosticRange {
+  /** The file, as the caller named it (relative to the working directory for the CLI's files; forward slashes). */
   readonly filename: string;
   /** 1-based; absent when the diagnostic is about a file or directory as a whole (a root module of `lock -recursive`). */
   readonly line?: number;
+  /** 1-based column of the subject's start on `line`, when known. */
   readonly column?: number;
   /** Byte offsets of the subject in the file (start inclusive, end exclusive), when known: the reference's diagnostic order (src/ui/diagnostic.ts `sortDiagnostics`) and source snippets. */
   readonly start?: number;
+  /** Byte offset just past the subject (exclusive), with `start`. */
   readonly end?: number;
 }
 
@@ -627,25 +762,33 @@ export function rangeText(r: DiagnosticRange): string {
  * and a `hint` (what to do about it), when there is one.
  */
 export interface Diagnostic {
+  /** `error` stops the command; `warning` does not. */
   readonly severity: 'error' | 'warning';
+  /** Short, stable description of the problem (the first line the CLI prints, after `Error: `). */
   readonly summary: string;
+  /** A sentence or two of explanation, naming what it is about (file, provider, platform, URL). */
   readonly detail: string;
+  /** Where in which file the problem is, when it is about a place in a file. */
   readonly range?: DiagnosticRange;
+  /** The stable code: an {@link ErrorCode} for an error, a {@link WarningCode} for a warning. */
   readonly code: DiagnosticCode;
+  /** What to do about it, when provkit knows (the CLI prints it after the detail, as `Hint: …`). */
   readonly hint?: string;
 }
 
 /**
  * The one conversion from a thrown value to a {@link Diagnostic}: a
- * {@link ProvkitError} gives its summary (or `fallbackSummary`), its detail
- * (or its message), file and line as the range, code and hint; anything else
- * is an INTERNAL diagnostic with the value's message (no stack trace).
+ * {@link ProvkitError} gives its summary (else `fallbackSummary`, else its
+ * code's {@link ERROR_SUMMARY}), its detail (or its message), file and line
+ * as the range, code and hint; anything else is an INTERNAL diagnostic with
+ * the value's message (no stack trace), summarised `fallbackSummary` or
+ * `Internal error`.
  */
-export function diagnosticFromError(err: unknown, fallbackSummary = 'Error'): Diagnostic {
+export function diagnosticFromError(err: unknown, fallbackSummary?: string): Diagnostic {
   if (err instanceof ProvkitError) {
     return {
       severity: 'error',
-      summary: err.summary ?? fallbackSummary,
+      summary: err.summary ?? fallbackSummary ?? ERROR_SUMMARY[err.code],
       detail: err.detail ?? err.message,
       ...(err.file !== undefined && err.line !== undefined
         ? { range: { filename: err.file, line: err.line, ...(err.column === undefined ? {} : { column: err.column }) } }
@@ -654,5 +797,10 @@ export function diagnosticFromError(err: unknown, fallbackSummary = 'Error'): Di
       ...(err.hint === undefined ? {} : { hint: err.hint }),
     };
   }
-  return { severity: 'error', summary: fallbackSummary, detail: describeError(err), code: ErrorCode.INTERNAL };
+  return {
+    severity: 'error',
+    summary: fallbackSummary ?? ERROR_SUMMARY[ErrorCode.INTERNAL],
+    detail: describeError(err),
+    code: ErrorCode.INTERNAL,
+  };
 }

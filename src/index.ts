@@ -19,6 +19,7 @@ export {
   isProvkitError,
   describeError,
   diagnosticFromError,
+  ERROR_SUMMARY,
   rangeText,
 } from './errors.js';
 export type { Diagnostic, DiagnosticCode, DiagnosticRange, ErrorContext, SerializedError } from './errors.js';
@@ -158,6 +159,10 @@ export type {
 } from './net/index.js';
 
 // Operations: what the commands run, with their options and outcomes.
+// Lock a directory: the one pipeline of `provkit lock` (and of each root of `lock -recursive`).
+export { lockModule } from './installer/lock-module.js';
+export type { LockModuleOptions, ModuleLockOutcome, ModuleLockStatus } from './installer/lock-module.js';
+export type { ChosenPlatforms } from './installer/platforms.js';
 export { runLock } from './installer/lock.js';
 export { selectVersion } from './installer/select-version.js';
 export { FetchCache } from './installer/fetch-cache.js';

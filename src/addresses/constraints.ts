@@ -113,8 +113,10 @@ function termToString(t: VersionConstraint): string {
  * normalises. Immutable.
  */
 export class VersionConstraints {
+  /** The terms as written (order and duplicates kept); empty: no constraint, any version matches. */
   readonly terms: readonly VersionConstraint[];
 
+  /** The intersection of `terms` (none: unconstrained); use {@link parseConstraints} to read a constraint string. */
   constructor(terms: Iterable<VersionConstraint> = []) {
     this.terms = Object.freeze([...terms]);
     Object.freeze(this);

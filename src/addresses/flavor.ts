@@ -23,6 +23,7 @@ export const FLAVOR_ENV_VAR = 'PROVKIT_FLAVOR';
 
 /** Facts about a flavor that messages and file formats need. */
 export interface FlavorInfo {
+  /** The flavor these facts are about. */
   readonly flavor: Flavor;
   /** `OpenTofu` or `Terraform`, as the tools name themselves in messages. */
   readonly productName: 'OpenTofu' | 'Terraform';

@@ -21,7 +21,9 @@ const WORD_RULE = 'must consist of lowercase letters and digits';
 
 /** A target platform: Go `GOOS` and `GOARCH` names. Immutable. */
 export class Platform {
+  /** The operating system, a Go `GOOS` name (`linux`, `darwin`, `windows`): lowercase letters and digits. */
   readonly os: string;
+  /** The CPU architecture, a Go `GOARCH` name (`amd64`, `arm64`): lowercase letters and digits. */
   readonly arch: string;
 
   /**
@@ -50,6 +52,7 @@ export class Platform {
     return `${this.os}_${this.arch}`;
   }
 
+  /** The same OS and architecture. */
   equals(other: Platform): boolean {
     return this.os === other.os && this.arch === other.arch;
   }

@@ -10,6 +10,8 @@ import type { ProviderAddress } from './provider.js';
 
 /** One provider a configuration requires, with the intersection of every constraint on it. */
 export interface Requirement {
+  /** The provider's fully qualified address. */
   readonly provider: ProviderAddress;
+  /** Every constraint the configuration puts on it, intersected (empty: any version). */
   readonly constraints: VersionConstraints;
 }

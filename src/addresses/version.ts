@@ -26,8 +26,11 @@ const MAX_UINT64 = 18446744073709551615n;
  *   metadata ignored.
  */
 export class Version {
+  /** The major version number (any size: a `bigint`, as Go's version parser accepts any digits). */
   readonly major: bigint;
+  /** The minor version number. */
   readonly minor: bigint;
+  /** The patch version number. */
   readonly patch: bigint;
   /** Without the leading `-`; empty for a release. Not validated beyond the grammar (docs/reference.md §1.2 item 11). */
   readonly prerelease: string;

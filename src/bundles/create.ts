@@ -49,7 +49,7 @@ import { ignoreEvents } from '../installer/events.js';
 import { type FetchRunOptions } from '../installer/run-options.js';
 import { selectVersion } from '../installer/select-version.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../installer/download-queue.js';
-import { abortable, abortableSource, throwIfAborted } from '../installer/abort.js';
+import { abortable, abortableSource, throwIfAborted, withSignal } from '../installer/abort.js';
 import {
   BUNDLE_FORMAT,
   BUNDLE_LOCK_NAME,
@@ -62,9 +62,14 @@ import {
   serializeManifest,
 } from './manifest.js';
 
+/**
+ * How {@link createBundle} writes an air-gap bundle (docs/bundles.md): the requirements' packages for the
+ * platforms, verified against the lock file, as one tar stream with a manifest.
+ */
 export interface BundleCreateOptions extends FetchRunOptions {
   /** The lock file's selections: versions follow it, and packages must match its hashes. */
   readonly locks: Locks;
+  /** The provkit version recorded in the manifest (`provkit_version`). */
   readonly provkitVersion: string;
   /** Unix seconds: the manifest's `created` and every member's mtime. */
   readonly createdEpoch: number;
@@ -78,14 +83,24 @@ export interface BundleCreateOptions extends FetchRunOptions {
   readonly workDir?: string;
 }
 
+/**
+ * A package (or a provider as a whole, without `platform`) that could not go into the bundle; when there is one,
+ * nothing is written.
+ */
 export interface BundleFailure {
+  /** The provider's address. */
   readonly provider: ProviderAddress;
+  /** The platform, when the failure is about one package. */
   readonly platform?: Platform;
+  /** One line for a list of failures (the cause's summary, said once for the packages it stopped). */
   readonly summary: string;
+  /** The error, with its code and context fields. */
   readonly error: ProvkitError;
 }
 
+/** What {@link createBundle} did: the failures (then `out` was not written), or the manifest and the sizes. */
 export interface BundleCreateOutcome {
+  /** Packages or providers that could not be bundled; non-empty means no bundle was written. */
   readonly failures: readonly BundleFailure[];
   /** Set when the bundle was written. */
   readonly manifest?: BundleManifest;
@@ -93,6 +108,7 @@ export interface BundleCreateOutcome {
   readonly bytes: number;
   /** Packages in this bundle, and packages left out because the `since` bundle has them. */
   readonly packages: number;
+  /** Packages left out because the `since` bundle already has them. */
   readonly skipped: number;
 }
 
@@ -105,8 +121,8 @@ interface Picked {
 
 /** See the module comment. */
 export async function createBundle(options: BundleCreateOptions): Promise<BundleCreateOutcome> {
-  return abortable('bundle create', options.signal, () =>
-    createWith({ ...options, source: abortableSource(options.source, options.signal, 'bundle create') }),
+  return abortable('bundle create', options.signal, (signal) =>
+    createWith({ ...withSignal(options, signal), source: abortableSource(options.source, signal, 'bundle create') }),
   );
 }
 

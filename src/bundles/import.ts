@@ -77,7 +77,7 @@ import { type HashPool, normalizeHashes, parseHash } from '../hashing/index.js';
 import { packedFileName, providerDirPath } from '../layout/index.js';
 import { hasErrors, type Locks, parseLockFile } from '../lockfile/index.js';
 import { MIRROR_MUTEX_FILE, MIRROR_STAGING_PREFIX } from '../installer/mirror.js';
-import { abortable } from '../installer/abort.js';
+import { abortable, withSignal } from '../installer/abort.js';
 import {
   BUNDLE_LOCK_NAME,
   type BundleManifest,
@@ -91,12 +91,23 @@ import { readRegularFile } from '../fs/read.js';
 /** Default largest member: 2 GiB (provider packages are far smaller). */
 export const DEFAULT_MAX_MEMBER_SIZE = 2 * 1024 ** 3;
 
+/** How {@link importBundle} unpacks an air-gap bundle into a filesystem mirror (docs/bundles.md). */
 export interface BundleImportOptions {
+  /** The bundle's tar file, as `createBundle` wrote it. */
   readonly bundlePath: string;
+  /**
+   * The filesystem mirror to import into (created when missing); packages land in the packed layout with the
+   * mirror's index files.
+   */
   readonly targetDir: string;
   /** Hashes the packages; its archive limits apply (as for `provkit hash`). */
   readonly pool: HashPool;
+  /** The flavor: lock-file rules and the words of messages. */
   readonly flavor: Flavor;
+  /**
+   * The largest member of the bundle accepted, in bytes (default {@link DEFAULT_MAX_MEMBER_SIZE}, 2 GiB): a larger
+   * one refuses the bundle before anything is written.
+   */
   readonly maxMemberSize?: number;
   /** A lock file every package must match (by `zh:` or `h1:`), for the provider and version it is bundled as. */
   readonly trustedLocks?: Locks;
@@ -106,7 +117,9 @@ export interface BundleImportOptions {
   readonly targetMutex?: Omit<DirMutexOptions, 'signal'>;
 }
 
+/** What {@link importBundle} did (the target is changed all or nothing: every package and index in place, or none). */
 export interface BundleImportOutcome {
+  /** The bundle's manifest (what it holds, who made it and when). */
   readonly manifest: BundleManifest;
   /** Packages moved into the target. */
   readonly added: readonly string[];
@@ -338,7 +351,9 @@ function checkManifest(manifest: BundleManifest, flavor: Flavor): CheckedManifes
 
 /** See the module comment. */
 export async function importBundle(options: BundleImportOptions): Promise<BundleImportOutcome> {
-  return abortable('bundle import', options.signal, (committed) => importWith(options, committed));
+  return abortable('bundle import', options.signal, (signal, committed) =>
+    importWith(withSignal(options, signal), committed),
+  );
 }
 
 async function importWith(options: BundleImportOptions, markCommitted: () => void): Promise<BundleImportOutcome> {

@@ -233,7 +233,7 @@ function reportFlagError(err: ProvkitError, io: CliIO, help: string, session: Ou
 
 /** Any other failure before or around a command: the one conversion, on the run's streams. */
 function reportError(err: unknown, io: CliIO, session: OutputSession): number {
-  const d = diagnosticFromError(err);
+  const d = diagnosticFromError(err, 'Error');
   for (const ui of session.jsonUIs()) ui.diagnostic(d);
   if (!session.json) {
     const red = session.color && io.stderr.isTTY === true;

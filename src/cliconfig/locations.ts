@@ -38,11 +38,13 @@ export type HostOS =
 
 /** Everything location logic depends on, injected. */
 export interface CliConfigContext {
+  /** The flavor, whose file names and variables apply (`.tofurc` and `TF_CLI_CONFIG_FILE`, or `.terraformrc`). */
   readonly flavor: Flavor;
   /** The process environment (`TF_CLI_CONFIG_FILE`, `HOME`, `XDG_*`, `APPDATA`, `TF_TOKEN_*`, …). */
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The user's home directory, used when `HOME` is not set (Go: `user.Current`). */
   readonly homeDir: string;
+  /** The operating system, whose default locations apply (`%APPDATA%` on Windows, `$HOME` elsewhere). */
   readonly os: HostOS;
   /** The working directory (for `terraform.d/plugins`). */
   readonly cwd: string;

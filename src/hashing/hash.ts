@@ -13,6 +13,10 @@ import { compareBytewise } from '../go/index.js';
 /** The schemes provkit computes. Others are carried as opaque strings. */
 export type KnownScheme = 'h1:' | 'zh:';
 
+/**
+ * A lock-file hash: a scheme and a value (CONTRIBUTING.md house style 6). Made by {@link parseHash}; it prints and
+ * serialises as its `text`. A scheme provkit does not compute is kept and matches nothing but itself.
+ */
 export interface Hash {
   /** Everything up to and including the first `:` (e.g. `h1:`, `zh:`, `test:`). */
   readonly scheme: string;
@@ -22,7 +26,9 @@ export interface Hash {
   readonly text: string;
 }
 
+/** The `h1:` scheme: Go dirhash `Hash1` of a package's files (docs/reference.md §2). */
 export const H1: KnownScheme = 'h1:';
+/** The `zh:` scheme: the SHA-256 of a package's zip archive, lower-case hex. */
 export const ZH: KnownScheme = 'zh:';
 
 /** Parses a hash string; throws INVALID_HASH with the reference's wording. */

@@ -10,11 +10,19 @@ import type { Hash } from './hash.js';
 import type { HashPool } from './pool.js';
 import type { ZipPackageHashes } from './zip-package.js';
 
+/**
+ * The hashes of one path given by a user: a zip (`zh:` and both `h1:` forms), a directory (its `h1:`), or the error
+ * that stopped it (not found, not a file or directory, an invalid archive).
+ */
 export type PathHashResult =
   | { readonly path: string; readonly kind: 'zip'; readonly zip: ZipPackageHashes }
   | { readonly path: string; readonly kind: 'dir'; readonly h1: Hash }
   | { readonly path: string; readonly kind: 'error'; readonly error: ProvkitError };
 
+/**
+ * Hashes the file or directory at `path` with `pool` (see {@link PathHashResult}). A {@link ProvkitError} is
+ * returned as an `error` result, never thrown; anything else (a bug) is thrown.
+ */
 export async function hashPath(pool: HashPool, path: string): Promise<PathHashResult> {
   try {
     let st;
@@ -40,6 +48,7 @@ export async function hashPath(pool: HashPool, path: string): Promise<PathHashRe
   }
 }
 
+/** {@link hashPath} of every path, concurrently (the pool bounds the work); results in the order of `paths`. */
 export function hashPaths(pool: HashPool, paths: readonly string[]): Promise<PathHashResult[]> {
   return Promise.all(paths.map((p) => hashPath(pool, p)));
 }

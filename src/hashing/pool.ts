@@ -34,6 +34,7 @@ import { type FormResult, type ZipForms, type ZipHashOptions, type ZipPackageHas
 import { type ReadProgress, ZhStream } from './zh.js';
 import { hashWithDigests, hashZipFileOnce, zipFormsFileOnce, ZipStreamDigester } from './zip-stream.js';
 
+/** How {@link createHashPool} sizes its workers, and the archive limits every zip job applies. */
 export interface HashPoolOptions extends ZipHashOptions {
   /** Packages hashed at once; default `os.availableParallelism()`. 0 = no workers. */
   concurrency?: number;
@@ -57,6 +58,11 @@ export interface HashPoolOptions extends ZipHashOptions {
   shareUpTo?: number;
 }
 
+/**
+ * Hashes packages on worker threads (see the module comment of src/hashing/pool.ts): file jobs bounded by the
+ * pool's concurrency, streams spread over its workers. Results are the same as the in-thread functions' ({@link
+ * hashZipPackage}, {@link hashPackageDir}). Close it once with `close()`.
+ */
 export interface HashPool {
   /**
    * `knownZh`: the archive's zh: when already computed from these bytes (not
@@ -71,6 +77,10 @@ export interface HashPool {
    * as {@link hashZip}, and reports progress as it does.
    */
   hashZipForms(path: string, onProgress?: ReadProgress): Promise<ZipForms>;
+  /**
+   * The `h1:` of an unpacked package directory (Go dirhash `Hash1` of its files; {@link hashPackageDir}), computed
+   * on a worker.
+   */
   hashDir(path: string): Promise<Hash>;
   /**
    * Hashes a zip while its bytes arrive (zip-stream.ts): put
@@ -485,6 +495,10 @@ function workerURL(): URL {
     : new URL('./worker.js', import.meta.url);
 }
 
+/**
+ * A pool of worker threads that hash packages (see {@link HashPool}); workers start when the first job comes, and
+ * `close()` ends them. Owned by the caller: close it once when done, or the process keeps its threads.
+ */
 export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const concurrency = options.concurrency ?? availableParallelism();
   const inThreadBytes = options.inThreadBytes ?? 0;

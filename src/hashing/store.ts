@@ -65,7 +65,9 @@ export interface HashStore {
 
 /** What {@link HashStore.lookup} finds. */
 export interface StoredHashes {
+  /** The package's hashes as they were computed: `zh:` and both `h1:` forms, with what reading it found. */
   readonly hashes: ZipPackageHashes;
+  /** The platform the package was stored for (`os_arch`), when known. */
   readonly platform?: string;
   /** Who vouched for the bytes, when and from where; empty for entries written before provkit kept them. */
   readonly dispositions: readonly StoredDisposition[];

@@ -51,6 +51,7 @@ export type FormResult =
 export interface HashWarning {
   /** Stable code: `H1_FORMS_DIFFER` or `ZIP_SYMLINK_ENTRY`. */
   readonly code: 'H1_FORMS_DIFFER' | 'ZIP_SYMLINK_ENTRY';
+  /** One line describing it (entry names escaped for display). */
   readonly message: string;
   /** The entries responsible, for display. */
   readonly entries: readonly string[];
@@ -63,12 +64,15 @@ export interface HashWarning {
  * archive's bytes on one).
  */
 export interface ZipForms {
+  /** The archive's path, as given. */
   readonly path: string;
   /** The lock-file `h1:`: the package as extracted. */
   readonly h1: FormResult;
   /** The `h1:` over the entries as stored (what `providers mirror` writes to VERSION.json). */
   readonly h1Zip: FormResult;
+  /** What reading the archive found that deserves attention (forms that differ, symlink entries). */
   readonly warnings: readonly HashWarning[];
+  /** How many entries the archive has (directories included). */
   readonly entryCount: number;
   /** Sum of the recorded uncompressed sizes. */
   readonly uncompressedBytes: number;
@@ -76,10 +80,16 @@ export interface ZipForms {
 
 /** The `zh:` and both `h1:` forms of a packed package ({@link hashZipPackage}). */
 export interface ZipPackageHashes extends ZipForms {
+  /** The `zh:`: SHA-256 of the archive's bytes. */
   readonly zh: Hash;
 }
 
+/** Options of {@link hashZipPackage} and the pool's zip jobs. */
 export interface ZipHashOptions {
+  /**
+   * Limits an archive must stay within (entries, total size, compression ratio); default {@link
+   * DEFAULT_ZIP_LIMITS}.
+   */
   limits?: ZipLimits;
   /**
    * The archive's `zh:` when the caller already computed it from these bytes

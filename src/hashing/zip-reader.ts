@@ -131,6 +131,10 @@ export interface ZipLimits {
 /** Content below this size is never refused for its compression ratio (64 MiB). */
 export const RATIO_FLOOR_BYTES = 64 * 1024 * 1024;
 
+/**
+ * The archive limits applied when none are given: 250 000 entries, 8 GiB uncompressed in total, a compression ratio
+ * of 200 above {@link RATIO_FLOOR_BYTES}. An archive over them is refused with a `ProvkitError`.
+ */
 export const DEFAULT_ZIP_LIMITS: Required<ZipLimits> = {
   maxEntries: 250_000,
   maxTotalBytes: 8 * 1024 ** 3,

@@ -34,6 +34,7 @@ export interface Range {
 
 /** A problem found while parsing or evaluating, worded like HCL's own diagnostics. */
 export interface Diagnostic {
+  /** `error` makes the file unusable; `warning` does not. */
   severity: 'error' | 'warning';
   /** Short, stable description, e.g. "Missing newline after argument" (HCL's `Summary`). */
   summary: string;

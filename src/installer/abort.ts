@@ -15,6 +15,8 @@
  * What a run did before the abort is undone by the run itself (a lock file
  * or a mirror is written all or nothing; see each run's documentation).
  */
+import { setMaxListeners } from 'node:events';
+
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import type { AvailableVersions, PackageMeta, Source } from '../sources/index.js';
@@ -29,8 +31,41 @@ export function throwIfAborted(what: string, signal: AbortSignal | undefined): v
   if (signal?.aborted === true) throw abortedError(what, signal);
 }
 
+/** A run's own signal ({@link runSignal}) and the way to let go of the caller's. */
+export interface RunSignal {
+  /** Aborts when the caller's signal aborts, with its reason; undefined when the caller gave none. */
+  readonly signal: AbortSignal | undefined;
+  /** Removes the one listener on the caller's signal (idempotent): call when the run ends. */
+  readonly release: () => void;
+}
+
 /**
- * Runs `body` under the contract (see the module comment): when `signal`
+ * The signal a run listens to, derived from the caller's `parent`: one
+ * listener on `parent` (removed by `release`), whatever the run does, and no
+ * listener limit on the derived signal, on which the run's concurrent
+ * fetches, downloads and hashes each add their own. Without it a caller's
+ * own `AbortSignal` (Node's default limit is 10 listeners per target) met a
+ * `MaxListenersExceededWarning` from any run with more than ten packages in
+ * flight (nodejs.org/api/events.html, `events.setMaxListeners`).
+ */
+export function runSignal(parent: AbortSignal | undefined): RunSignal {
+  if (parent === undefined) return { signal: undefined, release: () => undefined };
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return { signal: controller.signal, release: () => undefined };
+  }
+  const onAbort = (): void => controller.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  return { signal: controller.signal, release: () => parent.removeEventListener('abort', onAbort) };
+}
+
+/**
+ * Runs `body` under the contract (see the module comment), with the run's
+ * own signal ({@link runSignal}, passed to `body`: the run uses it in place
+ * of the caller's, which then holds one listener of the run's, removed when
+ * it settles). When `signal`
  * has aborted by the time `body` settles, however it settles, the result is
  * {@link abortedError} (or the run's own `ABORTED` error, which may say more:
  * "the target is unchanged") — unless `body` had called `committed` (its
@@ -41,23 +76,26 @@ export function throwIfAborted(what: string, signal: AbortSignal | undefined): v
  */
 export async function abortable<T>(
   what: string,
-  signal: AbortSignal | undefined,
-  body: (committed: () => void) => Promise<T>,
+  parent: AbortSignal | undefined,
+  body: (signal: AbortSignal | undefined, committed: () => void) => Promise<T>,
 ): Promise<T> {
   let done = false;
   const committed = (): void => {
     done = true;
   };
-  if (signal === undefined) return body(committed);
-  throwIfAborted(what, signal);
+  if (parent === undefined) return body(undefined, committed);
+  throwIfAborted(what, parent);
+  const { signal, release } = runSignal(parent);
   let value: T;
   try {
-    value = await body(committed);
+    value = await body(signal, committed);
   } catch (err) {
-    if (!signal.aborted) throw err;
-    throw err instanceof ProvkitError && err.code === ErrorCode.ABORTED ? err : abortedError(what, signal);
+    if (!parent.aborted) throw err;
+    throw err instanceof ProvkitError && err.code === ErrorCode.ABORTED ? err : abortedError(what, parent);
+  } finally {
+    release();
   }
-  if (!done) throwIfAborted(what, signal);
+  if (!done) throwIfAborted(what, parent);
   return value;
 }
 
@@ -109,4 +147,13 @@ export function abortableSource(source: Source, signal: AbortSignal | undefined,
             guard(() => localPlatforms.call(source, provider, version)),
         }),
   };
+}
+
+/** `options` with the run's own signal ({@link abortable}) in place of the caller's. */
+export function withSignal<T extends { readonly signal?: AbortSignal }>(
+  options: T,
+  signal: AbortSignal | undefined,
+): T {
+  if (signal === undefined) return options;
+  return { ...options, signal };
 }

@@ -9,6 +9,11 @@ import type { NetEvents } from '../net/index.js';
 import { WarningCode } from '../errors.js';
 import type { VerifyProblemCode } from './verify.js';
 
+/**
+ * How a package was authenticated, in the reference's words: `signed` (the registry's SHA256SUMS, its signature
+ * checked), `signing skipped` (signature not checked, by policy), `verified checksum` (a hash a mirror or lock
+ * vouched for matched), `unauthenticated` (nothing to check it against).
+ */
 export type AuthLabel = 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated';
 
 /** What a `fetch_progress` counts: downloaded bytes, or a local archive's bytes read for its `zh:` or hashed. */
@@ -17,6 +22,9 @@ export type ProgressPhase = 'download' | 'checksum' | 'hash';
 /** How a platform's hashes changed the lock (`providers lock` docs/reference.md §6.1 item 90). */
 export type LockChange = 'new-provider' | 'added' | 'unchanged';
 
+/**
+ * Everything a run reports while it works, discriminated by `type` (docs/json-ui.md says how `-json` renders each).
+ */
 export type InstallerEvent =
   | {
       readonly type: 'provider_selected';
@@ -132,9 +140,11 @@ export type InstallerEvent =
       readonly provider: ProviderAddress;
       readonly version: Version;
       readonly platform: Platform;
+      /** The package's file (or unpacked directory) relative to the mirror's target directory, forward slashes. */
       readonly path: string;
       readonly action: 'written' | 'kept';
     }
+  /** A mirror's index document written (`index.json`, `VERSION.json`); `path` relative to the target directory, forward slashes. */
   | { readonly type: 'mirror_index'; readonly provider: ProviderAddress; readonly path: string }
   /**
    * Publishing to an OCI registry (installer/oci-publish.ts): a blob of a
@@ -215,6 +225,10 @@ export type InstallerEvent =
       readonly message: string;
     };
 
+/**
+ * Receives a run's events, synchronously, in the order they happen (concurrent packages interleave). It must not
+ * throw; it may abort the run's signal.
+ */
 export type EventSink = (event: InstallerEvent) => void;
 
 /**

@@ -92,10 +92,13 @@ export const DEFAULT_EXTRACT_LIMITS: ExtractLimits = {
   maxTotalBytes: 16 * 1024 ** 3,
 };
 
+/** How {@link extractPackage} unpacks a provider package. */
 export interface ExtractOptions {
+  /** Limits of what one archive may extract to (entries, total bytes; default `DEFAULT_EXTRACT_LIMITS`), per field. */
   readonly limits?: Partial<ExtractLimits>;
   /** The archive limits of the hashing core (the ratio); entries and total bytes come from `limits`. */
   readonly zipLimits?: ZipLimits;
+  /** Aborts the extraction: the temporary directory is removed and the target is left as it was. */
   readonly signal?: AbortSignal;
   /**
    * What to do when the target already exists and is not an empty directory:
@@ -116,6 +119,7 @@ export interface ExtractOptions {
   readonly fileModeMask?: number;
 }
 
+/** What {@link extractPackage} put in place. */
 export interface ExtractResult {
   /** The package directory (the target). */
   readonly dir: string;

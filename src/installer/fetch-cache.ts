@@ -50,7 +50,7 @@ import {
   type Source,
   type TrustedHash,
 } from '../sources/index.js';
-import { abortableSource, throwIfAborted } from './abort.js';
+import { abortableSource, runSignal, throwIfAborted, withSignal } from './abort.js';
 import { requireExtractable } from './archive-check.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, type ProgressPhase } from './events.js';
 import { announcedSize, DEFAULT_DOWNLOADS, type DownloadQueue, downloadQueue } from './download-queue.js';
@@ -146,11 +146,20 @@ export class FetchCache {
   private readonly events: EventSink;
 
   private readonly options: FetchCacheOptions;
+  /** Lets go of the caller's signal (the cache's own derives from it: installer/abort.ts `runSignal`). */
+  private readonly releaseSignal: () => void;
 
+  /**
+   * A cache over `options.source`; nothing is fetched until {@link FetchCache.lock} is called. One listener is
+   * added to `options.signal` until {@link FetchCache.close}.
+   */
   constructor(options: FetchCacheOptions) {
+    // One listener on the caller's signal for the cache's whole life, however many packages it fetches at once.
+    const { signal, release } = runSignal(options.signal);
+    this.releaseSignal = release;
     // After the abort the cache asks its source nothing more, and a call in
     // flight settles as ABORTED (installer/abort.ts, the one cancellation contract).
-    this.options = { ...options, source: abortableSource(options.source, options.signal, 'locking') };
+    this.options = { ...withSignal(options, signal), source: abortableSource(options.source, signal, 'locking') };
     this.slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
     this.network = downloadQueue(this.slots);
     this.events = options.events ?? ignoreEvents;
@@ -179,6 +188,7 @@ export class FetchCache {
 
   /** Removes the cache's temporary directory (call once, when every root is done). */
   async close(): Promise<void> {
+    this.releaseSignal();
     const work = this.work;
     this.work = undefined;
     if (work) await rm(await work.catch(() => ''), { recursive: true, force: true }).catch(() => undefined);

@@ -106,7 +106,7 @@ import {
   versionDirPath,
 } from './package-dirs.js';
 import { requireExtractable } from './archive-check.js';
-import { abortable, abortableSource } from './abort.js';
+import { abortable, abortableSource, withSignal } from './abort.js';
 import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, queryWarningsEvent } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
@@ -118,12 +118,23 @@ import { downloadName } from '../layout/index.js';
 
 export { InstallErrorCode } from './package-dirs.js';
 
+/** How {@link runInstall} installs a configuration's providers (`provkit install`, the provider step of `init`). */
 export interface InstallOptions {
+  /** The providers to install, with their merged version constraints (`loadModuleRequirements` of `provkit/config`). */
   readonly requirements: readonly Requirement[];
+  /**
+   * The lock file's locks: a locked version is installed when it meets the constraints, and every package is
+   * checked against its hashes.
+   */
   readonly oldLocks: Locks;
   /** The platform to install for (the current one, or `-platform` in tests). */
   readonly platform: Platform;
+  /**
+   * Where versions, metadata and packages come from (registry, mirror, {@link MultiSource} of
+   * `provider_installation`).
+   */
   readonly source: Source;
+  /** The hash pool that checks packages (`h1:` of archives and of installed directories); owned by the caller. */
   readonly pool: HashPool;
   /**
    * Hashes of archives seen before, by `zh:` (hashing/store.ts): a registry
@@ -133,6 +144,7 @@ export interface InstallOptions {
   readonly hashStore?: HashStore;
   /** Needed when the source returns http locations. */
   readonly http?: HttpClient;
+  /** The flavor: the lock file's rules, messages and signature policy. */
   readonly flavor: Flavor;
   /** The `.terraform/providers` directory. */
   readonly targetDir: string;
@@ -142,7 +154,15 @@ export interface InstallOptions {
   readonly cacheMayBreakLockFile?: boolean;
   /** `-upgrade`: ignore the locked versions (docs/reference.md §3.4 item 46). */
   readonly upgrade?: boolean;
+  /**
+   * Install events: `install_resolving`, `provider_selected`, `install_start`, `fetch_*`, `install_complete`,
+   * `package_lock_wait`, `warning`.
+   */
   readonly events?: EventSink;
+  /**
+   * Aborts the run: it throws `ProvkitError` `ABORTED` (installer/abort.ts); a package is installed completely or
+   * not at all.
+   */
   readonly signal?: AbortSignal;
   /** Archives downloaded at once (default `DEFAULT_DOWNLOADS`: download-queue.ts). */
   readonly networkConcurrency?: number;
@@ -150,6 +170,7 @@ export interface InstallOptions {
   readonly enforceSignatures?: boolean;
   /** Tuning of the package directory mutexes (stale timeout, heartbeat). */
   readonly packageMutexes?: Omit<DirMutexOptions, 'signal' | 'onWait' | 'onBreak'>;
+  /** Limits of what one archive may extract to (entries, bytes, ratio; extract.ts), tightened or widened per field. */
   readonly extractLimits?: Partial<ExtractLimits>;
   /** Archive limits for extraction (the compression ratio; see `ZipLimits`). */
   readonly zipLimits?: ZipLimits;
@@ -157,21 +178,35 @@ export interface InstallOptions {
 
 /** One provider in place. */
 export interface InstalledPackage {
+  /** The provider's address. */
   readonly provider: ProviderAddress;
+  /** The version installed. */
   readonly version: Version;
+  /** The platform installed for (the run's `platform`). */
   readonly platform: Platform;
   /** The package directory in the target (a symlink when it came from a cache or an unpacked mirror). */
   readonly dir: string;
+  /** The provider's executable in `dir` (the file named `terraform-provider-TYPE…`), as a path. */
   readonly executable: string;
+  /**
+   * `installed`: fetched now; `previously-installed`: the target already held it, matching the lock; `cache`:
+   * linked from the plugin cache.
+   */
   readonly mode: 'installed' | 'previously-installed' | 'cache';
   /** `h1:` of the installed directory. */
   readonly h1: Hash;
 }
 
+/**
+ * What {@link runInstall} did: the new locks, what is installed, and what failed (those providers' lock entries
+ * unchanged).
+ */
 export interface InstallOutcome {
   /** The locks after the install; providers that failed keep their old entry, providers no longer required are gone. */
   readonly locks: Locks;
+  /** Every provider in place, in whichever way ({@link InstalledPackage.mode}). */
   readonly installed: readonly InstalledPackage[];
+  /** Providers that could not be installed, with the phase each failed in; empty when the install succeeded. */
   readonly failures: readonly InstallFailure[];
 }
 
@@ -184,7 +219,9 @@ export interface InstallOutcome {
  */
 export type InstallPhase = 'query' | 'fetch' | 'cache';
 
+/** A provider that could not be installed: the error, and where in the install it failed. */
 export interface InstallFailure extends ProviderFailure {
+  /** Where it failed: choosing the version, fetching, or linking from the plugin cache. */
   readonly phase: InstallPhase;
   /** The version chosen, once it is known (always in the `fetch` and `cache` phases). */
   readonly version: Version | undefined;
@@ -253,8 +290,8 @@ interface ProviderResult {
  * Never throws for a provider's failure: those are in `failures`.
  */
 export async function runInstall(options: InstallOptions): Promise<InstallOutcome> {
-  return abortable('installing', options.signal, () =>
-    installWith({ ...options, source: abortableSource(options.source, options.signal, 'installing') }),
+  return abortable('installing', options.signal, (signal) =>
+    installWith({ ...withSignal(options, signal), source: abortableSource(options.source, signal, 'installing') }),
   );
 }
 

@@ -16,18 +16,26 @@
  *
  * As OpenTofu's installer (internal/providercache/installer.go) the result is
  * data: the outcome and the events; nothing is printed here.
+ *
+ * The CLI gives it a fetch-and-hash cache it shares between the roots of a
+ * tree; a library caller can give just a `source` (or nothing: the flavor's
+ * origin registries) and the call opens, and closes, its own hash pool and
+ * cache (docs/api.md "Lock a directory, with progress").
  */
 import { join, posix } from 'node:path';
 
 import type { Flavor, Platform, Requirement } from '../addresses/index.js';
 import { findPolicy, loadConfig, type PolicyResult } from '../config/index.js';
 import { type Diagnostic as CommandDiagnostic, ErrorCode, ProvkitError, asProvkitError } from '../errors.js';
-import type { HashStore } from '../hashing/index.js';
+import { createHashPool, type HashPool, type HashStore } from '../hashing/index.js';
 import { type Diagnostic, hasErrors } from '../hcl/index.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks, providersLockWrite, saveLockBytes } from '../lockfile/index.js';
+import { HttpClient } from '../net/index.js';
+import { createRegistrySource, type Source } from '../sources/index.js';
+import { runSignal, withSignal } from './abort.js';
 import { type EventSink, ignoreEvents, type InstallerEvent } from './events.js';
 import { type ProviderFailure, runLock } from './lock.js';
-import type { FetchCache } from './fetch-cache.js';
+import { FetchCache } from './fetch-cache.js';
 import { type ChosenPlatforms, choosePlatforms, PlatformInference } from './platforms.js';
 
 /**
@@ -50,8 +58,24 @@ export interface LockModuleOptions {
    * read; undefined when it could not be opened, which the opener has
    * reported). Shared between modules, each package is fetched and hashed
    * once for all of them. Owned by the caller: never closed here.
+   *
+   * Absent: the call opens its own when it first needs one, over
+   * {@link LockModuleOptions.source} with {@link LockModuleOptions.pool} and
+   * {@link LockModuleOptions.http}, reporting its package events
+   * (`fetch_start`, `fetch_progress`, `fetch_complete`) to `events`, and
+   * closes it (and a pool of its own) before it returns.
    */
-  readonly cache: FetchCache | (() => Promise<FetchCache | undefined>);
+  readonly cache?: FetchCache | (() => Promise<FetchCache | undefined>);
+  /**
+   * Without a `cache`: where versions, metadata and packages come from
+   * (default: the flavor's origin registries, {@link createRegistrySource}
+   * over `http`, credentials from `TF_TOKEN_…` variables).
+   */
+  readonly source?: Source;
+  /** Without a `cache`: the hash pool (default: one of this call's own, closed before it returns). */
+  readonly pool?: HashPool;
+  /** Without a `cache`: the HTTP client of the downloads and of the default source (default `new HttpClient()`). */
+  readonly http?: HttpClient;
   /** Platforms to lock; empty or absent: the module's policy (`provkit.hcl`), else those its lock covers, else this machine's. */
   readonly platforms?: readonly Platform[];
   /** Where the search for the nearest `provkit.hcl` stops, going up from the directory (default: the directory itself). */
@@ -85,13 +109,24 @@ export interface LockModuleOptions {
   readonly allPlatforms?: boolean;
   /** `OPENTOFU_ENFORCE_GPG_VALIDATION` in effect: read once by the caller from its environment. */
   readonly enforceSignatures?: boolean;
-  /** The run's events: `platforms_chosen`, `provider_selected`, `hashes_obtained`, warnings. */
+  /**
+   * The run's events: `platforms_chosen`, `provider_selected`, `warning`,
+   * and `hashes_obtained` once the lock file is written (never with `check`);
+   * without a `cache`, the package events too (`fetch_queued`,
+   * `fetch_start`, `fetch_progress`, `fetch_complete`).
+   */
   readonly events?: EventSink;
+  /**
+   * Stops the run: no source call after it (installer/abort.ts), nothing
+   * written; the outcome (or, from the fetches, a thrown `ProvkitError`
+   * `ABORTED`) says so. One listener is added to it while the call runs.
+   */
   readonly signal?: AbortSignal;
 }
 
 /** What {@link lockModule} did. */
 export interface ModuleLockOutcome {
+  /** What became of the lock file (see {@link ModuleLockStatus}). */
   readonly status: ModuleLockStatus;
   /** Undefined when the run stopped before its platforms were chosen. */
   readonly platforms?: ChosenPlatforms;
@@ -124,14 +159,59 @@ function underLabel(label: string, diagnostics: readonly Diagnostic[]): Diagnost
 }
 
 /**
- * Locks the module in `dir` as `providers lock` run there would: see the
- * module comment. Never throws for the module's own failures (they are in
- * the outcome); nothing is written unless the whole run succeeded.
+ * Locks the module in `dir` as `providers lock` run there would (`tofu
+ * providers lock` or `terraform providers lock` by `flavor`): reads its
+ * configuration and `.terraform.lock.hcl`, chooses the platforms (given,
+ * else its `provkit.hcl` policy, else those its lock file covers, else this
+ * machine's), fetches and hashes every package, and writes the lock file
+ * atomically, byte for byte as the reference would (or, with `check`,
+ * compares only). See the module comment for the order of the steps.
+ *
+ * Never throws for the module's own failures: configuration and lock-file
+ * errors are in `diagnostics`, providers that could not be locked in
+ * `failures`, a write error in `error`; nothing is written unless the whole
+ * run succeeded. The one pipeline the CLI's `lock` and `lock -recursive` run.
  *
  * @param dir - The root module's directory.
- * @param options - The cache, flavor, platforms and event sink; see {@link LockModuleOptions}.
+ * @param options - The flavor, platforms, source or cache, event sink and signal; see {@link LockModuleOptions}.
+ * @throws {ProvkitError} `ABORTED` when `signal` aborts while packages are
+ *   fetched (installer/abort.ts); without a `cache` or `http`, what `new HttpClient()` throws.
  */
 export async function lockModule(dir: string, options: LockModuleOptions): Promise<ModuleLockOutcome> {
+  // One listener on the caller's signal, whatever the run adds to its own (installer/abort.ts).
+  const { signal, release } = runSignal(options.signal);
+  let own: { cache: FetchCache; pool: HashPool | undefined } | undefined;
+  const cache =
+    options.cache ??
+    ((): Promise<FetchCache> => {
+      const http = options.http ?? new HttpClient();
+      const pool = options.pool ?? createHashPool();
+      own = {
+        pool: options.pool === undefined ? pool : undefined,
+        cache: new FetchCache({
+          source: options.source ?? createRegistrySource({ flavor: options.flavor, http }),
+          pool,
+          http,
+          ...(options.events ? { events: options.events } : {}),
+          ...(signal ? { signal } : {}),
+          ...(options.hashStore ? { hashStore: options.hashStore } : {}),
+        }),
+      };
+      return Promise.resolve(own.cache);
+    });
+  try {
+    return await lockWith(dir, { ...withSignal(options, signal), cache });
+  } finally {
+    release();
+    await own?.cache.close();
+    await own?.pool?.close();
+  }
+}
+
+async function lockWith(
+  dir: string,
+  options: LockModuleOptions & { readonly cache: NonNullable<LockModuleOptions['cache']> },
+): Promise<ModuleLockOutcome> {
   const label = options.label ?? '.';
   const { flavor, signal } = options;
   const events = options.events ?? ignoreEvents;

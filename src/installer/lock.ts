@@ -32,7 +32,7 @@ import {
 import type { TrustedHash } from '../sources/index.js';
 import { type EventSink, ignoreEvents, type LockChange } from './events.js';
 import type { FetchCache } from './fetch-cache.js';
-import { abortable, abortableSource } from './abort.js';
+import { abortable, abortableSource, withSignal } from './abort.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { selectVersion } from './select-version.js';
 
@@ -74,15 +74,27 @@ export interface LockOptions {
   readonly enforceSignatures?: boolean;
 }
 
+/** A provider (or one of its packages) that could not be locked, and why. */
 export interface ProviderFailure {
+  /** The provider. */
   readonly provider: ProviderAddress;
+  /**
+   * The platform, when the failure is about one package; absent when it is about the provider as a whole (no
+   * version meets the constraints, the source does not know it).
+   */
   readonly platform?: Platform;
+  /**
+   * Why: a {@link ProvkitError} with its code and context (for the one {@link Diagnostic} of it: {@link
+   * diagnosticFromError}).
+   */
   readonly error: ProvkitError;
 }
 
+/** What {@link runLock} produced: the merged locks, or the failures. */
 export interface LockOutcome {
   /** The merged locks; only meaningful when `failures` is empty. */
   readonly locks: Locks;
+  /** Providers or packages that could not be locked; empty when the run succeeded. */
   readonly failures: readonly ProviderFailure[];
   /** True when the merged locks hold hashes the old ones did not. */
   readonly changed: boolean;
@@ -114,7 +126,7 @@ function recordedHashes(
  *   no source call and no fetch after it, whatever the source rejected with).
  */
 export async function runLock(options: LockOptions): Promise<LockOutcome> {
-  return abortable('locking', options.signal, () => lockWith(options));
+  return abortable('locking', options.signal, (signal) => lockWith(withSignal(options, signal)));
 }
 
 async function lockWith(options: LockOptions): Promise<LockOutcome> {

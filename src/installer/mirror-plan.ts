@@ -20,9 +20,13 @@ import { selectVersion } from './select-version.js';
 export interface MirrorFailure {
   /** Absent for failures that concern the whole mirror (the indexes). */
   readonly provider?: ProviderAddress;
+  /** The version, when the failure is about one. */
   readonly version?: Version;
+  /** The platform, when the failure is about one package. */
   readonly platform?: Platform;
+  /** One line for a list of failures (the cause's summary, said once for the packages it stopped). */
   readonly summary: string;
+  /** The error, with its code and context fields. */
   readonly error: ProvkitError;
 }
 

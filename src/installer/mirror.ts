@@ -92,19 +92,29 @@ import {
   type MirrorStep,
   planMirrorPackages,
 } from './mirror-plan.js';
-import { abortable, abortableSource, throwIfAborted } from './abort.js';
+import { abortable, abortableSource, throwIfAborted, withSignal } from './abort.js';
 import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
 import type { FetchRunOptions } from './run-options.js';
 import { readRegularFile } from '../fs/read.js';
 
+/**
+ * Which hashes a mirror's `VERSION.json` lists per archive: `reference` (what `providers mirror` writes,
+ * docs/reference.md §6.2 item 95) or `all` (the `zh:` and both `h1:` forms of every archive).
+ */
 export type MirrorHashes = 'reference' | 'all';
 
+/**
+ * How {@link runMirror} fills a filesystem mirror: the requirements' packages for the platforms, in the packed
+ * layout, with the network mirror protocol's index files.
+ */
 export interface MirrorOptions extends FetchRunOptions {
   /** The lock file's selections; when non-empty, versions follow it (docs/reference.md §6.2 item 93.2). */
   readonly locks: Locks;
+  /** The mirror's directory (created when missing): `HOST/NAMESPACE/TYPE/` files below it. */
   readonly targetDir: string;
+  /** The hashes listed in `VERSION.json` files (default `reference`). */
   readonly hashes?: MirrorHashes;
   /** Where the fingerprint cache of this target lives (none when absent). */
   readonly cacheFile?: string;
@@ -150,9 +160,13 @@ export const MIRROR_STAGING_PREFIX = '.provkit-staging-';
 
 export type { MirrorFailure } from './mirror-plan.js';
 
+/** What {@link runMirror} did: the failures (when any, nothing in the target changed) and the counts. */
 export interface MirrorOutcome {
+  /** Packages or providers that could not be mirrored; non-empty means the target is as it was. */
   readonly failures: readonly MirrorFailure[];
+  /** Packages written into the target (new or replaced). */
   readonly written: number;
+  /** Packages already in the target with the right hashes, kept as they are (not copied again). */
   readonly reused: number;
 }
 
@@ -189,8 +203,11 @@ const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean =>
  *   no temporary file remains), PACKAGE_LOCK_TIMEOUT, IO (the target's mutex)
  */
 export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> {
-  return abortable('mirroring', options.signal, (committed) =>
-    mirrorWith({ ...options, source: abortableSource(options.source, options.signal, 'mirroring') }, committed),
+  return abortable('mirroring', options.signal, (signal, committed) =>
+    mirrorWith(
+      { ...withSignal(options, signal), source: abortableSource(options.source, signal, 'mirroring') },
+      committed,
+    ),
   );
 }
 

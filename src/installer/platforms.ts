@@ -43,7 +43,12 @@ export type InferenceVia = 'hash store' | 'registry' | 'network mirror' | 'files
 
 /** The platforms of one run and why. */
 export interface ChosenPlatforms {
+  /** The platforms to lock, in order (as given, or sorted when inferred). */
   readonly platforms: readonly Platform[];
+  /**
+   * Where they came from: `-platform` flags (`flags`), a `provkit.hcl` policy (`policy`), the platforms the lock
+   * file already covers (`inferred`), or this machine's (`host`).
+   */
   readonly origin: PlatformOrigin;
   /** With `policy`: the policy file (as diagnostics name it). */
   readonly policyFile?: string;

@@ -10,15 +10,24 @@ import type { EventSink } from './events.js';
 
 /** What every run that fetches packages for platforms (lock, mirror, bundle) is given. */
 export interface FetchRunOptions {
+  /** The providers to fetch, with their constraints. */
   readonly requirements: readonly Requirement[];
+  /** The platforms to fetch every provider's package for. */
   readonly platforms: readonly Platform[];
+  /** Where versions, metadata and packages come from. */
   readonly source: Source;
   /** Hashing, bounded by its own (CPU) limit. */
   readonly pool: HashPool;
   /** Needed when a source returns http locations. */
   readonly http?: HttpClient;
+  /** The flavor: lock-file rules, signature policy and the words of messages. */
   readonly flavor: Flavor;
+  /** The run's events (selection, package fetches, progress, warnings; see {@link InstallerEvent}). */
   readonly events?: EventSink;
+  /**
+   * Stops the run: the one cancellation contract (installer/abort.ts): no source call after it, nothing changed,
+   * `ProvkitError` `ABORTED` thrown.
+   */
   readonly signal?: AbortSignal;
   /** Archives downloaded at once (default `DEFAULT_DOWNLOADS`, 8: installer/download-queue.ts). */
   readonly networkConcurrency?: number;

@@ -68,9 +68,14 @@ import { compareBytewise, isRecord } from '../go/index.js';
 import type { Hash, HashPool, HashStore, ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { FilesystemMirrorSource } from '../sources/index.js';
-import { abortable, throwIfAborted } from './abort.js';
+import { abortable, throwIfAborted, withSignal } from './abort.js';
 import { readRegularFile } from '../fs/read.js';
 
+/**
+ * What a {@link VerifyProblem} is, stable across releases: each code's meaning is listed in the module comment of
+ * src/installer/verify.ts (configuration vs lock, mirror coverage, hashes the lock lacks, index files, packages
+ * that cannot be hashed).
+ */
 export type VerifyProblemCode =
   | 'CONFIG_NOT_LOCKED'
   | 'CONFIG_CONSTRAINTS_CHANGED'
@@ -90,14 +95,27 @@ export type VerifyProblemCode =
 
 /** One problem; rendered as `PROVIDER [VERSION [PLATFORM]]: MESSAGE`. */
 export interface VerifyProblem {
+  /** The provider the problem is about. */
   readonly provider: ProviderAddress;
+  /**
+   * The locked version it is about; undefined for a problem about the provider as a whole (a requirement the lock
+   * lacks).
+   */
   readonly version: Version | undefined;
+  /** The platform it is about; undefined when it is about no single package. */
   readonly platform: Platform | undefined;
+  /** What is wrong (see {@link VerifyProblemCode}). */
   readonly code: VerifyProblemCode;
+  /**
+   * One line saying it, naming the file or hash where one is involved (not escaped: the caller escapes it for a
+   * terminal).
+   */
   readonly message: string;
 }
 
+/** What {@link runVerify} checks: a lock file against the configuration, a filesystem mirror, or a platform policy. */
 export interface VerifyOptions {
+  /** The lock file's locks: the hashes every package must match. */
   readonly locks: Locks;
   /** The configuration's requirements (docs/reference.md §3.4 item 51); omit to skip that check. */
   readonly requirements?: readonly Requirement[];
@@ -105,15 +123,22 @@ export interface VerifyOptions {
   readonly mirrorDir?: string;
   /** Platforms the lock must cover (needs `mirrorDir`); default: every platform the mirror has for a locked version. */
   readonly platforms?: readonly Platform[];
+  /** The hash pool that hashes the mirror's packages; owned by the caller. */
   readonly pool: HashPool;
+  /** The flavor: which of the lock's hashes are required (`zh:` rules) and the words of messages. */
   readonly flavor: Flavor;
   /** Without `mirrorDir`: the platforms a policy file (`file`) asks the lock to cover, checked through `hashStore`. */
   readonly policy?: { readonly platforms: readonly Platform[]; readonly file: string };
+  /**
+   * The hash store (hashing/store.ts): with `policy`, the `h1:` of a locked platform is looked up by its `zh:`
+   * instead of a package.
+   */
   readonly hashStore?: HashStore;
   /** Stops the run: no package is hashed after it, and `ABORTED` is thrown (installer/abort.ts). */
   readonly signal?: AbortSignal;
 }
 
+/** What {@link runVerify} found: the problems (none: the lock vouches for everything checked) and what it checked. */
 export interface VerifyOutcome {
   /** Sorted by provider, version, platform, code. */
   readonly problems: readonly VerifyProblem[];
@@ -302,7 +327,7 @@ function localArchivePath(providerDir: string, url: string): string | undefined 
  * directory itself cannot be read.
  */
 export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> {
-  return abortable('verifying', options.signal, () => verifyWith(options));
+  return abortable('verifying', options.signal, (signal) => verifyWith(withSignal(options, signal)));
 }
 
 async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {

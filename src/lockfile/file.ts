@@ -16,6 +16,7 @@ import { type LockParseResult, parseLockFile } from './parse.js';
 import { Locks } from './model.js';
 import { serializeLocks } from './serialize.js';
 
+/** `.terraform.lock.hcl`: the lock file's name in a root module's directory. */
 export const LOCK_FILE_NAME = '.terraform.lock.hcl';
 
 /** A lock file as loaded: its locks and diagnostics, and the bytes they were parsed from. */

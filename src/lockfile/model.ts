@@ -10,11 +10,27 @@
 import { ProviderAddress, type Version, VersionConstraints } from '../addresses/index.js';
 import { type Hash, normalizeHashes, preferredHashes } from '../hashing/index.js';
 
+/**
+ * One provider's entry of a lock file (`provider "ADDRESS" { version, constraints, hashes }`;
+ * `depsfile.ProviderLock`). Immutable; build one with {@link newProviderLock} to get the reference's sorted, de-
+ * duplicated hashes.
+ */
 export class ProviderLock {
+  /**
+   * A lock as given (hashes kept in their order, duplicates too); see {@link newProviderLock} for the reference's
+   * normal form.
+   */
   constructor(
+    /** The provider's address (the block's label). */
     readonly provider: ProviderAddress,
+    /** The selected version (`version`). */
     readonly version: Version,
+    /** The configuration's constraints when it was locked (`constraints`; empty when none were given). */
     readonly constraints: VersionConstraints,
+    /**
+     * The `hashes` list: as the file has them when parsed (order and duplicates kept), sorted and de-duplicated
+     * when made by {@link newProviderLock}.
+     */
     readonly hashes: readonly Hash[],
   ) {
     Object.freeze(this);
@@ -53,6 +69,7 @@ export function newProviderLock(
 export class Locks {
   private readonly byKey: ReadonlyMap<string, ProviderLock>;
 
+  /** The set of `locks`, one per provider (a later lock for the same provider replaces an earlier one). */
   constructor(locks: Iterable<ProviderLock> = []) {
     const m = new Map<string, ProviderLock>();
     for (const l of locks) m.set(l.provider.toComparisonString(), l);
@@ -60,10 +77,15 @@ export class Locks {
     Object.freeze(this);
   }
 
+  /** How many providers are locked. */
   get size(): number {
     return this.byKey.size;
   }
 
+  /**
+   * The lock of `addr` (compared as the reference compares addresses: case-insensitively for host and namespace),
+   * or undefined.
+   */
   provider(addr: ProviderAddress): ProviderLock | undefined {
     return this.byKey.get(addr.toComparisonString());
   }

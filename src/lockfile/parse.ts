@@ -44,8 +44,14 @@ import { Locks, ProviderLock } from './model.js';
 export type { Diagnostic } from '../hcl/index.js';
 export { hasErrors };
 
+/** What {@link parseLockFile} read: the locks it could read, and a diagnostic per problem. */
 export interface LockParseResult {
+  /** The providers' locks (those whose blocks had errors are left out). */
   readonly locks: Locks;
+  /**
+   * Errors and warnings, each with the file, line and column, worded as the reference's; any error means the file
+   * is not usable as it is.
+   */
   readonly diagnostics: readonly Diagnostic[];
 }
 

@@ -19,11 +19,19 @@ import type { Flavor } from '../addresses/index.js';
 import { quoteStringLit } from '../hcl/index.js';
 import type { Locks } from './model.js';
 
+/**
+ * The two comment lines that start a lock file, naming `tofu init` or `terraform init` by `flavor`, as the
+ * reference writes them.
+ */
 export function lockFileHeader(flavor: Flavor): string {
   const command = flavor === 'terraform' ? 'terraform init' : 'tofu init';
   return `# This file is maintained automatically by "${command}".\n# Manual edits may be lost in future updates.\n`;
 }
 
+/**
+ * The bytes of a lock file holding `locks`, exactly as the reference writes them (docs/reference.md §3): the
+ * flavor's header, providers in address order, hashes in the order the locks hold them.
+ */
 export function serializeLocks(locks: Locks, flavor: Flavor): Buffer {
   let out = lockFileHeader(flavor);
   for (const lock of locks.all()) {

@@ -17,6 +17,10 @@ export function allowedHashes(lock: ProviderLock | undefined, version: Version):
 }
 
 /** What was computed for the package being installed. */
+/**
+ * What is known of a package to check it against a lock: an archive's `zh:` and zip-form `h1:` (null when it has
+ * none), or a directory's `h1:`.
+ */
 export type PackageHashes =
   | {
       readonly kind: 'archive';
@@ -26,6 +30,10 @@ export type PackageHashes =
     }
   | { readonly kind: 'dir'; readonly h1: Hash };
 
+/**
+ * The outcome of {@link verifyPackage}: `match` (the hash that matched), `mismatch` (the reference's message), or
+ * `unverified` (nothing to check against: trust on first use).
+ */
 export type Verdict =
   | { readonly kind: 'unverified'; readonly reason: 'no-lock-hashes' | 'only-zh-for-directory' }
   | { readonly kind: 'match'; readonly hash: Hash }

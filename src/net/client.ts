@@ -76,12 +76,15 @@ export interface HttpClientOptions {
   readonly retries?: number;
   /** Retries for {@link HttpClient.download} (default 2, OpenTofu's `TF_PROVIDER_DOWNLOAD_RETRY` default). */
   readonly downloadRetries?: number;
+  /** Waits between retries: the least and the most (default 1 s and 30 s). */
   readonly backoff?: BackoffOptions;
   /** Upper bound for a server's `Retry-After` (default 60 s); a longer one is shortened to it. */
   readonly maxRetryAfterMs?: number;
   /** Default 10 (Go's client). */
   readonly maxRedirects?: number;
+  /** The clock the timeouts and retry waits use (default the system clock); tests inject their own. */
   readonly clock?: Clock;
+  /** Callbacks for every request (attempts, redirects, retries, progress). */
   readonly events?: NetEvents;
   /** Least time between two progress events of one body (default 250 ms). */
   readonly progressIntervalMs?: number;

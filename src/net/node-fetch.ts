@@ -73,6 +73,7 @@ export function systemReason(err: unknown): unknown {
   return out;
 }
 
+/** How {@link createNodeFetch} builds its fetch: the environment for proxies and CA files, and connection settings. */
 export interface NodeFetchOptions {
   /** Proxy and CA variables are read from here (pass `process.env` in the CLI). */
   readonly env: Env;
@@ -90,6 +91,7 @@ export interface NodeFetchOptions {
 
 /** A {@link FetchLike} that owns connection pools. */
 export interface NodeFetch {
+  /** The fetch to give {@link HttpClient} (`new HttpClient({ fetch })`). */
   readonly fetch: FetchLike;
   /** How many CA entries are trusted (bundled roots plus extra files), for diagnostics. */
   readonly caCount: number;

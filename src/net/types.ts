@@ -15,6 +15,7 @@ export interface FetchInit {
   readonly headers: Readonly<Record<string, string>>;
   /** Always `manual`: the client follows redirects itself, to drop credentials across hosts. */
   readonly redirect: 'manual';
+  /** Aborts the request: the fetch rejects, and a body being read stops with an error. */
   readonly signal: AbortSignal;
   /**
    * The request body (`PUT`, `POST`, `PATCH`), sent with its `Content-Length`; absent for `GET` and `HEAD`.
@@ -29,13 +30,17 @@ export type HttpMethod = 'GET' | 'HEAD' | 'PUT' | 'POST' | 'PATCH';
 
 /** Response headers, looked up case-insensitively. */
 export interface FetchHeaders {
+  /** The header's value (several joined with `, `), or null when the response has none; `name` in any case. */
   get(name: string): string | null;
 }
 
 /** What a {@link FetchLike} resolves to once the response headers have arrived. */
 export interface FetchResponse {
+  /** The HTTP status code (a 3xx too: redirects are not followed by the fetch). */
   readonly status: number;
+  /** The status line's reason phrase (may be empty, as under HTTP/2). */
   readonly statusText: string;
+  /** The response headers. */
   readonly headers: FetchHeaders;
   /**
    * The body as chunks, or as a WHATWG `ReadableStream` of them (what
@@ -48,6 +53,7 @@ export interface FetchResponse {
 
 /** A WHATWG `ReadableStream` of bytes, as far as the client reads one (see {@link FetchResponse.body}). */
 export interface ByteStream {
+  /** A reader of the stream's chunks (`read`, `cancel`, `releaseLock`, as WHATWG streams define them). */
   getReader(): {
     read(): Promise<{ readonly done: boolean; readonly value?: Uint8Array }>;
     cancel(reason?: unknown): Promise<void>;
@@ -133,6 +139,7 @@ export const systemClock: Clock = {
 export interface BearerCredential {
   /** `hostname[:port]` as in a URL's `host` (lower case, punycode, default port omitted). */
   readonly host: string;
+  /** The secret: the bearer token, or with `Basic` the base64 of `user:password`. Never logged. */
   readonly token: string;
   /**
    * The `Authorization` scheme (default `Bearer`). `Basic` (token =
@@ -146,6 +153,10 @@ export interface BearerCredential {
 export interface NetEvents {
   /** Before each attempt (after redirects are resolved the URL may differ; see `onRedirect`). */
   onRequest?(e: { readonly url: string; readonly attempt: number }): void;
+  /**
+   * After a redirect response is followed: `from` and `to` URLs, the status, and whether credentials were dropped
+   * (another host, or a downgrade to http).
+   */
   onRedirect?(e: {
     readonly from: string;
     readonly to: string;

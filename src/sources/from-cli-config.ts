@@ -43,6 +43,7 @@ import type { Source } from './source.js';
  * every network source shares.
  */
 export interface SourceContext extends CliConfigContext {
+  /** The HTTP client every network source of the configuration uses (one per run: its connections are shared). */
   readonly http: HttpClient;
 }
 

@@ -63,6 +63,10 @@ export interface ScanWarning {
   readonly message: string;
 }
 
+/**
+ * Where a {@link FilesystemMirrorSource} reads: a mirror directory in the packed (`HOST/NS/TYPE/terraform-provider-
+ * TYPE_VERSION_OS_ARCH.zip`) or unpacked (`HOST/NS/TYPE/VERSION/OS_ARCH/`) layout.
+ */
 export interface FilesystemMirrorOptions {
   /** The mirror's base directory (may be a symlink). */
   readonly baseDir: string;
@@ -85,8 +89,13 @@ export class FilesystemMirrorSource implements Source {
   /** {@link providerOfDir}'s answers, by `HOST/NAMESPACE/TYPE` as spelled on disk. */
   private readonly providerDirs = new Map<string, ProviderAddress | undefined>();
 
+  /**
+   * A source over the mirror at `options.baseDir`; nothing is read until a method is called (the directory is
+   * scanned once, then).
+   */
   constructor(private readonly options: FilesystemMirrorOptions) {}
 
+  /** {@inheritDoc Source.forDisplay} */
   forDisplay(): string {
     return this.options.baseDir;
   }

@@ -20,18 +20,28 @@ export class MemoizeSource implements Source {
   private readonly versions = new Map<string, Promise<AvailableVersions>>();
   private readonly metas = new Map<string, Promise<PackageMeta>>();
 
-  constructor(readonly underlying: Source) {}
+  /**
+   * Memoises `underlying`: each distinct question is asked of it once, its answer (or failure, except `ABORTED`) shared
+   * by every later caller.
+   */
+  constructor(
+    /** The source asked, once per question. */
+    readonly underlying: Source,
+  ) {}
 
+  /** {@inheritDoc Source.forDisplay} */
   forDisplay(provider?: ProviderAddress): string {
     return this.underlying.forDisplay(provider);
   }
 
+  /** {@inheritDoc Source.availableVersions} */
   availableVersions(provider: ProviderAddress, signal?: AbortSignal): Promise<AvailableVersions> {
     return memo(this.versions, provider.toComparisonString(), signal, (s) =>
       this.underlying.availableVersions(provider, s),
     );
   }
 
+  /** {@inheritDoc Source.packageMeta} */
   packageMeta(
     provider: ProviderAddress,
     version: Version,
@@ -42,6 +52,7 @@ export class MemoizeSource implements Source {
     return memo(this.metas, key, signal, (s) => this.underlying.packageMeta(provider, version, platform, s));
   }
 
+  /** {@inheritDoc Source.publishedPlatforms} */
   publishedPlatforms(
     provider: ProviderAddress,
     version: Version,
@@ -52,6 +63,7 @@ export class MemoizeSource implements Source {
       : Promise.resolve(undefined);
   }
 
+  /** {@inheritDoc Source.localPlatforms} */
   get localPlatforms(): ((provider: ProviderAddress, version: Version) => Promise<Platform[]>) | undefined {
     const u = this.underlying;
     return u.localPlatforms ? (provider, version) => u.localPlatforms!(provider, version) : undefined;

@@ -52,9 +52,11 @@ export { patternMatches };
 
 /** One installation method of a multi-source. */
 export interface MultiSourceSelector {
+  /** The source this method asks. */
   readonly source: Source;
   /** Undefined or empty: every provider not excluded. */
   readonly include?: readonly ProviderPattern[];
+  /** Providers this method never handles, even when `include` matches them (exclusion wins). */
   readonly exclude?: readonly ProviderPattern[];
 }
 
@@ -71,6 +73,10 @@ function isSkippable(err: unknown, ...codes: readonly string[]): boolean {
 
 /** See the module comment. */
 export class MultiSource implements Source {
+  /**
+   * Asks each of `selectors`, in order, that handles a provider (the `provider_installation` block's methods, as
+   * the reference's `MultiSource`).
+   */
   constructor(private readonly selectors: readonly MultiSourceSelector[]) {}
 
   /** The sources that handle `provider` (all of them without one), one per line. */
@@ -81,6 +87,10 @@ export class MultiSource implements Source {
       .join('\n');
   }
 
+  /**
+   * The versions every selector that handles `provider` has, merged and sorted; a selector that does not know the
+   * provider is skipped. Throws when none knows it.
+   */
   async availableVersions(provider: ProviderAddress, signal?: AbortSignal): Promise<AvailableVersions> {
     const versions = new Map<string, Version>();
     const warnings: string[] = [];
@@ -119,6 +129,7 @@ export class MultiSource implements Source {
     return { versions: [...versions.values()].sort(compareVersions), warnings };
   }
 
+  /** The package of the first selector, in order, that handles `provider` and has this version for `platform`. */
   async packageMeta(
     provider: ProviderAddress,
     version: Version,

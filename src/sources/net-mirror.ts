@@ -56,10 +56,16 @@ import {
   type TrustedHash,
 } from './source.js';
 
+/**
+ * Where a {@link NetworkMirrorSource} asks: a network mirror's base URL (the provider network mirror protocol), and
+ * how.
+ */
 export interface NetworkMirrorOptions {
   /** The mirror base URL (https; keep the trailing `/`). */
   readonly baseUrl: string;
+  /** The HTTP client the mirror's index documents and packages are fetched with. */
   readonly http: HttpClient;
+  /** The flavor: the default registry host and the words of messages. */
   readonly flavor: Flavor;
   /** Token lookup for the mirror's own host. */
   readonly credentials?: CredentialsLookup;
@@ -97,11 +103,14 @@ export class NetworkMirrorSource implements Source {
     this.base = url;
   }
 
+  /** {@inheritDoc Source.forDisplay} */
   forDisplay(): string {
     return this.base.href;
   }
 
   /**
+   * The versions the mirror's `HOST/NS/TYPE/index.json` lists for `provider`, sorted.
+   *
    * @throws {ProvkitError} `PROVIDER_NOT_FOUND` (404), `UNAUTHORIZED`,
    *   `INVALID_RESPONSE`, `NET_*`.
    */
@@ -147,6 +156,9 @@ export class NetworkMirrorSource implements Source {
   }
 
   /**
+   * The package for `platform` as the version's `VERSION.json` describes it: its URL and the hashes the mirror
+   * reports (each `reported-by-mirror`).
+   *
    * @throws {ProvkitError} `PLATFORM_NOT_SUPPORTED` (no archive for the
    *   platform), `INVALID_RESPONSE` (including a 404 for a version the index
    *   listed, which is a hard error), `UNAUTHORIZED`, `NET_*`.

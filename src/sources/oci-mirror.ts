@@ -60,7 +60,12 @@ export const PACKAGE_MEDIA_TYPE = 'archive/zip';
 /** The module package artifact type, named in one of OpenTofu's messages. */
 const MODULE_ARTIFACT_TYPE = 'application/vnd.opentofu.modulepkg';
 
+/**
+ * How an {@link OciMirrorSource} reaches an OCI registry (OpenTofu's `oci_mirror` installation method,
+ * docs/oci.md).
+ */
 export interface OciMirrorOptions {
+  /** The OCI distribution client (credentials, TLS) the source asks. */
   readonly client: OciClient;
   /**
    * The repository of a provider.
@@ -139,8 +144,10 @@ export class OciMirrorSource implements Source {
   private readonly tags = new Map<string, Promise<AvailableVersions>>();
   private readonly indexes = new Map<string, Promise<ProviderIndex>>();
 
+  /** A source over the OCI repositories `options.repositoryFor` names; asks nothing until a method is called. */
   constructor(private readonly options: OciMirrorOptions) {}
 
+  /** {@inheritDoc Source.forDisplay} */
   forDisplay(provider?: ProviderAddress): string {
     if (provider !== undefined) {
       try {
@@ -175,6 +182,7 @@ export class OciMirrorSource implements Source {
     return this.options.client.repository(addr.registry, addr.repository);
   }
 
+  /** {@inheritDoc Source.availableVersions} */
   availableVersions(provider: ProviderAddress, signal?: AbortSignal): Promise<AvailableVersions> {
     const key = provider.toComparisonString();
     let p = this.tags.get(key);
@@ -299,6 +307,7 @@ export class OciMirrorSource implements Source {
     return { repository: repo, digest: fetched.digest, manifests, body: fetched.body };
   }
 
+  /** {@inheritDoc Source.publishedPlatforms} */
   async publishedPlatforms(
     provider: ProviderAddress,
     version: Version,
@@ -321,6 +330,7 @@ export class OciMirrorSource implements Source {
     return out;
   }
 
+  /** {@inheritDoc Source.packageMeta} */
   async packageMeta(
     provider: ProviderAddress,
     version: Version,

@@ -28,7 +28,9 @@ export type Trust = Disposition;
  * times with different reasons; consumers group by `hash.text`.
  */
 export interface TrustedHash {
+  /** The hash (`h1:`, `zh:`, or a scheme provkit does not know, kept as text). */
   readonly hash: Hash;
+  /** Why it is believed: who vouches for it (a signed checksum, a mirror's index, a package hashed here…). */
   readonly trust: Trust;
   /**
    * The platform whose package this is a hash of, when known (registry
@@ -110,17 +112,25 @@ export interface OciBlobAuthentication {
   readonly repository: string;
 }
 
+/**
+ * What must be checked of a package after it is fetched, by kind: `registry` (SHA256SUMS and its signature),
+ * `mirror-hashes` (hashes a network mirror lists), `oci-blob` (the blob's digest).
+ */
 export type PackageAuthentication = RegistryAuthentication | MirrorHashAuthentication | OciBlobAuthentication;
 
 /** Everything known about one package before it is fetched. */
 export interface PackageMeta {
+  /** The provider's address. */
   readonly provider: ProviderAddress;
+  /** The version. */
   readonly version: Version;
+  /** The platform the package is built for. */
   readonly platform: Platform;
   /** The archive's file name (synthesised for unpacked directories, lower case for packed mirror files). */
   readonly filename: string;
   /** Plugin protocol versions, when the source knows them (registry only). */
   readonly protocols?: readonly string[];
+  /** Where the package's bytes are: a local file or directory, or an http(s) URL to download. */
   readonly location: PackageLocation;
   /** Hashes believed before the download, each with its reason. */
   readonly reportedHashes: readonly TrustedHash[];
@@ -132,9 +142,14 @@ export interface PackageMeta {
   readonly source: string;
 }
 
+/** What {@link Source.availableVersions} answers. */
 export interface AvailableVersions {
   /** Distinct, sorted lowest first. */
   readonly versions: readonly Version[];
+  /**
+   * Things the source says about the provider a user should hear (a registry's `warnings`), one sentence each;
+   * shown as a `warning` event.
+   */
   readonly warnings: readonly string[];
 }
 
@@ -151,7 +166,17 @@ export interface AvailableVersions {
 export interface Source {
   /** A short description for messages (a directory, a URL, "registry HOST"); `provider` narrows it where it matters. */
   forDisplay(provider?: ProviderAddress): string;
+  /**
+   * The versions of `provider` the source has, distinct and sorted lowest first. Throws a {@link ProvkitError}
+   * (`PROVIDER_NOT_FOUND`, `REGISTRY_PROVIDER_UNKNOWN`, a network code) when it cannot say; `signal` aborts the
+   * request.
+   */
   availableVersions(provider: ProviderAddress, signal?: AbortSignal): Promise<AvailableVersions>;
+  /**
+   * What is known of one package before it is fetched: where it is, the hashes reported for it and how it is to be
+   * authenticated. Throws `PLATFORM_NOT_SUPPORTED` when the version has no package for `platform`, another {@link
+   * ProvkitError} when the source cannot answer; `signal` aborts the request.
+   */
   packageMeta(
     provider: ProviderAddress,
     version: Version,

@@ -5,6 +5,7 @@
 // source nothing more and starts no fetch. The sources answer from the demo
 // filesystem mirror (mirror-fixtures/); one trap source counts every call it
 // gets after the abort.
+import { getEventListeners } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -337,5 +338,61 @@ describe('an abort after a run has committed is too late to undo it', () => {
       }),
     );
     expect(isProvkitError(err, ErrorCode.ABORTED), String(err)).toBe(true);
+  });
+});
+
+describe("a caller's own AbortSignal, given to runs with many packages in flight", () => {
+  // Node warns (MaxListenersExceededWarning) past 10 listeners on one
+  // EventTarget; each run derives its own signal from the caller's
+  // (installer/abort.ts `runSignal`): one listener of the run's on the
+  // caller's signal while it runs, none after it.
+  const complete: Record<string, (signal: AbortSignal) => Promise<unknown>> = {
+    'runLock over a FetchCache given the same signal': async (signal) => {
+      const source = new FilesystemMirrorSource({ baseDir: MIRROR, flavor: 'tofu' });
+      const cache = new FetchCache({ source, pool, signal });
+      try {
+        return await runLock({
+          requirements: REQUIREMENTS,
+          platforms: PLATFORMS,
+          cache,
+          flavor: 'tofu',
+          oldLocks: new Locks(),
+          signal,
+        });
+      } finally {
+        await cache.close();
+      }
+    },
+    runMirror: async (signal) =>
+      runMirror({
+        requirements: REQUIREMENTS,
+        platforms: PLATFORMS,
+        source: new FilesystemMirrorSource({ baseDir: MIRROR, flavor: 'tofu' }),
+        pool,
+        flavor: 'tofu',
+        locks: new Locks(),
+        targetDir: await mkdtemp(join(tmp, 'listeners-mirror-')),
+        signal,
+      }),
+  };
+
+  it.each(Object.keys(complete))('%s: no MaxListenersExceededWarning, no listener left behind', async (name) => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => {
+      if (w.name === 'MaxListenersExceededWarning') warnings.push(w.message);
+    };
+    process.on('warning', onWarning);
+    try {
+      // Two runs at once on one signal, then one more: a long-lived caller's signal.
+      const { signal } = new AbortController();
+      await Promise.all([complete[name]!(signal), complete[name]!(signal)]);
+      await complete[name]!(signal);
+      // process.emitWarning emits on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+      expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });

@@ -15,7 +15,7 @@
 // (scripts/build.mjs --check): the pack would rebuild it otherwise, under the
 // feet of the other test files.
 import { execFile, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +60,10 @@ let install: SpawnSyncReturns<string>;
 let typecheck: SpawnSyncReturns<string>;
 /** Each example's run: exit code and output. */
 let examples: Array<{ status: number; stdout: string; stderr: string }>;
+/** The program that locks a directory (the last example): its module directory and filesystem mirror. */
+let programDir: string;
+let programMirror: string;
+const PROGRAM = 8;
 
 function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): SpawnSyncReturns<string> {
   return spawnSync(cmd, args, { cwd, env, encoding: 'utf8', timeout: 120_000 });
@@ -228,14 +232,28 @@ beforeAll(async () => {
   for (const [name, config] of Object.entries(configs)) writeFileSync(join(consumer, name), JSON.stringify(config));
   // One build process for them all: declaration files parsed once (tsc -b shares them between projects).
   typecheck = run(process.execPath, [TSC, '-b', ...Object.keys(configs)], consumer);
-  // The compiled examples, all at once.
+  // The program's directory: a configuration and a policy (provkit.hcl); its mirror: the zip as acme/demo 1.0.0 for linux_amd64.
+  programDir = join(work, 'module');
+  mkdirSync(programDir);
+  writeFileSync(
+    join(programDir, 'main.tf'),
+    'terraform {\n  required_providers {\n    demo = { source = "acme/demo", version = "~> 1.0" }\n  }\n}\n',
+  );
+  writeFileSync(join(programDir, 'provkit.hcl'), 'platforms = ["linux_amd64"]\n');
+  programMirror = join(work, 'fs-mirror');
+  mkdirSync(join(programMirror, 'registry.opentofu.org/acme/demo'), { recursive: true });
+  copyFileSync(
+    ZIP,
+    join(programMirror, 'registry.opentofu.org/acme/demo/terraform-provider-demo_1.0.0_linux_amd64.zip'),
+  );
+  // The compiled examples, all at once (each with the zip; the program with its directory and mirror).
   examples = await Promise.all(
     EXAMPLES.map(
       (_, i) =>
         new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
           execFile(
             process.execPath,
-            [join(consumer, 'out', `example-${i}.js`), ZIP],
+            [join(consumer, 'out', `example-${i}.js`), ...(i === PROGRAM ? [programDir, programMirror] : [ZIP])],
             { cwd: consumer, encoding: 'utf8' },
             (err, stdout, stderr) =>
               resolve({ status: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr }),
@@ -345,7 +363,7 @@ describe('installed into a new project (npm ci --offline)', () => {
   });
 
   it('type-checks docs/api.md’s examples under strict nodenext, node16 and bundler, the subpaths under node10 (typesVersions), and an HttpClient over globalThis.fetch with Node’s and the DOM’s types', () => {
-    expect(EXAMPLES).toHaveLength(5);
+    expect(EXAMPLES).toHaveLength(9);
     expect(typecheck.stdout + typecheck.stderr).toBe('');
     expect(typecheck.status).toBe(0);
   });
@@ -413,6 +431,59 @@ describe('docs/api.md examples, compiled in the new project and run', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(
       '1 package(s), 0 problem(s)\n1 package(s), 1 problem(s)\nLOCK_MISSING_H1 registry.opentofu.org/acme/demo 1.0.0 linux_amd64\n',
+    );
+  });
+
+  it('locks a directory with progress: the platforms, the selection, each platform’s hashes, the lock file', () => {
+    const r = runExample(5);
+    // stderr: the progress, if any (a small local archive is hashed at once).
+    expect(r.stderr).toMatch(/^([a-z0-9]+_[a-z0-9]+: \d+ of (\d+|\?) bytes\n)*$/);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(
+      'platforms (flags): linux_amd64, darwin_arm64\n' +
+        'registry.opentofu.org/acme/demo 1.0.0 (constraints)\n' +
+        'darwin_arm64: new-provider\ndarwin_arm64: unauthenticated\n' +
+        'linux_amd64: new-provider\nlinux_amd64: unauthenticated\n' +
+        'created no .terraform.lock.hcl yet: a new one with 1 provider\n' +
+        '# This file is maintained automatically by "tofu init".\n# Manual edits may be lost in future updates.\n\n' +
+        'provider "registry.opentofu.org/acme/demo" {\n  version     = "1.0.0"\n  constraints = "~> 1.0"\n  hashes = [\n' +
+        '    "h1:0A1EWNUOQmgFrARBK8Wf4JyLw7PYSRWz3I+x+MEybHo=",\n  ]\n}\n',
+    );
+  });
+
+  it('mirrors a provider: the package and the network mirror protocol’s index files', () => {
+    const r = runExample(6);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(
+      'written registry.opentofu.org/acme/demo/terraform-provider-demo_1.0.0_linux_amd64.zip\n' +
+        '1 written, 0 reused, 0 failed\n' +
+        'registry.opentofu.org/acme/demo/1.0.0.json\n' +
+        'registry.opentofu.org/acme/demo/index.json\n' +
+        'registry.opentofu.org/acme/demo/terraform-provider-demo_1.0.0_linux_amd64.zip\n',
+    );
+  });
+
+  it('cancels a run: ABORTED with the signal’s reason as cause, no lock file written', () => {
+    const r = runExample(7);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('ABORTED stopped by the caller\nlock file written: false\n');
+  });
+
+  it('a program of at most 30 lines locks a directory through the root export, for its policy’s platforms', () => {
+    expect(EXAMPLES[PROGRAM]!.trimEnd().split('\n').length).toBeLessThanOrEqual(30);
+    expect(EXAMPLES[PROGRAM]).not.toMatch(/from 'provkit\//);
+    const r = runExample(PROGRAM);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(
+      'platforms (policy): linux_amd64\n' +
+        '- registry.opentofu.org/acme/demo 1.0.0 linux_amd64: unauthenticated\n' +
+        'created \n  no .terraform.lock.hcl yet: a new one with 1 provider\n',
+    );
+    expect(readFileSync(join(programDir, '.terraform.lock.hcl'), 'utf8')).toContain(
+      '"h1:0A1EWNUOQmgFrARBK8Wf4JyLw7PYSRWz3I+x+MEybHo=",',
     );
   });
 });

@@ -104,7 +104,7 @@ export async function auditCommand(args: readonly string[], io: CliIO, globals: 
     try {
       commit = base === undefined ? undefined : await resolveRevision(base, globals.cwd);
     } catch (err) {
-      return ui.fail([diagnosticFromError(err)]);
+      return ui.fail([diagnosticFromError(err, 'Error')]);
     }
     let roots: string[] = ['.'];
     if (flags.values['recursive'] === true) {

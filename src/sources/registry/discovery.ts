@@ -102,6 +102,10 @@ export class ServiceDiscovery {
   private readonly answered = new Set<Hostname>();
   private readonly warmer: HostWarmer;
 
+  /**
+   * Service discovery (`/.well-known/terraform.json`) over `options.http`; each host is asked once for the
+   * discovery's life, hosts in `options` overrides not at all.
+   */
   constructor(private readonly options: ServiceDiscoveryOptions) {
     this.warmer = new HostWarmer(options.http);
     const given = options.overrides;

@@ -80,11 +80,18 @@ import {
 /** Plugin protocol versions the reference supports (`SupportedPluginProtocols`). */
 const SUPPORTED_PROTOCOLS = parseConstraints('>= 5, < 7');
 
+/**
+ * How a {@link RegistrySource} talks to provider registries (provider registry protocol v1). {@link
+ * createRegistrySource} builds one with every default.
+ */
 export interface RegistrySourceOptions {
+  /** The HTTP client of API requests, SHA256SUMS files and signatures. */
   readonly http: HttpClient;
   /** Shared per run, so each host is discovered once. */
   readonly discovery: ServiceDiscovery;
+  /** The flavor: the default registry host, the signature policy and the words of messages. */
   readonly flavor: Flavor;
+  /** Tokens for registry hosts (`TF_TOKEN_…`, `credentials` blocks); none by default. */
   readonly credentials?: CredentialsLookup;
   /** `X-Terraform-Version` of API requests (omitted when undefined). */
   readonly terraformVersion?: string;
@@ -129,15 +136,19 @@ export class RegistrySource implements Source {
   /** SHA256SUMS documents and signatures by URL (see `file`). */
   private readonly documents = new Map<string, Promise<Buffer>>();
 
+  /** A source over the provider registries `options.discovery` finds; nothing is asked until a method is called. */
   constructor(private readonly options: RegistrySourceOptions) {
     this.policy = options.signaturePolicy ?? signaturePolicy(options.flavor);
   }
 
+  /** {@inheritDoc Source.forDisplay} */
   forDisplay(provider?: ProviderAddress): string {
     return provider === undefined ? 'provider registries' : `registry ${provider.displayHostname}`;
   }
 
   /**
+   * The versions the registry's versions endpoint lists for `provider`, sorted (after service discovery of its host).
+   *
    * @throws {ProvkitError} `REGISTRY_PROVIDER_UNKNOWN` (404),
    *   `UNAUTHORIZED`, `SERVICE_DISCOVERY`, `INVALID_RESPONSE` (including any
    *   unparsable version), `NET_*`.
@@ -162,6 +173,10 @@ export class RegistrySource implements Source {
   }
 
   /**
+   * The package for `platform` from the registry's download endpoint, its
+   * SHA256SUMS and their signature fetched and checked against the flavor's
+   * signature policy: the hashes reported, each with who vouches for it.
+   *
    * @throws {ProvkitError} `PLATFORM_NOT_SUPPORTED` (404),
    *   `PROTOCOL_NOT_SUPPORTED`, `INVALID_RESPONSE`, `CHECKSUM_MISMATCH`
    *   (SHA256SUMS does not list the archive with its `shasum`),
