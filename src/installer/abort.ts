@@ -37,7 +37,7 @@ export function throwIfAborted(what: string, signal: AbortSignal | undefined): v
  * writes are in place: a mirror's renames, a bundle import's): an abort
  * after that point is too late to undo anything, so a run that then
  * resolves resolves with its outcome, and the caller reports the interrupt
- * as arriving after completion (cli/common.ts `runInterruptible`).
+ * as arriving after completion (cli/interrupt.ts `runInterruptible`).
  */
 export async function abortable<T>(
   what: string,

@@ -31,7 +31,8 @@ import {
   renderAuditJSON,
 } from '../../ui/audit.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, fromHclDiagnostic, type MirrorFlags, reportDiagnostics } from '../common.js';
+import { fromHclDiagnostic, reportDiagnostics } from '../diagnostics.js';
+import { checkMirrorFlags, type MirrorFlags } from '../mirror-flags.js';
 import { parseFlags } from '../flags.js';
 import { fileAtRevision, resolveRevision } from '../git.js';
 import type { CliIO, GlobalOptions } from '../io.js';

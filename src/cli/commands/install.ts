@@ -17,7 +17,9 @@ import {
 } from '../../installer/install.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import { authenticationText, type Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, parsePlatformFlags, PendingDiagnostics } from '../common.js';
+import { PendingDiagnostics } from '../diagnostics.js';
+import { parsePlatformFlags } from '../flag-values.js';
+import { checkMirrorFlags } from '../mirror-flags.js';
 import { ErrorCode, WarningCode, errorText } from '../../errors.js';
 import { DOWNLOADS_FLAG, downloadsHelp, downloadsOption } from '../downloads.js';
 import { parseFlags } from '../flags.js';
