@@ -30,6 +30,8 @@ import { createNodeFetch, type FetchLike, HttpClient, httpTuningFromEnv } from '
 import {
   FilesystemMirrorSource,
   hashStoreDir,
+  type SignatureSwitches,
+  signatureSwitchesFromEnv,
   installationSourceFor,
   netMirrorSourceFor,
   ociMirrorSourceFor,
@@ -69,6 +71,7 @@ export class RunResources {
   private hashPool: HashPool | undefined;
   private store: { hashStore?: HashStore } | undefined;
   private limits: Required<ZipLimits> | undefined;
+  private switches: SignatureSwitches | undefined;
   /** The CLI configuration per flavor (the flavor decides which files are read); usually one. */
   private readonly cli = new Map<Flavor, Promise<CliConfig>>();
   /** CLI-configuration diagnostics already rendered (two flavors may read the same file). */
@@ -140,11 +143,22 @@ export class RunResources {
   }
 
   /**
+   * OpenTofu's signature switches (`OPENTOFU_ENFORCE_GPG_VALIDATION`,
+   * `OPENTOFU_ENFORCE_GPG_EXPIRATION`), read from the run's environment once,
+   * here, and passed to the library as data: the sources' signature policy
+   * and which reported hashes a lock or an install records.
+   */
+  signatures(): SignatureSwitches {
+    this.switches ??= signatureSwitchesFromEnv(this.io.env);
+    return this.switches;
+  }
+
+  /**
    * The factory's context for this run (src/cli/wiring.ts), with the run's
    * HTTP client; `flavor`: a root module's of `lock -recursive` (default the run's).
    */
   sourceContext(flavor: Flavor = this.globals.flavor): SourceContext {
-    return sourceContext(this.io, this.flavored(flavor), this.http());
+    return sourceContext(this.io, this.flavored(flavor), this.http(), this.signatures());
   }
 
   /** The run's global options with another flavor (a root module's). */

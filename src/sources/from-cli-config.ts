@@ -31,9 +31,11 @@ import {
   ServiceDiscovery,
   openSignatureCache,
   signaturePolicy,
+  signatureSwitchesFromEnv,
   type ServiceMap,
   type SignatureCache,
   type SignaturePolicy,
+  type SignatureSwitches,
 } from './registry/index.js';
 import type { Source } from './source.js';
 
@@ -44,6 +46,11 @@ import type { Source } from './source.js';
  */
 export interface SourceContext extends CliConfigContext {
   readonly http: HttpClient;
+  /**
+   * OpenTofu's signature switches, read once by the caller (the CLI: at its
+   * edge); default: read from {@link CliConfigContext.env} here.
+   */
+  readonly signatures?: SignatureSwitches;
 }
 
 /**
@@ -114,7 +121,7 @@ export function createRegistrySource(settings: RegistrySourceSettings = {}): Sou
       ...(given === undefined ? [] : [typeof given === 'function' ? given : staticCredentials(given)]),
     ),
     hosts: settings.hosts,
-    policy: signaturePolicy(flavor, env),
+    policy: signaturePolicy(flavor, signatureSwitchesFromEnv(env)),
     signatureCache: settings.signatureCache,
   });
 }
@@ -148,7 +155,7 @@ export function registrySourceFor(
     // The CLI configuration already holds the TF_TOKEN_* variables (cli.envTokens), which win over credentials blocks.
     credentials: (host) => tokenForHost(cli, host),
     hosts,
-    policy: signaturePolicy(ctx.flavor, ctx.env),
+    policy: signaturePolicy(ctx.flavor, ctx.signatures ?? signatureSwitchesFromEnv(ctx.env)),
     signatureCache: signatureCacheFor(ctx),
     memoize: options.memoize !== false,
   });

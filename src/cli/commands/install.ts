@@ -178,7 +178,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
       if (e.type === 'install_complete' && e.auth === 'signed') signedKeys.push(e.keyId);
       ui.event(e);
     },
-    enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+    enforceSignatures: r.signatures().enforceValidation === true,
   });
   if (outcome.failures.length > 0) {
     return pending.fail(installFailureDiagnostics(outcome.failures, globals.flavor));

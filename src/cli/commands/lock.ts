@@ -141,7 +141,7 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     ociMirror,
     check,
     allPlatforms: flags.values['all-platforms'] === true,
-    enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+    enforceSignatures: r.signatures().enforceValidation === true,
     downloads,
   };
   return recursive
@@ -158,7 +158,7 @@ interface RunArgs {
   readonly ociMirror: string | undefined;
   readonly check: boolean;
   readonly allPlatforms: boolean;
-  /** `OPENTOFU_ENFORCE_GPG_VALIDATION=true`, read once from the environment. */
+  /** `OPENTOFU_ENFORCE_GPG_VALIDATION=true` (RunResources.signatures: read once, at the CLI's edge). */
   readonly enforceSignatures: boolean;
   /** Archives downloaded at once (downloads.ts). */
   readonly downloads: number;

@@ -109,7 +109,7 @@ export async function pullThroughServe(
       let store: PackageStore;
       if (oci !== undefined) {
         store = new OciStore({
-          client: ociClientFor(sourceContext(io, globals, storeHttp), cli),
+          client: ociClientFor(r.sourceContext(), cli),
           target: { display: given, repositoryFor: templateRepositoryMapping(oci) },
           http: storeHttp,
           pool,
@@ -137,7 +137,7 @@ export async function pullThroughServe(
         ...(origin
           ? {
               origin: {
-                source: registrySourceFor(sourceContext(io, globals, origin), cli, { memoize: false }),
+                source: registrySourceFor(sourceContext(io, globals, origin, r.signatures()), cli, { memoize: false }),
                 http: origin,
                 versionsTtlMs: ttl * 1000,
               },
