@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 
 import { build } from 'esbuild';
 
-import { buildInputs, RECORD } from './build-inputs.mjs';
+import { buildRecord, RECORD } from './build-inputs.mjs';
 
 const requireHere = createRequire(import.meta.url);
 /**
@@ -90,7 +90,7 @@ async function wrapFile(file) {
 // bundle is made; recorded in dist/build-inputs.json only once the build has
 // finished (its absence says that a build stopped half-way), for the tests to
 // refuse an old dist/ (scripts/build-inputs.mjs).
-const inputs = buildInputs(root);
+const record = buildRecord(root);
 await rm(join(root, RECORD), { force: true });
 await rm(outdir, { recursive: true, force: true });
 // The vendor libraries first: main.cjs imports each through a shim that
@@ -201,5 +201,5 @@ try {
   await rm(scratch, { recursive: true, force: true });
 }
 
-await writeFile(`${join(root, RECORD)}.tmp`, `${JSON.stringify({ inputs }, null, 1)}\n`);
+await writeFile(`${join(root, RECORD)}.tmp`, `${JSON.stringify(record, null, 1)}\n`);
 await rename(`${join(root, RECORD)}.tmp`, join(root, RECORD));

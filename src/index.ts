@@ -119,10 +119,12 @@ export {
   MemoizeSource,
   sourceFromCliConfig,
   signaturePolicy,
+  signatureSwitchesFromEnv,
 } from './sources/index.js';
 export type {
   AvailableVersions,
   CredentialsLookup,
+  SignatureSwitches,
   RegistrySourceSettings,
   ServiceMap,
   FilesystemMirrorOptions,

@@ -3,7 +3,7 @@
  * pool, the hash store, the CLI configuration and the source, each opened
  * when the command first asks for it (nothing is set up that the run does
  * not use: a `verify` without an OCI mirror makes no HTTP client, a
- * `bundle import` into a directory none; start-up time counts, issue 13),
+ * `bundle import` into a directory none; start-up time counts, bench/PROFILE.md),
  * and closed exactly once, in the reverse order of opening, however the run
  * ends: success, a failure, an exception, or an interrupt (which aborts
  * {@link RunResources.signal}; the body then unwinds through
@@ -11,6 +11,7 @@
  * be closed with them (a fetch-and-hash cache) is handed over with
  * {@link RunResources.defer}.
  */
+import type { LookupFunction } from 'node:net';
 import { resolve } from 'node:path';
 
 import type { Flavor } from '../addresses/index.js';
@@ -21,11 +22,16 @@ import {
   type HashPool,
   type HashPoolOptions,
   type HashStore,
+  openHashStore,
   type ZipLimits,
 } from '../hashing/index.js';
-import type { HttpClient } from '../net/index.js';
+import { parseZipLimits } from '../hashing/zip-reader.js';
+import { createNodeFetch, type FetchLike, HttpClient, httpTuningFromEnv } from '../net/index.js';
 import {
   FilesystemMirrorSource,
+  hashStoreDir,
+  type SignatureSwitches,
+  signatureSwitchesFromEnv,
   installationSourceFor,
   netMirrorSourceFor,
   ociMirrorSourceFor,
@@ -33,18 +39,29 @@ import {
   type Source,
   type SourceContext,
 } from '../sources/index.js';
-import {
-  hashStoreOption,
-  httpFor,
-  type MirrorFlags,
-  mirrorDirectoryDiagnostic,
-  ociTemplate,
-  runInterruptible,
-  zipLimitsFromEnv,
-} from './common.js';
+import { runInterruptible } from './interrupt.js';
 import type { CliIO, GlobalOptions } from './io.js';
+import { type MirrorFlags, mirrorDirectoryDiagnostic, ociTemplate } from './mirror-flags.js';
 import type { Renderer } from './render.js';
 import { loadCliConfigFor, sourceContext } from './wiring.js';
+
+/** What an HTTP client's connections go through (`serve -upstream`'s destination guard, src/pull-through/destinations.ts). */
+export interface HttpGuard {
+  wrap(fetch: FetchLike): FetchLike;
+  readonly lookup: LookupFunction;
+}
+
+/** An HTTP client (proxies, CAs and tuning from the environment); `close` frees its connections. */
+function httpFor(io: CliIO, guard?: HttpGuard): { http: HttpClient; close: () => void } {
+  const nodeFetch = createNodeFetch({ env: io.env, ...(guard ? { lookup: guard.lookup } : {}) });
+  return {
+    http: new HttpClient({
+      fetch: guard ? guard.wrap(nodeFetch.fetch) : nodeFetch.fetch,
+      ...httpTuningFromEnv(io.env),
+    }),
+    close: () => nodeFetch.close(),
+  };
+}
 
 /** See the module comment. */
 export class RunResources {
@@ -54,6 +71,7 @@ export class RunResources {
   private hashPool: HashPool | undefined;
   private store: { hashStore?: HashStore } | undefined;
   private limits: Required<ZipLimits> | undefined;
+  private switches: SignatureSwitches | undefined;
   /** The CLI configuration per flavor (the flavor decides which files are read); usually one. */
   private readonly cli = new Map<Flavor, Promise<CliConfig>>();
   /** CLI-configuration diagnostics already rendered (two flavors may read the same file). */
@@ -77,6 +95,17 @@ export class RunResources {
   }
 
   /**
+   * Another HTTP client of the run, whose every connection goes through
+   * `guard` (`serve -upstream`'s destination guard: the origins' fetches, not
+   * the store's), closed with the run.
+   */
+  guardedHttp(guard: HttpGuard): HttpClient {
+    const { http, close } = httpFor(this.io, guard);
+    this.defer(close);
+    return http;
+  }
+
+  /**
    * The run's hash pool, made on first use with the first caller's options
    * (its workers start when a job needs one: hashing/pool.ts).
    */
@@ -89,16 +118,39 @@ export class RunResources {
     return this.hashPool;
   }
 
-  /** The archive limits of `PROVKIT_ZIP_LIMITS` (see {@link zipLimitsFromEnv}; throws USAGE when it is malformed). */
+  /**
+   * The archive limits of `PROVKIT_ZIP_LIMITS` (`entries=N,bytes=N[K|M|G],ratio=N`;
+   * see docs/reliability.md), or the defaults.
+   *
+   * @throws ProvkitError USAGE when the variable is malformed
+   */
   zipLimits(): Required<ZipLimits> {
-    this.limits ??= zipLimitsFromEnv(this.io.env);
+    this.limits ??= parseZipLimits(this.io.env['PROVKIT_ZIP_LIMITS'] ?? '');
     return this.limits;
   }
 
-  /** The hash store of `lock`, `mirror`, `install` and `verify`, as an option (none when disabled). */
+  /**
+   * The hash store of `lock`, `mirror`, `install`, `verify` and `serve
+   * -upstream` (see `hashStoreDir`), as an option (none when disabled; option
+   * objects have exact optional properties).
+   */
   hashStore(): { hashStore?: HashStore } {
-    this.store ??= hashStoreOption(this.io.env, this.globals.cwd);
+    if (this.store === undefined) {
+      const dir = hashStoreDir(this.io.env, this.globals.cwd);
+      this.store = dir === undefined ? {} : { hashStore: openHashStore(dir) };
+    }
     return this.store;
+  }
+
+  /**
+   * OpenTofu's signature switches (`OPENTOFU_ENFORCE_GPG_VALIDATION`,
+   * `OPENTOFU_ENFORCE_GPG_EXPIRATION`), read from the run's environment once,
+   * here, and passed to the library as data: the sources' signature policy
+   * and which reported hashes a lock or an install records.
+   */
+  signatures(): SignatureSwitches {
+    this.switches ??= signatureSwitchesFromEnv(this.io.env);
+    return this.switches;
   }
 
   /**
@@ -106,7 +158,7 @@ export class RunResources {
    * HTTP client; `flavor`: a root module's of `lock -recursive` (default the run's).
    */
   sourceContext(flavor: Flavor = this.globals.flavor): SourceContext {
-    return sourceContext(this.io, this.flavored(flavor), this.http());
+    return sourceContext(this.io, this.flavored(flavor), this.http(), this.signatures());
   }
 
   /** The run's global options with another flavor (a root module's). */

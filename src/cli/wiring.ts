@@ -7,12 +7,22 @@ import { homedir } from 'node:os';
 
 import { type CliConfig, hostOSFromNode, loadCliConfig } from '../cliconfig/index.js';
 import type { HttpClient } from '../net/index.js';
-import type { SourceContext } from '../sources/index.js';
+import type { SignatureSwitches, SourceContext } from '../sources/index.js';
 import type { CliIO, GlobalOptions } from './io.js';
 
-/** The factory's context for this run: its flavor, environment and working directory, this machine's OS and home. */
-export function sourceContext(io: CliIO, globals: GlobalOptions, http: HttpClient): SourceContext {
+/**
+ * The factory's context for this run: its flavor, environment and working
+ * directory, this machine's OS and home, and OpenTofu's signature switches
+ * as the run read them once (src/cli/resources.ts `RunResources.signatures`).
+ */
+export function sourceContext(
+  io: CliIO,
+  globals: GlobalOptions,
+  http: HttpClient,
+  signatures: SignatureSwitches,
+): SourceContext {
   return {
+    signatures,
     flavor: globals.flavor,
     env: io.env,
     homeDir: io.env['HOME'] ?? homedir(),

@@ -72,7 +72,7 @@ export function runSignal(parent: AbortSignal | undefined): RunSignal {
  * writes are in place: a mirror's renames, a bundle import's): an abort
  * after that point is too late to undo anything, so a run that then
  * resolves resolves with its outcome, and the caller reports the interrupt
- * as arriving after completion (cli/common.ts `runInterruptible`).
+ * as arriving after completion (cli/interrupt.ts `runInterruptible`).
  */
 export async function abortable<T>(
   what: string,

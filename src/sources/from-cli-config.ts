@@ -31,9 +31,11 @@ import {
   ServiceDiscovery,
   openSignatureCache,
   signaturePolicy,
+  signatureSwitchesFromEnv,
   type ServiceMap,
   type SignatureCache,
   type SignaturePolicy,
+  type SignatureSwitches,
 } from './registry/index.js';
 import type { Source } from './source.js';
 
@@ -45,6 +47,11 @@ import type { Source } from './source.js';
 export interface SourceContext extends CliConfigContext {
   /** The HTTP client every network source of the configuration uses (one per run: its connections are shared). */
   readonly http: HttpClient;
+  /**
+   * OpenTofu's signature switches, read once by the caller (the CLI: at its
+   * edge); default: read from {@link CliConfigContext.env} here.
+   */
+  readonly signatures?: SignatureSwitches;
 }
 
 /**
@@ -115,7 +122,7 @@ export function createRegistrySource(settings: RegistrySourceSettings = {}): Sou
       ...(given === undefined ? [] : [typeof given === 'function' ? given : staticCredentials(given)]),
     ),
     hosts: settings.hosts,
-    policy: signaturePolicy(flavor, env),
+    policy: signaturePolicy(flavor, signatureSwitchesFromEnv(env)),
     signatureCache: settings.signatureCache,
   });
 }
@@ -156,7 +163,7 @@ export function registrySourceFor(
     credentials: (host) => tokenForHost(cli, host),
     hosts,
     policy: {
-      ...signaturePolicy(ctx.flavor, ctx.env),
+      ...signaturePolicy(ctx.flavor, ctx.signatures ?? signatureSwitchesFromEnv(ctx.env)),
       ...(options.tolerateExpiredKeys === true ? { enforceExpiration: false } : {}),
     },
     signatureCache: signatureCacheFor(ctx),

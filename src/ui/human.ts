@@ -86,7 +86,7 @@ export function renderDiagnostic(
 
 /**
  * Renders diagnostics reported together, in the order given (callers sort
- * them as the reference does, src/cli/common.ts `reportDiagnostics`), with
+ * them as the reference does, src/cli/diagnostics.ts `reportDiagnostics`), with
  * the reference's consolidation of similar warnings ({@link consolidateWarnings}).
  */
 export function renderDiagnostics(

@@ -302,7 +302,7 @@ describe('npm pack', () => {
     for (const f of ['README.md', 'LICENSE', 'ARCHITECTURE.md', 'CONTRIBUTING.md', 'etc/provkit.api.md', 'docs/api.md'])
       expect(files, f).toContain(f);
     // Nothing of the build's bookkeeping or the checkout's sources and tests.
-    expect(files.filter((p) => /^(src|test|scripts|bench)\/|\.build-inputs$|\.orig$/.test(p))).toEqual([]);
+    expect(files.filter((p) => /^(src|test|scripts|bench)\/|build-inputs\.json$|\.orig$/.test(p))).toEqual([]);
   });
 
   it('ships what bin/provkit.js loads, and the docs -help names', () => {

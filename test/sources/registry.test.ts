@@ -22,6 +22,7 @@ import {
   RegistrySource,
   ServiceDiscovery,
   signaturePolicy,
+  signatureSwitchesFromEnv,
   SourceErrorCode,
   type CredentialsLookup,
   type FetchedArchive,
@@ -82,7 +83,7 @@ function source(o: SourceOpts = {}): RegistrySource {
     flavor,
     credentials,
     terraformVersion: '1.12.0',
-    signaturePolicy: signaturePolicy(flavor, o.env ?? {}),
+    signaturePolicy: signaturePolicy(flavor, signatureSwitchesFromEnv(o.env ?? {})),
   });
 }
 const addr = (r: { host: string }, type = 'demo', ns = 'acme'): ProviderAddress =>

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { buildInputs, RECORD } from '../../scripts/build-inputs.mjs';
+import { buildInputs, buildRecord, RECORD, staleDist as staleBuild } from '../../scripts/build-inputs.mjs';
 import { importClosure, staleDist } from './fresh-dist.js';
 
 let root = '';
@@ -70,6 +70,18 @@ describe('a stale dist/ is refused with "run npm run build"', () => {
     writeFileSync(join(r, 'src/zip/read.ts'), 'export const z = 3;\n');
     expect(staleDist(r, (p) => worker.has(p))).toMatch(
       /run npm run build \(changed since the last build: src\/zip\/read\.ts\)$/,
+    );
+  });
+
+  it('is the one record: a pack (scripts/build.mjs --check) reads it too, and also minds the Node the code cache is for', () => {
+    const r = tree(SRC, false);
+    mkdirSync(join(r, 'dist'));
+    writeFileSync(join(r, RECORD), JSON.stringify(buildRecord(r)));
+    expect(staleBuild(r, { runtime: true })).toBeUndefined();
+    writeFileSync(join(r, RECORD), JSON.stringify({ ...buildRecord(r), runtime: 'node v0.0.1 v8 1.0' }));
+    expect(staleDist(r)).toBeUndefined();
+    expect(staleBuild(r, { runtime: true })).toMatch(
+      /^dist\/ was built with another Node \(node v0\.0\.1 v8 1\.0, now node v\S+ v8 \S+\): run npm run build$/,
     );
   });
 });

@@ -4,9 +4,10 @@
  * compiled worker, dist/hashing/worker.js (src/hashing/pool.ts `workerURL`).
  * A change to src/ without `npm run build` would test the code as it was.
  *
- * The build records what it was made from (scripts/build-inputs.mjs, written
- * by scripts/bundle.mjs at its end); this compares that with the files now,
- * by content: hashing src/ takes a few milliseconds. The end-to-end project
+ * The build records what it was made from (dist/build-inputs.json,
+ * scripts/build-inputs.mjs, the one record, written by scripts/bundle.mjs at
+ * the end of `npm run build`); this compares that with the files now, by
+ * content: hashing src/ takes a few milliseconds. The end-to-end project
  * needs every input unchanged; the unit project only the worker's own modules
  * (the files src/hashing/worker.ts imports, transitively), so that a change to
  * a command does not make the pure tests wait for a build.
@@ -17,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 
 import type { TestProject } from 'vitest/node';
 
-import { buildInputs, changedInputs, RECORD, recordedInputs } from '../../scripts/build-inputs.mjs';
+import { staleDist as staleBuild } from '../../scripts/build-inputs.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -48,14 +49,7 @@ export function importClosure(root: string, entry: string): Set<string> {
  * the inputs as they are now (all of them, or only those `only` accepts).
  */
 export function staleDist(root: string, only?: (path: string) => boolean): string | undefined {
-  const built = recordedInputs(root);
-  if (built === undefined) {
-    return `dist/ is not a finished build of this tree (no ${RECORD}): run npm run build`;
-  }
-  const changed = changedInputs(built, buildInputs(root), only);
-  if (changed.length === 0) return undefined;
-  const named = changed.slice(0, 5).join(', ') + (changed.length > 5 ? ` and ${changed.length - 5} more` : '');
-  return `dist/ is older than src/: run npm run build (changed since the last build: ${named})`;
+  return staleBuild(root, only === undefined ? {} : { only });
 }
 
 export function setup(project: TestProject): void {

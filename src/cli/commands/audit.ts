@@ -32,7 +32,8 @@ import {
 } from '../../ui/audit.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { fittedLines } from '../../ui/table.js';
-import { checkMirrorFlags, fromHclDiagnostic, type MirrorFlags, reportDiagnostics } from '../common.js';
+import { fromHclDiagnostic, reportDiagnostics } from '../diagnostics.js';
+import { checkMirrorFlags, type MirrorFlags } from '../mirror-flags.js';
 import { parseFlags } from '../flags.js';
 import { fileAtRevision, resolveRevision } from '../git.js';
 import type { CliIO, GlobalOptions } from '../io.js';

@@ -36,17 +36,10 @@ import { bundleCreationTime } from '../../bundles/manifest.js';
 import { loadLockFile, LOCK_FILE_NAME, parseLockFile } from '../../lockfile/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { mirrorFailureDiagnostics } from '../../installer/mirror.js';
-import {
-  checkMirrorFlags,
-  invalidProviderArgument,
-  ociPublishCounts,
-  ociTemplate,
-  ociTemplateDiagnostic,
-  parsePlatformFlags,
-  platformsFor,
-  reportDiagnostics,
-  targetMutexWarnings,
-} from '../common.js';
+import { reportDiagnostics, targetMutexWarnings } from '../diagnostics.js';
+import { invalidProviderArgument, parsePlatformFlags, platformsFor } from '../flag-values.js';
+import { checkMirrorFlags, ociTemplate, ociTemplateDiagnostic } from '../mirror-flags.js';
+import { ociPublishCounts } from '../oci-counts.js';
 import { DOWNLOADS_FLAG, downloadsHelp, downloadsOption } from '../downloads.js';
 import { parseFlags } from '../flags.js';
 import { nameSuggestion } from '../../go/index.js';

@@ -17,7 +17,9 @@ import {
 } from '../../installer/install.js';
 import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
 import { authenticationText, type Diagnostic } from '../../ui/human.js';
-import { checkMirrorFlags, parsePlatformFlags, PendingDiagnostics } from '../common.js';
+import { PendingDiagnostics } from '../diagnostics.js';
+import { parsePlatformFlags } from '../flag-values.js';
+import { checkMirrorFlags } from '../mirror-flags.js';
 import { ErrorCode, WarningCode, errorText } from '../../errors.js';
 import { DOWNLOADS_FLAG, downloadsHelp, downloadsOption } from '../downloads.js';
 import { parseFlags } from '../flags.js';
@@ -176,7 +178,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
       if (e.type === 'install_complete' && e.auth === 'signed') signedKeys.push(e.keyId);
       ui.event(e);
     },
-    enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+    enforceSignatures: r.signatures().enforceValidation === true,
   });
   if (outcome.failures.length > 0) {
     return pending.fail(installFailureDiagnostics(outcome.failures, globals.flavor));

@@ -17,7 +17,7 @@ import { registrySourceFor } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { fittedLines } from '../../ui/table.js';
 import { keysSummaryText, keysTableText, keysTotals, renderKeysJSON } from '../../ui/keys.js';
-import { fromHclDiagnostic, reportDiagnostics } from '../common.js';
+import { fromHclDiagnostic, reportDiagnostics } from '../diagnostics.js';
 import { parseFlags } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, jsonUIsFor, terminalColumns } from '../render.js';

@@ -19,14 +19,9 @@ import { MemoizeSource, type Source } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
 import { lockTreeSummary, renderLockRoot } from '../../ui/lock-tree.js';
-import {
-  checkMirrorFlags,
-  configDiagnostics,
-  parsePlatformFlags,
-  PendingDiagnostics,
-  reportDiagnostics,
-  requiredProviderArguments,
-} from '../common.js';
+import { configDiagnostics, PendingDiagnostics, reportDiagnostics } from '../diagnostics.js';
+import { parsePlatformFlags, requiredProviderArguments } from '../flag-values.js';
+import { checkMirrorFlags } from '../mirror-flags.js';
 import { DOWNLOADS_FLAG, downloadsHelp, downloadsOption } from '../downloads.js';
 import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
@@ -114,7 +109,7 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
   // providers lock's warnings go to stdout (Meta.showDiagnostics; test/fixtures/reference-runs/).
   // -check is for hooks and CI: what would change, not a line per package (unless -verbose).
   const ui = createRenderer(io, globals, json, { packageLines: !check || verbose, warningsToStdout: true });
-  // An interrupt takes the live display away before its one line (src/cli/common.ts runInterruptible).
+  // An interrupt takes the live display away before its one line (src/cli/interrupt.ts runInterruptible).
   r.defer(() => ui.stop());
   const errors: Diagnostic[] = [];
 
@@ -146,7 +141,7 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     ociMirror,
     check,
     allPlatforms: flags.values['all-platforms'] === true,
-    enforceSignatures: io.env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+    enforceSignatures: r.signatures().enforceValidation === true,
     downloads,
   };
   return recursive
@@ -163,7 +158,7 @@ interface RunArgs {
   readonly ociMirror: string | undefined;
   readonly check: boolean;
   readonly allPlatforms: boolean;
-  /** `OPENTOFU_ENFORCE_GPG_VALIDATION=true`, read once from the environment. */
+  /** `OPENTOFU_ENFORCE_GPG_VALIDATION=true` (RunResources.signatures: read once, at the CLI's edge). */
   readonly enforceSignatures: boolean;
   /** Archives downloaded at once (downloads.ts). */
   readonly downloads: number;

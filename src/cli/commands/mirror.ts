@@ -14,19 +14,12 @@ import { mirrorFailureDiagnostics, type MirrorOptions, runMirror } from '../../i
 import { runUnpackedMirror } from '../../installer/mirror-unpacked.js';
 import { runOciMirror } from '../../installer/oci-publish.js';
 import { loadLockFile, LOCK_FILE_NAME, Locks, verifyDependencySelections } from '../../lockfile/index.js';
-import { ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
+import { cacheBase, ociClientFor, templateRepositoryMapping } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import {
-  cacheBase,
-  checkMirrorFlags,
-  ociPublishCounts,
-  ociTemplate,
-  ociTemplateDiagnostic,
-  parsePlatformFlags,
-  platformsFor,
-  reportDiagnostics,
-  targetMutexWarnings,
-} from '../common.js';
+import { reportDiagnostics, targetMutexWarnings } from '../diagnostics.js';
+import { parsePlatformFlags, platformsFor } from '../flag-values.js';
+import { checkMirrorFlags, ociTemplate, ociTemplateDiagnostic } from '../mirror-flags.js';
+import { ociPublishCounts } from '../oci-counts.js';
 import { DOWNLOADS_FLAG, downloadsHelp, downloadsOption } from '../downloads.js';
 import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';

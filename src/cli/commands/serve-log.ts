@@ -1,6 +1,7 @@
 /**
- * What `serve DIR` and `serve -upstream` share: the flags, the access log's
- * two forms and waiting for the signal that stops a server.
+ * What `serve DIR` and `serve -upstream` share: the flags and the access
+ * log's two forms (the signal that stops a server: src/cli/interrupt.ts
+ * `stopSignal`).
  */
 import type { AccessLogEntry } from '../../serve/server.js';
 import { terminalLine } from '../../ui/escape.js';
@@ -35,19 +36,4 @@ export function accessLogger(
         `${terminalLine(`${e.remote} - - [${e.time}] "${e.method} ${e.path}" ${e.status} ${e.bytes} ${e.durationMs}ms ${JSON.stringify(e.userAgent)}${e.result === undefined ? '' : ` ${e.result}`}`)}\n`,
       );
   };
-}
-
-/** Resolves with the name of the first SIGINT or SIGTERM (and stops listening for them). */
-export function stopSignal(): Promise<string> {
-  return new Promise<string>((done) => {
-    const stop = (s: string): void => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      done(s);
-    };
-    const onInt = (): void => stop('SIGINT');
-    const onTerm = (): void => stop('SIGTERM');
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
-  });
 }

@@ -16,7 +16,6 @@ import {
   errorText,
   ProvkitError,
 } from '../../errors.js';
-import { createHashPool } from '../../hashing/index.js';
 import {
   allowedHosts,
   destinationGuard,
@@ -31,12 +30,15 @@ import {
 import { cacheBase, ociClientFor, registrySourceFor, templateRepositoryMapping } from '../../sources/index.js';
 import { terminalLine } from '../../ui/escape.js';
 import { loadPolicyFile, POLICY_FILE_NAME } from '../../config/index.js';
-import { configDiagnostics, hashStoreOption, httpFor, ociTemplate, ociTemplateDiagnostic } from '../common.js';
+import { configDiagnostics } from '../diagnostics.js';
 import type { ParsedFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
+import { ociTemplate, ociTemplateDiagnostic } from '../mirror-flags.js';
+import { withResources } from '../resources.js';
 import { loadCliConfigFor, sourceContext } from '../wiring.js';
-import { accessLogger, type SERVE_FLAGS, stopSignal } from './serve-log.js';
+import { stopSignal } from '../interrupt.js';
+import { accessLogger, type SERVE_FLAGS } from './serve-log.js';
 
 /** The seconds a version list is used before the origin is asked again, by default. */
 const DEFAULT_VERSIONS_TTL_S = 600;
@@ -102,105 +104,108 @@ export async function pullThroughServe(
   }
   noteFlavor(io, globals);
 
-  // Fetches to origins go through the destination guard; the store's own registry is the operator's.
-  const origin = offline ? undefined : httpFor(io, destinationGuard(policy));
-  const storeHttp = httpFor(io);
-  const pool = createHashPool();
-  const { hashStore } = hashStoreOption(io.env, globals.cwd);
-  try {
-    const cli = await loadCliConfigFor(io, globals);
-    let store: PackageStore;
-    if (oci !== undefined) {
-      store = new OciStore({
-        client: ociClientFor(sourceContext(io, globals, storeHttp.http), cli),
-        target: { display: given, repositoryFor: templateRepositoryMapping(oci) },
-        http: storeHttp.http,
+  // The run's resources (src/cli/resources.ts) are closed once the server has stopped, however it ends.
+  return withResources(io, globals, async (r) => {
+    // Fetches to origins go through the destination guard; the store's own registry is the operator's.
+    const origin = offline ? undefined : r.guardedHttp(destinationGuard(policy));
+    const storeHttp = r.http();
+    const pool = r.pool();
+    const { hashStore } = r.hashStore();
+    try {
+      const cli = await loadCliConfigFor(io, globals);
+      let store: PackageStore;
+      if (oci !== undefined) {
+        store = new OciStore({
+          client: ociClientFor(r.sourceContext(), cli),
+          target: { display: given, repositoryFor: templateRepositoryMapping(oci) },
+          http: storeHttp,
+          pool,
+          ...(hashStore ? { hashStore } : {}),
+          cacheDir: join(
+            cacheBase(io.env),
+            'pull-through',
+            createHash('sha256').update(oci).digest('hex').slice(0, 32),
+          ),
+        });
+      } else {
+        store = new DirectoryStore({
+          dir: resolve(globals.cwd, given),
+          pool,
+          ...(hashStore ? { hashStore } : {}),
+          onWarning: (message, path) => {
+            line('warn', message, 'store_warning', { path, code: 'STORE_WARNING' });
+            if (!json) io.stderr.write(`${terminalLine(`Warning: ${message}`)}\n`);
+          },
+        });
+      }
+      const ttl = flags.values['versions-ttl'] ?? DEFAULT_VERSIONS_TTL_S;
+      const mirror = await startPullThroughMirror({
+        policy,
+        ...(origin
+          ? {
+              origin: {
+                source: registrySourceFor(sourceContext(io, globals, origin, r.signatures()), cli, { memoize: false }),
+                http: origin,
+                versionsTtlMs: ttl * 1000,
+              },
+            }
+          : {}),
+        store,
         pool,
         ...(hashStore ? { hashStore } : {}),
-        cacheDir: join(cacheBase(io.env), 'pull-through', createHash('sha256').update(oci).digest('hex').slice(0, 32)),
-      });
-    } else {
-      store = new DirectoryStore({
-        dir: resolve(globals.cwd, given),
-        pool,
-        ...(hashStore ? { hashStore } : {}),
-        onWarning: (message, path) => {
-          line('warn', message, 'store_warning', { path, code: 'STORE_WARNING' });
+        host: run.listen.host,
+        port: run.listen.port,
+        ...(run.tls ? { tls: run.tls } : {}),
+        onRequest: accessLogger(io, json, line),
+        onFetch: (e) => fetchLog(io, json, line, e),
+        onWarning: (message, fields) => {
+          line('warn', message, 'store_warning', { ...fields, path: store.display, code: 'STORE_WARNING' });
           if (!json) io.stderr.write(`${terminalLine(`Warning: ${message}`)}\n`);
         },
+        onError: (err, path) => {
+          line('error', `${path}: ${errorText(err)}`, 'serve_error', {
+            path,
+            code: err instanceof ProvkitError ? err.code : ErrorCode.INTERNAL,
+          });
+          if (!json) io.stderr.write(`${terminalLine(`Error serving ${path}: ${errorText(err)}`)}\n`);
+        },
       });
+      const mode = offline ? 'offline' : 'upstream';
+      const audit = policy.audit;
+      const pinsFrom =
+        audit !== undefined &&
+        (audit.defaults.trustedKeys !== undefined || audit.providers.some((p) => p.rule.trustedKeys !== undefined))
+          ? audit.file
+          : undefined;
+      line('info', `Listening on ${mirror.url}`, 'listening', {
+        url: mirror.url,
+        dir: store.display,
+        mode,
+        ...(offline ? {} : { hosts: allowedHosts(policy) }),
+        ...(pinsFrom === undefined ? {} : { trusted_keys_from: pinsFrom }),
+      });
+      if (!json) {
+        io.stdout.write(`Listening on ${mirror.url}\n`);
+        io.stdout.write(
+          `${terminalLine(
+            offline
+              ? `Serving what ${store.display} holds (offline).`
+              : `Pulling through from ${allowedHosts(policy).join(', ')} into ${store.display}.`,
+          )}\n`,
+        );
+        if (pinsFrom !== undefined)
+          io.stdout.write(`${terminalLine(`Signing keys must be the trusted_keys of ${pinsFrom}.`)}\n`);
+      }
+      const signal = await stopSignal();
+      await mirror.close();
+      line('info', `Stopped (${signal})`, 'stopped', { signal });
+      if (!json) io.stdout.write(`Stopped (${signal}).\n`);
+      return 0;
+    } catch (err) {
+      run.diagnostic({ ...diagnosticFromError(err), summary: 'Cannot serve', detail: describeError(err) });
+      return 1;
     }
-    const ttl = flags.values['versions-ttl'] ?? DEFAULT_VERSIONS_TTL_S;
-    const mirror = await startPullThroughMirror({
-      policy,
-      ...(origin
-        ? {
-            origin: {
-              source: registrySourceFor(sourceContext(io, globals, origin.http), cli, { memoize: false }),
-              http: origin.http,
-              versionsTtlMs: ttl * 1000,
-            },
-          }
-        : {}),
-      store,
-      pool,
-      ...(hashStore ? { hashStore } : {}),
-      host: run.listen.host,
-      port: run.listen.port,
-      ...(run.tls ? { tls: run.tls } : {}),
-      onRequest: accessLogger(io, json, line),
-      onFetch: (e) => fetchLog(io, json, line, e),
-      onWarning: (message, fields) => {
-        line('warn', message, 'store_warning', { ...fields, path: store.display, code: 'STORE_WARNING' });
-        if (!json) io.stderr.write(`${terminalLine(`Warning: ${message}`)}\n`);
-      },
-      onError: (err, path) => {
-        line('error', `${path}: ${errorText(err)}`, 'serve_error', {
-          path,
-          code: err instanceof ProvkitError ? err.code : ErrorCode.INTERNAL,
-        });
-        if (!json) io.stderr.write(`${terminalLine(`Error serving ${path}: ${errorText(err)}`)}\n`);
-      },
-    });
-    const mode = offline ? 'offline' : 'upstream';
-    const audit = policy.audit;
-    const pinsFrom =
-      audit !== undefined &&
-      (audit.defaults.trustedKeys !== undefined || audit.providers.some((p) => p.rule.trustedKeys !== undefined))
-        ? audit.file
-        : undefined;
-    line('info', `Listening on ${mirror.url}`, 'listening', {
-      url: mirror.url,
-      dir: store.display,
-      mode,
-      ...(offline ? {} : { hosts: allowedHosts(policy) }),
-      ...(pinsFrom === undefined ? {} : { trusted_keys_from: pinsFrom }),
-    });
-    if (!json) {
-      io.stdout.write(`Listening on ${mirror.url}\n`);
-      io.stdout.write(
-        `${terminalLine(
-          offline
-            ? `Serving what ${store.display} holds (offline).`
-            : `Pulling through from ${allowedHosts(policy).join(', ')} into ${store.display}.`,
-        )}\n`,
-      );
-      if (pinsFrom !== undefined)
-        io.stdout.write(`${terminalLine(`Signing keys must be the trusted_keys of ${pinsFrom}.`)}\n`);
-    }
-    const signal = await stopSignal();
-    await mirror.close();
-    line('info', `Stopped (${signal})`, 'stopped', { signal });
-    if (!json) io.stdout.write(`Stopped (${signal}).\n`);
-    return 0;
-  } catch (err) {
-    run.diagnostic({ ...diagnosticFromError(err), summary: 'Cannot serve', detail: describeError(err) });
-    return 1;
-  } finally {
-    origin?.close();
-    storeHttp.close();
-    await pool.close();
-  }
+  });
 }
 
 /** One line per package fetched from an origin: stored, or failed and why. */

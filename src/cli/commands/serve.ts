@@ -17,7 +17,6 @@ import {
   WarningCode,
   errorText,
 } from '../../errors.js';
-import { createHashPool } from '../../hashing/index.js';
 import { isLoopbackHost, parseListen, startMirrorServer } from '../../serve/server.js';
 import { terminalLine } from '../../ui/escape.js';
 import { renderDiagnostic } from '../../ui/human.js';
@@ -25,7 +24,9 @@ import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { humanStyle, jsonUIsFor } from '../render.js';
-import { accessLogger, SERVE_FLAGS, stopSignal } from './serve-log.js';
+import { stopSignal } from '../interrupt.js';
+import { withResources } from '../resources.js';
+import { accessLogger, SERVE_FLAGS } from './serve-log.js';
 import { pullThroughServe } from './serve-upstream.js';
 
 export const SERVE_HELP = `Usage: provkit [global options] serve [options] DIR
@@ -164,51 +165,52 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     return fail('Not a directory', `The mirror directory ${dir} does not exist or is not a directory.`);
   noteFlavor(io, globals);
   const accessLog = accessLogger(io, json, line);
-  const pool = createHashPool();
-  try {
-    const server = await startMirrorServer({
-      dir,
-      flavor: globals.flavor,
-      pool,
-      host: listen.host,
-      port: listen.port,
-      ...(tls ? { tls } : {}),
-      ...(flags.values.refresh === undefined ? {} : { refreshMs: flags.values.refresh }),
-      onRequest: accessLog,
-      onWarning: (w) => {
-        line('warn', w.message, 'scan_warning', { path: w.path, code: WarningCode.SCAN_WARNING });
-        if (!json) io.stderr.write(`${terminalLine(`Warning: ${w.message}`)}\n`);
-      },
-      onError: (err, path) => {
-        line('error', `${path}: ${String(err)}`, 'serve_error', {
-          path,
-          code: err instanceof ProvkitError ? err.code : ErrorCode.INTERNAL,
-        });
-        if (!json) io.stderr.write(`${terminalLine(`Error serving ${path}: ${errorText(err)}`)}\n`);
-      },
-    });
-    line('info', `Listening on ${server.url}`, 'listening', { url: server.url, dir });
-    if (!json) io.stdout.write(`Listening on ${server.url}\n`);
-    if (!server.tls) {
-      const detail = 'tofu and terraform accept network mirrors over https only; use -tls-cert and -tls-key for them.';
-      diagnostic({
-        severity: 'warning',
-        summary: `Serving plain HTTP on ${server.url}`,
-        detail,
-        code: WarningCode.PLAIN_HTTP,
+  // The run's hash pool (src/cli/resources.ts), closed once the server has stopped, however it ends.
+  return withResources(io, globals, async (r) => {
+    try {
+      const server = await startMirrorServer({
+        dir,
+        flavor: globals.flavor,
+        pool: r.pool(),
+        host: listen.host,
+        port: listen.port,
+        ...(tls ? { tls } : {}),
+        ...(flags.values.refresh === undefined ? {} : { refreshMs: flags.values.refresh }),
+        onRequest: accessLog,
+        onWarning: (w) => {
+          line('warn', w.message, 'scan_warning', { path: w.path, code: WarningCode.SCAN_WARNING });
+          if (!json) io.stderr.write(`${terminalLine(`Warning: ${w.message}`)}\n`);
+        },
+        onError: (err, path) => {
+          line('error', `${path}: ${String(err)}`, 'serve_error', {
+            path,
+            code: err instanceof ProvkitError ? err.code : ErrorCode.INTERNAL,
+          });
+          if (!json) io.stderr.write(`${terminalLine(`Error serving ${path}: ${errorText(err)}`)}\n`);
+        },
       });
+      line('info', `Listening on ${server.url}`, 'listening', { url: server.url, dir });
+      if (!json) io.stdout.write(`Listening on ${server.url}\n`);
+      if (!server.tls) {
+        const detail =
+          'tofu and terraform accept network mirrors over https only; use -tls-cert and -tls-key for them.';
+        diagnostic({
+          severity: 'warning',
+          summary: `Serving plain HTTP on ${server.url}`,
+          detail,
+          code: WarningCode.PLAIN_HTTP,
+        });
+      }
+      const signal = await stopSignal();
+      await server.close();
+      line('info', `Stopped (${signal})`, 'stopped', { signal });
+      if (!json) io.stdout.write(`Stopped (${signal}).\n`);
+      return 0;
+    } catch (err) {
+      diagnostic({ ...diagnosticFromError(err), summary: 'Cannot serve', detail: describeError(err) });
+      return 1;
     }
-    const signal = await stopSignal();
-    await server.close();
-    line('info', `Stopped (${signal})`, 'stopped', { signal });
-    if (!json) io.stdout.write(`Stopped (${signal}).\n`);
-    return 0;
-  } catch (err) {
-    diagnostic({ ...diagnosticFromError(err), summary: 'Cannot serve', detail: describeError(err) });
-    return 1;
-  } finally {
-    await pool.close();
-  }
+  });
 }
 
 /** OpenSSL's reason for a refused certificate or key (`key values mismatch`, `no start line`…). */

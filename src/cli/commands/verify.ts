@@ -21,14 +21,9 @@ import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.j
 import { type Diagnostic, verifyProblemText } from '../../ui/human.js';
 import { JsonUI } from '../../ui/json.js';
 import { flavorsSentence } from '../../ui/lock-tree.js';
-import {
-  fromHclDiagnostic,
-  mirrorDirectoryDiagnostic,
-  ociTemplate,
-  ociTemplateDiagnostic,
-  parsePlatformFlags,
-  reportDiagnostics,
-} from '../common.js';
+import { fromHclDiagnostic, reportDiagnostics } from '../diagnostics.js';
+import { parsePlatformFlags } from '../flag-values.js';
+import { mirrorDirectoryDiagnostic, ociTemplate, ociTemplateDiagnostic } from '../mirror-flags.js';
 import { ociMirrorSourceFor } from '../../sources/index.js';
 import { ErrorCode } from '../../errors.js';
 import { parseFlags } from '../flags.js';

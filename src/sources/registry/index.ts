@@ -8,5 +8,12 @@ export { DiscoveredHost, ServiceDiscovery } from './discovery.js';
 export type { ServiceDiscoveryOptions, ServiceMap } from './discovery.js';
 export { RegistrySource } from './registry-source.js';
 export type { RegistrySourceOptions } from './registry-source.js';
-export { checkChecksumsSignature, openSignatureCache, signaturePolicy } from './signature.js';
-export type { CachedVerification, SignatureCache, SignatureCheck, SignaturePolicy, SigningKey } from './signature.js';
+export { checkChecksumsSignature, openSignatureCache, signaturePolicy, signatureSwitchesFromEnv } from './signature.js';
+export type {
+  CachedVerification,
+  SignatureCache,
+  SignatureCheck,
+  SignaturePolicy,
+  SignatureSwitches,
+  SigningKey,
+} from './signature.js';

@@ -77,15 +77,36 @@ export interface SignaturePolicy {
   readonly now?: () => Date;
 }
 
-/** The policy of `flavor` with the OpenTofu switches read from `env` (exactly the string `true` counts). */
-export function signaturePolicy(
-  flavor: Flavor,
-  env: Readonly<Record<string, string | undefined>> = {},
-): SignaturePolicy {
+/**
+ * OpenTofu's two signature switches, as data: what a caller read from its
+ * environment once ({@link signatureSwitchesFromEnv}; the CLI does it at its
+ * edge, src/cli/resources.ts) and passes down.
+ */
+export interface SignatureSwitches {
+  /** `OPENTOFU_ENFORCE_GPG_VALIDATION=true`: never skip the check. */
+  readonly enforceValidation?: boolean;
+  /** `OPENTOFU_ENFORCE_GPG_EXPIRATION=true`: refuse expired keys and signatures. */
+  readonly enforceExpiration?: boolean;
+}
+
+/**
+ * The switches an environment sets (`OPENTOFU_ENFORCE_GPG_VALIDATION`,
+ * `OPENTOFU_ENFORCE_GPG_EXPIRATION`; exactly the string `true` counts, as
+ * OpenTofu's `os.Getenv(...) == "true"`): the one place their names are read.
+ */
+export function signatureSwitchesFromEnv(env: Readonly<Record<string, string | undefined>>): SignatureSwitches {
+  return {
+    enforceValidation: env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
+    enforceExpiration: env['OPENTOFU_ENFORCE_GPG_EXPIRATION'] === 'true',
+  };
+}
+
+/** The policy of `flavor` with OpenTofu's switches (Terraform enforces both always). */
+export function signaturePolicy(flavor: Flavor, switches: SignatureSwitches = {}): SignaturePolicy {
   return {
     flavor,
-    enforceValidation: flavor === 'terraform' || env['OPENTOFU_ENFORCE_GPG_VALIDATION'] === 'true',
-    enforceExpiration: flavor === 'terraform' || env['OPENTOFU_ENFORCE_GPG_EXPIRATION'] === 'true',
+    enforceValidation: flavor === 'terraform' || switches.enforceValidation === true,
+    enforceExpiration: flavor === 'terraform' || switches.enforceExpiration === true,
   };
 }
 
