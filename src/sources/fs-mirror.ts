@@ -164,7 +164,7 @@ export class FilesystemMirrorSource implements Source {
     } catch (err) {
       this.warn(
         full,
-        `ignoring local provider path ${goQuote(full)} with invalid platform ${goQuote(platformStr)}: ${(err as Error).message}`,
+        `ignoring local provider path ${goQuote(full)} with invalid platform ${goQuote(platformStr)}: ${errorText(err)}`,
       );
       return undefined;
     }

@@ -31,7 +31,7 @@ import {
   tryParseVersion,
   unsafeNameReason,
 } from '../addresses/index.js';
-import { isProvkitError } from '../errors.js';
+import { isProvkitError, errorText } from '../errors.js';
 import { parseHash, preferredHashes, type Hash } from '../hashing/index.js';
 import { NetErrorCode, type HttpClient, type HttpResponse } from '../net/index.js';
 import { SourceErrorCode } from './codes.js';
@@ -186,7 +186,7 @@ export class NetworkMirrorSource implements Source {
         listed.push(parsePlatform(key));
       } catch (err) {
         throw this.invalid(
-          `provider mirror ${this.base.href} returned an invalid platform ${goQuote(key)} in the "archives" of ${provider.toString()} ${version.toString()}: ${(err as Error).message}`,
+          `provider mirror ${this.base.href} returned an invalid platform ${goQuote(key)} in the "archives" of ${provider.toString()} ${version.toString()}: ${errorText(err)}`,
           provider,
           res.url,
           ctx,
@@ -370,7 +370,7 @@ export class NetworkMirrorSource implements Source {
       url = new URL(rawUrl, docUrl);
     } catch (err) {
       throw this.invalid(
-        `provider mirror returned an invalid archive URL ${JSON.stringify(rawUrl)}: ${String(err)}`,
+        `provider mirror returned an invalid archive URL ${JSON.stringify(rawUrl)}: ${errorText(err)}`,
         ctx.provider,
         docUrl,
         ctx,
@@ -399,7 +399,7 @@ export class NetworkMirrorSource implements Source {
         hashes.push(parseHash(h));
       } catch (err) {
         throw this.invalid(
-          `provider mirror returned invalid provider hash ${JSON.stringify(h)}: ${(err as Error).message}`,
+          `provider mirror returned invalid provider hash ${JSON.stringify(h)}: ${errorText(err)}`,
           ctx.provider,
           docUrl,
           ctx,

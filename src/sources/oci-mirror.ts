@@ -28,7 +28,7 @@
  */
 import type { ProviderAddress, Version } from '../addresses/index.js';
 import { compareVersions, goQuote, isPlatformWord, Platform, tryParseVersion } from '../addresses/index.js';
-import { ErrorCode, isProvkitError } from '../errors.js';
+import { ErrorCode, isProvkitError, errorText } from '../errors.js';
 import { makeHash } from '../hashing/index.js';
 import {
   ALL_MANIFEST_TYPES,
@@ -159,11 +159,10 @@ export class OciMirrorSource implements Source {
     try {
       addr = this.options.repositoryFor(provider);
     } catch (err) {
-      throw sourceError(
-        SourceErrorCode.INVALID_SOURCE_CONFIG,
-        `selecting OCI repository address: ${(err as Error).message}`,
-        { provider, cause: err },
-      );
+      throw sourceError(SourceErrorCode.INVALID_SOURCE_CONFIG, `selecting OCI repository address: ${errorText(err)}`, {
+        provider,
+        cause: err,
+      });
     }
     if (addr.repository === '') {
       throw sourceError(

@@ -21,7 +21,7 @@
  */
 import type { Hostname } from '../../addresses/index.js';
 import { tryHostnameForComparison } from '../../addresses/index.js';
-import { isProvkitError, ProvkitError } from '../../errors.js';
+import { isProvkitError, ProvkitError, errorText } from '../../errors.js';
 import { NetErrorCode, type HttpClient } from '../../net/index.js';
 import { SourceErrorCode } from '../codes.js';
 import type { CredentialsLookup } from '../credentials.js';
@@ -168,7 +168,7 @@ export class ServiceDiscovery {
         const { code: _code, message, ...context } = e.toJSON();
         throw new ProvkitError(SourceErrorCode.SERVICE_DISCOVERY, message, { ...context, cause: err });
       }
-      throw fail(`could not connect to ${host}: failed to request discovery document: ${(err as Error).message}`, {
+      throw fail(`could not connect to ${host}: failed to request discovery document: ${errorText(err)}`, {
         cause: err,
       });
     }

@@ -44,7 +44,7 @@ import {
   unsafeNameReason,
   type Version,
 } from '../../addresses/index.js';
-import { isProvkitError, type ProvkitError } from '../../errors.js';
+import { isProvkitError, type ProvkitError, errorText } from '../../errors.js';
 import { makeHash, parseHash, type Hash } from '../../hashing/index.js';
 import { formatStatus, isRetryableStatus, NetErrorCode, type HttpClient, type HttpResponse } from '../../net/index.js';
 import { SourceErrorCode } from '../codes.js';
@@ -459,7 +459,7 @@ export class RegistrySource implements Source {
         } catch (err) {
           throw sourceError(
             SourceErrorCode.INVALID_RESPONSE,
-            `registry response includes invalid platform ${goQuote(`${os}_${arch}`)} for ${provider.toString()} ${v.version.toString()}: ${(err as Error).message}`,
+            `registry response includes invalid platform ${goQuote(`${os}_${arch}`)} for ${provider.toString()} ${v.version.toString()}: ${errorText(err)}`,
             { provider, url: res.url },
           );
         }
@@ -675,9 +675,7 @@ export class RegistrySource implements Source {
       try {
         parsePlatform(key);
       } catch (err) {
-        throw invalid(
-          `registry response includes invalid platform ${goQuote(key)} in "packages": ${(err as Error).message}`,
-        );
+        throw invalid(`registry response includes invalid platform ${goQuote(key)} in "packages": ${errorText(err)}`);
       }
       const o = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
       const hashes: Hash[] = [];
@@ -687,7 +685,7 @@ export class RegistrySource implements Source {
           hashes.push(parseHash(h));
         } catch (err) {
           throw invalid(
-            `registry response includes invalid hash ${JSON.stringify(h)} for ${key} in "packages": ${(err as Error).message}`,
+            `registry response includes invalid hash ${JSON.stringify(h)} for ${key} in "packages": ${errorText(err)}`,
           );
         }
       }
