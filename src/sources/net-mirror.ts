@@ -31,10 +31,9 @@ import {
   tryParseVersion,
   unsafeNameReason,
 } from '../addresses/index.js';
-import { isProvkitError, errorText } from '../errors.js';
+import { isProvkitError, errorText, ErrorCode } from '../errors.js';
 import { parseHash, preferredHashes, type Hash } from '../hashing/index.js';
-import { NetErrorCode, type HttpClient, type HttpResponse } from '../net/index.js';
-import { SourceErrorCode } from './codes.js';
+import { type HttpClient, type HttpResponse } from '../net/index.js';
 import type { CredentialsLookup } from './credentials.js';
 import {
   encodePath,
@@ -89,7 +88,7 @@ export class NetworkMirrorSource implements Source {
     }
     if (url === undefined || url.protocol !== 'https:' || url.host === '') {
       throw sourceError(
-        SourceErrorCode.INVALID_SOURCE_CONFIG,
+        ErrorCode.INVALID_SOURCE_CONFIG,
         `Cannot use ${JSON.stringify(options.baseUrl)} as a URL for a network provider mirror: the mirror must be at an https: URL.`,
         { url: options.baseUrl },
       );
@@ -110,7 +109,7 @@ export class NetworkMirrorSource implements Source {
     const res = await this.getJson(url, provider, undefined, signal);
     if (res.status === 404) {
       throw sourceError(
-        SourceErrorCode.PROVIDER_NOT_FOUND,
+        ErrorCode.PROVIDER_NOT_FOUND,
         `provider ${provider.toString()} was not found in any of the search locations`,
         {
           provider,
@@ -196,7 +195,7 @@ export class NetworkMirrorSource implements Source {
     const entry = byPlatform[platform.toString()];
     if (entry === undefined) {
       throw sourceError(
-        SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+        ErrorCode.PLATFORM_NOT_SUPPORTED,
         `provider mirror ${this.base.href} does not have a package of ${provider.toString()} ${version.toString()} for ${platform.toString()}${availablePlatformsSuffix(listed)}`,
         { ...ctx, url: res.url },
       );
@@ -288,9 +287,9 @@ export class NetworkMirrorSource implements Source {
       });
     } catch (rawErr) {
       const err = metadataTooLarge(rawErr, kind);
-      if (isProvkitError(err, NetErrorCode.TOO_MANY_REDIRECTS)) {
+      if (isProvkitError(err, ErrorCode.NET_TOO_MANY_REDIRECTS)) {
         throw sourceError(
-          NetErrorCode.TOO_MANY_REDIRECTS,
+          ErrorCode.NET_TOO_MANY_REDIRECTS,
           `failed to query provider mirror ${this.base.href} for ${provider.toString()}: too many redirects`,
           {
             provider,
@@ -309,20 +308,16 @@ export class NetworkMirrorSource implements Source {
     if (res.status === 401 || res.status === 403) {
       // The reference always claims credentials were given here (docs/reference.md §4.3 item 65).
       const final = new URL(res.url);
-      throw sourceError(
-        SourceErrorCode.UNAUTHORIZED,
-        `host ${final.host} rejected the given authentication credentials`,
-        {
-          provider,
-          ...(version === undefined ? {} : { version }),
-          url: res.url,
-          found: String(res.status),
-        },
-      );
+      throw sourceError(ErrorCode.UNAUTHORIZED, `host ${final.host} rejected the given authentication credentials`, {
+        provider,
+        ...(version === undefined ? {} : { version }),
+        url: res.url,
+        found: String(res.status),
+      });
     }
     if (res.status !== 200 && res.status !== 404) {
       throw sourceError(
-        NetErrorCode.HTTP_STATUS,
+        ErrorCode.NET_HTTP_STATUS,
         `failed to query provider mirror ${this.base.href} for ${provider.toString()}: server returned unsuccessful status ${res.status}`,
         { provider, ...(version === undefined ? {} : { version }), url: res.url, found: String(res.status) },
       );
@@ -415,6 +410,6 @@ export class NetworkMirrorSource implements Source {
     url: string,
     ctx: { version?: Version; platform?: Platform; found?: string } = {},
   ): Error {
-    return sourceError(SourceErrorCode.INVALID_RESPONSE, message, { provider, url, ...ctx });
+    return sourceError(ErrorCode.INVALID_RESPONSE, message, { provider, url, ...ctx });
   }
 }

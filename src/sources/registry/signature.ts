@@ -38,8 +38,7 @@ import { defaultRegistryHost, flavorInfo, type Flavor, type ProviderAddress } fr
 import { writeFileAtomic } from '../../fs/atomic.js';
 import { makeCacheDirectory } from '../../fs/cache-dir.js';
 import { readRegularFile } from '../../fs/read.js';
-import { ProvkitError, errorText } from '../../errors.js';
-import { SourceErrorCode } from '../codes.js';
+import { ProvkitError, errorText, ErrorCode } from '../../errors.js';
 
 /** One entry of a registry's `signing_keys.gpg_public_keys`. */
 export interface SigningKey {
@@ -282,7 +281,7 @@ export async function checkChecksumsSignature(args: {
       policy.flavor === 'tofu'
         ? `the provider is not signed with a valid signing key; please contact the provider author (${err.message})`
         : err.message;
-    throw new ProvkitError(SourceErrorCode.SIGNATURE_INVALID, message, {
+    throw new ProvkitError(ErrorCode.SIGNATURE_INVALID, message, {
       provider: provider.toString(),
       ...(args.signatureUrl === undefined ? {} : { url: args.signatureUrl }),
       cause: err,
