@@ -37,6 +37,28 @@ function forbiddenFor(layer, i) {
 
 const NO_DEFAULT_EXPORT = { selector: 'ExportDefaultDeclaration', message: 'use named exports' };
 
+// One error-to-text rule (CONTRIBUTING.md house style 4): a caught value becomes text through errorText
+// (or systemErrorText, describeError) of src/errors.ts, never inline, so that Node's `ENOENT: …` and
+// OpenSSL's text never reach output and a thrown non-Error never prints `undefined`.
+const ERROR_TEXT_MESSAGE = 'an error becomes text through errorText (src/errors.ts), not inline';
+const NO_INLINE_ERROR_TEXT = [
+  {
+    selector:
+      "ConditionalExpression[test.operator='instanceof'][test.right.name='Error'][consequent.property.name='message'][alternate.callee.name='String']",
+    message: ERROR_TEXT_MESSAGE,
+  },
+  {
+    selector:
+      "MemberExpression[property.name='message'][object.type='TSAsExpression'][object.typeAnnotation.typeName.name='Error']",
+    message: ERROR_TEXT_MESSAGE,
+  },
+  {
+    selector:
+      "TemplateLiteral > CallExpression[callee.name='String'][arguments.0.type='Identifier'][arguments.0.name=/^(e|err|error|cause|reason)$/]",
+    message: ERROR_TEXT_MESSAGE,
+  },
+];
+
 const LIBRARY_PATHS = [
   { name: 'node-fetch', message: 'only src/net may import node-fetch' },
   { name: 'yauzl', message: 'src/ reads zips with hashing/zip-reader.ts; yauzl is the benchmark baseline only' },
@@ -105,6 +127,11 @@ export default tseslint.config(
   ...layerBlocks,
   {
     files: ['src/**/*.ts'],
+    ignores: ['src/errors.ts'],
+    rules: { 'no-restricted-syntax': ['error', NO_DEFAULT_EXPORT, ...NO_INLINE_ERROR_TEXT] },
+  },
+  {
+    files: ['src/**/*.ts'],
     plugins: { provkit: provkitPlugin },
     rules: { 'provkit/no-cycle': 'error' },
   },
@@ -115,6 +142,7 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         NO_DEFAULT_EXPORT,
+        ...NO_INLINE_ERROR_TEXT,
         {
           selector: 'Program > :not(ImportDeclaration, ExportAllDeclaration, ExportNamedDeclaration[declaration=null])',
           message: 'a barrel (index.ts) re-exports only: define this in a module of its own',

@@ -616,6 +616,11 @@ export function renameFileInError(err: unknown, tmp: string, shown: string, cont
   return new ProvkitError(code, swap(message)!.split('\n'), { ...out, ...context, cause: err });
 }
 
+/** A thrown value's own text, untranslated: the message of an Error, else the value as a string. */
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** The first `code` of an error or of its causes (node-fetch wraps Node's system errors). */
 function codeInChain(err: unknown): { code: string; at: Record<string, unknown> } | undefined {
   for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; depth++) {
@@ -654,7 +659,7 @@ function openSslReason(message: string): string | undefined {
 export function errorText(err: unknown): string {
   if (err instanceof ProvkitError) return err.message;
   const found = codeInChain(err);
-  const message = err instanceof Error ? err.message : String(err);
+  const message = messageOf(err);
   if (found === undefined) return message;
   const { code, at } = found;
   const inner = typeof at['message'] === 'string' ? at['message'] : message;
@@ -715,7 +720,7 @@ export function describeError(err: unknown): string {
   const found = codeInChain(err);
   const known = found !== undefined && /^(E[A-Z0-9_]+|ERR_OSSL_.*|ERR_SSL_.*)$/.test(found.code);
   if (found === undefined || !known) {
-    return `internal error: ${err instanceof Error ? err.message : String(err)}; please report this with the command line`;
+    return `internal error: ${messageOf(err)}; please report this with the command line`;
   }
   const { code, at } = found;
   if (/^E[A-Z0-9_]+$/.test(code) && code !== 'EPROTO') {

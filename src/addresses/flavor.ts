@@ -7,7 +7,7 @@
  *
  * Pure: no I/O. {@link resolveFlavor} takes the environment as an argument.
  */
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, ProvkitError, errorText } from '../errors.js';
 
 /** The reference tool provkit imitates. */
 export type Flavor = 'tofu' | 'terraform';
@@ -91,7 +91,7 @@ export function resolveFlavor(flag: string | undefined, env: Readonly<Record<str
     try {
       return parseFlavor(fromEnv);
     } catch (err) {
-      throw new ProvkitError(ErrorCode.INVALID_FLAVOR, `${FLAVOR_ENV_VAR}: ${(err as Error).message}`, {
+      throw new ProvkitError(ErrorCode.INVALID_FLAVOR, `${FLAVOR_ENV_VAR}: ${errorText(err)}`, {
         found: fromEnv,
         expected: FLAVORS.join(', '),
         hint: `unset ${FLAVOR_ENV_VAR} or set it to one of ${FLAVORS.join(', ')}`,

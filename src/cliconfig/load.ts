@@ -357,7 +357,7 @@ function explicitInstallation(
       diags.push({
         severity: 'error',
         summary: 'Invalid provider source inclusion patterns',
-        detail: `CLI config specifies invalid provider inclusion patterns: ${(e as Error).message}.`,
+        detail: `CLI config specifies invalid provider inclusion patterns: ${errorText(e)}.`,
         ...at,
       });
       continue;
@@ -368,7 +368,7 @@ function explicitInstallation(
       diags.push({
         severity: 'error',
         summary: 'Invalid provider source exclusion patterns',
-        detail: `CLI config specifies invalid provider exclusion patterns: ${(e as Error).message}.`,
+        detail: `CLI config specifies invalid provider exclusion patterns: ${errorText(e)}.`,
         ...at,
       });
       continue;

@@ -29,7 +29,7 @@
  */
 import { join } from 'node:path';
 
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, ProvkitError, errorText, systemErrorText, systemErrorCode } from '../errors.js';
 import type { OciCredentials, OciCredentialsLookup } from '../net/oci/auth.js';
 import { parseRepositoryAddress } from '../net/oci/reference.js';
 import type { HostOS } from './locations.js';
@@ -164,7 +164,7 @@ function parseDockerConfig(bytes: Buffer, file: string): Record<string, unknown>
   try {
     doc = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
-    throw new Error(`invalid JSON syntax: ${(err as Error).message}`);
+    throw new Error(`invalid JSON syntax: ${errorText(err)}`);
   }
   if (!isRecord(doc)) throw new Error('invalid JSON syntax: not an object');
   const auths = doc['auths'];
@@ -211,9 +211,7 @@ async function dockerConfigSources(cli: CliConfig, env: OciCredentialsEnv): Prom
         // eslint-disable-next-line no-await-in-loop -- a few small files, in order (the order is the precedence)
         out.push(dockerConfigSource(file, parseDockerConfig(await read(file), file), env));
       } catch (err) {
-        problems.push(
-          `${(err as NodeJS.ErrnoException).code ? 'reading' : 'parsing'} ${file}: ${(err as Error).message}`,
-        );
+        problems.push(`${systemErrorCode(err) !== undefined ? 'reading' : 'parsing'} ${file}: ${systemErrorText(err)}`);
       }
     }
     if (problems.length > 0) {
@@ -298,7 +296,7 @@ export function ociCredentialsLookup(cli: CliConfig, env: OciCredentialsEnv): Oc
       if (err instanceof ProvkitError) throw err;
       throw new ProvkitError(
         ErrorCode.OCI_CREDENTIALS,
-        `finding credentials for ${JSON.stringify(registry)} (${best.where}): ${(err as Error).message}`,
+        `finding credentials for ${JSON.stringify(registry)} (${best.where}): ${errorText(err)}`,
         { cause: err },
       );
     }
@@ -323,7 +321,7 @@ export async function runDockerCredentialHelper(name: string, serverUrl: string)
       reject(
         new ProvkitError(
           ErrorCode.OCI_CREDENTIALS,
-          `${JSON.stringify(name)} credential helper failed: ${(err as Error).message}`,
+          `${JSON.stringify(name)} credential helper failed: ${errorText(err)}`,
           { cause: err },
         ),
       );
@@ -337,7 +335,7 @@ export async function runDockerCredentialHelper(name: string, serverUrl: string)
       reject(
         new ProvkitError(
           ErrorCode.OCI_CREDENTIALS,
-          `${JSON.stringify(name)} credential helper failed: ${program}: ${err.message}`,
+          `${JSON.stringify(name)} credential helper failed: ${program}: ${systemErrorText(err)}`,
           { cause: err },
         ),
       ),

@@ -230,7 +230,7 @@ export function prepareRepositoryMapping(
           SUMMARY,
           err instanceof TemplateError && err.message.startsWith('Invalid oci_mirror')
             ? err.message
-            : `Invalid oci_mirror block at ${at}: ${(err as Error).message}`,
+            : `Invalid oci_mirror block at ${at}: ${errorText(err)}`,
         ),
       ],
     };

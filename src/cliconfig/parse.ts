@@ -42,6 +42,7 @@ import type {
 } from './model.js';
 import { parseRepositoryAddress } from '../net/oci/reference.js';
 import { prepareRepositoryMapping, type RepositoryMapping } from './oci-template.js';
+import { errorText } from '../errors.js';
 
 /** An installation method as written, patterns not yet parsed. */
 export interface RawMethod {
@@ -346,7 +347,7 @@ class FileReader {
     try {
       repositoryPath = parseRepositoryAddress(label).repository;
     } catch (e) {
-      this.diags.push(err(summary, `${where} has an invalid block label: ${(e as Error).message}.`, at));
+      this.diags.push(err(summary, `${where} has an invalid block label: ${errorText(e)}.`, at));
       return;
     }
     const fields: Record<string, string | undefined> = {};

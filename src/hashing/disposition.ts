@@ -130,15 +130,20 @@ export function groupDispositions(
 }
 
 /**
+ * How a package was authenticated, in the reference's words
+ * (`PackageAuthenticationResult.String`, docs/reference.md §8.5 item 120):
+ * what {@link dispositionsLabel} says and the `fetch_complete` event carries.
+ */
+export type AuthLabel = 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated';
+
+/**
  * The reference's one-word summary of a package's dispositions
  * (`PackageAuthenticationResult.String`, docs/reference.md §8.5 item 120;
  * rfc/20250327-providerinst-auth-hashes.md), in priority order: `signed`,
  * `signing skipped` (registry-reported), `verified checksum` (computed
  * here), `unauthenticated`.
  */
-export function dispositionsLabel(
-  ds: Iterable<Pick<Disposition, 'kind'>>,
-): 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated' {
+export function dispositionsLabel(ds: Iterable<Pick<Disposition, 'kind'>>): AuthLabel {
   const kinds = new Set([...ds].map((d) => d.kind));
   if (kinds.has('signed')) return 'signed';
   if (kinds.has('reported-by-registry')) return 'signing skipped';

@@ -5,7 +5,7 @@
  */
 import { stat } from 'node:fs/promises';
 
-import { ErrorCode, ProvkitError, systemErrorCode } from '../errors.js';
+import { ErrorCode, ProvkitError, systemErrorCode, systemErrorText } from '../errors.js';
 import type { Hash } from './hash.js';
 import type { HashPool } from './pool.js';
 import type { ZipPackageHashes } from './zip-package.js';
@@ -32,7 +32,7 @@ export async function hashPath(pool: HashPool, path: string): Promise<PathHashRe
       const sys = systemErrorCode(err);
       throw new ProvkitError(
         sys === 'ENOENT' ? ErrorCode.NOT_FOUND : ErrorCode.IO,
-        `${path}: ${sys === 'ENOENT' ? 'no such file or directory' : String(err)}`,
+        `${path}: ${systemErrorText(err)}`,
         {
           file: path,
           cause: err,

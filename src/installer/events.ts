@@ -5,16 +5,13 @@
  * the provider (and version and platform) it is about.
  */
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+import type { AuthLabel } from '../hashing/index.js';
 import type { NetEvents } from '../net/index.js';
 import { WarningCode } from '../errors.js';
 import type { VerifyProblemCode } from './verify.js';
 
-/**
- * How a package was authenticated, in the reference's words: `signed` (the registry's SHA256SUMS, its signature
- * checked), `signing skipped` (signature not checked, by policy), `verified checksum` (a hash a mirror or lock
- * vouched for matched), `unauthenticated` (nothing to check it against).
- */
-export type AuthLabel = 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated';
+/** How a package was authenticated: defined beside the rule that chooses it (hashing/disposition.ts). */
+export type { AuthLabel };
 
 /** What a `fetch_progress` counts: downloaded bytes, or a local archive's bytes read for its `zh:` or hashed. */
 export type ProgressPhase = 'download' | 'checksum' | 'hash';

@@ -11,10 +11,9 @@
  * (internal/providercache/installer_test.go).
  */
 import type { Flavor, Version, Requirement } from '../addresses/index.js';
-import { ProvkitError } from '../errors.js';
+import { ProvkitError, ErrorCode } from '../errors.js';
 import type { Hash } from '../hashing/index.js';
 import { allowedHashes, type ProviderLock } from '../lockfile/index.js';
-import { InstallErrorCode } from './package-dirs.js';
 import { selectVersion } from './select-version.js';
 
 /**
@@ -39,7 +38,7 @@ export function installSelection(
     constraints.terms[0].boundary.toString() === '0.0.0';
   if (options.flavor === 'tofu' && (locked?.toString() === '0.0.0' || (!locked && zeroOnly))) {
     throw new ProvkitError(
-      InstallErrorCode.VERSION_SELECTION,
+      ErrorCode.VERSION_SELECTION,
       [
         '0.0.0 is not a valid provider version. ',
         'If the version 0.0.0 is intended to represent a non-published provider, consider using dev_overrides - https://opentofu.org/docs/cli/config/config-file/#development-overrides-for-provider-developers',

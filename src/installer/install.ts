@@ -98,7 +98,6 @@ import {
 import {
   findExecutable,
   inspectPackageDir,
-  InstallErrorCode,
   linkPackageDir,
   packageDir,
   packageMutexPath,
@@ -115,8 +114,6 @@ import { DEFAULT_DOWNLOADS } from './download-queue.js';
 import type { ProviderFailure } from './lock.js';
 import { selectVersion } from './select-version.js';
 import { downloadName } from '../layout/index.js';
-
-export { InstallErrorCode } from './package-dirs.js';
 
 /** How {@link runInstall} installs a configuration's providers (`provkit install`, the provider step of `init`). */
 export interface InstallOptions {
@@ -575,7 +572,7 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
     allowed: readonly Hash[],
     hint?: string,
   ): ProvkitError =>
-    new ProvkitError(InstallErrorCode.LOCKFILE_CHECKSUM_MISMATCH, message, {
+    new ProvkitError(ErrorCode.LOCKFILE_CHECKSUM_MISMATCH, message, {
       ...(hint === undefined ? {} : { hint }),
       provider: meta.provider.toString(),
       version: meta.version.toString(),

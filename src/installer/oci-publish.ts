@@ -49,7 +49,7 @@ import {
   sortPlatforms,
   type Version,
 } from '../addresses/index.js';
-import { asProvkitError, ErrorCode, ProvkitError } from '../errors.js';
+import { asProvkitError, ErrorCode, ProvkitError, errorText } from '../errors.js';
 import type { Locks } from '../lockfile/index.js';
 import { downloadName, packedFileName } from '../layout/index.js';
 import {
@@ -426,7 +426,7 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
             summary: 'Invalid OCI repository',
             error: new ProvkitError(
               ErrorCode.INVALID_SOURCE_CONFIG,
-              `selecting OCI repository address for ${item.provider.toString()} from ${options.target.display}: ${(err as Error).message}`,
+              `selecting OCI repository address for ${item.provider.toString()} from ${options.target.display}: ${errorText(err)}`,
               {
                 provider: item.provider.toString(),
                 cause: err,

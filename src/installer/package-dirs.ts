@@ -18,25 +18,11 @@ import { cp, lstat, mkdir, readdir, realpath, rm, rmdir, stat, symlink } from 'n
 import { dirname, join, resolve } from 'node:path';
 
 import { pathComponent, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
-import { ErrorCode as Codes, ProvkitError, systemErrorCode, errorText } from '../errors.js';
+import { ErrorCode, ProvkitError, systemErrorCode, errorText } from '../errors.js';
 import { swapDirInto } from '../fs/swap.js';
 import { tempPathBeside } from '../fs/temp-name.js';
 import { compareBytewise } from '../go/index.js';
 import { unpackedDirPath, versionDirPath } from '../layout/index.js';
-
-/** The installer's error codes, by short name (the values are {@link ErrorCode}s). */
-export const InstallErrorCode = {
-  /** The package does not match any checksum of the lock file (docs/reference.md §3.4 items 48–49). */
-  LOCKFILE_CHECKSUM_MISMATCH: Codes.LOCKFILE_CHECKSUM_MISMATCH,
-  /** The installed package has no `terraform-provider-TYPE` executable (docs/reference.md §5.1 item 75). */
-  PROVIDER_BINARY_NOT_FOUND: Codes.PROVIDER_BINARY_NOT_FOUND,
-  /** The locked version no longer meets the constraints, or 0.0.0 was requested (docs/reference.md items 46, 87). */
-  VERSION_SELECTION: Codes.VERSION_SELECTION,
-  /** The mutex of a package directory could not be taken (timed out waiting). */
-  PACKAGE_LOCK_TIMEOUT: Codes.PACKAGE_LOCK_TIMEOUT,
-  /** A directory of the provider tree is a symbolic link or not a directory. */
-  UNSAFE_INSTALL_PATH: Codes.UNSAFE_INSTALL_PATH,
-} as const;
 
 /**
  * The directories between a base (`.terraform/providers`, the plugin cache,
@@ -76,7 +62,7 @@ export class TreeDirs {
       } catch (err) {
         if (systemErrorCode(err) !== 'ENOENT' || attempt >= 3) {
           if (err instanceof ProvkitError) throw err;
-          throw new ProvkitError(Codes.IO, `cannot create ${join(base, rel)}: ${errorText(err)}`, {
+          throw new ProvkitError(ErrorCode.IO, `cannot create ${join(base, rel)}: ${errorText(err)}`, {
             file: join(base, rel),
             cause: err,
           });
@@ -107,13 +93,13 @@ export class TreeDirs {
       const st = await lstat(dir);
       if (st.isSymbolicLink()) {
         throw new ProvkitError(
-          Codes.UNSAFE_INSTALL_PATH,
+          ErrorCode.UNSAFE_INSTALL_PATH,
           `${dir} is a symbolic link; provkit does not write through a link inside the provider directory ${absBase} (remove the link, or point the base directory itself elsewhere)`,
           { file: dir },
         );
       }
       if (!st.isDirectory())
-        throw new ProvkitError(Codes.UNSAFE_INSTALL_PATH, `${dir} is not a directory`, { file: dir });
+        throw new ProvkitError(ErrorCode.UNSAFE_INSTALL_PATH, `${dir} is not a directory`, { file: dir });
     }
     return dir;
   }
@@ -170,7 +156,7 @@ export async function findExecutable(
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (err) {
-    throw new ProvkitError(Codes.IO, `cannot read the package directory ${dir}: ${errorText(err)}`, {
+    throw new ProvkitError(ErrorCode.IO, `cannot read the package directory ${dir}: ${errorText(err)}`, {
       file: dir,
       cause: err,
     });
@@ -183,7 +169,7 @@ export async function findExecutable(
     if (rest === '' || rest.startsWith('_') || rest.startsWith('.')) return join(dir, e.name);
   }
   throw new ProvkitError(
-    InstallErrorCode.PROVIDER_BINARY_NOT_FOUND,
+    ErrorCode.PROVIDER_BINARY_NOT_FOUND,
     `provider binary not found: could not find executable file starting with ${prefix}`,
     {
       file: dir,
@@ -218,7 +204,7 @@ export async function linkPackageDir(source: string, target: string): Promise<'s
   const absSource = resolve(source);
   const absTarget = resolve(target);
   if (await sameFile(absSource, absTarget)) {
-    throw new ProvkitError(Codes.IO, `cannot install existing provider directory ${absTarget} to itself`, {
+    throw new ProvkitError(ErrorCode.IO, `cannot install existing provider directory ${absTarget} to itself`, {
       file: absTarget,
     });
   }
@@ -240,7 +226,7 @@ export async function linkPackageDir(source: string, target: string): Promise<'s
   } catch (err) {
     await rm(temp, { recursive: true, force: true });
     if (err instanceof ProvkitError) throw err;
-    throw new ProvkitError(Codes.IO, `cannot link ${absTarget} to ${absSource}: ${errorText(err)}`, {
+    throw new ProvkitError(ErrorCode.IO, `cannot link ${absTarget} to ${absSource}: ${errorText(err)}`, {
       file: absTarget,
       cause: err,
     });

@@ -24,8 +24,7 @@
  * quietly (a download, so that its stages flush); callers decide by the
  * `failure` value and the identity of what was thrown, never by its type.
  */
-import { ProvkitError } from '../errors.js';
-import { NetErrorCode } from './codes.js';
+import { ProvkitError, ErrorCode } from '../errors.js';
 import type { Hop } from './exchange.js';
 import type { Failure } from './failure.js';
 import type { ByteStream, Clock, FetchResponse, NetEvents } from './types.js';
@@ -62,7 +61,7 @@ export function lengthMismatch(
 ): ProvkitError | undefined {
   if (total === undefined || received === total) return undefined;
   return new ProvkitError(
-    NetErrorCode.SIZE_MISMATCH,
+    ErrorCode.NET_SIZE_MISMATCH,
     `incorrect response size: expected ${total} bytes, but got ${received} bytes from ${url}`,
     {
       url,
@@ -129,7 +128,7 @@ export class BodyReader {
       throw this.fail(
         verdict(
           new ProvkitError(
-            NetErrorCode.RESPONSE_TOO_LARGE,
+            ErrorCode.NET_RESPONSE_TOO_LARGE,
             `response from ${hop.url} is ${offset + total} bytes, more than the limit of ${limits.maxBytes}`,
             {
               url: hop.url,
@@ -163,7 +162,7 @@ export class BodyReader {
             throw this.fail(
               verdict(
                 new ProvkitError(
-                  NetErrorCode.RESPONSE_TOO_LARGE,
+                  ErrorCode.NET_RESPONSE_TOO_LARGE,
                   `response from ${hop.url} is larger than the limit of ${limits.maxBytes} bytes`,
                   {
                     url: hop.url,

@@ -36,7 +36,6 @@ import type { Transform, Writable } from 'node:stream';
 
 import { ErrorCode, isProvkitError, ProvkitError } from '../errors.js';
 import { BodyReader, drain, type BodyLimits } from './body.js';
-import { NetErrorCode } from './codes.js';
 import { PartialDownload, type DownloadResult } from './download.js';
 import { Hop } from './exchange.js';
 import { type LearntRedirect, LearntRedirects, type ProbeResult } from './learnt-redirects.js';
@@ -554,7 +553,7 @@ export class HttpClient {
         hop.abort();
         if (redirects >= o.maxRedirects) {
           const error = new ProvkitError(
-            NetErrorCode.TOO_MANY_REDIRECTS,
+            ErrorCode.NET_TOO_MANY_REDIRECTS,
             `${o.method} ${redactURL(url)}: stopped after ${o.maxRedirects} redirects`,
             { url: redactURL(url) },
           );
@@ -563,7 +562,7 @@ export class HttpClient {
         const target = redirectTarget(location, current);
         if ('cause' in target) {
           const error = new ProvkitError(
-            NetErrorCode.CONNECTION,
+            ErrorCode.NET_CONNECTION,
             `${o.method} ${hop.url}: invalid redirect to ${JSON.stringify(redactURL(location))}`,
             { url: hop.url, cause: target.cause },
           );
@@ -583,7 +582,7 @@ export class HttpClient {
       } catch (cause) {
         // The injected fetch (or a caller's callback) reports failure by throwing: the boundary where it becomes a value.
         // A refusal by the fetch's own policy (NET_REFUSED) is its verdict: no attempt can change it.
-        if (isProvkitError(cause, NetErrorCode.REFUSED)) return failed(hop, { kind: 'final', error: cause });
+        if (isProvkitError(cause, ErrorCode.NET_REFUSED)) return failed(hop, { kind: 'final', error: cause });
         return failed(hop, { kind: 'thrown', cause });
       }
     }

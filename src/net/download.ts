@@ -41,11 +41,10 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-import { ProvkitError } from '../errors.js';
+import { ProvkitError, ErrorCode } from '../errors.js';
 import { tempPathBeside } from '../fs/temp-name.js';
 import { DOWNLOAD_BLOCK } from '../fs/blocks.js';
 import { BodyReader, checkedLength, type BodyLimits } from './body.js';
-import { NetErrorCode } from './codes.js';
 import type { Hop } from './exchange.js';
 import { attemptsSuffix, ioError, statusLine, type Step } from './failure.js';
 import type { FetchResponse } from './types.js';
@@ -164,7 +163,7 @@ export class PartialDownload {
       hop.abort();
       return verdict(
         new ProvkitError(
-          NetErrorCode.CONNECTION,
+          ErrorCode.NET_CONNECTION,
           `GET ${hop.url}: unexpected 206 Partial Content to a request without Range`,
           { url: hop.url },
         ),
@@ -174,7 +173,7 @@ export class PartialDownload {
     if (res.status !== 200 && !resuming) {
       hop.abort();
       const error = new ProvkitError(
-        NetErrorCode.HTTP_STATUS,
+        ErrorCode.NET_HTTP_STATUS,
         `unsuccessful request to ${hop.url}: ${statusLine(res)}${attemptsSuffix(attempt)}`,
         {
           url: hop.url,
@@ -191,7 +190,7 @@ export class PartialDownload {
         hop.abort();
         const message = `GET ${hop.url}: the resumed response's Content-Range ${JSON.stringify(res.headers.get('content-range'))} does not continue byte ${this.kept}`;
         await this.discard();
-        return verdict(new ProvkitError(NetErrorCode.CONNECTION, message, { url: hop.url }), true);
+        return verdict(new ProvkitError(ErrorCode.NET_CONNECTION, message, { url: hop.url }), true);
       }
       offset = this.kept;
       this.resumes += 1;
@@ -271,7 +270,7 @@ export class PartialDownload {
     if (spec.expectedSize !== undefined && size !== spec.expectedSize) {
       await this.discard();
       const error = new ProvkitError(
-        NetErrorCode.SIZE_MISMATCH,
+        ErrorCode.NET_SIZE_MISMATCH,
         `incorrect response size: expected ${spec.expectedSize} bytes, but got ${size} bytes from ${hop.url}`,
         {
           url: hop.url,

@@ -20,7 +20,6 @@
  *    unknown authorities either).
  */
 import { ErrorCode, errorText, ProvkitError } from '../errors.js';
-import { NetErrorCode } from './codes.js';
 import { isRetryableStatus, parseRetryAfter } from './retry.js';
 import type { AttemptOutcome } from './retry-loop.js';
 import type { HttpMethod } from './types.js';
@@ -77,7 +76,7 @@ export function settle(failure: Failure, s: AttemptState): AttemptOutcome<never>
   }
   if (s.timedOut !== undefined) {
     return retryable(
-      new ProvkitError(NetErrorCode.TIMEOUT, `${s.method} ${s.url}: ${s.timedOut}${attemptsSuffix(s.attempt)}`, {
+      new ProvkitError(ErrorCode.NET_TIMEOUT, `${s.method} ${s.url}: ${s.timedOut}${attemptsSuffix(s.attempt)}`, {
         url: s.url,
         cause,
       }),
@@ -93,7 +92,7 @@ export function settle(failure: Failure, s: AttemptState): AttemptOutcome<never>
     );
   }
   const e = new ProvkitError(
-    NetErrorCode.CONNECTION,
+    ErrorCode.NET_CONNECTION,
     `${s.method} ${s.url}: ${errorText(cause)}${attemptsSuffix(s.attempt)}`,
     { url: s.url, ...serverCause(cause, s.url), cause },
   );
@@ -120,7 +119,7 @@ export function statusOutcome(
   const reason = `HTTP ${statusLine(res)}`;
   return {
     kind: 'retryable',
-    error: new ProvkitError(NetErrorCode.HTTP_STATUS, `unsuccessful request to ${url}: ${reason}`, {
+    error: new ProvkitError(ErrorCode.NET_HTTP_STATUS, `unsuccessful request to ${url}: ${reason}`, {
       url,
       found: String(res.status),
     }),

@@ -12,9 +12,8 @@
  * What it does not do: JSON, providers, registries, hashing (a download takes
  * pass-through streams from the caller, so `src/hashing` stays above this
  * layer), printing. Errors: `ProvkitError` with the `NET_*` codes of
- * {@link NetErrorCode}, `ABORTED`, `USAGE` or `IO`.
+ * `ErrorCode` (src/errors.ts), `ABORTED`, `USAGE` or `IO`.
  */
-export { NetErrorCode } from './codes.js';
 export { HttpClient, formatStatus, tempPathFor } from './client.js';
 export { parseHttpURL, redactURL } from './url.js';
 export type {

@@ -32,7 +32,7 @@ import type { SecureContext } from 'node:tls';
 import type { HttpsProxyAgent } from 'https-proxy-agent';
 import type * as NodeFetchModule from 'node-fetch';
 
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, ProvkitError, systemErrorText } from '../errors.js';
 import { ProxyConfig, type Env } from './proxy.js';
 import { warmConnections } from './warm.js';
 import type { FetchInit, FetchLike, FetchResponse } from './types.js';
@@ -172,7 +172,7 @@ function withCaFile<T>(file: { path: string; variable: string }, use: (path: str
   } catch (err) {
     throw new ProvkitError(
       ErrorCode.IO,
-      `cannot read the CA certificates named by ${file.variable}: ${file.path}: ${(err as Error).message}`,
+      `cannot read the CA certificates named by ${file.variable}: ${file.path}: ${systemErrorText(err)}`,
       { file: file.path, cause: err },
     );
   }

@@ -20,8 +20,8 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 
-import { ProvkitError, systemErrorCode } from '../errors.js';
-import { type FetchLike, NetErrorCode, redactURL } from '../net/index.js';
+import { ProvkitError, systemErrorCode, ErrorCode } from '../errors.js';
+import { type FetchLike, redactURL } from '../net/index.js';
 import { addressList, addressRefusal, type OriginPolicy } from './policy.js';
 
 /** How long a checked resolution is used for connections (ms). */
@@ -52,7 +52,7 @@ export function destinationGuard(
   const named = addressList(policy.allowAddresses);
   const pinned = new Map<string, { addresses: LookupAddress[]; until: number }>();
   const refuse = (url: string, why: string): ProvkitError =>
-    new ProvkitError(NetErrorCode.REFUSED, `refused to fetch ${redactURL(url)}: ${why}`, {
+    new ProvkitError(ErrorCode.NET_REFUSED, `refused to fetch ${redactURL(url)}: ${why}`, {
       url: redactURL(url),
       hint: 'A pull-through mirror fetches only from public addresses and the ones named with -allow-address (docs/fleet-mirror.md).',
     });

@@ -33,7 +33,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 import { compareVersions, type Platform, type ProviderAddress, type Version } from '../addresses/index.js';
-import { ErrorCode, fileError, ProvkitError, systemErrorCode } from '../errors.js';
+import { ErrorCode, fileError, ProvkitError, systemErrorCode, errorText } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
 import { acquireDirMutex, pidAlive } from '../fs/dir-mutex.js';
 import { makeDirectory } from '../fs/target.js';
@@ -280,7 +280,7 @@ export class DirectoryStore implements PackageStore {
     } catch (err) {
       this.known.delete(path);
       if (err instanceof ProvkitError && err.code === ErrorCode.ABORTED) throw err;
-      this.options.onWarning?.(`not serving ${path}: ${(err as Error).message}`, path);
+      this.options.onWarning?.(`not serving ${path}: ${errorText(err)}`, path);
       return undefined;
     }
   }

@@ -39,7 +39,7 @@ import { BlockList, isIP } from 'node:net';
 import { defaultRegistryHost, type Flavor, type ProviderAddress } from '../addresses/index.js';
 import { parseProviderPattern, patternMatches, type ProviderPattern, WILDCARD } from '../addresses/index.js';
 import { type AuditPolicy, auditRuleFor } from '../config/index.js';
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, ProvkitError, errorText } from '../errors.js';
 import type { SignatureOutcome } from '../sources/index.js';
 
 /** See the module comment. */
@@ -107,7 +107,7 @@ function allowPattern(text: string, flavor: Flavor): ProviderPattern {
   try {
     pattern = parseProviderPattern(full, flavor);
   } catch (err) {
-    throw usage((err as Error).message);
+    throw usage(errorText(err));
   }
   if (pattern.hostname === WILDCARD)
     throw usage('the host must be named: a pull-through mirror never fetches from any host');

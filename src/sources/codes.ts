@@ -1,6 +1,9 @@
 /**
  * The error codes of `src/sources`, by short name (the values are {@link ErrorCode}s).
  *
+ * @deprecated Use `ErrorCode` (src/errors.ts), the one table of codes; only
+ * src/sources/fetch.ts still names these, and this file goes when it does not.
+ *
  * The multi-source (docs/reference.md §4.4 item 72) branches on three of them:
  * `PROVIDER_NOT_FOUND`, `REGISTRY_PROVIDER_UNKNOWN` and `PLATFORM_NOT_SUPPORTED`
  * are "try the next source"; every other error aborts.

@@ -18,7 +18,7 @@ import {
   ociCredentialsLookup,
   tokenForHost,
 } from '../cliconfig/index.js';
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { ErrorCode, ProvkitError, errorText } from '../errors.js';
 import { expandLevel1, HttpClient, OciClient, parseRepositoryAddress, type RepositoryAddress } from '../net/index.js';
 import { chainCredentials, credentialsFromEnv, staticCredentials, type CredentialsLookup } from './credentials.js';
 import { FilesystemMirrorSource } from './fs-mirror.js';
@@ -285,10 +285,7 @@ export function templateRepositoryMapping(
     try {
       uri = expandLevel1(template, { hostname: p.hostname, namespace: p.namespace, type: p.type });
     } catch (err) {
-      throw new ProvkitError(
-        ErrorCode.INVALID_SOURCE_CONFIG,
-        `error while expanding uri template: ${(err as Error).message}`,
-      );
+      throw new ProvkitError(ErrorCode.INVALID_SOURCE_CONFIG, `error while expanding uri template: ${errorText(err)}`);
     }
     return parseRepositoryAddress(uri);
   };

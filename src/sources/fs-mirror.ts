@@ -48,7 +48,6 @@ import {
 } from '../addresses/index.js';
 import { ErrorCode, systemErrorCode, errorText } from '../errors.js';
 import { compareBytewise, goQuote } from '../go/index.js';
-import { SourceErrorCode } from './codes.js';
 import {
   availablePlatformsSuffix,
   sourceError,
@@ -139,7 +138,7 @@ export class FilesystemMirrorSource implements Source {
     );
     if (match === undefined) {
       throw sourceError(
-        SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+        ErrorCode.PLATFORM_NOT_SUPPORTED,
         `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()} in the filesystem mirror at ${this.options.baseDir}${availablePlatformsSuffix(await this.localPlatforms(provider, version))}`,
         { provider, version, platform, file: this.options.baseDir },
       );
@@ -173,7 +172,7 @@ export class FilesystemMirrorSource implements Source {
     } catch (err) {
       this.warn(
         full,
-        `ignoring local provider path ${goQuote(full)} with invalid platform ${goQuote(platformStr)}: ${(err as Error).message}`,
+        `ignoring local provider path ${goQuote(full)} with invalid platform ${goQuote(platformStr)}: ${errorText(err)}`,
       );
       return undefined;
     }

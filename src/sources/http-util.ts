@@ -6,8 +6,7 @@
 import { domainToUnicode } from 'node:url';
 
 import { tryHostnameForComparison, type Hostname } from '../addresses/index.js';
-import { isProvkitError, ProvkitError } from '../errors.js';
-import { NetErrorCode } from '../net/index.js';
+import { isProvkitError, ProvkitError, ErrorCode } from '../errors.js';
 import { isRecord } from '../go/index.js';
 
 /**
@@ -125,12 +124,12 @@ function formatLimit(bytes: number): string {
  * declared size when known), and a hint. Other errors are returned as they are.
  */
 export function metadataTooLarge(err: unknown, kind: MetadataKind): unknown {
-  if (!isProvkitError(err, NetErrorCode.RESPONSE_TOO_LARGE)) return err;
+  if (!isProvkitError(err, ErrorCode.NET_RESPONSE_TOO_LARGE)) return err;
   const limit = METADATA_LIMITS[kind];
   const name = METADATA_NAMES[kind];
   const size = err.found === undefined ? 'larger than' : `${err.found} bytes, more than`;
   return new ProvkitError(
-    NetErrorCode.RESPONSE_TOO_LARGE,
+    ErrorCode.NET_RESPONSE_TOO_LARGE,
     `the ${name} at ${err.url ?? 'an unknown URL'} is ${size} ${formatLimit(limit)}, the most provkit reads for one`,
     {
       ...(err.url === undefined ? {} : { url: err.url }),

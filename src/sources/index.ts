@@ -12,7 +12,6 @@
  * go into a lock file (that policy reads the {@link Trust} of each hash), or
  * print. Network access goes through an injected `HttpClient` (`src/net`).
  */
-export { SourceErrorCode } from './codes.js';
 export {
   authenticationLabel,
   availablePlatformsIn,

@@ -24,8 +24,7 @@ import {
   parseProviderPatterns as parseCliPatterns,
   patternMatches,
 } from '../cliconfig/index.js';
-import { isProvkitError } from '../errors.js';
-import { SourceErrorCode } from './codes.js';
+import { isProvkitError, ErrorCode } from '../errors.js';
 import {
   availablePlatformsIn,
   availablePlatformsSuffix,
@@ -102,11 +101,11 @@ export class MultiSource implements Source {
         // eslint-disable-next-line no-await-in-loop -- sources are asked in configuration order, as the reference
         r = await selector.source.availableVersions(provider, signal);
       } catch (err) {
-        if (isSkippable(err, SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN)) {
+        if (isSkippable(err, ErrorCode.REGISTRY_PROVIDER_UNKNOWN)) {
           registryUnknown ??= err as Error;
           continue;
         }
-        if (isSkippable(err, SourceErrorCode.PROVIDER_NOT_FOUND)) continue;
+        if (isSkippable(err, ErrorCode.PROVIDER_NOT_FOUND)) continue;
         throw err;
       }
       for (const v of r.versions) versions.set(v.toString(), v);
@@ -118,7 +117,7 @@ export class MultiSource implements Source {
         .filter((s) => canHandleProvider(s, provider))
         .map((s) => s.source.forDisplay(provider));
       throw sourceError(
-        SourceErrorCode.PROVIDER_NOT_FOUND,
+        ErrorCode.PROVIDER_NOT_FOUND,
         `provider ${provider.toString()} was not found in any of the search locations`,
         {
           provider,
@@ -147,9 +146,9 @@ export class MultiSource implements Source {
         if (
           isSkippable(
             err,
-            SourceErrorCode.PROVIDER_NOT_FOUND,
-            SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN,
-            SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+            ErrorCode.PROVIDER_NOT_FOUND,
+            ErrorCode.REGISTRY_PROVIDER_UNKNOWN,
+            ErrorCode.PLATFORM_NOT_SUPPORTED,
           )
         ) {
           if (err instanceof Error) for (const p of availablePlatformsIn(err.message)) available.add(p);
@@ -159,7 +158,7 @@ export class MultiSource implements Source {
       }
     }
     throw sourceError(
-      SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+      ErrorCode.PLATFORM_NOT_SUPPORTED,
       `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}${availablePlatformsSuffix([...available])}`,
       {
         provider,

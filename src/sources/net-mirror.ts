@@ -31,10 +31,9 @@ import {
   tryParseVersion,
   unsafeNameReason,
 } from '../addresses/index.js';
-import { isProvkitError } from '../errors.js';
+import { isProvkitError, errorText, ErrorCode } from '../errors.js';
 import { parseHash, preferredHashes, type Hash } from '../hashing/index.js';
-import { NetErrorCode, type HttpClient, type HttpResponse } from '../net/index.js';
-import { SourceErrorCode } from './codes.js';
+import { type HttpClient, type HttpResponse } from '../net/index.js';
 import type { CredentialsLookup } from './credentials.js';
 import {
   encodePath,
@@ -95,7 +94,7 @@ export class NetworkMirrorSource implements Source {
     }
     if (url === undefined || url.protocol !== 'https:' || url.host === '') {
       throw sourceError(
-        SourceErrorCode.INVALID_SOURCE_CONFIG,
+        ErrorCode.INVALID_SOURCE_CONFIG,
         `Cannot use ${JSON.stringify(options.baseUrl)} as a URL for a network provider mirror: the mirror must be at an https: URL.`,
         { url: options.baseUrl },
       );
@@ -119,7 +118,7 @@ export class NetworkMirrorSource implements Source {
     const res = await this.getJson(url, provider, undefined, signal);
     if (res.status === 404) {
       throw sourceError(
-        SourceErrorCode.PROVIDER_NOT_FOUND,
+        ErrorCode.PROVIDER_NOT_FOUND,
         `provider ${provider.toString()} was not found in any of the search locations`,
         {
           provider,
@@ -198,7 +197,7 @@ export class NetworkMirrorSource implements Source {
         listed.push(parsePlatform(key));
       } catch (err) {
         throw this.invalid(
-          `provider mirror ${this.base.href} returned an invalid platform ${goQuote(key)} in the "archives" of ${provider.toString()} ${version.toString()}: ${(err as Error).message}`,
+          `provider mirror ${this.base.href} returned an invalid platform ${goQuote(key)} in the "archives" of ${provider.toString()} ${version.toString()}: ${errorText(err)}`,
           provider,
           res.url,
           ctx,
@@ -208,7 +207,7 @@ export class NetworkMirrorSource implements Source {
     const entry = byPlatform[platform.toString()];
     if (entry === undefined) {
       throw sourceError(
-        SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+        ErrorCode.PLATFORM_NOT_SUPPORTED,
         `provider mirror ${this.base.href} does not have a package of ${provider.toString()} ${version.toString()} for ${platform.toString()}${availablePlatformsSuffix(listed)}`,
         { ...ctx, url: res.url },
       );
@@ -300,9 +299,9 @@ export class NetworkMirrorSource implements Source {
       });
     } catch (rawErr) {
       const err = metadataTooLarge(rawErr, kind);
-      if (isProvkitError(err, NetErrorCode.TOO_MANY_REDIRECTS)) {
+      if (isProvkitError(err, ErrorCode.NET_TOO_MANY_REDIRECTS)) {
         throw sourceError(
-          NetErrorCode.TOO_MANY_REDIRECTS,
+          ErrorCode.NET_TOO_MANY_REDIRECTS,
           `failed to query provider mirror ${this.base.href} for ${provider.toString()}: too many redirects`,
           {
             provider,
@@ -321,20 +320,16 @@ export class NetworkMirrorSource implements Source {
     if (res.status === 401 || res.status === 403) {
       // The reference always claims credentials were given here (docs/reference.md §4.3 item 65).
       const final = new URL(res.url);
-      throw sourceError(
-        SourceErrorCode.UNAUTHORIZED,
-        `host ${final.host} rejected the given authentication credentials`,
-        {
-          provider,
-          ...(version === undefined ? {} : { version }),
-          url: res.url,
-          found: String(res.status),
-        },
-      );
+      throw sourceError(ErrorCode.UNAUTHORIZED, `host ${final.host} rejected the given authentication credentials`, {
+        provider,
+        ...(version === undefined ? {} : { version }),
+        url: res.url,
+        found: String(res.status),
+      });
     }
     if (res.status !== 200 && res.status !== 404) {
       throw sourceError(
-        NetErrorCode.HTTP_STATUS,
+        ErrorCode.NET_HTTP_STATUS,
         `failed to query provider mirror ${this.base.href} for ${provider.toString()}: server returned unsuccessful status ${res.status}`,
         { provider, ...(version === undefined ? {} : { version }), url: res.url, found: String(res.status) },
       );
@@ -382,7 +377,7 @@ export class NetworkMirrorSource implements Source {
       url = new URL(rawUrl, docUrl);
     } catch (err) {
       throw this.invalid(
-        `provider mirror returned an invalid archive URL ${JSON.stringify(rawUrl)}: ${String(err)}`,
+        `provider mirror returned an invalid archive URL ${JSON.stringify(rawUrl)}: ${errorText(err)}`,
         ctx.provider,
         docUrl,
         ctx,
@@ -411,7 +406,7 @@ export class NetworkMirrorSource implements Source {
         hashes.push(parseHash(h));
       } catch (err) {
         throw this.invalid(
-          `provider mirror returned invalid provider hash ${JSON.stringify(h)}: ${(err as Error).message}`,
+          `provider mirror returned invalid provider hash ${JSON.stringify(h)}: ${errorText(err)}`,
           ctx.provider,
           docUrl,
           ctx,
@@ -427,6 +422,6 @@ export class NetworkMirrorSource implements Source {
     url: string,
     ctx: { version?: Version; platform?: Platform; found?: string } = {},
   ): Error {
-    return sourceError(SourceErrorCode.INVALID_RESPONSE, message, { provider, url, ...ctx });
+    return sourceError(ErrorCode.INVALID_RESPONSE, message, { provider, url, ...ctx });
   }
 }

@@ -28,7 +28,7 @@
  */
 import type { ProviderAddress, Version } from '../addresses/index.js';
 import { compareVersions, goQuote, isPlatformWord, Platform, tryParseVersion } from '../addresses/index.js';
-import { ErrorCode, isProvkitError } from '../errors.js';
+import { ErrorCode, isProvkitError, errorText } from '../errors.js';
 import { makeHash } from '../hashing/index.js';
 import {
   ALL_MANIFEST_TYPES,
@@ -40,7 +40,6 @@ import {
   tagVersion,
   versionTag,
 } from '../net/index.js';
-import { SourceErrorCode } from './codes.js';
 import {
   sourceError,
   withContext,
@@ -166,15 +165,14 @@ export class OciMirrorSource implements Source {
     try {
       addr = this.options.repositoryFor(provider);
     } catch (err) {
-      throw sourceError(
-        SourceErrorCode.INVALID_SOURCE_CONFIG,
-        `selecting OCI repository address: ${(err as Error).message}`,
-        { provider, cause: err },
-      );
+      throw sourceError(ErrorCode.INVALID_SOURCE_CONFIG, `selecting OCI repository address: ${errorText(err)}`, {
+        provider,
+        cause: err,
+      });
     }
     if (addr.repository === '') {
       throw sourceError(
-        SourceErrorCode.INVALID_SOURCE_CONFIG,
+        ErrorCode.INVALID_SOURCE_CONFIG,
         `selecting OCI repository address: ${addr.registry} names a registry but no repository`,
         { provider },
       );
@@ -204,7 +202,7 @@ export class OciMirrorSource implements Source {
     }
     if (listed === undefined) {
       throw sourceError(
-        SourceErrorCode.PROVIDER_NOT_FOUND,
+        ErrorCode.PROVIDER_NOT_FOUND,
         `provider ${provider.toString()} was not found in any of the search locations`,
         {
           provider,
@@ -259,7 +257,7 @@ export class OciMirrorSource implements Source {
     const mediaType =
       fetched.mediaType ?? (isRecord(doc) && typeof doc['mediaType'] === 'string' ? doc['mediaType'] : '');
     const artifactType = isRecord(doc) && typeof doc['artifactType'] === 'string' ? doc['artifactType'] : '';
-    const invalid = (message: string): Error => sourceError(SourceErrorCode.INVALID_RESPONSE, message, ctx);
+    const invalid = (message: string): Error => sourceError(ErrorCode.INVALID_RESPONSE, message, ctx);
     // The tag's own artifact type, where known, first (as OpenTofu when the registry reports it).
     if (artifactType !== '' && artifactType !== PROVIDER_ARTIFACT_TYPE) {
       if (artifactType === PROVIDER_TARGET_ARTIFACT_TYPE) {
@@ -347,10 +345,10 @@ export class OciMirrorSource implements Source {
     const layer = selectLayer(manifest, mctx);
     const digest = parseDigest(layer.digest);
     if (digest === undefined)
-      throw sourceError(SourceErrorCode.INVALID_RESPONSE, `invalid digest ${JSON.stringify(layer.digest)}`, mctx);
+      throw sourceError(ErrorCode.INVALID_RESPONSE, `invalid digest ${JSON.stringify(layer.digest)}`, mctx);
     if (digest.algorithm !== 'sha256')
       throw sourceError(
-        SourceErrorCode.INVALID_RESPONSE,
+        ErrorCode.INVALID_RESPONSE,
         `unsupported digest algorithm ${JSON.stringify(digest.algorithm)}`,
         mctx,
       );
@@ -360,7 +358,7 @@ export class OciMirrorSource implements Source {
       (layer.platform.os !== platform.os || layer.platform.architecture !== platform.arch)
     ) {
       throw sourceError(
-        SourceErrorCode.INVALID_RESPONSE,
+        ErrorCode.INVALID_RESPONSE,
         `selected OCI artifact is for ${layer.platform.os ?? ''}_${layer.platform.architecture ?? ''}, but was expected to be for ${platform.toString()}`,
         mctx,
       );
@@ -394,48 +392,40 @@ export class OciMirrorSource implements Source {
     signal?: AbortSignal,
   ): Promise<{ layers: Descriptor[]; raw: Record<string, unknown> }> {
     if (Math.floor(desc.size / 1024 / 1024) > 4)
-      throw sourceError(SourceErrorCode.INVALID_RESPONSE, "manifest size exceeds OpenTofu's size limit of 4 MiB", ctx);
+      throw sourceError(ErrorCode.INVALID_RESPONSE, "manifest size exceeds OpenTofu's size limit of 4 MiB", ctx);
     const fetched = await repo.getManifest(desc.digest, [desc.mediaType], signal, desc.size).catch((err: unknown) => {
       if (isProvkitError(err, ErrorCode.INVALID_RESPONSE)) throw withContext(err, ctx);
       throw withContext(err, ctx, `fetching manifest ${desc.digest}`);
     });
     if (fetched === undefined)
       throw sourceError(
-        SourceErrorCode.INVALID_RESPONSE,
+        ErrorCode.INVALID_RESPONSE,
         `fetching manifest ${desc.digest}: ${repo.toString()}@${desc.digest}: not found`,
         ctx,
       );
     if (fetched.digest !== desc.digest || fetched.body.length !== desc.size) {
-      throw sourceError(SourceErrorCode.INVALID_RESPONSE, `manifest content does not match digest ${desc.digest}`, ctx);
+      throw sourceError(ErrorCode.INVALID_RESPONSE, `manifest content does not match digest ${desc.digest}`, ctx);
     }
     const doc = parseJson(fetched.body);
     if (!isRecord(doc))
-      throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'invalid manifest content: not a JSON object', ctx);
+      throw sourceError(ErrorCode.INVALID_RESPONSE, 'invalid manifest content: not a JSON object', ctx);
     if (doc['mediaType'] === MediaType.INDEX)
-      throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'found index manifest but need image manifest', ctx);
+      throw sourceError(ErrorCode.INVALID_RESPONSE, 'found index manifest but need image manifest', ctx);
     const mediaType = typeof doc['mediaType'] === 'string' ? doc['mediaType'] : '';
     if (mediaType !== desc.mediaType)
-      throw sourceError(
-        SourceErrorCode.INVALID_RESPONSE,
-        `unexpected manifest media type ${JSON.stringify(mediaType)}`,
-        ctx,
-      );
+      throw sourceError(ErrorCode.INVALID_RESPONSE, `unexpected manifest media type ${JSON.stringify(mediaType)}`, ctx);
     const artifactType = typeof doc['artifactType'] === 'string' ? doc['artifactType'] : '';
     if (artifactType !== (desc.artifactType ?? ''))
-      throw sourceError(
-        SourceErrorCode.INVALID_RESPONSE,
-        `unexpected artifact type ${JSON.stringify(artifactType)}`,
-        ctx,
-      );
+      throw sourceError(ErrorCode.INVALID_RESPONSE, `unexpected artifact type ${JSON.stringify(artifactType)}`, ctx);
     const layers: Descriptor[] = [];
     const rawLayers = doc['layers'] ?? [];
     if (!Array.isArray(rawLayers))
-      throw sourceError(SourceErrorCode.INVALID_RESPONSE, 'invalid manifest content: "layers" is not an array', ctx);
+      throw sourceError(ErrorCode.INVALID_RESPONSE, 'invalid manifest content: "layers" is not an array', ctx);
     for (const l of rawLayers) {
       const d = readDescriptor(l);
       if (d === undefined)
         throw sourceError(
-          SourceErrorCode.INVALID_RESPONSE,
+          ErrorCode.INVALID_RESPONSE,
           'invalid manifest content: an entry of "layers" is not a descriptor',
           ctx,
         );
@@ -464,14 +454,14 @@ export function selectImageManifest(
     }
     if (d.mediaType !== MediaType.MANIFEST) {
       throw sourceError(
-        SourceErrorCode.INVALID_RESPONSE,
+        ErrorCode.INVALID_RESPONSE,
         `provider image manifest has unsupported media type ${JSON.stringify(d.mediaType)}`,
         ctx,
       );
     }
     if (d.platform === undefined)
       throw sourceError(
-        SourceErrorCode.INVALID_RESPONSE,
+        ErrorCode.INVALID_RESPONSE,
         'provider image manifest lacks the required platform constraints',
         ctx,
       );
@@ -489,26 +479,26 @@ export function selectImageManifest(
   if (found === 0 || selected === undefined) {
     if (wrongPlatform > 0) {
       throw sourceError(
-        SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+        ErrorCode.PLATFORM_NOT_SUPPORTED,
         `provider ${provider.toString()} ${version.toString()} is not available for ${target.toString()}`,
         ctx,
       );
     }
     if (wrongArtifactType !== '')
       throw sourceError(
-        SourceErrorCode.INVALID_RESPONSE,
+        ErrorCode.INVALID_RESPONSE,
         `provider image manifest has unsupported artifact type ${JSON.stringify(wrongArtifactType)}`,
         ctx,
       );
     throw sourceError(
-      SourceErrorCode.INVALID_RESPONSE,
+      ErrorCode.INVALID_RESPONSE,
       'provider image manifest has unsupported artifact type; is this a container image, rather than an OpenTofu provider?',
       ctx,
     );
   }
   if (found > 1)
     throw sourceError(
-      SourceErrorCode.INVALID_RESPONSE,
+      ErrorCode.INVALID_RESPONSE,
       `ambiguous manifest has multiple descriptors for platform ${target.toString()}`,
       ctx,
     );
@@ -531,20 +521,20 @@ export function selectLayer(manifest: { layers: readonly Descriptor[] }, ctx: Ct
   if (found === 0 || selected === undefined) {
     if (other > 0) {
       throw sourceError(
-        SourceErrorCode.INVALID_RESPONSE,
+        ErrorCode.INVALID_RESPONSE,
         `image manifest contains no layers of type "${PACKAGE_MEDIA_TYPE}", but has other unsupported formats; this OCI artifact might be intended for a different version of OpenTofu`,
         ctx,
       );
     }
     throw sourceError(
-      SourceErrorCode.INVALID_RESPONSE,
+      ErrorCode.INVALID_RESPONSE,
       `image manifest contains no layers of type "${PACKAGE_MEDIA_TYPE}"`,
       ctx,
     );
   }
   if (found > 1)
     throw sourceError(
-      SourceErrorCode.INVALID_RESPONSE,
+      ErrorCode.INVALID_RESPONSE,
       'ambiguous manifest declares multiple eligible provider packages',
       ctx,
     );

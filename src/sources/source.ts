@@ -14,7 +14,7 @@
  */
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { ProvkitError, type ErrorCode } from '../errors.js';
-import { type Disposition, dispositionsLabel, type Hash } from '../hashing/index.js';
+import { type AuthLabel, type Disposition, dispositionsLabel, type Hash } from '../hashing/index.js';
 import type { BearerCredential } from '../net/index.js';
 
 /**
@@ -251,9 +251,7 @@ export function withContext(err: unknown, ctx: SourceErrorContext, prefix?: stri
  * priority order: `signed`, `signing skipped` (registry-reported hashes),
  * `verified checksum`, `unauthenticated` (hashing/disposition.ts `dispositionsLabel`).
  */
-export function authenticationLabel(
-  hashes: readonly TrustedHash[],
-): 'signed' | 'signing skipped' | 'verified checksum' | 'unauthenticated' {
+export function authenticationLabel(hashes: readonly TrustedHash[]): AuthLabel {
   return dispositionsLabel(hashes.map((h) => h.trust));
 }
 

@@ -5,7 +5,6 @@
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { compareVersions } from '../addresses/index.js';
 import { ErrorCode } from '../errors.js';
-import { SourceErrorCode } from './codes.js';
 import {
   sourceError,
   type AvailableVersions,
@@ -73,12 +72,12 @@ export class MockSource implements Source {
       return Promise.reject(
         this.options.unknown === 'not-found'
           ? sourceError(
-              SourceErrorCode.PROVIDER_NOT_FOUND,
+              ErrorCode.PROVIDER_NOT_FOUND,
               `provider ${provider.toString()} was not found in any of the search locations`,
               { provider },
             )
           : sourceError(
-              SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN,
+              ErrorCode.REGISTRY_PROVIDER_UNKNOWN,
               `provider registry ${provider.displayHostname} does not have a provider named ${provider.toString()}`,
               {
                 provider,
@@ -107,7 +106,7 @@ export class MockSource implements Source {
     if (p === undefined) {
       return Promise.reject(
         sourceError(
-          SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+          ErrorCode.PLATFORM_NOT_SUPPORTED,
           `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}`,
           {
             provider,

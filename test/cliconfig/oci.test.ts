@@ -227,7 +227,7 @@ describe('which credentials a repository gets', () => {
       },
     );
     await expect(explicit('r.example', 'a')).rejects.toThrow(
-      'failed to read Docker-style config files: reading /nope.json: ENOENT: no such file',
+      'failed to read Docker-style config files: reading /nope.json: no such file or directory',
     );
   });
 });

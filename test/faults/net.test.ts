@@ -10,13 +10,12 @@ import { join } from 'node:path';
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { ProvkitError } from '../../src/errors.js';
+import { ErrorCode, ProvkitError } from '../../src/errors.js';
 import { ZhStream } from '../../src/hashing/index.js';
 import {
   createNodeFetch,
   HttpClient,
   httpTuningFromEnv,
-  NetErrorCode,
   type HttpClientOptions,
   type NodeFetch,
 } from '../../src/net/index.js';
@@ -206,15 +205,15 @@ describe('faults that end with nothing written', () => {
     [
       'a stall past the idle timeout on every attempt',
       (s) => s.setFault('/pkg.zip', { kind: 'stall', phase: 'body' }),
-      NetErrorCode.TIMEOUT,
+      ErrorCode.NET_TIMEOUT,
     ],
     [
       'no response headers within the connect timeout',
       (s) => s.setFault('/pkg.zip', { kind: 'stall', phase: 'headers' }),
-      NetErrorCode.TIMEOUT,
+      ErrorCode.NET_TIMEOUT,
       { connectTimeoutMs: 200 },
     ],
-    ['503 on every attempt', (s) => s.setFault('/pkg.zip', { kind: 'status', status: 503 }), NetErrorCode.HTTP_STATUS],
+    ['503 on every attempt', (s) => s.setFault('/pkg.zip', { kind: 'status', status: 503 }), ErrorCode.NET_HTTP_STATUS],
     ['a close-delimited body cut short', (s) => s.setFault('/pkg.zip', { kind: 'truncate' }), 'CHECKSUM_MISMATCH'],
     [
       'an oversized body (junk appended)',
@@ -224,13 +223,13 @@ describe('faults that end with nothing written', () => {
     [
       'a Content-Length 7 bytes too long on every attempt',
       (s) => s.setFault('/pkg.zip', { kind: 'wrong-length', delta: 7 }),
-      NetErrorCode.SIZE_MISMATCH,
+      ErrorCode.NET_SIZE_MISMATCH,
     ],
     ['a tampered body (one byte flipped)', (s) => s.setFault('/pkg.zip', { kind: 'tamper' }), 'CHECKSUM_MISMATCH'],
     [
       'a dropped connection on every attempt (with Range)',
       (s) => (s.setRanges(true), s.setFault('/pkg.zip', { kind: 'drop', after: 100_000 })),
-      NetErrorCode.SIZE_MISMATCH,
+      ErrorCode.NET_SIZE_MISMATCH,
     ],
   ];
   it.each(cases)('%s', async (name, arm, code, opts) => {

@@ -9,10 +9,10 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 
 import { BodyReader, checkedLength, lengthMismatch } from '../../src/net/body.js';
-import { NetErrorCode } from '../../src/net/codes.js';
 import { Hop } from '../../src/net/exchange.js';
 import { systemClock } from '../../src/net/types.js';
 import { continuesAt, parseContentRange, resumeInfo, strongValidator } from '../../src/net/download.js';
+import { ErrorCode } from '../../src/errors.js';
 
 function headers(h: Record<string, string>): { get(name: string): string | null } {
   return { get: (name) => h[name] ?? null };
@@ -52,7 +52,7 @@ describe('lengthMismatch (the body-length rule)', () => {
     if (e === undefined) return;
     expect(e.message).toBe(`incorrect response size: expected ${total} bytes, but got ${received} bytes from ${url}`);
     expect(e).toMatchObject({
-      code: NetErrorCode.SIZE_MISMATCH,
+      code: ErrorCode.NET_SIZE_MISMATCH,
       url,
       expected: String(total),
       found: String(received),
@@ -148,7 +148,7 @@ describe('BodyReader: its state is read-only to its callers', () => {
     expect(result.kind).toBe('verdict');
     expect(reader.failure).toBe(result);
     expect(reader.thrown).toBe(result.kind === 'verdict' ? result.error : undefined);
-    expect(reader.thrown).toMatchObject({ code: NetErrorCode.SIZE_MISMATCH, expected: '10', found: '4' });
+    expect(reader.thrown).toMatchObject({ code: ErrorCode.NET_SIZE_MISMATCH, expected: '10', found: '4' });
     expect(reader.received).toBe(4);
     // Getters only: an assignment is a type error, and (ES modules are strict) a TypeError.
     expect(() => {

@@ -11,12 +11,11 @@ import { Transform } from 'node:stream';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { isProvkitError } from '../../src/errors.js';
+import { ErrorCode, isProvkitError } from '../../src/errors.js';
 import { ZhStream } from '../../src/hashing/index.js';
 import {
   createNodeFetch,
   HttpClient,
-  NetErrorCode,
   systemClock,
   type Clock,
   type HttpClientOptions,
@@ -118,7 +117,7 @@ describe('get', () => {
           events: { onRetry: (e) => retries.push(e.attempt) },
         }).get(`${server.origin}/json`),
       );
-      expect(err).toMatchObject({ code: NetErrorCode.CONNECTION, url: `${server.origin}/json` });
+      expect(err).toMatchObject({ code: ErrorCode.NET_CONNECTION, url: `${server.origin}/json` });
       expect(retries).toEqual([]);
     } finally {
       bare.close();
@@ -131,7 +130,7 @@ describe('get', () => {
     const url = `${gone.origin}/json`;
     await gone.close();
     const err = await caught(client({ retries: 1 }).get(url));
-    expect(err).toMatchObject({ code: NetErrorCode.CONNECTION, url });
+    expect(err).toMatchObject({ code: ErrorCode.NET_CONNECTION, url });
     // node-fetch's own wording ("request to URL failed, reason: …") is not repeated.
     expect(err.message).toMatch(/^GET \S+: connect 127\.0\.0\.1:\d+: connection refused \(after 2 attempts\)$/);
     expect(err.message.startsWith(`GET ${url}: `)).toBe(true);
@@ -185,7 +184,7 @@ describe('get', () => {
     server.setFault('/data', { kind: 'drop' });
     const err = await caught(client({ retries: 2 }).get(`${server.origin}/data`));
     expect(err).toMatchObject({
-      code: NetErrorCode.SIZE_MISMATCH,
+      code: ErrorCode.NET_SIZE_MISMATCH,
       expected: String(PAYLOAD.length),
       url: `${server.origin}/data`,
     });
@@ -198,7 +197,7 @@ describe('get', () => {
     server.setFault('/data', { kind: 'wrong-length', delta: 100 });
     const err = await caught(client({ retries: 0 }).get(`${server.origin}/data`));
     expect(err).toMatchObject({
-      code: NetErrorCode.SIZE_MISMATCH,
+      code: ErrorCode.NET_SIZE_MISMATCH,
       expected: String(PAYLOAD.length + 100),
       found: String(PAYLOAD.length),
     });
@@ -207,7 +206,7 @@ describe('get', () => {
   it('times out a stalled body (idle) and stalled headers (connect), retrying each', async () => {
     server.setFault('/data', { kind: 'stall', phase: 'body' });
     const idle = await caught(client({ idleTimeoutMs: 150, retries: 1 }).get(`${server.origin}/data`));
-    expect(idle).toMatchObject({ code: NetErrorCode.TIMEOUT });
+    expect(idle).toMatchObject({ code: ErrorCode.NET_TIMEOUT });
     expect(idle.message).toContain('no data from');
     expect(server.requests('/data')).toHaveLength(2);
 
@@ -219,7 +218,7 @@ describe('get', () => {
 
   it('limits the body size', async () => {
     const err = await caught(client().get(`${server.origin}/data`, { maxBytes: 1000 }));
-    expect(err).toMatchObject({ code: NetErrorCode.RESPONSE_TOO_LARGE, expected: '1000' });
+    expect(err).toMatchObject({ code: ErrorCode.NET_RESPONSE_TOO_LARGE, expected: '1000' });
   });
 
   it('aborts on the signal, also while waiting to retry', async () => {
@@ -246,7 +245,7 @@ describe('get', () => {
     expect(redirects).toEqual([`${server.origin}/b`, `${other.origin}/json`]);
 
     const err = await caught(client({ maxRedirects: 1 }).get(`${server.origin}/a`));
-    expect(err).toMatchObject({ code: NetErrorCode.TOO_MANY_REDIRECTS });
+    expect(err).toMatchObject({ code: ErrorCode.NET_TOO_MANY_REDIRECTS });
   });
 
   it('sends a credential only to its host, and never across a redirect to another host', async () => {
@@ -306,7 +305,7 @@ describe('get', () => {
         ),
       );
       expect(err).toMatchObject({
-        code: NetErrorCode.HTTP_STATUS,
+        code: ErrorCode.NET_HTTP_STATUS,
         url: `${server.origin.replace('https://', 'https://user:xxxxx@')}/data`,
       });
       expect(err.message).toBe(
@@ -485,14 +484,18 @@ describe('download', () => {
   });
 
   const failures: Array<[string, (s: TestServer) => void, RegExp | string]> = [
-    ['a connection dropped on every attempt', (s) => s.setFault('/data', { kind: 'drop' }), NetErrorCode.SIZE_MISMATCH],
-    ['a stalled body', (s) => s.setFault('/data', { kind: 'stall', phase: 'body' }), NetErrorCode.TIMEOUT],
-    ['a 404', (s) => s.setFault('/data', { kind: 'status', status: 404 }), NetErrorCode.HTTP_STATUS],
-    ['a 500 on every attempt', (s) => s.setFault('/data', { kind: 'status', status: 500 }), NetErrorCode.HTTP_STATUS],
+    [
+      'a connection dropped on every attempt',
+      (s) => s.setFault('/data', { kind: 'drop' }),
+      ErrorCode.NET_SIZE_MISMATCH,
+    ],
+    ['a stalled body', (s) => s.setFault('/data', { kind: 'stall', phase: 'body' }), ErrorCode.NET_TIMEOUT],
+    ['a 404', (s) => s.setFault('/data', { kind: 'status', status: 404 }), ErrorCode.NET_HTTP_STATUS],
+    ['a 500 on every attempt', (s) => s.setFault('/data', { kind: 'status', status: 500 }), ErrorCode.NET_HTTP_STATUS],
     [
       'a wrong Content-Length',
       (s) => s.setFault('/data', { kind: 'wrong-length', delta: 7 }),
-      NetErrorCode.SIZE_MISMATCH,
+      ErrorCode.NET_SIZE_MISMATCH,
     ],
   ];
   it.each(failures)('leaves nothing behind after %s', async (_name, arm, code) => {
@@ -522,7 +525,7 @@ describe('download', () => {
           transforms: () => (attempts++, [stuck()]),
         }),
       );
-      expect(err).toMatchObject({ code: NetErrorCode.TIMEOUT, url: `${server.origin}/big` });
+      expect(err).toMatchObject({ code: ErrorCode.NET_TIMEOUT, url: `${server.origin}/big` });
       expect(attempts).toBe(2);
       expect(await listing(dir)).toEqual([]);
     });
@@ -577,7 +580,7 @@ describe('download', () => {
   it('checks an expected size and is not retried for it', async () => {
     const dir = await mkdtemp(join(tmp, 'size-'));
     const err = await caught(client().download(`${server.origin}/data`, join(dir, 'pkg.zip'), { expectedSize: 10 }));
-    expect(err).toMatchObject({ code: NetErrorCode.SIZE_MISMATCH, expected: '10', found: String(PAYLOAD.length) });
+    expect(err).toMatchObject({ code: ErrorCode.NET_SIZE_MISMATCH, expected: '10', found: String(PAYLOAD.length) });
     expect(server.log).toHaveLength(1);
     expect(await listing(dir)).toEqual([]);
   });

@@ -6,7 +6,6 @@
 import { describe, expect, it } from 'vitest';
 
 import { ErrorCode, ProvkitError } from '../../src/errors.js';
-import { NetErrorCode } from '../../src/net/codes.js';
 import { settle, statusOutcome, type AttemptState, type Failure } from '../../src/net/failure.js';
 
 const URL_ = 'https://example.test/p.zip';
@@ -21,12 +20,12 @@ const tlsDeep = Object.assign(new Error('request failed'), {
   cause: Object.assign(new Error('unable to verify'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }),
 });
 const short = new ProvkitError(
-  NetErrorCode.SIZE_MISMATCH,
+  ErrorCode.NET_SIZE_MISMATCH,
   `incorrect response size: expected 10 bytes, but got 4 bytes from ${URL_}`,
   { url: URL_, expected: '10', found: '4' },
 );
 const tooLarge = new ProvkitError(
-  NetErrorCode.RESPONSE_TOO_LARGE,
+  ErrorCode.NET_RESPONSE_TOO_LARGE,
   `response from ${URL_} is 99 bytes, more than the limit of 10`,
   { url: URL_ },
 );
@@ -70,7 +69,7 @@ const rows: Row[] = [
     failure: { kind: 'thrown', cause: new Error('The operation was aborted') },
     state: { timedOut: `no data from ${URL_} for 50 ms` },
     kind: 'retryable',
-    code: NetErrorCode.TIMEOUT,
+    code: ErrorCode.NET_TIMEOUT,
     message: `GET ${URL_}: no data from ${URL_} for 50 ms`,
   },
   {
@@ -78,7 +77,7 @@ const rows: Row[] = [
     failure: { kind: 'verdict', error: short, retryable: true },
     state: { timedOut: 'no response within 10 ms', attempt: 3, method: 'HEAD' },
     kind: 'retryable',
-    code: NetErrorCode.TIMEOUT,
+    code: ErrorCode.NET_TIMEOUT,
     message: `HEAD ${URL_}: no response within 10 ms (after 3 attempts)`,
   },
   {
@@ -92,7 +91,7 @@ const rows: Row[] = [
     failure: { kind: 'verdict', error: short, retryable: true },
     state: { attempt: 2 },
     kind: 'retryable',
-    code: NetErrorCode.SIZE_MISMATCH,
+    code: ErrorCode.NET_SIZE_MISMATCH,
     message: `${short.message} (after 2 attempts)`,
   },
   {
@@ -106,7 +105,7 @@ const rows: Row[] = [
     name: 'a connection error: NET_CONNECTION, retryable, its code in words',
     failure: { kind: 'thrown', cause: reset },
     kind: 'retryable',
-    code: NetErrorCode.CONNECTION,
+    code: ErrorCode.NET_CONNECTION,
     message: `GET ${URL_}: connection reset by peer`,
   },
   {
@@ -114,26 +113,26 @@ const rows: Row[] = [
     failure: { kind: 'thrown', cause: new Error('connect ECONNREFUSED 127.0.0.1:1') },
     state: { attempt: 4, method: 'PUT' },
     kind: 'retryable',
-    code: NetErrorCode.CONNECTION,
+    code: ErrorCode.NET_CONNECTION,
     message: `PUT ${URL_}: connect ECONNREFUSED 127.0.0.1:1 (after 4 attempts)`,
   },
   {
     name: 'a refused certificate: NET_CONNECTION, final',
     failure: { kind: 'thrown', cause: tls },
     kind: 'final',
-    code: NetErrorCode.CONNECTION,
+    code: ErrorCode.NET_CONNECTION,
   },
   {
     name: "a refused certificate in the cause's cause: final",
     failure: { kind: 'thrown', cause: tlsDeep },
     kind: 'final',
-    code: NetErrorCode.CONNECTION,
+    code: ErrorCode.NET_CONNECTION,
   },
   {
     name: 'a non-Error thrown value',
     failure: { kind: 'thrown', cause: 'boom' },
     kind: 'retryable',
-    code: NetErrorCode.CONNECTION,
+    code: ErrorCode.NET_CONNECTION,
     message: `GET ${URL_}: boom`,
   },
 ];
@@ -200,7 +199,7 @@ describe('statusOutcome (a status before it is consumed)', () => {
     const outcome = statusOutcome(res(503, statusText, retryAfter), URL_, false, now);
     expect(outcome).toMatchObject({ kind: 'retryable', status: 503, reason, retryAfterMs: ms });
     const error = outcome?.kind === 'retryable' ? (outcome.error as ProvkitError) : undefined;
-    expect(error).toMatchObject({ code: NetErrorCode.HTTP_STATUS, found: '503', url: URL_ });
+    expect(error).toMatchObject({ code: ErrorCode.NET_HTTP_STATUS, found: '503', url: URL_ });
     expect(error?.message).toBe(`unsuccessful request to ${URL_}: ${reason}`);
   });
 });

@@ -9,8 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { parsePlatform, parseProviderSource, parseVersion } from '../../src/addresses/index.js';
-import { fetchPackage, FilesystemMirrorSource, SourceErrorCode, type ScanWarning } from '../../src/sources/index.js';
+import { fetchPackage, FilesystemMirrorSource, type ScanWarning } from '../../src/sources/index.js';
 import { makeProviderZip } from '../support/servers/packages.js';
+import { ErrorCode } from '../../src/errors.js';
 
 const FIXTURES = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 const HASHES = JSON.parse(await readFile(join(FIXTURES, 'hashes.json'), 'utf8')) as {
@@ -70,7 +71,7 @@ describe('the demo mirror (packed)', () => {
   it('says PLATFORM_NOT_SUPPORTED for a missing package, naming it', async () => {
     const err = await caught(src.packageMeta(p('registry.example.test/acme/demo'), v('1.1.0'), plat('linux_arm')));
     expect(err).toMatchObject({
-      code: SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+      code: ErrorCode.PLATFORM_NOT_SUPPORTED,
       provider: 'registry.example.test/acme/demo',
       version: '1.1.0',
       platform: 'linux_arm',

@@ -12,7 +12,7 @@ import {
   type Platform,
   type ProviderAddress,
 } from '../../src/addresses/index.js';
-import { ProvkitError } from '../../src/errors.js';
+import { ErrorCode, ProvkitError } from '../../src/errors.js';
 import {
   canHandleProvider,
   FilesystemMirrorSource,
@@ -22,7 +22,6 @@ import {
   MultiSource,
   NetworkMirrorSource,
   parseProviderPatterns,
-  SourceErrorCode,
   type AvailableVersions,
   type PackageMeta,
   type Source,
@@ -134,10 +133,10 @@ describe('MultiSource', () => {
     const reg = await caught(
       new MultiSource([{ source: notFound }, { source: unknown }]).availableVersions(p('acme/demo')),
     );
-    expect(reg).toMatchObject({ code: SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN });
+    expect(reg).toMatchObject({ code: ErrorCode.REGISTRY_PROVIDER_UNKNOWN });
     const none = await caught(new MultiSource([{ source: notFound }]).availableVersions(p('acme/demo')));
     expect(none).toMatchObject({
-      code: SourceErrorCode.PROVIDER_NOT_FOUND,
+      code: ErrorCode.PROVIDER_NOT_FOUND,
       message: 'provider registry.opentofu.org/acme/demo was not found in any of the search locations',
       hint: 'searched:\n- /mirror',
     });
@@ -152,7 +151,7 @@ describe('MultiSource', () => {
     expect((await multi.packageMeta(p('acme/demo'), v('1.0.0'), DARWIN)).source).toBe('first');
     expect((await multi.packageMeta(p('acme/demo'), v('1.0.0'), LINUX)).source).toBe('second');
     expect(await caught(multi.packageMeta(p('acme/demo'), v('1.0.0'), parsePlatform('windows_amd64')))).toMatchObject({
-      code: SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+      code: ErrorCode.PLATFORM_NOT_SUPPORTED,
       platform: 'windows_amd64',
     });
     const broken = new MockSource([], {

@@ -9,17 +9,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { parsePlatform, parseProviderSource, parseVersion } from '../../src/addresses/index.js';
-import { NetErrorCode } from '../../src/net/index.js';
-import {
-  fetchPackage,
-  NetworkMirrorSource,
-  SourceErrorCode,
-  staticCredentials,
-  type FetchedArchive,
-} from '../../src/sources/index.js';
+import { fetchPackage, NetworkMirrorSource, staticCredentials, type FetchedArchive } from '../../src/sources/index.js';
 import { startFakeNetMirror, type FakeNetMirror } from '../support/servers/net-mirror.js';
 import { fixtureProviders, makeProvider } from '../support/servers/packages.js';
 import { caught, listing, testHttp, type TestHttp } from './helpers.js';
+import { ErrorCode } from '../../src/errors.js';
 
 const FIXTURES = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 const HASHES = JSON.parse(await readFile(join(FIXTURES, 'hashes.json'), 'utf8')) as {
@@ -213,7 +207,7 @@ describe('errors', () => {
   it('says not found for an unknown provider, and hints at a missing trailing slash', async () => {
     const err = await caught(source().availableVersions(parseProviderSource(`${HOST}/acme/nope`, 'tofu')));
     expect(err).toMatchObject({
-      code: SourceErrorCode.PROVIDER_NOT_FOUND,
+      code: ErrorCode.PROVIDER_NOT_FOUND,
       provider: `${HOST}/acme/nope`,
       message: `provider ${HOST}/acme/nope was not found in any of the search locations`,
     });
@@ -221,7 +215,7 @@ describe('errors', () => {
 
     const slashless = await caught(source({ baseUrl: mirror.url.slice(0, -1) }).availableVersions(demo));
     expect(slashless).toMatchObject({
-      code: SourceErrorCode.PROVIDER_NOT_FOUND,
+      code: ErrorCode.PROVIDER_NOT_FOUND,
       url: `${mirror.origin}/${HOST}/acme/demo/index.json`,
     });
     expect(slashless['hint']).toContain('no trailing "/"');
@@ -231,7 +225,7 @@ describe('errors', () => {
     mirror.setFault(`/mirror/${HOST}/acme/demo/index.json`, { kind: 'content-type', value: 'text/plain', times: 1 });
     const err = await caught(source().availableVersions(demo));
     expect(err).toMatchObject({
-      code: SourceErrorCode.INVALID_RESPONSE,
+      code: ErrorCode.INVALID_RESPONSE,
       message: 'response has invalid Content-Type: must be application/json',
     });
     mirror.setFault(`/mirror/${HOST}/acme/demo/index.json`, {
@@ -246,12 +240,12 @@ describe('errors', () => {
     mirror.setFault(`/mirror/${HOST}/acme/demo/1.1.0.json`, { kind: 'status', status: 404, times: 1 });
     const err = await caught(source().packageMeta(demo, V110, LINUX));
     expect(err).toMatchObject({
-      code: SourceErrorCode.INVALID_RESPONSE,
+      code: ErrorCode.INVALID_RESPONSE,
       message: `provider mirror does not have archive index for previously-reported ${HOST}/acme/demo version 1.1.0`,
     });
     const plat = await caught(source().packageMeta(demo, V110, parsePlatform('linux_arm')));
     expect(plat).toMatchObject({
-      code: SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+      code: ErrorCode.PLATFORM_NOT_SUPPORTED,
       provider: `${HOST}/acme/demo`,
       version: '1.1.0',
       platform: 'linux_arm',
@@ -267,7 +261,7 @@ describe('errors', () => {
     mirror.setFault(index, { kind: 'status', status: 500, times: 2 });
     const err = await caught(source().availableVersions(demo));
     expect(err).toMatchObject({
-      code: NetErrorCode.HTTP_STATUS,
+      code: ErrorCode.NET_HTTP_STATUS,
       message: `failed to query provider mirror ${mirror.url} for ${HOST}/acme/demo: server returned unsuccessful status 500`,
     });
     expect(mirror.log.filter((r) => r.path === index)).toHaveLength(4);
@@ -280,7 +274,7 @@ describe('errors', () => {
         new NetworkMirrorSource({ baseUrl: m.url, http: t.http, flavor: 'tofu' }).availableVersions(demo),
       );
       expect(err).toMatchObject({
-        code: SourceErrorCode.UNAUTHORIZED,
+        code: ErrorCode.UNAUTHORIZED,
         message: `host ${m.host} rejected the given authentication credentials`,
       });
     } finally {
@@ -331,19 +325,19 @@ describe('archive faults', () => {
   });
 
   it.each([
-    ['a 404', { kind: 'status', status: 404 }, NetErrorCode.HTTP_STATUS],
-    ['a 500 every time', { kind: 'status', status: 500 }, NetErrorCode.HTTP_STATUS],
-    ['a connection dropped every time', { kind: 'drop' }, NetErrorCode.SIZE_MISMATCH],
-    ['a stall every time', { kind: 'stall', phase: 'body' }, NetErrorCode.TIMEOUT],
-    ['a truncated close-delimited body', { kind: 'truncate' }, SourceErrorCode.CHECKSUM_MISMATCH],
-    ['a tampered zip', { kind: 'tamper' }, SourceErrorCode.CHECKSUM_MISMATCH],
+    ['a 404', { kind: 'status', status: 404 }, ErrorCode.NET_HTTP_STATUS],
+    ['a 500 every time', { kind: 'status', status: 500 }, ErrorCode.NET_HTTP_STATUS],
+    ['a connection dropped every time', { kind: 'drop' }, ErrorCode.NET_SIZE_MISMATCH],
+    ['a stall every time', { kind: 'stall', phase: 'body' }, ErrorCode.NET_TIMEOUT],
+    ['a truncated close-delimited body', { kind: 'truncate' }, ErrorCode.CHECKSUM_MISMATCH],
+    ['a tampered zip', { kind: 'tamper' }, ErrorCode.CHECKSUM_MISMATCH],
   ] as const)('fails clearly on %s and leaves no file', async (_name, fault, code) => {
     mirror.setFault(archive, fault);
     const { dir, fetch } = await fetchTo(source(), 'fail');
     const err = await caught(fetch());
     expect(err).toMatchObject({ code, provider: `${HOST}/acme/demo`, version: '1.1.0', platform: 'linux_amd64' });
     expect(String(err['url'])).toContain('terraform-provider-demo_1.1.0_linux_amd64.zip');
-    if (code === SourceErrorCode.CHECKSUM_MISMATCH) {
+    if (code === ErrorCode.CHECKSUM_MISMATCH) {
       expect(err.message).toBe(
         `provider package doesn't match the expected checksum "${mirror.hashesOf(HOST, 'acme', 'demo', '1.1.0', 'linux_amd64').h1Zip}"`,
       );

@@ -15,7 +15,6 @@ import {
   type Flavor,
   type ProviderAddress,
 } from '../../src/addresses/index.js';
-import { NetErrorCode } from '../../src/net/index.js';
 import {
   credentialsFromEnv,
   fetchPackage,
@@ -23,7 +22,6 @@ import {
   ServiceDiscovery,
   signaturePolicy,
   signatureSwitchesFromEnv,
-  SourceErrorCode,
   type CredentialsLookup,
   type FetchedArchive,
   type ServiceMap,
@@ -31,6 +29,7 @@ import {
 import { startFakeRegistry, type FakeRegistry, type FakeRegistryOptions } from '../support/servers/registry.js';
 import { fixtureProviders, makeProvider, type FakeProvider } from '../support/servers/packages.js';
 import { caught, listing, testHttp, type TestHttp } from './helpers.js';
+import { ErrorCode } from '../../src/errors.js';
 
 const FIXTURES = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 const HASHES = JSON.parse(await readFile(join(FIXTURES, 'hashes.json'), 'utf8')) as {
@@ -192,7 +191,7 @@ describe('protocol', () => {
     });
     await withRegistry({ providers: [await makeProvider('acme', 'bad', ['1.0.0', 'v2.0.0'])] }, async (r) => {
       const err = await caught(source().availableVersions(addr(r, 'bad')));
-      expect(err).toMatchObject({ code: SourceErrorCode.INVALID_RESPONSE });
+      expect(err).toMatchObject({ code: ErrorCode.INVALID_RESPONSE });
       expect(err.message).toMatch(
         /^registry response includes invalid version string "v2\.0\.0": a "v" prefix should not be used/,
       );
@@ -202,12 +201,12 @@ describe('protocol', () => {
   it('maps 404s to unknown provider and unsupported platform', async () => {
     const unknown = await caught(source().availableVersions(addr(reg, 'nope')));
     expect(unknown).toMatchObject({
-      code: SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN,
+      code: ErrorCode.REGISTRY_PROVIDER_UNKNOWN,
       message: `provider registry ${reg.host} does not have a provider named ${reg.host}/acme/nope`,
     });
     const plat = await caught(source().packageMeta(addr(reg), V110, parsePlatform('linux_arm')));
     expect(plat).toMatchObject({
-      code: SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+      code: ErrorCode.PLATFORM_NOT_SUPPORTED,
       message: `provider ${reg.host}/acme/demo 1.1.0 is not available for linux_arm (available for: darwin_amd64, darwin_arm64, linux_amd64, linux_arm64, windows_amd64)`,
       version: '1.1.0',
       platform: 'linux_arm',
@@ -220,7 +219,7 @@ describe('protocol', () => {
       async (r) => {
         const err = await caught(source().packageMeta(addr(r), V110, LINUX));
         expect(err).toMatchObject({
-          code: SourceErrorCode.PROTOCOL_NOT_SUPPORTED,
+          code: ErrorCode.PROTOCOL_NOT_SUPPORTED,
           message: `provider ${r.host}/acme/demo 1.1.0 is not supported by this version of OpenTofu`,
           hint: 'the newest version compatible with this tofu is 1.0.0',
         });
@@ -330,7 +329,7 @@ describe('signatures', () => {
       const { src, provider } = as(r, host, { flavor, env });
       const err = await caught(src.packageMeta(provider, V110, LINUX));
       expect(err).toMatchObject({
-        code: SourceErrorCode.SIGNATURE_INVALID,
+        code: ErrorCode.SIGNATURE_INVALID,
         message:
           'the provider is not signed with a valid signing key; please contact the provider author (authentication signature from unknown issuer)',
         provider: `${host}/acme/demo`,
@@ -351,7 +350,7 @@ describe('signatures', () => {
     reg.unlistedKey('acme', 'demo', '1.1.0');
     const err = await caught(source().packageMeta(addr(reg), V110, LINUX));
     expect(err).toMatchObject({
-      code: SourceErrorCode.SIGNATURE_INVALID,
+      code: ErrorCode.SIGNATURE_INVALID,
       provider: `${reg.host}/acme/demo`,
       version: '1.1.0',
       platform: 'linux_amd64',
@@ -364,7 +363,7 @@ describe('signatures', () => {
     reg.badSignature('acme', 'demo', '1.1.0');
     const err = await caught(source({ flavor: 'terraform' }).packageMeta(addr(reg), V110, LINUX));
     expect(err).toMatchObject({
-      code: SourceErrorCode.SIGNATURE_INVALID,
+      code: ErrorCode.SIGNATURE_INVALID,
       url: `${reg.origin}${reg.paths.signature('acme', 'demo', '1.1.0')}`,
     });
     expect(err.message).toMatch(/^error checking signature: /);
@@ -420,7 +419,7 @@ describe('credentials', () => {
   it('sends the host token to discovery and the API only, never to SHA256SUMS, signatures or archives', async () => {
     await withRegistry({ requireToken: 'sekret', archiveHost: 'separate' }, async (r) => {
       const denied = await caught(source().availableVersions(addr(r)));
-      expect(denied).toMatchObject({ code: SourceErrorCode.SERVICE_DISCOVERY });
+      expect(denied).toMatchObject({ code: ErrorCode.SERVICE_DISCOVERY });
       r.log.length = 0;
 
       const env = { [`TF_TOKEN_${r.host}`]: 'sekret' };
@@ -465,7 +464,7 @@ describe('credentials', () => {
       const overrides = { [r.host]: { 'providers.v1': r.providersUrl } };
       const missing = await caught(source({ overrides }).availableVersions(addr(r)));
       expect(missing).toMatchObject({
-        code: SourceErrorCode.UNAUTHORIZED,
+        code: ErrorCode.UNAUTHORIZED,
         message: `host ${r.host} requires authentication credentials`,
       });
       const wrong = await caught(
@@ -499,7 +498,7 @@ describe('discovery', () => {
     reg.setFault(reg.paths.discovery, { kind: 'status', status: 503, times: 2 });
     const err = await caught(source().availableVersions(addr(reg)));
     expect(err).toMatchObject({
-      code: SourceErrorCode.SERVICE_DISCOVERY,
+      code: ErrorCode.SERVICE_DISCOVERY,
       message: 'failed to request discovery document: 503 Service Unavailable',
     });
     expect(reg.requests(reg.paths.discovery)).toHaveLength(3);
@@ -532,7 +531,7 @@ describe('API faults', () => {
   it('gives up after the retries with the reference text', async () => {
     reg.setFault(versions(), { kind: 'status', status: 500 });
     const err = await caught(source().availableVersions(addr(reg)));
-    expect(err).toMatchObject({ code: NetErrorCode.HTTP_STATUS, provider: `${reg.host}/acme/demo` });
+    expect(err).toMatchObject({ code: ErrorCode.NET_HTTP_STATUS, provider: `${reg.host}/acme/demo` });
     expect(err.message).toBe(
       `could not query provider registry for ${reg.host}/acme/demo: the request failed after 2 attempts, please try again later: 500 Internal Server Error returned from ${reg.origin}${versions()}`,
     );
@@ -555,7 +554,7 @@ describe('API faults', () => {
     reg.setFault(versions(), { kind: 'stall', phase: 'headers' });
     const err = await caught(source().availableVersions(addr(reg)));
     expect(err).toMatchObject({
-      code: NetErrorCode.TIMEOUT,
+      code: ErrorCode.NET_TIMEOUT,
       provider: `${reg.host}/acme/demo`,
       url: `${reg.origin}${versions()}`,
     });
@@ -564,7 +563,7 @@ describe('API faults', () => {
   it('reports a missing SHA256SUMS', async () => {
     reg.setFault(reg.paths.shasums('acme', 'demo', '1.1.0'), { kind: 'status', status: 404 });
     const err = await caught(source().packageMeta(addr(reg), V110, LINUX));
-    expect(err).toMatchObject({ code: NetErrorCode.HTTP_STATUS, version: '1.1.0', platform: 'linux_amd64' });
+    expect(err).toMatchObject({ code: ErrorCode.NET_HTTP_STATUS, version: '1.1.0', platform: 'linux_amd64' });
     expect(err.message).toBe(
       `could not query provider registry for ${reg.host}/acme/demo: failed to retrieve authentication checksums for provider: 404 Not Found returned from ${reg.host}`,
     );
@@ -588,11 +587,11 @@ describe('archive faults', () => {
   });
 
   it.each([
-    ['a tampered zip', { kind: 'tamper' }, SourceErrorCode.CHECKSUM_MISMATCH],
-    ['a truncated body', { kind: 'truncate' }, SourceErrorCode.CHECKSUM_MISMATCH],
-    ['a connection dropped every time', { kind: 'drop' }, NetErrorCode.SIZE_MISMATCH],
-    ['a stall every time', { kind: 'stall', phase: 'body' }, NetErrorCode.TIMEOUT],
-    ['a 404', { kind: 'status', status: 404 }, NetErrorCode.HTTP_STATUS],
+    ['a tampered zip', { kind: 'tamper' }, ErrorCode.CHECKSUM_MISMATCH],
+    ['a truncated body', { kind: 'truncate' }, ErrorCode.CHECKSUM_MISMATCH],
+    ['a connection dropped every time', { kind: 'drop' }, ErrorCode.NET_SIZE_MISMATCH],
+    ['a stall every time', { kind: 'stall', phase: 'body' }, ErrorCode.NET_TIMEOUT],
+    ['a 404', { kind: 'status', status: 404 }, ErrorCode.NET_HTTP_STATUS],
   ] as const)('fails on %s with a typed error and no file', async (_n, fault, code) => {
     reg.setFault(archive(), fault);
     const meta = await source().packageMeta(addr(reg), V110, LINUX);
@@ -605,7 +604,7 @@ describe('archive faults', () => {
       platform: 'linux_amd64',
       url: `${reg.origin}${archive()}`,
     });
-    if (code === SourceErrorCode.CHECKSUM_MISMATCH) {
+    if (code === ErrorCode.CHECKSUM_MISMATCH) {
       expect(err.message).toMatch(
         new RegExp(
           `^archive has incorrect checksum zh:[0-9a-f]{64} \\(expected zh:${reg.sha256('acme', 'demo', '1.1.0', 'linux_amd64')}\\)$`,
@@ -646,7 +645,7 @@ describe('OpenTofu packages extension', () => {
         const meta = await source().packageMeta(addr(r), V110, LINUX);
         const { dir, result } = await fetchInto(meta, 'size');
         const err = await caught(result);
-        expect(err).toMatchObject({ code: SourceErrorCode.CHECKSUM_MISMATCH, expected: '5' });
+        expect(err).toMatchObject({ code: ErrorCode.CHECKSUM_MISMATCH, expected: '5' });
         expect(err.message).toMatch(
           /^registry response indicates a package of size 5, but received a package of size \d+$/,
         );

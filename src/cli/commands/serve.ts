@@ -122,7 +122,7 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
   try {
     listen = parseListen(flags.values.listen ?? '127.0.0.1:8443');
   } catch (err) {
-    return fail('Invalid -listen address', (err as Error).message);
+    return fail('Invalid -listen address', errorText(err));
   }
   let tls: { cert: Buffer; key: Buffer } | undefined;
   if (certFile !== undefined && keyFile !== undefined) {
@@ -182,7 +182,7 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
           if (!json) io.stderr.write(`${terminalLine(`Warning: ${w.message}`)}\n`);
         },
         onError: (err, path) => {
-          line('error', `${path}: ${String(err)}`, 'serve_error', {
+          line('error', `${path}: ${errorText(err)}`, 'serve_error', {
             path,
             code: err instanceof ProvkitError ? err.code : ErrorCode.INTERNAL,
           });

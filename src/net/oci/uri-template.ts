@@ -12,6 +12,8 @@
  * Pure; no I/O.
  */
 
+import { errorText } from '../../errors.js';
+
 /** Splits a template into literal and `{…}` expression tokens; throws on an unclosed `{`. */
 function tokens(template: string): string[] {
   const out: string[] = [];
@@ -101,7 +103,7 @@ export function validateLevel1(template: string): string | undefined {
     }
     return undefined;
   } catch (err) {
-    return (err as Error).message;
+    return errorText(err);
   }
 }
 

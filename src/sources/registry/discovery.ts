@@ -21,9 +21,8 @@
  */
 import type { Hostname } from '../../addresses/index.js';
 import { tryHostnameForComparison } from '../../addresses/index.js';
-import { isProvkitError, ProvkitError } from '../../errors.js';
-import { NetErrorCode, type HttpClient } from '../../net/index.js';
-import { SourceErrorCode } from '../codes.js';
+import { isProvkitError, ProvkitError, errorText, ErrorCode } from '../../errors.js';
+import { type HttpClient } from '../../net/index.js';
 import type { CredentialsLookup } from '../credentials.js';
 import { jsonObject, mediaType, METADATA_LIMITS, metadataTooLarge } from '../http-util.js';
 import { HostWarmer } from './warm-hosts.js';
@@ -70,24 +69,22 @@ export class DiscoveredHost {
     try {
       url = this.discoveryUrl === undefined ? new URL(raw) : new URL(raw, this.discoveryUrl);
     } catch (err) {
-      throw new ProvkitError(SourceErrorCode.SERVICE_DISCOVERY, `Failed to parse service URL: ${JSON.stringify(raw)}`, {
+      throw new ProvkitError(ErrorCode.SERVICE_DISCOVERY, `Failed to parse service URL: ${JSON.stringify(raw)}`, {
         url: raw,
         cause: err,
       });
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') {
       throw new ProvkitError(
-        SourceErrorCode.SERVICE_DISCOVERY,
+        ErrorCode.SERVICE_DISCOVERY,
         `Service URL is using an unsupported scheme: ${url.protocol.slice(0, -1)}`,
         { url: raw },
       );
     }
     if (url.username !== '' || url.password !== '') {
-      throw new ProvkitError(
-        SourceErrorCode.SERVICE_DISCOVERY,
-        'Embedded username/password information is not permitted',
-        { url: raw },
-      );
+      throw new ProvkitError(ErrorCode.SERVICE_DISCOVERY, 'Embedded username/password information is not permitted', {
+        url: raw,
+      });
     }
     url.hash = '';
     return { kind: 'found', url };
@@ -119,7 +116,7 @@ export class ServiceDiscovery {
       const h = tryHostnameForComparison(given);
       if (!h.ok)
         throw new ProvkitError(
-          SourceErrorCode.INVALID_SOURCE_CONFIG,
+          ErrorCode.INVALID_SOURCE_CONFIG,
           `The host ${JSON.stringify(given)} block has an invalid hostname: ${h.error}`,
           { found: given },
         );
@@ -154,7 +151,7 @@ export class ServiceDiscovery {
     const url = `https://${host}/.well-known/terraform.json`;
     const token = this.options.credentials?.(host);
     const fail = (message: string, extra: { cause?: unknown; found?: string } = {}): ProvkitError =>
-      new ProvkitError(SourceErrorCode.SERVICE_DISCOVERY, message, { url, ...extra });
+      new ProvkitError(ErrorCode.SERVICE_DISCOVERY, message, { url, ...extra });
     let res;
     try {
       res = await this.options.http.get(url, {
@@ -166,13 +163,13 @@ export class ServiceDiscovery {
       });
     } catch (err) {
       if (isProvkitError(err, 'ABORTED')) throw err;
-      if (isProvkitError(err, NetErrorCode.RESPONSE_TOO_LARGE)) {
+      if (isProvkitError(err, ErrorCode.NET_RESPONSE_TOO_LARGE)) {
         // The reference says "discovery doc response is too large" (svchost `disco.go`); this names the URL and the limit.
         const e = metadataTooLarge(err, 'discovery') as ProvkitError;
         const { code: _code, message, ...context } = e.toJSON();
-        throw new ProvkitError(SourceErrorCode.SERVICE_DISCOVERY, message, { ...context, cause: err });
+        throw new ProvkitError(ErrorCode.SERVICE_DISCOVERY, message, { ...context, cause: err });
       }
-      throw fail(`could not connect to ${host}: failed to request discovery document: ${(err as Error).message}`, {
+      throw fail(`could not connect to ${host}: failed to request discovery document: ${errorText(err)}`, {
         cause: err,
       });
     }

@@ -44,10 +44,9 @@ import {
   unsafeNameReason,
   type Version,
 } from '../../addresses/index.js';
-import { isProvkitError, type ProvkitError } from '../../errors.js';
+import { isProvkitError, type ProvkitError, errorText, ErrorCode } from '../../errors.js';
 import { makeHash, parseHash, type Hash } from '../../hashing/index.js';
-import { formatStatus, isRetryableStatus, NetErrorCode, type HttpClient, type HttpResponse } from '../../net/index.js';
-import { SourceErrorCode } from '../codes.js';
+import { formatStatus, isRetryableStatus, type HttpClient, type HttpResponse } from '../../net/index.js';
 import type { CredentialsLookup } from '../credentials.js';
 import {
   encodePath,
@@ -198,7 +197,7 @@ export class RegistrySource implements Source {
     if (res.status === 404) {
       const has = await this.publishedPlatforms(provider, version, signal).catch(() => undefined);
       throw sourceError(
-        SourceErrorCode.PLATFORM_NOT_SUPPORTED,
+        ErrorCode.PLATFORM_NOT_SUPPORTED,
         `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}${availablePlatformsSuffix(has)}`,
         {
           ...ctx,
@@ -208,7 +207,7 @@ export class RegistrySource implements Source {
     }
     const body = this.expectJson(res, provider, ctx);
     const invalid = (message: string): ProvkitError =>
-      sourceError(SourceErrorCode.INVALID_RESPONSE, message, { ...ctx, url: res.url });
+      sourceError(ErrorCode.INVALID_RESPONSE, message, { ...ctx, url: res.url });
 
     // protocols
     const protocols = Array.isArray(body['protocols']) ? body['protocols'] : [];
@@ -224,7 +223,7 @@ export class RegistrySource implements Source {
     if (protoVersions.length > 0 && !protoVersions.some((v) => versionMatches(v, SUPPORTED_PROTOCOLS))) {
       const suggestion = await this.protocolSuggestion(provider, version, signal).catch(() => undefined);
       throw sourceError(
-        SourceErrorCode.PROTOCOL_NOT_SUPPORTED,
+        ErrorCode.PROTOCOL_NOT_SUPPORTED,
         `provider ${provider.toString()} ${version.toString()} is not supported by this version of ${flavorInfo(this.options.flavor).productName}`,
         {
           ...ctx,
@@ -330,7 +329,7 @@ export class RegistrySource implements Source {
     const docText = document.toString('utf8');
     const line = findChecksum(docText, filename, sha256);
     if (!line.ok) {
-      throw sourceError(SourceErrorCode.CHECKSUM_MISMATCH, line.error, {
+      throw sourceError(ErrorCode.CHECKSUM_MISMATCH, line.error, {
         ...ctx,
         url: shasumsURL.href,
         expected: `zh:${sha256}`,
@@ -429,7 +428,7 @@ export class RegistrySource implements Source {
     const res = await this.api(url, 'versions', provider, signal, { provider });
     if (res.status === 404) {
       throw sourceError(
-        SourceErrorCode.REGISTRY_PROVIDER_UNKNOWN,
+        ErrorCode.REGISTRY_PROVIDER_UNKNOWN,
         `provider registry ${provider.displayHostname} does not have a provider named ${provider.toString()}`,
         { provider, url: res.url },
       );
@@ -438,7 +437,7 @@ export class RegistrySource implements Source {
     const list = body['versions'];
     if (!Array.isArray(list)) {
       throw sourceError(
-        SourceErrorCode.INVALID_RESPONSE,
+        ErrorCode.INVALID_RESPONSE,
         `invalid response from provider registry ${provider.displayHostname} for ${provider.toString()}: "versions" must be a list`,
         {
           provider,
@@ -452,7 +451,7 @@ export class RegistrySource implements Source {
       const v = typeof raw === 'string' ? tryParseVersion(raw) : undefined;
       if (v === undefined || !v.ok) {
         throw sourceError(
-          SourceErrorCode.INVALID_RESPONSE,
+          ErrorCode.INVALID_RESPONSE,
           `registry response includes invalid version string ${JSON.stringify(raw ?? null)}${v && !v.ok ? `: ${v.error.message}` : ''}`,
           { provider, url: res.url },
         );
@@ -474,8 +473,8 @@ export class RegistrySource implements Source {
           return [parsePlatform(`${os}_${arch}`)];
         } catch (err) {
           throw sourceError(
-            SourceErrorCode.INVALID_RESPONSE,
-            `registry response includes invalid platform ${goQuote(`${os}_${arch}`)} for ${provider.toString()} ${v.version.toString()}: ${(err as Error).message}`,
+            ErrorCode.INVALID_RESPONSE,
+            `registry response includes invalid platform ${goQuote(`${os}_${arch}`)} for ${provider.toString()} ${v.version.toString()}: ${errorText(err)}`,
             { provider, url: res.url },
           );
         }
@@ -529,7 +528,7 @@ export class RegistrySource implements Source {
       svc.kind === 'other-version'
         ? `host ${provider.displayHostname} does not support the provider registry protocol required by this ${product} version, but may be compatible with a different ${product} version`
         : `host ${provider.displayHostname} does not offer a ${product} provider registry`;
-    throw sourceError(SourceErrorCode.SERVICE_DISCOVERY, message, { provider });
+    throw sourceError(ErrorCode.SERVICE_DISCOVERY, message, { provider });
   }
 
   /** An API request with the token and headers, with status handling common to both endpoints. */
@@ -560,7 +559,7 @@ export class RegistrySource implements Source {
     }
     if (res.status === 401 || res.status === 403) {
       throw sourceError(
-        SourceErrorCode.UNAUTHORIZED,
+        ErrorCode.UNAUTHORIZED,
         token === undefined
           ? `host ${provider.displayHostname} requires authentication credentials`
           : `host ${provider.displayHostname} rejected the given authentication credentials`,
@@ -572,7 +571,7 @@ export class RegistrySource implements Source {
         ? `the request failed${res.attempts > 1 ? ` after ${res.attempts} attempts` : ''}, please try again later: ${formatStatus(res)} returned from ${res.url}`
         : formatStatus(res);
       throw sourceError(
-        NetErrorCode.HTTP_STATUS,
+        ErrorCode.NET_HTTP_STATUS,
         `could not query provider registry for ${provider.toString()}: ${detail}`,
         {
           ...ctx,
@@ -592,7 +591,7 @@ export class RegistrySource implements Source {
     const body = jsonObject(res.body);
     if (body === undefined) {
       throw sourceError(
-        SourceErrorCode.INVALID_RESPONSE,
+        ErrorCode.INVALID_RESPONSE,
         `could not query provider registry for ${provider.toString()}: the response is not a JSON object`,
         {
           ...ctx,
@@ -656,7 +655,7 @@ export class RegistrySource implements Source {
     }
     if (res.status !== 200) {
       throw sourceError(
-        NetErrorCode.HTTP_STATUS,
+        ErrorCode.NET_HTTP_STATUS,
         `could not query provider registry for ${ctx.provider.toString()}: ${what}: ${formatStatus(res)} returned from ${new URL(res.url).host}`,
         { ...ctx, url: res.url, found: String(res.status) },
       );
@@ -694,9 +693,7 @@ export class RegistrySource implements Source {
       try {
         parsePlatform(key);
       } catch (err) {
-        throw invalid(
-          `registry response includes invalid platform ${goQuote(key)} in "packages": ${(err as Error).message}`,
-        );
+        throw invalid(`registry response includes invalid platform ${goQuote(key)} in "packages": ${errorText(err)}`);
       }
       const o = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
       const hashes: Hash[] = [];
@@ -706,7 +703,7 @@ export class RegistrySource implements Source {
           hashes.push(parseHash(h));
         } catch (err) {
           throw invalid(
-            `registry response includes invalid hash ${JSON.stringify(h)} for ${key} in "packages": ${(err as Error).message}`,
+            `registry response includes invalid hash ${JSON.stringify(h)} for ${key} in "packages": ${errorText(err)}`,
           );
         }
       }

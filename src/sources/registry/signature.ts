@@ -57,8 +57,7 @@ import { defaultRegistryHost, flavorInfo, type Flavor, type ProviderAddress } fr
 import { writeFileAtomic } from '../../fs/atomic.js';
 import { makeCacheDirectory } from '../../fs/cache-dir.js';
 import { readRegularFile } from '../../fs/read.js';
-import { ProvkitError } from '../../errors.js';
-import { SourceErrorCode } from '../codes.js';
+import { ProvkitError, errorText, ErrorCode } from '../../errors.js';
 
 /** One entry of a registry's `signing_keys.gpg_public_keys`. */
 export interface SigningKey {
@@ -322,7 +321,7 @@ export async function checkChecksumsSignature(args: {
       policy.flavor === 'tofu'
         ? `the provider is not signed with a valid signing key; please contact the provider author (${err.message})`
         : err.message;
-    throw new ProvkitError(SourceErrorCode.SIGNATURE_INVALID, message, {
+    throw new ProvkitError(ErrorCode.SIGNATURE_INVALID, message, {
       provider: provider.toString(),
       ...(args.signatureUrl === undefined ? {} : { url: args.signatureUrl }),
       cause: err,
@@ -346,13 +345,13 @@ async function findSigningKey(args: {
       // eslint-disable-next-line no-await-in-loop -- keys are tried in order; the first that verifies wins
       ring = await openpgp.readKeys({ armoredKeys: k.asciiArmor });
     } catch (err) {
-      throw new Reason(`error decoding signing key: ${(err as Error).message}`);
+      throw new Reason(`error decoding signing key: ${errorText(err)}`);
     }
     try {
       // eslint-disable-next-line no-await-in-loop -- parsed once, on the first key
       signature ??= await openpgp.readSignature({ binarySignature: args.signature });
     } catch (err) {
-      throw new Reason(`error checking signature: ${(err as Error).message}`);
+      throw new Reason(`error checking signature: ${errorText(err)}`);
     }
     const issuers = signature.getSigningKeyIDs();
     const key = ring.find((candidate) =>
@@ -374,7 +373,7 @@ async function findSigningKey(args: {
       // eslint-disable-next-line no-await-in-loop -- see above
       await result.signatures[0]?.verified;
     } catch (err) {
-      throw new Reason(`error checking signature: ${(err as Error).message}`);
+      throw new Reason(`error checking signature: ${errorText(err)}`);
     }
     // eslint-disable-next-line no-await-in-loop -- see above
     const expired = issuer === undefined ? undefined : await expiry(key, signature, issuer, now);
