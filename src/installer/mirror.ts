@@ -88,6 +88,7 @@ import {
   checkFetchedFor,
   fetchPackage,
   type FetchedPackage,
+  localDisposition,
   type PackageMeta,
   poolHashing,
   type TrustedHash,
@@ -103,7 +104,7 @@ import {
   planMirrorPackages,
 } from './mirror-plan.js';
 import { abortable, abortableSource, throwIfAborted } from './abort.js';
-import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
+import { type EventSink, ignoreEvents, packageHashes, packageNetEvents } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
 import type { FetchRunOptions } from './run-options.js';
@@ -444,6 +445,10 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
         auth: fetched.label,
         keyId: fetched.keyId,
         reused: false,
+        hashes: packageHashes(
+          fetched.hashes,
+          z.h1.ok ? { hash: z.h1.hash, disposition: localDisposition(meta), platform } : undefined,
+        ),
       });
     } catch (err) {
       events({ type: 'fetch_failed', provider, version, platform });
