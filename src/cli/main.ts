@@ -43,7 +43,8 @@ Commands:
   verify     Check the lock file against a mirror offline (for CI)
   audit      Show who vouches for every lock-file hash and check it against the policy
   bundle     Create or import an air-gap bundle (bundle create | bundle import)
-  serve      Serve a mirror directory as a network mirror (HTTPS)
+  serve      Serve a mirror directory as a network mirror (HTTPS); -upstream: a
+             pull-through mirror that fills itself, -offline: what it stored
   version    Print the provkit version
 
 Global options (before or after the command):
