@@ -196,6 +196,8 @@ export const WarningCode = {
   ZIP_SYMLINK_ENTRY: 'ZIP_SYMLINK_ENTRY',
   /** A package installed without verification: the lock holds only `zh:` hashes, which cannot check a directory. */
   PACKAGE_UNVERIFIED: 'PACKAGE_UNVERIFIED',
+  /** `mirror -ignore-lock-hashes` wrote a package that matches none of the lock file's hashes for its version. */
+  LOCK_HASHES_IGNORED: 'LOCK_HASHES_IGNORED',
   /** A package, cache or mirror lock whose holder is gone was removed. */
   STALE_LOCK_REMOVED: 'STALE_LOCK_REMOVED',
   /** Waiting for another run that holds the mirror target's lock. */

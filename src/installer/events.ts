@@ -8,10 +8,43 @@ import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import type { AuthLabel } from '../hashing/index.js';
 import type { NetEvents } from '../net/index.js';
 import { WarningCode } from '../errors.js';
+import { type Disposition, groupDispositions, type Hash, type HashDispositions } from '../hashing/index.js';
+import type { TrustedHash } from '../sources/index.js';
 import type { VerifyProblemCode } from './verify.js';
 
 /** How a package was authenticated: defined beside the rule that chooses it (hashing/disposition.ts). */
 export type { AuthLabel };
+
+/**
+ * One hash a fetched package came with, and who vouches for it
+ * (docs/provenance.md): `fetch_complete` and `install_complete` carry them.
+ * `platform`: the package it is a hash of, when known (a signed SHA256SUMS
+ * line of another platform's file, a registry's `packages` hash, a mirror's
+ * listed hash for another platform).
+ */
+export interface PackageHash extends HashDispositions {
+  readonly platform: Platform | undefined;
+}
+
+/**
+ * The hashes of a fetch with their dispositions, one entry per distinct
+ * hash (the one builder of {@link PackageHash}es): what the source reported
+ * and what the authentication verified (`hashes`, the fetch's
+ * `TrustedHash`es), plus the package's own `h1:` computed here (`own`, with
+ * the fetch's local disposition), in first-seen order.
+ */
+export function packageHashes(
+  hashes: readonly TrustedHash[],
+  own?: { readonly hash: Hash; readonly disposition: Disposition; readonly platform: Platform },
+): PackageHash[] {
+  const all = own ? [...hashes, { hash: own.hash, trust: own.disposition, platform: own.platform }] : hashes;
+  const platformOf = new Map<string, Platform>();
+  for (const h of all) if (h.platform && !platformOf.has(h.hash.text)) platformOf.set(h.hash.text, h.platform);
+  return groupDispositions(all.map((h) => ({ hash: h.hash, disposition: h.trust }))).map((g) => ({
+    ...g,
+    platform: platformOf.get(g.hash.text),
+  }));
+}
 
 /** What a `fetch_progress` counts: downloaded bytes, or a local archive's bytes read for its `zh:` or hashed. */
 export type ProgressPhase = 'download' | 'checksum' | 'hash';
@@ -106,6 +139,8 @@ export type InstallerEvent =
       readonly reused: boolean;
       /** True when its hashes came from the hash store by its signed `zh:`, so nothing was downloaded (`lock`). */
       readonly stored?: boolean;
+      /** Every hash the fetch came with and who vouches for it ({@link packageHashes}); absent where not collected. */
+      readonly hashes?: readonly PackageHash[];
     }
   | {
       readonly type: 'hashes_obtained';
@@ -203,6 +238,8 @@ export type InstallerEvent =
       readonly auth: AuthLabel | undefined;
       readonly keyId: string | undefined;
       readonly dir: string;
+      /** As `fetch_complete`'s: the fetched package's hashes and who vouches for each; absent when nothing was fetched. */
+      readonly hashes?: readonly PackageHash[];
     }
   /** `install`: another process holds a package's lock (reported after a few seconds, docs/reference.md §5.5 item 86). */
   | {

@@ -43,6 +43,7 @@ import {
   dispositionsOf,
   expectedZh,
   fetchPackage,
+  localDisposition,
   type PackageMeta,
   storedArchive,
   type FetchedForms,
@@ -52,7 +53,14 @@ import {
 } from '../sources/index.js';
 import { abortableSource, runSignal, throwIfAborted, withSignal } from './abort.js';
 import { requireExtractable } from './archive-check.js';
-import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, type ProgressPhase } from './events.js';
+import {
+  type AuthLabel,
+  type EventSink,
+  ignoreEvents,
+  packageHashes,
+  packageNetEvents,
+  type ProgressPhase,
+} from './events.js';
 import { announcedSize, DEFAULT_DOWNLOADS, type DownloadQueue, downloadQueue } from './download-queue.js';
 import { downloadName } from '../layout/index.js';
 
@@ -440,6 +448,12 @@ export class FetchCache {
     checkFetchedFor(fetched, provider, version, platform);
     const stored = fetched.kind === 'archive' && fetched.stored === true;
     if (stored) this.fromStore += 1;
+    const ownH1 =
+      fetched.kind === 'archive'
+        ? fetched.zipHashes.h1
+        : fetched.kind === 'archive-forms'
+          ? fetched.forms.h1
+          : undefined;
     events({
       type: 'fetch_complete',
       provider,
@@ -449,6 +463,10 @@ export class FetchCache {
       keyId: fetched.kind === 'archive' ? fetched.keyId : undefined,
       reused: false,
       stored,
+      hashes: packageHashes(
+        fetched.hashes,
+        ownH1?.ok ? { hash: ownH1.hash, disposition: localDisposition(meta), platform } : undefined,
+      ),
     });
     const kind: LockedPackage['kind'] = fetched.kind === 'dir' ? 'dir' : 'archive';
     const done = {

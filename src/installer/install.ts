@@ -90,6 +90,7 @@ import {
   availablePlatformsIn,
   checkFetchedFor,
   fetchPackage,
+  localDisposition,
   type FetchedPackage,
   type PackageMeta,
   poolHashing,
@@ -106,7 +107,15 @@ import {
 } from './package-dirs.js';
 import { requireExtractable } from './archive-check.js';
 import { abortable, abortableSource, withSignal } from './abort.js';
-import { type AuthLabel, type EventSink, ignoreEvents, packageNetEvents, queryWarningsEvent } from './events.js';
+import {
+  type AuthLabel,
+  type EventSink,
+  ignoreEvents,
+  type PackageHash,
+  packageHashes,
+  packageNetEvents,
+  queryWarningsEvent,
+} from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { installSelection, reuseCached, reuseInstalled } from './install-plan.js';
@@ -386,8 +395,19 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
       auth: AuthLabel | undefined,
       keyId: string | undefined,
       lockEntry: InstalledProvider | undefined,
+      hashes?: readonly PackageHash[],
     ): ProviderResult => {
-      events({ type: 'install_complete', provider, version, platform, mode, auth, keyId, dir: targetPath });
+      events({
+        type: 'install_complete',
+        provider,
+        version,
+        platform,
+        mode,
+        auth,
+        keyId,
+        dir: targetPath,
+        ...(hashes === undefined ? {} : { hashes }),
+      });
       return { installed: { provider, version, platform, dir: targetPath, executable, mode, h1 }, lock: lockEntry };
     };
 
@@ -457,13 +477,15 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
             hashes: fetched.hashes,
           });
           const keyId = fetched.kind === 'archive' ? fetched.keyId : undefined;
-          return done('installed', executable, h1, fetched.label, keyId, {
-            provider,
-            version,
-            constraints,
-            localHash: h1,
-            signedHashes,
-          });
+          return done(
+            'installed',
+            executable,
+            h1,
+            fetched.label,
+            keyId,
+            { provider, version, constraints, localHash: h1, signedHashes },
+            packageHashes(fetched.hashes, { hash: h1, disposition: localDisposition(meta), platform }),
+          );
         } finally {
           // A downloaded archive is not kept (a local one is never copied).
           if (fetched.kind === 'archive' && fetched.path.startsWith(work))

@@ -11,8 +11,9 @@
  */
 import type { Flavor, Platform, ProviderAddress, Version, Requirement } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
+import type { Hash } from '../hashing/index.js';
 import { packedFileName, providerDirPath } from '../layout/index.js';
-import type { Locks } from '../lockfile/index.js';
+import { allowedHashes, archiveMatch, type Locks } from '../lockfile/index.js';
 import type { AvailableVersions } from '../sources/index.js';
 import { selectVersion } from './select-version.js';
 
@@ -161,4 +162,55 @@ export function planMirror(input: MirrorPlanInput): MirrorProviderPlan[] {
         : [];
     return { provider: req.provider, selection, steps };
   });
+}
+
+/**
+ * The hashes the lock file records for a provider at the version mirrored
+ * (`mirror` and `mirror oci://` check every package against them,
+ * {@link lockHashMismatch}): the lock's `h1:`/`zh:` when it locks that
+ * version, else none. The lock's hashes are per version, not per platform:
+ * a package of any platform must match one of them, as `install` requires
+ * (docs/reference.md §3.4 items 47–48).
+ */
+export function lockedHashesFor(locks: Locks, provider: ProviderAddress, version: Version): Hash[] {
+  return allowedHashes(locks.provider(provider), version);
+}
+
+/**
+ * Checks an archive `mirror` writes or keeps against the lock file
+ * (docs/provenance.md, "mirror checks the lock file"): undefined when the
+ * lock records no hashes for the version or the archive matches one of them
+ * (its `zh:`, or its zip-form `h1:`, as `install` checks an archive);
+ * otherwise the `LOCKFILE_CHECKSUM_MISMATCH` error naming the provider,
+ * version and platform, the hashes expected (the lock's) and found (the
+ * package's), with a hint. `h1Zip` null: not computed (the lock has no
+ * `h1:` to compare it with) or not computable.
+ */
+export function lockHashMismatch(
+  locks: Locks,
+  provider: ProviderAddress,
+  version: Version,
+  platform: Platform,
+  pkg: { readonly zh: Hash; readonly h1Zip: Hash | null },
+): ProvkitError | undefined {
+  const allowed = lockedHashesFor(locks, provider, version);
+  if (allowed.length === 0 || archiveMatch(allowed, pkg) !== undefined) return undefined;
+  const expected = allowed.map((h) => h.text).join(', ');
+  const found = [pkg.zh.text, ...(pkg.h1Zip ? [pkg.h1Zip.text] : [])].join(', ');
+  return new ProvkitError(
+    ErrorCode.LOCKFILE_CHECKSUM_MISMATCH,
+    [
+      `the package matches none of the hashes the lock file records for ${version.toString()}`,
+      `  expected one of: ${expected}`,
+      `  found: ${found}`,
+    ],
+    {
+      provider: provider.toString(),
+      version: version.toString(),
+      platform: platform.toString(),
+      expected,
+      found,
+      hint: `If the lock file is right, the source serves another package than the one locked: find out why before mirroring it. If the package is right (the lock file has no hashes for ${platform.toString()} yet), add them with "provkit lock -platform=${platform.toString()}" first, or mirror it anyway with -ignore-lock-hashes.`,
+    },
+  );
 }

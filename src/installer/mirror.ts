@@ -64,6 +64,7 @@ import {
   isProvkitError,
   ProvkitError,
   systemErrorCode,
+  WarningCode,
   writeError,
 } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic.js';
@@ -71,7 +72,15 @@ import { makeCacheDirectory } from '../fs/cache-dir.js';
 import { acquireDirMutex, type DirMutex, type DirMutexOptions } from '../fs/dir-mutex.js';
 import { removeTempsIn, tempPathIn } from '../fs/temp-name.js';
 import { compareBytewise } from '../go/index.js';
-import { isLocal, isReported, normalizeHashes, zhOfFile, type ZipPackageHashes } from '../hashing/index.js';
+import {
+  type Hash,
+  isLocal,
+  isReported,
+  normalizeHashes,
+  parseHash,
+  zhOfFile,
+  type ZipPackageHashes,
+} from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, providerDirPath } from '../layout/index.js';
 import {
@@ -79,6 +88,7 @@ import {
   checkFetchedFor,
   fetchPackage,
   type FetchedPackage,
+  localDisposition,
   type PackageMeta,
   poolHashing,
   type TrustedHash,
@@ -90,10 +100,11 @@ import {
   type MirrorFailure,
   mirrorNeedsVersions,
   type MirrorStep,
+  lockHashMismatch,
   planMirrorPackages,
 } from './mirror-plan.js';
 import { abortable, abortableSource, throwIfAborted, withSignal } from './abort.js';
-import { type EventSink, ignoreEvents, packageNetEvents } from './events.js';
+import { type EventSink, ignoreEvents, packageHashes, packageNetEvents } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
 import type { FetchRunOptions } from './run-options.js';
@@ -110,8 +121,13 @@ export type MirrorHashes = 'reference' | 'all';
  * layout, with the network mirror protocol's index files.
  */
 export interface MirrorOptions extends FetchRunOptions {
-  /** The lock file's selections; when non-empty, versions follow it (docs/reference.md §6.2 item 93.2). */
+  /**
+   * The lock file's selections; when non-empty, versions follow it (docs/reference.md §6.2 item 93.2),
+   * and every package written or kept must match the lock's hashes for its version ({@link checkLockHashes}).
+   */
   readonly locks: Locks;
+  /** Write a package that matches none of the lock's hashes all the same, with a warning each (`-ignore-lock-hashes`). */
+  readonly ignoreLockHashes?: boolean;
   /** The mirror's directory (created when missing): `HOST/NAMESPACE/TYPE/` files below it. */
   readonly targetDir: string;
   /** The hashes listed in `VERSION.json` files (default `reference`). */
@@ -153,6 +169,35 @@ export async function selectMirrorVersion(
     announce: true,
   });
   return { version };
+}
+
+/**
+ * The lock-file check of one package `mirror` (and `mirror oci://`) writes
+ * or keeps ({@link lockHashMismatch}): undefined when the package matches the
+ * lock's hashes for its version, the lock has none, or `ignoreLockHashes`
+ * lets it through (then said loudly: a `LOCK_HASHES_IGNORED` warning per
+ * package); otherwise the failure that stops the run (nothing is written).
+ */
+export function checkLockHashes(
+  options: { readonly locks: Locks; readonly ignoreLockHashes?: boolean | undefined },
+  events: EventSink,
+  pkg: { readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform },
+  hashes: { readonly zh: Hash; readonly h1Zip: Hash | null },
+): MirrorFailure | undefined {
+  const { provider, version, platform } = pkg;
+  const error = lockHashMismatch(options.locks, provider, version, platform, hashes);
+  if (error === undefined) return undefined;
+  if (options.ignoreLockHashes === true) {
+    events({
+      type: 'warning',
+      code: WarningCode.LOCK_HASHES_IGNORED,
+      summary: 'Package does not match the lock file',
+      detail: `${provider.toString()} ${version.toString()} for ${platform.toString()}: ${error.message}\nMirrored anyway, as -ignore-lock-hashes asks: a client that installs it with this lock file will refuse it.`,
+      provider,
+    });
+    return undefined;
+  }
+  return { provider, version, platform, summary: 'Package does not match the lock file', error };
 }
 
 /** The prefix of the staging directories inside a target. */
@@ -325,7 +370,19 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
     // Incremental: an archive already there that authenticates is kept.
     if (action === 'verify-existing') {
       const kept = await verifyExisting(meta, dest, rel).catch(() => undefined);
-      if (kept) {
+      const state = states.get(rel);
+      if (kept && state) {
+        const refused = checkLockHashes(
+          options,
+          events,
+          { provider, version, platform },
+          { zh: parseHash(state.zh), h1Zip: state.h1Zip === null ? null : parseHash(state.h1Zip) },
+        );
+        if (refused) {
+          events({ type: 'fetch_failed', provider, version, platform });
+          failures.push(refused);
+          return;
+        }
         thisRun.set(rel, kept);
         packages.push({ provider, version, platform, rel, action: 'kept' });
         events({
@@ -383,6 +440,17 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
       // Hashed by fetchPackage from the bytes it fetched (it also filled the store); refuse what no client could install.
       const z = fetched.zipHashes;
       requireMirrorable(z, fetched.from);
+      const refused = checkLockHashes(
+        options,
+        events,
+        { provider, version, platform },
+        { zh: z.zh, h1Zip: z.h1Zip.ok ? z.h1Zip.hash : null },
+      );
+      if (refused) {
+        events({ type: 'fetch_failed', provider, version, platform });
+        failures.push(refused);
+        return;
+      }
       thisRun.set(rel, fetched.hashes);
       states.set(rel, stateOf(z));
       packages.push({ provider, version, platform, rel, action: 'written' });
@@ -394,6 +462,10 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
         auth: fetched.label,
         keyId: fetched.keyId,
         reused: false,
+        hashes: packageHashes(
+          fetched.hashes,
+          z.h1.ok ? { hash: z.h1.hash, disposition: localDisposition(meta), platform } : undefined,
+        ),
       });
     } catch (err) {
       events({ type: 'fetch_failed', provider, version, platform });
@@ -794,7 +866,8 @@ export function mirrorFailureDiagnostics(
     ...causeDiags,
     ...rest.map((f) => {
       const what = itemText(f);
-      const hint = options.hints ? f.error.hint : undefined;
+      // A package that does not match the lock file always says what to do about it.
+      const hint = options.hints || f.error.code === ErrorCode.LOCKFILE_CHECKSUM_MISMATCH ? f.error.hint : undefined;
       return {
         severity: 'error' as const,
         summary: f.summary,

@@ -50,7 +50,8 @@ import {
   type Version,
 } from '../addresses/index.js';
 import { asProvkitError, ErrorCode, ProvkitError, errorText } from '../errors.js';
-import type { Locks } from '../lockfile/index.js';
+import { H1, hashZipForms } from '../hashing/index.js';
+import { archiveMatch, type Locks } from '../lockfile/index.js';
 import { downloadName, packedFileName } from '../layout/index.js';
 import {
   MediaType,
@@ -74,7 +75,8 @@ import {
 import { type EventSink, ignoreEvents } from './events.js';
 import { DEFAULT_DOWNLOADS } from './download-queue.js';
 import type { FetchRunOptions } from './run-options.js';
-import { selectMirrorVersion } from './mirror.js';
+import { checkLockHashes, type MirrorFailure, selectMirrorVersion } from './mirror.js';
+import { lockedHashesFor } from './mirror-plan.js';
 
 /** Where packages are published. */
 export interface OciTarget {
@@ -107,6 +109,13 @@ export interface PublishOptions {
    * slowest read-and-write of a tag, 1 to 10 s; see `updateTags`).
    */
   readonly tagSettleMs?: number;
+  /**
+   * A lock file every package published must match, per version
+   * (`mirror oci://`, as `mirror`: {@link checkLockHashes}); none: no check.
+   */
+  readonly locks?: Locks;
+  /** Publish a package that matches none of the lock's hashes all the same, with a warning each (`-ignore-lock-hashes`). */
+  readonly ignoreLockHashes?: boolean;
 }
 
 export interface PublishFailure {
@@ -305,7 +314,9 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
     // A registry package whose signed zh: the repository holds needs no download.
     let layer: { digest: string; size: number } | undefined;
     const zh = expectedZh(meta);
-    if (zh !== undefined) {
+    // A package whose signed zh: the lock file does not list is downloaded and checked (its h1: may be listed).
+    const locked = options.locks ? lockedHashesFor(options.locks, provider, version) : [];
+    if (zh !== undefined && (locked.length === 0 || archiveMatch(locked, { zh, h1Zip: null }) !== undefined)) {
       const digest = `sha256:${zh.value}`;
       const size = await network(() => blobSize(repo, digest, options.signal));
       if (
@@ -351,6 +362,22 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
               provider: provider.toString(),
             },
           );
+        }
+        if (options.locks) {
+          // The lock's h1: is the zip form: computed only when the zh: matched nothing and the lock has an h1:.
+          const needH1 =
+            locked.some((h) => h.scheme === H1) && archiveMatch(locked, { zh: f.zh, h1Zip: null }) === undefined;
+          const forms = needH1 ? await hashZipForms(f.path) : undefined;
+          const refused = checkLockHashes(
+            { locks: options.locks, ignoreLockHashes: options.ignoreLockHashes },
+            events,
+            { provider, version, platform },
+            { zh: f.zh, h1Zip: forms?.h1Zip.ok ? forms.h1Zip.hash : null },
+          );
+          if (refused) {
+            if (f.path.startsWith(work)) await rm(f.path, { force: true });
+            throw new LockRefusal(refused);
+          }
         }
         events({ type: 'fetch_complete', provider, version, platform, auth: f.label, keyId: f.keyId, reused: false });
         const digest = `sha256:${f.zh.value}`;
@@ -441,6 +468,10 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
             try {
               manifests.push(await publishPlatform(repo, item.provider, item.version, platform, counter++));
             } catch (err) {
+              if (err instanceof LockRefusal) {
+                failures.push(err.failure);
+                return;
+              }
               failures.push({
                 provider: item.provider,
                 version: item.version,
@@ -502,6 +533,13 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
   } finally {
     await rm(work, { recursive: true, force: true }).catch(() => undefined);
     forgetWork();
+  }
+}
+
+/** A package that does not match the lock file: its failure, carried out of the upload slot as it is. */
+class LockRefusal extends Error {
+  constructor(readonly failure: MirrorFailure) {
+    super(failure.error.message);
   }
 }
 
@@ -763,8 +801,10 @@ function platformsOf(entries: ReadonlyArray<Record<string, unknown>>, mine: read
 
 /** Options of {@link runOciMirror}: `mirror oci://…`. */
 export interface OciMirrorOptions extends Omit<FetchRunOptions, 'pool' | 'hashStore'> {
-  /** The lock file's selections; when non-empty, versions follow it (as `mirror`). */
+  /** The lock file's selections; when non-empty, versions follow it and packages must match its hashes (as `mirror`). */
   readonly locks: Locks;
+  /** As `mirror`'s `ignoreLockHashes` (mirror.ts). */
+  readonly ignoreLockHashes?: boolean;
   readonly client: OciClient;
   readonly target: OciTarget;
 }
@@ -793,6 +833,8 @@ export async function runOciMirror(options: OciMirrorOptions): Promise<PublishOu
     client: options.client,
     target: options.target,
     events,
+    locks: options.locks,
+    ...(options.ignoreLockHashes === undefined ? {} : { ignoreLockHashes: options.ignoreLockHashes }),
     ...(options.http ? { http: options.http } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.networkConcurrency === undefined ? {} : { networkConcurrency: options.networkConcurrency }),

@@ -27,20 +27,14 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 
 import { removeOnExit } from '../fs/cleanup.js';
-import { type Platform, type ProviderAddress, sortPlatforms, type Version } from '../addresses/index.js';
+import { type Platform, sortPlatforms } from '../addresses/index.js';
 import { ErrorCode, isProvkitError, errorText } from '../errors.js';
 import type { HashPool } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
 import { fetchPackage, type OciMirrorSource, poolHashing } from '../sources/index.js';
 import { DEFAULT_DOWNLOADS } from './download-queue.js';
-import {
-  compareProblems,
-  platformCoverage,
-  type VerifyOutcome,
-  type VerifyProblem,
-  type VerifyProblemCode,
-} from './verify.js';
+import { compareProblems, platformCoverage, problemCollector, type VerifyOutcome } from './verify.js';
 import { downloadName } from '../layout/index.js';
 
 export interface OciVerifyOptions {
@@ -60,16 +54,7 @@ function message(err: unknown): string {
 
 /** See the module comment. */
 export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOutcome> {
-  const problems: VerifyProblem[] = [];
-  const problem = (
-    provider: ProviderAddress,
-    version: Version | undefined,
-    platform: Platform | undefined,
-    code: VerifyProblemCode,
-    text: string,
-  ): void => {
-    problems.push({ provider, version, platform, code, message: text });
-  };
+  const { problems, problem } = problemCollector();
   const network = pLimit(DEFAULT_DOWNLOADS);
   const work = await mkdtemp(join(tmpdir(), 'provkit-oci-verify-'));
   // Removed however the process ends (an interrupt's process.exit included: src/fs/cleanup.ts).

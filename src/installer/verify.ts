@@ -113,6 +113,29 @@ export interface VerifyProblem {
   readonly message: string;
 }
 
+/**
+ * The problem list of a verify run (directory mirrors and OCI mirrors alike,
+ * oci-verify.ts): `problems` and the one way to add one.
+ */
+export function problemCollector(): {
+  readonly problems: VerifyProblem[];
+  readonly problem: (
+    provider: ProviderAddress,
+    version: Version | undefined,
+    platform: Platform | undefined,
+    code: VerifyProblemCode,
+    message: string,
+  ) => void;
+} {
+  const problems: VerifyProblem[] = [];
+  return {
+    problems,
+    problem: (provider, version, platform, code, message) => {
+      problems.push({ provider, version, platform, code, message });
+    },
+  };
+}
+
 /** What {@link runVerify} checks: a lock file against the configuration, a filesystem mirror, or a platform policy. */
 export interface VerifyOptions {
   /** The lock file's locks: the hashes every package must match. */
@@ -331,16 +354,7 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyOutcome> 
 }
 
 async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {
-  const problems: VerifyProblem[] = [];
-  const problem = (
-    provider: ProviderAddress,
-    version: Version | undefined,
-    platform: Platform | undefined,
-    code: VerifyProblemCode,
-    message: string,
-  ): void => {
-    problems.push({ provider, version, platform, code, message });
-  };
+  const { problems, problem } = problemCollector();
 
   // Item 51: the configuration against the lock (the reference's texts, without the "provider X:" prefix).
   for (const req of options.requirements ?? []) {

@@ -55,11 +55,7 @@ export function verifyPackage(
   if (allowed.length === 0) return { kind: 'unverified', reason: 'no-lock-hashes' };
   const url = flavorInfo(flavor).docsChecksumURL;
   if (pkg.kind === 'archive') {
-    const hit = allowed.find(
-      (h) =>
-        (h.scheme === ZH && h.text === pkg.zh.text) ||
-        (h.scheme === H1 && pkg.h1Zip !== null && h.text === pkg.h1Zip.text),
-    );
+    const hit = archiveMatch(allowed, pkg);
     if (hit) return { kind: 'match', hash: hit };
     return {
       kind: 'mismatch',
@@ -73,6 +69,21 @@ export function verifyPackage(
     kind: 'mismatch',
     message: `the local package for ${provider.toString()} ${version.toString()} doesn't match any of the checksums previously recorded in the dependency lock file (this might be because the available checksums are for packages targeting different platforms); for more information: ${url}`,
   };
+}
+
+/**
+ * The first allowed hash an archive matches (docs/reference.md §3.4 item 48): a `zh:` equal to the
+ * archive's SHA-256, or an `h1:` equal to its zip form; undefined when none does.
+ */
+export function archiveMatch(
+  allowed: readonly Hash[],
+  pkg: { readonly zh: Hash; readonly h1Zip: Hash | null },
+): Hash | undefined {
+  return allowed.find(
+    (h) =>
+      (h.scheme === ZH && h.text === pkg.zh.text) ||
+      (h.scheme === H1 && pkg.h1Zip !== null && h.text === pkg.h1Zip.text),
+  );
 }
 
 /**

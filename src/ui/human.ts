@@ -7,7 +7,8 @@
  */
 import { type Flavor, flavorInfo, type ProviderAddress } from '../addresses/index.js';
 import type { Diagnostic as BaseDiagnostic } from '../errors.js';
-import type { InstallerEvent } from '../installer/events.js';
+import { isReported } from '../hashing/index.js';
+import type { InstallerEvent, PackageHash } from '../installer/events.js';
 import {
   colorize,
   consolidateWarnings,
@@ -146,7 +147,7 @@ export function renderEventHuman(
           ? `- Using ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} already in the mirror (${e.auth})\n`
           : e.stored
             ? `- Found ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} in the hash store by its checksum (${authenticationText(e.auth, e.keyId, flavor)}); not downloaded\n`
-            : `- Retrieved ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} (${authenticationText(e.auth, e.keyId, flavor)})\n`,
+            : `- Retrieved ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} (${authenticationText(e.auth, e.keyId, flavor)})${reportedNote(e.hashes, flavor)}\n`,
       );
       return;
     case 'hashes_obtained':
@@ -210,7 +211,7 @@ export function renderEventHuman(
           ? `- Using previously-installed ${name(e.provider)} v${e.version.toString()}\n`
           : e.mode === 'cache'
             ? `- Using ${name(e.provider)} v${e.version.toString()} from the shared cache directory\n`
-            : `- Installed ${name(e.provider)} v${e.version.toString()} (${authenticationText(e.auth ?? 'unauthenticated', e.keyId, flavor)})\n`,
+            : `- Installed ${name(e.provider)} v${e.version.toString()} (${authenticationText(e.auth ?? 'unauthenticated', e.keyId, flavor)})${reportedNote(e.hashes, flavor)}\n`,
       );
       return;
     case 'package_lock_wait':
@@ -317,6 +318,36 @@ export function authenticationText(auth: string, keyId: string | undefined, flav
     return keyId === HASHICORP_KEY_ID ? 'signed by HashiCorp' : `self-signed${keyId ? `, key ID ${keyId}` : ''}`;
   }
   return `${auth}${keyId ? `, key ID ${keyId}` : ''}`;
+}
+
+/**
+ * What the `Retrieved` / `Installed` line adds about a package's hashes that
+ * a source reported and nothing here verified (docs/provenance.md):
+ * ` (2 hashes for darwin_arm64, windows_amd64 reported by the registry, not
+ * verified)`, one group per registry or mirror; empty when there are none.
+ * Said for the tofu flavor, whose lock files may record such hashes
+ * (lockfile/record.ts); terraform records none, and its line stays the
+ * reference's.
+ */
+export function reportedNote(hashes: readonly PackageHash[] | undefined, flavor: Flavor): string {
+  if (hashes === undefined || flavor !== 'tofu') return '';
+  const groups = new Map<string, { count: number; platforms: Set<string> }>();
+  for (const h of hashes) {
+    if (h.dispositions.length === 0 || !h.dispositions.every(isReported)) continue;
+    const d = h.dispositions[0]!;
+    const by = d.kind === 'reported-by-mirror' ? `the mirror ${d.mirror}` : 'the registry';
+    let g = groups.get(by);
+    if (!g) groups.set(by, (g = { count: 0, platforms: new Set() }));
+    g.count += 1;
+    if (h.platform) g.platforms.add(h.platform.toString());
+  }
+  return [...groups]
+    .map(([by, g]) => {
+      const platforms = [...g.platforms].sort();
+      const of = platforms.length === 0 ? '' : ` for ${platforms.join(', ')}`;
+      return ` (${g.count} ${g.count === 1 ? 'hash' : 'hashes'}${of} reported by ${by}, not verified)`;
+    })
+    .join('');
 }
 
 /** The closing lines of `providers lock` (docs/reference.md §6.1 item 90). */

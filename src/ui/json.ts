@@ -7,7 +7,8 @@
  * consumers should show `@message` for types they do not know.
  */
 import { rangeText } from '../errors.js';
-import type { InstallerEvent } from '../installer/events.js';
+import { dispositionJSON } from '../hashing/index.js';
+import type { InstallerEvent, PackageHash } from '../installer/events.js';
 import { type Diagnostic, selectedText, type TextSink } from './human.js';
 
 export const UI_VERSION = '1.0';
@@ -192,6 +193,7 @@ export class JsonUI {
             key_id: e.keyId ?? null,
             reused: e.reused,
             hash_store: e.stored === true,
+            ...packageHashesJSON(e.hashes),
           },
         );
         return;
@@ -287,6 +289,7 @@ export class JsonUI {
             authentication: e.auth ?? null,
             key_id: e.keyId ?? null,
             dir: e.dir,
+            ...packageHashesJSON(e.hashes),
           },
         );
         return;
@@ -314,4 +317,20 @@ export class JsonUI {
         return;
     }
   }
+}
+
+/**
+ * `hashes` of `package_fetch_complete` and `install_complete`: each hash,
+ * the platform it is of (or null) and its dispositions as `audit_hash`
+ * carries them (docs/json-ui.md); nothing when the event has none.
+ */
+function packageHashesJSON(hashes: readonly PackageHash[] | undefined): { hashes?: unknown[] } {
+  if (hashes === undefined) return {};
+  return {
+    hashes: hashes.map((h) => ({
+      hash: h.hash.text,
+      platform: h.platform?.toString() ?? null,
+      dispositions: h.dispositions.map(dispositionJSON),
+    })),
+  };
 }

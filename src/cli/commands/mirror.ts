@@ -56,6 +56,9 @@ Options:
   -net-mirror=URL     Take packages from a network mirror, not the origin registries.
   -lock-file=false    Ignore the dependency lock file: mirror the newest versions
                       the configuration allows (terraform 1.10+).
+  -ignore-lock-hashes Mirror packages that match none of the lock file's hashes
+                      for their version (each is warned about). Without it such
+                      a package fails the run and nothing is written.
 ${downloadsHelp(22)}
   -json               Machine-readable output (JSON lines; see docs/json-ui.md).
 `;
@@ -74,6 +77,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
     'net-mirror': 'string',
     json: 'bool',
     'lock-file': 'bool',
+    'ignore-lock-hashes': 'bool',
     ...DOWNLOADS_FLAG,
   });
   const networkConcurrency = downloadsOption(flags, io.env);
@@ -158,6 +162,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
   // -lock-file=false: the lock file is not read at all (terraform 1.10+
   // internal/command/providers_mirror.go: `if c.Meta.lockFileEnabled`).
   const useLock = flags.values['lock-file'] !== false;
+  const ignoreLockHashes = flags.values['ignore-lock-hashes'] === true;
   const lock = useLock
     ? await loadLockFile(join(globals.cwd, LOCK_FILE_NAME), globals.flavor, LOCK_FILE_NAME)
     : { locks: new Locks(), diagnostics: [] };
@@ -194,6 +199,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
       template: oci,
       target: flags.positionals[0]!,
       networkConcurrency,
+      ignoreLockHashes,
     });
 
   const options = {
@@ -204,6 +210,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
     }),
     requirements,
     locks: lock.locks,
+    ignoreLockHashes,
     platforms,
     source,
     pool: r.pool({ limits: r.zipLimits() }),
@@ -256,7 +263,7 @@ function mirrorPackedCacheDir(env: CliIO['env'], targetDir: string): string {
 async function ociMirrorRun(
   r: RunResources,
   ui: Renderer,
-  o: Pick<MirrorOptions, 'requirements' | 'locks' | 'platforms' | 'source'> & {
+  o: Pick<MirrorOptions, 'requirements' | 'locks' | 'platforms' | 'source' | 'ignoreLockHashes'> & {
     template: string;
     target: string;
     networkConcurrency: number;
@@ -268,6 +275,7 @@ async function ociMirrorRun(
   const outcome = await runOciMirror({
     requirements: o.requirements,
     locks: o.locks,
+    ...(o.ignoreLockHashes === undefined ? {} : { ignoreLockHashes: o.ignoreLockHashes }),
     platforms: o.platforms,
     source: o.source,
     http: r.http(),
