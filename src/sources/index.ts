@@ -42,7 +42,7 @@ export {
   localDisposition,
   poolHashing,
   storedArchive,
-} from './fetch.js';
+} from './fetch/index.js';
 export { dispositionsOf, packageDispositions } from './provenance.js';
 export type { PackageHashesInput } from './provenance.js';
 export type {
@@ -53,7 +53,13 @@ export type {
   FetchedPackage,
   FetchOptions,
   PackageIdentity,
-} from './fetch.js';
+  ArchiveHashing,
+  FetchedWith,
+  FormsWhenUnauthenticatedStrategy,
+  ZhOnlyStrategy,
+  ZipHasher,
+  ZipHashesStrategy,
+} from './fetch/index.js';
 export { FilesystemMirrorSource } from './fs-mirror.js';
 export type { FilesystemMirrorOptions, ScanWarning } from './fs-mirror.js';
 export { chainCredentials, credentialsFromEnv, staticCredentials } from './credentials.js';
