@@ -110,6 +110,8 @@ export interface WanStats {
 export interface WanProxyControl {
   /** The listening port of each route, by name (on 127.0.0.1). */
   readonly ports: Readonly<Record<string, number>>;
+  /** The proxy's process id, when it runs in a process of its own (forkWanProxy). */
+  readonly pid?: number;
   /** The profile for connections opened from now on. */
   configure(profile: WanProfile): Promise<void>;
   stats(): Promise<WanStats>;
@@ -141,22 +143,34 @@ export class TokenBucket {
     this.at = now;
   }
 
-  private refill(now: number): void {
+  /**
+   * Tokens up to `now`. An idle bucket fills up to its burst; from
+   * `backlogSince` on (bytes have been waiting for the link since then) it is
+   * not capped: a link with bytes queued sends all the time, so a late
+   * wake-up of this process (a timer that fired late, a core it waited for)
+   * costs no throughput, as it would not on a real link.
+   */
+  private refill(now: number, backlogSince = now): void {
+    const idleUntil = Math.min(now, backlogSince);
+    if (idleUntil > this.at) {
+      this.tokens = Math.min(this.burst, this.tokens + ((idleUntil - this.at) * this.rate) / 1000);
+      this.at = idleUntil;
+    }
     if (now > this.at) {
-      this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) * this.rate) / 1000);
+      this.tokens += ((now - this.at) * this.rate) / 1000;
       this.at = now;
     }
   }
 
   /** The earliest time at which `n` bytes (at most `burst`) may pass: `now` when they may now. */
-  readyAt(n: number, now: number): number {
-    this.refill(now);
+  readyAt(n: number, now: number, backlogSince?: number): number {
+    this.refill(now, backlogSince);
     return this.tokens >= n ? now : now + ((n - this.tokens) * 1000) / this.rate;
   }
 
   /** Takes `n` bytes' tokens (call when {@link readyAt} said now). */
-  take(n: number, now: number): void {
-    this.refill(now);
+  take(n: number, now: number, backlogSince?: number): void {
+    this.refill(now, backlogSince);
     this.tokens -= n;
   }
 }
@@ -250,12 +264,15 @@ export interface LinkMember {
  */
 export class FairShare {
   private readonly waiting: LinkMember[] = [];
+  /** Since when members have been waiting without a break (the link's backlog; see TokenBucket.refill). */
+  private backlogSince: number | undefined;
 
   constructor(readonly bucket: TokenBucket) {}
 
-  /** A member with bytes ready joins the turn (once). */
-  join(member: LinkMember): void {
+  /** A member with bytes ready (since `now`) joins the turn (once). */
+  join(member: LinkMember, now: number): void {
     if (!this.waiting.includes(member)) this.waiting.push(member);
+    this.backlogSince ??= now;
   }
 
   /** Serves waiting members in turn while tokens last; returns when to serve again (absent: nobody waits). */
@@ -266,13 +283,14 @@ export class FairShare {
         this.waiting.shift();
         continue;
       }
-      const at = this.bucket.readyAt(n, now);
+      const at = this.bucket.readyAt(n, now, this.backlogSince);
       if (at > now) return at;
-      this.bucket.take(n, now);
+      this.bucket.take(n, now, this.backlogSince);
       this.waiting.shift();
       m.send(n, now);
       if (m.ready(now) > 0) this.waiting.push(m);
     }
+    this.backlogSince = undefined;
     return undefined;
   }
 }
@@ -287,7 +305,7 @@ class SharedLink {
   }
 
   join(member: LinkMember): void {
-    this.share.join(member);
+    this.share.join(member, preciseNow());
     this.kick();
   }
 
@@ -612,6 +630,7 @@ export async function forkWanProxy(routes: readonly WanRoute[], profile: WanProf
   const ports = await call<Record<string, number>>({ op: 'start', routes: [...routes], profile });
   return {
     ports,
+    ...(child.pid === undefined ? {} : { pid: child.pid }),
     configure: (p) => call<void>({ op: 'configure', profile: p }),
     stats: () => call<WanStats>({ op: 'stats' }),
     reset: () => call<void>({ op: 'reset' }),

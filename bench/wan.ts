@@ -34,7 +34,10 @@
 // row); a difference fails the run. A calibration of the proxy comes first.
 //
 // Usage: npx tsx bench/wan.ts [--runs N] [--only calibrate,loopback,rtt60,rtt150,cap,memory] [--provkit-only]
-// (--provkit-only: a quick check of provkit alone, printed, bench/results-wan.md untouched).
+//   [--baseline DIR]
+// (--provkit-only: a quick check of provkit alone, printed, bench/results-wan.md untouched; --baseline DIR
+// adds, in turn with each run, the build of another checkout DIR (its bin/provkit.js), so that both see the
+// same machine load, and prints the medians of both.)
 // Writes bench/results-wan.md (after each row, so a stopped run leaves what
 // it measured) and, per run, the exchanges it saw to bench/.work/wan/runs/.
 import { execFileSync } from 'node:child_process';
@@ -482,7 +485,7 @@ async function runOnce(
   project: string,
   scratch: string,
   rusage: RusageTool,
-  options: { platforms?: readonly string[]; extra?: readonly string[] } = {},
+  options: { platforms?: readonly string[]; extra?: readonly string[]; bin?: string } = {},
 ): Promise<RunResult> {
   const lockFile = join(project, '.terraform.lock.hcl');
   await rm(lockFile, { force: true });
@@ -496,7 +499,7 @@ async function runOnce(
       ? ['terraform', `-chdir=${project}`, 'providers', 'lock', ...platforms]
       : [
           process.execPath,
-          join(ROOT, 'bin/provkit.js'),
+          options.bin ?? join(ROOT, 'bin/provkit.js'),
           `-chdir=${project}`,
           '-flavor=terraform',
           'lock',
@@ -812,9 +815,18 @@ function report(
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { runs: { type: 'string' }, only: { type: 'string' }, 'provkit-only': { type: 'boolean' } },
+    options: {
+      runs: { type: 'string' },
+      only: { type: 'string' },
+      'provkit-only': { type: 'boolean' },
+      baseline: { type: 'string' },
+    },
   });
-  const provkitOnly = values['provkit-only'] === true;
+  // --baseline DIR (with --provkit-only): another build's bin/provkit.js, run in turn with this one's, so
+  // that both see the same load.
+  const baseline = values.baseline === undefined ? undefined : join(values.baseline, 'bin/provkit.js');
+  const provkitOnly = values['provkit-only'] === true || baseline !== undefined;
+  const walls = new Map<string, number[]>();
   const runs = Number(values.runs ?? 1);
   const only = new Set((values.only ?? 'calibrate,loopback,rtt60,rtt150,cap,memory').split(','));
   const started = new Date().toISOString();
@@ -891,11 +903,17 @@ async function main(): Promise<number> {
       results.push(rr);
       for (let i = 0; i < runs; i++) {
         if (provkitOnly) {
-          const pk = await runOnce('provkit', row, s, project, scratch, rusage);
-          console.log(
-            `${row.label}: provkit ${pk.wallS.toFixed(2)} s (${pk.requests} requests, ${pk.connections.registry + pk.connections.cdn} connections, ${pk.series.roundTrips} round trips in series, ${pk.toFirstByte.roundTrips} before the first archive byte, at most ${pk.streams.max} streams, on average ${pk.streams.mean.toFixed(2)}, peak RSS ${pk.rssMB} MB, CPU ${pk.cpuS?.toFixed(2)} s; load ${uptime()})`,
-            `\n  before the first archive byte: ${pk.toFirstByte.chain.map((e) => `${kindOf(e)}${packageOf(e.pathname) ? ` ${packageOf(e.pathname)}` : ''} (${e.roundTrips})`).join(' → ')}`,
-          );
+          for (const [name, bin] of baseline
+            ? [['baseline', baseline] as const, ['this', undefined] as const]
+            : [['this', undefined] as const]) {
+            const pk = await runOnce('provkit', row, s, project, scratch, rusage, bin === undefined ? {} : { bin });
+            const key = `${row.label}: ${name}`;
+            walls.set(key, [...(walls.get(key) ?? []), pk.wallS]);
+            console.log(
+              `${key}: provkit ${pk.wallS.toFixed(2)} s (${pk.requests} requests, ${pk.connections.registry + pk.connections.cdn} connections, ${pk.series.roundTrips} round trips in series, ${pk.toFirstByte.roundTrips} before the first archive byte, at most ${pk.streams.max} streams, on average ${pk.streams.mean.toFixed(2)}, peak RSS ${pk.rssMB} MB, CPU ${pk.cpuS?.toFixed(2)} s; load ${uptime()})`,
+              `\n  before the first archive byte: ${pk.toFirstByte.chain.map((e) => `${kindOf(e)}${packageOf(e.pathname) ? ` ${packageOf(e.pathname)}` : ''} (${e.roundTrips})`).join(' → ')}`,
+            );
+          }
           continue;
         }
         const tf = await runOnce('terraform', row, s, project, scratch, rusage);
@@ -936,7 +954,16 @@ async function main(): Promise<number> {
         `${MEMORY_LABEL}: provkit ${memory.wallS.toFixed(2)} s, peak RSS ${fmt(memory.rssMB, 0)} MB, at most ${memory.streams.max} streams, CPU ${fmt(memory.cpuS, 2)} s`,
       );
     }
-    if (provkitOnly) return 0;
+    if (provkitOnly) {
+      for (const [key, xs] of walls)
+        console.log(
+          `${key}: median ${fmt(
+            median(xs, (x) => x),
+            2,
+          )} s of ${xs.map((x) => x.toFixed(2)).join(', ')}`,
+        );
+      return 0;
+    }
     await write();
     console.log((await readFile(RESULTS, 'utf8')).split('\n## provkit')[0]);
     return 0;

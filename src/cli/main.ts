@@ -42,8 +42,11 @@ Commands:
   install    Install the providers into .terraform/providers and update the lock file (init)
   verify     Check the lock file against a mirror offline (for CI)
   audit      Show who vouches for every lock-file hash and check it against the policy
+  keys       Show the signing keys of the providers' releases, flagging expired,
+             changed and unpinned ones
   bundle     Create or import an air-gap bundle (bundle create | bundle import)
-  serve      Serve a mirror directory as a network mirror (HTTPS)
+  serve      Serve a mirror directory as a network mirror (HTTPS); -upstream: a
+             pull-through mirror that fills itself, -offline: what it stored
   version    Print the provkit version
 
 Global options (before or after the command):
@@ -107,6 +110,8 @@ const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = {
   verify: async () => import('./commands/verify.js').then((m) => ({ run: m.verifyCommand, help: m.VERIFY_HELP })),
   audit: async () =>
     import('./commands/audit.js').then((m) => ({ run: m.auditCommand, help: m.AUDIT_HELP, interruptible: true })),
+  keys: async () =>
+    import('./commands/keys.js').then((m) => ({ run: m.keysCommand, help: m.KEYS_HELP, interruptible: true })),
   mirror: async () =>
     import('./commands/mirror.js').then((m) => ({ run: m.mirrorCommand, help: m.MIRROR_HELP, interruptible: true })),
   bundle: async () =>

@@ -73,6 +73,11 @@ function columnsOf(s: { isTTY?: boolean; columns?: number | undefined }): number
   return s.isTTY === true && s.columns !== undefined && s.columns > 0 ? s.columns : 78;
 }
 
+/** The width of `s` when it is a terminal; undefined otherwise (piped output keeps one line per entry). */
+export function terminalColumns(s: { isTTY?: boolean; columns?: number | undefined }): number | undefined {
+  return s.isTTY === true && s.columns !== undefined && s.columns > 0 ? s.columns : undefined;
+}
+
 /**
  * The human style of a run: colour per stream (`color`: allowed, no
  * `-no-color` and no `NO_COLOR`; written only to a terminal), the width

@@ -27,8 +27,14 @@ export const MAX_DOWNLOADS = 64;
  * largest archive first, so that the batch does not end with one large
  * download alone), then the one given first. A task's rejection is its
  * caller's alone.
+ *
+ * The slot is the network's: a task may give it back before it settles by
+ * calling the `release` it is given, once its last byte has arrived (what
+ * remains, hashing the tail of the stream, is the CPU's budget: the hash
+ * pool's). Otherwise, and in any case, the slot is freed when the task
+ * settles; a second release does nothing.
  */
-export type DownloadQueue = <T>(task: () => Promise<T>, priority?: number) => Promise<T>;
+export type DownloadQueue = <T>(task: (release: () => void) => Promise<T>, priority?: number) => Promise<T>;
 
 /** A {@link DownloadQueue} of `limit` slots (an integer ≥ 1). */
 export function downloadQueue(limit: number): DownloadQueue {
@@ -42,15 +48,20 @@ export function downloadQueue(limit: number): DownloadQueue {
       waiting.shift()!.start();
     }
   };
-  return <T>(task: () => Promise<T>, priority = 0): Promise<T> =>
+  return <T>(task: (release: () => void) => Promise<T>, priority = 0): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const start = (): void => {
-        // A task that throws instead of rejecting settles the same way.
-        const settled = new Promise<T>((run) => run(task()));
-        settled.then(resolve, reject).finally(() => {
+        let held = true;
+        const release = (): void => {
+          if (!held) return;
+          held = false;
           active -= 1;
-          pump();
-        });
+          // Not inside the caller's stack (a release from a body reader's progress callback).
+          queueMicrotask(pump);
+        };
+        // A task that throws instead of rejecting settles the same way.
+        const settled = new Promise<T>((run) => run(task(release)));
+        settled.then(resolve, reject).finally(release);
       };
       let at = waiting.length;
       while (at > 0 && waiting[at - 1]!.priority < priority) at -= 1;

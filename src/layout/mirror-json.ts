@@ -18,11 +18,17 @@ export interface MirrorArchive {
   readonly hashes: readonly string[];
   /** Relative to the VERSION.json URL (the bare file name when written by `providers mirror`). */
   readonly url: string;
+  /**
+   * Further fields of the entry (a server's extensions, which clients
+   * ignore: Go's `encoding/json` skips fields it does not know); written
+   * with the others, keys sorted.
+   */
+  readonly extra?: Readonly<Record<string, GoJSON>>;
 }
 
 /** `HOST/NS/TYPE/VERSION.json`: `{"archives":{"<os_arch>":{"hashes":[…],"url":"…"}}}`. */
 export function mirrorVersionJSON(archives: Iterable<MirrorArchive>): string {
   const map: Record<string, GoJSON> = {};
-  for (const a of archives) map[a.platform.toString()] = { hashes: [...a.hashes], url: a.url };
+  for (const a of archives) map[a.platform.toString()] = { ...a.extra, hashes: [...a.hashes], url: a.url };
   return goMarshalIndent({ archives: map });
 }

@@ -39,6 +39,7 @@ import { BodyReader, drain, type BodyLimits } from './body.js';
 import { NetErrorCode } from './codes.js';
 import { PartialDownload, type DownloadResult } from './download.js';
 import { Hop } from './exchange.js';
+import { type LearntRedirect, LearntRedirects, type ProbeResult } from './learnt-redirects.js';
 import { createNodeFetch } from './node-fetch.js';
 import { ioError, settle, statusLine, statusOutcome, type Step } from './failure.js';
 import { DEFAULT_BACKOFF, type BackoffOptions } from './retry.js';
@@ -159,6 +160,8 @@ export interface DownloadOptions extends RequestOptions {
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 interface Resolved {
+  /** A download's first attempt may start where a learnt redirect leads ({@link HttpClient.learnRedirect}). */
+  learnt: boolean;
   method: HttpMethod;
   body: Buffer | undefined;
   headers: Record<string, string>;
@@ -172,11 +175,15 @@ interface Resolved {
   events: NetEvents[];
 }
 
-/** See the module comment. Stateless apart from its options: share one per run. */
+/**
+ * See the module comment. Stateless apart from its options and the redirects
+ * it learnt ahead ({@link HttpClient.learnRedirect}): share one per run.
+ */
 export class HttpClient {
   private readonly fetchImpl: FetchLike;
   private readonly clock: Clock;
   private readonly opts: HttpClientOptions;
+  private readonly learnt = new LearntRedirects();
 
   /**
    * @throws {ProvkitError} without `fetch`: `USAGE` for an unusable proxy
@@ -201,6 +208,65 @@ export class HttpClient {
     } catch {
       // A hint only (see above).
     }
+  }
+
+  /**
+   * Learns where a coming download of `url` will be redirected, ahead of it
+   * (net/learnt-redirects.ts): one `GET` of `url` whose redirect is not
+   * followed, with the headers and the credential the download's first
+   * request would carry. When it answers with a redirect, the first attempt
+   * of the next {@link download} of `url` starts at its target, as if the
+   * origin had just answered so again (the same `onRedirect` event and
+   * credential rule), saving that round trip. Only an origin from which a
+   * download was redirected is asked this way (until one answers without a
+   * redirect: the body is then not read). Resolves to the target's origin
+   * (to warm connections there), or `undefined`; never fails.
+   */
+  async learnRedirect(
+    url: string,
+    options: Pick<RequestOptions, 'headers' | 'credential' | 'signal'> = {},
+  ): Promise<string | undefined> {
+    let current: URL;
+    try {
+      current = parseHttpURL(url);
+    } catch {
+      return undefined;
+    }
+    const o = this.resolve(options, 0);
+    const probe = async (): Promise<ProbeResult> => {
+      const hop = new Hop(this.clock, current, o.signal);
+      try {
+        const sent = splitUserinfo(current);
+        const headers = { ...o.headers };
+        if (o.credential !== undefined && current.host === o.credential.host)
+          headers['authorization'] = `${o.credential.scheme ?? 'Bearer'} ${o.credential.token}`;
+        else if (sent.authorization !== undefined && headers['authorization'] === undefined)
+          headers['authorization'] = sent.authorization;
+        if (this.fetchImpl.prepare) await this.fetchImpl.prepare(sent.href);
+        hop.arm(o.connectTimeoutMs, `no response from ${hop.url} within ${o.connectTimeoutMs} ms`);
+        const res = await this.fetchImpl(sent.href, {
+          method: 'GET',
+          headers,
+          redirect: 'manual',
+          signal: hop.controller.signal,
+        });
+        hop.disarm();
+        const location = res.headers.get('location');
+        // A redirect's small body, or the start of an archive served directly: not read.
+        hop.abort();
+        if (!REDIRECT_STATUSES.has(res.status) || location === null)
+          return res.status >= 200 && res.status < 300 ? { kind: 'direct' } : { kind: 'failed' };
+        const target = redirectTarget(location, current);
+        if ('cause' in target) return { kind: 'failed' };
+        return { kind: 'redirect', redirect: { to: target.url, status: res.status, at: this.clock.now() } };
+      } catch {
+        return { kind: 'failed' };
+      } finally {
+        hop.dispose();
+      }
+    };
+    const learnt = await this.learnt.learn(current, probe);
+    return learnt?.to.origin;
   }
 
   /**
@@ -278,7 +344,7 @@ export class HttpClient {
    *   whatever `verify` throws. The destination is never left partial.
    */
   async download(url: string, destPath: string, options: DownloadOptions = {}): Promise<DownloadResult> {
-    const o = this.resolve(options, options.retries ?? this.opts.downloadRetries ?? 2);
+    const o = { ...this.resolve(options, options.retries ?? this.opts.downloadRetries ?? 2), learnt: true };
     try {
       await mkdir(dirname(destPath), { recursive: true, mode: 0o755 });
     } catch (err) {
@@ -304,6 +370,7 @@ export class HttpClient {
       ...lowerHeaders(options.headers),
     };
     return {
+      learnt: false,
       method,
       body,
       headers,
@@ -406,15 +473,56 @@ export class HttpClient {
   /**
    * Sends the request and follows redirects: the final response, or the
    * failure, with the hop it happened on (whose timeout state settles it).
+   * A download's first attempt starts where a redirect learnt ahead leads
+   * ({@link learnRedirect}); when that ends in a failure or an error status,
+   * it starts again from `url` itself, so that a learnt redirect can only
+   * save time.
    */
   private async open(
     url: string,
     o: Resolved,
     extra?: Record<string, string>,
   ): Promise<{ hop: Hop; step: Step<FetchResponse> }> {
+    const learnt =
+      o.learnt && extra === undefined && o.maxRedirects > 0
+        ? await this.learnt.take(parseHttpURL(url), () => this.clock.now())
+        : undefined;
+    if (learnt === undefined) return this.follow(url, o, extra, undefined);
+    const via = await this.follow(url, o, extra, learnt);
+    // The learnt target failed (an expired signed URL, a CDN that went away): the origin is asked, as without it.
+    if ((via.step.kind === 'ok' && via.step.value.status < 400) || o.signal?.aborted === true) return via;
+    via.hop.abort();
+    via.hop.dispose();
+    return this.follow(url, o, extra, undefined);
+  }
+
+  /** {@link open}'s hops, from `url` or, with `learnt`, from where it leads. */
+  private async follow(
+    url: string,
+    o: Resolved,
+    extra: Record<string, string> | undefined,
+    learnt: LearntRedirect | undefined,
+  ): Promise<{ hop: Hop; step: Step<FetchResponse> }> {
     let current = parseHttpURL(url);
     let credential = o.credential;
-    for (let redirects = 0; ; redirects++) {
+    let first = 0;
+    if (learnt !== undefined) {
+      const next = learnt.to;
+      const dropped =
+        credential !== undefined &&
+        (next.host !== credential.host || (current.protocol === 'https:' && next.protocol === 'http:'));
+      if (dropped) credential = undefined;
+      for (const e of o.events)
+        e.onRedirect?.({
+          from: redactURL(current),
+          to: redactURL(next),
+          status: learnt.status,
+          credentialsDropped: dropped,
+        });
+      current = next;
+      first = 1;
+    }
+    for (let redirects = first; ; redirects++) {
       const hop = new Hop(this.clock, current, o.signal);
       const headers = { ...o.headers, ...extra };
       const sent = splitUserinfo(current);
@@ -459,6 +567,8 @@ export class HttpClient {
           return failed(hop, { kind: 'verdict', error, retryable: false });
         }
         const next = target.url;
+        // A download's origin that redirects: its next archive URLs are worth learning ahead (learnRedirect).
+        if (o.learnt && redirects === 0) this.learnt.sawRedirect(current);
         const dropped =
           credential !== undefined &&
           (next.host !== credential.host || (current.protocol === 'https:' && next.protocol === 'http:'));

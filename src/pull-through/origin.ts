@@ -123,7 +123,11 @@ export class OriginView {
     return this.kept(this.metas, key, this.options.metadataTtlMs ?? 3_600_000, 'metadata', async () => {
       const meta = await this.options.source.packageMeta(provider, version, platform, this.options.signal);
       const auth = meta.authentication;
-      const why = signatureRefusal(this.options.policy, auth?.kind === 'registry' ? auth.signature : undefined);
+      const why = signatureRefusal(
+        this.options.policy,
+        provider,
+        auth?.kind === 'registry' ? auth.signature : undefined,
+      );
       if (why !== undefined) {
         throw new ProvkitError(
           ErrorCode.UPSTREAM_UNTRUSTED,

@@ -26,14 +26,19 @@
  *   118) is refused unless `allowUnsigned`. With `trustedKeys`, the key that
  *   verified the signature must be one of them (long key IDs, 16 hex
  *   digits): a registry that starts signing with another key is refused
- *   even though it lists that key. The audit policy's pinned keys
- *   (`provkit.hcl`, when it carries them) are meant to arrive here as the
- *   same list.
+ *   even though it lists that key. The audit policy's pinned keys apply on
+ *   the way in too (`audit`: the `trusted_keys` of `provkit.hcl`'s `audit`
+ *   block that apply to the provider, config/audit-policy.ts
+ *   {@link auditRuleFor}, docs/provenance.md "Policy"): a package signed
+ *   by a key outside them is refused, and so is one whose checksums are
+ *   not signed at all (no key vouches for it), whatever `allowUnsigned`
+ *   says. Both lists, when given, must accept the key.
  */
 import { BlockList, isIP } from 'node:net';
 
 import { defaultRegistryHost, type Flavor, type ProviderAddress } from '../addresses/index.js';
 import { parseProviderPattern, patternMatches, type ProviderPattern, WILDCARD } from '../addresses/index.js';
+import { type AuditPolicy, auditRuleFor } from '../config/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import type { SignatureOutcome } from '../sources/index.js';
 
@@ -47,6 +52,10 @@ export interface OriginPolicy {
   readonly trustedKeys: readonly string[];
   /** Addresses and ranges a fetch may go to although they are not public, as given. */
   readonly allowAddresses: readonly string[];
+  /** The flavor the audit policy's provider patterns are read with (their default host). */
+  readonly flavor: Flavor;
+  /** The audit policy whose `trusted_keys` a signature must also satisfy (see the module comment). */
+  readonly audit?: AuditPolicy;
 }
 
 /** What {@link originPolicy} takes, as the command line gives it. */
@@ -59,6 +68,8 @@ export interface OriginPolicyInput {
   readonly trustedKeys?: readonly string[];
   /** IP addresses or CIDR ranges (`127.0.0.1`, `10.0.0.0/8`, `fd00::/8`). */
   readonly allowAddresses?: readonly string[];
+  /** The audit policy (`provkit.hcl`'s `audit` block), when there is one. */
+  readonly audit?: AuditPolicy;
 }
 
 /**
@@ -74,7 +85,14 @@ export function originPolicy(input: OriginPolicyInput): OriginPolicy {
   const allowAddresses = [...(input.allowAddresses ?? [])];
   // Parsed once here so that a bad entry is said before the server starts.
   addressList(allowAddresses);
-  return { allow, allowUnsigned: input.allowUnsigned === true, trustedKeys, allowAddresses };
+  return {
+    allow,
+    allowUnsigned: input.allowUnsigned === true,
+    trustedKeys,
+    allowAddresses,
+    flavor: input.flavor,
+    ...(input.audit === undefined ? {} : { audit: input.audit }),
+  };
 }
 
 /** One allow pattern: a bare host stands for `HOST/*\/*`. */
@@ -119,19 +137,29 @@ export function providerAllowed(policy: OriginPolicy, provider: ProviderAddress)
 }
 
 /**
- * Why a package signed as `signature` is refused under `policy`, or
- * undefined when it is accepted.
+ * Why a package of `provider` signed as `signature` is refused under
+ * `policy`, or undefined when it is accepted.
  */
-export function signatureRefusal(policy: OriginPolicy, signature: SignatureOutcome | undefined): string | undefined {
+export function signatureRefusal(
+  policy: OriginPolicy,
+  provider: ProviderAddress,
+  signature: SignatureOutcome | undefined,
+): string | undefined {
   if (signature === undefined)
     return 'the origin gave no signed checksums for it (a pull-through mirror takes registry packages only)';
+  const pinned = policy.audit === undefined ? undefined : auditRuleFor(policy.audit, provider, policy.flavor, false);
   if (signature.kind === 'skipped') {
+    if (pinned?.trustedKeys !== undefined)
+      return `its checksums are not signed (${signature.reason}) and the trusted_keys of ${pinned.from} apply to it`;
     return policy.allowUnsigned
       ? undefined
       : `its checksums are not signed (${signature.reason}) and unsigned packages are not allowed`;
   }
-  if (policy.trustedKeys.length > 0 && !policy.trustedKeys.includes(signature.keyId.toUpperCase()))
+  const keyId = signature.keyId.toUpperCase();
+  if (policy.trustedKeys.length > 0 && !policy.trustedKeys.includes(keyId))
     return `its checksums are signed with key ${signature.keyId}, which is not one of the trusted keys (${policy.trustedKeys.join(', ')})`;
+  if (pinned?.trustedKeys !== undefined && !pinned.trustedKeys.includes(keyId))
+    return `its checksums are signed with key ${signature.keyId}, which is not one of the trusted_keys of ${pinned.from} (${pinned.trustedKeys.join(', ')})`;
   return undefined;
 }
 

@@ -36,10 +36,18 @@
  * (kept past it: the origin failed), `unavailable` (the origin failed and
  * only the store answered), `offline`.
  *
- * Provenance: the hashes of `VERSION.json` are the ones this service
- * verified; who vouches for each (the signing key of the SHA256SUMS, the
- * local computation) is in {@link ArchiveEntry.trust}, ready for a
- * document format that carries it (docs/fleet-mirror.md, "Provenance").
+ * Provenance (docs/fleet-mirror.md, "Provenance"): each platform's entry
+ * of a served `VERSION.json` carries, beside `hashes` and `url`, the field
+ * {@link DISPOSITIONS_FIELD}: for each hash, who vouches for it
+ * (hashing/disposition.ts, in `-json`'s form): the key that signed the
+ * origin's SHA256SUMS for the `zh:` (from the metadata verified now, and
+ * from what this machine's hash store recorded when the archive was
+ * fetched), and for the hashes computed here from the bytes,
+ * `verified-locally` by that key, or `computed-locally` when no signature
+ * is known for them (an `-offline` store without a hash store's record).
+ * terraform and tofu ignore the field (Go's `encoding/json` skips unknown
+ * fields; recorded with terraform 1.11.4 in
+ * test/fixtures/terraform-pull-through/).
  */
 import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -49,7 +57,18 @@ import type { ProviderAddress } from '../addresses/index.js';
 import { type Platform, type Version } from '../addresses/index.js';
 import { asProvkitError, ErrorCode, isProvkitError, type ProvkitError } from '../errors.js';
 import { goEscape, goOneLine } from '../go/index.js';
-import { type Hash, type HashPool, type HashStore, normalizeHashes, type ZipPackageHashes } from '../hashing/index.js';
+import {
+  type Disposition,
+  dispositionJSON,
+  groupDispositions,
+  type Hash,
+  isLocal,
+  type HashPool,
+  type HashStore,
+  normalizeHashes,
+  type StoredDisposition,
+  type ZipPackageHashes,
+} from '../hashing/index.js';
 import {
   downloadName,
   mirrorIndexJSON,
@@ -57,7 +76,7 @@ import {
   packedFileName,
   parseMirrorRequest,
 } from '../layout/index.js';
-import type { HttpClient } from '../net/index.js';
+import { type HttpClient, redactURL } from '../net/index.js';
 import {
   checkFetchedFor,
   expectedZh,
@@ -121,6 +140,9 @@ export interface FetchLogEntry {
   readonly code?: string;
   readonly error?: string;
 }
+
+/** The field of a served `VERSION.json` archive entry that says who vouches for each hash (see the module comment). */
+export const DISPOSITIONS_FIELD = 'provkit_dispositions';
 
 /** A platform's entry of `VERSION.json`, with who vouches for each hash. */
 export interface ArchiveEntry {
@@ -334,16 +356,16 @@ export class PullThroughService implements ResourceCatalog {
 
   private async versionDocument(provider: ProviderAddress, version: Version): Promise<Answer | undefined> {
     const stored = await this.storeCall(() => this.options.store.packages(provider, version, this.stopping.signal));
-    const storedEntries = (): ArchiveEntry[] =>
-      [...stored.values()].map((s) => this.entryOf(provider, version, s.platform, s.hashes, undefined));
+    const storedEntries = (): Promise<ArchiveEntry[]> =>
+      Promise.all([...stored.values()].map((s) => this.storedEntry(provider, version, s.platform, s.hashes)));
     if (this.origin === undefined)
-      return stored.size === 0 ? undefined : this.json(versionJSON(storedEntries()), 'offline', 'hit');
+      return stored.size === 0 ? undefined : this.json(versionJSON(await storedEntries()), 'offline', 'hit');
     let platforms: Kept<readonly Platform[]> | undefined;
     try {
       platforms = await this.origin.platforms(provider, version);
     } catch (err) {
       if (!originFailed(err) || stored.size === 0) return answerFor(err);
-      return this.json(versionJSON(storedEntries()), 'unavailable', 'stale', {
+      return this.json(versionJSON(await storedEntries()), 'unavailable', 'stale', {
         'X-Provkit-Origin-Error': asProvkitError(err).code,
       });
     }
@@ -367,7 +389,7 @@ export class PullThroughService implements ResourceCatalog {
         // One platform the origin cannot give now: its stored package still counts (verified when stored).
         if (a.result === 'origin_error' && s !== undefined) {
           states.push('stale');
-          pending.push(Promise.resolve(this.entryOf(provider, version, s.platform, s.hashes, undefined)));
+          pending.push(this.storedEntry(provider, version, s.platform, s.hashes));
           continue;
         }
         for (const p of pending) p.catch(() => undefined);
@@ -391,38 +413,68 @@ export class PullThroughService implements ResourceCatalog {
     const signed = expectedZh(meta);
     if (signed === undefined) throw new Error('internal: registry metadata without a checksum');
     const auth = meta.authentication;
-    const keyId = auth?.kind === 'registry' && auth.signature.kind === 'signed' ? auth.signature.keyId : undefined;
-    const signedTrust: TrustedHash = {
-      hash: signed,
-      trust: keyId === undefined ? { kind: 'reported-by-registry' } : { kind: 'signed', keyId },
-      platform: meta.platform,
-    };
+    const sig = auth?.kind === 'registry' && auth.signature.kind === 'signed' ? auth.signature : undefined;
+    // Verified now: signed by a key, or (-allow-unsigned) only the registry's word.
+    const now: Disposition[] =
+      auth?.kind !== 'registry'
+        ? []
+        : sig === undefined
+          ? [{ kind: 'reported-by-registry', url: redactURL(auth.checksumsUrl) }]
+          : [
+              {
+                kind: 'signed',
+                keyId: sig.keyId,
+                ...(sig.keyExpires === undefined ? {} : { keyExpires: sig.keyExpires }),
+                ...(sig.expired ? { expired: true } : {}),
+                url: redactURL(auth.checksumsUrl),
+              },
+            ];
     if (stored !== undefined && stored.hashes.zh.text !== signed.text) this.mismatch(meta, stored);
-    const hashes =
-      stored !== undefined && stored.hashes.zh.text === signed.text
-        ? stored.hashes
-        : await this.options.hashStore?.get(signed);
-    return this.entryOf(provider, version, meta.platform, hashes, signedTrust, signed);
+    const known = await this.options.hashStore?.lookup(signed);
+    const hashes = stored !== undefined && stored.hashes.zh.text === signed.text ? stored.hashes : known?.hashes;
+    return this.entryOf(provider, version, meta.platform, signed, hashes, [...now, ...recorded(known)]);
   }
 
+  /** A stored platform's entry, with what this machine's hash store recorded of its archive. */
+  private async storedEntry(
+    provider: ProviderAddress,
+    version: Version,
+    platform: Platform,
+    hashes: ZipPackageHashes,
+  ): Promise<ArchiveEntry> {
+    const known = await this.options.hashStore?.lookup(hashes.zh);
+    return this.entryOf(provider, version, platform, hashes.zh, hashes, recorded(known));
+  }
+
+  /**
+   * The entry of a package whose archive's `zh:` is `zh`, vouched for by
+   * `vouching` (its dispositions), with the hashes computed here from its
+   * bytes when known (`hashes`): `verified-locally` by a key that signed
+   * the `zh:`, else `computed-locally`.
+   */
   private entryOf(
     provider: ProviderAddress,
     version: Version,
     platform: Platform,
+    zh: Hash,
     hashes: ZipPackageHashes | undefined,
-    signed: TrustedHash | undefined,
-    zh: Hash | undefined = hashes?.zh,
+    vouching: readonly Disposition[],
   ): ArchiveEntry {
     const local = hashes
       ? [hashes.zh, ...(hashes.h1.ok ? [hashes.h1.hash] : []), ...(hashes.h1Zip.ok ? [hashes.h1Zip.hash] : [])]
       : [];
+    const keyId = vouching.find((d) => d.kind === 'signed')?.keyId;
+    const computed: Disposition =
+      keyId === undefined ? { kind: 'computed-locally' } : { kind: 'verified-locally', keyId };
+    // The zh: computed here is said once: the hash store's record of it (with where the bytes came from) suffices.
+    const zhLocal = vouching.some(isLocal);
     const trust: TrustedHash[] = [
-      ...(signed ? [signed] : []),
-      ...local.map((hash) => ({ hash, trust: { kind: 'verified-locally' } as const, platform })),
+      ...vouching.map((trust) => ({ hash: zh, trust, platform })),
+      ...local.filter((h) => !(zhLocal && h.text === zh.text)).map((hash) => ({ hash, trust: computed, platform })),
     ];
     return {
       platform,
-      hashes: normalizeHashes([...(zh ? [zh] : []), ...local]),
+      hashes: normalizeHashes([zh, ...local]),
       url: packedFileName(provider, version, platform),
       trust,
     };
@@ -623,15 +675,36 @@ export class PullThroughService implements ResourceCatalog {
   }
 }
 
-/** `VERSION.json` of `entries` (sorted by platform; Go's `json.MarshalIndent`, as `providers mirror` writes it). */
+/**
+ * `VERSION.json` of `entries` (sorted by platform; Go's `json.MarshalIndent`,
+ * as `providers mirror` writes it), each entry with its
+ * {@link DISPOSITIONS_FIELD} (see the module comment).
+ */
 export function versionJSON(entries: readonly ArchiveEntry[]): string {
   return mirrorVersionJSON(
     [...entries]
       .sort((a, b) =>
         a.platform.toString() < b.platform.toString() ? -1 : a.platform.toString() > b.platform.toString() ? 1 : 0,
       )
-      .map((e) => ({ platform: e.platform, hashes: e.hashes.map((h) => h.text), url: e.url })),
+      .map((e) => {
+        const vouched = groupDispositions(e.trust.map((t) => ({ hash: t.hash, disposition: t.trust })));
+        return {
+          platform: e.platform,
+          hashes: e.hashes.map((h) => h.text),
+          url: e.url,
+          extra: {
+            [DISPOSITIONS_FIELD]: Object.fromEntries(
+              vouched.map((v) => [v.hash.text, v.dispositions.map((d) => dispositionJSON(d))]),
+            ),
+          },
+        };
+      }),
   );
+}
+
+/** What the hash store recorded of an archive, without the time stamps. */
+function recorded(known: { readonly dispositions: readonly StoredDisposition[] } | undefined): Disposition[] {
+  return (known?.dispositions ?? []).map(({ at: _at, ...rest }) => rest);
 }
 
 /** What a request path asked for, for the metrics. */

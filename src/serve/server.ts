@@ -440,6 +440,9 @@ async function respond(
   }
 }
 
+/** The size of each read of a file being sent. */
+const FILE_READ_BYTES = 256 * 1024;
+
 async function respondWith(
   req: IncomingMessage,
   res: ServerResponse,
@@ -499,5 +502,11 @@ async function respondWith(
       done(sent === length ? null : new SentShort(`${r.path} changed while it was sent: ${sent} of ${length} bytes`));
     },
   });
-  await pipeline(r.handle.createReadStream({ start, end, autoClose: false }), counter, res);
+  // 256 KiB reads: a quarter less CPU per byte served over TLS than the
+  // default 64 KiB (bench/fleet.ts, "GETs only"), at 256 KiB per transfer.
+  await pipeline(
+    r.handle.createReadStream({ start, end, autoClose: false, highWaterMark: FILE_READ_BYTES }),
+    counter,
+    res,
+  );
 }

@@ -136,6 +136,12 @@ export function registrySourceFor(
      * pull-through/origin.ts). Default true.
      */
     readonly memoize?: boolean;
+    /**
+     * A signature by an expired key is reported (`expired`, with a warning)
+     * instead of refused, whatever the flavor: `provkit keys` shows and
+     * flags such keys rather than failing on them. Default false.
+     */
+    readonly tolerateExpiredKeys?: boolean;
   } = {},
 ): Source {
   // By the name as written (Unicode): ServiceDiscovery validates it as svchost
@@ -148,7 +154,10 @@ export function registrySourceFor(
     // The CLI configuration already holds the TF_TOKEN_* variables (cli.envTokens), which win over credentials blocks.
     credentials: (host) => tokenForHost(cli, host),
     hosts,
-    policy: signaturePolicy(ctx.flavor, ctx.env),
+    policy: {
+      ...signaturePolicy(ctx.flavor, ctx.env),
+      ...(options.tolerateExpiredKeys === true ? { enforceExpiration: false } : {}),
+    },
     signatureCache: signatureCacheFor(ctx),
     memoize: options.memoize !== false,
   });

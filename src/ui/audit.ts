@@ -9,7 +9,7 @@
 import { dispositionJSON, dispositionText, type Disposition } from '../hashing/index.js';
 import type { AuditChange, AuditedHash } from '../installer/audit.js';
 import type { LockPosition } from '../lockfile/index.js';
-import { terminalLine } from './escape.js';
+import { fittedLines, type TableColumn, tableLines } from './table.js';
 import type { JsonUI } from './json.js';
 import { count } from './words.js';
 
@@ -69,20 +69,27 @@ function changeText(c: AuditChange): string {
   }
 }
 
-/** The human table: per lock file, per provider version, one row per hash (platform, hash, verdict, who vouches), then why each failing one fails. */
-export function auditTableText(files: readonly AuditedLockFile[]): string {
+/**
+ * The human table: per lock file, per provider version, one row per hash
+ * (platform, hash, verdict, who vouches), each failing one followed by why.
+ * `terminalColumns`: the terminal's width (undefined: no terminal); a table
+ * wider than it becomes a block per hash (src/ui/table.ts).
+ */
+export function auditTableText(files: readonly AuditedLockFile[], terminalColumns?: number): string {
+  // Provider addresses, URLs and paths came from files and servers: one line each, escaped.
   const out: string[] = [];
+  const fit = (l: string): string[] => fittedLines(l, terminalColumns);
   for (const f of files) {
     if (f.hashes.length === 0 && f.changes.length === 0) continue;
-    out.push(`${f.file}:`);
-    for (const c of f.changes) out.push(`  ${changeText(c)}`);
+    out.push(...fit(`${f.file}:`));
+    for (const c of f.changes) out.push(...fit(`  ${changeText(c)}`));
     const groups = new Map<string, AuditedHash[]>();
     for (const h of f.hashes) {
       const key = `${h.provider.toString()} ${h.version.toString()}`;
       groups.set(key, [...(groups.get(key) ?? []), h]);
     }
     for (const [title, hashes] of groups) {
-      out.push('', `  ${title}`);
+      out.push('', ...fit(`  ${title}`));
       const rows = [...hashes]
         .sort(
           (a, b) =>
@@ -90,29 +97,28 @@ export function auditTableText(files: readonly AuditedLockFile[]): string {
             (a.hash.text < b.hash.text ? -1 : 1),
         )
         .map((h) => ({
-          h,
           cells: [
             h.platform?.toString() ?? '?',
             h.hash.text,
             h.judgement.pass ? 'ok' : 'FAIL',
             vouchersText(h.dispositions),
           ],
+          notes: h.judgement.violations.map((v) => `${v.code}: ${v.message}`),
         }));
-      const header = ['PLATFORM', 'HASH', 'VERDICT', 'WHO VOUCHES'];
-      const widths = header.map((t, i) => Math.max(t.length, ...rows.map((r) => r.cells[i]!.length)));
-      const line = (cells: readonly string[]): string =>
-        `    ${cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')}`;
-      out.push(line(header));
-      for (const r of rows) {
-        out.push(line(r.cells));
-        for (const v of r.h.judgement.violations) out.push(`${' '.repeat(6)}${v.code}: ${v.message}`);
-      }
+      out.push(...tableLines(AUDIT_COLUMNS, rows, 4, terminalColumns));
     }
     out.push('');
   }
-  // Provider addresses, URLs and paths came from files and servers: one line each, escaped.
-  return out.map((l) => `${terminalLine(l)}\n`).join('');
+  return out.map((l) => `${l}\n`).join('');
 }
+
+/** The audit table's columns: a platform and its verdict head a hash's block on a narrow terminal. */
+const AUDIT_COLUMNS: readonly TableColumn[] = [
+  { title: 'PLATFORM', head: true },
+  { title: 'HASH' },
+  { title: 'VERDICT', head: true },
+  { title: 'WHO VOUCHES' },
+];
 
 /** The one-line summary, for people and as `audit_summary`'s `@message`. */
 export function auditSummaryText(t: AuditTotals): string {

@@ -34,6 +34,26 @@ function drain(shaper: Shaper, from: number): number {
   return last;
 }
 
+/** A shared link's member over a shaper, counting the bytes it sent. */
+function linkMember(shaper: Shaper): {
+  ready: (now: number) => number;
+  send: (n: number, now: number) => void;
+  sent: number;
+} {
+  const m = {
+    sent: 0,
+    ready: (now: number) => {
+      const r = shaper.next(now);
+      return r.kind === 'ready' ? r.bytes : 0;
+    },
+    send: (n: number, now: number) => {
+      shaper.commit(n, now);
+      m.sent += n;
+    },
+  };
+  return m;
+}
+
 describe('the WAN proxy paces bytes as its profile says', () => {
   it('holds a byte RTT/2, and a new connection’s first bytes one RTT more (its TCP handshake)', () => {
     const opened = 1000;
@@ -90,7 +110,7 @@ describe('the WAN proxy paces bytes as its profile says', () => {
     });
     // One simulated second: members join when ready, the link serves them; the clock jumps to the next event.
     for (let t = 0; t <= 1000;) {
-      for (const m of members) if (m.ready(t) > 0) share.join(m);
+      for (const m of members) if (m.ready(t) > 0) share.join(m, t);
       const linkAt = share.serve(t);
       const own = members.map((m) => {
         const r = m.shaper.next(t);
@@ -102,6 +122,29 @@ describe('the WAN proxy paces bytes as its profile says', () => {
     const sum = sent.reduce((a, b) => a + b, 0);
     expect(Math.abs(sum - (total + burstFor(total)))).toBeLessThan(2 * SLICE);
     expect(Math.max(...sent) - Math.min(...sent)).toBeLessThanOrEqual(2 * SLICE);
+  });
+
+  it('loses no throughput of a shared cap to late wake-ups while bytes wait, and stores no more than its burst while idle', () => {
+    const total = 25e6;
+    const share = new FairShare(new TokenBucket(total, burstFor(total), 0));
+    const shaper = new Shaper(0, 0, []);
+    for (let i = 0; i < 100; i++) shaper.push(1e6, 0);
+    const member = linkMember(shaper);
+    // The proxy's process wakes every 200 ms only (a loaded machine), four times the bucket's burst.
+    for (let t = 0; t <= 2000; t += 200) {
+      share.join(member, t);
+      share.serve(t);
+    }
+    expect(Math.abs(member.sent - (2 * total + burstFor(total)))).toBeLessThan(2 * SLICE);
+    // Idle for a second (nothing waits), then a new stream: only the burst is stored.
+    const later = new Shaper(0, 0, []);
+    later.push(10e6, 3000);
+    const second = linkMember(later);
+    while (shaper.queued > 0) shaper.commit(Math.min(SLICE, shaper.queued), 2000);
+    share.serve(3000);
+    share.join(second, 3000);
+    share.serve(3000);
+    expect(second.sent).toBeLessThanOrEqual(burstFor(total));
   });
 
   it('lets a direction hold what its delay keeps in flight at its rate, and more', () => {

@@ -1,6 +1,7 @@
 // `provkit serve` as a child process on 127.0.0.1 with an ephemeral port:
 // first stdout line, access log (human and -json), plain-HTTP rules,
 // graceful stop on SIGTERM and SIGINT.
+import { existsSync } from 'node:fs';
 import { get } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -69,8 +70,31 @@ describe('provkit serve', () => {
     expect(s.stdout()).toContain('"signal":"SIGINT"');
   });
 
+  it('its help, and the command list, name the pull-through forms and their flags', async () => {
+    const help = await run(['serve', '-help'], dir);
+    expect(help.code).toBe(0);
+    for (const line of ['serve -upstream [options] STORE', 'serve -offline [options] STORE'])
+      expect(help.stdout).toContain(line);
+    for (const flag of [
+      '-upstream',
+      '-offline',
+      '-allow=',
+      '-allow-address=',
+      '-allow-unsigned',
+      '-trusted-key=',
+      '-versions-ttl=',
+    ])
+      expect(help.stdout).toMatch(new RegExp(`^  ${flag}`, 'm'));
+    expect(help.stdout).toContain('provkit.hcl');
+    expect((await run(['-help'], dir)).stdout).toMatch(/serve .*-upstream/s);
+    expect((await run(['serve'], dir)).stderr).toContain('serve -upstream STORE');
+  });
+
   it.each([
     [['-listen=0.0.0.0:0', MIRROR], 'Plain HTTP refused'],
+    // The pull-through mirror too: TLS off loopback.
+    [['-upstream', '-listen=0.0.0.0:0', 'pull-through-store'], 'Plain HTTP refused'],
+    [['-offline', '-listen=[::]:0', 'pull-through-store'], 'Plain HTTP refused'],
     [['-listen=127.0.0.1:0', '-tls-cert=x.pem', MIRROR], 'Incomplete TLS options'],
     [['-listen=127.0.0.1:0', 'missing-dir'], 'Not a directory'],
     [['-listen=nonsense', MIRROR], 'Invalid -listen address'],
@@ -79,5 +103,6 @@ describe('provkit serve', () => {
     const r = await run(['serve', ...args], dir);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(message);
+    expect(existsSync(join(dir, 'pull-through-store'))).toBe(false);
   });
 });

@@ -446,6 +446,105 @@ describe.skipIf(!HAS_PRE_COMMIT)(
   },
 );
 
+describe.skipIf(!HAS_PRE_COMMIT)(
+  `pre-commit: provkit-audit with the real pre-commit${HAS_PRE_COMMIT ? '' : ' (skipped: pre-commit is not installed)'}`,
+  () => {
+    let hooks: string;
+    let rev: string;
+    let project: string;
+    let env: Record<string, string>;
+
+    beforeAll(async () => {
+      hooks = join(w.base, 'audit-hook-repo');
+      mkdirSync(hooks);
+      cpSync(join(ROOT, '.pre-commit-hooks.yaml'), join(hooks, '.pre-commit-hooks.yaml'));
+      await git(hooks, 'init', '-q', '-b', 'main');
+      await git(hooks, 'add', '-A');
+      await git(hooks, 'commit', '-q', '-m', 'hooks');
+      rev = (await git(hooks, 'rev-parse', 'HEAD')).trim();
+      project = await checkout('pre-commit-audit');
+      env = {
+        ...baseEnv,
+        PRE_COMMIT_HOME: join(w.base, 'pre-commit-home'),
+        PROVKIT_HASH_STORE: join(w.base, 'audit-hook-store'),
+      };
+      // The hash store warmed as a first full audit warms it (every locked package hashed once).
+      const warm = await cmd(['provkit', 'audit', '-recursive'], project, env);
+      expect(warm.out).toMatch(/^Audit passed: /m);
+      expect(warm.code).toBe(0);
+    });
+
+    const tryRepo = (...extra: string[]): Promise<Run> =>
+      cmd(['pre-commit', 'try-repo', hooks, 'provkit-audit', ...extra], project, env);
+    const reset = async (): Promise<void> => {
+      await git(project, 'reset', '-q', '--hard');
+      await git(project, 'clean', '-qfd', '--', 'envs');
+    };
+
+    it('passes on a clean tree without a single request', async () => {
+      await reg.mark();
+      const r = await tryRepo('--all-files');
+      expect(r.out).toMatch(/^provkit audit\.+Passed$/m);
+      expect(r.code).toBe(0);
+      expect(await reg.log()).toEqual([]);
+    });
+
+    it('fails a commit that adds a hash nobody vouches for, with the failing hash and the summary', async () => {
+      const lock = join(project, 'envs/dev/.terraform.lock.hcl');
+      const stray = `zh:${'0123456789abcdef'.repeat(4)}`;
+      const text = readFileSync(lock, 'utf8');
+      expect(text).toContain('  hashes = [\n');
+      writeFileSync(lock, text.replace('  hashes = [\n', `  hashes = [\n    "${stray}",\n`));
+      await git(project, 'add', '-A');
+      await reg.mark();
+      const r = await tryRepo();
+      await reset();
+      expect(r.code).toBe(1);
+      expect(r.out).toMatch(/^provkit audit\.+Failed$/m);
+      expect(r.out).toContain('- exit code: 2');
+      expect(r.out).toMatch(new RegExp(`\\? +${stray} +FAIL +nobody`));
+      expect(r.out).toContain('HASH_UNVOUCHED: no source vouches for this hash');
+      expect(r.out).toMatch(/^Audit failed: 1 hash in 2 lock files audited, 1 not vouched for as the policy asks/m);
+      expect(await archivesFetched(reg)).toEqual([]);
+    });
+
+    it('passes a commit that locks a new provider, downloading nothing from a warm hash store', async () => {
+      staleChange(project);
+      const locked = await cmd(['provkit', 'lock', '-recursive'], project, env);
+      expect(locked.code).toBe(0);
+      await git(project, 'add', '-A');
+      await reg.mark();
+      const r = await tryRepo();
+      await reset();
+      expect(r.out).toMatch(/^provkit audit\.+Passed$/m);
+      expect(r.code).toBe(0);
+      expect(await archivesFetched(reg)).toEqual([]);
+    });
+
+    it('the documented configuration with both hooks passes on a clean tree', async () => {
+      const doc = asMap(recipes('.pre-commit-config.yaml')[2], '.pre-commit-config.yaml');
+      const [repo] = asList(doc['repos'], 'repos').map((r) => asMap(r, 'repo'));
+      const ids = asList(repo?.['hooks'], 'hooks').map((h) => asString(asMap(h, 'hook')['id'], 'id'));
+      expect(ids).toEqual(['provkit-lock-check', 'provkit-audit']);
+      const config = [
+        'repos:',
+        `  - repo: ${hooks}`,
+        `    rev: ${rev}`,
+        '    hooks:',
+        ...ids.map((id) => `      - id: ${id}`),
+      ];
+      writeFileSync(join(project, '.pre-commit-config.yaml'), `${config.join('\n')}\n`);
+      await git(project, 'add', '.pre-commit-config.yaml');
+      const r = await cmd(['pre-commit', 'run', '--all-files'], project, env);
+      await git(project, 'rm', '-q', '--cached', '.pre-commit-config.yaml');
+      rmSync(join(project, '.pre-commit-config.yaml'));
+      expect(r.out).toMatch(/^provkit lock -check\.+Passed$/m);
+      expect(r.out).toMatch(/^provkit audit\.+Passed$/m);
+      expect(r.code).toBe(0);
+    });
+  },
+);
+
 describe('test/support/yaml-subset.ts: what it does not know is an error, not a guess', () => {
   it('refuses anchors, > blocks, flow mappings, tabs and stray indentation; reads the rest', () => {
     for (const bad of ['a: &x 1', 'a: >\n  b', 'a: {b: 1}', 'a:\n\tb: 1', 'a: 1\n    b: 2']) {

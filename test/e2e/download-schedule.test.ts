@@ -5,7 +5,9 @@
 // slot), and the largest announced archive (OpenTofu's `packages` size)
 // first among those waiting. Archives are throttled, so that each download
 // lasts long enough for the overlaps to be read from the request log; no
-// duration is asserted.
+// duration is asserted. When the registry's archive URLs redirect to a CDN
+// host, the waiting archives' redirects are learnt while they wait
+// (HttpClient.learnRedirect), so that their downloads start at the CDN.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
@@ -31,35 +33,42 @@ const sizeOf = (i: number): number => 48 * 1024 + ((i * 7) % 10) * 12 * 1024;
 
 let host: ServerHost;
 let reg: RemoteServer;
+/** A registry whose archive URLs answer 302 to {@link cdn}, as registries send archives to a CDN host. */
+let redirecting: RemoteServer;
+let cdn: RemoteServer;
 let w: E2eWorkspace;
 
 beforeAll(async () => {
   host = await startHost();
-  reg = await host.registry({
-    packagesExtension: true,
-    archiveHost: 'separate',
-    providers: [
-      {
-        namespace: 'acme',
-        type: 'sched',
-        versions: [
-          {
-            version: '1.0.0',
-            packages: await Promise.all(
-              PLATFORMS.map(async (platform, i) => ({
-                platform,
-                zip: await buildZip([
-                  { name: 'terraform-provider-sched_v1.0.0', data: pseudoRandom(platform, sizeOf(i)), method: 0 },
-                ]),
-              })),
-            ),
-          },
-        ],
-      },
-    ],
-  });
+  const providers = [
+    {
+      namespace: 'acme',
+      type: 'sched',
+      versions: [
+        {
+          version: '1.0.0',
+          packages: await Promise.all(
+            PLATFORMS.map(async (platform, i) => ({
+              platform,
+              zip: await buildZip([
+                { name: 'terraform-provider-sched_v1.0.0', data: pseudoRandom(platform, sizeOf(i)), method: 0 },
+              ]),
+            })),
+          ),
+        },
+      ],
+    },
+  ];
+  reg = await host.registry({ packagesExtension: true, archiveHost: 'separate', providers });
   // Each archive takes about a second: the downloads' overlaps are visible in the log.
   await reg.setFault(/\.zip$/, { kind: 'throttle', bytesPerSecond: 96 * 1024 }, 'archives');
+  redirecting = await host.registry({ packagesExtension: true, archiveHost: 'same', providers });
+  cdn = await host.registry({ packagesExtension: true, archiveHost: 'same', providers });
+  for (const platform of PLATFORMS) {
+    const path = await redirecting.path('archive', 'acme', 'sched', '1.0.0', platform);
+    await redirecting.setFault(path, { kind: 'redirect', location: `${cdn.origin}${path}` }, 'main');
+  }
+  await cdn.setFault(/\.zip$/, { kind: 'throttle', bytesPerSecond: 96 * 1024 }, 'main');
   w = e2eWorkspace(reg.caPath, { PROVKIT_HASH_STORE: 'off' });
 }, 120_000);
 
@@ -80,9 +89,14 @@ function archives(log: readonly RemoteLoggedRequest[]): { requests: RemoteLogged
 
 const platformOf = (q: RemoteLoggedRequest): string => /_([a-z0-9]+_[a-z0-9]+)\.zip$/.exec(q.pathname)![1]!;
 
-async function lock(name: string, args: string[], env: Record<string, string> = {}): Promise<RemoteLoggedRequest[]> {
-  const p = w.project(name, { 'main.tf': requiresTf({ sched: `${reg.host}/acme/sched` }) });
-  await reg.mark();
+async function lock(
+  name: string,
+  args: string[],
+  env: Record<string, string> = {},
+  from: RemoteServer = reg,
+): Promise<RemoteLoggedRequest[]> {
+  const p = w.project(name, { 'main.tf': requiresTf({ sched: `${from.host}/acme/sched` }) });
+  await from.mark();
   const r = await runCli(['lock', ...PLATFORMS.map((x) => `-platform=${x}`), ...args], {
     cwd: p,
     env: { ...w.env, ...env },
@@ -90,7 +104,7 @@ async function lock(name: string, args: string[], env: Record<string, string> = 
   });
   expect(r.code, r.stderr).toBe(0);
   expect(w.tmpLeftovers()).toEqual([]);
-  return reg.log();
+  return from.log();
 }
 
 describe('lock downloads: a network budget of its own, metadata ahead of bytes, largest first', () => {
@@ -112,5 +126,19 @@ describe('lock downloads: a network budget of its own, metadata ahead of bytes, 
     // The first two start as their metadata arrives; all others were queued by then, and leave the queue by size.
     const waited = requests.slice(2).map((q) => sizeOf(PLATFORMS.indexOf(platformOf(q))));
     expect(waited).toEqual([...waited].sort((a, b) => b - a));
+  }, 120_000);
+
+  it('archives redirected to a CDN host: the redirects of the waiting archives are learnt while they wait, each archive URL asked once', async () => {
+    await cdn.mark();
+    const log = await lock('cdn', ['-downloads=5'], {}, redirecting);
+    const cdnArchives = (await cdn.log()).filter((q) => q.pathname.endsWith('.zip'));
+    const asked = log.filter((q) => q.server === 'main' && q.pathname.endsWith('.zip'));
+    // Every archive URL answered its 302 once (a download's own, or the probe that learnt it), every archive came from the CDN once.
+    expect(asked.map((q) => q.status)).toEqual(PLATFORMS.map(() => 302));
+    expect(new Set(asked.map((q) => q.pathname)).size).toBe(PLATFORMS.length);
+    expect(cdnArchives).toHaveLength(PLATFORMS.length);
+    // Learnt ahead: more archive URLs asked before the first archive arrived whole than there are slots.
+    const firstDone = Math.min(...cdnArchives.map((q) => q.finishedAt ?? Infinity));
+    expect(asked.filter((q) => q.at < firstDone).length).toBeGreaterThan(5);
   }, 120_000);
 });

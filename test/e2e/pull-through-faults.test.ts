@@ -14,16 +14,25 @@
 // stored.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startServe, type ServeChild } from '../serve/child.js';
-import { httpsGet, type HttpsAnswer, mirrorEnv, upstreamArgs, writeMirrorFiles } from '../support/pull-through.js';
+import {
+  httpsGet,
+  type HttpsAnswer,
+  mirrorEnv,
+  type MirrorFiles,
+  upstreamArgs,
+  writeMirrorFiles,
+} from '../support/pull-through.js';
 import { startHost, type RemoteFault, type RemoteServer, type ServerHost } from '../support/remote/index.js';
-import { makeProvider } from '../support/servers/packages.js';
+import { type FakeProvider, makeProvider } from '../support/servers/packages.js';
 import { testTls, type TestTls } from '../support/servers/tls.js';
+import { buildZip } from '../support/zip-writer.js';
 
 const HOST = 'registry.example.test';
 const NS = 'acme';
@@ -122,8 +131,21 @@ let origin: RemoteServer;
 let base: string;
 let storeDir: string;
 let mirror: ServeChild;
+let files: MirrorFiles;
 
 const typeOf = (i: number): string => `f${String(i)}`;
+
+/** A provider whose archive (256 KB, incompressible) is larger than the file size the full-disk service may write. */
+async function bigProvider(): Promise<FakeProvider> {
+  const data = Buffer.alloc(256 * 1024);
+  for (let i = 0; i * 32 < data.length; i++)
+    createHash('sha256')
+      .update(`big:${String(i)}`)
+      .digest()
+      .copy(data, i * 32);
+  const zip = await buildZip([{ name: 'terraform-provider-big_v1.0.0', data, unixMode: 0o100755 }]);
+  return { namespace: NS, type: 'big', versions: [{ version: V, packages: [{ platform: PLAT, zip }] }] };
+}
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 const get = (url: string): Promise<HttpsAnswer> => httpsGet(url, tls.caPem);
@@ -144,12 +166,15 @@ beforeAll(async () => {
   tls = await testTls();
   host = await startHost();
   origin = await host.registry({
-    providers: await Promise.all(CELLS.map((_, i) => makeProvider(NS, typeOf(i), [V], [PLAT]))),
+    providers: [
+      ...(await Promise.all(CELLS.map((_, i) => makeProvider(NS, typeOf(i), [V], [PLAT])))),
+      await bigProvider(),
+    ],
     archiveHost: 'separate',
   });
   base = mkdtempSync(join(tmpdir(), 'provkit-pull-through-faults-'));
   storeDir = join(base, 'store');
-  const files = writeMirrorFiles(base, tls, origin);
+  files = writeMirrorFiles(base, tls, origin);
   mirror = await startServe(upstreamArgs(files, storeDir, [`-allow=${HOST}`]), base, {
     ...mirrorEnv(files, base, join(base, 'cache')),
     PROVKIT_HASH_STORE: 'off',
@@ -194,3 +219,42 @@ describe('serve -upstream: the origin fault matrix', () => {
     }
   });
 });
+
+// A full disk, at the process boundary: the service runs under a file-size
+// limit (`prlimit --fsize`, util-linux; no privilege needed, the soft limit
+// is lowered and raised back within the hard one), so writing the archive
+// fails with EFBIG as a full file system fails a write with ENOSPC.
+const PRLIMIT = spawnSync('prlimit', ['--version']).status === 0;
+
+describe.skipIf(!PRLIMIT)(
+  `serve -upstream: a store that cannot write${PRLIMIT ? '' : ' (prlimit not installed)'}`,
+  () => {
+    it('is an error per request (503), stores nothing partial, and the next request after space returns succeeds', async () => {
+      const store = join(base, 'full-store');
+      const full = await startServe(
+        upstreamArgs(files, store, [`-allow=${HOST}`]),
+        base,
+        { ...mirrorEnv(files, base, join(base, 'full-cache')), PROVKIT_HASH_STORE: 'off' },
+        ['prlimit', '--fsize=65536:unlimited', '--'],
+      );
+      try {
+        const url = `${full.url}${HOST}/${NS}/big/terraform-provider-big_${V}_${PLAT}.zip`;
+        const refused = await get(url);
+        expect(refused.status).toBe(503);
+        expect(refused.body.toString()).toMatch(/^the mirror could not store the package: .*file too large/);
+        expect(refused.body.toString().split('\n')).toHaveLength(2);
+        expect(existsSync(join(store, HOST, NS, 'big'))).toBe(false);
+        expect(readdirSync(store).filter((n) => n.startsWith('.provkit-fetch-'))).toEqual([]);
+        // Space again: the same service, the same request.
+        expect(spawnSync('prlimit', [`--pid=${String(full.pid)}`, '--fsize=unlimited:unlimited']).status).toBe(0);
+        const after = await get(url);
+        expect(after.status).toBe(200);
+        expect(sha256(after.body)).toBe(await origin.call('sha256', NS, 'big', V, PLAT));
+        expect(readdirSync(join(store, HOST, NS, 'big'))).toContain(`terraform-provider-big_${V}_${PLAT}.zip`);
+      } finally {
+        await full.stop();
+      }
+      expect(full.stderr()).toMatch(/file too large/);
+    });
+  },
+);

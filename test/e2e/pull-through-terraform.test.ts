@@ -95,6 +95,16 @@ describe('terraform 1.11.4 through serve -upstream (recorded)', () => {
         for (const h of hashes) expect(served).toContain(h);
       }
     }
+    // terraform accepted VERSION.json documents carrying who vouches for each hash (a field it ignores).
+    for (const run of [RECORDING.init, RECORDING.lock]) {
+      const docs = Object.values(run.documents ?? {}) as Array<{
+        archives: Record<string, { hashes: string[]; provkit_dispositions?: Record<string, unknown[]> }>;
+      }>;
+      expect(docs.length).toBeGreaterThan(0);
+      for (const doc of docs)
+        for (const a of Object.values(doc.archives))
+          expect(Object.keys(a.provkit_dispositions ?? {}).sort()).toEqual([...a.hashes].sort());
+    }
     // terraform locks from a network mirror only the h1: of what it fetched; from the origin it adds the signed zh: of
     // every platform. The h1: are the same either way.
     expect(lockH1(RECORDING.lock.lock)).toEqual(lockH1(RECORDING.direct.lock));

@@ -4,7 +4,7 @@
 // One host, one origin, one service for the whole file; each test uses its
 // own provider so that what it counts at the origin is its own.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -79,7 +79,8 @@ beforeAll(async () => {
   // The service trusts the origin's CA (the server host makes its own) and reaches it through a `host` block,
   // as an operator points a private registry's host at its API.
   files = writeMirrorFiles(base, tls, origin);
-  env = mirrorEnv(files, base, join(base, 'cache'));
+  // A hash store of its own (tests run without one by default): what it records is the provenance -offline serves.
+  env = { ...mirrorEnv(files, base, join(base, 'cache')), PROVKIT_HASH_STORE: join(base, 'hashes') };
   mirror = await startServe(
     upstreamArgs(files, storeDir, [`-allow=${HOST}/acme/*`, '-versions-ttl=1', '-json']),
     base,
@@ -137,6 +138,21 @@ describe('serve -upstream: a pull-through mirror', () => {
     );
     expect(again.archives['linux_amd64']!.hashes).toEqual(stored.archives['linux_amd64']!.hashes);
     expect(again.archives['darwin_arm64']!.hashes).toEqual([
+      `zh:${(await origin.call('sha256', 'acme', 'demo', '1.1.0', 'darwin_arm64')) as string}`,
+    ]);
+    // Who vouches for each hash, in a field terraform and tofu ignore (docs/fleet-mirror.md "Provenance").
+    const vouched = json<{
+      archives: Record<string, { provkit_dispositions: Record<string, Array<Record<string, unknown>>> }>;
+    }>(await get(`${mirror.url}${HOST}/acme/demo/1.1.0.json`)).archives;
+    const keyId = origin.keyIds[0]!;
+    const linux = vouched['linux_amd64']!.provkit_dispositions;
+    expect(Object.keys(linux).sort()).toEqual([...stored.archives['linux_amd64']!.hashes].sort());
+    expect(linux[signedZh]).toContainEqual(
+      expect.objectContaining({ kind: 'signed', key_id: keyId, url: expect.stringMatching(/SHA256SUMS$/) }),
+    );
+    for (const h of stored.archives['linux_amd64']!.hashes.filter((x) => x.startsWith('h1:')))
+      expect(linux[h]).toEqual([{ kind: 'verified-locally', key_id: keyId }]);
+    expect(Object.keys(vouched['darwin_arm64']!.provkit_dispositions)).toEqual([
       `zh:${(await origin.call('sha256', 'acme', 'demo', '1.1.0', 'darwin_arm64')) as string}`,
     ]);
 
@@ -237,6 +253,11 @@ describe('serve -upstream: a pull-through mirror', () => {
         await get(`${offline.url}${HOST}/acme/demo/1.1.0.json`),
       );
       expect(Object.keys(doc.archives)).toEqual(['linux_amd64']);
+      // Offline, the provenance is what this machine's hash store recorded when the archive was fetched.
+      const vouched = (doc.archives['linux_amd64'] as { provkit_dispositions?: Record<string, unknown[]> })
+        .provkit_dispositions!;
+      const zh = doc.archives['linux_amd64']!.hashes.find((h) => h.startsWith('zh:'))!;
+      expect(vouched[zh]).toContainEqual(expect.objectContaining({ kind: 'signed', key_id: origin.keyIds[0] }));
       expect(doc.archives['linux_amd64']!.hashes).toEqual(
         JSON.parse(readFileSync(join(storeDir, HOST, 'acme', 'demo', '1.1.0.json'), 'utf8')).archives.linux_amd64
           .hashes,
@@ -252,6 +273,37 @@ describe('serve -upstream: a pull-through mirror', () => {
     } finally {
       expect(await offline.stop()).toBe(0);
     }
+  });
+
+  it("refuses a package signed by a key outside the audit policy's trusted_keys (provkit.hcl), storing nothing", async () => {
+    const dir = join(base, 'pinned');
+    const store = join(dir, 'store');
+    mkdirSync(dir);
+    // The origin's key is pinned for acme/crowd only; every other provider must be signed by another key.
+    writeFileSync(
+      join(dir, 'provkit.hcl'),
+      `audit {\n  trusted_keys = ["0123456789ABCDEF"]\n  provider "${HOST}/acme/crowd" {\n    trusted_keys = ["${origin.keyIds[0]!}"]\n  }\n}\n`,
+    );
+    const pinned = await startServe(upstreamArgs(files, store, [`-allow=${HOST}`]), dir, env);
+    try {
+      const refused = await get(`${pinned.url}${HOST}/acme/ttl/terraform-provider-ttl_1.0.0_linux_amd64.zip`);
+      expect(refused.status).toBe(403);
+      expect(refused.headers['x-provkit-error']).toBe('UPSTREAM_UNTRUSTED');
+      expect(refused.body.toString()).toBe(
+        `refused by the mirror: refused ${HOST}/acme/ttl 1.0.0 for linux_amd64: its checksums are signed with key ${origin.keyIds[0]!}, which is not one of the trusted_keys of provkit.hcl (0123456789ABCDEF)\n`,
+      );
+      // VERSION.json is refused too: it would list the hashes of a package the mirror does not accept.
+      expect((await get(`${pinned.url}${HOST}/acme/ttl/1.0.0.json`)).status).toBe(403);
+      expect(existsSync(join(store, HOST, 'acme', 'ttl'))).toBe(false);
+      const accepted = await get(`${pinned.url}${HOST}/acme/crowd/terraform-provider-crowd_2.0.0_linux_amd64.zip`);
+      expect(accepted.status).toBe(200);
+      expect(readdirSync(join(store, HOST, 'acme', 'crowd'))).toContain(
+        'terraform-provider-crowd_2.0.0_linux_amd64.zip',
+      );
+    } finally {
+      await pinned.stop();
+    }
+    expect(pinned.stdout()).toContain('Signing keys must be the trusted_keys of provkit.hcl.');
   });
 
   it('a replica killed mid-fetch leaves nothing partial; the next one on the store cleans up and stores the package', async () => {
@@ -355,6 +407,31 @@ describe.skipIf(DOCKER === undefined)(
           expect(await originRequests(`terraform-provider-fleet_1.0.0_${p}.zip`)).toHaveLength(1);
       } finally {
         await Promise.all(replicas.map((r) => r.stop()));
+        await registry.stop();
+      }
+    });
+
+    it('a registry that refuses the replica (no credentials for it) is an error per request (503), and the replica keeps serving', async () => {
+      const registry = await startDockerRegistry({ auth: { username: 'fleet', password: 'secret' } });
+      const replica = await startServe(
+        upstreamArgs(files, `oci://${registry.host}/providers/{namespace}/{type}`, [`-allow=${HOST}`]),
+        base,
+        { ...env, PROVKIT_CACHE_DIR: join(base, 'refused-replica') },
+      );
+      try {
+        const url = `${replica.url}${HOST}/acme/demo/terraform-provider-demo_1.0.0_linux_amd64.zip`;
+        for (const r of [await get(url), await get(url)]) {
+          expect(r.status).toBe(503);
+          expect(r.body.toString()).toMatch(
+            /^the mirror could not store the package: .*the registry 127\.0\.0\.1:\d+ refused access \(HTTP 401\).*\n$/,
+          );
+          expect(r.body.toString().split('\n')).toHaveLength(2);
+        }
+        expect((await get(`${replica.url}healthz`)).status).toBe(200);
+        // Nothing reached the registry's storage.
+        expect(existsSync(join(registry.storage, 'docker', 'registry', 'v2', 'repositories'))).toBe(false);
+      } finally {
+        await replica.stop();
         await registry.stop();
       }
     });

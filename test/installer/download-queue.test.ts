@@ -50,6 +50,47 @@ describe('download queue: slots independent of the cores, largest first', () => 
     expect(await Promise.all(done)).toEqual(['a', 'b', 'small', 'large', 'medium-1', 'medium-2']);
   });
 
+  it('a task that gives its slot back (its last byte arrived) lets the next start before it settles; once only', async () => {
+    const q = downloadQueue(1);
+    const order: string[] = [];
+    let finishFirst!: () => void;
+    const first = q(
+      (release) =>
+        new Promise<string>((resolve) => {
+          order.push('first starts');
+          release();
+          release();
+          finishFirst = () => resolve('first');
+        }),
+    );
+    const second = q(() => {
+      order.push('second starts');
+      return Promise.resolve('second');
+    });
+    const third = q(() => {
+      order.push('third starts');
+      return Promise.resolve('third');
+    });
+    expect(await second).toBe('second');
+    expect(await third).toBe('third');
+    expect(order).toEqual(['first starts', 'second starts', 'third starts']);
+    // The first settles later: its slot is not freed a second time (a fourth task still waits for the third's).
+    let fourthStarted = false;
+    const g = gate();
+    const held = q(g.task('held'));
+    const fourth = q(() => {
+      fourthStarted = true;
+      return Promise.resolve('fourth');
+    });
+    finishFirst();
+    expect(await first).toBe('first');
+    await tick();
+    expect(fourthStarted).toBe(false);
+    g.release('held');
+    expect(await held).toBe('held');
+    expect(await fourth).toBe('fourth');
+  });
+
   it('a task that throws or rejects fails its caller only and frees its slot', async () => {
     const q = downloadQueue(1);
     const thrown = q(() => {

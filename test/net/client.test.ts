@@ -387,11 +387,76 @@ describe('proxies and CAs', () => {
   });
 });
 
-describe('download', () => {
-  async function listing(dir: string): Promise<string[]> {
-    return (await readdir(dir)).sort();
-  }
+describe('a redirect learnt ahead of its download (learnRedirect)', () => {
+  const log = (s: TestServer): string[] => s.log.map((q) => `${q.method} ${q.pathname} ${q.status ?? ''}`.trim());
 
+  it('starts the download at the target: the origin is asked once, by the probe; the same redirect event; no credential to the other host', async () => {
+    server.setFault(/^\/pkg-[0a]\.zip$/, { kind: 'redirect', location: `${other.origin}/data` });
+    const http = client();
+    const dir = await mkdtemp(join(tmp, 'learnt-'));
+    // Not before a download from the origin was redirected: nothing asked.
+    expect(await http.learnRedirect(`${server.origin}/pkg-a.zip`)).toBeUndefined();
+    expect(log(server)).toEqual([]);
+    await http.download(`${server.origin}/pkg-0.zip`, join(dir, 'first.zip'));
+    server.log.length = 0;
+    other.log.length = 0;
+    const credential = { host: new URL(server.origin).host, token: 'secret' };
+    expect(await http.learnRedirect(`${server.origin}/pkg-a.zip`, { credential })).toBe(other.origin);
+    expect(log(server)).toEqual(['GET /pkg-a.zip 302']);
+    expect(server.log[0]!.headers['authorization']).toBe('Bearer secret');
+    const redirects: Array<{ to: string; status: number; credentialsDropped: boolean }> = [];
+    const res = await http.download(`${server.origin}/pkg-a.zip`, join(dir, 'pkg.zip'), {
+      credential,
+      events: {
+        onRedirect: (e) => redirects.push({ to: e.to, status: e.status, credentialsDropped: e.credentialsDropped }),
+      },
+    });
+    expect(res).toMatchObject({ url: `${other.origin}/data`, size: PAYLOAD.length });
+    expect(log(server)).toEqual(['GET /pkg-a.zip 302']);
+    expect(log(other)).toEqual(['GET /data 200']);
+    expect(other.log[0]!.headers['authorization']).toBeUndefined();
+    expect(redirects).toEqual([{ to: `${other.origin}/data`, status: 302, credentialsDropped: true }]);
+    // Used once: a second download of the URL asks the origin again.
+    await http.download(`${server.origin}/pkg-a.zip`, join(dir, 'again.zip'));
+    expect(log(server)).toEqual(['GET /pkg-a.zip 302', 'GET /pkg-a.zip 302']);
+  });
+
+  it('an origin that answers a probe without a redirect is not probed again; its downloads go to it as before', async () => {
+    server.setFault('/pkg-c.zip', { kind: 'redirect', location: '/data' });
+    const http = client();
+    await http.download(`${server.origin}/pkg-c.zip`, join(await mkdtemp(join(tmp, 'first-')), 'first.zip'));
+    server.log.length = 0;
+    expect(await http.learnRedirect(`${server.origin}/data`)).toBeUndefined();
+    expect(await http.learnRedirect(`${server.origin}/data2`)).toBeUndefined();
+    expect(log(server)).toEqual(['GET /data 200']);
+    const dir = await mkdtemp(join(tmp, 'direct-'));
+    await http.download(`${server.origin}/data2`, join(dir, 'pkg.zip'));
+    expect(log(server)).toEqual(['GET /data 200', 'GET /data2 200']);
+  });
+
+  it('a learnt target that fails (an expired signed URL) sends the download to the origin, which redirects afresh', async () => {
+    server.setFault('/pkg-d.zip', { kind: 'redirect', location: `${other.origin}/data` });
+    server.setFault('/pkg-b.zip', { kind: 'redirect', location: `${other.origin}/expired`, times: 1 });
+    server.setFault('/pkg-b.zip', { kind: 'redirect', location: `${other.origin}/data` });
+    const http = client();
+    await http.download(`${server.origin}/pkg-d.zip`, join(await mkdtemp(join(tmp, 'first-')), 'first.zip'));
+    server.log.length = 0;
+    other.log.length = 0;
+    expect(await http.learnRedirect(`${server.origin}/pkg-b.zip`)).toBe(other.origin);
+    const dir = await mkdtemp(join(tmp, 'expired-'));
+    const res = await http.download(`${server.origin}/pkg-b.zip`, join(dir, 'pkg.zip'));
+    expect(res).toMatchObject({ url: `${other.origin}/data`, size: PAYLOAD.length, attempts: 1 });
+    expect(log(other)).toEqual(['GET /expired 404', 'GET /data 200']);
+    expect(log(server)).toEqual(['GET /pkg-b.zip 302', 'GET /pkg-b.zip 302']);
+    expect(await listing(dir)).toEqual(['pkg.zip']);
+  });
+});
+
+async function listing(dir: string): Promise<string[]> {
+  return (await readdir(dir)).sort();
+}
+
+describe('download', () => {
   it('streams through the transforms to a temp file and renames it into place', async () => {
     const dir = await mkdtemp(join(tmp, 'ok-'));
     let zh: ZhStream | undefined;

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { hostnameForComparison, ProviderAddress } from '../../src/addresses/index.js';
+import { parsePolicyFile } from '../../src/config/index.js';
 import { ErrorCode, ProvkitError } from '../../src/errors.js';
 import {
   addressList,
@@ -66,16 +67,54 @@ describe('pull-through allow-list', () => {
   });
 
   it('refuses unsigned packages unless allowed, and keys not trusted', () => {
+    const demo = provider('registry.opentofu.org', 'acme', 'demo');
     const strict = originPolicy({ flavor: 'tofu', trustedKeys: ['0123456789abcdef'] });
-    expect(signatureRefusal(strict, { kind: 'skipped', reason: 'no keys' } as never)).toMatch(/not signed/);
-    expect(signatureRefusal(strict, { kind: 'signed', keyId: 'FEDCBA9876543210' } as never)).toMatch(
+    expect(signatureRefusal(strict, demo, { kind: 'skipped', reason: 'no keys' } as never)).toMatch(/not signed/);
+    expect(signatureRefusal(strict, demo, { kind: 'signed', keyId: 'FEDCBA9876543210' } as never)).toMatch(
       /not one of the trusted keys/,
     );
-    expect(signatureRefusal(strict, { kind: 'signed', keyId: '0123456789ABCDEF' } as never)).toBeUndefined();
+    expect(signatureRefusal(strict, demo, { kind: 'signed', keyId: '0123456789ABCDEF' } as never)).toBeUndefined();
     const lax = originPolicy({ flavor: 'tofu', allowUnsigned: true });
-    expect(signatureRefusal(lax, { kind: 'skipped', reason: 'no keys' } as never)).toBeUndefined();
-    expect(signatureRefusal(lax, undefined)).toMatch(/no signed checksums/);
+    expect(signatureRefusal(lax, demo, { kind: 'skipped', reason: 'no keys' } as never)).toBeUndefined();
+    expect(signatureRefusal(lax, demo, undefined)).toMatch(/no signed checksums/);
     expect(() => originPolicy({ flavor: 'tofu', trustedKeys: ['xyz'] })).toThrow(/invalid -trusted-key/);
+  });
+
+  it("applies the audit policy's trusted_keys for the provider: other keys and unsigned checksums are refused", () => {
+    const { audit, diagnostics } = parsePolicyFile(
+      [
+        'audit {',
+        '  trusted_keys = ["0123456789ABCDEF"]',
+        '  provider "acme/other" {',
+        '    trusted_keys = ["FEDCBA9876543210"]',
+        '  }',
+        '}',
+        '',
+      ].join('\n'),
+      'provkit.hcl',
+    );
+    expect(diagnostics).toEqual([]);
+    const policy = originPolicy({ flavor: 'tofu', allowUnsigned: true, ...(audit ? { audit } : {}) });
+    const demo = provider('registry.opentofu.org', 'acme', 'demo');
+    const other = provider('registry.opentofu.org', 'acme', 'other');
+    const signed = (keyId: string): never => ({ kind: 'signed', keyId }) as never;
+    expect(signatureRefusal(policy, demo, signed('0123456789abcdef'))).toBeUndefined();
+    expect(signatureRefusal(policy, demo, signed('FEDCBA9876543210'))).toBe(
+      'its checksums are signed with key FEDCBA9876543210, which is not one of the trusted_keys of provkit.hcl (0123456789ABCDEF)',
+    );
+    // A provider block's pins replace the block's for that provider.
+    expect(signatureRefusal(policy, other, signed('FEDCBA9876543210'))).toBeUndefined();
+    expect(signatureRefusal(policy, other, signed('0123456789ABCDEF'))).toMatch(
+      /not one of the trusted_keys of provkit.hcl provider "acme\/other"/,
+    );
+    // Pinned keys: unsigned checksums are refused even with -allow-unsigned.
+    expect(signatureRefusal(policy, demo, { kind: 'skipped', reason: 'no keys' } as never)).toMatch(
+      /not signed .* the trusted_keys of provkit.hcl apply to it/,
+    );
+    // -trusted-key and the audit policy both apply.
+    const both = originPolicy({ flavor: 'tofu', trustedKeys: ['FEDCBA9876543210'], ...(audit ? { audit } : {}) });
+    expect(signatureRefusal(both, demo, signed('0123456789ABCDEF'))).toMatch(/not one of the trusted keys/);
+    expect(signatureRefusal(both, demo, signed('FEDCBA9876543210'))).toMatch(/trusted_keys of provkit.hcl/);
   });
 });
 

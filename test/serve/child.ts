@@ -17,8 +17,18 @@ export interface ServeChild {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function startServe(args: string[], cwd: string, env: Record<string, string> = {}): Promise<ServeChild> {
-  const child = spawn(process.execPath, [bin, 'serve', ...args], {
+/**
+ * `prefix`: a command that runs the server (it must exec it, keeping the
+ * process id), e.g. `['prlimit', '--fsize=65536:unlimited', '--']`.
+ */
+export function startServe(
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+  prefix: readonly string[] = [],
+): Promise<ServeChild> {
+  const [command, ...rest] = [...prefix, process.execPath, bin, 'serve', ...args];
+  const child = spawn(command!, rest, {
     cwd,
     env: { ...process.env, PROVKIT_FLAVOR: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -31,11 +31,12 @@ import {
   renderAuditJSON,
 } from '../../ui/audit.js';
 import type { Diagnostic } from '../../ui/human.js';
+import { fittedLines } from '../../ui/table.js';
 import { checkMirrorFlags, fromHclDiagnostic, type MirrorFlags, reportDiagnostics } from '../common.js';
 import { parseFlags } from '../flags.js';
 import { fileAtRevision, resolveRevision } from '../git.js';
 import type { CliIO, GlobalOptions } from '../io.js';
-import { createRenderer, jsonUIsFor, type Renderer } from '../render.js';
+import { createRenderer, jsonUIsFor, type Renderer, terminalColumns } from '../render.js';
 import { runInterruptibleWith, type RunResources } from '../resources.js';
 import { VERSION } from '../version.js';
 
@@ -144,7 +145,11 @@ export async function auditCommand(args: readonly string[], io: CliIO, globals: 
     }
     const uis = jsonUIsFor(io, json);
     for (const j of uis) renderAuditJSON(files, totals, j);
-    if (!json) io.stdout.write(`${auditTableText(files)}${auditSummaryText(totals)}\n`);
+    const columns = terminalColumns(io.stdout);
+    if (!json)
+      io.stdout.write(
+        `${auditTableText(files, columns)}${fittedLines(auditSummaryText(totals), columns).join('\n')}\n`,
+      );
     return totals.failing > 0 ? 2 : 0;
   });
 }

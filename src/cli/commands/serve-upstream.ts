@@ -30,7 +30,8 @@ import {
 } from '../../pull-through/index.js';
 import { cacheBase, ociClientFor, registrySourceFor, templateRepositoryMapping } from '../../sources/index.js';
 import { terminalLine } from '../../ui/escape.js';
-import { hashStoreOption, httpFor, ociTemplate, ociTemplateDiagnostic } from '../common.js';
+import { loadPolicyFile, POLICY_FILE_NAME } from '../../config/index.js';
+import { configDiagnostics, hashStoreOption, httpFor, ociTemplate, ociTemplateDiagnostic } from '../common.js';
 import type { ParsedFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
@@ -69,9 +70,14 @@ export async function pullThroughServe(
       'Conflicting options',
       '-offline serves only what the store holds; it cannot be used with -upstream.',
     );
+  // The audit policy's pinned keys (provkit.hcl of the working directory) apply on the way in.
+  const found = offline ? undefined : await loadPolicyFile(join(globals.cwd, POLICY_FILE_NAME), POLICY_FILE_NAME);
+  for (const d of configDiagnostics(found?.diagnostics ?? [], globals.cwd)) run.diagnostic(d);
+  if (found?.diagnostics.some((d) => d.severity === 'error')) return 1;
   let policy: OriginPolicy;
   try {
     policy = originPolicy({
+      ...(found?.audit === undefined ? {} : { audit: found.audit }),
       flavor: globals.flavor,
       allow: flags.values.allow ?? [],
       allowUnsigned: flags.values['allow-unsigned'] === true,
@@ -157,11 +163,18 @@ export async function pullThroughServe(
       },
     });
     const mode = offline ? 'offline' : 'upstream';
+    const audit = policy.audit;
+    const pinsFrom =
+      audit !== undefined &&
+      (audit.defaults.trustedKeys !== undefined || audit.providers.some((p) => p.rule.trustedKeys !== undefined))
+        ? audit.file
+        : undefined;
     line('info', `Listening on ${mirror.url}`, 'listening', {
       url: mirror.url,
       dir: store.display,
       mode,
       ...(offline ? {} : { hosts: allowedHosts(policy) }),
+      ...(pinsFrom === undefined ? {} : { trusted_keys_from: pinsFrom }),
     });
     if (!json) {
       io.stdout.write(`Listening on ${mirror.url}\n`);
@@ -172,6 +185,8 @@ export async function pullThroughServe(
             : `Pulling through from ${allowedHosts(policy).join(', ')} into ${store.display}.`,
         )}\n`,
       );
+      if (pinsFrom !== undefined)
+        io.stdout.write(`${terminalLine(`Signing keys must be the trusted_keys of ${pinsFrom}.`)}\n`);
     }
     const signal = await stopSignal();
     await mirror.close();

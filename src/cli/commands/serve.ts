@@ -64,11 +64,15 @@ Pull-through mirror (docs/fleet-mirror.md):
                       is loopback or private (refused otherwise). Repeatable.
   -allow-unsigned     Accept packages whose checksums are not signed.
   -trusted-key=ID     Accept only signatures by this key (16 or 40 hex
-                      digits). Repeatable.
+                      digits). Repeatable. The trusted_keys of the audit
+                      block of provkit.hcl in the working directory apply
+                      too (docs/provenance.md).
   -versions-ttl=SEC   How long a provider's version list is used before the
                       origin is asked again (default 600; served stale when
                       the origin is down).
   GET /healthz and /metrics (Prometheus text format) are answered too.
+  VERSION.json lists zh: and h1: for every stored platform, and who vouches
+  for each hash (provkit_dispositions, ignored by terraform and tofu).
 `;
 
 export async function serveCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
@@ -98,7 +102,7 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
       'Wrong number of arguments',
       pullThrough
         ? 'serve -upstream requires the store (a directory or oci://REGISTRY/TEMPLATE) as its argument.'
-        : 'serve requires the mirror directory as its argument.',
+        : 'serve requires the mirror directory as its argument (serve -upstream STORE or serve -offline STORE for a pull-through mirror).',
     );
   if (!pullThrough) {
     const only = (['allow', 'allow-address', 'trusted-key', 'allow-unsigned', 'versions-ttl'] as const).find(

@@ -71,6 +71,7 @@ import type { ServiceDiscovery } from './discovery.js';
 import {
   checkChecksumsSignature,
   signaturePolicy,
+  preloadSignatureVerifier,
   type SignatureCache,
   type SignaturePolicy,
   type SigningKey,
@@ -496,7 +497,10 @@ export class RegistrySource implements Source {
 
   private async baseURL(provider: ProviderAddress, signal: AbortSignal | undefined): Promise<URL> {
     const product = flavorInfo(this.options.flavor).productName;
-    const host = await this.options.discovery.discover(provider.hostname, signal).catch((err: unknown) => {
+    const discovering = this.options.discovery.discover(provider.hostname, signal);
+    // Signatures will be checked and nothing remembers past checks: openpgp.js loads while discovery is in flight.
+    if (this.options.signatureCache === undefined) preloadSignatureVerifier();
+    const host = await discovering.catch((err: unknown) => {
       throw withContext(err, { provider });
     });
     let svc;

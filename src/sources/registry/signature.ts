@@ -31,6 +31,25 @@ import type * as openpgp from 'openpgp';
 let openpgpModule: Promise<typeof openpgp> | undefined;
 const loadOpenpgp = (): Promise<typeof openpgp> => (openpgpModule ??= import('openpgp'));
 
+/**
+ * Loads openpgp.js now, in a later turn of the event loop, so that the first
+ * signature check does not wait for it: called by a registry source that
+ * will check signatures and keeps no {@link SignatureCache} (nothing could
+ * spare the load), when its first network exchange (service discovery) has
+ * been sent: loading takes the main thread for ~60–100 ms, which then
+ * overlaps round trips instead of standing between the first SHA256SUMS
+ * and the first download (bench/results-wan.md, the head of the run).
+ */
+export function preloadSignatureVerifier(): void {
+  if (openpgpModule !== undefined) return;
+  setImmediate(() => {
+    loadOpenpgp().catch(() => {
+      // A failed load fails the check that needs it, with its own error.
+      openpgpModule = undefined;
+    });
+  });
+}
+
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 

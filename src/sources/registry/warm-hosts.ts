@@ -8,8 +8,22 @@
  * HTTPS connections (bench/PROFILE.md "WAN", the head of the critical path).
  * Only a host whose discovery document is fetched is warmed: it is the host
  * the configuration names, asked anyway (a `host` block's services are not).
+ *
+ * Beyond the versions requests, the package metadata that follows them: as
+ * soon as a provider's versions arrive, its packages' download metadata is
+ * asked at once (installer/fetch-cache.ts, up to 16 packages at a time), then
+ * its SHA256SUMS and signature side by side; a request that finds no free
+ * connection opens one, two round trips more on the head of the run
+ * (bench/results-wan.md, the requests marked `+` after the versions). So
+ * {@link PER_PROVIDER} connections per provider are warmed, at most
+ * {@link MAX_WARM}.
  */
 import type { HttpClient } from '../../net/index.js';
+
+/** Connections warmed per provider waiting for the discovery: its versions request, then its packages' metadata. */
+export const PER_PROVIDER = 2;
+/** The most connections warmed to one host (the metadata fan-out of installer/fetch-cache.ts). */
+export const MAX_WARM = 16;
 
 /** See the module comment. One per source (it keeps the counts of one turn only). */
 export class HostWarmer {
@@ -26,7 +40,7 @@ export class HostWarmer {
       const count = this.waiting.get(origin) ?? 0;
       this.waiting.delete(origin);
       // One request reuses the discovery's own connection: nothing to warm for it alone.
-      if (count > 1) this.http.preconnect(origin, count);
+      if (count > 1) this.http.preconnect(origin, Math.min(MAX_WARM, count * PER_PROVIDER));
     });
   }
 }

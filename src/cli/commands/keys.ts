@@ -1,0 +1,139 @@
+/**
+ * `provkit keys [options]`: the signing keys of the configuration's
+ * providers (src/installer/keys.ts, docs/provenance.md "Signing keys").
+ * Thin: flags → the root module(s)' requirements and lock files, the audit
+ * policy of provkit.hcl → `runKeys` over the origin registries → table /
+ * `-json` → exit 0 (nothing flagged), 2 (a key flagged; as `audit`), 1 (an
+ * error: a registry that cannot be asked fails the run).
+ */
+import { join, posix } from 'node:path';
+
+import type { ProviderAddress, Version, VersionConstraints } from '../../addresses/index.js';
+import { discoverRoots, findPolicy, loadModuleRequirements } from '../../config/index.js';
+import { diagnosticFromError, ErrorCode } from '../../errors.js';
+import { type KeysRequest, runKeys } from '../../installer/keys.js';
+import { loadLockFile, LOCK_FILE_NAME } from '../../lockfile/index.js';
+import { registrySourceFor } from '../../sources/index.js';
+import type { Diagnostic } from '../../ui/human.js';
+import { fittedLines } from '../../ui/table.js';
+import { keysSummaryText, keysTableText, keysTotals, renderKeysJSON } from '../../ui/keys.js';
+import { fromHclDiagnostic, reportDiagnostics } from '../common.js';
+import { parseFlags } from '../flags.js';
+import type { CliIO, GlobalOptions } from '../io.js';
+import { createRenderer, jsonUIsFor, terminalColumns } from '../render.js';
+import { runInterruptibleWith } from '../resources.js';
+
+export const KEYS_HELP = `Usage: provkit [global options] keys [options]
+
+  Shows the OpenPGP keys the providers of the configuration are signed with:
+  for each version the lock file selects, the key whose signature over the
+  release's SHA256SUMS verified (key ID, fingerprint, expiry). Downloads no
+  package: one SHA256SUMS and its signature per version.
+
+  Flags (see docs/provenance.md, "Signing keys"), judged with the audit
+  block of provkit.hcl:
+    KEY_EXPIRED      the key had expired (unless allow_expired_keys)
+    KEY_NOT_TRUSTED  the key is not one of trusted_keys
+    KEY_CHANGED      a version is signed by another key than the one before
+                     it (unless both keys are trusted_keys)
+    NOT_SIGNED       no key vouches for a version (signature check skipped)
+
+  Exits 0 when nothing is flagged, 2 when a key is flagged, 1 on an error.
+
+Options:
+  -available            Also every version the configuration's constraints
+                        allow, not only the locked ones.
+  -recursive            The providers of every root module of the tree.
+  -json                 Machine-readable output (JSON lines; see docs/json-ui.md).
+`;
+
+export async function keysCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
+  const flags = parseFlags(args, { json: 'bool', available: 'bool', recursive: 'bool' });
+  const json = flags.values['json'] === true;
+  const ui = createRenderer(io, globals, json);
+  if (flags.positionals.length > 0) {
+    const errors: Diagnostic[] = [
+      {
+        severity: 'error',
+        summary: 'Unexpected arguments',
+        detail: `keys takes no arguments, not ${flags.positionals.join(' ')}.`,
+        code: ErrorCode.USAGE,
+      },
+    ];
+    return ui.fail(errors);
+  }
+
+  return runInterruptibleWith(io, globals, 'keys', async (r) => {
+    let roots: string[] = ['.'];
+    if (flags.values['recursive'] === true) {
+      const tree = await discoverRoots(globals.cwd, { flavor: globals.flavor });
+      if (reportDiagnostics(ui, tree.diagnostics, globals.cwd)) return ui.fail([]);
+      roots = tree.roots;
+    }
+    const requests = new Map<
+      string,
+      { provider: ProviderAddress; locked: Map<string, Version>; constraints: VersionConstraints[] }
+    >();
+    const entry = (provider: ProviderAddress): { locked: Map<string, Version>; constraints: VersionConstraints[] } => {
+      const key = provider.toComparisonString();
+      let e = requests.get(key);
+      if (e === undefined) requests.set(key, (e = { provider, locked: new Map(), constraints: [] }));
+      return e;
+    };
+    const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
+    for (const root of roots) {
+      const dir = root === '.' ? globals.cwd : join(globals.cwd, root);
+      const within = (name: string): string => (root === '.' ? name : posix.join(root, name));
+      const flavor = root === '.' ? globals.flavor : globals.flavorIn(dir).flavor;
+      // eslint-disable-next-line no-await-in-loop -- local files, one root after another
+      const config = await loadModuleRequirements(dir, {
+        flavor,
+        dataDir,
+        ...(root === '.' ? {} : { resolveLocalModules: true }),
+      });
+      // eslint-disable-next-line no-await-in-loop -- see above
+      const lock = await loadLockFile(join(dir, LOCK_FILE_NAME), flavor, within(LOCK_FILE_NAME));
+      const diagnostics = [...config.diagnostics, ...lock.diagnostics].map((d) =>
+        fromHclDiagnostic({ ...d, range: { ...d.range, filename: within(d.range.filename) } }, root !== '.'),
+      );
+      if (diagnostics.some((d) => d.severity === 'error')) return ui.fail(diagnostics);
+      for (const d of diagnostics) ui.diagnostic(d);
+      for (const req of config.requirements.values()) entry(req.provider).constraints.push(req.constraints);
+      for (const l of lock.locks.all()) entry(l.provider).locked.set(l.version.toString(), l.version);
+    }
+    const policy = await findPolicy(globals.cwd, globals.cwd);
+    if (policy.diagnostics.some((d) => d.severity === 'error'))
+      return ui.fail(policy.diagnostics.map((d) => fromHclDiagnostic(d)));
+
+    const cli = await r.cliConfig(ui);
+    if (cli === undefined) return ui.fail([]);
+    // Origin registries (as lock: provider_installation is not theirs to say); expired keys shown, not refused.
+    const source = registrySourceFor(r.sourceContext(), cli, { tolerateExpiredKeys: true });
+    const providers: KeysRequest[] = [...requests.values()].map((e) => ({
+      provider: e.provider,
+      locked: [...e.locked.values()],
+      constraints: e.constraints,
+    }));
+    let outcome;
+    try {
+      outcome = await runKeys({
+        providers,
+        source,
+        available: flags.values['available'] === true,
+        ...(policy.audit === undefined ? {} : { policy: policy.audit }),
+        flavor: globals.flavor,
+        signal: r.signal,
+      });
+    } catch (err) {
+      return ui.fail([diagnosticFromError(err, 'Cannot read the signing keys')]);
+    }
+    const totals = keysTotals(outcome);
+    for (const j of jsonUIsFor(io, json)) renderKeysJSON(outcome, totals, j);
+    const columns = terminalColumns(io.stdout);
+    if (!json)
+      io.stdout.write(
+        `${keysTableText(outcome, columns)}${fittedLines(keysSummaryText(totals), columns).join('\n')}\n`,
+      );
+    return totals.flagged > 0 ? 2 : 0;
+  });
+}

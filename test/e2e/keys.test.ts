@@ -1,0 +1,194 @@
+// `provkit keys`: the keys the providers' releases are signed with, and what
+// is flagged about them (docs/provenance.md "Signing keys"); and the tables
+// of `keys` and `audit` in a terminal of 100 and of 40 columns (tmux,
+// test/support/pty.ts), as a person sees them. provkit runs as a child
+// process (bin/provkit.js) against a fake registry in another process whose
+// releases are signed with the real OpenPGP keys of test/fixtures/keys:
+// acme/demo 1.0.0 and 1.1.0 by `main`, 1.2.0 by `other`, 1.3.0 by `expired`
+// (all three listed by the registry).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import * as openpgp from 'openpgp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace } from '../support/e2e.js';
+import { runInTerminal } from '../support/pty.js';
+import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
+import { makeProvider } from '../support/servers/packages.js';
+
+const PLATFORMS = ['darwin_arm64', 'linux_amd64'];
+
+let host: ServerHost;
+let reg: RemoteServer;
+let w: E2eWorkspace;
+/** The key IDs and fingerprints of the fixture keys, as openpgp reads them. */
+const ids: Record<string, string> = {};
+const fingerprints: Record<string, string> = {};
+/** A project locking acme/demo 1.1.0 (`>= 1.0.0` allowed), whose provkit.hcl pins `main`. */
+let project: string;
+
+beforeAll(async () => {
+  host = await startHost();
+  reg = await host.registry({
+    providers: [await makeProvider('acme', 'demo', ['1.0.0', '1.1.0', '1.2.0', '1.3.0'], PLATFORMS)],
+    listedKeys: ['main', 'other', 'expired'],
+    signVersionWith: { 'acme/demo/1.2.0': 'other', 'acme/demo/1.3.0': 'expired' },
+  });
+  for (const name of ['main', 'other', 'expired']) {
+    const key = await openpgp.readKey({
+      armoredKey: readFileSync(new URL(`../fixtures/keys/${name}.asc`, import.meta.url), 'utf8'),
+    });
+    ids[name] = key.getKeyID().toHex().toUpperCase();
+    fingerprints[name] = key.getFingerprint().toUpperCase();
+  }
+  w = e2eWorkspace(reg.caPath);
+  project = await lockedProject('project', '1.1.0', `audit {\n  trusted_keys = ["${fingerprints['main']!}"]\n}\n`);
+}, 60_000);
+afterAll(async () => {
+  await host.close();
+  w.remove();
+});
+
+/** A root module requiring acme/demo `>= 1.0.0` with a lock file of `version` (and `policy` as provkit.hcl). */
+async function lockedProject(name: string, version: string, policy?: string): Promise<string> {
+  const dir = w.project(name, {
+    'main.tf': requiresTf({ demo: `${reg.host}/acme/demo@${version}` }),
+    ...(policy === undefined ? {} : { 'provkit.hcl': policy }),
+  });
+  const r = await runCli(['lock', ...PLATFORMS.map((p) => `-platform=${p}`)], { cwd: dir, env: w.env });
+  expect(r.code, r.stderr).toBe(0);
+  // Locked at `version`; the configuration allows every version from 1.0.0.
+  w.project(name, { 'main.tf': requiresTf({ demo: `${reg.host}/acme/demo@>= 1.0.0` }) });
+  return dir;
+}
+
+const jsonLines = (r: CliResult): Array<Record<string, unknown>> =>
+  r.stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('provkit keys', () => {
+  it('the locked version’s key, with its fingerprint and expiry; a pinned key passes, and no package is downloaded', async () => {
+    await reg.mark();
+    const r = await runCli(['keys'], { cwd: project, env: w.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(
+      [
+        `${reg.host}/acme/demo: 1 version (1 locked), 1 key`,
+        '  KEY ID            EXPIRES  VERSIONS',
+        `  ${ids['main']!}  never    1.1.0 (locked)`,
+        `    fingerprint ${fingerprints['main']!}`,
+        '',
+        'Keys: 1 signing key of 1 version of 1 provider; none flagged.',
+        '',
+      ].join('\n'),
+    );
+    // One SHA256SUMS and its signature for the version; no archive.
+    const paths = (await reg.log()).map((q) => q.pathname);
+    expect(paths.filter((p) => p.endsWith('.zip'))).toEqual([]);
+    expect(paths.filter((p) => p.endsWith('_SHA256SUMS.sig'))).toHaveLength(1);
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+
+  it('-available: a key that changed between versions, an expired key and keys outside the pins are flagged (exit 2), in -json', async () => {
+    const r = await runCli(['keys', '-available', '-json'], { cwd: project, env: w.env });
+    expect(r.code, r.stderr).toBe(2);
+    const lines = jsonLines(r);
+    const keys = lines.filter((l) => l['type'] === 'signing_key');
+    const codes = (l: Record<string, unknown>): string[] =>
+      (l['findings'] as Array<{ code: string; flagged: boolean }>).filter((f) => f.flagged).map((f) => f.code);
+    expect(keys.map((k) => [k['key_id'], k['versions'], k['locked_versions'], k['trusted'], codes(k)])).toEqual([
+      [ids['main'], ['1.0.0', '1.1.0'], ['1.1.0'], true, []],
+      [ids['other'], ['1.2.0'], [], false, ['KEY_CHANGED', 'KEY_NOT_TRUSTED']],
+      [ids['expired'], ['1.3.0'], [], false, ['KEY_CHANGED', 'KEY_EXPIRED', 'KEY_NOT_TRUSTED']],
+    ]);
+    expect(keys[0]).toMatchObject({
+      '@level': 'info',
+      provider: `${reg.host}/acme/demo`,
+      fingerprint: fingerprints['main'],
+      key_expires: null,
+      expired: false,
+    });
+    expect(keys[2]).toMatchObject({ '@level': 'error', expired: true, key_expires: expect.stringMatching(/^2020-/) });
+    const provider = lines.find((l) => l['type'] === 'keys_provider');
+    expect(provider).toMatchObject({
+      versions: [
+        { version: '1.0.0', locked: false, key_id: ids['main'] },
+        { version: '1.1.0', locked: true, key_id: ids['main'] },
+        { version: '1.2.0', locked: false, key_id: ids['other'] },
+        { version: '1.3.0', locked: false, key_id: ids['expired'] },
+      ],
+      policy: 'provkit.hcl',
+    });
+    expect(lines.at(-1)).toMatchObject({ type: 'keys_summary', keys: 3, versions: 4, flagged: 5, pass: false });
+  });
+
+  it('terraform refuses an expired key; keys still shows and flags it rather than failing', async () => {
+    const r = await runCli(['-flavor=terraform', 'keys', '-available'], { cwd: project, env: w.env });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toMatch(new RegExp(`^  ${ids['expired']!}  2020-\\d\\d-\\d\\d \\(expired\\)  1\\.3\\.0$`, 'm'));
+    expect(r.stdout).toContain(`KEY_EXPIRED: key ${ids['expired']!} has expired (2020-`);
+    expect(r.stdout).toContain(`KEY_CHANGED: 1.2.0 is signed by key ${ids['other']!}, 1.1.0 by key ${ids['main']!}`);
+    expect(r.stdout).toMatch(/^Keys: 3 signing keys of 4 versions of 1 provider; 5 flagged\.$/m);
+  });
+
+  it('-recursive: the versions every root locks, one key for both', async () => {
+    const tree = w.project('tree');
+    await lockedProject('tree/a', '1.0.0');
+    await lockedProject('tree/b', '1.1.0');
+    const r = await runCli(['keys', '-recursive'], { cwd: tree, env: w.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`  ${ids['main']!}  never    1.0.0 (locked), 1.1.0 (locked)\n`);
+    expect(r.stdout).toMatch(/none flagged\.\n$/);
+  });
+
+  it('a signature that cannot be fetched is an error (exit 1), never a pass', async () => {
+    await reg.setFault(await reg.path('signature', 'acme', 'demo', '1.1.0'), { kind: 'status', status: 404 });
+    try {
+      const r = await runCli(['keys'], { cwd: project, env: w.env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('Error:');
+      expect(r.stdout).not.toContain('Keys:');
+    } finally {
+      await reg.clearFaults();
+    }
+  });
+});
+
+/**
+ * The lines of a screen (wrapped lines joined) wider than the terminal that
+ * are not one unbreakable word: a table or a sentence the terminal folded
+ * somewhere in the middle. A hash or a fingerprint longer than the line is
+ * kept whole on a line of its own (the terminal folds it, a copy takes it
+ * in one piece).
+ */
+function folded(screen: string, columns: number): string[] {
+  return screen.split('\n').filter((l) => [...l].length >= columns && /\S\s+\S/.test(l.trim()));
+}
+
+describe('the keys and audit tables in a terminal', () => {
+  const hashes = (): string[] =>
+    [...readFileSync(join(project, '.terraform.lock.hcl'), 'utf8').matchAll(/"((?:h1|zh):[^"]+)"/g)].map((m) => m[1]!);
+
+  for (const columns of [100, 40]) {
+    it(`${columns} columns: every row readable, nothing folded but a hash longer than the line, every hash whole`, async () => {
+      const env = { ...w.env, PROVKIT_HASH_STORE: join(w.base, 'terminal-store') };
+      const audit = await runInTerminal(['audit'], { cwd: project, env, columns, rows: 60 });
+      expect(audit.code, audit.after).toBe(0);
+      expect(folded(audit.after, columns)).toEqual([]);
+      for (const h of hashes()) expect(audit.after.split('\n').map((l) => l.trim())).toContain(h);
+      expect(audit.after).toMatch(/^ {4}darwin_arm64 {2}ok$/m);
+      expect(audit.after).toMatch(/^Audit passed: 4 hashes in 1 lock file\s+audited,/m);
+
+      const keys = await runInTerminal(['keys', '-available'], { cwd: project, env, columns, rows: 60 });
+      expect(keys.code, keys.after).toBe(2);
+      expect(folded(keys.after, columns)).toEqual([]);
+      for (const f of Object.values(fingerprints)) expect(keys.after).toContain(f);
+      expect(keys.after).toMatch(new RegExp(`^ {2}${ids['expired']!} {2}2020-\\d\\d-\\d\\d\\s+\\(expired\\)`, 'm'));
+      expect(keys.after).toMatch(/^Keys: 3 signing keys of 4 versions of 1\s+provider; 5 flagged\.$/m);
+      expect(w.tmpLeftovers()).toEqual([]);
+    });
+  }
+});
