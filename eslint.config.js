@@ -15,9 +15,10 @@ import { provkitPlugin } from './scripts/eslint-no-cycle.mjs';
 const LAYERS = [
   ['go'],
   ['fs', 'hcl'],
-  ['net'],
   ['addresses'],
-  ['hashing'],
+  // Peers: hashing knows no network, the network no hashing (what both need,
+  // e.g. the block size of a download and of a hash job, lives in fs/).
+  ['net', 'hashing'],
   ['lockfile'],
   ['config', 'cliconfig'],
   ['layout'],

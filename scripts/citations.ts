@@ -150,7 +150,7 @@ const SPECIFIC: ReadonlyArray<readonly [string, string, string]> = [
     '(archives of different packages share file names, docs/reliability.md)',
   ],
   ['src/installer/lock.ts', 'source under two hosts), issue 11 #1.', 'source under two hosts), docs/reliability.md.'],
-  ['src/sources/fetch.ts', '(issue 11 #1: two packages', '(docs/reliability.md: two packages'],
+  ['src/sources/fetch/fetch.ts', '(issue 11 #1: two packages', '(docs/reliability.md: two packages'],
   [
     'test/e2e/package-identity.ts',
     '(terraform-observed.md,\n * "What each source records")',

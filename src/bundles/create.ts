@@ -218,7 +218,7 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
                     ...(destPath === undefined ? {} : { destPath }),
                     ...(options.http ? { http: options.http } : {}),
                     ...(options.signal ? { signal: options.signal } : {}),
-                    ...poolHashing(options.pool),
+                    hashing: poolHashing(options.pool),
                   }),
                 announcedSize(meta),
               );

@@ -351,8 +351,7 @@ async function versionEvidence(
               destPath: join(dir, n),
               ...(o.http === undefined ? {} : { http: o.http }),
               ...(o.signal === undefined ? {} : { signal: o.signal }),
-              ...(o.hashStore === undefined ? {} : { hashStore: o.hashStore }),
-              ...poolHashing(o.pool),
+              hashing: poolHashing(o.pool, o.hashStore),
             });
             if (got.kind !== 'archive') return;
             // Kept for the next audit, lock or mirror (content-keyed by the zh:, with who vouched for it).

@@ -36,6 +36,7 @@ import {
   type ReadProgress,
   zhOfPackage,
   type ZipPackageHashes,
+  type ZipStream,
 } from '../hashing/index.js';
 import type { HttpClient, NetEvents } from '../net/index.js';
 import {
@@ -47,6 +48,9 @@ import {
   type PackageMeta,
   storedArchive,
   type FetchedForms,
+  type FormsWhenUnauthenticatedStrategy,
+  type ZipHasher,
+  type ZipHashesStrategy,
   type FetchedPackage,
   type Source,
   type TrustedHash,
@@ -71,7 +75,7 @@ import { downloadName } from '../layout/index.js';
  */
 const METADATA_CONCURRENCY = 16;
 
-/** What a package's fetch gives the cache (a local archive read for its `h1:` forms alone, FetchOptions.hashZipForms). */
+/** What a package's fetch gives the cache (a local archive read for its `h1:` forms alone: {@link FetchCache.hashing}). */
 type Fetched = FetchedPackage | FetchedForms;
 
 /** The progress callback of one phase of a local archive's hashing (`fetch_progress` events). */
@@ -237,6 +241,28 @@ export class FetchCache {
     const stored = await hashStore.get(zh);
     if (stored) return { ...stored, path };
     return pool.hashZip(path, zh, progress('hash'));
+  }
+
+  /**
+   * How a package's fetch hashes it (sources/fetch/strategy.ts): a local
+   * archive with {@link hashLocal}, anything else with the pool, a download
+   * as it arrives. The store is not the fetch's: a hit means no fetch at all,
+   * so the cache consults it (and fills it) itself. Without a store nothing
+   * needs a local archive's `zh:` (a lock records none of a filesystem
+   * mirror's): its `h1:` forms alone.
+   */
+  private hashing(meta: PackageMeta, progress: LocalProgress): ZipHashesStrategy | FormsWhenUnauthenticatedStrategy {
+    const { hashStore, pool } = this.options;
+    const hashZip: ZipHasher = (path, knownZh) =>
+      meta.location.kind === 'local-archive' ? this.hashLocal(path, progress) : pool.hashZip(path, knownZh);
+    const streamZip = (): ZipStream => pool.streamZip();
+    if (hashStore) return { kind: 'zip-hashes', hashZip, streamZip };
+    return {
+      kind: 'h1-forms-when-unauthenticated',
+      hashZip,
+      streamZip,
+      hashZipForms: (path) => pool.hashZipForms(path, progress('hash')),
+    };
   }
 
   /**
@@ -415,16 +441,7 @@ export class FetchCache {
           ...(dir === undefined ? {} : { destPath: join(dir, downloadName(meta.filename)) }),
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
-          hashZip: (path, knownZh) =>
-            meta.location.kind === 'local-archive'
-              ? this.hashLocal(path, progress)
-              : options.pool.hashZip(path, knownZh),
-          // Without a hash store nothing needs a local archive's zh: (a lock
-          // records none of a filesystem mirror's): its h1: forms alone.
-          ...(options.hashStore
-            ? {}
-            : { hashZipForms: (path: string) => options.pool.hashZipForms(path, progress('hash')) }),
-          streamZip: () => options.pool.streamZip(),
+          hashing: this.hashing(meta, progress),
           events: this.slotEvents(packageNetEvents(events, provider, version, platform), release),
         });
       } catch (err) {

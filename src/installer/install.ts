@@ -504,8 +504,7 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
         : {}),
       ...(options.http ? { http: options.http } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
-      ...poolHashing(pool),
-      ...(options.hashStore ? { hashStore: options.hashStore } : {}),
+      hashing: poolHashing(pool, options.hashStore),
       events: packageNetEvents(events, provider, version, platform),
     });
   };

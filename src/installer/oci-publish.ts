@@ -30,7 +30,7 @@
  *
  * Downloads: a registry package whose signed `zh:` the target repository
  * already holds as a blob is not downloaded at all; everything else is
- * fetched and authenticated as `mirror` does (sources/fetch.ts) into a
+ * fetched and authenticated as `mirror` does (sources/fetch/) into a
  * temporary directory that is removed afterwards. Uploads read the file in
  * chunks (net/oci/client.ts), so memory stays bounded whatever the size.
  */
@@ -343,9 +343,9 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
       events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
       const fetched = await network(async () => {
         // The archive is published as it is: its bytes and zh: (the blob's
-        // digest), not its h1: forms (FetchOptions.forms).
+        // digest), not its h1: forms.
         const f = await fetchPackage(meta, {
-          forms: false,
+          hashing: { kind: 'zh-only' },
           ...(meta.location.kind === 'http' ? { destPath: join(work, downloadName(meta.filename, n)) } : {}),
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),

@@ -126,7 +126,7 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
                   destPath: join(work, downloadName(meta.filename, packages++)),
                   http: options.http,
                   ...(options.signal ? { signal: options.signal } : {}),
-                  ...poolHashing(options.pool),
+                  hashing: poolHashing(options.pool),
                 });
               } catch (err) {
                 problem(

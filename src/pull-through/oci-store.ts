@@ -287,7 +287,7 @@ export class OciStore implements PackageStore {
         const f = await fetchPackage(meta, {
           destPath: join(work, downloadName(packedFileName(provider, version, platform))),
           http: this.options.http,
-          forms: false,
+          hashing: { kind: 'zh-only' },
           ...(signal ? { signal } : {}),
         });
         if (f.kind !== 'archive-bytes' || f.zh.value !== layer.hex)

@@ -15,7 +15,7 @@
  *   server answers. Offline: the stored platforms.
  * - An archive: served from the store when stored with the signed `zh:`;
  *   otherwise fetched from the origin, **verified before anything is stored
- *   or served** (sources/fetch.ts: the archive's SHA-256 against the
+ *   or served** (sources/fetch/authenticate.ts: the archive's SHA-256 against the
  *   signed SHA256SUMS, whose signature the registry source checked, and the
  *   signature policy of policy.ts), hashed (`zh:`, both `h1:` forms, into
  *   the hash store), refused if no client could install it
@@ -594,8 +594,7 @@ export class PullThroughService implements ResourceCatalog {
           destPath: join(work, downloadName(meta.filename)),
           http: origin.http,
           signal: this.stopping.signal,
-          ...poolHashing(this.options.pool),
-          ...(this.options.hashStore ? { hashStore: this.options.hashStore } : {}),
+          hashing: poolHashing(this.options.pool, this.options.hashStore),
         });
       } catch (err) {
         // Writing the download is the store's file system (a full disk); everything else is the origin's.

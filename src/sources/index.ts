@@ -33,26 +33,9 @@ export type {
   Trust,
   TrustedHash,
 } from './source.js';
-export {
-  authenticateArchive,
-  checkFetchedFor,
-  expectedZh,
-  fetchPackage,
-  localDisposition,
-  poolHashing,
-  storedArchive,
-} from './fetch.js';
+export * from './fetch/index.js';
 export { dispositionsOf, packageDispositions } from './provenance.js';
 export type { PackageHashesInput } from './provenance.js';
-export type {
-  FetchedArchive,
-  FetchedDirectory,
-  FetchedBytes,
-  FetchedForms,
-  FetchedPackage,
-  FetchOptions,
-  PackageIdentity,
-} from './fetch.js';
 export { FilesystemMirrorSource } from './fs-mirror.js';
 export type { FilesystemMirrorOptions, ScanWarning } from './fs-mirror.js';
 export { chainCredentials, credentialsFromEnv, staticCredentials } from './credentials.js';

@@ -124,9 +124,12 @@ describe("fetchPackage keeps one package's bytes, hashes and identity together",
       const got = (await fetchPackage(meta, {
         destPath: dest,
         ...(http ? { http } : {}),
-        hashZip: (p) => {
-          hashedPaths.push(p);
-          return hashZipPackage(p);
+        hashing: {
+          kind: 'zip-hashes',
+          hashZip: (p) => {
+            hashedPaths.push(p);
+            return hashZipPackage(p);
+          },
         },
       })) as FetchedArchive;
       expect(hashedPaths).toHaveLength(1);

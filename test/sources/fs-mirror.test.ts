@@ -91,7 +91,7 @@ describe('the demo mirror (packed)', () => {
     expect(await readdir(join(tmp, 'copy'))).toEqual(['pkg.zip']);
   });
 
-  it('fetches the bytes and zh: alone when the h1: forms are not asked for (forms: false), in place or as a copy', async () => {
+  it('fetches the bytes and zh: alone when the h1: forms are not asked for (hashing zh-only), in place or as a copy', async () => {
     const key = 'registry.example.test/acme/tools/terraform-provider-tools_0.3.0_linux_amd64.zip';
     const meta = await src.packageMeta(p('registry.example.test/acme/tools'), v('0.3.0'), plat('linux_amd64'));
     const hashed: string[] = [];
@@ -99,12 +99,12 @@ describe('the demo mirror (packed)', () => {
       hashed.push(path);
       throw new Error('hashZip must not be called');
     };
-    const inPlace = await fetchPackage(meta, { forms: false, hashZip });
+    const inPlace = await fetchPackage(meta, { hashing: { kind: 'zh-only', hashZip } });
     expect(inPlace).toMatchObject({ kind: 'archive-bytes', path: join(FIXTURES, key), label: 'unauthenticated' });
     expect(inPlace.kind === 'archive-bytes' && inPlace.zh.text).toBe(HASHES.packages[key]?.zh);
     expect(Object.keys(inPlace)).not.toContain('zipHashes');
     const dest = join(tmp, 'bytes', 'pkg.zip');
-    const copy = await fetchPackage(meta, { forms: false, hashZip, destPath: dest });
+    const copy = await fetchPackage(meta, { hashing: { kind: 'zh-only', hashZip }, destPath: dest });
     expect(copy.kind === 'archive-bytes' && copy.zh.text).toBe(HASHES.packages[key]?.zh);
     expect(await readdir(join(tmp, 'bytes'))).toEqual(['pkg.zip']);
     expect(hashed).toEqual([]);
