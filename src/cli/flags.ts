@@ -5,7 +5,7 @@
  * `--` ends the flags. Unlike Go's flag package, flags may follow positional
  * arguments (`provkit hash a.zip -json`).
  */
-import { ErrorCode, ProvkitError } from '../errors.js';
+import { type Diagnostic, ErrorCode, ProvkitError } from '../errors.js';
 import { nameSuggestion } from '../go/index.js';
 
 export type FlagKind = 'bool' | 'string' | 'strings' | 'int';
@@ -107,4 +107,19 @@ export function parseFlags<const S extends FlagSpec>(
     }
   }
   return { values: values as ParsedFlags<S>['values'], positionals };
+}
+
+/**
+ * The usage error of a command that takes no arguments (`audit`, `keys`,
+ * `verify`): one diagnostic naming what was given, or undefined when
+ * nothing was.
+ */
+export function unexpectedArguments(command: string, positionals: readonly string[]): Diagnostic | undefined {
+  if (positionals.length === 0) return undefined;
+  return {
+    severity: 'error',
+    summary: 'Unexpected arguments',
+    detail: `${command} takes no arguments, not ${positionals.join(' ')}.`,
+    code: ErrorCode.USAGE,
+  };
 }

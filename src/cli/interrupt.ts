@@ -36,10 +36,11 @@ const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
  */
 export function interruptOnSignals(outputClosed?: AbortSignal): Interrupt {
   const controller = new AbortController();
-  // The run's one signal is shared by design by every request and hash job
-  // in flight (8 downloads and 16 metadata requests at once,
-  // installer/download-queue.ts, fetch-cache.ts): Node's leak warning at 11
-  // listeners would be printed on stderr in the middle of a healthy run.
+  // Each run derives its own signal from this one (installer/abort.ts
+  // `runSignal`) and holds one listener on it; but `lock -recursive` runs 8
+  // roots at once, each with its lockModule, its run and the shared fetch
+  // cache listening: Node's leak warning at 11 listeners would be printed on
+  // stderr in the middle of a healthy run.
   setMaxListeners(0, controller.signal);
   let exitCode: number | undefined;
   const handlers = (Object.keys(SIGNAL_EXIT) as Array<keyof typeof SIGNAL_EXIT>).map((name) => {

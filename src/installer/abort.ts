@@ -65,8 +65,8 @@ export function runSignal(parent: AbortSignal | undefined): RunSignal {
  * Runs `body` under the contract (see the module comment), with the run's
  * own signal ({@link runSignal}, passed to `body`: the run uses it in place
  * of the caller's, which then holds one listener of the run's, removed when
- * it settles). When `signal`
- * has aborted by the time `body` settles, however it settles, the result is
+ * it settles). When the caller's signal has aborted by the time `body`
+ * settles, however it settles, the result is
  * {@link abortedError} (or the run's own `ABORTED` error, which may say more:
  * "the target is unchanged") — unless `body` had called `committed` (its
  * writes are in place: a mirror's renames, a bundle import's): an abort

@@ -2,7 +2,7 @@
 // test/go/didyoumean.test.ts) as the error's `expected` ("Did you mean -mirror?").
 import { describe, expect, it } from 'vitest';
 
-import { parseFlags } from '../../src/cli/flags.js';
+import { parseFlags, unexpectedArguments } from '../../src/cli/flags.js';
 import { ErrorCode, ProvkitError } from '../../src/errors.js';
 
 describe('parseFlags', () => {
@@ -47,5 +47,20 @@ describe('parseFlags values', () => {
 
   it('an inherited property name is not a flag', () => {
     expect(() => parseFlags(['-constructor'], { json: 'bool' })).toThrow('flag provided but not defined: -constructor');
+  });
+});
+
+describe('unexpectedArguments (audit, keys, verify take none)', () => {
+  it('is nothing when no argument was given', () => {
+    expect(unexpectedArguments('audit', [])).toBeUndefined();
+  });
+
+  it('is one USAGE diagnostic naming the command and every argument given', () => {
+    expect(unexpectedArguments('keys', ['extra', 'args'])).toEqual({
+      severity: 'error',
+      summary: 'Unexpected arguments',
+      detail: 'keys takes no arguments, not extra args.',
+      code: ErrorCode.USAGE,
+    });
   });
 });

@@ -34,7 +34,7 @@ import type { Diagnostic } from '../../ui/human.js';
 import { fittedLines } from '../../ui/table.js';
 import { fromHclDiagnostic, reportDiagnostics } from '../diagnostics.js';
 import { checkMirrorFlags, type MirrorFlags } from '../mirror-flags.js';
-import { parseFlags } from '../flags.js';
+import { parseFlags, unexpectedArguments } from '../flags.js';
 import { fileAtRevision, resolveRevision } from '../git.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, jsonUIsFor, type Renderer, terminalColumns } from '../render.js';
@@ -82,13 +82,8 @@ export async function auditCommand(args: readonly string[], io: CliIO, globals: 
   const errors: Diagnostic[] = [];
   const mirror: MirrorFlags = { fsMirror: flags.values['fs-mirror'], netMirror: flags.values['net-mirror'] };
   checkMirrorFlags(mirror, errors);
-  if (flags.positionals.length > 0)
-    errors.push({
-      severity: 'error',
-      summary: 'Unexpected arguments',
-      detail: `audit takes no arguments, not ${flags.positionals.join(' ')}.`,
-      code: ErrorCode.USAGE,
-    });
+  const unexpected = unexpectedArguments('audit', flags.positionals);
+  if (unexpected !== undefined) errors.push(unexpected);
   const sarif = flags.values['sarif'];
   if (sarif === '')
     errors.push({

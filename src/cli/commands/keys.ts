@@ -10,15 +10,14 @@ import { join, posix } from 'node:path';
 
 import type { ProviderAddress, Version, VersionConstraints } from '../../addresses/index.js';
 import { discoverRoots, findPolicy, loadModuleRequirements } from '../../config/index.js';
-import { diagnosticFromError, ErrorCode } from '../../errors.js';
+import { diagnosticFromError } from '../../errors.js';
 import { type KeysRequest, runKeys } from '../../installer/keys.js';
 import { loadLockFile, LOCK_FILE_NAME } from '../../lockfile/index.js';
 import { registrySourceFor } from '../../sources/index.js';
-import type { Diagnostic } from '../../ui/human.js';
 import { fittedLines } from '../../ui/table.js';
 import { keysSummaryText, keysTableText, keysTotals, renderKeysJSON } from '../../ui/keys.js';
 import { fromHclDiagnostic, reportDiagnostics } from '../diagnostics.js';
-import { parseFlags } from '../flags.js';
+import { parseFlags, unexpectedArguments } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, jsonUIsFor, terminalColumns } from '../render.js';
 import { runInterruptibleWith } from '../resources.js';
@@ -51,17 +50,8 @@ export async function keysCommand(args: readonly string[], io: CliIO, globals: G
   const flags = parseFlags(args, { json: 'bool', available: 'bool', recursive: 'bool' });
   const json = flags.values['json'] === true;
   const ui = createRenderer(io, globals, json);
-  if (flags.positionals.length > 0) {
-    const errors: Diagnostic[] = [
-      {
-        severity: 'error',
-        summary: 'Unexpected arguments',
-        detail: `keys takes no arguments, not ${flags.positionals.join(' ')}.`,
-        code: ErrorCode.USAGE,
-      },
-    ];
-    return ui.fail(errors);
-  }
+  const unexpected = unexpectedArguments('keys', flags.positionals);
+  if (unexpected !== undefined) return ui.fail([unexpected]);
 
   return runInterruptibleWith(io, globals, 'keys', async (r) => {
     let roots: string[] = ['.'];

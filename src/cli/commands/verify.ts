@@ -26,7 +26,7 @@ import { parsePlatformFlags } from '../flag-values.js';
 import { mirrorDirectoryDiagnostic, ociTemplate, ociTemplateDiagnostic } from '../mirror-flags.js';
 import { ociMirrorSourceFor } from '../../sources/index.js';
 import { ErrorCode } from '../../errors.js';
-import { parseFlags } from '../flags.js';
+import { parseFlags, unexpectedArguments } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, type Renderer } from '../render.js';
@@ -81,13 +81,8 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
       code: ErrorCode.USAGE,
     });
   }
-  if (flags.positionals.length > 0)
-    errors.push({
-      severity: 'error',
-      summary: 'Unexpected arguments',
-      detail: `verify takes no arguments, not ${flags.positionals.join(' ')}.`,
-      code: ErrorCode.USAGE,
-    });
+  const unexpected = unexpectedArguments('verify', flags.positionals);
+  if (unexpected !== undefined) errors.push(unexpected);
   if (mirror !== undefined && !mirror.startsWith('oci://')) {
     const problem = await mirrorDirectoryDiagnostic(resolve(globals.cwd, mirror), '-mirror');
     if (problem !== undefined) errors.push(problem);
