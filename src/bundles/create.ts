@@ -47,7 +47,7 @@ import { checkFetchedFor, fetchPackage, poolHashing } from '../sources/index.js'
 import { namedBySource, requireExtractable } from '../installer/archive-check.js';
 import { fetchCompleteEvent, ignoreEvents } from '../installer/events.js';
 import { type FetchRunOptions } from '../installer/run-options.js';
-import { selectVersion } from '../installer/select-version.js';
+import { querySelectVersion } from '../installer/select-version.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../installer/download-queue.js';
 import { abortable, abortableSource, throwIfAborted, withSignal } from '../installer/abort.js';
 import {
@@ -169,15 +169,10 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
         const locked = options.locks.provider(provider);
         let version: Version;
         try {
-          const available = await options.source.availableVersions(provider, options.signal);
-          const sel = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor);
-          version = sel.version;
-          events({
-            type: 'provider_selected',
-            provider,
-            version,
-            reason: sel.reason,
-            constraints: req.constraints.toString(),
+          version = await querySelectVersion(options.source, req, locked?.version, {
+            flavor: options.flavor,
+            events,
+            signal: options.signal,
           });
         } catch (err) {
           failures.push({ provider, summary: 'Provider not available', error: asProvkitError(err) });

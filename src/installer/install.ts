@@ -120,7 +120,7 @@ import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.
 import { installSelection, reuseCached, reuseInstalled } from './install-plan.js';
 import { DEFAULT_DOWNLOADS } from './download-queue.js';
 import type { ProviderFailure } from './lock.js';
-import { selectVersion } from './select-version.js';
+import { querySelectVersion, selectVersion } from './select-version.js';
 import { downloadName } from '../layout/index.js';
 
 /** How {@link runInstall} installs a configuration's providers (`provkit install`, the provider step of `init`). */
@@ -356,19 +356,16 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
     if (selection.kind === 'locked') {
       version = selection.version;
     } else {
-      const available = await options.source.availableVersions(provider, options.signal);
-      queried = true;
-      const warned = queryWarningsEvent(provider, available.warnings);
-      if (warned) events(warned);
-      const chosen = selectVersion(provider, available.versions, constraints, undefined, flavor);
-      version = chosen.version;
-      events({
-        type: 'provider_selected',
-        provider,
-        version,
-        reason: chosen.reason,
-        constraints: constraints.toString(),
+      version = await querySelectVersion(options.source, req, undefined, {
+        flavor,
+        events,
+        signal: options.signal,
+        onWarnings: (warnings) => {
+          const warned = queryWarningsEvent(provider, warnings);
+          if (warned) events(warned);
+        },
       });
+      queried = true;
     }
     at.version = version;
     const allowed = allowedHashes(lock, version);
