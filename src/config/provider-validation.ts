@@ -85,7 +85,7 @@ class Validator {
   }
 
   private display(p: ProviderAddress): string {
-    return p.toShortString(this.flavor);
+    return p.forDisplay(this.flavor);
   }
 
   /** `resolveProviderTypes`: the provider each local name of `module` stands for (required, else configured). */

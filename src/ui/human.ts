@@ -136,7 +136,7 @@ export function renderEventHuman(
   // Every text field (a path, a repository, a lock holder: text from outside) goes on one line,
   // escaped; a warning is a diagnostic, escaped as diagnostics are (src/ui/diagnostic.ts).
   const e = event.type === 'warning' ? event : withLineFields(event);
-  const name = (p: ProviderAddress): string => p.toShortString(flavor);
+  const name = (p: ProviderAddress): string => p.forDisplay(flavor);
   switch (e.type) {
     case 'fetch_start':
       out.write(`- Fetching ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()}...\n`);

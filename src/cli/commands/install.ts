@@ -216,9 +216,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
         : `${info.productName} has made some changes to the provider dependency selections recorded in the ${LOCK_FILE_NAME} file. Review those changes and commit them to your version control system if they represent changes you intended to make.`,
       { ...fields, event: 'lock_file_written' },
     );
-    const incomplete = incompleteLockProviders(outcome.installed, outcome.locks, (p) =>
-      p.toShortString(globals.flavor),
-    );
+    const incomplete = incompleteLockProviders(outcome.installed, outcome.locks, (p) => p.forDisplay(globals.flavor));
     if (incomplete.length > 0) pending.push(incompleteLockWarning(incomplete, platform.toString(), globals.flavor));
   }
   pending.flush();
