@@ -165,9 +165,12 @@ describe('hash pool balance (shared tail of a batch)', () => {
       const got = await Promise.all(
         streams.map(async (s, i) => {
           const bytes = await readFile(zips[i]!);
-          // Small chunks so that the streams' messages interleave on each worker.
-          const chunks = Array.from({ length: Math.ceil(bytes.length / 4096) }, (_, k) =>
-            bytes.subarray(k * 4096, (k + 1) * 4096),
+          // Small chunks so that the streams' messages interleave on each worker:
+          // at least 64 per archive over 256 KiB, each from 4 KiB up to 64 KiB,
+          // all below zip-stream.ts's ACC_BLOCK (256 KiB, the copying path).
+          const size = Math.min(64 * 1024, Math.max(4096, Math.ceil(bytes.length / 64)));
+          const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, k) =>
+            bytes.subarray(k * size, (k + 1) * size),
           );
           if (i % 2 === 0) {
             const file = join(dir, `${i}.zip`);
