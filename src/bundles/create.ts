@@ -45,7 +45,7 @@ import { Locks, newProviderLock, serializeLocks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../layout/index.js';
 import { checkFetchedFor, fetchPackage, poolHashing } from '../sources/index.js';
 import { namedBySource, requireExtractable } from '../installer/archive-check.js';
-import { ignoreEvents } from '../installer/events.js';
+import { fetchCompleteEvent, ignoreEvents } from '../installer/events.js';
 import { type FetchRunOptions } from '../installer/run-options.js';
 import { selectVersion } from '../installer/select-version.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../installer/download-queue.js';
@@ -257,15 +257,7 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
                   },
                 );
               }
-              events({
-                type: 'fetch_complete',
-                provider,
-                version,
-                platform,
-                auth: fetched.label,
-                keyId: fetched.keyId,
-                reused: false,
-              });
+              events(fetchCompleteEvent({ provider, version, platform }, fetched));
               entry.packages[i] = {
                 platform: platform.toString(),
                 path: `${providerDirPath(provider)}/${packedFileName(provider, version, platform)}`,

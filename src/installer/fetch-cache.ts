@@ -60,6 +60,7 @@ import { requireExtractable } from './archive-check.js';
 import {
   type AuthLabel,
   type EventSink,
+  fetchCompleteEvent,
   ignoreEvents,
   packageHashes,
   packageNetEvents,
@@ -399,20 +400,19 @@ export class FetchCache {
         : fetched.kind === 'archive-forms'
           ? fetched.forms.h1
           : undefined;
-    events({
-      type: 'fetch_complete',
-      provider,
-      version,
-      platform,
-      auth: fetched.label,
-      keyId: fetched.kind === 'archive' ? fetched.keyId : undefined,
-      reused: false,
-      stored,
-      hashes: packageHashes(
-        fetched.hashes,
-        ownH1?.ok ? { hash: ownH1.hash, disposition: localDisposition(meta), platform } : undefined,
+    events(
+      fetchCompleteEvent(
+        { provider, version, platform },
+        { label: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined },
+        {
+          stored,
+          hashes: packageHashes(
+            fetched.hashes,
+            ownH1?.ok ? { hash: ownH1.hash, disposition: localDisposition(meta), platform } : undefined,
+          ),
+        },
       ),
-    });
+    );
     const kind: LockedPackage['kind'] = fetched.kind === 'dir' ? 'dir' : 'archive';
     const done = {
       kind,

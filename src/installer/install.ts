@@ -680,7 +680,7 @@ export function installFailureDiagnostics(failures: readonly InstallFailure[], f
     causeDiagnostic(
       g.error,
       'Providers not installed',
-      g.failures.map((f) => `${f.provider.toShortString(flavor)}${f.version ? ` v${f.version.toString()}` : ''}`),
+      g.failures.map((f) => `${f.provider.forDisplay(flavor)}${f.version ? ` v${f.version.toString()}` : ''}`),
     ),
   );
   return [...causeDiags, ...installFailureDiagnosticsEach(rest, flavor, { tofu, command, product })];
@@ -693,7 +693,7 @@ function installFailureDiagnosticsEach(
   { tofu, command, product }: { tofu: boolean; command: string; product: string },
 ): Diagnostic[] {
   return failures.map((f) => {
-    const name = f.provider.toShortString(flavor);
+    const name = f.provider.forDisplay(flavor);
     const err = f.error.message.trim();
     const v = f.version?.toString() ?? '';
     const { code } = f.error;

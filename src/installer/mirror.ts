@@ -104,7 +104,7 @@ import {
   planMirrorPackages,
 } from './mirror-plan.js';
 import { abortable, abortableSource, throwIfAborted, withSignal } from './abort.js';
-import { type EventSink, ignoreEvents, packageHashes, packageNetEvents } from './events.js';
+import { type EventSink, fetchCompleteEvent, ignoreEvents, packageHashes, packageNetEvents } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
 import { RedirectsAhead } from './redirects-ahead.js';
@@ -389,15 +389,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
         }
         thisRun.set(rel, kept);
         packages.push({ provider, version, platform, rel, action: 'kept' });
-        events({
-          type: 'fetch_complete',
-          provider,
-          version,
-          platform,
-          auth: 'verified checksum',
-          keyId: undefined,
-          reused: true,
-        });
+        events(fetchCompleteEvent({ provider, version, platform }, 'reused'));
         return;
       }
     }
@@ -458,19 +450,14 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
       thisRun.set(rel, fetched.hashes);
       states.set(rel, stateOf(z));
       packages.push({ provider, version, platform, rel, action: 'written' });
-      events({
-        type: 'fetch_complete',
-        provider,
-        version,
-        platform,
-        auth: fetched.label,
-        keyId: fetched.keyId,
-        reused: false,
-        hashes: packageHashes(
-          fetched.hashes,
-          z.h1.ok ? { hash: z.h1.hash, disposition: localDisposition(meta), platform } : undefined,
-        ),
-      });
+      events(
+        fetchCompleteEvent({ provider, version, platform }, fetched, {
+          hashes: packageHashes(
+            fetched.hashes,
+            z.h1.ok ? { hash: z.h1.hash, disposition: localDisposition(meta), platform } : undefined,
+          ),
+        }),
+      );
     } catch (err) {
       events({ type: 'fetch_failed', provider, version, platform });
       failures.push({ provider, version, platform, summary: 'Invalid provider package', error: asProvkitError(err) });
