@@ -340,6 +340,11 @@ export interface ErrorContext {
   found?: string;
   /** A hint for the user: what to do about it. */
   hint?: string;
+  /**
+   * For `PLATFORM_NOT_SUPPORTED`: the platforms the source does have the version for, as text (`linux_amd64`),
+   * sorted; absent when none are known.
+   */
+  availablePlatforms?: readonly string[];
 }
 
 const brand = Symbol.for('provkit.error');
@@ -358,6 +363,7 @@ const CONTEXT_KEYS = [
   'expected',
   'found',
   'hint',
+  'availablePlatforms',
 ] as const;
 
 /**
@@ -395,6 +401,8 @@ export class ProvkitError extends Error implements ErrorContext {
   declare found?: string;
   /** {@inheritDoc ErrorContext.hint} */
   declare hint?: string;
+  /** {@inheritDoc ErrorContext.availablePlatforms} */
+  declare availablePlatforms?: readonly string[];
 
   /**
    * @param message one line: its line breaks (a server's text, a file name,

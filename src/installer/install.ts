@@ -87,7 +87,6 @@ import {
 } from '../lockfile/index.js';
 import { redactURL, type HttpClient } from '../net/index.js';
 import {
-  availablePlatformsIn,
   checkFetchedFor,
   fetchPackage,
   localDisposition,
@@ -739,15 +738,14 @@ function installFailureDiagnosticsEach(
     if (f.error.code === ErrorCode.PLATFORM_NOT_SUPPORTED && f.platform) {
       return diag(
         'Incompatible provider version',
-        `Provider ${f.provider.toString()} v${v} does not have a package available for your current platform, ${f.platform.toString()}.\n\nProvider releases are separate from ${product} CLI releases, so not all providers are available for all platforms. Other versions of this provider may have different platforms supported.${availableText(f.error.message)}`,
+        `Provider ${f.provider.toString()} v${v} does not have a package available for your current platform, ${f.platform.toString()}.\n\nProvider releases are separate from ${product} CLI releases, so not all providers are available for all platforms. Other versions of this provider may have different platforms supported.${availableText(f.error.availablePlatforms)}`,
       );
     }
     return diag('Failed to install provider', `Error while installing ${name} v${v}: ${err}`);
   });
 }
 
-/** provkit's sentence after init's "Incompatible provider version": the platforms the source has (its error names them). */
-function availableText(message: string): string {
-  const platforms = availablePlatformsIn(message);
+/** provkit's sentence after init's "Incompatible provider version": the platforms the source has (its error carries them). */
+function availableText(platforms: readonly string[] = []): string {
   return platforms.length === 0 ? '' : `\n\nThis version is available for: ${platforms.join(', ')}.`;
 }

@@ -57,7 +57,7 @@ import {
   type MetadataKind,
 } from '../http-util.js';
 import {
-  availablePlatformsSuffix,
+  platformNotSupported,
   sourceError,
   withContext,
   type AvailableVersions,
@@ -200,13 +200,10 @@ export class RegistrySource implements Source {
     const res = await this.api(url, 'download', provider, signal, ctx);
     if (res.status === 404) {
       const has = await this.publishedPlatforms(provider, version, signal).catch(() => undefined);
-      throw sourceError(
-        ErrorCode.PLATFORM_NOT_SUPPORTED,
-        `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}${availablePlatformsSuffix(has)}`,
-        {
-          ...ctx,
-          url: res.url,
-        },
+      throw platformNotSupported(
+        `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}`,
+        { ...ctx, url: res.url },
+        has,
       );
     }
     const body = this.expectJson(res, provider, ctx);
