@@ -119,6 +119,7 @@ import { causeDiagnostic, groupByCause } from './causes.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { installSelection, reuseCached, reuseInstalled } from './install-plan.js';
 import { DEFAULT_DOWNLOADS } from './download-queue.js';
+import { RedirectsAhead } from './redirects-ahead.js';
 import type { ProviderFailure } from './lock.js';
 import { querySelectVersion, selectVersion } from './select-version.js';
 import { downloadName } from '../layout/index.js';
@@ -302,7 +303,10 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
 
 async function installWith(options: InstallOptions): Promise<InstallOutcome> {
   const events = options.events ?? ignoreEvents;
-  const network = pLimit(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
+  const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
+  const network = pLimit(slots);
+  // The waiting downloads' redirects are learnt while they wait, as lock's are (redirects-ahead.ts).
+  const ahead = new RedirectsAhead({ http: options.http, signal: options.signal, slots });
   const { platform, flavor, pool } = options;
   const work = await mkdtemp(join(tmpdir(), 'provkit-install-'));
   // Removed in the finally below; and at exit if the process ends without getting there (src/fs/cleanup.ts).
@@ -457,7 +461,12 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
         events({ type: 'install_start', provider, version, platform, location: options.source.forDisplay(provider) });
         at.started = true;
         await removeStaleTemps(installPath);
-        const fetched = await network(() => fetchOne(meta));
+        const fetched = await ahead.download(meta, (started) =>
+          network(() => {
+            started();
+            return fetchOne(meta);
+          }),
+        );
         try {
           checkFetchedFor(fetched, provider, version, platform);
           const h1 = await installFetched(meta, fetched, allowed, installPath);
@@ -501,7 +510,7 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
       ...(options.http ? { http: options.http } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       hashing: poolHashing(pool, options.hashStore),
-      events: packageNetEvents(events, provider, version, platform),
+      events: ahead.events(packageNetEvents(events, provider, version, platform)),
     });
   };
 
@@ -667,7 +676,7 @@ export function installFailureDiagnostics(failures: readonly InstallFailure[], f
     causeDiagnostic(
       g.error,
       'Providers not installed',
-      g.failures.map((f) => `${f.provider.toShortString(flavor)}${f.version ? ` v${f.version.toString()}` : ''}`),
+      g.failures.map((f) => `${f.provider.forDisplay(flavor)}${f.version ? ` v${f.version.toString()}` : ''}`),
     ),
   );
   return [...causeDiags, ...installFailureDiagnosticsEach(rest, flavor, { tofu, command, product })];
@@ -680,7 +689,7 @@ function installFailureDiagnosticsEach(
   { tofu, command, product }: { tofu: boolean; command: string; product: string },
 ): Diagnostic[] {
   return failures.map((f) => {
-    const name = f.provider.toShortString(flavor);
+    const name = f.provider.forDisplay(flavor);
     const err = f.error.message.trim();
     const v = f.version?.toString() ?? '';
     const { code } = f.error;

@@ -107,6 +107,7 @@ import { abortable, abortableSource, throwIfAborted, withSignal } from './abort.
 import { type EventSink, fetchCompleteEvent, ignoreEvents, packageHashes, packageNetEvents } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
+import { RedirectsAhead } from './redirects-ahead.js';
 import type { FetchRunOptions } from './run-options.js';
 import { readRegularFile } from '../fs/read.js';
 
@@ -313,7 +314,10 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
   /** Archives fetched in this run: relative path → staged absolute path. */
   const staged = new Map<string, string>();
   // Downloads are hashed as they arrive; the largest announced archive first (download-queue.ts).
-  const network = downloadQueue(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
+  const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
+  const network = downloadQueue(slots);
+  // The waiting downloads' redirects are learnt while they wait, as lock's are (redirects-ahead.ts).
+  const ahead = new RedirectsAhead({ http: options.http, signal: options.signal, slots });
   const failures: MirrorFailure[] = [];
   const cachePath = options.cacheFile;
   const cache: CacheFile =
@@ -393,16 +397,17 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
     events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
     let fetched: FetchedPackage;
     try {
-      fetched = await network(
-        () =>
-          fetchPackage(meta, {
+      fetched = await ahead.download(meta, (started) =>
+        network(() => {
+          started();
+          return fetchPackage(meta, {
             destPath: stagedDest,
             ...(options.http ? { http: options.http } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
             hashing: poolHashing(options.pool, options.hashStore),
-            events: packageNetEvents(events, provider, version, platform),
-          }),
-        announcedSize(meta),
+            events: ahead.events(packageNetEvents(events, provider, version, platform)),
+          });
+        }, announcedSize(meta)),
       );
       if (fetched.kind !== 'archive') {
         // An unpacked source directory: the packed layout needs a zip.
