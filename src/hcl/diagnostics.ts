@@ -1,4 +1,4 @@
-import type { Diagnostic } from './ast.js';
+import type { Diagnostic } from '../errors.js';
 
 /** Whether any diagnostic is an error (hcl.Diagnostics.HasErrors). */
 export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {

@@ -26,6 +26,7 @@
  *   than a `/` and a `*` token.
  */
 
+import { ErrorCode } from '../errors.js';
 import type { Diagnostic, Pos, Range } from './ast.js';
 
 /** Token types. Names follow hclsyntax's `TokenType` constants without the `Token` prefix. */
@@ -448,7 +449,13 @@ class Lexer {
   }
 
   private error(summary: string, detail: string, start: number, end: number): void {
-    this.diags.push({ severity: 'error', summary, detail, range: this.src.range(start, end) });
+    this.diags.push({
+      severity: 'error',
+      code: ErrorCode.INVALID_CONFIGURATION,
+      summary,
+      detail,
+      range: this.src.range(start, end),
+    });
   }
 
   private badUtf8(at: number): void {
@@ -662,6 +669,7 @@ class Lexer {
         this.toldBadUtf8 = true;
         this.diags.push({
           severity: 'error',
+          code: ErrorCode.INVALID_CONFIGURATION,
           summary: 'Invalid character encoding',
           detail: 'All input files must be UTF-8 encoded. Ensure that UTF-8 encoding is selected in your editor.',
           range: tok.range,
@@ -671,6 +679,7 @@ class Lexer {
       this.toldInvalid++;
       this.diags.push({
         severity: 'error',
+        code: ErrorCode.INVALID_CONFIGURATION,
         summary: 'Invalid character',
         detail: 'This character is not used within the language.',
         range: tok.range,

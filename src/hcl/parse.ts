@@ -7,7 +7,7 @@ import type { Comment, SourceText } from './lexer.js';
 import { tokenize } from './lexer.js';
 import type { ParseOptions } from './parser.js';
 import { parseTokens } from './parser.js';
-import { errorText } from '../errors.js';
+import { ErrorCode, errorText } from '../errors.js';
 
 /** The result of {@link parseHCL}. */
 export interface ParseResult {
@@ -45,6 +45,7 @@ export function parseHCL(source: Uint8Array | string, filename: string, options:
     body = { kind: 'Body', attributes: [], blocks: [], range: r, endRange: r };
     diagnostics.push({
       severity: 'error',
+      code: ErrorCode.INVALID_CONFIGURATION,
       summary: 'Internal parser error',
       detail: `The HCL parser failed unexpectedly: ${errorText(e)}`,
       range: r,

@@ -17,6 +17,7 @@
  * overflow the call stack: past the limit, parsing stops with a diagnostic.
  */
 
+import { ErrorCode } from '../errors.js';
 import type {
   AnonSymbolExpr,
   Attribute,
@@ -205,6 +206,7 @@ class Parser {
         const at = this.tokens[Math.min(this.pos, this.tokens.length - 1)] ?? this.eof;
         this.diags.push({
           severity: 'error',
+          code: ErrorCode.INVALID_CONFIGURATION,
           summary: 'Nesting too deep',
           detail: `Blocks and expressions may be nested at most ${MAX_NESTING} levels deep; parsing stopped here.`,
           range: at.range,
@@ -218,8 +220,14 @@ class Parser {
   // --- diagnostics and recovery --------------------------------------------
 
   private error(summary: string, detail: string, range: Range, context?: Range): void {
-    const d: Diagnostic = { severity: 'error', summary, detail, range };
-    if (context) d.context = context;
+    const d: Diagnostic = {
+      severity: 'error',
+      code: ErrorCode.INVALID_CONFIGURATION,
+      summary,
+      detail,
+      range,
+      ...(context ? { context } : {}),
+    };
     this.diags.push(d);
   }
 

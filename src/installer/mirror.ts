@@ -104,9 +104,10 @@ import {
   planMirrorPackages,
 } from './mirror-plan.js';
 import { abortable, abortableSource, throwIfAborted, withSignal } from './abort.js';
-import { type EventSink, ignoreEvents, packageHashes, packageNetEvents } from './events.js';
+import { type EventSink, fetchCompleteEvent, ignoreEvents, packageHashes, packageNetEvents } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
+import { RedirectsAhead } from './redirects-ahead.js';
 import type { FetchRunOptions } from './run-options.js';
 import { readRegularFile } from '../fs/read.js';
 
@@ -313,7 +314,10 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
   /** Archives fetched in this run: relative path → staged absolute path. */
   const staged = new Map<string, string>();
   // Downloads are hashed as they arrive; the largest announced archive first (download-queue.ts).
-  const network = downloadQueue(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
+  const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
+  const network = downloadQueue(slots);
+  // The waiting downloads' redirects are learnt while they wait, as lock's are (redirects-ahead.ts).
+  const ahead = new RedirectsAhead({ http: options.http, signal: options.signal, slots });
   const failures: MirrorFailure[] = [];
   const cachePath = options.cacheFile;
   const cache: CacheFile =
@@ -385,15 +389,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
         }
         thisRun.set(rel, kept);
         packages.push({ provider, version, platform, rel, action: 'kept' });
-        events({
-          type: 'fetch_complete',
-          provider,
-          version,
-          platform,
-          auth: 'verified checksum',
-          keyId: undefined,
-          reused: true,
-        });
+        events(fetchCompleteEvent({ provider, version, platform }, 'reused'));
         return;
       }
     }
@@ -401,16 +397,17 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
     events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
     let fetched: FetchedPackage;
     try {
-      fetched = await network(
-        () =>
-          fetchPackage(meta, {
+      fetched = await ahead.download(meta, (started) =>
+        network(() => {
+          started();
+          return fetchPackage(meta, {
             destPath: stagedDest,
             ...(options.http ? { http: options.http } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
             hashing: poolHashing(options.pool, options.hashStore),
-            events: packageNetEvents(events, provider, version, platform),
-          }),
-        announcedSize(meta),
+            events: ahead.events(packageNetEvents(events, provider, version, platform)),
+          });
+        }, announcedSize(meta)),
       );
       if (fetched.kind !== 'archive') {
         // An unpacked source directory: the packed layout needs a zip.
@@ -453,19 +450,14 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
       thisRun.set(rel, fetched.hashes);
       states.set(rel, stateOf(z));
       packages.push({ provider, version, platform, rel, action: 'written' });
-      events({
-        type: 'fetch_complete',
-        provider,
-        version,
-        platform,
-        auth: fetched.label,
-        keyId: fetched.keyId,
-        reused: false,
-        hashes: packageHashes(
-          fetched.hashes,
-          z.h1.ok ? { hash: z.h1.hash, disposition: localDisposition(meta), platform } : undefined,
-        ),
-      });
+      events(
+        fetchCompleteEvent({ provider, version, platform }, fetched, {
+          hashes: packageHashes(
+            fetched.hashes,
+            z.h1.ok ? { hash: z.h1.hash, disposition: localDisposition(meta), platform } : undefined,
+          ),
+        }),
+      );
     } catch (err) {
       events({ type: 'fetch_failed', provider, version, platform });
       failures.push({ provider, version, platform, summary: 'Invalid provider package', error: asProvkitError(err) });

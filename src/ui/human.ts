@@ -105,9 +105,9 @@ export function sortedDiagnostics(ds: readonly Diagnostic[]): Diagnostic[] {
     d,
     severity: d.severity,
     subject:
-      d.range?.line === undefined
+      d.range?.start === undefined
         ? undefined
-        : { filename: d.range.filename, start: d.range.start ?? 0, end: d.range.end ?? 0 },
+        : { filename: d.range.filename, start: d.range.start.byte ?? 0, end: d.range.end?.byte ?? 0 },
   }));
   return sortDiagnostics(keyed).map((k) => k.d);
 }
