@@ -110,8 +110,15 @@ export const ErrorCode = {
   PROVIDER_BINARY_NOT_FOUND: 'PROVIDER_BINARY_NOT_FOUND',
   /** The locked version no longer meets the constraints, none matches, or 0.0.0 was requested. */
   VERSION_SELECTION: 'VERSION_SELECTION',
-  /** The lock of a package directory could not be taken (timed out waiting). */
-  PACKAGE_LOCK_TIMEOUT: 'PACKAGE_LOCK_TIMEOUT',
+  /** A directory mutex (src/fs/dir-mutex.ts: a package directory's, a mirror target's) could not be taken (timed out waiting). */
+  MUTEX_TIMEOUT: 'MUTEX_TIMEOUT',
+  /**
+   * The old name of {@link ErrorCode.MUTEX_TIMEOUT}, the same value.
+   *
+   * @deprecated Use `MUTEX_TIMEOUT`: "lock" in provkit means the dependency lock file only (renamed before 1.0;
+   * `-json` carries `MUTEX_TIMEOUT`).
+   */
+  PACKAGE_LOCK_TIMEOUT: 'MUTEX_TIMEOUT',
   /**
    * A directory of the provider tree (`HOST/NS/TYPE/VERSION` under
    * `.terraform/providers`, the plugin cache or an unpacked mirror) is a
@@ -175,8 +182,9 @@ export const ErrorCode = {
 } as const;
 
 /**
- * A stable failure code: one of the {@link ErrorCode} values. Codes are only ever added, never renamed or reused,
- * so a caller can branch on them.
+ * A stable failure code: one of the {@link ErrorCode} values. Codes are only ever added, never reused, so a
+ * caller can branch on them. Before 1.0 a few were renamed (the directory mutex's codes, so that "lock" means
+ * only the lock file); each old name stays as a `@deprecated` key with the new value.
  */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -198,10 +206,22 @@ export const WarningCode = {
   PACKAGE_UNVERIFIED: 'PACKAGE_UNVERIFIED',
   /** `mirror -ignore-lock-hashes` wrote a package that matches none of the lock file's hashes for its version. */
   LOCK_HASHES_IGNORED: 'LOCK_HASHES_IGNORED',
-  /** A package, cache or mirror lock whose holder is gone was removed. */
-  STALE_LOCK_REMOVED: 'STALE_LOCK_REMOVED',
-  /** Waiting for another run that holds the mirror target's lock. */
-  LOCK_WAIT: 'LOCK_WAIT',
+  /** A directory mutex (a package's, a cache's or a mirror target's, src/fs/dir-mutex.ts) whose holder is gone was removed. */
+  STALE_MUTEX_REMOVED: 'STALE_MUTEX_REMOVED',
+  /** Waiting for another run that holds the mirror target's directory mutex. */
+  MUTEX_WAIT: 'MUTEX_WAIT',
+  /**
+   * The old name of {@link WarningCode.STALE_MUTEX_REMOVED}, the same value.
+   *
+   * @deprecated Use `STALE_MUTEX_REMOVED` (renamed before 1.0: "lock" means the dependency lock file only).
+   */
+  STALE_LOCK_REMOVED: 'STALE_MUTEX_REMOVED',
+  /**
+   * The old name of {@link WarningCode.MUTEX_WAIT}, the same value.
+   *
+   * @deprecated Use `MUTEX_WAIT` (renamed before 1.0: "lock" means the dependency lock file only).
+   */
+  LOCK_WAIT: 'MUTEX_WAIT',
   /** The lock file records checksums of this platform only ("Incomplete lock file information for providers"). */
   INCOMPLETE_LOCK_FILE: 'INCOMPLETE_LOCK_FILE',
   /** `-lockfile=readonly`: the lock file would have changed ("Provider lock file not updated"). */
@@ -282,7 +302,7 @@ export const ERROR_SUMMARY: Readonly<Record<ErrorCode, string>> = {
   LOCKFILE_CHECKSUM_MISMATCH: 'Package does not match the lock file',
   PROVIDER_BINARY_NOT_FOUND: 'Provider executable not found',
   VERSION_SELECTION: 'No suitable version',
-  PACKAGE_LOCK_TIMEOUT: 'Timed out waiting for a lock',
+  MUTEX_TIMEOUT: 'Timed out waiting for a directory mutex',
   UNSAFE_INSTALL_PATH: 'Unsafe install path',
   UNSAFE_NAME: 'Unsafe name',
   INVALID_LOCK_FILE: 'Invalid lock file',

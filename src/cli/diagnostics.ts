@@ -128,14 +128,14 @@ export function targetMutexWarnings(
         severity: 'warning',
         summary: waiting.summary,
         detail: waiting.detail(w.holder ? ` by process ${w.holder.pid} on ${w.holder.hostname}` : ''),
-        code: WarningCode.LOCK_WAIT,
+        code: WarningCode.MUTEX_WAIT,
       }),
     onBreak: (b) =>
       ui.diagnostic({
         severity: 'warning',
         summary: 'Stale mirror mutex removed',
         detail: `${b.path} (${b.reason})`,
-        code: WarningCode.STALE_LOCK_REMOVED,
+        code: WarningCode.STALE_MUTEX_REMOVED,
       }),
   };
 }

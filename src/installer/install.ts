@@ -327,8 +327,8 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
     onBreak: (b) =>
       events({
         type: 'warning',
-        code: WarningCode.STALE_LOCK_REMOVED,
-        summary: `Broke a stale package lock`,
+        code: WarningCode.STALE_MUTEX_REMOVED,
+        summary: `Broke a stale package mutex`,
         detail: `${b.path} was ${b.reason === 'dead-process' ? `held by process ${b.holder?.pid ?? '?'}, which no longer runs` : 'not refreshed for too long'}; it was removed.`,
         provider,
       }),

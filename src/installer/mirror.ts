@@ -246,7 +246,7 @@ const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean =>
  * @returns the failures (when there are any, nothing in the target changed)
  *   and the counts.
  * @throws ProvkitError ABORTED when `signal` fired (the target is as it was,
- *   no temporary file remains), PACKAGE_LOCK_TIMEOUT, IO (the target's mutex)
+ *   no temporary file remains), MUTEX_TIMEOUT, IO (the target's mutex)
  */
 export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> {
   return abortable('mirroring', options.signal, (signal, committed) =>
@@ -275,7 +275,7 @@ async function mirrorWith(options: MirrorOptions, markCommitted: () => void): Pr
         });
       } catch (err) {
         // The first write into the target: a target that cannot be written is said as such, not as its mutex file.
-        if (isProvkitError(err, ErrorCode.ABORTED) || isProvkitError(err, ErrorCode.PACKAGE_LOCK_TIMEOUT)) throw err;
+        if (isProvkitError(err, ErrorCode.ABORTED) || isProvkitError(err, ErrorCode.MUTEX_TIMEOUT)) throw err;
         throw writeError(err, 'cannot mirror into', options.targetDir, 'Cannot write into the mirror directory');
       }
     }

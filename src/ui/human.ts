@@ -216,7 +216,7 @@ export function renderEventHuman(
       return;
     case 'package_lock_wait':
       out.write(
-        `- Waiting for another process to finish installing ${name(e.provider)} (lock ${e.path}${e.holder ? `, held by ${e.holder}` : ''})...\n`,
+        `- Waiting for another process to finish installing ${name(e.provider)} (mutex ${e.path}${e.holder ? `, held by ${e.holder}` : ''})...\n`,
       );
       return;
     case 'verify_problem':

@@ -294,7 +294,7 @@ export class JsonUI {
         );
         return;
       case 'package_lock_wait':
-        this.emit('info', `Waiting for the lock ${e.path}`, 'package_lock_wait', {
+        this.emit('info', `Waiting for the directory mutex ${e.path}`, 'package_lock_wait', {
           provider: e.provider.toString(),
           path: e.path,
           holder: e.holder ?? null,
