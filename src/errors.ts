@@ -110,8 +110,15 @@ export const ErrorCode = {
   PROVIDER_BINARY_NOT_FOUND: 'PROVIDER_BINARY_NOT_FOUND',
   /** The locked version no longer meets the constraints, none matches, or 0.0.0 was requested. */
   VERSION_SELECTION: 'VERSION_SELECTION',
-  /** The lock of a package directory could not be taken (timed out waiting). */
-  PACKAGE_LOCK_TIMEOUT: 'PACKAGE_LOCK_TIMEOUT',
+  /** A directory mutex (src/fs/dir-mutex.ts: a package directory's, a mirror target's) could not be taken (timed out waiting). */
+  MUTEX_TIMEOUT: 'MUTEX_TIMEOUT',
+  /**
+   * The old name of {@link ErrorCode.MUTEX_TIMEOUT}, the same value.
+   *
+   * @deprecated Use `MUTEX_TIMEOUT`: "lock" in provkit means the dependency lock file only (renamed before 1.0;
+   * `-json` carries `MUTEX_TIMEOUT`).
+   */
+  PACKAGE_LOCK_TIMEOUT: 'MUTEX_TIMEOUT',
   /**
    * A directory of the provider tree (`HOST/NS/TYPE/VERSION` under
    * `.terraform/providers`, the plugin cache or an unpacked mirror) is a
@@ -175,8 +182,9 @@ export const ErrorCode = {
 } as const;
 
 /**
- * A stable failure code: one of the {@link ErrorCode} values. Codes are only ever added, never renamed or reused,
- * so a caller can branch on them.
+ * A stable failure code: one of the {@link ErrorCode} values. Codes are only ever added, never reused, so a
+ * caller can branch on them. Before 1.0 a few were renamed (the directory mutex's codes, so that "lock" means
+ * only the lock file); each old name stays as a `@deprecated` key with the new value.
  */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -198,10 +206,22 @@ export const WarningCode = {
   PACKAGE_UNVERIFIED: 'PACKAGE_UNVERIFIED',
   /** `mirror -ignore-lock-hashes` wrote a package that matches none of the lock file's hashes for its version. */
   LOCK_HASHES_IGNORED: 'LOCK_HASHES_IGNORED',
-  /** A package, cache or mirror lock whose holder is gone was removed. */
-  STALE_LOCK_REMOVED: 'STALE_LOCK_REMOVED',
-  /** Waiting for another run that holds the mirror target's lock. */
-  LOCK_WAIT: 'LOCK_WAIT',
+  /** A directory mutex (a package's, a cache's or a mirror target's, src/fs/dir-mutex.ts) whose holder is gone was removed. */
+  STALE_MUTEX_REMOVED: 'STALE_MUTEX_REMOVED',
+  /** Waiting for another run that holds the mirror target's directory mutex. */
+  MUTEX_WAIT: 'MUTEX_WAIT',
+  /**
+   * The old name of {@link WarningCode.STALE_MUTEX_REMOVED}, the same value.
+   *
+   * @deprecated Use `STALE_MUTEX_REMOVED` (renamed before 1.0: "lock" means the dependency lock file only).
+   */
+  STALE_LOCK_REMOVED: 'STALE_MUTEX_REMOVED',
+  /**
+   * The old name of {@link WarningCode.MUTEX_WAIT}, the same value.
+   *
+   * @deprecated Use `MUTEX_WAIT` (renamed before 1.0: "lock" means the dependency lock file only).
+   */
+  LOCK_WAIT: 'MUTEX_WAIT',
   /** The lock file records checksums of this platform only ("Incomplete lock file information for providers"). */
   INCOMPLETE_LOCK_FILE: 'INCOMPLETE_LOCK_FILE',
   /** `-lockfile=readonly`: the lock file would have changed ("Provider lock file not updated"). */
@@ -282,7 +302,7 @@ export const ERROR_SUMMARY: Readonly<Record<ErrorCode, string>> = {
   LOCKFILE_CHECKSUM_MISMATCH: 'Package does not match the lock file',
   PROVIDER_BINARY_NOT_FOUND: 'Provider executable not found',
   VERSION_SELECTION: 'No suitable version',
-  PACKAGE_LOCK_TIMEOUT: 'Timed out waiting for a lock',
+  MUTEX_TIMEOUT: 'Timed out waiting for a directory mutex',
   UNSAFE_INSTALL_PATH: 'Unsafe install path',
   UNSAFE_NAME: 'Unsafe name',
   INVALID_LOCK_FILE: 'Invalid lock file',
@@ -340,6 +360,11 @@ export interface ErrorContext {
   found?: string;
   /** A hint for the user: what to do about it. */
   hint?: string;
+  /**
+   * For `PLATFORM_NOT_SUPPORTED`: the platforms the source does have the version for, as text (`linux_amd64`),
+   * sorted; absent when none are known.
+   */
+  availablePlatforms?: readonly string[];
 }
 
 const brand = Symbol.for('provkit.error');
@@ -358,6 +383,7 @@ const CONTEXT_KEYS = [
   'expected',
   'found',
   'hint',
+  'availablePlatforms',
 ] as const;
 
 /**
@@ -395,6 +421,8 @@ export class ProvkitError extends Error implements ErrorContext {
   declare found?: string;
   /** {@inheritDoc ErrorContext.hint} */
   declare hint?: string;
+  /** {@inheritDoc ErrorContext.availablePlatforms} */
+  declare availablePlatforms?: readonly string[];
 
   /**
    * @param message one line: its line breaks (a server's text, a file name,
@@ -738,27 +766,41 @@ export function describeError(err: unknown): string {
 }
 
 /**
- * Where a diagnostic points: a file and a 1-based line (and column), as the
- * reference's `tfdiags.SourceRange` start (`filename`, `start.line`,
- * `start.column`; internal/command/views/json/diagnostic.go).
+ * A position in a source file, as the reference's `tfdiags.SourcePos`
+ * (internal/tfdiags/source_range.go): 1-based line and column, 0-based byte
+ * offset. A diagnostic made from a thrown error knows the line (and maybe the
+ * column) only; one from a parser knows all three.
+ */
+export interface SourcePos {
+  /** 1-based line; lines are separated by LF. */
+  readonly line: number;
+  /** 1-based column, in characters (grapheme clusters, as HCL counts), when known. */
+  readonly column?: number;
+  /** 0-based byte offset into the file, when known: the reference's diagnostic order and source snippets. */
+  readonly byte?: number;
+}
+
+/**
+ * Where a diagnostic points, as the reference's `tfdiags.SourceRange`
+ * (`filename`, `start`, `end`; internal/command/views/json/diagnostic.go):
+ * the one range type of provkit's diagnostics. A parser's ranges (src/hcl
+ * `Range`) are complete ranges of this type. Without `start` the diagnostic
+ * is about the file (or directory) as a whole ("Failed to read file"; a root
+ * module of `lock -recursive`).
  */
 export interface DiagnosticRange {
   /** The file, as the caller named it (relative to the working directory for the CLI's files; forward slashes). */
   readonly filename: string;
-  /** 1-based; absent when the diagnostic is about a file or directory as a whole (a root module of `lock -recursive`). */
-  readonly line?: number;
-  /** 1-based column of the subject's start on `line`, when known. */
-  readonly column?: number;
-  /** Byte offsets of the subject in the file (start inclusive, end exclusive), when known: the reference's diagnostic order (src/ui/diagnostic.ts `sortDiagnostics`) and source snippets. */
-  readonly start?: number;
-  /** Byte offset just past the subject (exclusive), with `start`. */
-  readonly end?: number;
+  /** Where the subject starts; absent when the diagnostic is about the file as a whole. */
+  readonly start?: SourcePos;
+  /** Just past the subject's end (exclusive), when known. */
+  readonly end?: SourcePos;
 }
 
 /** `FILE`, `FILE:LINE` or `FILE:LINE:COLUMN`: how a range reads in text. */
 export function rangeText(r: DiagnosticRange): string {
-  if (r.line === undefined) return r.filename;
-  return `${r.filename}:${r.line}${r.column === undefined ? '' : `:${r.column}`}`;
+  if (r.start === undefined) return r.filename;
+  return `${r.filename}:${r.start.line}${r.start.column === undefined ? '' : `:${r.start.column}`}`;
 }
 
 /**
@@ -766,7 +808,10 @@ export function rangeText(r: DiagnosticRange): string {
  * by src/ui/human.ts and as a `diagnostic` message by src/ui/json.ts (the
  * reference's `viewsjson.Diagnostic`: severity, summary, detail, range),
  * plus provkit's stable `code` (an {@link ErrorCode} or {@link WarningCode})
- * and a `hint` (what to do about it), when there is one.
+ * and a `hint` (what to do about it), when there is one. The parsers return
+ * it too (src/hcl, src/config, src/lockfile, src/cliconfig: their ranges are
+ * complete), as OpenTofu's depsfile and configs return `tfdiags.Diagnostics`:
+ * a library caller of `parseLockFile` or `lockModule` handles one type.
  */
 export interface Diagnostic {
   /** `error` stops the command; `warning` does not. */
@@ -775,8 +820,10 @@ export interface Diagnostic {
   readonly summary: string;
   /** A sentence or two of explanation, naming what it is about (file, provider, platform, URL). */
   readonly detail: string;
-  /** Where in which file the problem is, when it is about a place in a file. */
+  /** Where in which file the problem is (the reference's Subject), when it is about a file or a place in one. */
   readonly range?: DiagnosticRange;
+  /** A wider range that gives context, where one helps (the reference's Context): the source snippet covers it. */
+  readonly context?: DiagnosticRange;
   /** The stable code: an {@link ErrorCode} for an error, a {@link WarningCode} for a warning. */
   readonly code: DiagnosticCode;
   /** What to do about it, when provkit knows (the CLI prints it after the detail, as `Hint: …`). */
@@ -798,7 +845,12 @@ export function diagnosticFromError(err: unknown, fallbackSummary?: string): Dia
       summary: err.summary ?? fallbackSummary ?? ERROR_SUMMARY[err.code],
       detail: err.detail ?? err.message,
       ...(err.file !== undefined && err.line !== undefined
-        ? { range: { filename: err.file, line: err.line, ...(err.column === undefined ? {} : { column: err.column }) } }
+        ? {
+            range: {
+              filename: err.file,
+              start: { line: err.line, ...(err.column === undefined ? {} : { column: err.column }) },
+            },
+          }
         : {}),
       code: err.code,
       ...(err.hint === undefined ? {} : { hint: err.hint }),

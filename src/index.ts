@@ -22,7 +22,14 @@ export {
   ERROR_SUMMARY,
   rangeText,
 } from './errors.js';
-export type { Diagnostic, DiagnosticCode, DiagnosticRange, ErrorContext, SerializedError } from './errors.js';
+export type {
+  Diagnostic,
+  DiagnosticCode,
+  DiagnosticRange,
+  ErrorContext,
+  SerializedError,
+  SourcePos,
+} from './errors.js';
 
 // Addresses: providers, versions, constraints, platforms, flavors.
 export {
@@ -101,7 +108,7 @@ export {
   lockFileFlavor,
 } from './lockfile/index.js';
 export type { LoadedLockFile, LockParseResult, PackageHashes, Verdict } from './lockfile/index.js';
-// The parsers' source-located diagnostics (parseLockFile's).
+// A parser's diagnostic: the one Diagnostic, its range complete (line, column and byte of both ends).
 export type { Diagnostic as HclDiagnostic } from './hcl/index.js';
 
 // Sources: where packages come from, and the factory the CLI uses.

@@ -20,6 +20,7 @@ import {
   parseProviderSource,
   ProvkitError,
   runLock,
+  WarningCode,
 } from '../src/index.js';
 
 describe('diagnosticFromError', () => {
@@ -60,5 +61,17 @@ describe('diagnosticFromError', () => {
       expect(ERROR_SUMMARY[code], code).toMatch(/^[A-Z]/);
       expect(ERROR_SUMMARY[code], code).not.toBe('Error');
     }
+  });
+});
+
+describe('directory mutex codes', () => {
+  it('say "mutex" ("lock" means the lock file only); the old lock names are aliases of the same values', () => {
+    expect(ErrorCode.MUTEX_TIMEOUT).toBe('MUTEX_TIMEOUT');
+    expect(WarningCode.MUTEX_WAIT).toBe('MUTEX_WAIT');
+    expect(WarningCode.STALE_MUTEX_REMOVED).toBe('STALE_MUTEX_REMOVED');
+    expect(ErrorCode.PACKAGE_LOCK_TIMEOUT).toBe(ErrorCode.MUTEX_TIMEOUT);
+    expect(WarningCode.LOCK_WAIT).toBe(WarningCode.MUTEX_WAIT);
+    expect(WarningCode.STALE_LOCK_REMOVED).toBe(WarningCode.STALE_MUTEX_REMOVED);
+    expect(ERROR_SUMMARY[ErrorCode.MUTEX_TIMEOUT]).toBe('Timed out waiting for a directory mutex');
   });
 });

@@ -62,19 +62,28 @@ export class ProviderAddress {
     return `${this.displayHostname}/${this.namespace}/${this.type}`;
   }
 
-  /** Same as {@link toString}: the fully-qualified display form. */
-  forDisplay(): string {
+  /**
+   * Go's `Provider.ForDisplay` (OpenTofu `internal/addrs/provider.go`): like
+   * {@link toString} but without the host when it is `flavor`'s default
+   * registry host (`hashicorp/aws`). The reference uses it in human messages
+   * and in the "Did you mean" suggestion (docs/reference.md §1.1 item 6).
+   * The Go code has one default host; provkit has one per flavor, hence the
+   * argument. For the full address use {@link toString} (Go `Provider.String`).
+   */
+  forDisplay(flavor: Flavor): string {
+    if (this.hostname === defaultRegistryHost(flavor)) return `${this.namespace}/${this.type}`;
     return this.toString();
   }
 
   /**
-   * Go's `Provider.ForDisplay`: like {@link toString} but without the host
-   * when it is `flavor`'s default registry host (`hashicorp/aws`). The
-   * reference uses it in the "Did you mean" suggestion (docs/reference.md §1.1 item 6).
+   * The old name of {@link forDisplay}.
+   *
+   * @deprecated Use {@link forDisplay} (the same short form, named as in Go).
+   * Before this rename `forDisplay()` without an argument returned the full
+   * address; callers that want the full address use {@link toString}.
    */
   toShortString(flavor: Flavor): string {
-    if (this.hostname === defaultRegistryHost(flavor)) return `${this.namespace}/${this.type}`;
-    return this.toString();
+    return this.forDisplay(flavor);
   }
 
   /** `comparison-host/namespace/type`: the host in punycode, for URLs and keys. */
@@ -266,9 +275,9 @@ export function parseProviderSource(source: string, flavor: Flavor): ProviderAdd
         const often = product === 'Terraform' ? 'often' : 'sometimes';
         throw sourceError(
           'Invalid provider type',
-          `Provider source ${goQuote(addr.toShortString(flavor))} has a type with the prefix ${goQuote(userError)}, which isn't valid. ` +
+          `Provider source ${goQuote(addr.forDisplay(flavor))} has a type with the prefix ${goQuote(userError)}, which isn't valid. ` +
             `Although that prefix is ${often} used in the names of version control repositories for ${product} providers, ` +
-            `provider source strings should not include it.\n\nDid you mean ${goQuote(suggestedAddr.toShortString(flavor))}?`,
+            `provider source strings should not include it.\n\nDid you mean ${goQuote(suggestedAddr.forDisplay(flavor))}?`,
           source,
         );
       }

@@ -45,10 +45,11 @@ import { Locks, newProviderLock, serializeLocks } from '../lockfile/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON, packedFileName, providerDirPath } from '../layout/index.js';
 import { checkFetchedFor, fetchPackage, poolHashing } from '../sources/index.js';
 import { namedBySource, requireExtractable } from '../installer/archive-check.js';
-import { ignoreEvents } from '../installer/events.js';
+import { fetchCompleteEvent, ignoreEvents } from '../installer/events.js';
 import { type FetchRunOptions } from '../installer/run-options.js';
-import { selectVersion } from '../installer/select-version.js';
+import { querySelectVersion } from '../installer/select-version.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../installer/download-queue.js';
+import { RedirectsAhead } from '../installer/redirects-ahead.js';
 import { abortable, abortableSource, throwIfAborted, withSignal } from '../installer/abort.js';
 import {
   BUNDLE_FORMAT,
@@ -129,7 +130,10 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
 async function createWith(options: BundleCreateOptions): Promise<BundleCreateOutcome> {
   const events = options.events ?? ignoreEvents;
   // As mirror downloads (mirror.ts, download-queue.ts).
-  const network = downloadQueue(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
+  const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
+  const network = downloadQueue(slots);
+  // The waiting downloads' redirects are learnt while they wait, as lock's are (installer/redirects-ahead.ts).
+  const ahead = new RedirectsAhead({ http: options.http, signal: options.signal, slots });
   const failures: BundleFailure[] = [];
   // Made on the first download (a local source needs none); removed at exit whatever happens.
   let work: { path: Promise<string>; forget?: () => void } | undefined;
@@ -169,15 +173,10 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
         const locked = options.locks.provider(provider);
         let version: Version;
         try {
-          const available = await options.source.availableVersions(provider, options.signal);
-          const sel = selectVersion(provider, available.versions, req.constraints, locked?.version, options.flavor);
-          version = sel.version;
-          events({
-            type: 'provider_selected',
-            provider,
-            version,
-            reason: sel.reason,
-            constraints: req.constraints.toString(),
+          version = await querySelectVersion(options.source, req, locked?.version, {
+            flavor: options.flavor,
+            events,
+            signal: options.signal,
           });
         } catch (err) {
           failures.push({ provider, summary: 'Provider not available', error: asProvkitError(err) });
@@ -212,15 +211,17 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
                 meta.location.kind === 'http'
                   ? join(await packageDir(), packedFileName(provider, version, platform))
                   : undefined;
-              const fetched = await network(
-                () =>
-                  fetchPackage(meta, {
+              const fetched = await ahead.download(meta, (started) =>
+                network(() => {
+                  started();
+                  return fetchPackage(meta, {
                     ...(destPath === undefined ? {} : { destPath }),
                     ...(options.http ? { http: options.http } : {}),
                     ...(options.signal ? { signal: options.signal } : {}),
                     hashing: poolHashing(options.pool),
-                  }),
-                announcedSize(meta),
+                    events: ahead.events({}),
+                  });
+                }, announcedSize(meta)),
               );
               if (fetched.kind !== 'archive') {
                 throw new ProvkitError(
@@ -251,15 +252,7 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
                   },
                 );
               }
-              events({
-                type: 'fetch_complete',
-                provider,
-                version,
-                platform,
-                auth: fetched.label,
-                keyId: fetched.keyId,
-                reused: false,
-              });
+              events(fetchCompleteEvent({ provider, version, platform }, fetched));
               entry.packages[i] = {
                 platform: platform.toString(),
                 path: `${providerDirPath(provider)}/${packedFileName(provider, version, platform)}`,

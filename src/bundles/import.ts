@@ -443,7 +443,7 @@ export async function unpackAndVerifyBundle(
  * too), with a hint, whatever staging or mutex file it happened to.
  */
 function targetError(err: unknown, target: string): unknown {
-  if (isProvkitError(err, ErrorCode.ABORTED) || isProvkitError(err, ErrorCode.PACKAGE_LOCK_TIMEOUT)) return err;
+  if (isProvkitError(err, ErrorCode.ABORTED) || isProvkitError(err, ErrorCode.MUTEX_TIMEOUT)) return err;
   const cause = err instanceof ProvkitError ? err.cause : err;
   if (systemErrorCode(cause) !== undefined)
     return writeError(cause, 'cannot import into', target, 'Cannot write into the import directory');

@@ -6,42 +6,24 @@
  */
 import { basename, resolve } from 'node:path';
 
-import { type Diagnostic, ErrorCode, WarningCode } from '../errors.js';
+import { type Diagnostic, WarningCode } from '../errors.js';
 import type { DirMutexOptions } from '../fs/dir-mutex.js';
 import { readRegularFileSync } from '../fs/read.js';
-import type { Diagnostic as HclDiagnostic } from '../hcl/index.js';
 import { LOCK_FILE_NAME } from '../lockfile/index.js';
-import { diagnosticSnippet, sortDiagnostics } from '../ui/diagnostic.js';
+import { diagnosticSnippet, sourceRange } from '../ui/diagnostic.js';
 import { sortedDiagnostics } from '../ui/human.js';
 import type { Renderer } from './render.js';
 
 /**
- * A configuration or lock-file diagnostic (from src/hcl) as the one
- * {@link Diagnostic}: its file, start and byte offsets as the range, and the
- * code of the file it is about (the lock file's codes for `.terraform.lock.hcl`).
- * `wholeFile`: a diagnostic about a file as a whole keeps the file's path
- * (`lock -recursive`, `verify -recursive`: which root's file it is).
+ * How a configuration or lock-file diagnostic about a file as a whole (no
+ * position: "Failed to read file") is shown: the reference names no location,
+ * and neither does provkit, except among many roots (`wholeFile`: `lock
+ * -recursive`, `verify -recursive`), where the file's path says which.
  */
-export function fromHclDiagnostic(d: HclDiagnostic, wholeFile = false): Diagnostic {
-  const lock = /(^|[\\/])\.terraform\.lock\.hcl$/.test(d.range.filename);
-  const code =
-    d.severity === 'error'
-      ? lock
-        ? ErrorCode.INVALID_LOCK_FILE
-        : ErrorCode.INVALID_CONFIGURATION
-      : lock
-        ? WarningCode.LOCK_FILE_WARNING
-        : WarningCode.CONFIGURATION_WARNING;
-  const r = d.range;
-  // Line 0: about the file as a whole ("Failed to read file"); the reference names no location, and
-  // neither does provkit, except among many roots (`wholeFile`), where the file's path says which.
-  const range =
-    r.start.line === 0
-      ? wholeFile
-        ? { filename: r.filename }
-        : undefined
-      : { filename: r.filename, line: r.start.line, column: r.start.column, start: r.start.byte, end: r.end.byte };
-  return { severity: d.severity, summary: d.summary, detail: d.detail, ...(range ? { range } : {}), code };
+export function placed(d: Diagnostic, wholeFile = false): Diagnostic {
+  if (d.range === undefined || d.range.start !== undefined || wholeFile) return d;
+  const { range: _range, ...rest } = d;
+  return rest;
 }
 
 /**
@@ -52,11 +34,7 @@ export function fromHclDiagnostic(d: HclDiagnostic, wholeFile = false): Diagnost
  * not available": its sources are the configuration's files only,
  * `Meta.configSources`).
  */
-export function configDiagnostics(
-  diagnostics: readonly HclDiagnostic[],
-  cwd?: string,
-  wholeFile = false,
-): Diagnostic[] {
+export function configDiagnostics(diagnostics: readonly Diagnostic[], cwd?: string, wholeFile = false): Diagnostic[] {
   const sources = new Map<string, Uint8Array | undefined>();
   const source = (filename: string): Uint8Array | undefined => {
     if (cwd === undefined || basename(filename) === LOCK_FILE_NAME) return undefined;
@@ -71,20 +49,13 @@ export function configDiagnostics(
     }
     return sources.get(filename);
   };
-  const keyed = diagnostics.map((d) => ({
-    d,
-    severity: d.severity,
-    subject:
-      d.range.start.line === 0
-        ? undefined
-        : { filename: d.range.filename, start: d.range.start.byte, end: d.range.end.byte },
-  }));
-  return sortDiagnostics(keyed).map(({ d }) => {
-    const r = d.range;
-    const src = r.start.line === 0 ? undefined : source(r.filename);
+  return sortedDiagnostics(diagnostics).map((d) => {
+    const r = sourceRange(d.range);
+    const src = r === undefined ? undefined : source(r.filename);
+    const context = sourceRange(d.context);
     return {
-      ...fromHclDiagnostic(d, wholeFile),
-      ...(src === undefined ? {} : { snippet: diagnosticSnippet(src, r, d.context) }),
+      ...placed(d, wholeFile),
+      ...(src === undefined || r === undefined ? {} : { snippet: diagnosticSnippet(src, r, context) }),
     };
   });
 }
@@ -93,7 +64,7 @@ export function configDiagnostics(
  * Renders configuration or lock-file diagnostics ({@link configDiagnostics})
  * together; true when one is an error.
  */
-export function reportDiagnostics(ui: Renderer, diagnostics: readonly HclDiagnostic[], cwd?: string): boolean {
+export function reportDiagnostics(ui: Renderer, diagnostics: readonly Diagnostic[], cwd?: string): boolean {
   ui.diagnostics(configDiagnostics(diagnostics, cwd));
   return diagnostics.some((d) => d.severity === 'error');
 }
@@ -118,7 +89,7 @@ export class PendingDiagnostics {
    * Adds configuration or lock-file diagnostics; when one is an error,
    * renders everything through the renderer's `fail` and returns true.
    */
-  add(diagnostics: readonly HclDiagnostic[]): boolean {
+  add(diagnostics: readonly Diagnostic[]): boolean {
     this.list.push(...configDiagnostics(diagnostics, this.cwd));
     if (!diagnostics.some((d) => d.severity === 'error')) return false;
     this.fail([]);
@@ -157,14 +128,14 @@ export function targetMutexWarnings(
         severity: 'warning',
         summary: waiting.summary,
         detail: waiting.detail(w.holder ? ` by process ${w.holder.pid} on ${w.holder.hostname}` : ''),
-        code: WarningCode.LOCK_WAIT,
+        code: WarningCode.MUTEX_WAIT,
       }),
     onBreak: (b) =>
       ui.diagnostic({
         severity: 'warning',
         summary: 'Stale mirror mutex removed',
         detail: `${b.path} (${b.reason})`,
-        code: WarningCode.STALE_LOCK_REMOVED,
+        code: WarningCode.STALE_MUTEX_REMOVED,
       }),
   };
 }

@@ -16,7 +16,6 @@ import { resolve } from 'node:path';
 
 import type { Flavor } from '../addresses/index.js';
 import type { CliConfig } from '../cliconfig/index.js';
-import { ErrorCode, WarningCode } from '../errors.js';
 import {
   createHashPool,
   type HashPool,
@@ -182,12 +181,9 @@ export class RunResources {
       const key = `${d.severity}\n${d.summary}\n${d.detail}`;
       if (this.cliDiagnostics.has(key)) continue;
       this.cliDiagnostics.add(key);
-      ui.diagnostic({
-        severity: d.severity,
-        summary: d.summary,
-        detail: d.detail,
-        code: d.severity === 'error' ? ErrorCode.INVALID_CLI_CONFIGURATION : WarningCode.CLI_CONFIGURATION_WARNING,
-      });
+      // Shown without its range, as terraform shows the CLI configuration's diagnostics.
+      const { range: _range, ...shown } = d;
+      ui.diagnostic(shown);
     }
     return cli.diagnostics.some((d) => d.severity === 'error') ? undefined : cli;
   }

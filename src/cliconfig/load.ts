@@ -57,7 +57,7 @@ import type { CliConfigFile, RawProviderInstallation } from './parse.js';
 import { parseCliConfigFile } from './parse.js';
 import type { ProviderPattern } from '../addresses/index.js';
 import { parseProviderPatterns } from '../addresses/index.js';
-import { errorText } from '../errors.js';
+import { ErrorCode, WarningCode, errorText } from '../errors.js';
 
 /** File-system access of the CLI configuration loader (injected in tests). */
 export interface CliConfigFs {
@@ -161,6 +161,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
     } catch (e) {
       diags.push({
         severity: 'error',
+        code: ErrorCode.INVALID_CLI_CONFIGURATION,
         summary: `Error reading ${path}: ${errorText(e)}`,
         detail: '',
       });
@@ -180,6 +181,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
   } else if (main.fromEnv) {
     diags.push({
       severity: 'warning',
+      code: WarningCode.CLI_CONFIGURATION_WARNING,
       summary: 'Unable to open CLI configuration file',
       detail: `The CLI configuration file at ${goQuote(main.path)} does not exist.`,
     });
@@ -195,6 +197,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
       } catch (e) {
         diags.push({
           severity: 'error',
+          code: ErrorCode.INVALID_CLI_CONFIGURATION,
           summary: `Error reading ${dir}: ${errorText(e)}`,
           detail: '',
         });
@@ -227,6 +230,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
       if (!hn.ok) {
         diags.push({
           severity: 'error',
+          code: ErrorCode.INVALID_CLI_CONFIGURATION,
           summary: `The host ${goQuote(h.name)} block has an invalid hostname: ${hn.error}`,
           detail: '',
           ...(h.range ? { range: h.range } : {}),
@@ -240,6 +244,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
       if (!hn.ok) {
         diags.push({
           severity: 'error',
+          code: ErrorCode.INVALID_CLI_CONFIGURATION,
           summary: `The credentials ${goQuote(c.name)} block has an invalid hostname: ${hn.error}`,
           detail: '',
           ...(c.range ? { range: c.range } : {}),
@@ -267,12 +272,14 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
   if (helpers.size > 1)
     diags.push({
       severity: 'error',
+      code: ErrorCode.INVALID_CLI_CONFIGURATION,
       summary: 'No more than one credentials_helper block may be specified',
       detail: '',
     });
   if (installations.length > 1)
     diags.push({
       severity: 'error',
+      code: ErrorCode.INVALID_CLI_CONFIGURATION,
       summary: 'No more than one provider_installation block may be specified',
       detail: '',
     });
@@ -280,6 +287,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
   if (ociDefaults.length > 1)
     diags.push({
       severity: 'error',
+      code: ErrorCode.INVALID_CLI_CONFIGURATION,
       summary: 'No more than one oci_default_credentials block may be specified',
       detail: '',
     });
@@ -288,6 +296,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
     if (prefixes.has(c.prefix))
       diags.push({
         severity: 'error',
+        code: ErrorCode.INVALID_CLI_CONFIGURATION,
         summary: `Duplicate oci_credentials block for ${goQuote(c.prefix)}`,
         detail: '',
       });
@@ -296,6 +305,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
   if (pluginCacheDir !== undefined && (await fs.stat(pluginCacheDir)) === undefined) {
     diags.push({
       severity: 'error',
+      code: ErrorCode.INVALID_CLI_CONFIGURATION,
       summary: `The specified plugin cache dir ${pluginCacheDir} cannot be opened: stat ${pluginCacheDir}: no such file or directory`,
       detail: '',
     });
@@ -304,6 +314,7 @@ export async function loadCliConfig(ctx: CliConfigContext, fs: CliConfigFs = nod
   if (helper) {
     diags.push({
       severity: 'warning',
+      code: WarningCode.CLI_CONFIGURATION_WARNING,
       summary: 'Credentials helpers are not supported',
       detail: `provkit does not run credentials helper programs, so the credentials_helper ${goQuote(helper.type)} block is ignored. Give tokens with TF_TOKEN_<hostname> environment variables or credentials blocks instead.`,
     });
@@ -342,6 +353,7 @@ function explicitInstallation(
       if (problem !== undefined) {
         diags.push({
           severity: 'error',
+          code: ErrorCode.INVALID_CLI_CONFIGURATION,
           summary: 'Invalid URL for provider installation source',
           detail: problem,
           ...at,
@@ -356,6 +368,7 @@ function explicitInstallation(
     } catch (e) {
       diags.push({
         severity: 'error',
+        code: ErrorCode.INVALID_CLI_CONFIGURATION,
         summary: 'Invalid provider source inclusion patterns',
         detail: `CLI config specifies invalid provider inclusion patterns: ${errorText(e)}.`,
         ...at,
@@ -367,6 +380,7 @@ function explicitInstallation(
     } catch (e) {
       diags.push({
         severity: 'error',
+        code: ErrorCode.INVALID_CLI_CONFIGURATION,
         summary: 'Invalid provider source exclusion patterns',
         detail: `CLI config specifies invalid provider exclusion patterns: ${errorText(e)}.`,
         ...at,

@@ -5,20 +5,18 @@
  * Plain data; no I/O.
  */
 import type { Hostname, ProviderAddress } from '../addresses/index.js';
+import type { Diagnostic } from '../errors.js';
 import type { Range } from '../hcl/index.js';
 import type { RepositoryAddress } from '../net/oci/reference.js';
 import type { ProviderPattern, ProviderSelector } from '../addresses/index.js';
 
 /**
- * A problem in the CLI configuration. Many of the reference's are
- * "sourceless" (no file position); provkit gives a range where it knows one.
+ * A problem in the CLI configuration: the one {@link Diagnostic} of provkit,
+ * coded `INVALID_CLI_CONFIGURATION` or `CLI_CONFIGURATION_WARNING`. Many of the
+ * reference's are "sourceless" (no file position); provkit gives a range where
+ * it knows one (the CLI prints them without, as terraform does).
  */
-export interface CliConfigDiagnostic {
-  readonly severity: 'error' | 'warning';
-  readonly summary: string;
-  readonly detail: string;
-  readonly range?: Range;
-}
+export type CliConfigDiagnostic = Diagnostic;
 
 /** A plain value read from the CLI configuration (HCL 1 semantics: literals only). */
 export type PlainValue = null | boolean | number | string | PlainValue[] | { [key: string]: PlainValue };

@@ -30,7 +30,7 @@ import { parseHCL } from '../hcl/index.js';
 import { parseRepositoryAddress, type RepositoryAddress } from '../net/oci/reference.js';
 import type { CliConfigDiagnostic } from './model.js';
 import { parseProviderPatterns, WILDCARD } from '../addresses/index.js';
-import { errorText } from '../errors.js';
+import { ErrorCode, errorText } from '../errors.js';
 
 /** The variables a template may use. */
 const SYMBOLS = ['hostname', 'namespace', 'type'] as const;
@@ -49,7 +49,7 @@ type Value = string | number | boolean | null;
 class TemplateError extends Error {}
 
 function error(summary: string, detail: string): CliConfigDiagnostic {
-  return { severity: 'error', summary, detail };
+  return { severity: 'error', code: ErrorCode.INVALID_CLI_CONFIGURATION, summary, detail };
 }
 
 /** Parses the template as `hclsyntax.ParseTemplate` would (a heredoc body has the same rules). */

@@ -42,7 +42,7 @@ import type {
 } from './model.js';
 import { parseRepositoryAddress } from '../net/oci/reference.js';
 import { prepareRepositoryMapping, type RepositoryMapping } from './oci-template.js';
-import { errorText } from '../errors.js';
+import { ErrorCode, errorText } from '../errors.js';
 
 /** An installation method as written, patterns not yet parsed. */
 export interface RawMethod {
@@ -93,7 +93,7 @@ function isPlainObject(v: PlainValue | undefined): v is PlainObject {
 }
 
 function err(summary: string, detail: string, range?: Range): CliConfigDiagnostic {
-  return { severity: 'error', summary, detail, ...(range ? { range } : {}) };
+  return { severity: 'error', code: ErrorCode.INVALID_CLI_CONFIGURATION, summary, detail, ...(range ? { range } : {}) };
 }
 
 /** HCL 1's `token.Pos.String()` of a position: `line:column`. */

@@ -46,7 +46,7 @@ import {
   type ProviderAddress,
   type ProviderPattern,
 } from '../addresses/index.js';
-import { errorText } from '../errors.js';
+import { type Diagnostic, errorText } from '../errors.js';
 import {
   type Disposition,
   DISPOSITION_KINDS,
@@ -54,7 +54,7 @@ import {
   isDispositionKind,
   isReported,
 } from '../hashing/index.js';
-import type { Diagnostic, Expression, Range } from '../hcl/index.js';
+import type { Expression, Range } from '../hcl/index.js';
 import { evaluateStatic, staticList, staticString } from '../hcl/index.js';
 import type { BodyView } from './body.js';
 import { errorDiag } from './diagnostics.js';

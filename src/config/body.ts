@@ -13,7 +13,8 @@
  *
  * Pure: no I/O.
  */
-import type { Block, Body, Diagnostic, Expression, Range } from '../hcl/index.js';
+import type { Diagnostic } from '../errors.js';
+import type { Block, Body, Expression, Range } from '../hcl/index.js';
 import { between, errorDiag, formatRange } from './diagnostics.js';
 import { nameSuggestion } from '../go/index.js';
 import type { JsonProperty, JsonValue } from '../hcl/index.js';

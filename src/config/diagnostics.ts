@@ -1,26 +1,29 @@
 /**
  * Diagnostic helpers shared by the configuration decoder. Diagnostics are the
- * HCL ones (`src/hcl` `Diagnostic`): severity, the reference's Summary and
- * Detail, and the source range they are about.
+ * one {@link Diagnostic} of provkit (src/errors.ts): severity, the reference's
+ * Summary and Detail, the source range they are about, and the code
+ * ({@link ErrorCode.INVALID_CONFIGURATION}, {@link WarningCode.CONFIGURATION_WARNING}).
  *
  * Pure: no I/O.
  */
 import { readRefusal } from '../fs/read.js';
 import { goQuote } from '../go/index.js';
-import type { Diagnostic, Range } from '../hcl/index.js';
+import { type Diagnostic, type DiagnosticRange, ErrorCode, rangeText, WarningCode } from '../errors.js';
+import type { Range } from '../hcl/index.js';
 import { rangeString } from '../hcl/index.js';
 
-export type { Diagnostic, Range } from '../hcl/index.js';
+export type { Diagnostic } from '../errors.js';
+export type { Range } from '../hcl/index.js';
 export { hasErrors } from '../hcl/index.js';
 
-/** An error diagnostic. */
-export function errorDiag(summary: string, detail: string, range: Range): Diagnostic {
-  return { severity: 'error', summary, detail, range };
+/** An error diagnostic about `range` (a place in a file, or a file as a whole: {@link fileRange}). */
+export function errorDiag(summary: string, detail: string, range: DiagnosticRange): Diagnostic {
+  return { severity: 'error', summary, detail, range, code: ErrorCode.INVALID_CONFIGURATION };
 }
 
-/** A warning diagnostic. */
-export function warningDiag(summary: string, detail: string, range: Range): Diagnostic {
-  return { severity: 'warning', summary, detail, range };
+/** A warning diagnostic about `range`. */
+export function warningDiag(summary: string, detail: string, range: DiagnosticRange): Diagnostic {
+  return { severity: 'warning', summary, detail, range, code: WarningCode.CONFIGURATION_WARNING };
 }
 
 /**
@@ -38,13 +41,11 @@ export function fileReadFailed(rel: string, err: unknown): Diagnostic {
 }
 
 /**
- * A zero-width range at the start of `filename`, for the reference's
- * "sourceless" diagnostics that are still about one file or directory.
- * Line and column are 0, as `src/lockfile/file.ts` does.
+ * The range of the reference's "sourceless" diagnostics that are still about
+ * one file or directory: the file, no position (as `src/lockfile/file.ts`'s).
  */
-export function fileRange(filename: string): Range {
-  const pos = { line: 0, column: 0, byte: 0 };
-  return { filename, start: pos, end: pos };
+export function fileRange(filename: string): DiagnosticRange {
+  return { filename };
 }
 
 /** The range covering `a` through `b` (hcl.RangeBetween). */
@@ -62,7 +63,5 @@ export function formatRange(r: Range): string {
  * of a message (line and column are omitted when unknown).
  */
 export function diagnosticLocation(d: Diagnostic): string {
-  const r = d.range;
-  if (r.start.line === 0) return r.filename;
-  return `${r.filename}:${r.start.line}:${r.start.column}`;
+  return d.range === undefined ? '' : rangeText(d.range);
 }

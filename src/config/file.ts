@@ -20,6 +20,7 @@
  *
  * Pure: no I/O, never throws.
  */
+import type { Diagnostic } from '../errors.js';
 import type { Flavor } from '../addresses/index.js';
 import {
   flavorInfo,
@@ -28,7 +29,7 @@ import {
   tryParseProviderSource,
   impliedProviderForUnqualifiedType,
 } from '../addresses/index.js';
-import type { Diagnostic, Expression, Range, StaticValue, Traverser } from '../hcl/index.js';
+import type { Expression, Range, StaticValue, Traverser } from '../hcl/index.js';
 import {
   evaluateStatic,
   exprMap,

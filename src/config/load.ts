@@ -32,9 +32,8 @@ import { isAbsolute, join, posix } from 'node:path';
 
 import type { Flavor } from '../addresses/index.js';
 import { compareBytewise, flavorInfo, goQuote } from '../addresses/index.js';
-import { systemErrorCode, errorText } from '../errors.js';
+import { type Diagnostic, systemErrorCode, errorText } from '../errors.js';
 import { readRegularFile } from '../fs/read.js';
-import type { Diagnostic } from '../hcl/index.js';
 import { errorDiag, fileRange, fileReadFailed, hasErrors, warningDiag } from './diagnostics.js';
 import { parseConfigFile } from './file.js';
 import type { DirEntry } from './files.js';

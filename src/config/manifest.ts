@@ -13,7 +13,7 @@
  *
  * Pure: no I/O.
  */
-import type { Diagnostic } from '../hcl/index.js';
+import type { Diagnostic } from '../errors.js';
 import { errorDiag, fileRange } from './diagnostics.js';
 import type { GoVersion } from './goversion.js';
 import { parseGoVersion } from './goversion.js';
@@ -69,7 +69,7 @@ export function parseModuleManifest(source: Uint8Array | string, filename: strin
   if (bytes.length === 0) return { records, diagnostics: [] };
   const fail = (detail: string, d?: Diagnostic): ManifestResult => ({
     records: new Map(),
-    diagnostics: [errorDiag(`${SUMMARY}: ${detail}`, d ? d.detail : '', d ? d.range : fileRange(filename))],
+    diagnostics: [errorDiag(`${SUMMARY}: ${detail}`, d ? d.detail : '', d?.range ?? fileRange(filename))],
   });
   const parsed = parseJSON(bytes, filename);
   if (!parsed.value) {

@@ -17,9 +17,10 @@
  *
  * Pure: no I/O.
  */
+import type { Diagnostic } from '../errors.js';
 import type { Flavor, ProviderAddress } from '../addresses/index.js';
 import { goQuote, impliedProviderForUnqualifiedType, tryParseProviderPart } from '../addresses/index.js';
-import type { Diagnostic, Range } from '../hcl/index.js';
+import type { Range } from '../hcl/index.js';
 import { errorDiag, formatRange } from './diagnostics.js';
 import type {
   ConfigFile,

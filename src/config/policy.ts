@@ -24,9 +24,8 @@
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 import { goQuote, parsePlatform, type Platform } from '../addresses/index.js';
-import { systemErrorCode, errorText } from '../errors.js';
+import { type Diagnostic, systemErrorCode, errorText } from '../errors.js';
 import { readRefusal } from '../fs/read.js';
-import type { Diagnostic } from '../hcl/index.js';
 import { parseHCL, staticList, staticString } from '../hcl/index.js';
 import { type AuditPolicy, parseAuditBlock } from './audit-policy.js';
 import { nativeBody } from './body.js';

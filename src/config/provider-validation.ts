@@ -29,10 +29,11 @@
  *
  * Pure: no I/O.
  */
+import type { Diagnostic } from '../errors.js';
 import { defaultRegistryHost, type Flavor, flavorInfo, goQuote, newProviderAddress } from '../addresses/index.js';
 import type { ProviderAddress } from '../addresses/index.js';
 import { impliedProviderForUnqualifiedType, tryParseProviderPart } from '../addresses/index.js';
-import type { Diagnostic, Range } from '../hcl/index.js';
+import type { Range } from '../hcl/index.js';
 import { rangeString } from '../hcl/index.js';
 import { errorDiag, warningDiag } from './diagnostics.js';
 import type { ModuleCallDecl, PassedProviderConfig, ProviderRef } from './model.js';
@@ -84,7 +85,7 @@ class Validator {
   }
 
   private display(p: ProviderAddress): string {
-    return p.toShortString(this.flavor);
+    return p.forDisplay(this.flavor);
   }
 
   /** `resolveProviderTypes`: the provider each local name of `module` stands for (required, else configured). */

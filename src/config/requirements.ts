@@ -20,9 +20,9 @@
  *
  * Pure: no I/O.
  */
+import type { Diagnostic } from '../errors.js';
 import type { Flavor, Requirement, VersionConstraints } from '../addresses/index.js';
 import { NO_CONSTRAINTS, ProviderAddress, tryParseConstraints } from '../addresses/index.js';
-import type { Diagnostic } from '../hcl/index.js';
 import { errorDiag } from './diagnostics.js';
 import type { DeclaredConstraint, Module, ProviderConfigDecl } from './model.js';
 import { providerForLocalName } from './module.js';

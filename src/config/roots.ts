@@ -23,11 +23,11 @@
  * Files are only parsed here for their module calls; their diagnostics are
  * left to the loader that reads each root (load.ts).
  */
+import type { Diagnostic } from '../errors.js';
 import { posix } from 'node:path';
 
 import type { Flavor } from '../addresses/index.js';
 import { compareBytewise } from '../addresses/index.js';
-import type { Diagnostic } from '../hcl/index.js';
 import { fileRange, warningDiag } from './diagnostics.js';
 import { parseConfigFile } from './file.js';
 import type { DirEntry } from './files.js';
@@ -187,6 +187,6 @@ export async function discoverRoots(baseDir: string, options: DiscoverOptions): 
     roots: sort(moduleDirs.filter((d) => !used.has(d))),
     moduleDirs: sort(moduleDirs),
     policyFiles: sort(policyFiles),
-    diagnostics: diagnostics.sort((a, b) => compareBytewise(a.range.filename, b.range.filename)),
+    diagnostics: diagnostics.sort((a, b) => compareBytewise(a.range?.filename ?? '', b.range?.filename ?? '')),
   };
 }

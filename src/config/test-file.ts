@@ -22,11 +22,12 @@
  *
  * Pure: no I/O, never throws.
  */
+import type { Diagnostic } from '../errors.js';
 import { posix } from 'node:path';
 
 import type { Flavor } from '../addresses/index.js';
 import { compareBytewise, flavorInfo, goQuote } from '../addresses/index.js';
-import type { Diagnostic, Range } from '../hcl/index.js';
+import type { Range } from '../hcl/index.js';
 import { isValidIdentifier, parseHCL, parseJSONFile, staticString } from '../hcl/index.js';
 import type { BlockView, BodySchema, BodyView } from './body.js';
 import { jsonBody, nativeBody } from './body.js';

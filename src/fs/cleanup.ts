@@ -11,7 +11,7 @@
  *
  * SIGKILL skips everything: what must be found again after one lives in a
  * place a later run sweeps (a mirror target's staging directories, under the
- * target lock).
+ * target mutex).
  */
 import { rmSync } from 'node:fs';
 

@@ -139,7 +139,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 function aborted(): ProvkitError {
-  return new ProvkitError(ErrorCode.ABORTED, 'waiting for a package lock was interrupted');
+  return new ProvkitError(ErrorCode.ABORTED, 'waiting for a directory mutex was interrupted');
 }
 
 /** Creates `path` holding `content`, failing with EEXIST if it exists; never visible without its content. */
@@ -193,7 +193,7 @@ async function breakStale(path: string, observed: Buffer, staleMs: number): Prom
  * Takes the mutex whose file is `path` (see the module comment), waiting while another
  * live process holds it. Parent directories are created (0755).
  *
- * @throws ProvkitError ABORTED (the signal fired), PACKAGE_LOCK_TIMEOUT
+ * @throws ProvkitError ABORTED (the signal fired), MUTEX_TIMEOUT
  *   (`timeoutMs` passed), IO
  */
 export async function acquireDirMutex(path: string, options: DirMutexOptions = {}): Promise<DirMutex> {
@@ -257,7 +257,7 @@ export async function acquireDirMutex(path: string, options: DirMutexOptions = {
     const waited = Date.now() - started;
     if (options.timeoutMs !== undefined && waited > options.timeoutMs) {
       throw new ProvkitError(
-        ErrorCode.PACKAGE_LOCK_TIMEOUT,
+        ErrorCode.MUTEX_TIMEOUT,
         `timed out after ${waited} ms waiting for the mutex file ${path}${other ? ` (held by process ${other.pid} on ${other.hostname})` : ''}`,
         { file: path },
       );

@@ -11,9 +11,10 @@
  * A tree built from input with errors is still structurally sound: whatever
  * could not be parsed is represented by an {@link InvalidExpr} placeholder.
  */
+import type { DiagnosticRange, Diagnostic as ProvkitDiagnostic, SourcePos } from '../errors.js';
 
-/** A position in a source file. */
-export interface Pos {
+/** A position in a source file: a complete {@link SourcePos} (src/errors.ts), every field known. */
+export interface Pos extends SourcePos {
   /** 1-based line number; lines are separated by LF (a CR before it belongs to the line). */
   line: number;
   /**
@@ -25,25 +26,25 @@ export interface Pos {
   byte: number;
 }
 
-/** A half-open span `[start, end)` of a source file. */
-export interface Range {
+/** A half-open span `[start, end)` of a source file: a complete {@link DiagnosticRange} (src/errors.ts). */
+export interface Range extends DiagnosticRange {
   filename: string;
   start: Pos;
   end: Pos;
 }
 
-/** A problem found while parsing or evaluating, worded like HCL's own diagnostics. */
-export interface Diagnostic {
-  /** `error` makes the file unusable; `warning` does not. */
-  severity: 'error' | 'warning';
-  /** Short, stable description, e.g. "Missing newline after argument" (HCL's `Summary`). */
-  summary: string;
-  /** A sentence or two of explanation (HCL's `Detail`). */
-  detail: string;
+/**
+ * A problem found while parsing or evaluating, worded like HCL's own
+ * diagnostics: the one {@link ProvkitDiagnostic} of provkit (src/errors.ts),
+ * whose range and context a parser always knows in full. Its code is
+ * `INVALID_CONFIGURATION` from HCL itself; the lock-file
+ * reader gives its own (`INVALID_LOCK_FILE`).
+ */
+export interface Diagnostic extends ProvkitDiagnostic {
   /** The source span the problem is about (HCL's `Subject`). */
-  range: Range;
+  readonly range: Range;
   /** A wider span that gives context, where one helps (HCL's `Context`). */
-  context?: Range;
+  readonly context?: Range;
 }
 
 // ---------------------------------------------------------------------------

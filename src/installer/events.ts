@@ -282,6 +282,51 @@ export function queryWarningsEvent(provider: ProviderAddress, warnings: readonly
   };
 }
 
+/** The package one event is about: a provider's version for one platform. */
+export interface PackageAt {
+  readonly provider: ProviderAddress;
+  readonly version: Version;
+  readonly platform: Platform;
+}
+
+/** The `fetch_complete` event ({@link InstallerEvent}). */
+export type FetchCompleteEvent = Extract<InstallerEvent, { readonly type: 'fetch_complete' }>;
+
+/**
+ * The one builder of `fetch_complete`. `from`: the fetch's authentication
+ * (its label and signing key), or `'reused'` when the package was already
+ * in place and its checksum verified, so nothing was downloaded. `extra`:
+ * the optional fields, present only where the caller collects them.
+ */
+export function fetchCompleteEvent(
+  pkg: PackageAt,
+  from: { readonly label: AuthLabel; readonly keyId?: string | undefined } | 'reused',
+  extra: { readonly stored?: boolean; readonly hashes?: readonly PackageHash[] } = {},
+): FetchCompleteEvent {
+  const { provider, version, platform } = pkg;
+  return from === 'reused'
+    ? {
+        type: 'fetch_complete',
+        provider,
+        version,
+        platform,
+        auth: 'verified checksum',
+        keyId: undefined,
+        reused: true,
+        ...extra,
+      }
+    : {
+        type: 'fetch_complete',
+        provider,
+        version,
+        platform,
+        auth: from.label,
+        keyId: from.keyId,
+        reused: false,
+        ...extra,
+      };
+}
+
 /**
  * The network callbacks of one package's download, as installer events:
  * progress, retries and resumes (src/net `NetEvents`).

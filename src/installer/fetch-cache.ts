@@ -60,12 +60,14 @@ import { requireExtractable } from './archive-check.js';
 import {
   type AuthLabel,
   type EventSink,
+  fetchCompleteEvent,
   ignoreEvents,
   packageHashes,
   packageNetEvents,
   type ProgressPhase,
 } from './events.js';
 import { announcedSize, DEFAULT_DOWNLOADS, type DownloadQueue, downloadQueue } from './download-queue.js';
+import { RedirectsAhead } from './redirects-ahead.js';
 import { downloadName } from '../layout/index.js';
 
 /**
@@ -138,14 +140,10 @@ export class FetchCache {
   private readonly network: DownloadQueue;
   /** The network's slots ({@link network}'s limit). */
   private readonly slots: number;
-  /** Downloads waiting for a slot or running. */
-  private downloads = 0;
-  /** Origins of archive URLs a download was redirected from (whenRedirecting). */
-  private readonly redirectingOrigins = new Set<string>();
-  /** Per origin not (yet) seen redirecting, the packages that will learn their redirects once it is. */
-  private readonly toLearn = new Map<string, Array<() => void>>();
   /** Metadata and hash-store look-ups in flight (small responses, over warm connections). */
   private readonly metadata = pLimit(METADATA_CONCURRENCY);
+  /** The waiting downloads' redirects, learnt under the metadata limit (redirects-ahead.ts). */
+  private readonly ahead: RedirectsAhead;
   private readonly packages = new Map<string, Promise<LockedPackage>>();
   private work: Promise<string> | undefined;
   private forgetWork: (() => void) | undefined;
@@ -174,6 +172,12 @@ export class FetchCache {
     this.options = { ...withSignal(options, signal), source: abortableSource(options.source, signal, 'locking') };
     this.slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
     this.network = downloadQueue(this.slots);
+    this.ahead = new RedirectsAhead({
+      http: options.http,
+      signal,
+      slots: this.slots,
+      limit: this.metadata,
+    });
     this.events = options.events ?? ignoreEvents;
   }
 
@@ -266,76 +270,6 @@ export class FetchCache {
   }
 
   /**
-   * Calls `learn` once a download from `url`'s origin was redirected (at
-   * once if one was): only then is a package's redirect worth learning ahead
-   * (net/learnt-redirects.ts; an origin that serves its archives directly is
-   * never probed).
-   */
-  private whenRedirecting(url: string, learn: () => void): void {
-    let origin: string;
-    try {
-      origin = new URL(url).origin;
-    } catch {
-      return;
-    }
-    if (this.redirectingOrigins.has(origin)) learn();
-    else this.toLearn.set(origin, [...(this.toLearn.get(origin) ?? []), learn]);
-  }
-
-  /** A download from `from`'s origin was redirected: the packages waiting to learn theirs may. */
-  private redirected(from: string): void {
-    let origin: string;
-    try {
-      origin = new URL(from).origin;
-    } catch {
-      return;
-    }
-    if (this.redirectingOrigins.has(origin)) return;
-    this.redirectingOrigins.add(origin);
-    const waiting = this.toLearn.get(origin) ?? [];
-    this.toLearn.delete(origin);
-    for (const learn of waiting) learn();
-  }
-
-  /**
-   * Learns where a registry package's archive URL redirects while the package
-   * waits for its download slot (HttpClient.learnRedirect: registries send
-   * archives to a CDN host), and warms that host's connections: its download
-   * then starts at the CDN, on a connection ready for it, one round trip (and
-   * for the first archives there, two more) sooner. Once a download from the
-   * same origin was redirected ({@link whenRedirecting}), under the metadata
-   * limit, and not once the package's download started.
-   */
-  private async learnRedirect(meta: PackageMeta): Promise<void> {
-    const { http, signal } = this.options;
-    if (http === undefined || meta.location.kind !== 'http' || signal?.aborted === true) return;
-    const credential = meta.location.credential?.();
-    const target = await http.learnRedirect(meta.location.url, {
-      ...(credential === undefined ? {} : { credential }),
-      ...(meta.location.headers === undefined ? {} : { headers: meta.location.headers }),
-      ...(signal === undefined ? {} : { signal }),
-    });
-    if (target !== undefined) http.preconnect(target, Math.min(this.downloads, this.slots));
-  }
-
-  /**
-   * Runs `fetch` in a download slot. While downloads wait or run, a redirect
-   * to another host (a registry's archive URL answering with its CDN's) warms
-   * that host's connections for the slots that will follow it there
-   * ({@link slotEvents}, net/warm.ts): the next archives find a connection
-   * ready instead of opening one (two more round trips on HTTPS) after their
-   * slot came.
-   */
-  private async download(fetch: (release: () => void) => Promise<Fetched>, priority: number): Promise<Fetched> {
-    this.downloads += 1;
-    try {
-      return await this.network(fetch, priority);
-    } finally {
-      this.downloads -= 1;
-    }
-  }
-
-  /**
    * A download's network events, plus the slot's rules: the slot is given back
    * once the body's last byte has arrived (`onProgress` reports the end once,
    * after the length check, net/body.ts), so that the next archive's request
@@ -343,21 +277,17 @@ export class FetchCache {
    * pool's budget, not the network's; hashing/pool.ts still holds a stream
    * whose hasher is behind, so memory does not grow). A download retried
    * after that point (its complete body failed a check) runs outside the
-   * budget. A redirect warms connections to its target's origin, as many as
-   * downloads are waiting or running (at most the slots).
+   * budget. A redirect warms connections to its target's origin
+   * ({@link RedirectsAhead.events}).
    */
   private slotEvents(events: NetEvents, release: (() => void) | undefined): NetEvents {
     if (release === undefined) return events;
+    const ahead = this.ahead.events(events);
     return {
-      ...events,
+      ...ahead,
       onProgress: (e) => {
         events.onProgress?.(e);
         if (e.total !== undefined && e.received >= e.total) release();
-      },
-      onRedirect: (e) => {
-        events.onRedirect?.(e);
-        this.options.http?.preconnect(e.to, Math.min(this.downloads, this.slots));
-        this.redirected(e.from);
       },
     };
   }
@@ -418,13 +348,7 @@ export class FetchCache {
     // A hit means no download at all, so the cache consults the store itself
     // (and keeps what it hashes, below) instead of handing it to fetchPackage.
     const storedHashes = zh && (await options.hashStore?.get(zh));
-    let started = false;
-    if (!storedHashes && meta.location.kind === 'http' && meta.authentication?.kind === 'registry')
-      this.whenRedirecting(meta.location.url, () => {
-        if (!started) void this.metadata(() => (started ? Promise.resolve() : this.learnRedirect(meta)));
-      });
     const fetch = async (release?: () => void): Promise<Fetched> => {
-      started = true;
       throwIfAborted('locking', options.signal);
       events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
       // A directory of its own per package: archives of different packages
@@ -461,7 +385,12 @@ export class FetchCache {
       ? storedArchive(meta, storedHashes)
       : meta.location.kind === 'local-archive' || meta.location.kind === 'local-dir'
         ? await fetch()
-        : await this.download(fetch, announcedSize(meta));
+        : await this.ahead.download(meta, (started) =>
+            this.network((release) => {
+              started();
+              return fetch(release);
+            }, announcedSize(meta)),
+          );
     checkFetchedFor(fetched, provider, version, platform);
     const stored = fetched.kind === 'archive' && fetched.stored === true;
     if (stored) this.fromStore += 1;
@@ -471,20 +400,19 @@ export class FetchCache {
         : fetched.kind === 'archive-forms'
           ? fetched.forms.h1
           : undefined;
-    events({
-      type: 'fetch_complete',
-      provider,
-      version,
-      platform,
-      auth: fetched.label,
-      keyId: fetched.kind === 'archive' ? fetched.keyId : undefined,
-      reused: false,
-      stored,
-      hashes: packageHashes(
-        fetched.hashes,
-        ownH1?.ok ? { hash: ownH1.hash, disposition: localDisposition(meta), platform } : undefined,
+    events(
+      fetchCompleteEvent(
+        { provider, version, platform },
+        { label: fetched.label, keyId: fetched.kind === 'archive' ? fetched.keyId : undefined },
+        {
+          stored,
+          hashes: packageHashes(
+            fetched.hashes,
+            ownH1?.ok ? { hash: ownH1.hash, disposition: localDisposition(meta), platform } : undefined,
+          ),
+        },
       ),
-    });
+    );
     const kind: LockedPackage['kind'] = fetched.kind === 'dir' ? 'dir' : 'archive';
     const done = {
       kind,

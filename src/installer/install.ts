@@ -87,7 +87,6 @@ import {
 } from '../lockfile/index.js';
 import { redactURL, type HttpClient } from '../net/index.js';
 import {
-  availablePlatformsIn,
   checkFetchedFor,
   fetchPackage,
   localDisposition,
@@ -120,8 +119,9 @@ import { causeDiagnostic, groupByCause } from './causes.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { installSelection, reuseCached, reuseInstalled } from './install-plan.js';
 import { DEFAULT_DOWNLOADS } from './download-queue.js';
+import { RedirectsAhead } from './redirects-ahead.js';
 import type { ProviderFailure } from './lock.js';
-import { selectVersion } from './select-version.js';
+import { querySelectVersion, selectVersion } from './select-version.js';
 import { downloadName } from '../layout/index.js';
 
 /** How {@link runInstall} installs a configuration's providers (`provkit install`, the provider step of `init`). */
@@ -303,7 +303,10 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
 
 async function installWith(options: InstallOptions): Promise<InstallOutcome> {
   const events = options.events ?? ignoreEvents;
-  const network = pLimit(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
+  const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
+  const network = pLimit(slots);
+  // The waiting downloads' redirects are learnt while they wait, as lock's are (redirects-ahead.ts).
+  const ahead = new RedirectsAhead({ http: options.http, signal: options.signal, slots });
   const { platform, flavor, pool } = options;
   const work = await mkdtemp(join(tmpdir(), 'provkit-install-'));
   // Removed in the finally below; and at exit if the process ends without getting there (src/fs/cleanup.ts).
@@ -324,8 +327,8 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
     onBreak: (b) =>
       events({
         type: 'warning',
-        code: WarningCode.STALE_LOCK_REMOVED,
-        summary: `Broke a stale package lock`,
+        code: WarningCode.STALE_MUTEX_REMOVED,
+        summary: `Broke a stale package mutex`,
         detail: `${b.path} was ${b.reason === 'dead-process' ? `held by process ${b.holder?.pid ?? '?'}, which no longer runs` : 'not refreshed for too long'}; it was removed.`,
         provider,
       }),
@@ -357,19 +360,16 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
     if (selection.kind === 'locked') {
       version = selection.version;
     } else {
-      const available = await options.source.availableVersions(provider, options.signal);
-      queried = true;
-      const warned = queryWarningsEvent(provider, available.warnings);
-      if (warned) events(warned);
-      const chosen = selectVersion(provider, available.versions, constraints, undefined, flavor);
-      version = chosen.version;
-      events({
-        type: 'provider_selected',
-        provider,
-        version,
-        reason: chosen.reason,
-        constraints: constraints.toString(),
+      version = await querySelectVersion(options.source, req, undefined, {
+        flavor,
+        events,
+        signal: options.signal,
+        onWarnings: (warnings) => {
+          const warned = queryWarningsEvent(provider, warnings);
+          if (warned) events(warned);
+        },
       });
+      queried = true;
     }
     at.version = version;
     const allowed = allowedHashes(lock, version);
@@ -461,7 +461,12 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
         events({ type: 'install_start', provider, version, platform, location: options.source.forDisplay(provider) });
         at.started = true;
         await removeStaleTemps(installPath);
-        const fetched = await network(() => fetchOne(meta));
+        const fetched = await ahead.download(meta, (started) =>
+          network(() => {
+            started();
+            return fetchOne(meta);
+          }),
+        );
         try {
           checkFetchedFor(fetched, provider, version, platform);
           const h1 = await installFetched(meta, fetched, allowed, installPath);
@@ -505,7 +510,7 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
       ...(options.http ? { http: options.http } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       hashing: poolHashing(pool, options.hashStore),
-      events: packageNetEvents(events, provider, version, platform),
+      events: ahead.events(packageNetEvents(events, provider, version, platform)),
     });
   };
 
@@ -671,7 +676,7 @@ export function installFailureDiagnostics(failures: readonly InstallFailure[], f
     causeDiagnostic(
       g.error,
       'Providers not installed',
-      g.failures.map((f) => `${f.provider.toShortString(flavor)}${f.version ? ` v${f.version.toString()}` : ''}`),
+      g.failures.map((f) => `${f.provider.forDisplay(flavor)}${f.version ? ` v${f.version.toString()}` : ''}`),
     ),
   );
   return [...causeDiags, ...installFailureDiagnosticsEach(rest, flavor, { tofu, command, product })];
@@ -684,7 +689,7 @@ function installFailureDiagnosticsEach(
   { tofu, command, product }: { tofu: boolean; command: string; product: string },
 ): Diagnostic[] {
   return failures.map((f) => {
-    const name = f.provider.toShortString(flavor);
+    const name = f.provider.forDisplay(flavor);
     const err = f.error.message.trim();
     const v = f.version?.toString() ?? '';
     const { code } = f.error;
@@ -730,15 +735,14 @@ function installFailureDiagnosticsEach(
     if (f.error.code === ErrorCode.PLATFORM_NOT_SUPPORTED && f.platform) {
       return diag(
         'Incompatible provider version',
-        `Provider ${f.provider.toString()} v${v} does not have a package available for your current platform, ${f.platform.toString()}.\n\nProvider releases are separate from ${product} CLI releases, so not all providers are available for all platforms. Other versions of this provider may have different platforms supported.${availableText(f.error.message)}`,
+        `Provider ${f.provider.toString()} v${v} does not have a package available for your current platform, ${f.platform.toString()}.\n\nProvider releases are separate from ${product} CLI releases, so not all providers are available for all platforms. Other versions of this provider may have different platforms supported.${availableText(f.error.availablePlatforms)}`,
       );
     }
     return diag('Failed to install provider', `Error while installing ${name} v${v}: ${err}`);
   });
 }
 
-/** provkit's sentence after init's "Incompatible provider version": the platforms the source has (its error names them). */
-function availableText(message: string): string {
-  const platforms = availablePlatformsIn(message);
+/** provkit's sentence after init's "Incompatible provider version": the platforms the source has (its error carries them). */
+function availableText(platforms: readonly string[] = []): string {
   return platforms.length === 0 ? '' : `\n\nThis version is available for: ${platforms.join(', ')}.`;
 }

@@ -26,9 +26,15 @@ import { join, posix } from 'node:path';
 
 import type { Flavor, Platform, Requirement } from '../addresses/index.js';
 import { findPolicy, loadConfig, type PolicyResult } from '../config/index.js';
-import { type Diagnostic as CommandDiagnostic, ErrorCode, ProvkitError, asProvkitError } from '../errors.js';
+import {
+  type Diagnostic,
+  type Diagnostic as CommandDiagnostic,
+  ErrorCode,
+  ProvkitError,
+  asProvkitError,
+} from '../errors.js';
 import { createHashPool, type HashPool, type HashStore } from '../hashing/index.js';
-import { type Diagnostic, hasErrors } from '../hcl/index.js';
+import { hasErrors } from '../hcl/index.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks, providersLockWrite, saveLockBytes } from '../lockfile/index.js';
 import { HttpClient } from '../net/index.js';
 import { createRegistrySource, type Source } from '../sources/index.js';
@@ -153,7 +159,7 @@ function underLabel(label: string, diagnostics: readonly Diagnostic[]): Diagnost
   if (label === '.') return [...diagnostics];
   return diagnostics.map((d) => ({
     ...d,
-    range: { ...d.range, filename: posix.join(label, d.range.filename) },
+    ...(d.range ? { range: { ...d.range, filename: posix.join(label, d.range.filename) } } : {}),
     ...(d.context ? { context: { ...d.context, filename: posix.join(label, d.context.filename) } } : {}),
   }));
 }

@@ -34,7 +34,7 @@ import { type EventSink, ignoreEvents, type LockChange } from './events.js';
 import type { FetchCache } from './fetch-cache.js';
 import { abortable, abortableSource, withSignal } from './abort.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
-import { selectVersion } from './select-version.js';
+import { querySelectVersion } from './select-version.js';
 
 /**
  * What one run of `providers lock` over one module is given. One way in:
@@ -143,17 +143,14 @@ async function lockWith(options: LockOptions): Promise<LockOutcome> {
     const prior = options.oldLocks.provider(provider);
     let version: Version;
     try {
-      const available = await source.availableVersions(provider, options.signal);
-      for (const w of available.warnings)
-        events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
-      const chosen = selectVersion(provider, available.versions, req.constraints, prior?.version, options.flavor);
-      version = chosen.version;
-      events({
-        type: 'provider_selected',
-        provider,
-        version,
-        reason: chosen.reason,
-        constraints: req.constraints.toString(),
+      version = await querySelectVersion(source, req, prior?.version, {
+        flavor: options.flavor,
+        events,
+        signal: options.signal,
+        onWarnings: (warnings) => {
+          for (const w of warnings)
+            events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
+        },
       });
     } catch (err) {
       failures.push({ provider, error: asProvkitError(err) });

@@ -104,9 +104,10 @@ import {
   planMirrorPackages,
 } from './mirror-plan.js';
 import { abortable, abortableSource, throwIfAborted, withSignal } from './abort.js';
-import { type EventSink, ignoreEvents, packageHashes, packageNetEvents } from './events.js';
+import { type EventSink, fetchCompleteEvent, ignoreEvents, packageHashes, packageNetEvents } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
+import { RedirectsAhead } from './redirects-ahead.js';
 import type { FetchRunOptions } from './run-options.js';
 import { readRegularFile } from '../fs/read.js';
 
@@ -245,7 +246,7 @@ const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean =>
  * @returns the failures (when there are any, nothing in the target changed)
  *   and the counts.
  * @throws ProvkitError ABORTED when `signal` fired (the target is as it was,
- *   no temporary file remains), PACKAGE_LOCK_TIMEOUT, IO (the target's mutex)
+ *   no temporary file remains), MUTEX_TIMEOUT, IO (the target's mutex)
  */
 export async function runMirror(options: MirrorOptions): Promise<MirrorOutcome> {
   return abortable('mirroring', options.signal, (signal, committed) =>
@@ -274,7 +275,7 @@ async function mirrorWith(options: MirrorOptions, markCommitted: () => void): Pr
         });
       } catch (err) {
         // The first write into the target: a target that cannot be written is said as such, not as its mutex file.
-        if (isProvkitError(err, ErrorCode.ABORTED) || isProvkitError(err, ErrorCode.PACKAGE_LOCK_TIMEOUT)) throw err;
+        if (isProvkitError(err, ErrorCode.ABORTED) || isProvkitError(err, ErrorCode.MUTEX_TIMEOUT)) throw err;
         throw writeError(err, 'cannot mirror into', options.targetDir, 'Cannot write into the mirror directory');
       }
     }
@@ -313,7 +314,10 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
   /** Archives fetched in this run: relative path → staged absolute path. */
   const staged = new Map<string, string>();
   // Downloads are hashed as they arrive; the largest announced archive first (download-queue.ts).
-  const network = downloadQueue(options.networkConcurrency ?? DEFAULT_DOWNLOADS);
+  const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
+  const network = downloadQueue(slots);
+  // The waiting downloads' redirects are learnt while they wait, as lock's are (redirects-ahead.ts).
+  const ahead = new RedirectsAhead({ http: options.http, signal: options.signal, slots });
   const failures: MirrorFailure[] = [];
   const cachePath = options.cacheFile;
   const cache: CacheFile =
@@ -385,15 +389,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
         }
         thisRun.set(rel, kept);
         packages.push({ provider, version, platform, rel, action: 'kept' });
-        events({
-          type: 'fetch_complete',
-          provider,
-          version,
-          platform,
-          auth: 'verified checksum',
-          keyId: undefined,
-          reused: true,
-        });
+        events(fetchCompleteEvent({ provider, version, platform }, 'reused'));
         return;
       }
     }
@@ -401,16 +397,17 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
     events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
     let fetched: FetchedPackage;
     try {
-      fetched = await network(
-        () =>
-          fetchPackage(meta, {
+      fetched = await ahead.download(meta, (started) =>
+        network(() => {
+          started();
+          return fetchPackage(meta, {
             destPath: stagedDest,
             ...(options.http ? { http: options.http } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
             hashing: poolHashing(options.pool, options.hashStore),
-            events: packageNetEvents(events, provider, version, platform),
-          }),
-        announcedSize(meta),
+            events: ahead.events(packageNetEvents(events, provider, version, platform)),
+          });
+        }, announcedSize(meta)),
       );
       if (fetched.kind !== 'archive') {
         // An unpacked source directory: the packed layout needs a zip.
@@ -453,19 +450,14 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
       thisRun.set(rel, fetched.hashes);
       states.set(rel, stateOf(z));
       packages.push({ provider, version, platform, rel, action: 'written' });
-      events({
-        type: 'fetch_complete',
-        provider,
-        version,
-        platform,
-        auth: fetched.label,
-        keyId: fetched.keyId,
-        reused: false,
-        hashes: packageHashes(
-          fetched.hashes,
-          z.h1.ok ? { hash: z.h1.hash, disposition: localDisposition(meta), platform } : undefined,
-        ),
-      });
+      events(
+        fetchCompleteEvent({ provider, version, platform }, fetched, {
+          hashes: packageHashes(
+            fetched.hashes,
+            z.h1.ok ? { hash: z.h1.hash, disposition: localDisposition(meta), platform } : undefined,
+          ),
+        }),
+      );
     } catch (err) {
       events({ type: 'fetch_failed', provider, version, platform });
       failures.push({ provider, version, platform, summary: 'Invalid provider package', error: asProvkitError(err) });

@@ -72,7 +72,7 @@ import {
   type PackageMeta,
   type Source,
 } from '../sources/index.js';
-import { type EventSink, ignoreEvents } from './events.js';
+import { type EventSink, fetchCompleteEvent, ignoreEvents } from './events.js';
 import { DEFAULT_DOWNLOADS } from './download-queue.js';
 import type { FetchRunOptions } from './run-options.js';
 import { checkLockHashes, type MirrorFailure, selectMirrorVersion } from './mirror.js';
@@ -328,15 +328,7 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
         layer = { digest, size };
         remember(repo, digest);
         blob('package', digest, size, { action: 'present' });
-        events({
-          type: 'fetch_complete',
-          provider,
-          version,
-          platform,
-          auth: 'verified checksum',
-          keyId: undefined,
-          reused: true,
-        });
+        events(fetchCompleteEvent({ provider, version, platform }, 'reused'));
       }
     }
     if (layer === undefined) {
@@ -379,7 +371,7 @@ export async function publishToOci(options: PublishOptions): Promise<PublishOutc
             throw new LockRefusal(refused);
           }
         }
-        events({ type: 'fetch_complete', provider, version, platform, auth: f.label, keyId: f.keyId, reused: false });
+        events(fetchCompleteEvent({ provider, version, platform }, f));
         const digest = `sha256:${f.zh.value}`;
         const fh = await open(f.path, 'r');
         try {

@@ -3,7 +3,8 @@
  * create`: the rule of the reference's installer
  * (internal/providercache/installer.go, `EnsureProviderVersions`).
  *
- * Pure: no I/O.
+ * {@link selectVersion} is pure (no I/O); {@link querySelectVersion} asks
+ * the source for the versions first and reports the choice.
  */
 import {
   type Flavor,
@@ -13,6 +14,8 @@ import {
   type VersionConstraints,
 } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
+import type { Source } from '../sources/index.js';
+import type { EventSink } from './events.js';
 
 /**
  * The version `providers lock` and `init` use (docs/reference.md §3.4 item 46): the locked one when
@@ -58,4 +61,37 @@ export function selectVersion(
     );
   }
   return { version: best, reason: constraints.isEmpty ? 'unconstrained' : 'constraints' };
+}
+
+/**
+ * Query the source for `req.provider`'s versions, hand its warnings to
+ * `onWarnings` (each command reports them its own way), select with
+ * {@link selectVersion}, and emit `provider_selected`: the one sequence of
+ * `lock`, `install` and `bundle create`.
+ *
+ * @throws what the source rejects with, or {@link selectVersion}'s errors (no event then).
+ */
+export async function querySelectVersion(
+  source: Pick<Source, 'availableVersions'>,
+  req: { readonly provider: ProviderAddress; readonly constraints: VersionConstraints },
+  locked: Version | undefined,
+  options: {
+    readonly flavor: Flavor;
+    readonly events: EventSink;
+    readonly signal?: AbortSignal | undefined;
+    readonly onWarnings?: (warnings: readonly string[]) => void;
+  },
+): Promise<Version> {
+  const { provider, constraints } = req;
+  const available = await source.availableVersions(provider, options.signal);
+  options.onWarnings?.(available.warnings);
+  const chosen = selectVersion(provider, available.versions, constraints, locked, options.flavor);
+  options.events({
+    type: 'provider_selected',
+    provider,
+    version: chosen.version,
+    reason: chosen.reason,
+    constraints: constraints.toString(),
+  });
+  return chosen.version;
 }

@@ -39,7 +39,6 @@ export async function loadLockFile(path: string, flavor: Flavor, displayName: st
   } catch (err) {
     if (systemErrorCode(err) === 'ENOENT') return { locks: new Locks(), diagnostics: [], bytes: undefined };
     const why = readRefusal(err);
-    const pos = { line: 0, column: 0, byte: 0 };
     return {
       locks: new Locks(),
       bytes: undefined,
@@ -48,7 +47,8 @@ export async function loadLockFile(path: string, flavor: Flavor, displayName: st
           severity: 'error',
           summary: 'Failed to read file',
           detail: `The configuration file ${JSON.stringify(path)} could not be read${why === undefined ? '' : `: ${why}`}.`,
-          range: { filename: displayName, start: pos, end: pos },
+          range: { filename: displayName },
+          code: ErrorCode.INVALID_LOCK_FILE,
         },
       ],
     };

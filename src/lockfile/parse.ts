@@ -22,7 +22,14 @@ import {
   VersionConstraints,
   type ProviderAddress,
 } from '../addresses/index.js';
-import { ErrorCode, ProvkitError, errorText } from '../errors.js';
+import {
+  type Diagnostic as ProvkitDiagnostic,
+  type DiagnosticCode,
+  ErrorCode,
+  ProvkitError,
+  WarningCode,
+  errorText,
+} from '../errors.js';
 import { nameSuggestion } from '../go/index.js';
 import { parseHash, type Hash } from '../hashing/index.js';
 import {
@@ -41,7 +48,6 @@ import {
 } from '../hcl/index.js';
 import { Locks, ProviderLock } from './model.js';
 
-export type { Diagnostic } from '../hcl/index.js';
 export { hasErrors };
 
 /** What {@link parseLockFile} read: the locks it could read, and a diagnostic per problem. */
@@ -50,13 +56,19 @@ export interface LockParseResult {
   readonly locks: Locks;
   /**
    * Errors and warnings, each with the file, line and column, worded as the reference's; any error means the file
-   * is not usable as it is.
+   * is not usable as it is. The one {@link ProvkitDiagnostic} type, coded {@link ErrorCode.INVALID_LOCK_FILE} or
+   * {@link WarningCode.LOCK_FILE_WARNING}.
    */
-  readonly diagnostics: readonly Diagnostic[];
+  readonly diagnostics: readonly ProvkitDiagnostic[];
 }
 
 function diag(severity: Diagnostic['severity'], summary: string, detail: string, range: Range): Diagnostic {
-  return { severity, summary, detail, range };
+  return { severity, summary, detail, range, code: lockCode(severity) };
+}
+
+/** The lock file's codes: a problem in `.terraform.lock.hcl`, whether HCL or the lock-file reader found it. */
+function lockCode(severity: Diagnostic['severity']): DiagnosticCode {
+  return severity === 'error' ? ErrorCode.INVALID_LOCK_FILE : WarningCode.LOCK_FILE_WARNING;
 }
 
 /**
@@ -178,7 +190,7 @@ export function parseLockFile(
     declared.set(key, defRange(block));
     if (decoded.lock) locks.push(decoded.lock);
   }
-  return { locks: new Locks(locks), diagnostics };
+  return { locks: new Locks(locks), diagnostics: diagnostics.map((d) => ({ ...d, code: lockCode(d.severity) })) };
 }
 
 /** The block types of the file (`decodeLocksFromHCL`'s schema). */

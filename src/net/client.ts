@@ -213,6 +213,24 @@ export class HttpClient {
   }
 
   /**
+   * Calls `then` once a {@link download} from `url`'s origin was redirected
+   * (at once if one was), never otherwise: the moment a coming download of
+   * `url` is worth learning ahead ({@link learnRedirect}; an origin that
+   * serves its archives directly is never probed). The client is the one
+   * home of which origins redirect (net/learnt-redirects.ts). A `url` that
+   * is not http(s) never calls it.
+   */
+  whenRedirecting(url: string, then: () => void): void {
+    let parsed: URL;
+    try {
+      parsed = parseHttpURL(url);
+    } catch {
+      return;
+    }
+    this.learnt.whenRedirecting(parsed, then);
+  }
+
+  /**
    * Learns where a coming download of `url` will be redirected, ahead of it
    * (net/learnt-redirects.ts): one `GET` of `url` whose redirect is not
    * followed, with the headers and the credential the download's first

@@ -41,10 +41,28 @@ export class LearntRedirects {
   private readonly byUrl = new Map<string, Promise<LearntRedirect | undefined>>();
   /** Origins a download was redirected from (and no probe answered directly since). */
   private readonly redirecting = new Set<string>();
+  /** Per origin not (yet) seen redirecting, what runs once it is ({@link whenRedirecting}). */
+  private readonly waiting = new Map<string, Array<() => void>>();
 
   /** A download of `url` was redirected: its origin's next URLs are worth probing. */
   sawRedirect(url: URL): void {
-    this.redirecting.add(url.origin);
+    const origin = url.origin;
+    if (this.redirecting.has(origin)) return;
+    this.redirecting.add(origin);
+    const then = this.waiting.get(origin) ?? [];
+    this.waiting.delete(origin);
+    for (const f of then) f();
+  }
+
+  /**
+   * Runs `then` once a download from `url`'s origin was redirected (at once
+   * if one was): only then is a coming download of `url` worth learning
+   * ahead ({@link learn}). A download whose origin never redirects never runs it.
+   */
+  whenRedirecting(url: URL, then: () => void): void {
+    const origin = url.origin;
+    if (this.redirecting.has(origin)) then();
+    else this.waiting.set(origin, [...(this.waiting.get(origin) ?? []), then]);
   }
 
   /**

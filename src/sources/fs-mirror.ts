@@ -48,13 +48,7 @@ import {
 } from '../addresses/index.js';
 import { ErrorCode, systemErrorCode, errorText } from '../errors.js';
 import { compareBytewise, goQuote } from '../go/index.js';
-import {
-  availablePlatformsSuffix,
-  sourceError,
-  type AvailableVersions,
-  type PackageMeta,
-  type Source,
-} from './source.js';
+import { platformNotSupported, sourceError, type AvailableVersions, type PackageMeta, type Source } from './source.js';
 
 /** A skipped entry of the scan (the reference logs these at WARN). */
 export interface ScanWarning {
@@ -137,10 +131,10 @@ export class FilesystemMirrorSource implements Source {
       (f) => f.version.equals(version) && f.platform.equals(platform),
     );
     if (match === undefined) {
-      throw sourceError(
-        ErrorCode.PLATFORM_NOT_SUPPORTED,
-        `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()} in the filesystem mirror at ${this.options.baseDir}${availablePlatformsSuffix(await this.localPlatforms(provider, version))}`,
+      throw platformNotSupported(
+        `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()} in the filesystem mirror at ${this.options.baseDir}`,
         { provider, version, platform, file: this.options.baseDir },
+        await this.localPlatforms(provider, version),
       );
     }
     return match.meta;

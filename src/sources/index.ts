@@ -12,13 +12,7 @@
  * go into a lock file (that policy reads the {@link Trust} of each hash), or
  * print. Network access goes through an injected `HttpClient` (`src/net`).
  */
-export {
-  authenticationLabel,
-  availablePlatformsIn,
-  availablePlatformsSuffix,
-  sourceError,
-  withContext,
-} from './source.js';
+export { authenticationLabel, platformNotSupported, sourceError, withContext } from './source.js';
 export type {
   AvailableVersions,
   MirrorHashAuthentication,

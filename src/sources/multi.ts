@@ -25,14 +25,7 @@ import {
   patternMatches,
 } from '../cliconfig/index.js';
 import { isProvkitError, ErrorCode } from '../errors.js';
-import {
-  availablePlatformsIn,
-  availablePlatformsSuffix,
-  sourceError,
-  type AvailableVersions,
-  type PackageMeta,
-  type Source,
-} from './source.js';
+import { platformNotSupported, sourceError, type AvailableVersions, type PackageMeta, type Source } from './source.js';
 
 /** A parsed include/exclude pattern; `*` matches anything in its position. */
 export type ProviderPattern = PatternSegments;
@@ -135,7 +128,7 @@ export class MultiSource implements Source {
     platform: Platform,
     signal?: AbortSignal,
   ): Promise<PackageMeta> {
-    // The platforms the skipped sources said they have (availablePlatformsSuffix), for the final error.
+    // The platforms the skipped sources said they have (platformNotSupported), for the final error.
     const available = new Set<string>();
     for (const selector of this.selectors) {
       if (!canHandleProvider(selector, provider)) continue;
@@ -151,20 +144,16 @@ export class MultiSource implements Source {
             ErrorCode.PLATFORM_NOT_SUPPORTED,
           )
         ) {
-          if (err instanceof Error) for (const p of availablePlatformsIn(err.message)) available.add(p);
+          if (isProvkitError(err)) for (const p of err.availablePlatforms ?? []) available.add(p);
           continue;
         }
         throw err;
       }
     }
-    throw sourceError(
-      ErrorCode.PLATFORM_NOT_SUPPORTED,
-      `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}${availablePlatformsSuffix([...available])}`,
-      {
-        provider,
-        version,
-        platform,
-      },
+    throw platformNotSupported(
+      `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}`,
+      { provider, version, platform },
+      [...available],
     );
   }
 }

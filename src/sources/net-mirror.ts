@@ -46,7 +46,7 @@ import {
   urlHostname,
 } from './http-util.js';
 import {
-  availablePlatformsSuffix,
+  platformNotSupported,
   sourceError,
   withContext,
   type AvailableVersions,
@@ -206,10 +206,10 @@ export class NetworkMirrorSource implements Source {
     }
     const entry = byPlatform[platform.toString()];
     if (entry === undefined) {
-      throw sourceError(
-        ErrorCode.PLATFORM_NOT_SUPPORTED,
-        `provider mirror ${this.base.href} does not have a package of ${provider.toString()} ${version.toString()} for ${platform.toString()}${availablePlatformsSuffix(listed)}`,
+      throw platformNotSupported(
+        `provider mirror ${this.base.href} does not have a package of ${provider.toString()} ${version.toString()} for ${platform.toString()}`,
         { ...ctx, url: res.url },
+        listed,
       );
     }
     const target = this.archive(entry, res.url, ctx);

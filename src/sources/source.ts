@@ -13,7 +13,7 @@
  * docs/reference.md §5.2 item 79) is a pure function elsewhere.
  */
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
-import { ProvkitError, type ErrorCode } from '../errors.js';
+import { ErrorCode, ProvkitError } from '../errors.js';
 import { type AuthLabel, type Disposition, dispositionsLabel, type Hash } from '../hashing/index.js';
 import type { BearerCredential } from '../net/index.js';
 
@@ -210,6 +210,8 @@ export interface SourceErrorContext {
   expected?: string;
   found?: string;
   hint?: string;
+  /** For `PLATFORM_NOT_SUPPORTED` ({@link platformNotSupported}). */
+  availablePlatforms?: readonly string[];
   /** A cause shared by every provider of the source, as a diagnostic (src/installer/causes.ts). */
   summary?: string;
   detail?: string;
@@ -256,20 +258,23 @@ export function authenticationLabel(hashes: readonly TrustedHash[]): AuthLabel {
 }
 
 /**
- * The end of a "not available for PLATFORM" message: the platforms the source
- * does have the version for (` (available for: darwin_arm64, linux_amd64)`),
- * so that a typo or a missing build is plain; empty when none are known.
- * The reference's message stops before it (hashicorp/terraform v1.11.4
+ * The error of a source that has the version but not for `ctx.platform`
+ * (`PLATFORM_NOT_SUPPORTED`): `message`, then the platforms it does have
+ * (` (available for: darwin_arm64, linux_amd64)`), so that a typo or a
+ * missing build is plain, and the same platforms, sorted, as the error's
+ * `availablePlatforms` for callers (`MultiSource`, `install`'s diagnostic).
+ * The reference's message stops before them (hashicorp/terraform v1.11.4
  * internal/getproviders/errors.go `ErrPlatformNotSupported`).
  */
-export function availablePlatformsSuffix(platforms: readonly (Platform | string)[] | undefined): string {
-  if (platforms === undefined || platforms.length === 0) return '';
-  const names = [...new Set(platforms.map(String))].sort();
-  return ` (available for: ${names.join(', ')})`;
-}
-
-/** The platforms named by {@link availablePlatformsSuffix} at the end of `message`, if any. */
-export function availablePlatformsIn(message: string): string[] {
-  const m = / \(available for: ([^()]*)\)$/.exec(message);
-  return m?.[1] === undefined ? [] : m[1].split(', ');
+export function platformNotSupported(
+  message: string,
+  ctx: SourceErrorContext,
+  available: readonly (Platform | string)[] | undefined,
+): ProvkitError {
+  const names = [...new Set((available ?? []).map(String))].sort();
+  if (names.length === 0) return sourceError(ErrorCode.PLATFORM_NOT_SUPPORTED, message, ctx);
+  return sourceError(ErrorCode.PLATFORM_NOT_SUPPORTED, `${message} (available for: ${names.join(', ')})`, {
+    ...ctx,
+    availablePlatforms: names,
+  });
 }

@@ -9,6 +9,7 @@
  * source text of the file a diagnostic points into, or none ("source code
  * not available", as the reference shows the lock file's diagnostics).
  */
+import type { DiagnosticRange, SourcePos } from '../errors.js';
 import { parseHCL, parseJSON, type JsonValue, type Pos, type Range } from '../hcl/index.js';
 import { terminalLine, terminalText } from './escape.js';
 
@@ -30,8 +31,8 @@ export interface FormattableDiagnostic {
   readonly severity: 'error' | 'warning';
   readonly summary: string;
   readonly detail: string;
-  /** The subject's file and start line, when the diagnostic has one (no line: a file or directory as a whole). */
-  readonly range?: { readonly filename: string; readonly line?: number };
+  /** The subject's file and start, when the diagnostic has one (no start: a file or directory as a whole). */
+  readonly range?: { readonly filename: string; readonly start?: { readonly line: number } };
   /** What to do about it (provkit's; the reference has none): after the detail, as `Hint: …`. */
   readonly hint?: string;
   /** Undefined with a range: "(source code not available)". */
@@ -182,6 +183,22 @@ function overlaps(a: { start: number; end: number }, b: { start: number; end: nu
 }
 
 /**
+ * A diagnostic's range as a complete source range (every position's line,
+ * column and byte known, as a parser's are), or undefined: only those can
+ * show a snippet.
+ */
+export function sourceRange(r: DiagnosticRange | undefined): Range | undefined {
+  if (r?.start === undefined || r.end === undefined) return undefined;
+  const complete = (p: SourcePos): Pos | undefined =>
+    p.line > 0 && p.column !== undefined && p.byte !== undefined
+      ? { line: p.line, column: p.column, byte: p.byte }
+      : undefined;
+  const start = complete(r.start);
+  const end = complete(r.end);
+  return start === undefined || end === undefined ? undefined : { filename: r.filename, start, end };
+}
+
+/**
  * The snippet of `subject` (HCL's `Subject`) in `src`, widened to `context`
  * (HCL's `Context`) when given: every non-empty line the range overlaps
  * (`hcl.RangeScanner` with `bufio.ScanLines`: a line's `\r` is dropped, and
@@ -291,10 +308,10 @@ function sourceSnippet(d: FormattableDiagnostic, color: boolean): string {
   if (!d.range) return '';
   const filename = terminalLine(d.range.filename);
   // A file or directory as a whole (a root module of `lock -recursive`): provkit's, the reference has none.
-  if (d.range.line === undefined) return `  on ${filename}:\n\n`;
-  if (!d.snippet) return `  on ${filename} line ${d.range.line}:\n  (source code not available)\n\n`;
+  if (d.range.start === undefined) return `  on ${filename}:\n\n`;
+  if (!d.snippet) return `  on ${filename} line ${d.range.start.line}:\n  (source code not available)\n\n`;
   const s = d.snippet;
-  let out = `  on ${filename} line ${d.range.line}${s.context === undefined ? '' : `, in ${terminalLine(s.context)}`}:\n`;
+  let out = `  on ${filename} line ${d.range.start.line}${s.context === undefined ? '' : `, in ${terminalLine(s.context)}`}:\n`;
   const bytes = new TextEncoder().encode(s.code);
   let start = s.highlightStart;
   let end = s.highlightEnd;
@@ -402,14 +419,14 @@ export function consolidateWarnings<
     readonly severity: 'error' | 'warning';
     readonly summary: string;
     readonly detail: string;
-    readonly range?: { readonly line?: number } | undefined;
+    readonly range?: { readonly start?: unknown } | undefined;
   },
 >(diags: readonly T[], threshold = 1): T[] {
   const out: (T | { group: T[] })[] = [];
   const seen = new Map<string, number>();
   const groups = new Map<string, { group: T[] }>();
   for (const d of diags) {
-    if (d.severity !== 'warning' || d.range?.line === undefined) {
+    if (d.severity !== 'warning' || d.range?.start === undefined) {
       out.push(d);
       continue;
     }

@@ -105,9 +105,9 @@ export function sortedDiagnostics(ds: readonly Diagnostic[]): Diagnostic[] {
     d,
     severity: d.severity,
     subject:
-      d.range?.line === undefined
+      d.range?.start === undefined
         ? undefined
-        : { filename: d.range.filename, start: d.range.start ?? 0, end: d.range.end ?? 0 },
+        : { filename: d.range.filename, start: d.range.start.byte ?? 0, end: d.range.end?.byte ?? 0 },
   }));
   return sortDiagnostics(keyed).map((k) => k.d);
 }
@@ -136,7 +136,7 @@ export function renderEventHuman(
   // Every text field (a path, a repository, a lock holder: text from outside) goes on one line,
   // escaped; a warning is a diagnostic, escaped as diagnostics are (src/ui/diagnostic.ts).
   const e = event.type === 'warning' ? event : withLineFields(event);
-  const name = (p: ProviderAddress): string => p.toShortString(flavor);
+  const name = (p: ProviderAddress): string => p.forDisplay(flavor);
   switch (e.type) {
     case 'fetch_start':
       out.write(`- Fetching ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()}...\n`);
@@ -216,7 +216,7 @@ export function renderEventHuman(
       return;
     case 'package_lock_wait':
       out.write(
-        `- Waiting for another process to finish installing ${name(e.provider)} (lock ${e.path}${e.holder ? `, held by ${e.holder}` : ''})...\n`,
+        `- Waiting for another process to finish installing ${name(e.provider)} (mutex ${e.path}${e.holder ? `, held by ${e.holder}` : ''})...\n`,
       );
       return;
     case 'verify_problem':

@@ -75,14 +75,14 @@ export class JsonUI {
           ...(d.range
             ? {
                 location: rangeText(d.range),
-                ...(d.range.line === undefined
+                ...(d.range.start === undefined
                   ? {}
                   : {
                       range: {
                         filename: d.range.filename,
                         start: {
-                          line: d.range.line,
-                          ...(d.range.column === undefined ? {} : { column: d.range.column }),
+                          line: d.range.start.line,
+                          ...(d.range.start.column === undefined ? {} : { column: d.range.start.column }),
                         },
                       },
                     }),
@@ -294,7 +294,7 @@ export class JsonUI {
         );
         return;
       case 'package_lock_wait':
-        this.emit('info', `Waiting for the lock ${e.path}`, 'package_lock_wait', {
+        this.emit('info', `Waiting for the directory mutex ${e.path}`, 'package_lock_wait', {
           provider: e.provider.toString(),
           path: e.path,
           holder: e.holder ?? null,

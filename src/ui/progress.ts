@@ -241,7 +241,7 @@ export class ProgressDisplay {
     version: { toString(): string };
     platform: { toString(): string };
   }): string {
-    return `${e.provider.toShortString(this.options.flavor)} ${e.version.toString()} ${e.platform.toString()}`;
+    return `${e.provider.forDisplay(this.options.flavor)} ${e.version.toString()} ${e.platform.toString()}`;
   }
 
   /** Takes an event into the display's state; returns the line to print above it, if the event calls for one. */

@@ -644,7 +644,7 @@ describe('ProviderAddress', () => {
     expect(a.namespace).toBe('ñame');
     expect(a.type).toBe('fóo');
     expect(a.toString()).toBe('café.example:8443/ñame/fóo');
-    expect(a.forDisplay()).toBe('café.example:8443/ñame/fóo');
+    expect(a.forDisplay('tofu')).toBe('café.example:8443/ñame/fóo');
     expect(a.toComparisonString()).toBe('xn--caf-dma.example:8443/ñame/fóo');
   });
 
@@ -653,8 +653,11 @@ describe('ProviderAddress', () => {
     ['hashicorp/aws', 'terraform', 'hashicorp/aws'],
     ['registry.terraform.io/hashicorp/aws', 'tofu', 'registry.terraform.io/hashicorp/aws'],
     ['example.com/a/b', 'terraform', 'example.com/a/b'],
-  ])('toShortString(%j, %s) omits only the default host', (source, flavor, short) => {
-    expect(parseProviderSource(source, flavor).toShortString(flavor)).toBe(short);
+  ])('forDisplay(%j, %s) omits only the default host, as Go Provider.ForDisplay', (source, flavor, short) => {
+    const a = parseProviderSource(source, flavor);
+    expect(a.forDisplay(flavor)).toBe(short);
+    expect(a.toShortString(flavor)).toBe(short); // the deprecated old name
+    expect(a.toString()).toBe(`${a.displayHostname}/${a.namespace}/${a.type}`);
   });
 
   it.each<[string, boolean, boolean, boolean]>([

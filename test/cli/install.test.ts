@@ -227,7 +227,7 @@ describe('provkit install -fs-mirror (packed)', () => {
     ]) {
       expect(r.stdout).toContain(line);
     }
-    // The package locks are released (removed) and no temporary directory is left.
+    // The package mutexes are released (removed) and no temporary directory is left.
     expect(await readdir(join(dir, '.terraform/providers', HOST, 'acme/demo/1.1.0'))).toEqual(['linux_amd64']);
   });
 
@@ -556,7 +556,7 @@ describe('provkit install -plugin-cache-dir', () => {
     );
   });
 
-  it('recovers a stale cache lock left by a dead process', async () => {
+  it('recovers a stale cache mutex left by a dead process', async () => {
     const dead = spawnSync(process.execPath, ['-e', '']).pid;
     const lockFile = join(cache, HOST, 'acme/demo/1.1.0/linux_amd64.lock');
     await mkdir(join(cache, HOST, 'acme/demo/1.1.0'), { recursive: true });
@@ -569,7 +569,7 @@ describe('provkit install -plugin-cache-dir', () => {
       dir,
     );
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('Broke a stale package lock');
+    expect(r.stdout).toContain('Broke a stale package mutex');
     expect(flat(r.stdout)).toContain(`held by process ${dead}, which no longer runs`);
     expect(await readdir(join(cache, HOST, 'acme/demo/1.1.0'))).toEqual(['linux_amd64']);
   });

@@ -74,6 +74,7 @@ describe('locations and precedence (terraform 1.11.4)', () => {
         severity: 'warning',
         summary: 'Unable to open CLI configuration file',
         detail: 'The CLI configuration file at "/etc/provkit.tfrc" does not exist.',
+        code: 'CLI_CONFIGURATION_WARNING',
       },
     ]);
   });

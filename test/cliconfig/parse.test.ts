@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
+import { type Diagnostic, rangeText } from '../../src/errors.js';
 import { describe, expect, it } from 'vitest';
 
 import { parseCliConfigFile } from '../../src/cliconfig/index.js';
@@ -10,8 +11,7 @@ import { parseCliConfigFile } from '../../src/cliconfig/index.js';
 const FIX = fileURLToPath(new URL('../fixtures/cliconfig/', import.meta.url));
 const read = (name: string, flavor: 'tofu' | 'terraform' = 'terraform') =>
   parseCliConfigFile(readFileSync(join(FIX, name)), name, flavor);
-const at = (d: { range?: { filename: string; start: { line: number; column: number } } }): string =>
-  d.range ? `${d.range.filename}:${d.range.start.line}:${d.range.start.column}` : '';
+const at = (d: Diagnostic): string => (d.range ? rangeText(d.range) : '');
 
 describe('native syntax', () => {
   it('reads every setting of full.tfrc', () => {

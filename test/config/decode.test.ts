@@ -32,10 +32,10 @@ describe('annotated invalid files', () => {
     const m = buildModule([r.file], [], 'terraform');
     const q = moduleRequirements(m.module, 'terraform');
     const got = [...r.diagnostics, ...m.diagnostics, ...q.diagnostics].map(
-      (d) => `${d.severity} ${d.range.start.line} ${d.summary}`,
+      (d) => `${d.severity} ${d.range?.start?.line} ${d.summary}`,
     );
     expect(got.sort()).toEqual(annotations(text));
-    for (const d of [...r.diagnostics, ...m.diagnostics, ...q.diagnostics]) expect(d.range.filename).toBe(name);
+    for (const d of [...r.diagnostics, ...m.diagnostics, ...q.diagnostics]) expect(d.range?.filename).toBe(name);
   });
 });
 
@@ -83,7 +83,7 @@ terraform {
     const text = readFileSync(join(FIXTURES, 'invalid/required-providers.tf'), 'utf8');
     const r = parseConfigFile(text, 'main.tf', { flavor: 'terraform' });
     const q = moduleRequirements(buildModule([r.file], [], 'terraform').module, 'terraform');
-    const byLine = new Map([...r.diagnostics, ...q.diagnostics].map((d) => [d.range.start.line, d.detail]));
+    const byLine = new Map([...r.diagnostics, ...q.diagnostics].map((d) => [d.range?.start?.line, d.detail]));
     // Literal texts from terraform 1.11.4's output for this file.
     expect(byLine.get(7)).toBe('This string does not use correct version constraint syntax.');
     expect(byLine.get(11)).toBe('Version must be specified as a string.');
@@ -120,7 +120,7 @@ describe('provider blocks', () => {
     const r = decode(
       'terraform {\n  required_providers {\n    demo = { source = "acme/demo", version = "~> 1.0" }\n  }\n}\nprovider "demo" {\n  version = ">= 1.0.0"\n}\n',
     );
-    expect(r.diagnostics.map((d) => [d.severity, d.summary, d.range.start.line, d.range.start.column])).toEqual([
+    expect(r.diagnostics.map((d) => [d.severity, d.summary, d.range?.start?.line, d.range?.start?.column])).toEqual([
       ['warning', 'Version constraints inside provider configuration blocks are deprecated', 7, 13],
     ]);
     // The detail as terraform 1.11.4 prints it (and OpenTofu with its own name).

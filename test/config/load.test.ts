@@ -134,7 +134,7 @@ describe('module calls', () => {
         { Key: 'd', Source: 'hashicorp/vault/aws', Dir: '.terraform/modules/d' },
       ]),
     });
-    expect(r.diagnostics.map((d) => `${d.range.start.line}: ${d.summary}: ${d.detail}`)).toEqual([
+    expect(r.diagnostics.map((d) => `${d.range?.start?.line}: ${d.summary}: ${d.detail}`)).toEqual([
       `2: Module source has changed: The source address was changed since this module was installed. ${INIT}`,
       `5: Module version requirements have changed: The version requirements have changed since this module was installed and the installed version (0.2.0) is no longer acceptable. ${INIT}`,
       `8: Module not installed: This module's local cache directory .terraform/modules/c could not be read. ${INIT}`,

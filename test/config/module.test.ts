@@ -103,7 +103,7 @@ describe('module-level errors', () => {
   it('reports duplicates and overrides without a base, worded as terraform 1.11.4', () => {
     const { built } = moduleOf('duplicates');
     const got = built.diagnostics
-      .map((d) => `${d.range.filename}:${d.range.start.line}: ${d.summary}: ${d.detail}`)
+      .map((d) => `${d.range?.filename}:${d.range?.start?.line}: ${d.summary}: ${d.detail}`)
       .sort();
     expect(got).toEqual(
       [
@@ -131,7 +131,9 @@ describe('module-level errors', () => {
   it('refuses removed blocks in override files for OpenTofu only', () => {
     const { built } = moduleOf('duplicates', 'tofu');
     expect(
-      built.diagnostics.filter((d) => d.summary === "Cannot override 'Removed' blocks").map((d) => d.range.start.line),
+      built.diagnostics
+        .filter((d) => d.summary === "Cannot override 'Removed' blocks")
+        .map((d) => d.range?.start?.line),
     ).toEqual([18]);
   });
 

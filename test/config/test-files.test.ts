@@ -169,7 +169,7 @@ describe('modules of test-file run blocks', () => {
 describe('test-file diagnostics', () => {
   const diags = (text: string, flavor: Flavor = 'terraform', name = 'tests/t.tftest.hcl'): string[] =>
     parseTestFile(text, name, flavor).diagnostics.map(
-      (d) => `${d.severity} ${d.range.start.line}:${d.range.start.column} ${d.summary}: ${d.detail}`,
+      (d) => `${d.severity} ${d.range?.start?.line}:${d.range?.start?.column} ${d.summary}: ${d.detail}`,
     );
 
   it('reports what terraform 1.11.4 reported for a bad test file (test/fixtures/reference-runs/test-files-invalid)', () => {

@@ -7,7 +7,8 @@
 // lasts long enough for the overlaps to be read from the request log; no
 // duration is asserted. When the registry's archive URLs redirect to a CDN
 // host, the waiting archives' redirects are learnt while they wait
-// (HttpClient.learnRedirect), so that their downloads start at the CDN.
+// (HttpClient.learnRedirect; lock and mirror alike, installer/redirects-ahead.ts),
+// so that their downloads start at the CDN.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
@@ -94,10 +95,11 @@ async function lock(
   args: string[],
   env: Record<string, string> = {},
   from: RemoteServer = reg,
+  command: string[] = ['lock'],
 ): Promise<RemoteLoggedRequest[]> {
   const p = w.project(name, { 'main.tf': requiresTf({ sched: `${from.host}/acme/sched` }) });
   await from.mark();
-  const r = await runCli(['lock', ...PLATFORMS.map((x) => `-platform=${x}`), ...args], {
+  const r = await runCli([...command, ...PLATFORMS.map((x) => `-platform=${x}`), ...args], {
     cwd: p,
     env: { ...w.env, ...env },
     timeoutMs: 120_000,
@@ -107,7 +109,7 @@ async function lock(
   return from.log();
 }
 
-describe('lock downloads: a network budget of its own, metadata ahead of bytes, largest first', () => {
+describe('downloads (lock, mirror): a network budget of its own, metadata ahead of bytes, largest first', () => {
   it('by default 8 archives in flight at once (not one per core), and every download metadata asked before any archive ended', async () => {
     const log = await lock('default', []);
     const { requests, maxInFlight } = archives(log);
@@ -120,7 +122,19 @@ describe('lock downloads: a network budget of its own, metadata ahead of bytes, 
   }, 120_000);
 
   it('-downloads=2 wins over PROVKIT_DOWNLOADS: 2 in flight, and the waiting archives start largest first', async () => {
-    const log = await lock('two', ['-downloads=2'], { PROVKIT_DOWNLOADS: '5' });
+    // The order is read from the queue once every package has joined it (its metadata and signature checked):
+    // this run's archives are throttled harder (1.5-5 s each, the first two the largest), so that on a loaded
+    // machine no slot frees before the last package is queued (a slot that frees earlier rightly takes the
+    // largest of those already waiting; the clean-clone CI once saw that under load at 96 KiB/s).
+    await reg.clearFaults();
+    await reg.setFault(/\.zip$/, { kind: 'throttle', bytesPerSecond: 32 * 1024 }, 'archives');
+    let log: RemoteLoggedRequest[];
+    try {
+      log = await lock('two', ['-downloads=2'], { PROVKIT_DOWNLOADS: '5' });
+    } finally {
+      await reg.clearFaults();
+      await reg.setFault(/\.zip$/, { kind: 'throttle', bytesPerSecond: 96 * 1024 }, 'archives');
+    }
     const { requests, maxInFlight } = archives(log);
     expect(maxInFlight).toBe(2);
     // The first two start as their metadata arrives; all others were queued by then, and leave the queue by size.
@@ -128,17 +142,25 @@ describe('lock downloads: a network budget of its own, metadata ahead of bytes, 
     expect(waited).toEqual([...waited].sort((a, b) => b - a));
   }, 120_000);
 
-  it('archives redirected to a CDN host: the redirects of the waiting archives are learnt while they wait, each archive URL asked once', async () => {
-    await cdn.mark();
-    const log = await lock('cdn', ['-downloads=5'], {}, redirecting);
-    const cdnArchives = (await cdn.log()).filter((q) => q.pathname.endsWith('.zip'));
-    const asked = log.filter((q) => q.server === 'main' && q.pathname.endsWith('.zip'));
-    // Every archive URL answered its 302 once (a download's own, or the probe that learnt it), every archive came from the CDN once.
-    expect(asked.map((q) => q.status)).toEqual(PLATFORMS.map(() => 302));
-    expect(new Set(asked.map((q) => q.pathname)).size).toBe(PLATFORMS.length);
-    expect(cdnArchives).toHaveLength(PLATFORMS.length);
-    // Learnt ahead: more archive URLs asked before the first archive arrived whole than there are slots.
-    const firstDone = Math.min(...cdnArchives.map((q) => q.finishedAt ?? Infinity));
-    expect(asked.filter((q) => q.at < firstDone).length).toBeGreaterThan(5);
-  }, 120_000);
+  it.each([
+    ['lock', ['lock']],
+    ['mirror', ['mirror']],
+  ])(
+    '%s, archives redirected to a CDN host: the redirects of the waiting archives are learnt while they wait, each archive URL asked once',
+    async (name, command) => {
+      await cdn.mark();
+      const args = command[0] === 'mirror' ? ['-downloads=5', 'out'] : ['-downloads=5'];
+      const log = await lock(`cdn-${name}`, args, {}, redirecting, command);
+      const cdnArchives = (await cdn.log()).filter((q) => q.pathname.endsWith('.zip'));
+      const asked = log.filter((q) => q.server === 'main' && q.pathname.endsWith('.zip'));
+      // Every archive URL answered its 302 once (a download's own, or the probe that learnt it), every archive came from the CDN once.
+      expect(asked.map((q) => q.status)).toEqual(PLATFORMS.map(() => 302));
+      expect(new Set(asked.map((q) => q.pathname)).size).toBe(PLATFORMS.length);
+      expect(cdnArchives).toHaveLength(PLATFORMS.length);
+      // Learnt ahead: more archive URLs asked before the first archive arrived whole than there are slots.
+      const firstDone = Math.min(...cdnArchives.map((q) => q.finishedAt ?? Infinity));
+      expect(asked.filter((q) => q.at < firstDone).length).toBeGreaterThan(5);
+    },
+    120_000,
+  );
 });

@@ -142,7 +142,7 @@ describe('real corpus: lock files parse as terraform reads them', () => {
           .filter((d) => d.severity === 'error')
           .map(
             (d) =>
-              `${d.summary} @ .terraform.lock.hcl:${d.range.start.line} | ${(d.detail ?? '').replace(/\s+/g, ' ').trim()}`,
+              `${d.summary} @ .terraform.lock.hcl:${d.range?.start?.line} | ${(d.detail ?? '').replace(/\s+/g, ' ').trim()}`,
           )
           .sort();
         expect(errors).toEqual(rec.rewrite.code === 0 ? [] : errorTexts(rec.rewrite.stderr));

@@ -1,5 +1,5 @@
 // Concurrent runs: two `provkit mirror` into one target serialize on the
-// target lock and both succeed; a lock left by a dead process is broken; three
+// target mutex and both succeed; a mutex left by a dead process is broken; three
 // `provkit install` sharing one plugin cache all succeed with one cached copy.
 import { hostname, tmpdir } from 'node:os';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -57,13 +57,13 @@ describe('concurrency', () => {
       group: 'concurrency',
       fault: 'two mirror runs into one target at once',
       command: 'provkit mirror ×2',
-      outcome: 'both exit 0 (serialized by the target lock; the second kept the first one’s packages)',
+      outcome: 'both exit 0 (serialized by the target mutex; the second kept the first one’s packages)',
       state: 'identical to a single run',
       rerun: '-',
     });
   });
 
-  it('breaks a target lock left by a dead process', async () => {
+  it('breaks a target mutex left by a dead process', async () => {
     const p = await project('stale');
     const target = join(p, 'out');
     await mkdir(target, { recursive: true });
@@ -78,9 +78,9 @@ describe('concurrency', () => {
     expect(await leftovers(p)).toEqual([]);
     recordFault({
       group: 'concurrency',
-      fault: 'target lock and staging directory left by a killed run (dead PID)',
+      fault: 'target mutex and staging directory left by a killed run (dead PID)',
       command: 'provkit mirror',
-      outcome: 'exit 0, stale lock broken with a warning, leftover staging removed',
+      outcome: 'exit 0, stale mutex broken with a warning, leftover staging removed',
       state: 'fully updated',
       rerun: '-',
     });
@@ -106,7 +106,7 @@ describe('concurrency', () => {
       group: 'concurrency',
       fault: 'three install runs sharing one plugin cache',
       command: 'provkit install ×3',
-      outcome: 'all exit 0 (per-package cache locks)',
+      outcome: 'all exit 0 (per-package cache mutexes)',
       state: 'one cached copy, three installs',
       rerun: '-',
     });

@@ -90,7 +90,7 @@ describe('directory mutex (acquireDirMutex, withDirMutex)', () => {
     // An empty mutex file (as OpenTofu's flock file) that is fresh is respected.
     await writeFile(path, '');
     await expect(acquireDirMutex(path, { staleMs: 5_000, timeoutMs: 200 })).rejects.toMatchObject({
-      code: 'PACKAGE_LOCK_TIMEOUT',
+      code: 'MUTEX_TIMEOUT',
     });
     await utimes(path, old, old);
     await (await acquireDirMutex(path, { staleMs: 5_000, timeoutMs: 1_000 })).release();

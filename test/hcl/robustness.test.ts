@@ -91,7 +91,10 @@ describe('robustness', () => {
     let withErrors = 0;
     for (const name of corpusFiles()) {
       const original = new Uint8Array(readFileSync(join(CORPUS, name)));
-      for (let i = 0; i < 150; i++) {
+      // 75 mutations of each of the 14 corpus files (1050 parses, seed fixed
+      // above so that a failure replays); 150 each found nothing more and
+      // took twice the time.
+      for (let i = 0; i < 75; i++) {
         const input = mutate(original, rand);
         let r: ParseResult | undefined;
         try {

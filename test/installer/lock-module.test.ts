@@ -177,6 +177,6 @@ describe('lockModule: one module locked through a fetch-and-hash cache', () => {
     expect(source.calls).toEqual([]);
     expect(outcome.status).toBe('failed');
     expect(outcome.diagnostics.length).toBeGreaterThan(0);
-    expect(outcome.diagnostics.every((d) => d.severity === 'error' && d.range.filename === LOCK_FILE_NAME)).toBe(true);
+    expect(outcome.diagnostics.every((d) => d.severity === 'error' && d.range?.filename === LOCK_FILE_NAME)).toBe(true);
   });
 });

@@ -184,7 +184,7 @@ describe('mirror plan', () => {
     );
     const plan = planMirror({ requirements: c.requirements, locks, platforms, flavor: FLAVOR, versions, present });
     const lines = plan.flatMap((p) => {
-      const name = p.provider.toShortString(FLAVOR);
+      const name = p.provider.forDisplay(FLAVOR);
       if (p.selection.kind === 'failed')
         return [`${name}: failed: ${p.selection.failure.summary}: ${p.selection.failure.error.message}`];
       return [
@@ -193,7 +193,7 @@ describe('mirror plan', () => {
       ];
     });
     expect(lines).toEqual(c.want);
-    expect(source.calls.map((x) => addr(x.provider).toShortString(FLAVOR))).toEqual(c.asked);
+    expect(source.calls.map((x) => addr(x.provider).forDisplay(FLAVOR))).toEqual(c.asked);
     // The steps name the packed archive each package is written to.
     for (const s of plan.flatMap((p) => p.steps))
       expect(s.rel).toBe(mirrorArchivePath(s.provider, s.version, s.platform));

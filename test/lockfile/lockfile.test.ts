@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
+import type { Diagnostic } from '../../src/errors.js';
 import { parseConstraints, parseProviderSource, parseVersion } from '../../src/addresses/index.js';
 import { hashZipPackage, parseHash } from '../../src/hashing/index.js';
 import {
@@ -76,12 +77,12 @@ describe('invalid lock files', () => {
       .map((x) => `${x.line}: ${x.m![1]!}`);
     expect(expected.length).toBeGreaterThan(0);
     const { diagnostics } = parseLockFile(text, file, 'tofu');
-    const got = diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.range.start.line}: ${d.summary}`);
+    const got = diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.range?.start?.line}: ${d.summary}`);
     // One line may carry the same diagnostic twice (a parse error and the normalized-form error, item 34).
     expect([...new Set(got)].sort()).toEqual(expected.sort());
     for (const d of diagnostics) {
-      expect(d.range.filename).toBe(file);
-      expect(d.range.start.column).toBeGreaterThan(0);
+      expect(d.range?.filename).toBe(file);
+      expect(d.range?.start?.column).toBeGreaterThan(0);
     }
   });
 
@@ -143,19 +144,17 @@ describe('lock-file diagnostics as terraform 1.11.4 reports them', () => {
     .filter((f) => f.endsWith('.hcl'))
     .sort();
   /** A diagnostic as terraform's JSON view prints it: an empty range widened by one column and byte. */
-  const asTerraformJson = (d: {
-    severity: string;
-    summary: string;
-    detail: string;
-    range: { filename: string; start: Pos; end: Pos };
-  }): string => {
-    const { start, end } = d.range;
+  const asTerraformJson = (d: Diagnostic): string => {
+    const start = d.range?.start as Pos | undefined;
+    const end = d.range?.end as Pos | undefined;
+    // A parser's diagnostics carry complete positions (line, column, byte).
+    if (start?.byte === undefined || end?.byte === undefined) throw new Error(`no complete range: ${d.summary}`);
     const wide = start.byte === end.byte ? { line: end.line, column: end.column + 1, byte: end.byte + 1 } : end;
     return JSON.stringify({
       severity: d.severity,
       summary: d.summary,
       detail: d.detail,
-      range: { filename: d.range.filename, start, end: wide },
+      range: { filename: d.range?.filename, start, end: wide },
     });
   };
   interface Pos {
@@ -181,9 +180,9 @@ describe('lock-file diagnostics as terraform 1.11.4 reports them', () => {
       '.terraform.lock.hcl',
       'terraform',
     );
-    expect(diagnostics.filter((d) => d.summary === 'Duplicate provider lock').map((d) => d.range.start.line)).toEqual([
-      4, 10, 15,
-    ]);
+    expect(diagnostics.filter((d) => d.summary === 'Duplicate provider lock').map((d) => d.range?.start?.line)).toEqual(
+      [4, 10, 15],
+    );
     expect(locks.all().map((l) => l.provider.toString())).toEqual(['registry.terraform.io/test/a']);
   });
 });

@@ -401,7 +401,7 @@ describe('docs/api.md examples, compiled in the new project and run', () => {
       'registry.terraform.io/hashicorp/aws 5.0.0 h1:abc=\n' +
         '# This file is maintained automatically by "terraform init".\n# Manual edits may be lost in future updates.\n\n' +
         'provider "registry.terraform.io/hashicorp/aws" {\n  version = "5.0.0"\n  hashes = [\n    "h1:abc=",\n  ]\n}\n' +
-        'error .terraform.lock.hcl\n',
+        'error INVALID_LOCK_FILE .terraform.lock.hcl:1:14\n',
     );
   });
 

@@ -22,9 +22,11 @@ import {
   MultiSource,
   NetworkMirrorSource,
   parseProviderPatterns,
+  platformNotSupported,
   type AvailableVersions,
   type PackageMeta,
   type Source,
+  withContext,
 } from '../../src/sources/index.js';
 import { startFakeNetMirror, type FakeNetMirror } from '../support/servers/net-mirror.js';
 import { makeProvider } from '../support/servers/packages.js';
@@ -165,6 +167,51 @@ describe('MultiSource', () => {
       ).message,
     ).toBe('boom');
     expect(multi.forDisplay(p('acme/demo'))).toBe('first\nsecond');
+  });
+
+  it("names the platforms the skipped sources have, read from their errors' availablePlatforms", async () => {
+    // The messages name no platforms: the union comes from the field, never from message text.
+    const without = (available: string[]) =>
+      new MockSource([], {
+        errors: {
+          'registry.opentofu.org/acme/demo': new ProvkitError(ErrorCode.PLATFORM_NOT_SUPPORTED, 'no such build', {
+            availablePlatforms: available,
+          }),
+        },
+      });
+    const multi = new MultiSource([
+      { source: without(['linux_amd64', 'darwin_arm64']) },
+      { source: without(['windows_amd64', 'linux_amd64']) },
+    ]);
+    const err = await caught(multi.packageMeta(p('acme/demo'), v('1.0.0'), parsePlatform('linux_arm')));
+    expect(err).toMatchObject({
+      code: ErrorCode.PLATFORM_NOT_SUPPORTED,
+      message:
+        'provider registry.opentofu.org/acme/demo 1.0.0 is not available for linux_arm (available for: darwin_arm64, linux_amd64, windows_amd64)',
+      availablePlatforms: ['darwin_arm64', 'linux_amd64', 'windows_amd64'],
+    });
+  });
+});
+
+describe('platformNotSupported', () => {
+  it('carries the available platforms as a field that survives added context and a worker round trip', () => {
+    const err = platformNotSupported('provider acme/demo 1.0.0 is not available for linux_arm', {}, [
+      LINUX,
+      DARWIN,
+      'linux_amd64',
+    ]);
+    expect(err.message).toBe(
+      'provider acme/demo 1.0.0 is not available for linux_arm (available for: darwin_arm64, linux_amd64)',
+    );
+    expect(err.availablePlatforms).toEqual(['darwin_arm64', 'linux_amd64']);
+    expect((withContext(err, { version: v('1.0.0') }) as ProvkitError).availablePlatforms).toEqual([
+      'darwin_arm64',
+      'linux_amd64',
+    ]);
+    expect(ProvkitError.fromJSON(err.toJSON()).availablePlatforms).toEqual(['darwin_arm64', 'linux_amd64']);
+    const none = platformNotSupported('provider acme/demo 1.0.0 is not available for linux_arm', {}, undefined);
+    expect(none.message).toBe('provider acme/demo 1.0.0 is not available for linux_arm');
+    expect(none.availablePlatforms).toBeUndefined();
   });
 });
 

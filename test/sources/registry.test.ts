@@ -309,6 +309,34 @@ describe('signatures', () => {
     };
   }
 
+  it('checks a release’s signature once for all its platforms, asked at once or one after another', async () => {
+    // Every check looks in the signature cache first: its look-ups count the checks.
+    const lookups: string[] = [];
+    const cache = {
+      get: (key: string) => {
+        lookups.push(key);
+        return Promise.resolve(undefined);
+      },
+      put: () => Promise.resolve(),
+    };
+    const flavor = 'terraform';
+    const src = new RegistrySource({
+      http: t.http,
+      discovery: new ServiceDiscovery({ http: t.http, credentials: credentialsFromEnv({}) }),
+      flavor,
+      credentials: credentialsFromEnv({}),
+      signaturePolicy: signaturePolicy(flavor),
+      signatureCache: cache,
+    });
+    const platforms = ['linux_amd64', 'linux_arm64', 'darwin_amd64', 'darwin_arm64'].map(parsePlatform);
+    const metas = await Promise.all(platforms.map((p) => src.packageMeta(addr(reg), V110, p)));
+    await src.packageMeta(addr(reg), V110, parsePlatform('windows_amd64'));
+    expect(metas.map((m) => m.authentication?.kind === 'registry' && m.authentication.signature.kind)).toEqual(
+      platforms.map(() => 'signed'),
+    );
+    expect(lookups).toHaveLength(1);
+  });
+
   it('skips validation on the OpenTofu default registry when it lists no keys', async () => {
     await withRegistry({ listedKeys: [] }, async (r) => {
       const { src, provider } = as(r, OFFICIAL);

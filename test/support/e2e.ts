@@ -149,7 +149,7 @@ export interface E2eWorkspace {
   /**
    * Files and directories anywhere in the workspace whose names only exist
    * while a run is in progress (`.partial` downloads, staging directories,
-   * the mirror lock, `provkit-lock-*`…), as paths relative to {@link base}.
+   * the mirror target mutex, `provkit-lock-*`…), as paths relative to {@link base}.
    */
   leftovers(): string[];
   remove(): void;

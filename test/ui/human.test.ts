@@ -135,7 +135,7 @@ describe('text from outside is escaped where it is printed (src/ui/escape.ts)', 
       'tofu',
     );
     expect(out.text.split('\n')).toHaveLength(2);
-    expect(out.text).toContain(`(lock /cache/${escaped}, held by ${escaped})`);
+    expect(out.text).toContain(`(mutex /cache/${escaped}, held by ${escaped})`);
   });
 });
 

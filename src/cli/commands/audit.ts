@@ -32,7 +32,7 @@ import {
 } from '../../ui/audit.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { fittedLines } from '../../ui/table.js';
-import { fromHclDiagnostic, reportDiagnostics } from '../diagnostics.js';
+import { placed, reportDiagnostics } from '../diagnostics.js';
 import { checkMirrorFlags, type MirrorFlags } from '../mirror-flags.js';
 import { parseFlags, unexpectedArguments } from '../flags.js';
 import { fileAtRevision, resolveRevision } from '../git.js';
@@ -191,7 +191,7 @@ async function auditRoot(run: AuditRun, root: string): Promise<AuditedLockFile |
     const parsed = parseLockFile(b, name, flavor);
     const errors = parsed.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0) {
-      ui.diagnostics(errors.map((d) => fromHclDiagnostic(d)));
+      ui.diagnostics(errors.map((d) => placed(d)));
       return 'failed';
     }
     return parsed.locks;
@@ -201,7 +201,7 @@ async function auditRoot(run: AuditRun, root: string): Promise<AuditedLockFile |
   if (locks === 'failed' || baseLocks === 'failed') return 'failed';
   const policy = await findPolicy(dir, globals.cwd);
   if (policy.diagnostics.some((d) => d.severity === 'error')) {
-    ui.diagnostics(policy.diagnostics.map((d) => fromHclDiagnostic(d)));
+    ui.diagnostics(policy.diagnostics.map((d) => placed(d)));
     return 'failed';
   }
   let source = run.sources.get(flavor);

@@ -8,7 +8,6 @@ import { join, resolve } from 'node:path';
 
 import { currentPlatform, flavorInfo } from '../../addresses/index.js';
 import { DEFAULT_TEST_DIRECTORY, loadConfig, type LoadedConfig } from '../../config/index.js';
-import type { Diagnostic as HclDiagnostic } from '../../hcl/index.js';
 import {
   incompleteLockProviders,
   installFailureDiagnostics,
@@ -217,9 +216,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
         : `${info.productName} has made some changes to the provider dependency selections recorded in the ${LOCK_FILE_NAME} file. Review those changes and commit them to your version control system if they represent changes you intended to make.`,
       { ...fields, event: 'lock_file_written' },
     );
-    const incomplete = incompleteLockProviders(outcome.installed, outcome.locks, (p) =>
-      p.toShortString(globals.flavor),
-    );
+    const incomplete = incompleteLockProviders(outcome.installed, outcome.locks, (p) => p.forDisplay(globals.flavor));
     if (incomplete.length > 0) pending.push(incompleteLockWarning(incomplete, platform.toString(), globals.flavor));
   }
   pending.flush();
@@ -242,11 +239,11 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
  * `provider-version-deprecated`). With an error, each diagnostic once.
  * OpenTofu's init is not observed here: `install -flavor=tofu` reports each once.
  */
-function initDiagnostics(config: LoadedConfig): HclDiagnostic[] {
+function initDiagnostics(config: LoadedConfig): Diagnostic[] {
   if (config.diagnostics.some((d) => d.severity === 'error')) return config.diagnostics;
   const root = new Set(config.rootDiagnostics);
   const extra = config.installsModules ? 1 : 0;
-  return config.diagnostics.flatMap((d) => Array<HclDiagnostic>(1 + extra + (root.has(d) ? 1 : 0)).fill(d));
+  return config.diagnostics.flatMap((d) => Array<Diagnostic>(1 + extra + (root.has(d) ? 1 : 0)).fill(d));
 }
 
 /**

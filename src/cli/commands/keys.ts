@@ -16,7 +16,7 @@ import { loadLockFile, LOCK_FILE_NAME } from '../../lockfile/index.js';
 import { registrySourceFor } from '../../sources/index.js';
 import { fittedLines } from '../../ui/table.js';
 import { keysSummaryText, keysTableText, keysTotals, renderKeysJSON } from '../../ui/keys.js';
-import { fromHclDiagnostic, reportDiagnostics } from '../diagnostics.js';
+import { placed, reportDiagnostics } from '../diagnostics.js';
 import { parseFlags, unexpectedArguments } from '../flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, jsonUIsFor, terminalColumns } from '../render.js';
@@ -84,7 +84,7 @@ export async function keysCommand(args: readonly string[], io: CliIO, globals: G
       // eslint-disable-next-line no-await-in-loop -- see above
       const lock = await loadLockFile(join(dir, LOCK_FILE_NAME), flavor, within(LOCK_FILE_NAME));
       const diagnostics = [...config.diagnostics, ...lock.diagnostics].map((d) =>
-        fromHclDiagnostic({ ...d, range: { ...d.range, filename: within(d.range.filename) } }, root !== '.'),
+        placed(d.range ? { ...d, range: { ...d.range, filename: within(d.range.filename) } } : d, root !== '.'),
       );
       if (diagnostics.some((d) => d.severity === 'error')) return ui.fail(diagnostics);
       for (const d of diagnostics) ui.diagnostic(d);
@@ -93,7 +93,7 @@ export async function keysCommand(args: readonly string[], io: CliIO, globals: G
     }
     const policy = await findPolicy(globals.cwd, globals.cwd);
     if (policy.diagnostics.some((d) => d.severity === 'error'))
-      return ui.fail(policy.diagnostics.map((d) => fromHclDiagnostic(d)));
+      return ui.fail(policy.diagnostics.map((d) => placed(d)));
 
     const cli = await r.cliConfig(ui);
     if (cli === undefined) return ui.fail([]);

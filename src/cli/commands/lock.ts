@@ -223,8 +223,11 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
   });
   if (pending.add(outcome.diagnostics)) return 1;
   if (outcome.selectionErrors.length > 0) return pending.fail(outcome.selectionErrors);
-  // Interrupted: the packages failed for that one reason, said once by runInterruptible.
-  if (signal.aborted) return 1;
+  // Interrupted before the run finished: the packages failed for that one reason, said once by
+  // runInterruptible. An interrupt after the lock file was written is too late to undo it: the outcome
+  // stands, rendered below, and runInterruptible says the interrupt came after completion.
+  const finished = outcome.failures.length === 0 && outcome.error === undefined && outcome.status !== 'failed';
+  if (signal.aborted && !finished) return 1;
   if (outcome.failures.length > 0)
     return pending.fail(lockFailureDiagnostics(outcome.failures, outcome.platforms?.platforms ?? [], flavor));
   // The lock file could not be written: said as any run's error is (runInterruptible).

@@ -20,7 +20,7 @@ import { compareProblems, runVerify, type VerifyOutcome } from '../../installer/
 import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.js';
 import { type Diagnostic, verifyProblemText } from '../../ui/human.js';
 import { flavorsSentence } from '../../ui/lock-tree.js';
-import { fromHclDiagnostic, reportDiagnostics } from '../diagnostics.js';
+import { placed, reportDiagnostics } from '../diagnostics.js';
 import { parsePlatformFlags } from '../flag-values.js';
 import { mirrorDirectoryDiagnostic, ociTemplate, ociTemplateDiagnostic } from '../mirror-flags.js';
 import { ociMirrorSourceFor } from '../../sources/index.js';
@@ -118,7 +118,7 @@ async function verifyRoot(
   const within = (name: string): string => (root === undefined || root === '.' ? name : posix.join(root, name));
   const asUi = (ds: readonly ConfigDiagnostic[]): Diagnostic[] =>
     ds.map((d) =>
-      fromHclDiagnostic({ ...d, range: { ...d.range, filename: within(d.range.filename) } }, root !== undefined),
+      placed(d.range ? { ...d, range: { ...d.range, filename: within(d.range.filename) } } : d, root !== undefined),
     );
   const dataDir = io.env['TF_DATA_DIR'] || '.terraform';
   // A tree is checked as lock -recursive locks it: local module calls read from disk.

@@ -57,7 +57,7 @@ import {
   type MetadataKind,
 } from '../http-util.js';
 import {
-  availablePlatformsSuffix,
+  platformNotSupported,
   sourceError,
   withContext,
   type AvailableVersions,
@@ -68,7 +68,9 @@ import {
 import { acceptableHashes, findChecksum } from './checksums.js';
 import type { ServiceDiscovery } from './discovery.js';
 import {
+  cacheKeyOf,
   checkChecksumsSignature,
+  type SignatureCheck,
   signaturePolicy,
   preloadSignatureVerifier,
   type SignatureCache,
@@ -134,6 +136,8 @@ export class RegistrySource implements Source {
   private readonly versionsSeen = new Map<string, VersionsEntry[]>();
   /** SHA256SUMS documents and signatures by URL (see `file`). */
   private readonly documents = new Map<string, Promise<Buffer>>();
+  /** Signature checks by their inputs (see `checkSignature`). */
+  private readonly checks = new Map<string, Promise<SignatureCheck>>();
 
   /** A source over the provider registries `options.discovery` finds; nothing is asked until a method is called. */
   constructor(private readonly options: RegistrySourceOptions) {
@@ -196,13 +200,10 @@ export class RegistrySource implements Source {
     const res = await this.api(url, 'download', provider, signal, ctx);
     if (res.status === 404) {
       const has = await this.publishedPlatforms(provider, version, signal).catch(() => undefined);
-      throw sourceError(
-        ErrorCode.PLATFORM_NOT_SUPPORTED,
-        `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}${availablePlatformsSuffix(has)}`,
-        {
-          ...ctx,
-          url: res.url,
-        },
+      throw platformNotSupported(
+        `provider ${provider.toString()} ${version.toString()} is not available for ${platform.toString()}`,
+        { ...ctx, url: res.url },
+        has,
       );
     }
     const body = this.expectJson(res, provider, ctx);
@@ -337,15 +338,7 @@ export class RegistrySource implements Source {
     }
 
     // Step 4: the signature.
-    const check = await checkChecksumsSignature({
-      document,
-      signature,
-      keys,
-      provider,
-      policy: this.policy,
-      signatureUrl: signatureURL.href,
-      ...(this.options.signatureCache ? { cache: this.options.signatureCache } : {}),
-    }).catch((err: unknown) => {
+    const check = await this.checkSignature(document, signature, keys, provider, signatureURL).catch((err: unknown) => {
       throw withContext(err, { ...ctx, url: signatureURL.href });
     });
 
@@ -600,6 +593,42 @@ export class RegistrySource implements Source {
       );
     }
     return body;
+  }
+
+  /**
+   * The signature check of a SHA256SUMS document, once per provider and
+   * (document, signature, keys), kept as the documents are (`file`; with
+   * `keepDocuments: false`, shared in flight only); a failure is not kept.
+   * Every platform of a version shares its document, so a run checks each
+   * release once, not once per platform: the check is CPU on the main thread
+   * (openpgp.js parses the keys and verifies), and the first archives'
+   * requests wait behind it (bench/results-wan.md, "round trips in series").
+   */
+  private checkSignature(
+    document: Buffer,
+    signature: Buffer,
+    keys: Parameters<typeof checkChecksumsSignature>[0]['keys'],
+    provider: ProviderAddress,
+    signatureURL: URL,
+  ): Promise<SignatureCheck> {
+    const key = `${provider.toString()}\0${cacheKeyOf(document, signature, keys)}`;
+    const shared = this.checks.get(key);
+    if (shared) return shared;
+    const mine = checkChecksumsSignature({
+      document,
+      signature,
+      keys,
+      provider,
+      policy: this.policy,
+      signatureUrl: signatureURL.href,
+      ...(this.options.signatureCache ? { cache: this.options.signatureCache } : {}),
+    });
+    this.checks.set(key, mine);
+    const forget = (): void => {
+      if (this.checks.get(key) === mine) this.checks.delete(key);
+    };
+    mine.then(this.options.keepDocuments === false ? forget : undefined, forget);
+    return mine;
   }
 
   /**

@@ -169,7 +169,8 @@ export function openSignatureCache(dir: string): SignatureCache {
   };
 }
 
-function cacheKeyOf(document: Uint8Array, signature: Uint8Array, keys: readonly SigningKey[]): string {
+/** What identifies a check's inputs: the document, the signature and the keys, length-prefixed, hashed. */
+export function cacheKeyOf(document: Uint8Array, signature: Uint8Array, keys: readonly SigningKey[]): string {
   const h = createHash('sha256').update('provkit signature check v1\0');
   for (const part of [document, signature, ...keys.map((k) => Buffer.from(k.asciiArmor, 'utf8'))]) {
     const len = Buffer.alloc(8);

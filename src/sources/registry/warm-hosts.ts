@@ -12,18 +12,21 @@
  * Beyond the versions requests, the package metadata that follows them: as
  * soon as a provider's versions arrive, its packages' download metadata is
  * asked at once (installer/fetch-cache.ts, up to 16 packages at a time), then
- * its SHA256SUMS and signature side by side; a request that finds no free
+ * its SHA256SUMS and signature side by side: up to 16 packages, each with
+ * up to two requests in flight, 32 at once. A request that finds no free
  * connection opens one, two round trips more on the head of the run
- * (bench/results-wan.md, the requests marked `+` after the versions). So
+ * (bench/results-wan.md, "new connection to the registry" after the
+ * versions in the chains of round trips in series). So
  * {@link PER_PROVIDER} connections per provider are warmed, at most
- * {@link MAX_WARM}.
+ * {@link MAX_WARM}, while the discovery is in flight (the run waits on it
+ * anyway).
  */
 import type { HttpClient } from '../../net/index.js';
 
 /** Connections warmed per provider waiting for the discovery: its versions request, then its packages' metadata. */
-export const PER_PROVIDER = 2;
-/** The most connections warmed to one host (the metadata fan-out of installer/fetch-cache.ts). */
-export const MAX_WARM = 16;
+export const PER_PROVIDER = 4;
+/** The most connections warmed to one host (the metadata fan-out of installer/fetch-cache.ts: 16 packages × 2 requests). */
+export const MAX_WARM = 32;
 
 /** See the module comment. One per source (it keeps the counts of one turn only). */
 export class HostWarmer {

@@ -1,0 +1,106 @@
+/**
+ * Downloads that learn their redirects while they wait for a download slot,
+ * for every run that downloads registry packages (lock, mirror, install,
+ * bundle): a registry's archive URL answers with a redirect to its CDN host
+ * (GitHub's release assets, a bucket), so once one download from an origin
+ * was redirected, each package still waiting for a slot asks its archive URL
+ * where it leads (HttpClient.learnRedirect) and that host's connections are
+ * warmed; its download then starts at the CDN, on a connection ready for it:
+ * one round trip per archive per slot, and for the first archives there two
+ * more (bench/results-wan.md).
+ *
+ * Which origins redirect is the HTTP client's knowledge alone
+ * (net/learnt-redirects.ts, HttpClient.whenRedirecting); this keeps only
+ * the run's side: which packages wait, how many downloads are waiting or
+ * running (the connections worth warming), and the limit the probes run
+ * under.
+ */
+import pLimit from 'p-limit';
+
+import type { HttpClient, NetEvents } from '../net/index.js';
+import type { PackageMeta } from '../sources/index.js';
+
+/** Probes in flight at once by default (small responses over warm connections, as metadata requests). */
+export const LEARN_CONCURRENCY = 16;
+
+/** Runs a task under a concurrency limit (`p-limit`'s function). */
+export type Limit = <T>(task: () => Promise<T>) => Promise<T>;
+
+/** What {@link RedirectsAhead} needs of its run. */
+export interface RedirectsAheadOptions {
+  /** The run's client (none: nothing is learnt, e.g. a run over local sources only). */
+  readonly http: HttpClient | undefined;
+  readonly signal?: AbortSignal | undefined;
+  /** The run's download slots: at most this many connections are warmed per redirect target. */
+  readonly slots: number;
+  /** The limit the probes run under (default: one of {@link LEARN_CONCURRENCY}). */
+  readonly limit?: Limit;
+}
+
+/** See the module comment. One per run. */
+export class RedirectsAhead {
+  /** Downloads waiting for a slot or running. */
+  private downloads = 0;
+  private readonly limit: Limit;
+
+  constructor(private readonly options: RedirectsAheadOptions) {
+    this.limit = options.limit ?? pLimit(LEARN_CONCURRENCY);
+  }
+
+  /**
+   * Runs `enqueue` (the caller's download slot around its download), which
+   * must call `started` when the download leaves the queue. Until then, once
+   * a download from the package's origin was redirected, the package's
+   * redirect is learnt (a registry package only: other sources' URLs are the
+   * bytes themselves).
+   */
+  async download<T>(meta: PackageMeta, enqueue: (started: () => void) => Promise<T>): Promise<T> {
+    let started = false;
+    const { http } = this.options;
+    if (http !== undefined && meta.location.kind === 'http' && meta.authentication?.kind === 'registry')
+      http.whenRedirecting(meta.location.url, () => {
+        if (!started) void this.limit(() => (started ? Promise.resolve() : this.learn(http, meta)));
+      });
+    this.downloads += 1;
+    try {
+      return await enqueue(() => {
+        started = true;
+      });
+    } finally {
+      this.downloads -= 1;
+    }
+  }
+
+  /**
+   * A download's network events, plus: a redirect warms connections to its
+   * target's origin, as many as downloads are waiting or running (at most the
+   * slots), so that the next archives find a connection ready there instead
+   * of opening one (two more round trips on HTTPS) after their slot came
+   * (net/warm.ts).
+   */
+  events(events: NetEvents): NetEvents {
+    return {
+      ...events,
+      onRedirect: (e) => {
+        events.onRedirect?.(e);
+        this.options.http?.preconnect(e.to, this.warm());
+      },
+    };
+  }
+
+  private warm(): number {
+    return Math.min(this.downloads, this.options.slots);
+  }
+
+  private async learn(http: HttpClient, meta: PackageMeta): Promise<void> {
+    const { signal } = this.options;
+    if (meta.location.kind !== 'http' || signal?.aborted === true) return;
+    const credential = meta.location.credential?.();
+    const target = await http.learnRedirect(meta.location.url, {
+      ...(credential === undefined ? {} : { credential }),
+      ...(meta.location.headers === undefined ? {} : { headers: meta.location.headers }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+    if (target !== undefined) http.preconnect(target, this.warm());
+  }
+}
