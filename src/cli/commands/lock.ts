@@ -365,7 +365,10 @@ async function lockTree(a: RunArgs & { verbose: boolean; written: { roots: numbe
     [...rootFlavors.values()].some((f) => f.reason !== undefined),
   );
   ui.summary(summary.message, summary.fields);
-  if (signal.aborted) return 1;
+  // Interrupted before every root was done: the roots in progress failed for that one reason, said once
+  // by runInterruptible with the lock files written before it. An interrupt after every root's lock file
+  // was written is too late to undo them: the outcome stands, and runInterruptible says the interrupt
+  // came after completion (as for a single root, lockOne).
   if (failed) return 1;
   return a.check && result.byStatus['would-change'] > 0 ? 2 : 0;
 }
