@@ -60,10 +60,12 @@ const NO_INLINE_ERROR_TEXT = [
   },
 ];
 
-// Commands stay thin (ARCHITECTURE.md "Commands"): a file under src/cli/commands never picks a renderer
-// (src/cli/render.ts and the run's output session, src/cli/view.ts, build them), never opens a hash
-// pool (src/cli/resources.ts `RunResources` owns the run's resources and closes them) and never meets
-// a signal (src/cli/interrupt.ts is the one place).
+// Commands stay thin (ARCHITECTURE.md "Adding a command"): a file under src/cli/commands never builds a
+// renderer (src/cli/render.ts and the run's output session, src/cli/view.ts, build them), never opens a
+// hash pool, a hash store or an HTTP client (src/cli/resources.ts `RunResources` owns the run's resources
+// and closes them) and never meets a signal (src/cli/interrupt.ts is the one place; commands run under
+// resources.ts `runInterruptibleWith` or, a server, `serveUntilStopped`). test/docs/eslint-rules.test.ts
+// checks that each of these fails lint.
 const THIN_COMMAND = [
   {
     selector: 'NewExpression[callee.name=/^(JsonUI|HumanUI|ProgressDisplay|OutputSession)$/]',
@@ -77,7 +79,13 @@ const THIN_COMMAND = [
   {
     selector:
       "CallExpression[callee.object.name='process'][callee.property.name=/^(on|once|addListener|prependListener|prependOnceListener|off|removeListener)$/]",
-    message: 'signals are met in src/cli/interrupt.ts only (runInterruptibleWith, stopSignal)',
+    message:
+      'signals are met in src/cli/interrupt.ts only: a command runs under runInterruptibleWith or serveUntilStopped (src/cli/resources.ts)',
+  },
+  {
+    selector: 'CallExpression[callee.name=/^(stopSignal|interruptOnSignals|runInterruptible)$/]',
+    message:
+      'a command runs under runInterruptibleWith or serveUntilStopped (src/cli/resources.ts), which meet the signals and close the resources',
   },
 ];
 
