@@ -1,12 +1,13 @@
-// An interrupt of `provkit lock` at a chosen moment, in-process: the run's signals come from an
+// An interrupt of `provkit lock` and `provkit install` at a chosen moment, in-process: the run's signals come from an
 // emitter (CliIO.signals, src/cli/io.ts) that the test fires from the output sink, as the line that
 // follows a step is written, so which side of the lock file's write the interrupt falls on is certain,
 // not a matter of timing. The rule (src/cli/interrupt.ts runInterruptible): an interrupt before the
-// write stops the run, which exits 130 and changes nothing; an interrupt after the last write is too
-// late to undo it: the outcome stands, exit 0, with the warning that the run was already complete.
+// write stops the run, which exits 130 and says what it had already done (nothing; the lock files of
+// the roots finished; the packages installed); an interrupt after the last write is too late to undo
+// it: the outcome stands, exit 0, with the warning that the run was already complete.
 // test/faults/signals.test.ts sends real signals to a child at fixed points of a registry run.
 import { EventEmitter } from 'node:events';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +19,7 @@ import type { SignalName } from '../../src/cli/io.js';
 
 const MIRROR = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 const MAIN_TF = join(MIRROR, 'config/main.tf');
+const DEMO = 'registry.example.test/acme/demo';
 const ARGS = ['-flavor=terraform', 'lock', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64'];
 const LOCK = '.terraform.lock.hcl';
 const ENV = { PROVKIT_HASH_STORE: 'off', PROVKIT_FLAVOR: '' };
@@ -73,7 +75,7 @@ async function runInterrupted(
 }
 
 beforeAll(async () => {
-  base = mkdtempSync(join(tmpdir(), 'provkit-lock-interrupt-'));
+  base = mkdtempSync(join(tmpdir(), 'provkit-interrupt-'));
   const dir = project();
   let out = '';
   const code = await main([...ARGS], {
@@ -147,5 +149,45 @@ describe('an interrupt of lock -recursive before any lock file was written', () 
       diagnostic: { summary: 'Interrupted', detail: 'provkit lock was interrupted by SIGINT; nothing was changed.' },
     });
     expect(r.code).toBe(130);
+  });
+});
+
+describe('an interrupt of install', () => {
+  const INSTALL = ['install', `-fs-mirror=${MIRROR}`, '-platform=linux_amd64'];
+  /** A project requiring acme/demo alone: one package, so what an interrupt leaves is certain. */
+  const demoProject = (): string => {
+    const dir = join(base, `p${n++}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'main.tf'),
+      `terraform {\n  required_providers {\n    demo = {\n      source  = "${DEMO}"\n      version = "~> 1.0"\n    }\n  }\n}\n`,
+    );
+    return dir;
+  };
+  const installedDir = (dir: string): string => join(dir, '.terraform/providers', DEMO, '1.1.0/linux_amd64');
+
+  it('after the package was installed, before the lock file: exit 130, the package named, no lock file', async () => {
+    const dir = demoProject();
+    // "- Installed …" is said once the package is in place, whole (installer/install.ts).
+    const r = await runInterrupted(INSTALL, dir, (t) => t.startsWith('- Installed '));
+    expect(r.sent).toBe(true);
+    expect(existsSync(join(installedDir(dir), 'terraform-provider-demo_v1.1.0'))).toBe(true);
+    expect(existsSync(join(dir, LOCK))).toBe(false);
+    expect(r.stderr).toBe(
+      'Error: provkit install was interrupted by SIGINT; 1 provider package installed before it is in place (each whole); the lock file was not changed.\n',
+    );
+    expect(r.code).toBe(130);
+  });
+
+  it('after the lock file was written: the outcome stands, exit 0, "already complete"', async () => {
+    const dir = demoProject();
+    // The lock file's summary line is written after the file.
+    const r = await runInterrupted(INSTALL, dir, (t) => t.includes('has created a lock file'));
+    expect(r.sent).toBe(true);
+    expect(readFileSync(join(dir, LOCK), 'utf8')).toContain(`provider "${DEMO}"`);
+    expect(r.stderr).toBe(
+      'Warning: provkit install was already complete when the interrupt arrived; all changes are in place.\n',
+    );
+    expect(r.code).toBe(0);
   });
 });
