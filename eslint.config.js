@@ -2,7 +2,9 @@
 // src/ (CONTRIBUTING.md, the layer rule): a layer may import only from layers
 // below it (never from above, never from a peer), errors.ts is shared by all,
 // no import cycle anywhere (scripts/eslint-no-cycle.mjs, which says why it is
-// a rule of our own), and a barrel (`index.ts`) re-exports only. ESLint's own
+// a rule of our own), a barrel (`index.ts`) re-exports only, and only
+// src/hashing/crc32.ts loads @node-rs/crc32. test/docs/lint-rules.test.ts
+// sees each of these rules fire on files written for it. ESLint's own
 // no-restricted-imports does the layers (no plugin: eslint-plugin-import-x
 // pulls a native resolver whose per-platform optional packages npm leaves out
 // of the lock file, which breaks `npm ci`).
@@ -59,6 +61,13 @@ const NO_INLINE_ERROR_TEXT = [
     message: ERROR_TEXT_MESSAGE,
   },
 ];
+
+// A native addon: everything must work without it (src/hashing/crc32.ts falls back to Node's zlib.crc32), so one
+// module loads it, at its first large chunk. It is required, not imported, so the rule looks at the name itself.
+const ONLY_CRC32_LOADS_NATIVE = {
+  selector: "Literal[value='@node-rs/crc32']",
+  message: 'only src/hashing/crc32.ts loads @node-rs/crc32 (a native addon: everything must work without it)',
+};
 
 const LIBRARY_PATHS = [
   { name: 'node-fetch', message: 'only src/net may import node-fetch' },
@@ -128,7 +137,14 @@ export default tseslint.config(
   ...layerBlocks,
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/errors.ts'],
+    rules: { 'no-restricted-syntax': ['error', NO_DEFAULT_EXPORT, ...NO_INLINE_ERROR_TEXT, ONLY_CRC32_LOADS_NATIVE] },
+  },
+  {
+    files: ['src/errors.ts'],
+    rules: { 'no-restricted-syntax': ['error', NO_DEFAULT_EXPORT, ONLY_CRC32_LOADS_NATIVE] },
+  },
+  {
+    files: ['src/hashing/crc32.ts'],
     rules: { 'no-restricted-syntax': ['error', NO_DEFAULT_EXPORT, ...NO_INLINE_ERROR_TEXT] },
   },
   {
@@ -144,6 +160,7 @@ export default tseslint.config(
         'error',
         NO_DEFAULT_EXPORT,
         ...NO_INLINE_ERROR_TEXT,
+        ONLY_CRC32_LOADS_NATIVE,
         {
           selector: 'Program > :not(ImportDeclaration, ExportAllDeclaration, ExportNamedDeclaration[declaration=null])',
           message: 'a barrel (index.ts) re-exports only: define this in a module of its own',
