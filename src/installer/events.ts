@@ -289,6 +289,29 @@ export interface PackageAt {
   readonly platform: Platform;
 }
 
+/** The `provider_selected` event ({@link InstallerEvent}). */
+export type ProviderSelectedEvent = Extract<InstallerEvent, { readonly type: 'provider_selected' }>;
+
+/**
+ * The one builder of `provider_selected`: the version chosen for `req` and
+ * why (select-version.ts, mirror-plan.ts). `announce`: said in human output
+ * too (`mirror`).
+ */
+export function providerSelectedEvent(
+  req: { readonly provider: ProviderAddress; readonly constraints: { toString(): string } },
+  chosen: { readonly version: Version; readonly reason: ProviderSelectedEvent['reason'] },
+  announce = false,
+): ProviderSelectedEvent {
+  return {
+    type: 'provider_selected',
+    provider: req.provider,
+    version: chosen.version,
+    reason: chosen.reason,
+    constraints: req.constraints.toString(),
+    ...(announce ? { announce } : {}),
+  };
+}
+
 /** The `fetch_complete` event ({@link InstallerEvent}). */
 export type FetchCompleteEvent = Extract<InstallerEvent, { readonly type: 'fetch_complete' }>;
 
