@@ -60,6 +60,11 @@ const NO_INLINE_ERROR_TEXT = [
       "TemplateLiteral > CallExpression[callee.name='String'][arguments.0.type='Identifier'][arguments.0.name=/^(e|err|error|cause|reason)$/]",
     message: ERROR_TEXT_MESSAGE,
   },
+  {
+    selector:
+      "NewExpression[callee.name='Error'] > CallExpression[callee.name='String'][arguments.0.type='Identifier'][arguments.0.name=/^(e|err|error|cause|reason)$/]",
+    message: 'a caught value becomes an Error through asError (src/errors.ts), not inline',
+  },
 ];
 
 // A native addon: everything must work without it (src/hashing/crc32.ts falls back to Node's zlib.crc32), so one

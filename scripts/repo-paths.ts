@@ -14,6 +14,19 @@ const PATH = new RegExp(String.raw`(?<![\w./@-])(${IN_FOLDER}|(?:${TOP_FILE})(?!
 /** A TypeScript file named relative to src/ (`cli/wiring.ts`). */
 const SRC_TS = /(?<![\w./@-])([a-z][\w-]*\/[\w./-]*\.ts)(?![\w.])/g;
 
+/** The documents a clone ships and the tests hold to the tree: README.md, ARCHITECTURE.md, CONTRIBUTING.md, docs/*.md. */
+export function documents(root: string): string[] {
+  return [
+    'README.md',
+    'ARCHITECTURE.md',
+    'CONTRIBUTING.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => `docs/${f}`),
+  ];
+}
+
 /** A path named in a text. */
 export interface Mention {
   /** Offset in the text. */

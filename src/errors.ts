@@ -500,6 +500,15 @@ export function asProvkitError(err: unknown): ProvkitError {
 }
 
 /**
+ * A thrown value as an `Error`, for an API that takes one (a stream's
+ * `destroy`, a promise's `reject`): itself when it is one, else an `Error`
+ * whose message is {@link errorText}'s.
+ */
+export function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(errorText(err));
+}
+
+/**
  * True when `err` is a {@link ProvkitError} (with `code`, when given): the
  * way to branch on a failure, never its message text. Checks the class, so an
  * error of another copy of provkit in the same process is not recognised.

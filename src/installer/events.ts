@@ -4,7 +4,7 @@
  * `ui/json` render them. Events of concurrent work interleave; each carries
  * the provider (and version and platform) it is about.
  */
-import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+import type { Platform, ProviderAddress, Requirement, Version } from '../addresses/index.js';
 import type { AuthLabel } from '../hashing/index.js';
 import type { NetEvents } from '../net/index.js';
 import { WarningCode } from '../errors.js';
@@ -298,7 +298,7 @@ export type ProviderSelectedEvent = Extract<InstallerEvent, { readonly type: 'pr
  * too (`mirror`).
  */
 export function providerSelectedEvent(
-  req: { readonly provider: ProviderAddress; readonly constraints: { toString(): string } },
+  req: Requirement,
   chosen: { readonly version: Version; readonly reason: ProviderSelectedEvent['reason'] },
   announce = false,
 ): ProviderSelectedEvent {

@@ -14,6 +14,7 @@ import {
   type Flavor,
   flavorInfo,
   type ProviderAddress,
+  type Requirement,
   type Version,
   type VersionConstraints,
 } from '../addresses/index.js';
@@ -77,7 +78,7 @@ export function selectVersion(
  */
 export async function querySelectVersion(
   source: Pick<Source, 'availableVersions'>,
-  req: { readonly provider: ProviderAddress; readonly constraints: VersionConstraints },
+  req: Requirement,
   locked: Version | undefined,
   options: {
     readonly flavor: Flavor;

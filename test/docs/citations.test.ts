@@ -4,7 +4,7 @@
 // comment in src/, test/ or scripts/ names a document outside the repository.
 // scripts/citations.ts does the work; `npx tsx scripts/citations.ts` rewrites
 // old-style citations, `--check` lists what is wrong.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 import { checkCitations, commentRanges, loadReference, rewriteCitations } from '../../scripts/citations.js';
+import { documents } from '../../scripts/repo-paths.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -30,15 +31,7 @@ describe('citations point into the repository', () => {
   });
 
   it('no document a clone ships cites an issue tracker number either (CONTRIBUTING.md house style 10)', () => {
-    const docs = [
-      'README.md',
-      'ARCHITECTURE.md',
-      'CONTRIBUTING.md',
-      ...readdirSync(join(ROOT, 'docs'))
-        .filter((f) => f.endsWith('.md'))
-        .map((f) => `docs/${f}`),
-    ];
-    const cited = docs.flatMap((doc) =>
+    const cited = documents(ROOT).flatMap((doc) =>
       readFileSync(join(ROOT, doc), 'utf8')
         .split('\n')
         .flatMap((line, i) => [...line.matchAll(/\bissues? #?\d+(?: #\d+)?/gi)].map((m) => `${doc}:${i + 1}: ${m[0]}`)),

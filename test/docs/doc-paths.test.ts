@@ -7,13 +7,13 @@
 // exists, and so does every relative markdown link and the heading its
 // `#fragment` names. A moved or renamed file fails here with every stale
 // mention, document and line, until the text follows.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
-import { fileNameExists, fileNamesIn, pathExists, pathsIn, repoTree } from '../../scripts/repo-paths.js';
+import { documents, fileNameExists, fileNamesIn, pathExists, pathsIn, repoTree } from '../../scripts/repo-paths.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -113,15 +113,7 @@ function missingIn(root: string, doc: string, text: string, tree: () => readonly
 let repo: string[] | undefined;
 const tree = (): string[] => (repo ??= repoTree(ROOT));
 
-const DOCS = [
-  'README.md',
-  'ARCHITECTURE.md',
-  'CONTRIBUTING.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .sort()
-    .map((f) => `docs/${f}`),
-];
+const DOCS = documents(ROOT);
 
 describe('the paths the documents name exist', () => {
   it('README.md, ARCHITECTURE.md, CONTRIBUTING.md and docs/*.md name only paths that exist', () => {

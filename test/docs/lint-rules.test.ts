@@ -36,6 +36,12 @@ const FILES: Record<string, string> = {
     "import { createRequire } from 'node:module';\n\nexport const fast: unknown = createRequire(import.meta.url)('@node-rs/crc32');\n",
   'src/installer/crc.ts':
     "import { createRequire } from 'node:module';\n\nexport const fast: unknown = createRequire(import.meta.url)('@node-rs/crc32');\n",
+  // A caught value made text or an Error inline instead of through errorText / asError.
+  'src/lockfile/inline.ts': [
+    'export const text = (err: unknown): string => (err instanceof Error ? err.message : String(err));',
+    'export const error = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));',
+    '',
+  ].join('\n'),
 };
 
 let dir: string;
@@ -103,8 +109,15 @@ describe('npm run lint fails on what the layer rule forbids', () => {
     expect(about('src/hashing/crc32.ts')).toEqual([]);
   });
 
+  it('a caught value made text or an Error inline, not through src/errors.ts', () => {
+    expect(about('src/lockfile/inline.ts')).toEqual([
+      'src/lockfile/inline.ts: no-restricted-syntax: a caught value becomes an Error through asError (src/errors.ts), not inline',
+      'src/lockfile/inline.ts: no-restricted-syntax: an error becomes text through errorText (src/errors.ts), not inline',
+    ]);
+  });
+
   it('and on nothing else: a downward import, and the modules imported, are clean', () => {
     expect([...about('src/sources/down.ts'), ...about('src/net/n.ts'), ...about('src/cli/x.ts')]).toEqual([]);
-    expect(found).toHaveLength(8);
+    expect(found).toHaveLength(10);
   });
 });
