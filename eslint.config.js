@@ -14,7 +14,8 @@ import tseslint from 'typescript-eslint';
 
 import { provkitPlugin } from './scripts/eslint-no-cycle.mjs';
 
-const LAYERS = [
+/** The layers, bottom first; a row's folders are peers (test/docs/lint-rules.test.ts holds the documents to it). */
+export const LAYERS = [
   ['go'],
   ['fs', 'hcl'],
   ['addresses'],

@@ -4,10 +4,10 @@
 // (type-aware rules off: these rules read imports and names only). A rule that
 // stopped firing (a renamed layer, a block that overrides another) fails here,
 // not in review.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
@@ -119,5 +119,33 @@ describe('npm run lint fails on what the layer rule forbids', () => {
   it('and on nothing else: a downward import, and the modules imported, are clean', () => {
     expect([...about('src/sources/down.ts'), ...about('src/net/n.ts'), ...about('src/cli/x.ts')]).toEqual([]);
     expect(found).toHaveLength(10);
+  });
+});
+
+describe('the documents describe the layers lint enforces', () => {
+  let enforced: string[];
+  beforeAll(async () => {
+    // eslint.config.js is JavaScript without declarations: imported by URL, its LAYERS typed here.
+    const config = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href)) as {
+      LAYERS: readonly (readonly string[])[];
+    };
+    enforced = config.LAYERS.map((row) => row.join(' '));
+    expect(enforced.length).toBeGreaterThan(10);
+  });
+
+  it("ARCHITECTURE.md's layer table has eslint.config.js's rows, bottom first", () => {
+    const text = readFileSync(join(ROOT, 'ARCHITECTURE.md'), 'utf8');
+    const table = text.slice(text.indexOf('| layer (bottom first) |')).split('\n\n')[0]!.split('\n').slice(2);
+    const rows = table.map((line) => [...line.split('|')[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]).join(' '));
+    expect(rows).toEqual(enforced);
+  });
+
+  it("CONTRIBUTING.md's layer rule names them in the same order", () => {
+    const text = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
+    const rule = /`src\/` is layered, bottom to top: ([^.]*)\./.exec(text)?.[1] ?? '';
+    const rows = rule
+      .split('→')
+      .map((row) => [...row.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.split('/').join(' ')).join(' '));
+    expect(rows).toEqual(enforced);
   });
 });
