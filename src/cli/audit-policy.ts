@@ -10,6 +10,7 @@
 import { type AuditPolicy, findPolicy, type PolicyResult } from '../config/index.js';
 import { placed } from './diagnostics.js';
 import type { Renderer } from './render.js';
+import { hasErrors } from '../hcl/index.js';
 
 /** The policy files one run has read, by path: roots that share a file read it once. */
 export type PolicyCache = Map<string, Promise<PolicyResult>>;
@@ -26,7 +27,7 @@ export async function rootAuditPolicy(
   cache: PolicyCache,
 ): Promise<{ readonly policy?: AuditPolicy } | 'failed'> {
   const found = await findPolicy(dir, cwd, { cache });
-  if (found.diagnostics.some((d) => d.severity === 'error')) {
+  if (hasErrors(found.diagnostics)) {
     ui.diagnostics(found.diagnostics.map((d) => placed(d)));
     return 'failed';
   }

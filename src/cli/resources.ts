@@ -43,6 +43,7 @@ import type { CliIO, GlobalOptions } from './io.js';
 import { type MirrorFlags, mirrorDirectoryDiagnostic, ociTemplate } from './mirror-flags.js';
 import type { Renderer } from './render.js';
 import { loadCliConfigFor, sourceContext } from './wiring.js';
+import { hasErrors } from '../hcl/index.js';
 
 /** What an HTTP client's connections go through (`serve -upstream`'s destination guard, src/pull-through/destinations.ts). */
 export interface HttpGuard {
@@ -185,7 +186,7 @@ export class RunResources {
       const { range: _range, ...shown } = d;
       ui.diagnostic(shown);
     }
-    return cli.diagnostics.some((d) => d.severity === 'error') ? undefined : cli;
+    return hasErrors(cli.diagnostics) ? undefined : cli;
   }
 
   /**

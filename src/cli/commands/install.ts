@@ -27,6 +27,7 @@ import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
 import { type RunResources, runInterruptibleWith } from '../resources.js';
 import { count } from '../../ui/words.js';
+import { hasErrors } from '../../hcl/index.js';
 
 export const INSTALL_HELP = `Usage: provkit [global options] install [options]
 
@@ -141,7 +142,7 @@ async function installRun(args: readonly string[], r: RunResources, installed: {
   // As init (`LoadConfigWithTests`): the modules of test files' run blocks count too.
   const testDirectory = flags.values['test-directory'] ?? DEFAULT_TEST_DIRECTORY;
   const config = await loadConfig(globals.cwd, { flavor: globals.flavor, dataDir, testDirectory });
-  if (config.diagnostics.some((d) => d.severity === 'error')) {
+  if (hasErrors(config.diagnostics)) {
     // init's preface to an invalid configuration, an error diagnostic of its
     // own before the configuration's (`views.InitConfigError`, reported with
     // the loader's diagnostics in internal/command/init.go, terraform v1.11.4;
@@ -255,7 +256,7 @@ async function installRun(args: readonly string[], r: RunResources, installed: {
  * OpenTofu's init is not observed here: `install -flavor=tofu` reports each once.
  */
 function initDiagnostics(config: LoadedConfig): Diagnostic[] {
-  if (config.diagnostics.some((d) => d.severity === 'error')) return config.diagnostics;
+  if (hasErrors(config.diagnostics)) return config.diagnostics;
   const root = new Set(config.rootDiagnostics);
   const extra = config.installsModules ? 1 : 0;
   return config.diagnostics.flatMap((d) => Array<Diagnostic>(1 + extra + (root.has(d) ? 1 : 0)).fill(d));

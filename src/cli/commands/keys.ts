@@ -26,6 +26,7 @@ import { checkMirrorFlags, type MirrorFlags } from '../mirror-flags.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer, jsonUIsFor, terminalColumns } from '../render.js';
 import { runInterruptibleWith } from '../resources.js';
+import { hasErrors } from '../../hcl/index.js';
 
 export const KEYS_HELP = `Usage: provkit [global options] keys [options]
 
@@ -107,7 +108,7 @@ export async function keysCommand(args: readonly string[], io: CliIO, globals: G
       const diagnostics = [...config.diagnostics, ...lock.diagnostics].map((d) =>
         placed(d.range ? { ...d, range: { ...d.range, filename: within(d.range.filename) } } : d, root !== '.'),
       );
-      if (diagnostics.some((d) => d.severity === 'error')) return ui.fail(diagnostics);
+      if (hasErrors(diagnostics)) return ui.fail(diagnostics);
       for (const d of diagnostics) ui.diagnostic(d);
       // eslint-disable-next-line no-await-in-loop -- see above
       const found = await rootAuditPolicy(dir, globals.cwd, ui, policies);

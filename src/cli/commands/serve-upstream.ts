@@ -32,6 +32,7 @@ import { ociTemplate, ociTemplateDiagnostic } from '../mirror-flags.js';
 import { serveUntilStopped } from '../resources.js';
 import { loadCliConfigFor, sourceContext } from '../wiring.js';
 import { accessLogger, type LogLine, type SERVE_FLAGS, serverEnd } from './serve-log.js';
+import { hasErrors } from '../../hcl/index.js';
 
 /** The seconds a version list is used before the origin is asked again, by default. */
 const DEFAULT_VERSIONS_TTL_S = 600;
@@ -63,7 +64,7 @@ export async function pullThroughServe(
   // The audit policy's pinned keys (provkit.hcl of the working directory) apply on the way in.
   const found = offline ? undefined : await loadPolicyFile(join(globals.cwd, POLICY_FILE_NAME), POLICY_FILE_NAME);
   for (const d of configDiagnostics(found?.diagnostics ?? [], globals.cwd)) run.diagnostic(d);
-  if (found?.diagnostics.some((d) => d.severity === 'error')) return 1;
+  if (found !== undefined && hasErrors(found.diagnostics)) return 1;
   let policy: OriginPolicy;
   try {
     policy = originPolicy({

@@ -21,11 +21,12 @@ import { goJSONString, goMarshalIndent } from '../../go/index.js';
 import { loadLockFile, LOCK_FILE_NAME } from '../../lockfile/index.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { VERSION } from '../version.js';
+import { hasErrors } from '../../hcl/index.js';
 
 /** The lock file's selections, address → version, sorted as terraform lists them; none when it is missing or invalid. */
 async function selections(cwd: string, flavor: GlobalOptions['flavor']): Promise<Array<[string, string]>> {
   const lock = await loadLockFile(join(cwd, LOCK_FILE_NAME), flavor, LOCK_FILE_NAME);
-  if (lock.diagnostics.some((d) => d.severity === 'error')) return [];
+  if (hasErrors(lock.diagnostics)) return [];
   return lock.locks
     .all()
     .map((l): [string, string] => [l.provider.toString(), l.version.toString()])
