@@ -115,6 +115,17 @@ describe('protocol', () => {
     expect(versions?.headers['authorization']).toBeUndefined();
   });
 
+  it('names the archive URL and the zh: it expects as soon as the download metadata is read, before the SHA256SUMS is asked', async () => {
+    const heard: Array<[string, string, number]> = [];
+    const before = reg.requests(/_SHA256SUMS/).length;
+    const meta = await source().packageMeta(addr(reg, 'tools'), parseVersion('0.3.0'), LINUX, undefined, {
+      archiveURL: (url, zh) => heard.push([url, zh.text, reg.requests(/_SHA256SUMS/).length - before]),
+    });
+    const sha = reg.sha256('acme', 'tools', '0.3.0', 'linux_amd64');
+    expect(heard).toEqual([[meta.location.kind === 'http' ? meta.location.url : '', `zh:${sha}`, 0]]);
+    expect(reg.requests(/_SHA256SUMS/).length - before).toBe(2);
+  });
+
   it('describes a package: signed SHA256SUMS lines, the shasum, a registry authentication', async () => {
     const meta = await source().packageMeta(addr(reg), V110, LINUX);
     const sha = reg.sha256('acme', 'demo', '1.1.0', 'linux_amd64');

@@ -64,6 +64,7 @@ import {
   withContext,
   type AvailableVersions,
   type PackageMeta,
+  type PackageMetaHints,
   type Source,
   type TrustedHash,
 } from '../source.js';
@@ -194,6 +195,7 @@ export class RegistrySource implements Source {
     version: Version,
     platform: Platform,
     signal?: AbortSignal,
+    hints?: PackageMetaHints,
   ): Promise<PackageMeta> {
     const ctx = { provider, version, platform };
     const base = await this.baseURL(provider, signal);
@@ -287,6 +289,14 @@ export class RegistrySource implements Source {
 
     const keys = this.signingKeys(body, invalid);
     const packages = this.packages(body, invalid);
+
+    // Where the archive is and which zh: the registry says it has, before any of it is authenticated: the
+    // caller may warm that host meanwhile (a hint, trusted with nothing: PackageMetaHints).
+    try {
+      hints?.archiveURL?.(downloadURL.href, makeHash('zh:', sha256));
+    } catch {
+      // A hint only.
+    }
 
     // The documents, without credentials or X-Terraform-Version. Both are
     // requested at once (one round trip to the registry, not two); a failure
