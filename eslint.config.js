@@ -60,6 +60,35 @@ const NO_INLINE_ERROR_TEXT = [
   },
 ];
 
+// Commands stay thin (ARCHITECTURE.md "Adding a command"): a file under src/cli/commands never builds a
+// renderer (src/cli/render.ts and the run's output session, src/cli/view.ts, build them), never opens a
+// hash pool, a hash store or an HTTP client (src/cli/resources.ts `RunResources` owns the run's resources
+// and closes them) and never meets a signal (src/cli/interrupt.ts is the one place; commands run under
+// resources.ts `runInterruptibleWith` or, a server, `serveUntilStopped`). test/docs/eslint-rules.test.ts
+// checks that each of these fails lint.
+const THIN_COMMAND = [
+  {
+    selector: 'NewExpression[callee.name=/^(JsonUI|HumanUI|ProgressDisplay|OutputSession)$/]',
+    message: 'a command takes its renderer from createRenderer (src/cli/render.ts), never builds one',
+  },
+  {
+    selector:
+      'CallExpression[callee.name=/^(createHashPool|openHashStore|createNodeFetch)$/], NewExpression[callee.name=/^(HashPool|HttpClient)$/]',
+    message: 'a command takes its resources from RunResources (src/cli/resources.ts), never opens its own',
+  },
+  {
+    selector:
+      "CallExpression[callee.object.name='process'][callee.property.name=/^(on|once|addListener|prependListener|prependOnceListener|off|removeListener)$/]",
+    message:
+      'signals are met in src/cli/interrupt.ts only: a command runs under runInterruptibleWith or serveUntilStopped (src/cli/resources.ts)',
+  },
+  {
+    selector: 'CallExpression[callee.name=/^(stopSignal|interruptOnSignals|runInterruptible)$/]',
+    message:
+      'a command runs under runInterruptibleWith or serveUntilStopped (src/cli/resources.ts), which meet the signals and close the resources',
+  },
+];
+
 const LIBRARY_PATHS = [
   { name: 'node-fetch', message: 'only src/net may import node-fetch' },
   { name: 'yauzl', message: 'src/ reads zips with hashing/zip-reader.ts; yauzl is the benchmark baseline only' },
@@ -130,6 +159,10 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/errors.ts'],
     rules: { 'no-restricted-syntax': ['error', NO_DEFAULT_EXPORT, ...NO_INLINE_ERROR_TEXT] },
+  },
+  {
+    files: ['src/cli/commands/**/*.ts'],
+    rules: { 'no-restricted-syntax': ['error', NO_DEFAULT_EXPORT, ...NO_INLINE_ERROR_TEXT, ...THIN_COMMAND] },
   },
   {
     files: ['src/**/*.ts'],
