@@ -142,6 +142,7 @@ export type {
   PackageAuthentication,
   PackageLocation,
   PackageMeta,
+  PackageMetaHints,
   ProviderPattern,
   Source,
   SourceContext,
