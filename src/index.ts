@@ -27,6 +27,7 @@ export type {
   DiagnosticCode,
   DiagnosticRange,
   ErrorContext,
+  HclDiagnostic,
   SerializedError,
   SourcePos,
 } from './errors.js';
@@ -108,8 +109,6 @@ export {
   lockFileFlavor,
 } from './lockfile/index.js';
 export type { LoadedLockFile, LockParseResult, PackageHashes, Verdict } from './lockfile/index.js';
-// A parser's diagnostic: the one Diagnostic, its range complete (line, column and byte of both ends).
-export type { Diagnostic as HclDiagnostic } from './hcl/index.js';
 
 // Sources: where packages come from, and the factory the CLI uses.
 export {

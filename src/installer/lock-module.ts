@@ -26,13 +26,7 @@ import { join, posix } from 'node:path';
 
 import type { Flavor, Platform, Requirement } from '../addresses/index.js';
 import { findPolicy, loadConfig, type PolicyResult } from '../config/index.js';
-import {
-  type Diagnostic,
-  type Diagnostic as CommandDiagnostic,
-  ErrorCode,
-  ProvkitError,
-  asProvkitError,
-} from '../errors.js';
+import { type Diagnostic, ErrorCode, ProvkitError, asProvkitError } from '../errors.js';
 import { createHashPool, type HashPool, type HashStore } from '../hashing/index.js';
 import { hasErrors } from '../hcl/index.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks, providersLockWrite, saveLockBytes } from '../lockfile/index.js';
@@ -107,7 +101,7 @@ export interface LockModuleOptions {
    */
   readonly selectProviders?: (required: readonly Requirement[]) => {
     readonly requirements: readonly Requirement[];
-    readonly errors: readonly CommandDiagnostic[];
+    readonly errors: readonly Diagnostic[];
   };
   /** Write nothing: compare the lock file with what would be written (`-check`). */
   readonly check?: boolean;
@@ -143,7 +137,7 @@ export interface ModuleLockOutcome {
   /** Configuration, lock-file and policy diagnostics (file names prefixed with {@link LockModuleOptions.label}). */
   readonly diagnostics: readonly Diagnostic[];
   /** Errors of {@link LockModuleOptions.selectProviders}. */
-  readonly selectionErrors: readonly CommandDiagnostic[];
+  readonly selectionErrors: readonly Diagnostic[];
   /** Providers that could not be locked. */
   readonly failures: readonly ProviderFailure[];
   /** Any other error: the lock file could not be written, or the run was interrupted. */
