@@ -23,6 +23,7 @@ export type { AuthLabel };
  * listed hash for another platform).
  */
 export interface PackageHash extends HashDispositions {
+  /** The platform whose package this is a hash of, when known. */
   readonly platform: Platform | undefined;
 }
 
