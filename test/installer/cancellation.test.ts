@@ -6,8 +6,8 @@
 // filesystem mirror (mirror-fixtures/); one trap source counts every call it
 // gets after the abort.
 import { getEventListeners } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createWriteStream, existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -22,6 +22,7 @@ import {
   FilesystemMirrorSource,
   importBundle,
   isProvkitError,
+  lockModule,
   Locks,
   parseConstraints,
   parsePlatform,
@@ -160,6 +161,27 @@ const runs: Record<string, (t: Trap) => Promise<unknown>> = {
       });
     } finally {
       await cache.close();
+    }
+  },
+  lockModule: async (t) => {
+    // The one call of docs/api.md: its own cache over the given source, the package events to the caller's sink.
+    const dir = await mkdtemp(join(tmp, 'module-'));
+    await writeFile(
+      join(dir, 'main.tf'),
+      `terraform {\n  required_providers {\n${REQUIREMENTS.map((r) => `    ${r.provider.type} = { source = "${r.provider.toString()}" }\n`).join('')}  }\n}\n`,
+    );
+    try {
+      return await lockModule(dir, {
+        flavor: 'tofu',
+        source: t.source,
+        pool,
+        platforms: PLATFORMS,
+        signal: t.signal,
+        events: t.events,
+      });
+    } finally {
+      // Nothing written: the lock file is written only when the whole run succeeded.
+      expect(existsSync(join(dir, '.terraform.lock.hcl'))).toBe(false);
     }
   },
   runMirror: async (t) =>
