@@ -8,7 +8,7 @@
  */
 import { readRefusal } from '../fs/read.js';
 import { goQuote } from '../go/index.js';
-import { type Diagnostic, type DiagnosticRange, ErrorCode, WarningCode } from '../errors.js';
+import { type Diagnostic, type DiagnosticRange, ErrorCode, rangeText, WarningCode } from '../errors.js';
 import type { Range } from '../hcl/index.js';
 import { rangeString } from '../hcl/index.js';
 
@@ -63,8 +63,5 @@ export function formatRange(r: Range): string {
  * of a message (line and column are omitted when unknown).
  */
 export function diagnosticLocation(d: Diagnostic): string {
-  const r = d.range;
-  if (r === undefined) return '';
-  if (r.start === undefined) return r.filename;
-  return `${r.filename}:${r.start.line}${r.start.column === undefined ? '' : `:${r.start.column}`}`;
+  return d.range === undefined ? '' : rangeText(d.range);
 }

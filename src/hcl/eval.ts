@@ -26,7 +26,7 @@
  * arbitrary precision: integers beyond 2^53 and long fractions lose digits).
  */
 
-import { ErrorCode } from '../errors.js';
+import { syntaxError } from './diagnostics.js';
 import type { Attribute, Diagnostic, Expression, ObjectKeyExpr, Range, TemplateExpr, Traverser } from './ast.js';
 import type { SourceText } from './lexer.js';
 
@@ -295,9 +295,7 @@ interface Scope {
 
 const ROOT_SCOPE: Scope = { vars: new Map() };
 
-function diag(summary: string, detail: string, range: Range): Diagnostic {
-  return { severity: 'error', code: ErrorCode.INVALID_CONFIGURATION, summary, detail, range };
-}
+const diag = syntaxError;
 
 function hasError(diags: readonly Diagnostic[]): boolean {
   return diags.some((d) => d.severity === 'error');

@@ -24,7 +24,7 @@
  *
  * Pure: no I/O, never throws for bad input.
  */
-import { ErrorCode } from '../errors.js';
+import { syntaxError } from './diagnostics.js';
 import type { Diagnostic, Expression, ObjectKeyExpr, Range, Traverser } from './ast.js';
 import { goQuote, nameSuggestion } from '../go/index.js';
 import { SourceText } from './lexer.js';
@@ -136,13 +136,11 @@ export function parseJSONFile(source: Uint8Array | string, filename: string): Js
     value: undefined,
     diagnostics: [
       ...r.diagnostics,
-      {
-        severity: 'error',
-        code: ErrorCode.INVALID_CONFIGURATION,
-        summary: 'Root value must be object',
-        detail: 'The root value in a JSON-based configuration must be either a JSON object or a JSON array of objects.',
-        range: startRangeOf(r.node),
-      },
+      syntaxError(
+        'Root value must be object',
+        'The root value in a JSON-based configuration must be either a JSON object or a JSON array of objects.',
+        startRangeOf(r.node),
+      ),
     ],
   };
 }
@@ -165,13 +163,11 @@ function parseJSONNode(
     return {
       node: { kind: 'invalid', range },
       diagnostics: [
-        {
-          severity: 'error',
-          code: ErrorCode.INVALID_CONFIGURATION,
-          summary: 'Invalid character encoding',
-          detail: 'All input files must be UTF-8 encoded. Ensure that UTF-8 encoding is selected in your editor.',
+        syntaxError(
+          'Invalid character encoding',
+          'All input files must be UTF-8 encoded. Ensure that UTF-8 encoding is selected in your editor.',
           range,
-        },
+        ),
       ],
       encoding: true,
     };
@@ -293,14 +289,7 @@ class JsonParser {
   /** Reports an error at a token (or byte span), or at a range. */
   error(summary: string, detail: string, at: { start: number; end: number } | Range, context?: Range): void {
     const range = typeof at.start === 'number' ? this.range(at as { start: number; end: number }) : (at as Range);
-    this.diags.push({
-      severity: 'error',
-      code: ErrorCode.INVALID_CONFIGURATION,
-      summary,
-      detail,
-      range,
-      ...(context ? { context } : {}),
-    });
+    this.diags.push(syntaxError(summary, detail, range, context));
   }
 
   /** `parseValue`: a value, or an invalid one (its error reported) that its parent carries on with. */

@@ -26,7 +26,7 @@
  *   than a `/` and a `*` token.
  */
 
-import { ErrorCode } from '../errors.js';
+import { syntaxError } from './diagnostics.js';
 import type { Diagnostic, Pos, Range } from './ast.js';
 
 /** Token types. Names follow hclsyntax's `TokenType` constants without the `Token` prefix. */
@@ -449,13 +449,7 @@ class Lexer {
   }
 
   private error(summary: string, detail: string, start: number, end: number): void {
-    this.diags.push({
-      severity: 'error',
-      code: ErrorCode.INVALID_CONFIGURATION,
-      summary,
-      detail,
-      range: this.src.range(start, end),
-    });
+    this.diags.push(syntaxError(summary, detail, this.src.range(start, end)));
   }
 
   private badUtf8(at: number): void {
@@ -667,23 +661,17 @@ class Lexer {
     if (bad) {
       if (!this.toldBadUtf8) {
         this.toldBadUtf8 = true;
-        this.diags.push({
-          severity: 'error',
-          code: ErrorCode.INVALID_CONFIGURATION,
-          summary: 'Invalid character encoding',
-          detail: 'All input files must be UTF-8 encoded. Ensure that UTF-8 encoding is selected in your editor.',
-          range: tok.range,
-        });
+        this.diags.push(
+          syntaxError(
+            'Invalid character encoding',
+            'All input files must be UTF-8 encoded. Ensure that UTF-8 encoding is selected in your editor.',
+            tok.range,
+          ),
+        );
       }
     } else if (this.toldInvalid < MAX_INVALID_REPORTS) {
       this.toldInvalid++;
-      this.diags.push({
-        severity: 'error',
-        code: ErrorCode.INVALID_CONFIGURATION,
-        summary: 'Invalid character',
-        detail: 'This character is not used within the language.',
-        range: tok.range,
-      });
+      this.diags.push(syntaxError('Invalid character', 'This character is not used within the language.', tok.range));
     }
     this.i = i;
   }

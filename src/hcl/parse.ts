@@ -7,7 +7,8 @@ import type { Comment, SourceText } from './lexer.js';
 import { tokenize } from './lexer.js';
 import type { ParseOptions } from './parser.js';
 import { parseTokens } from './parser.js';
-import { ErrorCode, errorText } from '../errors.js';
+import { errorText } from '../errors.js';
+import { syntaxError } from './diagnostics.js';
 
 /** The result of {@link parseHCL}. */
 export interface ParseResult {
@@ -43,13 +44,7 @@ export function parseHCL(source: Uint8Array | string, filename: string, options:
     // the caller still gets a diagnostic rather than an exception.
     const r = lexed.source.range(0, 0);
     body = { kind: 'Body', attributes: [], blocks: [], range: r, endRange: r };
-    diagnostics.push({
-      severity: 'error',
-      code: ErrorCode.INVALID_CONFIGURATION,
-      summary: 'Internal parser error',
-      detail: `The HCL parser failed unexpectedly: ${errorText(e)}`,
-      range: r,
-    });
+    diagnostics.push(syntaxError('Internal parser error', `The HCL parser failed unexpectedly: ${errorText(e)}`, r));
   }
   return { body, diagnostics, source: lexed.source, comments: lexed.comments };
 }

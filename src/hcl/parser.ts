@@ -17,7 +17,7 @@
  * overflow the call stack: past the limit, parsing stops with a diagnostic.
  */
 
-import { ErrorCode } from '../errors.js';
+import { syntaxError } from './diagnostics.js';
 import type {
   AnonSymbolExpr,
   Attribute,
@@ -204,13 +204,13 @@ class Parser {
       if (!this.aborted) {
         this.aborted = true;
         const at = this.tokens[Math.min(this.pos, this.tokens.length - 1)] ?? this.eof;
-        this.diags.push({
-          severity: 'error',
-          code: ErrorCode.INVALID_CONFIGURATION,
-          summary: 'Nesting too deep',
-          detail: `Blocks and expressions may be nested at most ${MAX_NESTING} levels deep; parsing stopped here.`,
-          range: at.range,
-        });
+        this.diags.push(
+          syntaxError(
+            'Nesting too deep',
+            `Blocks and expressions may be nested at most ${MAX_NESTING} levels deep; parsing stopped here.`,
+            at.range,
+          ),
+        );
       }
       throw new NestingError();
     }
@@ -220,15 +220,7 @@ class Parser {
   // --- diagnostics and recovery --------------------------------------------
 
   private error(summary: string, detail: string, range: Range, context?: Range): void {
-    const d: Diagnostic = {
-      severity: 'error',
-      code: ErrorCode.INVALID_CONFIGURATION,
-      summary,
-      detail,
-      range,
-      ...(context ? { context } : {}),
-    };
-    this.diags.push(d);
+    this.diags.push(syntaxError(summary, detail, range, context));
   }
 
   /** Reports a syntax error unless in recovery or the lexer already reported the token. */

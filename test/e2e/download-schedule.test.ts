@@ -122,7 +122,19 @@ describe('downloads (lock, mirror): a network budget of its own, metadata ahead 
   }, 120_000);
 
   it('-downloads=2 wins over PROVKIT_DOWNLOADS: 2 in flight, and the waiting archives start largest first', async () => {
-    const log = await lock('two', ['-downloads=2'], { PROVKIT_DOWNLOADS: '5' });
+    // The order is read from the queue once every package has joined it (its metadata and signature checked):
+    // this run's archives are throttled harder (1.5-5 s each, the first two the largest), so that on a loaded
+    // machine no slot frees before the last package is queued (a slot that frees earlier rightly takes the
+    // largest of those already waiting; the clean-clone CI once saw that under load at 96 KiB/s).
+    await reg.clearFaults();
+    await reg.setFault(/\.zip$/, { kind: 'throttle', bytesPerSecond: 32 * 1024 }, 'archives');
+    let log: RemoteLoggedRequest[];
+    try {
+      log = await lock('two', ['-downloads=2'], { PROVKIT_DOWNLOADS: '5' });
+    } finally {
+      await reg.clearFaults();
+      await reg.setFault(/\.zip$/, { kind: 'throttle', bytesPerSecond: 96 * 1024 }, 'archives');
+    }
     const { requests, maxInFlight } = archives(log);
     expect(maxInFlight).toBe(2);
     // The first two start as their metadata arrives; all others were queued by then, and leave the queue by size.
