@@ -257,8 +257,10 @@ export interface ConditionalExpr {
   range: Range;
 }
 
+/** The operators of a binary expression (HCL's hclsyntax binary operations). */
 export type BinaryOperator = '||' | '&&' | '==' | '!=' | '<' | '>' | '<=' | '>=' | '+' | '-' | '*' | '/' | '%';
 
+/** `lhs op rhs`. */
 export interface BinaryOpExpr {
   kind: 'BinaryOp';
   op: BinaryOperator;
@@ -267,6 +269,7 @@ export interface BinaryOpExpr {
   range: Range;
 }
 
+/** `-operand` or `!operand`; `symbolRange` is the operator's. */
 export interface UnaryOpExpr {
   kind: 'UnaryOp';
   op: '-' | '!';
