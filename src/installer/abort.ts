@@ -1,5 +1,5 @@
 /**
- * The one cancellation contract of the operations (`runLock`, `runMirror`,
+ * The one cancellation contract of the operations (`lockModule`, `runLock`, `runMirror`,
  * `runInstall`, `runVerify`, `createBundle`, `importBundle`; docs/api.md
  * "Cancel a run"): once the caller's `signal` aborts,
  *
