@@ -2,7 +2,9 @@
 // src/ (CONTRIBUTING.md, the layer rule): a layer may import only from layers
 // below it (never from above, never from a peer), errors.ts is shared by all,
 // no import cycle anywhere (scripts/eslint-no-cycle.mjs, which says why it is
-// a rule of our own), and a barrel (`index.ts`) re-exports only. ESLint's own
+// a rule of our own), a barrel (`index.ts`) re-exports only, and only
+// src/hashing/crc32.ts loads @node-rs/crc32. test/docs/lint-rules.test.ts
+// sees each of these rules fire on files written for it. ESLint's own
 // no-restricted-imports does the layers (no plugin: eslint-plugin-import-x
 // pulls a native resolver whose per-platform optional packages npm leaves out
 // of the lock file, which breaks `npm ci`).
@@ -12,7 +14,8 @@ import tseslint from 'typescript-eslint';
 
 import { provkitPlugin } from './scripts/eslint-no-cycle.mjs';
 
-const LAYERS = [
+/** The layers, bottom first; a row's folders are peers (test/docs/lint-rules.test.ts holds the documents to it). */
+export const LAYERS = [
   ['go'],
   ['fs', 'hcl'],
   ['addresses'],
@@ -58,7 +61,48 @@ const NO_INLINE_ERROR_TEXT = [
       "TemplateLiteral > CallExpression[callee.name='String'][arguments.0.type='Identifier'][arguments.0.name=/^(e|err|error|cause|reason)$/]",
     message: ERROR_TEXT_MESSAGE,
   },
+  {
+    selector:
+      "NewExpression[callee.name='Error'] > CallExpression[callee.name='String'][arguments.0.type='Identifier'][arguments.0.name=/^(e|err|error|cause|reason)$/]",
+    message: 'a caught value becomes an Error through asError (src/errors.ts), not inline',
+  },
 ];
+
+// Commands stay thin (ARCHITECTURE.md "Adding a command"): a file under src/cli/commands never builds a
+// renderer (src/cli/render.ts and the run's output session, src/cli/view.ts, build them), never opens a
+// hash pool, a hash store or an HTTP client (src/cli/resources.ts `RunResources` owns the run's resources
+// and closes them) and never meets a signal (src/cli/interrupt.ts is the one place; commands run under
+// resources.ts `runInterruptibleWith` or, a server, `serveUntilStopped`). test/docs/eslint-rules.test.ts
+// checks that each of these fails lint.
+const THIN_COMMAND = [
+  {
+    selector: 'NewExpression[callee.name=/^(JsonUI|HumanUI|ProgressDisplay|OutputSession)$/]',
+    message: 'a command takes its renderer from createRenderer (src/cli/render.ts), never builds one',
+  },
+  {
+    selector:
+      'CallExpression[callee.name=/^(createHashPool|openHashStore|createNodeFetch)$/], NewExpression[callee.name=/^(HashPool|HttpClient)$/]',
+    message: 'a command takes its resources from RunResources (src/cli/resources.ts), never opens its own',
+  },
+  {
+    selector:
+      "CallExpression[callee.object.name='process'][callee.property.name=/^(on|once|addListener|prependListener|prependOnceListener|off|removeListener)$/]",
+    message:
+      'signals are met in src/cli/interrupt.ts only: a command runs under runInterruptibleWith or serveUntilStopped (src/cli/resources.ts)',
+  },
+  {
+    selector: 'CallExpression[callee.name=/^(stopSignal|interruptOnSignals|runInterruptible)$/]',
+    message:
+      'a command runs under runInterruptibleWith or serveUntilStopped (src/cli/resources.ts), which meet the signals and close the resources',
+  },
+];
+
+// A native addon: everything must work without it (src/hashing/crc32.ts falls back to Node's zlib.crc32), so one
+// module loads it, at its first large chunk. It is required, not imported, so the rule looks at the name itself.
+const ONLY_CRC32_LOADS_NATIVE = {
+  selector: "Literal[value='@node-rs/crc32']",
+  message: 'only src/hashing/crc32.ts loads @node-rs/crc32 (a native addon: everything must work without it)',
+};
 
 const LIBRARY_PATHS = [
   { name: 'node-fetch', message: 'only src/net may import node-fetch' },
@@ -128,8 +172,27 @@ export default tseslint.config(
   ...layerBlocks,
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/errors.ts'],
+    rules: { 'no-restricted-syntax': ['error', NO_DEFAULT_EXPORT, ...NO_INLINE_ERROR_TEXT, ONLY_CRC32_LOADS_NATIVE] },
+  },
+  {
+    files: ['src/errors.ts'],
+    rules: { 'no-restricted-syntax': ['error', NO_DEFAULT_EXPORT, ONLY_CRC32_LOADS_NATIVE] },
+  },
+  {
+    files: ['src/hashing/crc32.ts'],
     rules: { 'no-restricted-syntax': ['error', NO_DEFAULT_EXPORT, ...NO_INLINE_ERROR_TEXT] },
+  },
+  {
+    files: ['src/cli/commands/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        NO_DEFAULT_EXPORT,
+        ...NO_INLINE_ERROR_TEXT,
+        ONLY_CRC32_LOADS_NATIVE,
+        ...THIN_COMMAND,
+      ],
+    },
   },
   {
     files: ['src/**/*.ts'],
@@ -144,6 +207,7 @@ export default tseslint.config(
         'error',
         NO_DEFAULT_EXPORT,
         ...NO_INLINE_ERROR_TEXT,
+        ONLY_CRC32_LOADS_NATIVE,
         {
           selector: 'Program > :not(ImportDeclaration, ExportAllDeclaration, ExportNamedDeclaration[declaration=null])',
           message: 'a barrel (index.ts) re-exports only: define this in a module of its own',

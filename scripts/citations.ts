@@ -11,7 +11,13 @@
 //   no comment cites an issue tracker, `spec §…`, `house style §…`.
 // - src/, test/, scripts/, eslint.config.js: no comment names a document
 //   outside the repository (`opentofu-reference.md`, `terraform-observed.md`,
-//   `peers.md`, `style-models.md`, `../shared`).
+//   `peers.md`, `style-models.md`, `../shared`), and every path of this
+//   repository a comment names exists (scripts/repo-paths.ts, the reading
+//   test/docs/doc-paths.test.ts applies to the documents: `src/…`, `test/…`,
+//   `docs/…`, a top-level file, a TypeScript file named from src/ or from the
+//   commenting file's folder or one above it). A path after an upstream
+//   project (`nodejs/node src/env.cc`, `opentofu/opentofu internal/…`) is
+//   that project's.
 //
 // What the rewrite does (comments only: it edits the text of comment tokens
 // found by TypeScript's scanner and nothing else):
@@ -25,11 +31,13 @@
 //    is, unless its item lies in another section than the one named there:
 //    then it gets its own `§S`.
 // Re-running it is harmless: a second run changes nothing.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import ts from 'typescript';
+
+import { type Mention, pathExists, pathsIn, repoTree } from './repo-paths.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -186,6 +194,22 @@ const SPECIFIC: ReadonlyArray<readonly [string, string, string]> = [
 const OUTSIDE = /opentofu-reference|terraform-observed|peers\.md|style-models|\.\.\/shared\b/;
 /** Forms of citation src/ comments no longer use. */
 const OLD_FORMS = /\bspec (?:§|items?\b)|house style §|\bissue #\d+|\bissue \d+ #\d+/;
+
+/** An upstream project named just before a path (`nodejs/node src/env.cc`): the path is that project's. */
+const UPSTREAM_BEFORE = /\b[\w.-]+\/[\w.-]+\s+$/;
+
+/**
+ * Whether `m`, named in a comment of `rel`, is a path of the repository at
+ * `root`: from the root, or (a name relative to a folder, `commands/version.ts`)
+ * from the commenting file's folder or one above it.
+ */
+function pathNamed(root: string, rel: string, m: Mention, tree: () => readonly string[]): boolean {
+  if (pathExists(root, m.path, tree)) return true;
+  if (m.written === undefined) return false;
+  for (let dir = dirname(rel); dir !== '.' && dir !== ''; dir = dirname(dir))
+    if (existsSync(join(root, dir, m.written))) return true;
+  return false;
+}
 
 interface Reference {
   sections: Set<string>;
@@ -408,6 +432,8 @@ export function checkCitations(root = ROOT): Problem[] {
     ...files(join(root, 'scripts'), /\.(ts|mjs)$/),
     join(root, 'eslint.config.js'),
   ];
+  let tree: string[] | undefined;
+  const repo = (): string[] => (tree ??= repoTree(root));
   for (const file of targets) {
     const rel = relative(root, file);
     if (rel === 'scripts/citations.ts') continue;
@@ -422,6 +448,14 @@ export function checkCitations(root = ROOT): Problem[] {
           line: lineOf(text, start + outside.index),
           message: `cites ${outside[0]}, which is not in the repository`,
         });
+      for (const m of pathsIn(comment)) {
+        if (UPSTREAM_BEFORE.test(comment.slice(0, m.at)) || pathNamed(root, rel, m, repo)) continue;
+        problems.push({
+          file: rel,
+          line: lineOf(text, start + m.at),
+          message: `names ${m.written ?? m.path}, which does not exist`,
+        });
+      }
       if (!inSrc) continue;
       const old = OLD_FORMS.exec(comment);
       if (old)

@@ -1,7 +1,7 @@
 // Records what terraform does with the real corpus (test/fixtures/real/):
 // `npx tsx scripts/record-real-corpus.ts` (needs `terraform` on PATH, no
 // network: everything comes from a filesystem mirror of fake packages built by
-// test/support/real-corpus.ts). Writes test/fixtures/real/recorded/*.json,
+// test/support/real-corpus.ts). Writes test/fixtures/real/recorded/**/*.json,
 // which test/e2e/real-corpus.test.ts compares provkit with. The commands are
 // listed in test/fixtures/real/README.md.
 import { spawnSync } from 'node:child_process';

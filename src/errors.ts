@@ -85,18 +85,27 @@ export const ErrorCode = {
    */
   NET_REFUSED: 'NET_REFUSED',
 
-  // --- sources (src/sources); the multi-source treats the first three as "try the next source"
+  // --- sources (src/sources); the multi-source (docs/reference.md §4.4 item 72) treats the first three as
+  // "try the next source", every other error aborts
+  /** Go `ErrProviderNotFound`: no source (or this mirror) has the provider. */
   PROVIDER_NOT_FOUND: 'PROVIDER_NOT_FOUND',
+  /** Go `ErrRegistryProviderNotKnown`: the provider's registry answered 404 for it. */
   REGISTRY_PROVIDER_UNKNOWN: 'REGISTRY_PROVIDER_UNKNOWN',
+  /** Go `ErrPlatformNotSupported`: the version exists but not for the platform. */
   PLATFORM_NOT_SUPPORTED: 'PLATFORM_NOT_SUPPORTED',
+  /** Go `ErrProtocolNotSupported`: no plugin protocol this tool speaks. */
   PROTOCOL_NOT_SUPPORTED: 'PROTOCOL_NOT_SUPPORTED',
+  /** Service discovery failed, or the host offers no provider registry (Go `ErrHostNoProviders`). */
   SERVICE_DISCOVERY: 'SERVICE_DISCOVERY',
+  /** Go `ErrUnauthorized`: 401/403 from a registry or mirror. */
   UNAUTHORIZED: 'UNAUTHORIZED',
+  /** A registry or mirror answered something unusable (status, Content-Type, JSON shape, field values). */
   INVALID_RESPONSE: 'INVALID_RESPONSE',
-  /** An archive or checksum list does not match what it must. */
+  /** An archive or checksum list does not match what it must (shasum, SHA256SUMS line, mirror hashes, package size). */
   CHECKSUM_MISMATCH: 'CHECKSUM_MISMATCH',
   /** The SHA256SUMS signature is missing, invalid, or by no listed key. */
   SIGNATURE_INVALID: 'SIGNATURE_INVALID',
+  /** A source configuration that cannot work (mirror URL not https, bad include/exclude pattern). */
   INVALID_SOURCE_CONFIG: 'INVALID_SOURCE_CONFIG',
   /** An OCI registry refused a push (blob upload, manifest, tag) or answered it in a way that cannot be used. */
   OCI_PUSH_REFUSED: 'OCI_PUSH_REFUSED',
@@ -488,6 +497,15 @@ export interface SerializedError extends ErrorContext {
 export function asProvkitError(err: unknown): ProvkitError {
   if (err instanceof ProvkitError) return err;
   return new ProvkitError(ErrorCode.IO, errorText(err), { cause: err });
+}
+
+/**
+ * A thrown value as an `Error`, for an API that takes one (a stream's
+ * `destroy`, a promise's `reject`): itself when it is one, else an `Error`
+ * whose message is {@link errorText}'s.
+ */
+export function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(errorText(err));
 }
 
 /**

@@ -37,7 +37,7 @@ import {
   type Version,
   type Requirement,
 } from '../addresses/index.js';
-import { asProvkitError, ErrorCode, fileError, ProvkitError } from '../errors.js';
+import { asError, asProvkitError, ErrorCode, fileError, ProvkitError } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
 import { compareBytewise } from '../go/index.js';
 import { normalizeHashes, parseHash } from '../hashing/index.js';
@@ -448,7 +448,7 @@ async function writeTar(
     pack.finalize();
     await done;
   } catch (err) {
-    pack.destroy(err instanceof Error ? err : new Error(String(err)));
+    pack.destroy(asError(err));
     await done.catch(() => undefined);
     if (outFailure !== undefined) throw outError(outFailure);
     if (err instanceof ProvkitError) throw err;

@@ -3,7 +3,7 @@
  * published into an OCI registry (docs/oci.md, docs/bundles.md).
  *
  * The bundle is unpacked and checked exactly as for a directory target
- * (bundle/import.ts steps 1 and 2: every member against the manifest, every
+ * (bundles/import.ts steps 1 and 2: every member against the manifest, every
  * package against its hashes, the bundle's lock entries and the trusted lock
  * file) into a staging directory in TMPDIR; only then is anything sent, by
  * the publisher (installer/oci-publish.ts) reading that staging directory as

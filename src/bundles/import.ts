@@ -423,7 +423,7 @@ async function importWith(options: BundleImportOptions, markCommitted: () => voi
  * Steps 1 to 3 only, into `staging` (an empty directory the caller owns and
  * removes): the bundle's members, checked and their packages verified, form a
  * packed filesystem mirror there. `bundle import … oci://…` publishes from it
- * (bundle/import-oci.ts). `place` is what errors writing `staging` name (a
+ * (bundles/import-oci.ts). `place` is what errors writing `staging` name (a
  * place the user knows, never the staging path).
  */
 export async function unpackAndVerifyBundle(

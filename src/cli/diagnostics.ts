@@ -9,6 +9,7 @@ import { basename, resolve } from 'node:path';
 import { type Diagnostic, WarningCode } from '../errors.js';
 import type { DirMutexOptions } from '../fs/dir-mutex.js';
 import { readRegularFileSync } from '../fs/read.js';
+import { hasErrors } from '../hcl/index.js';
 import { LOCK_FILE_NAME } from '../lockfile/index.js';
 import { diagnosticSnippet, sourceRange } from '../ui/diagnostic.js';
 import { sortedDiagnostics } from '../ui/human.js';
@@ -66,7 +67,7 @@ export function configDiagnostics(diagnostics: readonly Diagnostic[], cwd?: stri
  */
 export function reportDiagnostics(ui: Renderer, diagnostics: readonly Diagnostic[], cwd?: string): boolean {
   ui.diagnostics(configDiagnostics(diagnostics, cwd));
-  return diagnostics.some((d) => d.severity === 'error');
+  return hasErrors(diagnostics);
 }
 
 /**
@@ -91,7 +92,7 @@ export class PendingDiagnostics {
    */
   add(diagnostics: readonly Diagnostic[]): boolean {
     this.list.push(...configDiagnostics(diagnostics, this.cwd));
-    if (!diagnostics.some((d) => d.severity === 'error')) return false;
+    if (!hasErrors(diagnostics)) return false;
     this.fail([]);
     return true;
   }

@@ -11,7 +11,7 @@ import { setMaxListeners } from 'node:events';
 
 import { type Diagnostic, ErrorCode, ProvkitError, WarningCode } from '../errors.js';
 import { terminalText } from '../ui/escape.js';
-import { type CliIO, EXIT_OUTPUT_CLOSED } from './io.js';
+import { type CliIO, EXIT_OUTPUT_CLOSED, type SignalName, type SignalSource } from './io.js';
 
 /** A run that SIGINT or SIGTERM interrupts (see {@link interruptOnSignals}). */
 export interface Interrupt {
@@ -33,8 +33,9 @@ const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
  * temporary paths are still removed, see src/fs/cleanup.ts). `outputClosed`
  * (the reader of stdout went away) aborts the same way, with
  * {@link EXIT_OUTPUT_CLOSED}. Shared by `lock`, `mirror`, `install` and `bundle`.
+ * `signals`: where the signals come from (the process; a test's emitter).
  */
-export function interruptOnSignals(outputClosed?: AbortSignal): Interrupt {
+export function interruptOnSignals(outputClosed?: AbortSignal, signals: SignalSource = process): Interrupt {
   const controller = new AbortController();
   // Each run derives its own signal from this one (installer/abort.ts
   // `runSignal`) and holds one listener on it; but `lock -recursive` runs 8
@@ -43,13 +44,13 @@ export function interruptOnSignals(outputClosed?: AbortSignal): Interrupt {
   // stderr in the middle of a healthy run.
   setMaxListeners(0, controller.signal);
   let exitCode: number | undefined;
-  const handlers = (Object.keys(SIGNAL_EXIT) as Array<keyof typeof SIGNAL_EXIT>).map((name) => {
+  const handlers = (Object.keys(SIGNAL_EXIT) as SignalName[]).map((name) => {
     const handler = (): void => {
       if (exitCode !== undefined) process.exit(exitCode);
       exitCode = SIGNAL_EXIT[name];
       controller.abort(new ProvkitError(ErrorCode.ABORTED, `interrupted by ${name}`));
     };
-    process.on(name, handler);
+    signals.on(name, handler);
     return [name, handler] as const;
   });
   const onClosed = (): void => {
@@ -69,19 +70,25 @@ export function interruptOnSignals(outputClosed?: AbortSignal): Interrupt {
       // rolled back): it must not kill the process on its way out. One
       // listener that ignores it stays (bin/provkit.js leaves signals to any
       // other listener), added before the run's own go.
+      let guarded = lateSignalGuards.get(signals);
+      if (!guarded) {
+        guarded = new Set();
+        lateSignalGuards.set(signals, guarded);
+      }
       for (const [name] of handlers) {
-        if (!lateSignalGuards.has(name)) {
-          lateSignalGuards.add(name);
-          process.on(name, ignoreLateSignal);
+        if (!guarded.has(name)) {
+          guarded.add(name);
+          signals.on(name, ignoreLateSignal);
         }
       }
-      for (const [name, handler] of handlers) process.off(name, handler);
+      for (const [name, handler] of handlers) signals.off(name, handler);
       outputClosed?.removeEventListener('abort', onClosed);
     },
   };
 }
 
-const lateSignalGuards = new Set<string>();
+/** The signals of each source that have their late-signal guard (one each, added once). */
+const lateSignalGuards = new WeakMap<SignalSource, Set<SignalName>>();
 function ignoreLateSignal(): void {
   // See Interrupt.dispose: the command has finished; its exit code stands.
 }
@@ -99,7 +106,7 @@ export async function runInterruptible(
   /** What an interrupted run had already done (default: "nothing was changed"). */
   changed: () => string = () => 'nothing was changed',
 ): Promise<number> {
-  const interrupt = interruptOnSignals(io.outputClosed);
+  const interrupt = interruptOnSignals(io.outputClosed, io.signals);
   // Under -json (and -json-into) the interrupt is a diagnostic on the JSON
   // streams too; stderr keeps its line unless stdout is the JSON stream.
   const report = (d: Diagnostic, text: string): void => {
@@ -138,17 +145,21 @@ export async function runInterruptible(
   return interrupt.exitCode;
 }
 
-/** Resolves with the name of the first SIGINT or SIGTERM (and stops listening for them): a server's stop. */
-export function stopSignal(): Promise<string> {
-  return new Promise<string>((done) => {
-    const stop = (s: string): void => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
+/**
+ * Resolves with the name of the first SIGINT or SIGTERM (and stops listening
+ * for them): a server's stop. `signals`: where they come from (the process;
+ * a test's emitter).
+ */
+export function stopSignal(signals: SignalSource = process): Promise<'SIGINT' | 'SIGTERM'> {
+  return new Promise((done) => {
+    const stop = (s: 'SIGINT' | 'SIGTERM'): void => {
+      signals.off('SIGINT', onInt);
+      signals.off('SIGTERM', onTerm);
       done(s);
     };
     const onInt = (): void => stop('SIGINT');
     const onTerm = (): void => stop('SIGTERM');
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
+    signals.on('SIGINT', onInt);
+    signals.on('SIGTERM', onTerm);
   });
 }

@@ -17,6 +17,21 @@ export interface CliIO {
    * set by `main`. Without it, renderers make their own.
    */
   readonly output?: OutputSession;
+  /**
+   * Where SIGINT, SIGTERM and SIGHUP come from (src/cli/interrupt.ts):
+   * the process, unless given (a test delivers them at a chosen moment of
+   * an in-process run).
+   */
+  readonly signals?: SignalSource;
+}
+
+/** The signals a command meets: an interrupt of a run, or a server's stop. */
+export type SignalName = 'SIGINT' | 'SIGTERM' | 'SIGHUP';
+
+/** What delivers signals to a run: `process`, or a test's `EventEmitter`. */
+export interface SignalSource {
+  on(name: SignalName, listener: () => void): unknown;
+  off(name: SignalName, listener: () => void): unknown;
 }
 
 /**

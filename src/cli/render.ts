@@ -41,6 +41,13 @@ export interface Renderer {
   summary(message: string, fields: Record<string, unknown>): void;
   /** Takes the live progress display away for good, when there is one (before an interrupted run's one line). */
   stop(): void;
+  /**
+   * The `-json` stream on stdout (its version message written), for the
+   * messages a command scopes itself (`JsonUI.scoped`: one root of a
+   * `-recursive` run); undefined without `-json`. Commands take it from
+   * here rather than build their own, so that stdout has one JSON stream.
+   */
+  readonly json: JsonUI | undefined;
 }
 
 export interface RendererOptions {
@@ -139,6 +146,7 @@ export function createRenderer(
         each((ui) => ui.summary(changed ? 'Lock file updated' : 'Lock file already up to date', { changed })),
       summary: (message, fields) => each((ui) => ui.summary(message, fields)),
       stop: () => undefined,
+      json: uis[0],
     };
   }
   const packageLines = options.packageLines ?? true;
@@ -211,5 +219,6 @@ export function createRenderer(
       each((ui) => ui.summary(message, fields));
     },
     stop: () => progress?.stop(),
+    json: undefined,
   };
 }

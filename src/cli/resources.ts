@@ -38,7 +38,7 @@ import {
   type Source,
   type SourceContext,
 } from '../sources/index.js';
-import { runInterruptible } from './interrupt.js';
+import { runInterruptible, stopSignal } from './interrupt.js';
 import type { CliIO, GlobalOptions } from './io.js';
 import { type MirrorFlags, mirrorDirectoryDiagnostic, ociTemplate } from './mirror-flags.js';
 import type { Renderer } from './render.js';
@@ -282,4 +282,43 @@ export function runInterruptibleWith(
   changed?: () => string,
 ): Promise<number> {
   return runInterruptible(io, what, (signal) => withResources(io, globals, body, signal), changed);
+}
+
+/** A server a command started (`serve`, `serve -upstream`): closed after the requests in flight. */
+export interface RunningServer {
+  close(): Promise<void>;
+}
+
+/** How a server's run ends: stopped by a signal, or failed to start or to stop. */
+export interface ServerEnd {
+  /** After the server closed on the first SIGINT or SIGTERM (the run then returns 0). */
+  stopped(signal: 'SIGINT' | 'SIGTERM'): void;
+  /** The server could not start or stop: reports it and returns the exit code. */
+  failed(err: unknown): number;
+}
+
+/**
+ * A server's run, the one lifecycle of `serve` and `serve -upstream`:
+ * `start` opens the server with the run's resources; it serves until the
+ * first SIGINT or SIGTERM (src/cli/interrupt.ts `stopSignal`), is closed
+ * after the requests in flight, and then the run's resources are closed,
+ * last opened first, however it ends.
+ */
+export function serveUntilStopped(
+  io: CliIO,
+  globals: GlobalOptions,
+  start: (r: RunResources) => Promise<RunningServer>,
+  end: ServerEnd,
+): Promise<number> {
+  return withResources(io, globals, async (r) => {
+    try {
+      const server = await start(r);
+      const signal = await stopSignal(io.signals);
+      await server.close();
+      end.stopped(signal);
+      return 0;
+    } catch (err) {
+      return end.failed(err);
+    }
+  });
 }

@@ -27,12 +27,12 @@ import type { Flavor } from '../addresses/index.js';
 import { goQuote, tryParseProviderSource } from '../addresses/index.js';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
-import { goPathClean } from '../go/index.js';
+import { goPathClean, isRecord } from '../go/index.js';
 import { parseJSON } from '../hcl/index.js';
 import type { JsonValue } from '../hcl/index.js';
 
 import type { Body, Expression, Range, SourceText } from '../hcl/index.js';
-import { parseHCL, sourceText } from '../hcl/index.js';
+import { hasErrors, parseHCL, sourceText } from '../hcl/index.js';
 import type {
   CliConfigDiagnostic,
   DevOverride,
@@ -88,9 +88,7 @@ export interface CliConfigFileResult {
 
 type PlainObject = { [key: string]: PlainValue };
 
-function isPlainObject(v: PlainValue | undefined): v is PlainObject {
-  return v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v);
-}
+const isPlainObject = (v: PlainValue | undefined): v is PlainObject => isRecord<PlainValue>(v);
 
 function err(summary: string, detail: string, range?: Range): CliConfigDiagnostic {
   return { severity: 'error', code: ErrorCode.INVALID_CLI_CONFIGURATION, summary, detail, ...(range ? { range } : {}) };
@@ -715,7 +713,7 @@ class FileReader {
           }
           const prepared = prepareRepositoryMapping(template, include, bodyAt, this.flavor);
           this.diags.push(...prepared.diags.map((d) => ({ ...d, range: m.range })));
-          if (prepared.mapping === undefined || prepared.diags.some((d) => d.severity === 'error')) continue;
+          if (prepared.mapping === undefined || hasErrors(prepared.diags)) continue;
           pi.methods.push({
             kind: 'oci_mirror',
             include,
@@ -738,7 +736,7 @@ class FileReader {
   readNative(bytes: Uint8Array): void {
     const parsed = parseHCL(bytes, this.file.filename, { quotedAttributeNames: true });
     this.diags.push(...parsed.diagnostics.map((d) => err(d.summary, d.detail, d.range)));
-    if (parsed.diagnostics.some((d) => d.severity === 'error')) return;
+    if (hasErrors(parsed.diagnostics)) return;
     const source = parsed.source;
     for (const a of parsed.body.attributes) {
       if (a.name === 'provider_installation') {

@@ -55,7 +55,7 @@ import {
   isReported,
 } from '../hashing/index.js';
 import type { Expression, Range } from '../hcl/index.js';
-import { evaluateStatic, staticList, staticString } from '../hcl/index.js';
+import { evaluateStatic, hasErrors, staticList, staticString } from '../hcl/index.js';
 import type { BodyView } from './body.js';
 import { errorDiag } from './diagnostics.js';
 
@@ -132,7 +132,7 @@ export function parseAuditBlock(body: BodyView, file: string): { policy?: AuditP
     diagnostics.push(...inner.diagnostics);
     providers.push({ pattern, range, rule: parseRule(inner.attributes, diagnostics) });
   }
-  if (diagnostics.some((d) => d.severity === 'error')) return { diagnostics };
+  if (hasErrors(diagnostics)) return { diagnostics };
   return { policy: { file, defaults, providers }, diagnostics };
 }
 

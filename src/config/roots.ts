@@ -23,7 +23,7 @@
  * Files are only parsed here for their module calls; their diagnostics are
  * left to the loader that reads each root (load.ts).
  */
-import type { Diagnostic } from '../errors.js';
+import { asError, type Diagnostic } from '../errors.js';
 import { posix } from 'node:path';
 
 import type { Flavor } from '../addresses/index.js';
@@ -153,7 +153,7 @@ export async function discoverRoots(baseDir: string, options: DiscoverOptions): 
             active -= 1;
             pump();
           },
-          (err: unknown) => reject(err instanceof Error ? err : new Error(String(err))),
+          (err: unknown) => reject(asError(err)),
         );
       }
     };

@@ -766,8 +766,8 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
             forget();
           };
           // A worker that is gone writes no more: its environment ends only
-          // once every file write it started has completed (node
-          // src/env.cc `Environment::CleanupHandles` waits for the requests), and 'exit' comes after.
+          // once every file write it started has completed
+          // (nodejs/node src/env.cc `Environment::CleanupHandles` waits for the requests), and 'exit' comes after.
           cancel = whenExited(worker, () =>
             fileWaiter?.({
               written: -1,

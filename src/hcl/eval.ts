@@ -26,7 +26,7 @@
  * arbitrary precision: integers beyond 2^53 and long fractions lose digits).
  */
 
-import { syntaxError } from './diagnostics.js';
+import { hasErrors, syntaxError } from './diagnostics.js';
 import type { Attribute, Diagnostic, Expression, ObjectKeyExpr, Range, TemplateExpr, Traverser } from './ast.js';
 import type { SourceText } from './lexer.js';
 
@@ -167,7 +167,7 @@ export function staticStringList(expr: Expression): StaticResult<string[]> {
     if (r.value !== undefined) out.push(r.value);
     else if (r.unknown) unknown = true;
   }
-  if (hasError(diagnostics)) return { value: undefined, diagnostics };
+  if (hasErrors(diagnostics)) return { value: undefined, diagnostics };
   return unknown ? { value: undefined, diagnostics, unknown: true } : { value: out, diagnostics };
 }
 
@@ -297,13 +297,9 @@ const ROOT_SCOPE: Scope = { vars: new Map() };
 
 const diag = syntaxError;
 
-function hasError(diags: readonly Diagnostic[]): boolean {
-  return diags.some((d) => d.severity === 'error');
-}
-
 function finish<T>(value: T | undefined, diags: Diagnostic[], range: Range, unknown: boolean): StaticResult<T> {
-  if (value === undefined || hasError(diags)) {
-    if (!hasError(diags)) {
+  if (value === undefined || hasErrors(diags)) {
+    if (!hasErrors(diags)) {
       if (unknown) return { value: undefined, diagnostics: diags, unknown: true };
       diags.push(diag('Invalid expression', 'This expression could not be evaluated.', range));
     }

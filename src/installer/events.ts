@@ -4,7 +4,7 @@
  * `ui/json` render them. Events of concurrent work interleave; each carries
  * the provider (and version and platform) it is about.
  */
-import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
+import type { Platform, ProviderAddress, Requirement, Version } from '../addresses/index.js';
 import type { AuthLabel } from '../hashing/index.js';
 import type { NetEvents } from '../net/index.js';
 import { WarningCode } from '../errors.js';
@@ -307,6 +307,29 @@ export interface PackageAt {
   readonly provider: ProviderAddress;
   readonly version: Version;
   readonly platform: Platform;
+}
+
+/** The `provider_selected` event ({@link InstallerEvent}). */
+export type ProviderSelectedEvent = Extract<InstallerEvent, { readonly type: 'provider_selected' }>;
+
+/**
+ * The one builder of `provider_selected`: the version chosen for `req` and
+ * why (select-version.ts, mirror-plan.ts). `announce`: said in human output
+ * too (`mirror`).
+ */
+export function providerSelectedEvent(
+  req: Requirement,
+  chosen: { readonly version: Version; readonly reason: ProviderSelectedEvent['reason'] },
+  announce = false,
+): ProviderSelectedEvent {
+  return {
+    type: 'provider_selected',
+    provider: req.provider,
+    version: chosen.version,
+    reason: chosen.reason,
+    constraints: req.constraints.toString(),
+    ...(announce ? { announce } : {}),
+  };
 }
 
 /** The `fetch_complete` event ({@link InstallerEvent}). */

@@ -18,9 +18,17 @@
  * - `KEY_CHANGED`: a version is signed by another key than the version
  *   before it (in version order), unless both keys are pinned (a rotation
  *   the policy already vouches for);
- * - `NOT_SIGNED`: the signature check was skipped (OpenTofu's default
- *   registry listing no keys, docs/reference.md §8.5 item 118), or the
- *   source is not a registry: no key vouches for the version.
+ * - `NOT_SIGNED`: no key vouches for the version, for a reason kept as
+ *   data ({@link NotSignedReason}): the signature check was skipped
+ *   (OpenTofu's default registry listing no keys, docs/reference.md §8.5
+ *   item 118), the source is a mirror (a filesystem, network or OCI mirror
+ *   holds no SHA256SUMS and no signature: docs/reference.md §4.2 item 62,
+ *   §4.3 item 69), or the source does not list the version.
+ *
+ * Each request carries the policy that judges it (the `provkit.hcl` of the
+ * root module that asked, docs/provenance.md "Signing keys"): one provider
+ * asked by roots with different policies is two requests, judged apart, while
+ * each version's signature is asked of the source once for the run.
  *
  * A fault of the source (registry down, a signature that does not verify)
  * is an error of the run (thrown), never a pass.
@@ -29,6 +37,7 @@ import pLimit from 'p-limit';
 
 import { type Flavor, ProviderAddress, type Version, type VersionConstraints } from '../addresses/index.js';
 import { type AuditPolicy, auditRuleFor, type EffectiveAuditRule } from '../config/audit-policy.js';
+import { compareBytewise } from '../go/index.js';
 import type { Source } from '../sources/index.js';
 
 /** One provider whose keys are asked for. */
@@ -38,7 +47,19 @@ export interface KeysRequest {
   readonly locked: readonly Version[];
   /** The configuration's constraints (for `available`: a version any of them allows); none: every version. */
   readonly constraints?: readonly VersionConstraints[];
+  /** The audit policy that judges this provider's keys (default: {@link KeysOptions.policy}). */
+  readonly policy?: AuditPolicy;
+  /** The root modules that ask, as the working directory names them (`.`, `svc/a`); carried to the result. */
+  readonly roots?: readonly string[];
 }
+
+/**
+ * Why no key vouches for a version (stable codes: `-json` `not_signed_reason`, `reasons`):
+ * - `signature-skipped`: the registry's signature check was skipped (it lists no key for the provider);
+ * - `mirror`: the source is a mirror, which has no SHA256SUMS and no signature (a mirror vouches for no key);
+ * - `not-available`: the source does not list the version.
+ */
+export type NotSignedReason = 'signature-skipped' | 'mirror' | 'not-available';
 
 /** How one version's SHA256SUMS is signed. */
 export type VersionSignature =
@@ -53,8 +74,8 @@ export type VersionSignature =
       /** The key or the signature had expired when it was checked. */
       readonly expired: boolean;
     }
-  /** The check was skipped (`reason`), or the source is no registry (`reason` says so). */
-  | { readonly kind: 'not-signed'; readonly reason: string };
+  /** No key vouches for the version: `reason` why, `detail` in words (naming the source). */
+  | { readonly kind: 'not-signed'; readonly reason: NotSignedReason; readonly detail: string };
 
 /** One version and its signature. */
 export interface KeyVersion {
@@ -77,6 +98,8 @@ export interface KeyFinding {
   readonly versions: readonly Version[];
   /** Whether it fails the run (exit 2). */
   readonly flagged: boolean;
+  /** `NOT_SIGNED` only: why, each reason once, sorted. */
+  readonly reasons?: readonly NotSignedReason[];
 }
 
 /** One key that signs some of a provider's versions. */
@@ -101,6 +124,10 @@ export interface ProviderKeys {
   readonly findings: readonly KeyFinding[];
   /** Where the settings that judged it come from (`the default policy`, `provkit.hcl provider "…"`). */
   readonly policy: string;
+  /** The policy file that judged it, as the working directory names it; undefined: the default policy. */
+  readonly policyFile?: string;
+  /** The root modules that asked (the request's `roots`). */
+  readonly roots?: readonly string[];
 }
 
 /** What {@link runKeys} needs. */
@@ -109,14 +136,21 @@ export interface KeysOptions {
   readonly source: Source;
   /** Also every available version the constraints allow, not only the locked ones. */
   readonly available?: boolean;
+  /** The policy of the requests that carry none. */
   readonly policy?: AuditPolicy;
+  /**
+   * The source is a mirror (`-fs-mirror`, `-net-mirror`): it is asked for each
+   * provider's versions (a fault is an error, never a pass), and no key
+   * vouches for any of them (`mirror`). Default: a registry.
+   */
+  readonly mirror?: boolean;
   readonly flavor: Flavor;
   readonly signal?: AbortSignal;
   /** Versions asked at once (default 8). */
   readonly concurrency?: number;
 }
 
-/** The result of {@link runKeys}: providers sorted by address. */
+/** The result of {@link runKeys}: providers sorted by address (then by policy file). */
 export interface KeysOutcome {
   readonly providers: readonly ProviderKeys[];
 }
@@ -125,30 +159,74 @@ export interface KeysOutcome {
 export async function runKeys(options: KeysOptions): Promise<KeysOutcome> {
   const { source, signal } = options;
   const limit = pLimit(options.concurrency ?? 8);
+  // One question per provider and per version for the whole run, whichever requests share them.
+  const listings = new Map<string, Promise<readonly Version[]>>();
+  const listing = (provider: ProviderAddress): Promise<readonly Version[]> =>
+    once(listings, provider.toComparisonString(), () =>
+      limit(() => source.availableVersions(provider, signal)).then((a) => a.versions),
+    );
+  const signatures = new Map<string, Promise<VersionSignature>>();
+  const signature = (provider: ProviderAddress, version: Version): Promise<VersionSignature> =>
+    once(signatures, `${provider.toComparisonString()} ${version.toString()}`, async () => {
+      if (options.mirror === true) {
+        const has = (await listing(provider)).some((v) => v.equals(version));
+        return has
+          ? {
+              kind: 'not-signed',
+              reason: 'mirror',
+              detail: `${source.forDisplay(provider)} is a mirror: no SHA256SUMS, no signature`,
+            }
+          : notAvailable(source, provider);
+      }
+      return limit(() => versionSignature(source, provider, version, signal));
+    });
   const providers = await Promise.all(
     options.providers.map(async (req): Promise<ProviderKeys> => {
       const versions = new Map<string, { version: Version; locked: boolean }>();
       for (const v of req.locked) versions.set(v.toString(), { version: v, locked: true });
       if (options.available === true) {
-        const all = await limit(() => source.availableVersions(req.provider, signal));
+        const all = await listing(req.provider);
         const constraints = req.constraints ?? [];
         const allowed = (v: Version): boolean => constraints.length === 0 || constraints.some((c) => c.matches(v));
-        for (const v of all.versions)
+        for (const v of all)
           if (allowed(v) && !versions.has(v.toString())) versions.set(v.toString(), { version: v, locked: false });
       }
       const asked = [...versions.values()].sort((a, b) => (a.version.lessThan(b.version) ? -1 : 1));
       const signed = await Promise.all(
-        asked.map(async (a): Promise<KeyVersion> => ({
-          ...a,
-          signature: await limit(() => versionSignature(source, req.provider, a.version, signal)),
-        })),
+        asked.map(async (a): Promise<KeyVersion> => ({ ...a, signature: await signature(req.provider, a.version) })),
       );
-      const rule = auditRuleFor(options.policy, req.provider, options.flavor, false);
-      return { provider: req.provider, versions: signed, ...keyFindings(signed, rule), policy: rule.from };
+      const policy = req.policy ?? options.policy;
+      const rule = auditRuleFor(policy, req.provider, options.flavor, false);
+      return {
+        provider: req.provider,
+        versions: signed,
+        ...keyFindings(signed, rule),
+        policy: rule.from,
+        ...(policy === undefined ? {} : { policyFile: policy.file }),
+        ...(req.roots === undefined ? {} : { roots: req.roots }),
+      };
     }),
   );
-  return { providers: providers.sort((a, b) => ProviderAddress.compare(a.provider, b.provider)) };
+  return {
+    providers: providers.sort(
+      (a, b) =>
+        ProviderAddress.compare(a.provider, b.provider) || compareBytewise(a.policyFile ?? '', b.policyFile ?? ''),
+    ),
+  };
 }
+
+/** The promise `key` maps to in `cache`, made by `make` the first time. */
+function once<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let p = cache.get(key);
+  if (p === undefined) cache.set(key, (p = make()));
+  return p;
+}
+
+const notAvailable = (source: Source, provider: ProviderAddress): VersionSignature => ({
+  kind: 'not-signed',
+  reason: 'not-available',
+  detail: `${source.forDisplay(provider)} does not list it`,
+});
 
 /** How `version` is signed: one platform's metadata carries the version's SHA256SUMS and its signature check. */
 async function versionSignature(
@@ -159,12 +237,14 @@ async function versionSignature(
 ): Promise<VersionSignature> {
   const platforms = (await source.publishedPlatforms?.(provider, version, signal)) ?? [];
   const first = platforms[0];
-  if (first === undefined) return { kind: 'not-signed', reason: `${source.forDisplay(provider)} lists no signature` };
+  if (first === undefined) return notAvailable(source, provider);
   const meta = await source.packageMeta(provider, version, first, signal);
   const auth = meta.authentication;
-  if (auth?.kind !== 'registry') return { kind: 'not-signed', reason: `${meta.source} is not a registry` };
+  if (auth?.kind !== 'registry')
+    return { kind: 'not-signed', reason: 'mirror', detail: `${meta.source} is a mirror: no SHA256SUMS, no signature` };
   const s = auth.signature;
-  if (s.kind === 'skipped') return { kind: 'not-signed', reason: `signature check skipped: ${s.reason}` };
+  if (s.kind === 'skipped')
+    return { kind: 'not-signed', reason: 'signature-skipped', detail: `signature check skipped: ${s.reason}` };
   return {
     kind: 'signed',
     keyId: s.keyId,
@@ -233,14 +313,14 @@ export function keyFindings(
       });
   }
   if (unsigned.length > 0) {
-    const reasons = [
-      ...new Set(versions.flatMap((v) => (v.signature.kind === 'not-signed' ? [v.signature.reason] : []))),
-    ];
+    const notSigned = versions.flatMap((v) => (v.signature.kind === 'not-signed' ? [v.signature] : []));
+    const details = [...new Set(notSigned.map((s) => s.detail))];
     findings.push({
       code: 'NOT_SIGNED',
-      message: `no key vouches for ${unsigned.map(String).join(', ')} (${reasons.join('; ')})`,
+      message: `no key vouches for ${unsigned.map(String).join(', ')} (${details.join('; ')})`,
       versions: unsigned,
       flagged: true,
+      reasons: [...new Set(notSigned.map((s) => s.reason))].sort(),
     });
   }
   return { keys: [...keys.values()], findings };

@@ -82,12 +82,8 @@ export function chooseMirrorVersion(
     );
   if (available instanceof ProvkitError) return notAvailable(available);
   try {
-    const version = selectVersion(provider, available.versions, req.constraints, locked?.version, flavor).version;
-    return {
-      kind: 'selected',
-      version,
-      reason: locked ? 'lock' : req.constraints.isEmpty ? 'unconstrained' : 'constraints',
-    };
+    const { version, reason } = selectVersion(provider, available.versions, req.constraints, locked?.version, flavor);
+    return { kind: 'selected', version, reason };
   } catch (err) {
     if (err instanceof ProvkitError) return notAvailable(err);
     throw err;

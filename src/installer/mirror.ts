@@ -104,7 +104,14 @@ import {
   planMirrorPackages,
 } from './mirror-plan.js';
 import { abortable, abortableSource, throwIfAborted, withSignal } from './abort.js';
-import { type EventSink, fetchCompleteEvent, ignoreEvents, packageHashes, packageNetEvents } from './events.js';
+import {
+  type EventSink,
+  fetchCompleteEvent,
+  ignoreEvents,
+  packageHashes,
+  packageNetEvents,
+  providerSelectedEvent,
+} from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
 import { RedirectsAhead } from './redirects-ahead.js';
@@ -149,6 +156,22 @@ export const MIRROR_MUTEX_FILE = '.provkit-mirror.lock';
  * The version `mirror` (and `mirror oci://`) takes for a requirement
  * (mirror-plan.ts, {@link chooseMirrorVersion}), asking the source for the
  * versions when the plan needs them. Emits `provider_selected` for a version taken.
+ *
+ * Not `querySelectVersion` (select-version.ts), which `lock`, `install` and
+ * `bundle create` share, because the reference's two commands differ:
+ * `providers lock` and `init` select as the installer does
+ * (opentofu/opentofu internal/providercache/installer.go
+ * `EnsureProviderVersions`: the locked version while it meets the
+ * constraints, a provider the lock file lacks selected anew, the source's
+ * warnings reported, a failure thrown), while `providers mirror`
+ * (internal/command/providers_mirror.go `Execute`) takes the lock file's
+ * version whenever the lock file has entries, fails a provider the lock
+ * file lacks ("Provider not found in lockfile") instead of selecting one,
+ * drops the source's warnings (`avail, _, err := source.AvailableVersions`),
+ * and records a failure per provider and goes on (here a
+ * {@link MirrorFailure} value: the run then writes nothing). The choice
+ * itself is selectVersion's (select-version.ts) in both, and one builder makes the event
+ * ({@link providerSelectedEvent}).
  */
 export async function selectMirrorVersion(
   options: Pick<FetchRunOptions, 'source' | 'flavor' | 'signal'> & { readonly locks: Locks },
@@ -160,16 +183,8 @@ export async function selectMirrorVersion(
     : undefined;
   const selection = chooseMirrorVersion(req, options.locks, available, options.flavor);
   if (selection.kind === 'failed') return { failure: selection.failure };
-  const { version, reason } = selection;
-  events({
-    type: 'provider_selected',
-    provider: req.provider,
-    version,
-    reason,
-    constraints: req.constraints.toString(),
-    announce: true,
-  });
-  return { version };
+  events(providerSelectedEvent(req, selection, true));
+  return { version: selection.version };
 }
 
 /**

@@ -1,21 +1,26 @@
 /**
  * Version selection, shared by `lock`, `mirror`, `install` and `bundle
  * create`: the rule of the reference's installer
- * (internal/providercache/installer.go, `EnsureProviderVersions`).
+ * (opentofu/opentofu internal/providercache/installer.go,
+ * `EnsureProviderVersions`).
  *
  * {@link selectVersion} is pure (no I/O); {@link querySelectVersion} asks
- * the source for the versions first and reports the choice.
+ * the source for the versions first and reports the choice. `mirror` keeps
+ * a rule of its own around {@link selectVersion} (mirror-plan.ts
+ * `chooseMirrorVersion`, mirror.ts `selectMirrorVersion`, which say why) and
+ * reports its choice with the same event builder, `providerSelectedEvent`.
  */
 import {
   type Flavor,
   flavorInfo,
   type ProviderAddress,
+  type Requirement,
   type Version,
   type VersionConstraints,
 } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
 import type { Source } from '../sources/index.js';
-import type { EventSink } from './events.js';
+import { type EventSink, providerSelectedEvent } from './events.js';
 
 /**
  * The version `providers lock` and `init` use (docs/reference.md §3.4 item 46): the locked one when
@@ -73,7 +78,7 @@ export function selectVersion(
  */
 export async function querySelectVersion(
   source: Pick<Source, 'availableVersions'>,
-  req: { readonly provider: ProviderAddress; readonly constraints: VersionConstraints },
+  req: Requirement,
   locked: Version | undefined,
   options: {
     readonly flavor: Flavor;
@@ -86,12 +91,6 @@ export async function querySelectVersion(
   const available = await source.availableVersions(provider, options.signal);
   options.onWarnings?.(available.warnings);
   const chosen = selectVersion(provider, available.versions, constraints, locked, options.flavor);
-  options.events({
-    type: 'provider_selected',
-    provider,
-    version: chosen.version,
-    reason: chosen.reason,
-    constraints: constraints.toString(),
-  });
+  options.events(providerSelectedEvent(req, chosen));
   return chosen.version;
 }

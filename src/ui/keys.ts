@@ -17,12 +17,26 @@ export interface KeysTotals {
   readonly flagged: number;
 }
 
-/** The totals of `outcome` (a key signing two providers counts once per provider). */
+/**
+ * The totals of `outcome`: providers, keys (per provider) and versions (per
+ * provider) each counted once, however many policies judged them
+ * (`-recursive` over roots with different `provkit.hcl` files); every
+ * flagged finding counts.
+ */
 export function keysTotals(outcome: KeysOutcome): KeysTotals {
+  const providers = new Set<string>();
+  const keys = new Set<string>();
+  const versions = new Set<string>();
+  for (const p of outcome.providers) {
+    const provider = p.provider.toString();
+    providers.add(provider);
+    for (const k of p.keys) keys.add(`${provider} ${k.keyId}`);
+    for (const v of p.versions) versions.add(`${provider} ${v.version.toString()}`);
+  }
   return {
-    providers: outcome.providers.length,
-    keys: outcome.providers.reduce((n, p) => n + p.keys.length, 0),
-    versions: outcome.providers.reduce((n, p) => n + p.versions.length, 0),
+    providers: providers.size,
+    keys: keys.size,
+    versions: versions.size,
     flagged: outcome.providers.reduce((n, p) => n + p.findings.filter((f) => f.flagged).length, 0),
   };
 }
@@ -51,6 +65,8 @@ const KEY_COLUMNS: readonly TableColumn[] = [
  * The human table: per provider, one row per key (key ID, expiry, the
  * versions it signs), under it its fingerprint and what is flagged about it;
  * then what concerns the provider's versions (a key change, no signature).
+ * When root modules other than the working directory asked (`-recursive`),
+ * a line under the provider says which policy judged it for which roots.
  * `terminalColumns`: the terminal's width (undefined: no terminal).
  */
 export function keysTableText(outcome: KeysOutcome, terminalColumns?: number): string {
@@ -58,6 +74,8 @@ export function keysTableText(outcome: KeysOutcome, terminalColumns?: number): s
   const fit = (l: string): string[] => fittedLines(l, terminalColumns);
   for (const p of outcome.providers) {
     out.push(...fit(`${p.provider.toString()}: ${versionsSummary(p)}`));
+    if (p.roots !== undefined && p.roots.some((r) => r !== '.'))
+      out.push(...fit(`  judged by ${p.policy} for ${p.roots.length === 1 ? 'root' : 'roots'} ${p.roots.join(', ')}`));
     if (p.keys.length > 0) {
       const rows = p.keys.map((k) => ({
         cells: [k.keyId, keyExpiresText(k), versionsText(k, p.versions)],
@@ -94,6 +112,14 @@ const findingJSON = (f: KeyFinding): Record<string, unknown> => ({
   flagged: f.flagged,
   versions: f.versions.map(String),
   ...(f.keyId === undefined ? {} : { key_id: f.keyId }),
+  ...(f.reasons === undefined ? {} : { reasons: f.reasons }),
+});
+
+/** Which policy judged a provider, for the roots that asked (`-json`). */
+const judgedJSON = (p: ProviderKeys): Record<string, unknown> => ({
+  policy: p.policy,
+  policy_file: p.policyFile ?? null,
+  roots: p.roots ?? null,
 });
 
 /** The `-json` messages: per provider a `signing_key` per key, then `keys_provider`; then `keys_summary`. */
@@ -117,6 +143,7 @@ export function renderKeysJSON(outcome: KeysOutcome, totals: KeysTotals, ui: Jso
           versions: k.versions.map(String),
           locked_versions: k.versions.map(String).filter((v) => locked.has(v)),
           findings: findings.map(findingJSON),
+          ...judgedJSON(p),
         },
       );
     }
@@ -130,9 +157,10 @@ export function renderKeysJSON(outcome: KeysOutcome, totals: KeysTotals, ui: Jso
           version: v.version.toString(),
           locked: v.locked,
           key_id: v.signature.kind === 'signed' ? v.signature.keyId : null,
+          not_signed_reason: v.signature.kind === 'not-signed' ? v.signature.reason : null,
         })),
         findings: p.findings.map(findingJSON),
-        policy: p.policy,
+        ...judgedJSON(p),
       },
     );
   }

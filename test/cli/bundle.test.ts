@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { hashPackageDir } from '../../src/hashing/index.js';
-import { MIRROR, readTar, snapshot, writeTar } from '../bundle/helpers.js';
+import { MIRROR, readTar, snapshot, writeTar } from '../bundles/helpers.js';
 import { startServe } from '../serve/child.js';
 import { runCli } from '../support/e2e.js';
 import { testTls, type TestTls } from '../support/servers/tls.js';

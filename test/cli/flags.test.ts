@@ -1,6 +1,6 @@
 // parseFlags carrying the flag suggested for an undefined one (src/go/didyoumean.ts,
 // test/go/didyoumean.test.ts) as the error's `expected` ("Did you mean -mirror?").
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 
 import { parseFlags, unexpectedArguments } from '../../src/cli/flags.js';
 import { ErrorCode, ProvkitError } from '../../src/errors.js';
@@ -43,6 +43,14 @@ describe('parseFlags values', () => {
       m: 'x',
     });
     expect(flags.positionals).toEqual(['pos']);
+    // Exactly these types (checked by `npm run typecheck`): no `any`, no map of unknowns reaches a command.
+    expectTypeOf(flags.values.platform).toEqualTypeOf<readonly string[] | undefined>();
+    expectTypeOf(flags.values['lock-file']).toEqualTypeOf<boolean | undefined>();
+    expectTypeOf(flags.values.n).toEqualTypeOf<number | undefined>();
+    expectTypeOf(flags.values.m).toEqualTypeOf<string | undefined>();
+    expectTypeOf(flags.positionals).toEqualTypeOf<readonly string[]>();
+    // @ts-expect-error a flag the spec does not define is not a key of the values
+    void flags.values.other;
   });
 
   it('an inherited property name is not a flag', () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { MIRROR } from '../bundle/helpers.js';
+import { MIRROR } from '../bundles/helpers.js';
 import { startServe } from '../serve/child.js';
 import { runCli } from '../support/e2e.js';
 

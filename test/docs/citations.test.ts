@@ -1,5 +1,5 @@
 // Every citation in a comment can be followed from a clone of the repository
-// (issue 12, stand alone): src/ cites docs/reference.md (sections and items
+// (CONTRIBUTING.md house style 10): src/ cites docs/reference.md (sections and items
 // that exist, each item in the section named) or upstream files, and no
 // comment in src/, test/ or scripts/ names a document outside the repository.
 // scripts/citations.ts does the work; `npx tsx scripts/citations.ts` rewrites
@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 import { checkCitations, commentRanges, loadReference, rewriteCitations } from '../../scripts/citations.js';
+import { documents } from '../../scripts/repo-paths.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -27,6 +28,15 @@ describe('citations point into the repository', () => {
 
   it('no comment cites anything a clone cannot follow', () => {
     expect(checkCitations(ROOT).map((p) => `${p.file}:${p.line}: ${p.message}`)).toEqual([]);
+  });
+
+  it('no document a clone ships cites an issue tracker number either (CONTRIBUTING.md house style 10)', () => {
+    const cited = documents(ROOT).flatMap((doc) =>
+      readFileSync(join(ROOT, doc), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => [...line.matchAll(/\bissues? #?\d+(?: #\d+)?/gi)].map((m) => `${doc}:${i + 1}: ${m[0]}`)),
+    );
+    expect(cited).toEqual([]);
   });
 
   it('finds comments only, not code that looks like them', () => {

@@ -1,20 +1,21 @@
 // The documents name real files: every path of this repository that
 // README.md, ARCHITECTURE.md, CONTRIBUTING.md or docs/*.md writes in
 // backticks (`src/…`, `test/…`, `docs/…`, `bench/…`, `scripts/…`, `bin/…`,
-// `etc/…`, `mirror-fixtures/…`, `.ci/…`; and a TypeScript file named from
-// src/, `cli/wiring.ts`) exists. A moved or renamed file fails
-// here with every stale mention, document and line, until the text follows.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// `etc/…`, `mirror-fixtures/…`, `.ci/…`; a top-level file such as
+// `eslint.config.js`; a TypeScript file named from src/, `cli/wiring.ts`:
+// scripts/repo-paths.ts, which scripts/citations.ts uses for comments too)
+// exists, and so does every relative markdown link and the heading its
+// `#fragment` names. A moved or renamed file fails here with every stale
+// mention, document and line, until the text follows.
+import { readFileSync } from 'node:fs';
+import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+import { documents, fileNameExists, fileNamesIn, pathExists, pathsIn, repoTree } from '../../scripts/repo-paths.js';
 
-const PATH = /(?<![\w./-])((?:src|test|docs|bench|scripts|bin|etc|mirror-fixtures|\.ci)\/[^\s`]*)/g;
-/** A TypeScript file named relative to src/ (`cli/wiring.ts`). */
-const SRC_TS = /(?<![\w./@-])([a-z][\w-]*\/[\w./-]*\.ts)(?![\w.])/g;
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * Names in those forms that are not paths of this repository, per document,
@@ -31,10 +32,21 @@ interface Mention {
   path: string;
   /** As the document writes it, when that differs. */
   written?: string;
+  /** A link's `#fragment`: a heading of the linked document. */
+  anchor?: string;
+  /** A code file named without its folder (`select-version.ts`): some file of the repository has that name. */
+  bare?: true;
 }
 
-/** The repository paths written in backticks in `text` (fenced code blocks left out), with their line numbers. */
-function mentionedPaths(text: string): Mention[] {
+/**
+ * The repository paths `text` (the document `doc`) names, fenced code blocks
+ * left out, with their line numbers: every path in backticks
+ * (scripts/repo-paths.ts says which names are paths), every code file named
+ * in backticks without its folder (`select-version.ts`), and every relative
+ * markdown link (`[text](docs/NAME.md#part)`, resolved from the document's
+ * folder).
+ */
+function mentionedPaths(text: string, doc = 'README.md'): Mention[] {
   const found: Mention[] = [];
   let fenced = false;
   text.split('\n').forEach((line, i) => {
@@ -44,109 +56,73 @@ function mentionedPaths(text: string): Mention[] {
     }
     if (fenced) return;
     for (const span of line.matchAll(/`([^`]+)`/g)) {
-      for (const m of span[1]!.matchAll(PATH)) {
-        const path = m[1]!.replace(/[.,:;)]+$/, '').replace(/:\d+$/, '');
-        // Upstream Go sources (`src/archive/zip/reader.go`): this repository has none.
-        if (!path.endsWith('.go')) found.push({ line: i + 1, path });
-      }
-      for (const m of span[1]!.matchAll(SRC_TS)) {
-        if (!PATH.test(m[1]!)) found.push({ line: i + 1, path: `src/${m[1]!}`, written: m[1]! });
-        PATH.lastIndex = 0;
-      }
+      const paths = pathsIn(span[1]!);
+      for (const m of paths)
+        found.push({ line: i + 1, path: m.path, ...(m.written === undefined ? {} : { written: m.written }) });
+      for (const m of fileNamesIn(span[1]!))
+        if (!paths.some((p) => p.at === m.at)) found.push({ line: i + 1, path: m.name, bare: true });
+    }
+    for (const link of line.replace(/`[^`]*`/g, '').matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = link[1]!;
+      if (/^[a-z][\w+.-]*:/i.test(target)) continue;
+      const [file = '', anchor] = target.split('#');
+      const path = file === '' ? doc : posix.normalize(posix.join(dirname(doc), file));
+      found.push({
+        line: i + 1,
+        path,
+        ...(path === file ? {} : { written: file === '' ? target : file }),
+        ...(anchor === undefined ? {} : { anchor }),
+      });
     }
   });
   return found;
 }
 
-/** Entries of .gitignore that name one path (what a build or a benchmark makes: `dist/`, `bench/.work/`). */
-function ignoredPrefixes(root: string): string[] {
-  return readFileSync(join(root, '.gitignore'), 'utf8')
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '' && !l.startsWith('#') && !/[*?[\]!]/.test(l));
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+function slug(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
 }
 
-/** The files and directories under `dir` (relative, forward slashes). */
-function walk(root: string, dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(join(root, dir), { withFileTypes: true })) {
-    if (e.name === 'node_modules' || e.name === '.git') continue;
-    const rel = dir === '' ? e.name : `${dir}/${e.name}`;
-    out.push(e.isDirectory() ? `${rel}/` : rel);
-    if (e.isDirectory()) out.push(...walk(root, rel));
-  }
-  return out;
-}
-
-/**
- * Whether `path` names something under `root`: a file or directory, or, when
- * it is a pattern (`*`, `{a,b}`, `<NAME>`, `…`, or a word in capitals such as
- * `NAME`), at least one.
- */
-function exists(root: string, path: string, tree: () => string[]): boolean {
-  if (existsSync(join(root, path))) return true;
-  const re = patternOf(path);
-  return re !== undefined && tree().some((p) => re.test(p));
-}
-
-/** `path` as a regular expression over {@link walk}'s names, or undefined when it has no wildcard. */
-function patternOf(path: string): RegExp | undefined {
-  let out = '';
-  let wild = false;
-  for (let i = 0; i < path.length;) {
-    const rest = path.slice(i);
-    const m =
-      /^(\*\*\/?|\*|…|<[^>]*>|\{[^}]*\})/.exec(rest) ??
-      (/[A-Za-z]/.test(path[i - 1] ?? '') ? null : /^[A-Z][A-Z_]+(?![A-Za-z])/.exec(rest));
-    if (m === null) {
-      out += escape(path[i]!);
-      i += 1;
-      continue;
-    }
-    const t = m[0];
-    wild = true;
-    if (t === '**/') out += '(?:.*/)?';
-    else if (t === '**') out += '.*';
-    else if (t.startsWith('{')) out += `(?:${t.slice(1, -1).split(',').map(escape).join('|')})`;
-    else out += '[^/]*';
-    i += t.length;
-  }
-  return wild ? new RegExp(`^${out}/?$`) : undefined;
-}
-
-const escape = (s: string): string => s.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&');
-
-/** Every mention in `docs` (relative paths under `root`) of a path that does not exist, as `doc:line: path`. */
-function missingPaths(root: string, docs: readonly string[]): string[] {
-  const ignored = ignoredPrefixes(root);
-  let files: string[] | undefined;
-  const tree = (): string[] => (files ??= walk(root, ''));
-  return docs.flatMap((doc) =>
-    mentionedPaths(readFileSync(join(root, doc), 'utf8'))
-      .filter(({ path }) => NOT_OURS[doc]?.[path] === undefined)
-      .filter(({ path }) => !ignored.some((g) => path === g || path.startsWith(g.endsWith('/') ? g : `${g}/`)))
-      .filter(({ path }) => !exists(root, path, tree))
-      .map(({ line, path, written }) => `${doc}:${line}: \`${written ?? path}\` does not exist (${path})`),
+/** The anchors of a markdown document's headings. */
+function anchorsOf(root: string, doc: string): Set<string> {
+  return new Set(
+    readFileSync(join(root, doc), 'utf8')
+      .split('\n')
+      .filter((l) => /^#{1,6} /.test(l))
+      .map((l) => slug(l.replace(/^#+ /, ''))),
   );
 }
 
-const DOCS = [
-  'README.md',
-  'ARCHITECTURE.md',
-  'CONTRIBUTING.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .sort()
-    .map((f) => `docs/${f}`),
-];
+/** What of `text` (the document `doc`) names a path or an anchor that does not exist, as `doc:line: path`. */
+function missingIn(root: string, doc: string, text: string, tree: () => readonly string[]): string[] {
+  return mentionedPaths(text, doc)
+    .filter(({ path }) => NOT_OURS[doc]?.[path] === undefined)
+    .flatMap(({ line, path, written, anchor, bare }) => {
+      if (bare) return fileNameExists(root, path, tree) ? [] : [`${doc}:${line}: no file is called \`${path}\``];
+      if (!pathExists(root, path, tree)) return [`${doc}:${line}: \`${written ?? path}\` does not exist (${path})`];
+      if (anchor !== undefined && path.endsWith('.md') && !anchorsOf(root, path).has(anchor))
+        return [`${doc}:${line}: ${path} has no heading #${anchor}`];
+      return [];
+    });
+}
+
+let repo: string[] | undefined;
+const tree = (): string[] => (repo ??= repoTree(ROOT));
+
+const DOCS = documents(ROOT);
 
 describe('the paths the documents name exist', () => {
   it('README.md, ARCHITECTURE.md, CONTRIBUTING.md and docs/*.md name only paths that exist', () => {
-    expect(missingPaths(ROOT, DOCS)).toEqual([]);
+    expect(DOCS).toEqual(expect.arrayContaining(['ARCHITECTURE.md', 'CONTRIBUTING.md', 'docs/reference.md']));
+    expect(DOCS.flatMap((doc) => missingIn(ROOT, doc, readFileSync(join(ROOT, doc), 'utf8'), tree))).toEqual([]);
   });
 
   it('finds the paths they name (hundreds), not none', () => {
-    const all = DOCS.flatMap((d) => mentionedPaths(readFileSync(join(ROOT, d), 'utf8')));
+    const all = DOCS.flatMap((d) => mentionedPaths(readFileSync(join(ROOT, d), 'utf8'), d));
     expect(all.length).toBeGreaterThan(200);
     expect(all.filter((m) => m.path.startsWith('src/')).length).toBeGreaterThan(50);
   });
@@ -171,9 +147,8 @@ describe('the paths the documents name exist', () => {
       { line: 7, path: 'src/cli/main.ts', written: 'cli/main.ts' },
       { line: 7, path: 'src/installer/gone.ts', written: 'installer/gone.ts' },
     ]);
-    let tree: string[] | undefined;
     const missing = mentionedPaths(text)
-      .filter(({ path }) => !exists(ROOT, path, () => (tree ??= walk(ROOT, ''))))
+      .filter(({ path }) => !pathExists(ROOT, path, tree))
       .map(({ line, path }) => `${line}: ${path}`);
     expect(missing).toEqual([
       '1: src/no/such.ts',
@@ -181,5 +156,43 @@ describe('the paths the documents name exist', () => {
       '6: test/e2e/gone.test.ts',
       '7: src/installer/gone.ts',
     ]);
+  });
+
+  it('reads top-level files and relative links, resolved from the document, with their headings', () => {
+    const text = [
+      'Lint: `eslint.config.js`, `eslint.config.mjs`; `package.json`; see [the reference](reference.md#gone),',
+      '[json](json-ui.md), [api](../etc/provkit.api.md), [nowhere](no-such.md), [web](https://example.com/x.md).',
+      'Named alone: `select-version.ts`, `lock-one.ts`; formats are not files here: `VERSION.json`.',
+    ].join('\n');
+    expect(mentionedPaths(text, 'docs/x.md')).toEqual([
+      { line: 1, path: 'eslint.config.js' },
+      { line: 1, path: 'eslint.config.mjs' },
+      { line: 1, path: 'package.json' },
+      { line: 1, path: 'docs/reference.md', written: 'reference.md', anchor: 'gone' },
+      { line: 2, path: 'docs/json-ui.md', written: 'json-ui.md' },
+      { line: 2, path: 'etc/provkit.api.md', written: '../etc/provkit.api.md' },
+      { line: 2, path: 'docs/no-such.md', written: 'no-such.md' },
+      { line: 3, path: 'select-version.ts', bare: true },
+      { line: 3, path: 'lock-one.ts', bare: true },
+    ]);
+    expect(missingIn(ROOT, 'docs/x.md', text, tree)).toEqual([
+      'docs/x.md:1: `eslint.config.mjs` does not exist (eslint.config.mjs)',
+      'docs/x.md:1: docs/reference.md has no heading #gone',
+      'docs/x.md:2: `no-such.md` does not exist (docs/no-such.md)',
+      'docs/x.md:3: no file is called `lock-one.ts`',
+    ]);
+  });
+
+  it('a wrong path or link added to ARCHITECTURE.md or CONTRIBUTING.md fails, named with its line', () => {
+    for (const doc of ['ARCHITECTURE.md', 'CONTRIBUTING.md']) {
+      const text = readFileSync(join(ROOT, doc), 'utf8');
+      const lines = text.split('\n').length;
+      const wrong = `${text}\nSee \`src/installer/lock-one.ts\`, \`scripts/eslint-no-cycles.mjs\` and [the guide](docs/guide.md).\n`;
+      expect(missingIn(ROOT, doc, wrong, tree)).toEqual([
+        `${doc}:${lines + 1}: \`src/installer/lock-one.ts\` does not exist (src/installer/lock-one.ts)`,
+        `${doc}:${lines + 1}: \`scripts/eslint-no-cycles.mjs\` does not exist (scripts/eslint-no-cycles.mjs)`,
+        `${doc}:${lines + 1}: \`docs/guide.md\` does not exist (docs/guide.md)`,
+      ]);
+    }
   });
 });

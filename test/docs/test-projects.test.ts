@@ -85,3 +85,29 @@ describe('the unit and end-to-end test projects', () => {
     expect(crossings('test/addresses/provider.test.ts')).toEqual([]);
   });
 });
+
+/**
+ * The folders of test/ that test no one layer of src/, and what each holds (CONTRIBUTING.md, "How we test").
+ */
+const CROSS_CUTTING: Record<string, string> = {
+  bench: "the benchmarks' own tests (floors, the WAN proxy)",
+  docs: 'the repository against its documents and house rules',
+  e2e: 'provkit at the process boundary, per behaviour',
+  faults: 'the fault matrix and signals at the process boundary',
+  fixtures: 'data, each with its generator',
+  package: 'the packed package, from a consumer project',
+  support: 'the harness: runners, servers, zips',
+};
+
+describe('test/ mirrors src/', () => {
+  it("every folder of test/ is a folder of src/ (that layer's tests) or one of the cross-cutting ones", () => {
+    const folders = (dir: string): string[] =>
+      readdirSync(join(ROOT, dir), { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)
+        .sort();
+    const layers = new Set(folders('src'));
+    expect(folders('test').filter((f) => !layers.has(f) && CROSS_CUTTING[f] === undefined)).toEqual([]);
+    expect(Object.keys(CROSS_CUTTING).filter((f) => layers.has(f) || !existsSync(join(ROOT, 'test', f)))).toEqual([]);
+  });
+});

@@ -6,13 +6,13 @@
 // PROVENANCE.md there) with a provider of the fake registry beside it.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace } from '../support/e2e.js';
-import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
+import { type RemoteFault, startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider, makeProviderZip } from '../support/servers/packages.js';
 import { checkSarif } from '../support/sarif.js';
 import { hashZipPackage } from '../../src/hashing/index.js';
@@ -84,6 +84,32 @@ async function lockBlock(version: string, platforms: readonly string[]): Promise
   return text.slice(text.indexOf('provider "'));
 }
 
+/**
+ * Checks a SARIF log against the SARIF 2.1.0 JSON schema and against the
+ * same run's `-json`: one result per violation of an `audit_hash`, with its
+ * rule, at the line and column of the hash's opening quote in `lockText`.
+ */
+function expectSarifAgrees(sarifPath: string, json: ReadonlyArray<Record<string, unknown>>, lockText: string): void {
+  const sarif = JSON.parse(readFileSync(sarifPath, 'utf8')) as Record<string, unknown>;
+  expect(checkSarif(sarif)).toEqual([]);
+  const lines = lockText.split('\n');
+  const at = (hash: string): [number, number] => {
+    const i = lines.findIndex((l) => l.includes(`"${hash}"`));
+    return [i + 1, lines[i]!.indexOf('"') + 1];
+  };
+  const expected = json
+    .filter((l) => l['type'] === 'audit_hash')
+    .flatMap((h) =>
+      (h['violations'] as Array<{ code: string }>).map((v) => [v.code, h['lock_file'], ...at(h['hash'] as string)]),
+    );
+  const results = (sarif['runs'] as Array<{ results: Array<Record<string, unknown>> }>)[0]!.results.map((x) => {
+    const loc = (x['locations'] as Array<{ physicalLocation: Record<string, Record<string, unknown>> }>)[0]!
+      .physicalLocation;
+    return [x['ruleId'], loc['artifactLocation']!['uri'], loc['region']!['startLine'], loc['region']!['startColumn']];
+  });
+  expect(results).toEqual(expected);
+}
+
 describe('provkit audit -base in a git repository', () => {
   let repo: string;
   let baseLock: string;
@@ -102,13 +128,35 @@ describe('provkit audit -base in a git repository', () => {
     git(repo, 'commit', '-qm', 'base');
   }, 60_000);
 
-  /** Commits `lock` (the whole file) on a branch made from main and audits it against main. */
-  async function auditChange(branch: string, lock: string, ...flags: string[]): Promise<CliResult> {
+  /** A scenario's audit against main: the table (with `-sarif`), its requests, and the same audit's `-json`. */
+  interface Audited {
+    readonly human: CliResult;
+    readonly requests: string[];
+    readonly json: Array<Record<string, unknown>>;
+    readonly jsonCode: number | null;
+  }
+
+  /**
+   * Commits `lock` (the whole file; undefined: a change beside it) on a branch
+   * made from main and audits it against main: once for people with
+   * `-sarif`, checked against the SARIF 2.1.0 schema and against the `-json`
+   * run that follows.
+   */
+  async function auditChange(branch: string, lock: string | undefined): Promise<Audited> {
     git(repo, 'checkout', '-q', '-B', branch, 'main');
-    writeFileSync(join(repo, '.terraform.lock.hcl'), lock);
+    if (lock === undefined) writeFileSync(join(repo, 'README.md'), `infrastructure, ${branch}\n`);
+    else writeFileSync(join(repo, '.terraform.lock.hcl'), lock);
     git(repo, 'commit', '-qam', branch, '--allow-empty');
+    const sarifPath = join(w.base, `${branch}.sarif`);
     await reg.mark();
-    return runCli(['audit', '-base=main', ...flags], { cwd: repo, env: w.env });
+    const human = await runCli(['audit', '-base=main', `-sarif=${sarifPath}`], { cwd: repo, env: w.env });
+    const requests = (await reg.log()).map((x) => x.path);
+    const j = await runCli(['audit', '-base=main', '-json'], { cwd: repo, env: w.env });
+    const json = jsonLines(j);
+    expect(j.code, j.stderr).toBe(human.code);
+    expectSarifAgrees(sarifPath, json, readFileSync(join(repo, '.terraform.lock.hcl'), 'utf8'));
+    expect(w.tmpLeftovers()).toEqual([]);
+    return { human, requests, json, jsonCode: j.code };
   }
 
   const replaceIn = (text: string, from: string, to: string): string => {
@@ -116,53 +164,47 @@ describe('provkit audit -base in a git repository', () => {
     return text.replace(from, to);
   };
   const h1Lines = (block: string): string[] => [...block.matchAll(/"(h1:[^"]+)"/g)].map((m) => m[1]!);
+  const hashes = (json: ReadonlyArray<Record<string, unknown>>): Array<Record<string, unknown>> =>
+    json.filter((l) => l['type'] === 'audit_hash');
+  const escaped = (hash: string): string => hash.replace(/[+/=]/g, '\\$&');
 
   it('(f) a change that leaves the lock file alone passes without a request', async () => {
-    git(repo, 'checkout', '-q', '-B', 'f', 'main');
-    writeFileSync(join(repo, 'README.md'), 'infrastructure, documented\n');
-    git(repo, 'commit', '-qam', 'docs');
-    await reg.mark();
-    const r = await runCli(['audit', '-base=main'], { cwd: repo, env: w.env });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe(
+    const { human, requests, json } = await auditChange('f', undefined);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toBe(
       'Audit passed: 0 hashes in 1 lock file audited, every one vouched for as the policy asks (nothing downloaded).\n',
     );
-    expect(await reg.log()).toEqual([]);
+    expect(requests).toEqual([]);
+    expect(json.filter((l) => l['type'] !== 'version')).toMatchObject([
+      { type: 'audit_summary', lock_files: 1, hashes: 0, failing: 0, downloads: 0, pass: true },
+    ]);
   });
 
   it('(a) one h1: replaced with another package’s is vouched for by nobody, and the removed one is listed', async () => {
     const old = h1Lines(block100)[0]!;
-    const sarifPath = join(w.base, 'a.sarif');
-    const r = await auditChange('a', replaceIn(baseLock, old, otherH1), `-sarif=${sarifPath}`);
-    expect(r.code, r.stderr).toBe(2);
-    const out = r.stdout;
+    const { human, json } = await auditChange('a', replaceIn(baseLock, old, otherH1));
+    expect(human.code, human.stderr).toBe(2);
+    const out = human.stdout;
     expect(out).toContain(`${reg.host}/acme/demo 1.0.0: hash removed ${old}`);
-    expect(out).toMatch(new RegExp(`\\? +${otherH1.replace(/[+/=]/g, '\\$&')} +FAIL +nobody`));
+    expect(out).toMatch(new RegExp(`\\? +${escaped(otherH1)} +FAIL +nobody`));
     expect(out).toContain('HASH_UNVOUCHED: no source vouches for this hash');
     expect(out).toMatch(
       /Audit failed: 1 hash in 1 lock file audited, 1 not vouched for as the policy asks \(3 packages downloaded\)\./,
     );
-    // SARIF: valid 2.1.0, the one violation at the line of the hash.
-    const sarif = JSON.parse(readFileSync(sarifPath, 'utf8')) as Record<string, unknown>;
-    expect(checkSarif(sarif)).toEqual([]);
-    const line =
-      readFileSync(join(repo, '.terraform.lock.hcl'), 'utf8')
-        .split('\n')
-        .findIndex((l) => l.includes(otherH1)) + 1;
-    const results = (sarif['runs'] as Array<{ results: Array<Record<string, unknown>> }>)[0]!.results;
-    expect(results.map((x) => [x['ruleId'], JSON.stringify(x['locations'])])).toEqual([
-      [
-        'HASH_UNVOUCHED',
-        JSON.stringify([
-          {
-            physicalLocation: {
-              artifactLocation: { uri: '.terraform.lock.hcl', uriBaseId: '%SRCROOT%' },
-              region: { startLine: line, startColumn: 5 },
-            },
-          },
-        ]),
-      ],
+    expect(json.filter((l) => l['type'] === 'audit_change')).toMatchObject([
+      { change: 'hash-removed', provider: `${reg.host}/acme/demo`, version: '1.0.0', hash: old },
     ]);
+    expect(hashes(json)).toMatchObject([
+      {
+        '@level': 'error',
+        hash: otherH1,
+        platform: null,
+        dispositions: [],
+        pass: false,
+        violations: [{ code: 'HASH_UNVOUCHED' }],
+      },
+    ]);
+    expect(json.at(-1)).toMatchObject({ type: 'audit_summary', hashes: 1, failing: 1, downloads: 3, pass: false });
   });
 
   it('(b) a zh: in no SHA256SUMS fails, in -json with its dispositions', async () => {
@@ -172,12 +214,13 @@ describe('provkit audit -base in a git repository', () => {
       `    "${h1Lines(block100)[0]!}",\n`,
       `    "${h1Lines(block100)[0]!}",\n    "${stray}",\n`,
     );
-    const r = await auditChange('b', lock, '-json');
-    expect(r.code, r.stderr).toBe(2);
-    const lines = jsonLines(r);
-    const hashes = lines.filter((l) => l['type'] === 'audit_hash');
-    expect(hashes).toHaveLength(1);
-    expect(hashes[0]).toMatchObject({
+    const { human, json } = await auditChange('b', lock);
+    expect(human.code, human.stderr).toBe(2);
+    expect(human.stdout).toMatch(new RegExp(`^ {4}\\? +${stray} +FAIL +nobody$`, 'm'));
+    expect(human.stdout).toContain('HASH_UNVOUCHED: no source vouches for this hash');
+    expect(human.stdout).toMatch(/^Audit failed: 1 hash in 1 lock file audited, 1 not vouched for/m);
+    expect(hashes(json)).toHaveLength(1);
+    expect(hashes(json)[0]).toMatchObject({
       '@level': 'error',
       lock_file: '.terraform.lock.hcl',
       provider: `${reg.host}/acme/demo`,
@@ -189,7 +232,7 @@ describe('provkit audit -base in a git repository', () => {
       violations: [{ code: 'HASH_UNVOUCHED', message: 'no source vouches for this hash' }],
       policy: 'provkit.hcl',
     });
-    expect(lines.at(-1)).toMatchObject({ type: 'audit_summary', hashes: 1, failing: 1, pass: false });
+    expect(json.at(-1)).toMatchObject({ type: 'audit_summary', hashes: 1, failing: 1, pass: false });
   });
 
   it('(c) a bump with h1: hashes from a mirror: the package the registry signed is verified, a rebuilt one is not', async () => {
@@ -200,61 +243,100 @@ describe('provkit audit -base in a git repository', () => {
       linuxH1.find((h) => h !== undefined)!,
       rebuiltDarwinH1,
     );
-    const r = await auditChange('c', baseLock.replace(block100, fromMirror), '-json');
-    expect(r.code, r.stderr).toBe(2);
-    const lines = jsonLines(r);
-    expect(lines.filter((l) => l['type'] === 'audit_change')).toMatchObject([
+    const { human, json } = await auditChange('c', baseLock.replace(block100, fromMirror));
+    expect(human.code, human.stderr).toBe(2);
+    expect(human.stdout).toContain(`${reg.host}/acme/demo: version changed from 1.0.0 to 1.1.0`);
+    expect(human.stdout).toMatch(new RegExp(`^ {4}\\? +${escaped(rebuiltDarwinH1)} +FAIL +nobody$`, 'm'));
+    expect(human.stdout).toMatch(/^ {4}\S+ +h1:\S+ +ok +verified locally \(key /m);
+    expect(json.filter((l) => l['type'] === 'audit_change')).toMatchObject([
       { change: 'version-changed', from: '1.0.0', version: '1.1.0' },
     ]);
-    const verdicts = lines
-      .filter((l) => l['type'] === 'audit_hash')
-      .map((l) => [l['hash'], l['pass'], (l['dispositions'] as Array<{ kind: string }>)[0]?.kind]);
+    const verdicts = hashes(json).map((l) => [
+      l['hash'],
+      l['pass'],
+      (l['dispositions'] as Array<{ kind: string }>)[0]?.kind,
+    ]);
     expect(verdicts).toEqual(
       expect.arrayContaining([
         [rebuiltDarwinH1, false, undefined],
         [expect.stringMatching(/^h1:/), true, 'verified-locally'],
       ]),
     );
-    expect(lines.at(-1)).toMatchObject({ type: 'audit_summary', hashes: 2, failing: 1, downloads: 3 });
+    expect(json.at(-1)).toMatchObject({ type: 'audit_summary', hashes: 2, failing: 1, downloads: 3 });
   });
 
   it('(d) registry-reported h1: for a platform nobody downloaded is checked against its package', async () => {
     // What OpenTofu 1.12 adds for windows_amd64 from the registry's `packages`: the signed zh: and the reported h1:.
     const windowsZh = `zh:${(await reg.call('sha256', 'acme', 'demo', '1.0.0', 'windows_amd64')) as string}`;
     const block = replaceIn(block100, '  hashes = [\n', `  hashes = [\n    "${wrongReportedH1}",\n`);
-    const lock = baseLock.replace(block100, block);
     // The lock already has windows_amd64's zh: (a signed SHA256SUMS covers every platform).
     expect(block100).toContain(windowsZh);
-    const r = await auditChange('d', lock);
-    expect(r.code, r.stderr).toBe(2);
-    expect(r.stdout).toMatch(
-      new RegExp(`windows_amd64 +${wrongReportedH1.replace(/[+/=]/g, '\\$&')} +FAIL +reported by the registry`),
+    const { human, requests, json } = await auditChange('d', baseLock.replace(block100, block));
+    expect(human.code, human.stderr).toBe(2);
+    expect(human.stdout).toMatch(
+      new RegExp(`windows_amd64 +${escaped(wrongReportedH1)} +FAIL +reported by the registry`),
     );
-    expect(r.stdout).toContain('HASH_CONTRADICTED: reported for a platform whose package hashed here to h1:');
+    expect(human.stdout).toContain('HASH_CONTRADICTED: reported for a platform whose package hashed here to h1:');
     // Only the package the change is about was downloaded.
-    const archives = (await reg.log()).filter((x) => x.path.endsWith('.zip')).map((x) => x.path);
-    expect(archives).toEqual([expect.stringMatching(/windows_amd64\.zip$/)]);
+    expect(requests.filter((x) => x.endsWith('.zip'))).toEqual([expect.stringMatching(/windows_amd64\.zip$/)]);
+    expect(hashes(json)).toMatchObject([
+      {
+        hash: wrongReportedH1,
+        platform: 'windows_amd64',
+        dispositions: [{ kind: 'reported-by-registry' }],
+        pass: false,
+        violations: [{ code: 'HASH_CONTRADICTED' }],
+      },
+    ]);
+    expect(json.at(-1)).toMatchObject({ type: 'audit_summary', hashes: 1, failing: 1, downloads: 1 });
   });
 
   it('(e) a release signed by a key outside trusted_keys fails though the registry vouches for the key', async () => {
     const block120 = await lockBlock('1.2.0', ['linux_amd64', 'darwin_arm64']);
-    const r = await auditChange('e', baseLock.replace(block100, block120));
-    expect(r.code, r.stderr).toBe(2);
+    const { human, json } = await auditChange('e', baseLock.replace(block100, block120));
+    expect(human.code, human.stderr).toBe(2);
     const otherKey = reg.keyIds[1]!;
-    expect(r.stdout).toContain(`signed by key ${otherKey}, which is not one of the trusted_keys of provkit.hcl`);
-    expect(r.stdout).not.toMatch(/ ok /);
+    expect(human.stdout).toContain(`signed by key ${otherKey}, which is not one of the trusted_keys of provkit.hcl`);
+    expect(human.stdout).not.toMatch(/ ok /);
+    const audited = hashes(json);
+    expect(audited.length).toBeGreaterThan(0);
+    for (const h of audited) {
+      expect(h['pass']).toBe(false);
+      expect((h['violations'] as Array<{ code: string }>).map((v) => v.code)).toContain('KEY_NOT_TRUSTED');
+    }
+    expect(json.at(-1)).toMatchObject({ type: 'audit_summary', failing: audited.length, pass: false });
   });
 
-  it('a signature that cannot be fetched is an error, never a pass', async () => {
-    await reg.setFault(await reg.path('signature', 'acme', 'demo', '1.1.0'), { kind: 'status', status: 404 });
-    try {
-      const r = await auditChange('fault', baseLock.replace('version     = "1.0.0"', 'version     = "1.1.0"'));
-      expect(r.code).toBe(1);
-      expect(r.stdout).not.toContain('Audit passed');
-      expect(r.stderr).toContain('Error:');
-    } finally {
-      await reg.clearFaults();
+  it('faults while auditing are errors (exit 1), never a pass: a signature that cannot be fetched, a registry that is down', async () => {
+    git(repo, 'checkout', '-q', '-B', 'fault', 'main');
+    writeFileSync(
+      join(repo, '.terraform.lock.hcl'),
+      baseLock.replace('version     = "1.0.0"', 'version     = "1.1.0"'),
+    );
+    git(repo, 'commit', '-qam', 'fault');
+    const faults: Array<[string | RegExp, RemoteFault]> = [
+      [await reg.path('signature', 'acme', 'demo', '1.1.0'), { kind: 'status', status: 404 }],
+      // Every connection reset: the registry is down (no retry, to be quick).
+      [/./, { kind: 'reset' }],
+    ];
+    for (const [path, fault] of faults) {
+      await reg.setFault(path, fault);
+      try {
+        const env = { ...w.env, PROVKIT_HTTP_TUNING: 'retries=0' };
+        const r = await runCli(['audit', '-base=main', `-sarif=${join(w.base, 'fault.sarif')}`], { cwd: repo, env });
+        expect(r.code, `${fault.kind}: ${r.stderr}`).toBe(1);
+        expect(r.stdout).not.toContain('Audit passed');
+        expect(r.stderr).toMatch(/^Error: /m);
+        expect(existsSync(join(w.base, 'fault.sarif'))).toBe(false);
+        const j = await runCli(['audit', '-base=main', '-json'], { cwd: repo, env });
+        expect(j.code).toBe(1);
+        expect(jsonLines(j).filter((l) => l['type'] === 'audit_summary')).toEqual([]);
+        expect(jsonLines(j).some((l) => l['type'] === 'diagnostic' && l['@level'] === 'error')).toBe(true);
+      } finally {
+        await reg.clearFaults();
+      }
     }
+    expect(w.tmpLeftovers()).toEqual([]);
   });
 });
 

@@ -23,7 +23,7 @@ import { parseConstraints, parsePlatform, parseProviderSource, parseVersion } fr
 import { parseHash } from '../../src/hashing/index.js';
 import { mirrorIndexJSON, mirrorVersionJSON } from '../../src/layout/index.js';
 import { Locks, newProviderLock, serializeLocks } from '../../src/lockfile/index.js';
-import { MIRROR, readTar, sha256, snapshot, type RawEntry, writeTar } from '../bundle/helpers.js';
+import { MIRROR, readTar, sha256, snapshot, type RawEntry, writeTar } from '../bundles/helpers.js';
 import { BIN, e2eWorkspace, runCli, type E2eWorkspace, packageHashes } from '../support/e2e.js';
 import { buildZip } from '../support/zip-writer.js';
 

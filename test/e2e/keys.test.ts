@@ -157,6 +157,130 @@ describe('provkit keys', () => {
   });
 });
 
+/** An audit block pinning the fixture key `name`. */
+const pins = (name: string): string => `audit {\n  trusted_keys = ["${fingerprints[name]!}"]\n}\n`;
+
+describe('keys -recursive and audit -recursive judge each root by its own provkit.hcl', () => {
+  let tree: string;
+  beforeAll(async () => {
+    // The working directory pins a third key: neither root may be judged by it.
+    tree = w.project('policies', { 'provkit.hcl': pins('expired') });
+    await lockedProject('policies/a', '1.1.0', pins('main'));
+    await lockedProject('policies/b', '1.1.0', pins('other'));
+  }, 60_000);
+
+  it('keys: the root pinning the signing key passes, the root pinning another is flagged, each naming its policy file', async () => {
+    const r = await runCli(['keys', '-recursive'], { cwd: tree, env: w.env });
+    expect(r.code, r.stderr).toBe(2);
+    const row = `  ${ids['main']!}  never    1.1.0 (locked)`;
+    expect(r.stdout).toBe(
+      [
+        `${reg.host}/acme/demo: 1 version (1 locked), 1 key`,
+        '  judged by a/provkit.hcl for root a',
+        '  KEY ID            EXPIRES  VERSIONS',
+        row,
+        `    fingerprint ${fingerprints['main']!}`,
+        '',
+        `${reg.host}/acme/demo: 1 version (1 locked), 1 key`,
+        '  judged by b/provkit.hcl for root b',
+        '  KEY ID            EXPIRES  VERSIONS',
+        row,
+        `    fingerprint ${fingerprints['main']!}`,
+        `    KEY_NOT_TRUSTED: key ${ids['main']!} is not one of the trusted_keys of b/provkit.hcl`,
+        '',
+        'Keys: 1 signing key of 1 version of 1 provider; 1 flagged.',
+        '',
+      ].join('\n'),
+    );
+    const json = await runCli(['keys', '-recursive', '-json'], { cwd: tree, env: w.env });
+    expect(json.code, json.stderr).toBe(2);
+    const judged = jsonLines(json)
+      .filter((l) => l['type'] === 'keys_provider' || l['type'] === 'signing_key')
+      .map((l) => [l['type'], l['roots'], l['policy_file'], l['@level']]);
+    expect(judged).toEqual([
+      ['signing_key', ['a'], 'a/provkit.hcl', 'info'],
+      ['keys_provider', ['a'], 'a/provkit.hcl', 'info'],
+      ['signing_key', ['b'], 'b/provkit.hcl', 'error'],
+      ['keys_provider', ['b'], 'b/provkit.hcl', 'error'],
+    ]);
+    expect(jsonLines(json).at(-1)).toMatchObject({ type: 'keys_summary', providers: 1, keys: 1, flagged: 1 });
+  });
+
+  it('audit: each root’s hashes are judged by its own file, and -json names that file', async () => {
+    const r = await runCli(['audit', '-recursive', '-json'], { cwd: tree, env: w.env });
+    expect(r.code, r.stderr).toBe(2);
+    const verdicts = new Set(
+      jsonLines(r)
+        .filter((l) => l['type'] === 'audit_hash')
+        .map((l) =>
+          JSON.stringify([
+            l['lock_file'],
+            l['policy'],
+            l['pass'],
+            (l['violations'] as Array<{ code: string }>).map((v) => v.code),
+          ]),
+        ),
+    );
+    expect([...verdicts].sort()).toEqual([
+      JSON.stringify(['a/.terraform.lock.hcl', 'a/provkit.hcl', true, []]),
+      JSON.stringify(['b/.terraform.lock.hcl', 'b/provkit.hcl', false, ['KEY_NOT_TRUSTED']]),
+    ]);
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+});
+
+describe('keys against a mirror: a mirror vouches for no signing key', () => {
+  it('-fs-mirror: every version is NOT_SIGNED, the reason being the mirror (exit 2)', async () => {
+    const dir = join(w.base, 'fs-mirror');
+    const m = await runCli(['mirror', '-platform=linux_amd64', dir], { cwd: project, env: w.env });
+    expect(m.code, m.stderr).toBe(0);
+    const r = await runCli(['keys', `-fs-mirror=${dir}`], { cwd: project, env: w.env });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toBe(
+      [
+        `${reg.host}/acme/demo: 1 version (1 locked), 0 keys`,
+        `  NOT_SIGNED: no key vouches for 1.1.0 (${dir} is a mirror: no SHA256SUMS, no signature)`,
+        '',
+        'Keys: 0 signing keys of 1 version of 1 provider; 1 flagged.',
+        '',
+      ].join('\n'),
+    );
+    const json = await runCli(['keys', `-fs-mirror=${dir}`, '-json'], { cwd: project, env: w.env });
+    expect(json.code, json.stderr).toBe(2);
+    expect(jsonLines(json).find((l) => l['type'] === 'keys_provider')).toMatchObject({
+      versions: [{ version: '1.1.0', locked: true, key_id: null, not_signed_reason: 'mirror' }],
+      findings: [{ code: 'NOT_SIGNED', flagged: true, versions: ['1.1.0'], reasons: ['mirror'] }],
+    });
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+
+  it('-net-mirror -available -json: the mirror’s versions not signed (mirror), a locked one it lacks not available; a mirror that cannot be asked is an error', async () => {
+    const mirror = await host.netMirror({
+      providers: [await makeProvider('acme', 'demo', ['1.0.0'], PLATFORMS, reg.host)],
+    });
+    const args = ['keys', `-net-mirror=${mirror.url}`, '-available', '-json'];
+    const r = await runCli(args, { cwd: project, env: w.env });
+    expect(r.code, r.stderr).toBe(2);
+    const lines = jsonLines(r);
+    expect(lines.filter((l) => l['type'] === 'signing_key')).toEqual([]);
+    expect(lines.find((l) => l['type'] === 'keys_provider')).toMatchObject({
+      '@level': 'error',
+      versions: [
+        { version: '1.0.0', locked: false, key_id: null, not_signed_reason: 'mirror' },
+        { version: '1.1.0', locked: true, key_id: null, not_signed_reason: 'not-available' },
+      ],
+      findings: [{ code: 'NOT_SIGNED', versions: ['1.0.0', '1.1.0'], reasons: ['mirror', 'not-available'] }],
+    });
+    expect(lines.at(-1)).toMatchObject({ type: 'keys_summary', keys: 0, versions: 2, flagged: 1, pass: false });
+
+    await mirror.setFault(await mirror.path('index', reg.host, 'acme', 'demo'), { kind: 'status', status: 500 });
+    const down = await runCli(args, { cwd: project, env: w.env });
+    expect(down.code).toBe(1);
+    expect(down.stdout).not.toContain('keys_summary');
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+});
+
 /**
  * The lines of a screen (wrapped lines joined) wider than the terminal that
  * are not one unbreakable word: a table or a sentence the terminal folded

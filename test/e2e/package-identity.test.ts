@@ -16,7 +16,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { readTar } from '../bundle/helpers.js';
+import { readTar } from '../bundles/helpers.js';
 import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import {

@@ -41,7 +41,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { hashPackageDir, hashZipPackage } from '../../src/hashing/index.js';
 import { extractPackage } from '../../src/installer/extract.js';
-import { MIRROR } from '../bundle/helpers.js';
+import { MIRROR } from '../bundles/helpers.js';
 import { startServe, type ServeChild } from '../serve/child.js';
 import { runCli } from '../support/e2e.js';
 

@@ -53,7 +53,7 @@ describe('which signing keys are flagged', () => {
         {
           version: parseVersion('1.1.0'),
           locked: true,
-          signature: { kind: 'not-signed', reason: 'signature check skipped: no keys' },
+          signature: { kind: 'not-signed', reason: 'signature-skipped', detail: 'signature check skipped: no keys' },
         },
         signed('1.2.0', A),
       ],
@@ -61,5 +61,6 @@ describe('which signing keys are flagged', () => {
     );
     expect(flagged(r)).toEqual(['NOT_SIGNED 1.1.0']);
     expect(r.findings[0]!.message).toBe('no key vouches for 1.1.0 (signature check skipped: no keys)');
+    expect(r.findings[0]!.reasons).toEqual(['signature-skipped']);
   });
 });

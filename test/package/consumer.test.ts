@@ -290,7 +290,7 @@ describe('npm pack', () => {
       const text = readFileSync(join(consumer, 'node_modules/provkit', f), 'utf8');
       for (const target of markdownLinks(f, text)) if (!shipped.has(target)) dangling.push(`${f} → ${target}`);
     }
-    // Documents named in the typings, the code and the docs (README's "see docs/x.md", a TSDoc "etc/provkit.api.md").
+    // Documents named in the typings, the code and the docs (README's "see docs/NAME.md", a TSDoc "etc/provkit.api.md").
     const named = /\b(docs\/[a-z0-9-]+\.md|etc\/provkit\.api\.md|ARCHITECTURE\.md|CONTRIBUTING\.md|README\.md)\b/g;
     for (const f of files.filter((p) => /\.(md|d\.ts|js|cjs)$/.test(p))) {
       const text = readFileSync(join(consumer, 'node_modules/provkit', f), 'utf8');

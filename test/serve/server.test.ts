@@ -22,7 +22,7 @@ import {
   type MirrorServer,
 } from '../../src/serve/server.js';
 import { testTls, type TestTls } from '../support/servers/tls.js';
-import { MIRROR } from '../bundle/helpers.js';
+import { MIRROR } from '../bundles/helpers.js';
 
 const DEMO = 'registry.example.test/acme/demo';
 const ZIP = `${DEMO}/terraform-provider-demo_1.1.0_linux_amd64.zip`;

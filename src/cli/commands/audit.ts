@@ -6,10 +6,10 @@
  * 2 (a hash violates the policy; as `lock -check` uses 2 for "would
  * change"), 1 (an error: nothing is passed that was not checked).
  */
-import { join, posix, relative, resolve, sep } from 'node:path';
+import { join, posix, resolve, sep } from 'node:path';
 
 import { type Flavor } from '../../addresses/index.js';
-import { type AuditPolicy, discoverRoots, findPolicy } from '../../config/index.js';
+import { discoverRoots } from '../../config/index.js';
 import { diagnosticFromError, ErrorCode, systemErrorCode } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
 import { readRegularFile } from '../../fs/read.js';
@@ -32,6 +32,7 @@ import {
 } from '../../ui/audit.js';
 import type { Diagnostic } from '../../ui/human.js';
 import { fittedLines } from '../../ui/table.js';
+import { type PolicyCache, rootAuditPolicy } from '../audit-policy.js';
 import { placed, reportDiagnostics } from '../diagnostics.js';
 import { checkMirrorFlags, type MirrorFlags } from '../mirror-flags.js';
 import { parseFlags, unexpectedArguments } from '../flags.js';
@@ -116,6 +117,7 @@ export async function auditCommand(args: readonly string[], io: CliIO, globals: 
       mirror,
       ...(commit === undefined ? {} : { commit }),
       cache: new Map(),
+      policies: new Map(),
       sources: new Map(),
       downloads: 0,
     };
@@ -158,6 +160,7 @@ interface AuditRun {
   readonly mirror: MirrorFlags;
   readonly commit?: string;
   readonly cache: AuditCache;
+  readonly policies: PolicyCache;
   /** One source per flavor. */
   readonly sources: Map<Flavor, Promise<Source | undefined>>;
   downloads: number;
@@ -199,11 +202,8 @@ async function auditRoot(run: AuditRun, root: string): Promise<AuditedLockFile |
   const locks = parse(bytes, shown);
   const baseLocks = run.commit === undefined ? undefined : parse(baseBytes, `${shown} at ${run.commit.slice(0, 12)}`);
   if (locks === 'failed' || baseLocks === 'failed') return 'failed';
-  const policy = await findPolicy(dir, globals.cwd);
-  if (policy.diagnostics.some((d) => d.severity === 'error')) {
-    ui.diagnostics(policy.diagnostics.map((d) => placed(d)));
-    return 'failed';
-  }
+  const policy = await rootAuditPolicy(dir, globals.cwd, ui, run.policies);
+  if (policy === 'failed') return 'failed';
   let source = run.sources.get(flavor);
   if (source === undefined) run.sources.set(flavor, (source = r.source(run.mirror, 'registry', ui, flavor)));
   const src = await source;
@@ -216,7 +216,7 @@ async function auditRoot(run: AuditRun, root: string): Promise<AuditedLockFile |
     pool: r.pool(),
     http: r.http(),
     ...r.hashStore(),
-    ...(policy.audit === undefined ? {} : { policy: auditPolicyShown(policy.audit, dir, globals.cwd) }),
+    ...policy,
     flavor,
     signal: r.signal,
     cache: run.cache,
@@ -229,10 +229,4 @@ async function auditRoot(run: AuditRun, root: string): Promise<AuditedLockFile |
     changes: outcome.changes,
     positionOf: (h) => positions.get(h.provider.toString())?.get(h.hash.text),
   };
-}
-
-/** The policy with its file named as the working directory sees it. */
-function auditPolicyShown(policy: AuditPolicy, dir: string, cwd: string): AuditPolicy {
-  const file = relative(cwd, resolve(dir, policy.file)).split(sep).join('/') || policy.file;
-  return { ...policy, file };
 }

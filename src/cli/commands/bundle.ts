@@ -393,7 +393,7 @@ async function writeLockOut(ui: Renderer, path: string, lockFile: Uint8Array, ta
   }
 }
 
-/** `bundle import BUNDLE.tar oci://…` (installer/bundle/import-oci.ts). */
+/** `bundle import BUNDLE.tar oci://…` (bundles/import-oci.ts). */
 async function bundleImportOci(
   r: RunResources,
   ui: Renderer,

@@ -57,10 +57,23 @@ TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE.
 `;
 
 export function installCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
-  return runInterruptibleWith(io, globals, 'provkit install', (r) => installRun(args, r));
+  // Each package is put in place whole as soon as it is installed (installer/install.ts); the lock file is
+  // written last. An interrupt before that write leaves the packages installed before it, and the lock file
+  // as it was.
+  const installed = { packages: 0 };
+  return runInterruptibleWith(
+    io,
+    globals,
+    'provkit install',
+    (r) => installRun(args, r, installed),
+    () =>
+      installed.packages === 0
+        ? 'nothing was changed'
+        : `${count(installed.packages, 'provider package')} installed before it ${installed.packages === 1 ? 'is' : 'are'} in place (each whole); the lock file was not changed`,
+  );
 }
 
-async function installRun(args: readonly string[], r: RunResources): Promise<number> {
+async function installRun(args: readonly string[], r: RunResources, installed: { packages: number }): Promise<number> {
   const { io, globals, signal } = r;
   const flags = parseFlags(args, {
     platform: 'string',
@@ -174,6 +187,7 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
     upgrade,
     networkConcurrency,
     events: (e) => {
+      if (e.type === 'install_complete' && e.mode !== 'previously-installed') installed.packages += 1;
       if (e.type === 'install_complete' && e.auth === 'signed') signedKeys.push(e.keyId);
       ui.event(e);
     },
@@ -207,7 +221,8 @@ async function installRun(args: readonly string[], r: RunResources): Promise<num
     });
   }
   if (action === 'write') {
-    // Not after an interrupt: the lock file stays as it was.
+    // Not after an interrupt: the lock file stays as it was (runInterruptible names the packages installed).
+    // An interrupt after the write below is too late to undo it: the outcome stands (exit 0).
     if (signal.aborted) return 1;
     await saveLockFile(lockPath, outcome.locks, globals.flavor);
     ui.summary(

@@ -17,7 +17,6 @@ import { runTreeLock } from '../../installer/lock-tree.js';
 import { LOCK_FILE_NAME } from '../../lockfile/index.js';
 import { MemoizeSource, type Source } from '../../sources/index.js';
 import type { Diagnostic } from '../../ui/human.js';
-import { JsonUI } from '../../ui/json.js';
 import { lockTreeSummary, renderLockRoot } from '../../ui/lock-tree.js';
 import { configDiagnostics, PendingDiagnostics, reportDiagnostics } from '../diagnostics.js';
 import { parsePlatformFlags, requiredProviderArguments } from '../flag-values.js';
@@ -144,9 +143,7 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     enforceSignatures: r.signatures().enforceValidation === true,
     downloads,
   };
-  return recursive
-    ? lockTree({ ...common, json, verbose, written })
-    : lockOne({ ...common, positionals: flags.positionals });
+  return recursive ? lockTree({ ...common, verbose, written }) : lockOne({ ...common, positionals: flags.positionals });
 }
 
 interface RunArgs {
@@ -256,11 +253,11 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
 }
 
 /** `lock -recursive`: every root module below the working directory. */
-async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written: { roots: number } }): Promise<number> {
+async function lockTree(a: RunArgs & { verbose: boolean; written: { roots: number } }): Promise<number> {
   const { r, ui } = a;
   const { io, globals, signal } = r;
   const started = Date.now();
-  const json = a.json ? new JsonUI(io.stdout) : undefined;
+  const json = ui.json;
 
   const tree = await discoverRoots(globals.cwd, { flavor: globals.flavor });
   if (reportDiagnostics(ui, tree.diagnostics, globals.cwd)) return ui.fail([]);
@@ -368,7 +365,10 @@ async function lockTree(a: RunArgs & { json: boolean; verbose: boolean; written:
     [...rootFlavors.values()].some((f) => f.reason !== undefined),
   );
   ui.summary(summary.message, summary.fields);
-  if (signal.aborted) return 1;
+  // Interrupted before every root was done: the roots in progress failed for that one reason, said once
+  // by runInterruptible with the lock files written before it. An interrupt after every root's lock file
+  // was written is too late to undo them: the outcome stands, and runInterruptible says the interrupt
+  // came after completion (as for a single root, lockOne).
   if (failed) return 1;
   return a.check && result.byStatus['would-change'] > 0 ? 2 : 0;
 }

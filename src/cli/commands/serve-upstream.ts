@@ -1,21 +1,15 @@
 /**
  * `provkit serve -upstream STORE` and `serve -offline STORE`: a pull-through
  * mirror (docs/fleet-mirror.md). Thin: flags → policy, store, origin →
- * `startPullThroughMirror` → access and fetch log lines → stop on SIGINT or
- * SIGTERM after the work in flight.
+ * `startPullThroughMirror` → access and fetch log lines; the run's resources
+ * and its stop on SIGINT or SIGTERM, after the work in flight, are
+ * src/cli/resources.ts `serveUntilStopped`.
  */
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
-import {
-  type Diagnostic,
-  describeError,
-  diagnosticFromError,
-  ErrorCode,
-  errorText,
-  ProvkitError,
-} from '../../errors.js';
+import { type Diagnostic, describeError, ErrorCode, errorText, ProvkitError } from '../../errors.js';
 import {
   allowedHosts,
   destinationGuard,
@@ -35,10 +29,9 @@ import type { ParsedFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { ociTemplate, ociTemplateDiagnostic } from '../mirror-flags.js';
-import { withResources } from '../resources.js';
+import { serveUntilStopped } from '../resources.js';
 import { loadCliConfigFor, sourceContext } from '../wiring.js';
-import { stopSignal } from '../interrupt.js';
-import { accessLogger, type SERVE_FLAGS } from './serve-log.js';
+import { accessLogger, type LogLine, type SERVE_FLAGS, serverEnd } from './serve-log.js';
 
 /** The seconds a version list is used before the origin is asked again, by default. */
 const DEFAULT_VERSIONS_TTL_S = 600;
@@ -48,12 +41,7 @@ export interface PullThroughRun {
   readonly listen: { readonly host: string; readonly port: number };
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
   readonly json: boolean;
-  readonly line: (
-    level: 'info' | 'warn' | 'error',
-    message: string,
-    type: string,
-    fields?: Record<string, unknown>,
-  ) => void;
+  readonly line: LogLine;
   readonly diagnostic: (d: Diagnostic) => void;
   readonly fail: (summary: string, detail: string, code?: ErrorCode) => number;
 }
@@ -104,14 +92,16 @@ export async function pullThroughServe(
   }
   noteFlavor(io, globals);
 
-  // The run's resources (src/cli/resources.ts) are closed once the server has stopped, however it ends.
-  return withResources(io, globals, async (r) => {
-    // Fetches to origins go through the destination guard; the store's own registry is the operator's.
-    const origin = offline ? undefined : r.guardedHttp(destinationGuard(policy));
-    const storeHttp = r.http();
-    const pool = r.pool();
-    const { hashStore } = r.hashStore();
-    try {
+  // The server's lifecycle and its resources (HTTP clients, pool, store) are the run's: src/cli/resources.ts.
+  return serveUntilStopped(
+    io,
+    globals,
+    async (r) => {
+      // Fetches to origins go through the destination guard; the store's own registry is the operator's.
+      const origin = offline ? undefined : r.guardedHttp(destinationGuard(policy));
+      const storeHttp = r.http();
+      const pool = r.pool();
+      const { hashStore } = r.hashStore();
       const cli = await loadCliConfigFor(io, globals);
       let store: PackageStore;
       if (oci !== undefined) {
@@ -196,16 +186,10 @@ export async function pullThroughServe(
         if (pinsFrom !== undefined)
           io.stdout.write(`${terminalLine(`Signing keys must be the trusted_keys of ${pinsFrom}.`)}\n`);
       }
-      const signal = await stopSignal();
-      await mirror.close();
-      line('info', `Stopped (${signal})`, 'stopped', { signal });
-      if (!json) io.stdout.write(`Stopped (${signal}).\n`);
-      return 0;
-    } catch (err) {
-      run.diagnostic({ ...diagnosticFromError(err), summary: 'Cannot serve', detail: describeError(err) });
-      return 1;
-    }
-  });
+      return mirror;
+    },
+    serverEnd(io, json, line, run.diagnostic),
+  );
 }
 
 /** One line per package fetched from an origin: stored, or failed and why. */

@@ -1,6 +1,7 @@
 /**
  * `provkit serve DIR`: a read-only network mirror over a mirror directory.
- * Thin: flags → `startMirrorServer` → log lines → stop on SIGINT/SIGTERM.
+ * Thin: flags → `startMirrorServer` → log lines; the run's resources and
+ * its stop on SIGINT/SIGTERM are src/cli/resources.ts `serveUntilStopped`.
  * The first stdout line names the URL (`Listening on URL`; with -json a
  * `listening` message with `url`).
  */
@@ -8,15 +9,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 
-import {
-  type Diagnostic,
-  describeError,
-  diagnosticFromError,
-  ErrorCode,
-  ProvkitError,
-  WarningCode,
-  errorText,
-} from '../../errors.js';
+import { type Diagnostic, describeError, ErrorCode, ProvkitError, WarningCode, errorText } from '../../errors.js';
 import { isLoopbackHost, parseListen, startMirrorServer } from '../../serve/server.js';
 import { terminalLine } from '../../ui/escape.js';
 import { renderDiagnostic } from '../../ui/human.js';
@@ -24,9 +17,8 @@ import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { humanStyle, jsonUIsFor } from '../render.js';
-import { stopSignal } from '../interrupt.js';
-import { withResources } from '../resources.js';
-import { accessLogger, SERVE_FLAGS } from './serve-log.js';
+import { serveUntilStopped } from '../resources.js';
+import { accessLogger, SERVE_FLAGS, serverEnd } from './serve-log.js';
 import { pullThroughServe } from './serve-upstream.js';
 
 export const SERVE_HELP = `Usage: provkit [global options] serve [options] DIR
@@ -165,9 +157,11 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
     return fail('Not a directory', `The mirror directory ${dir} does not exist or is not a directory.`);
   noteFlavor(io, globals);
   const accessLog = accessLogger(io, json, line);
-  // The run's hash pool (src/cli/resources.ts), closed once the server has stopped, however it ends.
-  return withResources(io, globals, async (r) => {
-    try {
+  // The server's lifecycle and its resources (the hash pool) are the run's: src/cli/resources.ts.
+  return serveUntilStopped(
+    io,
+    globals,
+    async (r) => {
       const server = await startMirrorServer({
         dir,
         flavor: globals.flavor,
@@ -201,16 +195,10 @@ export async function serveCommand(args: readonly string[], io: CliIO, globals: 
           code: WarningCode.PLAIN_HTTP,
         });
       }
-      const signal = await stopSignal();
-      await server.close();
-      line('info', `Stopped (${signal})`, 'stopped', { signal });
-      if (!json) io.stdout.write(`Stopped (${signal}).\n`);
-      return 0;
-    } catch (err) {
-      diagnostic({ ...diagnosticFromError(err), summary: 'Cannot serve', detail: describeError(err) });
-      return 1;
-    }
-  });
+      return server;
+    },
+    serverEnd(io, json, line, diagnostic),
+  );
 }
 
 /** OpenSSL's reason for a refused certificate or key (`key values mismatch`, `no start line`…). */

@@ -20,7 +20,6 @@ import { runOciVerify } from '../../installer/oci-verify.js';
 import { compareProblems, runVerify, type VerifyOutcome } from '../../installer/verify.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.js';
 import { type Diagnostic, verifyProblemText } from '../../ui/human.js';
-import { JsonUI } from '../../ui/json.js';
 import { flavorsSentence } from '../../ui/lock-tree.js';
 import { placed, reportDiagnostics } from '../diagnostics.js';
 import { parsePlatformFlags } from '../flag-values.js';
@@ -94,9 +93,7 @@ export async function verifyCommand(args: readonly string[], io: CliIO, globals:
 
   return withResources(io, globals, (r) => {
     const context: VerifyContext = { r, io, globals, ui, platforms, ...(mirror === undefined ? {} : { mirror }) };
-    return flags.values.recursive !== true
-      ? verifyOne(context)
-      : verifyTree(context, json ? new JsonUI(io.stdout) : undefined);
+    return flags.values.recursive !== true ? verifyOne(context) : verifyTree(context);
   });
 }
 
@@ -197,8 +194,9 @@ async function verifyOne(c: VerifyContext): Promise<number> {
   return 0;
 }
 
-async function verifyTree(c: VerifyContext, json: JsonUI | undefined): Promise<number> {
+async function verifyTree(c: VerifyContext): Promise<number> {
   const { ui, globals, io } = c;
+  const json = ui.json;
   const tree = await discoverRoots(globals.cwd, { flavor: globals.flavor });
   if (reportDiagnostics(ui, tree.diagnostics, globals.cwd)) return ui.fail([]);
   let problems = 0;

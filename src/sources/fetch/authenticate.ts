@@ -18,7 +18,7 @@
  */
 import { type Disposition, hashZipPackage, type Hash, type ZipPackageHashes } from '../../hashing/index.js';
 import { redactURL } from '../../net/index.js';
-import { SourceErrorCode } from '../codes.js';
+import { ErrorCode } from '../../errors.js';
 import { sourceError, type PackageMeta, type SourceErrorContext, type TrustedHash } from '../source.js';
 
 /** What authentication verified: its hashes, and the zip's hashes when it needed them. */
@@ -46,14 +46,14 @@ export async function authenticateArchive(
   if (auth.kind === 'registry') {
     if (auth.packageSize !== undefined && auth.packageSize !== got.size) {
       throw sourceError(
-        SourceErrorCode.CHECKSUM_MISMATCH,
+        ErrorCode.CHECKSUM_MISMATCH,
         `registry response indicates a package of size ${auth.packageSize}, but received a package of size ${got.size}`,
         { ...ctx, expected: String(auth.packageSize), found: String(got.size) },
       );
     }
     if (got.zh.value !== auth.sha256) {
       throw sourceError(
-        SourceErrorCode.CHECKSUM_MISMATCH,
+        ErrorCode.CHECKSUM_MISMATCH,
         `archive has incorrect checksum ${got.zh.text} (expected zh:${auth.sha256})`,
         {
           ...ctx,
@@ -67,7 +67,7 @@ export async function authenticateArchive(
   if (auth.kind === 'oci-blob') {
     if (got.size !== auth.size) {
       throw sourceError(
-        SourceErrorCode.CHECKSUM_MISMATCH,
+        ErrorCode.CHECKSUM_MISMATCH,
         `fetching provider package blob ${auth.digest}: incorrect response size: expected ${auth.size} bytes, but got ${got.size} bytes`,
         {
           ...ctx,
@@ -78,7 +78,7 @@ export async function authenticateArchive(
     }
     if (`sha256:${got.zh.value}` !== auth.digest) {
       throw sourceError(
-        SourceErrorCode.CHECKSUM_MISMATCH,
+        ErrorCode.CHECKSUM_MISMATCH,
         `fetching provider package blob ${auth.digest}: provider package does not match digest ${auth.digest}`,
         {
           ...ctx,
@@ -108,7 +108,7 @@ export async function authenticateArchive(
       auth.hashes.length === 1 && only !== undefined
         ? `provider package doesn't match the expected checksum ${JSON.stringify(only.text)}`
         : "provider package doesn't match the any of the expected checksums";
-    throw sourceError(SourceErrorCode.CHECKSUM_MISMATCH, message, {
+    throw sourceError(ErrorCode.CHECKSUM_MISMATCH, message, {
       ...ctx,
       expected: auth.hashes.map((h) => h.text).join(', '),
       found: got.zh.text,
