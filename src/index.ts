@@ -200,7 +200,14 @@ export type {
   InstallPhase,
 } from './installer/install.js';
 export { runVerify } from './installer/verify.js';
-export type { VerifyOptions, VerifyOutcome, VerifyProblem, VerifyProblemCode } from './installer/verify.js';
+export type {
+  UnvouchedHashes,
+  VerifiedPackage,
+  VerifyOptions,
+  VerifyOutcome,
+  VerifyProblem,
+  VerifyProblemCode,
+} from './installer/verify.js';
 export { createBundle } from './bundles/create.js';
 export type { BundleCreateOptions, BundleCreateOutcome, BundleFailure } from './bundles/create.js';
 export { importBundle } from './bundles/import.js';

@@ -10,7 +10,7 @@ import type { NetEvents } from '../net/index.js';
 import { WarningCode } from '../errors.js';
 import { type Disposition, groupDispositions, type Hash, type HashDispositions } from '../hashing/index.js';
 import type { TrustedHash } from '../sources/index.js';
-import type { VerifyProblemCode } from './verify.js';
+import type { VerifyProblemCode } from './verify-problem.js';
 
 /** How a package was authenticated: defined beside the rule that chooses it (hashing/disposition.ts). */
 export type { AuthLabel };
@@ -272,6 +272,26 @@ export type InstallerEvent =
       readonly platform: Platform | undefined;
       readonly code: VerifyProblemCode;
       readonly message: string;
+    }
+  /**
+   * `verify`: one package checked (hashed here), and who vouches for each of
+   * its hashes (installer/verify-provenance.ts, docs/provenance.md).
+   */
+  | {
+      readonly type: 'verify_package';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+      /** Where its bytes are: a path, or an OCI blob's URL. */
+      readonly location: string;
+      readonly hashes: readonly PackageHash[];
+    }
+  /** `verify`: lock-file hashes of a checked provider version that nobody vouches for now. */
+  | {
+      readonly type: 'verify_unvouched';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly hashes: readonly Hash[];
     };
 
 /**
