@@ -33,6 +33,7 @@ import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, withResources } from '../resources.js';
 import { count } from '../../ui/words.js';
 import { terminalLine } from '../../ui/escape.js';
+import { hasErrors } from '../../hcl/index.js';
 
 export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
 
@@ -131,12 +132,12 @@ async function verifyRoot(
     ...(root === undefined ? {} : { resolveLocalModules: true }),
   });
   const diagnostics = asUi(config.diagnostics);
-  if (config.diagnostics.some((d) => d.severity === 'error')) return { diagnostics, failed: true };
+  if (hasErrors(config.diagnostics)) return { diagnostics, failed: true };
   const lock = await loadLockFile(join(dir, LOCK_FILE_NAME), flavor, within(LOCK_FILE_NAME));
   diagnostics.push(...asUi(lock.diagnostics));
   const policy = c.platforms.length > 0 ? { diagnostics: [] } : await findPolicy(dir, globals.cwd);
   diagnostics.push(...asUi(policy.diagnostics));
-  if (diagnostics.some((d) => d.severity === 'error')) return { diagnostics, failed: true };
+  if (hasErrors(diagnostics)) return { diagnostics, failed: true };
 
   const platforms = c.platforms.length > 0 ? c.platforms : policy.policy ? [...policy.policy.platforms] : [];
   const outcome = c.mirror?.startsWith('oci://')
