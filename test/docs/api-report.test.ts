@@ -1,4 +1,4 @@
-// Issue 12 (a curated public API): the declarations the build emits for
+// A curated public API (ARCHITECTURE.md, docs/api.md): the declarations the build emits for
 // `provkit` match the API report etc/provkit.api.md, so that a change to the
 // public API is a deliberate change to that file (`npm run api` rewrites it).
 // And the subpath exports resolve, as a user's `import` does.

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The subpath entries of package.json and the source of each (`./dist/X/index.d.ts` → `src/X/index.ts`). */
+/** The subpath entries of package.json and the source of each (the `types` file under `dist/` maps to its `.ts` under `src/`). */
 function subpathEntries(): Array<{ subpath: string; file: string }> {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     exports: Record<string, string | { types?: string }>;
