@@ -390,6 +390,25 @@ describe.skipIf(BIN === undefined)(
       expect(good.stdout).toContain(
         '.terraform.lock.hcl verified: 2 providers checked against 4 packages for darwin_arm64, linux_amd64; no problems.',
       );
+      // Who vouches for each hash, in the one vocabulary (docs/json-ui.md verify_package): the bytes were
+      // read from the registry's blobs, so every hash is at least computed from them, named by the blob's URL.
+      const json = await runCli(['verify', '-json', `-mirror=${mirror}`], { cwd: p, env: w.env });
+      ok(json);
+      const checked = json.stdout
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((m) => m['type'] === 'verify_package');
+      expect(checked.map((m) => `${String(m['version'])} ${String(m['platform'])}`).sort()).toHaveLength(4);
+      for (const m of checked) {
+        expect(String(m['location'])).toContain(`${reg.host}/v2/verify/`);
+        const hashes = m['hashes'] as { hash: string; dispositions: { kind: string; from?: string }[] }[];
+        expect(hashes.map((h) => h.hash.slice(0, 3)).sort()).toEqual(['h1:', 'zh:']);
+        for (const h of hashes) {
+          const local = h.dispositions.find((d) => d.kind === 'computed-locally' || d.kind === 'verified-locally');
+          expect(local?.from).toBe(m['location']);
+        }
+      }
       // A platform the mirror lacks, and a lock without darwin_arm64's hashes.
       const missing = await runCli(
         ['verify', `-mirror=${mirror}`, '-platform=linux_amd64', '-platform=windows_amd64'],
