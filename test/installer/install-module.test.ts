@@ -3,36 +3,17 @@
 // a MockSource (src/sources/testing.ts) serving the demo mirror's real zips, a
 // real directory with a configuration and a lock file, and the whole event
 // list of each run compared, with the outcome and what was written.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { parsePlatform, parseProviderSource, parseVersion } from '../../src/addresses/index.js';
 import { createHashPool } from '../../src/hashing/index.js';
-import type { InstallerEvent } from '../../src/installer/events.js';
 import { installModule, type InstallModuleOptions } from '../../src/installer/install-module.js';
 import { LOCK_FILE_NAME } from '../../src/lockfile/index.js';
-import { type MockPackage, MockSource } from '../../src/sources/testing.js';
-
-const MIRROR = fileURLToPath(new URL('../../mirror-fixtures/registry.example.test/acme/', import.meta.url));
-const reference = JSON.parse(
-  readFileSync(fileURLToPath(new URL('../../mirror-fixtures/hashes.json', import.meta.url)), 'utf8'),
-) as { packages: Record<string, { zh: string; h1: string }> };
-const DEMO = parseProviderSource('registry.example.test/acme/demo', 'tofu');
-const LINUX = parsePlatform('linux_amd64');
-const h1Of = (version: string): string =>
-  reference.packages[`registry.example.test/acme/demo/terraform-provider-demo_${version}_linux_amd64.zip`]!.h1;
-
-/** demo 1.0.0 and 1.1.0 for linux_amd64, as local archives (the mirror's real zips). */
-const packages: MockPackage[] = ['1.0.0', '1.1.0'].map((v) => ({
-  provider: DEMO,
-  version: parseVersion(v),
-  platform: LINUX,
-  location: { kind: 'local-archive', path: join(MIRROR, `demo/terraform-provider-demo_${v}_linux_amd64.zip`) },
-}));
+import { MockSource } from '../../src/sources/testing.js';
+import { demoModuleDir, demoPackages, eventLine, h1Of, LINUX, LOCKED_1_0 } from '../support/demo-packages.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'provkit-install-module-'));
 const pool = createHashPool({ concurrency: 0 });
@@ -41,44 +22,15 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-const MAIN_TF =
-  'terraform {\n  required_providers {\n    demo = {\n      source  = "registry.example.test/acme/demo"\n      version = "~> 1.0"\n    }\n  }\n}\n';
-
-/** A module directory requiring demo `~> 1.0`, with `lock` as its lock file (none when undefined). */
-function moduleDir(name: string, lock?: string, main = MAIN_TF): string {
-  const dir = join(scratch, name);
-  mkdirSync(dir);
-  writeFileSync(join(dir, 'main.tf'), main);
-  if (lock !== undefined) writeFileSync(join(dir, LOCK_FILE_NAME), lock);
-  return dir;
-}
-
-/** One line per event, the fields that say what happened. */
-function line(e: InstallerEvent): string {
-  switch (e.type) {
-    case 'install_resolving':
-      return `install_resolving ${e.provider.toString()} ${e.constraints} locked=${e.locked?.toString() ?? '-'}`;
-    case 'provider_selected':
-      return `provider_selected ${e.provider.toString()} ${e.version.toString()} (${e.reason})`;
-    case 'install_start':
-    case 'fetch_queued':
-    case 'fetch_start':
-    case 'fetch_complete':
-      return `${e.type} ${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}`;
-    case 'install_complete':
-      return `install_complete ${e.provider.toString()} ${e.version.toString()} ${e.mode} ${e.auth ?? '-'}`;
-    case 'warning':
-      return `warning ${e.summary}`;
-    default:
-      return e.type;
-  }
-}
+/** A module directory holding `main` (default: requiring demo `~> 1.0`), with `lock` as its lock file (none when undefined). */
+const moduleDir = (name: string, lock?: string, main?: string): string =>
+  demoModuleDir(join(scratch, name), lock, main);
 
 /** Runs installModule over a MockSource; its events, in order, as lines. */
 async function run(
   dir: string,
   options: Partial<InstallModuleOptions> = {},
-  source = new MockSource(packages),
+  source = new MockSource(demoPackages),
 ): Promise<{ outcome: Awaited<ReturnType<typeof installModule>>; events: string[]; source: MockSource }> {
   const events: string[] = [];
   const outcome = await installModule(dir, {
@@ -87,24 +39,12 @@ async function run(
     source,
     pool,
     events: (e) => {
-      if (e.type !== 'fetch_progress') events.push(line(e));
+      if (e.type !== 'fetch_progress') events.push(eventLine(e));
     },
     ...options,
   });
   return { outcome, events, source };
 }
-
-const LOCKED_1_0 = `# This file is maintained automatically by "tofu init".
-# Manual edits may be lost in future updates.
-
-provider "registry.example.test/acme/demo" {
-  version     = "1.0.0"
-  constraints = "~> 1.0"
-  hashes = [
-    "${h1Of('1.0.0')}",
-  ]
-}
-`;
 
 const LOCKED_NO_HASHES = `# This file is maintained automatically by "tofu init".
 # Manual edits may be lost in future updates.
@@ -229,7 +169,7 @@ describe('installModule: one module installed, its lock file decided and written
     const run = installModule(dir, {
       flavor: 'tofu',
       platform: LINUX,
-      source: new MockSource(packages),
+      source: new MockSource(demoPackages),
       pool,
       signal: controller.signal,
       events: (e) => {
