@@ -849,6 +849,16 @@ export interface Diagnostic {
 }
 
 /**
+ * The diagnostic of the HCL parser and of the lock-file and configuration
+ * readers: the one {@link Diagnostic}, under its old name.
+ *
+ * @deprecated Use {@link Diagnostic}: the parsers return it (their ranges are
+ * complete: both ends, with line, column and byte). Kept so that code written
+ * against the old name still compiles; it is the same type.
+ */
+export type HclDiagnostic = Diagnostic;
+
+/**
  * The one conversion from a thrown value to a {@link Diagnostic}: a
  * {@link ProvkitError} gives its summary (else `fallbackSummary`, else its
  * code's {@link ERROR_SUMMARY}), its detail (or its message), file and line

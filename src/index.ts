@@ -27,6 +27,7 @@ export type {
   DiagnosticCode,
   DiagnosticRange,
   ErrorContext,
+  HclDiagnostic,
   SerializedError,
   SourcePos,
 } from './errors.js';
@@ -108,8 +109,6 @@ export {
   lockFileFlavor,
 } from './lockfile/index.js';
 export type { LoadedLockFile, LockParseResult, PackageHashes, Verdict } from './lockfile/index.js';
-// A parser's diagnostic: the one Diagnostic, its range complete (line, column and byte of both ends).
-export type { Diagnostic as HclDiagnostic } from './hcl/index.js';
 
 // Sources: where packages come from, and the factory the CLI uses.
 export {
@@ -130,9 +129,14 @@ export {
 } from './sources/index.js';
 export type {
   AvailableVersions,
+  CachedVerification,
   CredentialsLookup,
+  DiscoveredHost,
+  SignatureCache,
+  SignaturePolicy,
   SignatureSwitches,
   RegistrySourceSettings,
+  ServiceDiscoveryOptions,
   ServiceMap,
   FilesystemMirrorOptions,
   NetworkMirrorOptions,
@@ -142,6 +146,7 @@ export type {
   PackageAuthentication,
   PackageLocation,
   PackageMeta,
+  PackageMetaHints,
   ProviderPattern,
   Source,
   SourceContext,
@@ -154,6 +159,11 @@ export type { CliConfigContext } from './cliconfig/index.js';
 export { HttpClient, createNodeFetch } from './net/index.js';
 export type {
   HttpClientOptions,
+  HttpResponse,
+  RequestOptions,
+  SendOptions,
+  DownloadOptions,
+  DownloadResult,
   FetchLike,
   FetchInit,
   FetchResponse,
@@ -171,7 +181,7 @@ export type {
 // Lock a directory: the one pipeline of `provkit lock` (and of each root of `lock -recursive`).
 export { lockModule } from './installer/lock-module.js';
 export type { LockModuleOptions, ModuleLockOutcome, ModuleLockStatus } from './installer/lock-module.js';
-export type { ChosenPlatforms } from './installer/platforms.js';
+export type { ChosenPlatforms, InferenceVia, PlatformOrigin } from './installer/platforms.js';
 export { runLock } from './installer/lock.js';
 export { selectVersion } from './installer/select-version.js';
 export { FetchCache } from './installer/fetch-cache.js';
@@ -194,11 +204,25 @@ export type {
   InstallPhase,
 } from './installer/install.js';
 export { runVerify } from './installer/verify.js';
-export type { VerifyOptions, VerifyOutcome, VerifyProblem, VerifyProblemCode } from './installer/verify.js';
+export type {
+  UnvouchedHashes,
+  VerifiedPackage,
+  VerifyOptions,
+  VerifyOutcome,
+  VerifyProblem,
+  VerifyProblemCode,
+} from './installer/verify.js';
 export { createBundle } from './bundles/create.js';
 export type { BundleCreateOptions, BundleCreateOutcome, BundleFailure } from './bundles/create.js';
 export { importBundle } from './bundles/import.js';
 export type { BundleImportOptions, BundleImportOutcome } from './bundles/import.js';
 export { extractPackage } from './installer/extract.js';
 export type { ExtractOptions, ExtractResult } from './installer/extract.js';
-export type { InstallerEvent, EventSink, AuthLabel, LockChange, ProgressPhase } from './installer/events.js';
+export type {
+  InstallerEvent,
+  EventSink,
+  AuthLabel,
+  LockChange,
+  PackageHash,
+  ProgressPhase,
+} from './installer/events.js';

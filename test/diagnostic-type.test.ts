@@ -12,8 +12,10 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 
 import { loadModuleRequirements } from '../src/config/index.js';
 import { type Diagnostic, ErrorCode, WarningCode, rangeText } from '../src/errors.js';
-import { loadLockFile, parseLockFile } from '../src/index.js';
-import type { HclDiagnostic } from '../src/index.js';
+import { parseHCL, parseJSON } from '../src/hcl/index.js';
+import type { Diagnostic as HclModuleDiagnostic } from '../src/hcl/index.js';
+import { loadLockFile, lockModule, parseLockFile } from '../src/index.js';
+import type { Diagnostic as RootDiagnostic, HclDiagnostic, LoadedLockFile, ModuleLockOutcome } from '../src/index.js';
 
 describe('one diagnostic type for parsers and commands', () => {
   it('a lock file parse diagnostic is the root Diagnostic, coded INVALID_LOCK_FILE, with a complete range', () => {
@@ -23,7 +25,6 @@ describe('one diagnostic type for parsers and commands', () => {
       'terraform',
     );
     expectTypeOf(diagnostics).toEqualTypeOf<readonly Diagnostic[]>();
-    expectTypeOf<HclDiagnostic>().toMatchTypeOf<Diagnostic>();
     expect(diagnostics.length).toBeGreaterThan(0);
     for (const d of diagnostics) {
       expect(d.code).toBe(d.severity === 'error' ? ErrorCode.INVALID_LOCK_FILE : WarningCode.LOCK_FILE_WARNING);
@@ -33,6 +34,38 @@ describe('one diagnostic type for parsers and commands', () => {
       expect(typeof d.range?.end?.column).toBe('number');
     }
     expect(rangeText(diagnostics[0]!.range!)).toMatch(/^\.terraform\.lock\.hcl:\d+:\d+$/);
+  });
+
+  it('every reader and run returns the very same Diagnostic type, not a subtype', () => {
+    // Identity, not mere assignability: a caller's Diagnostic[] takes them all, and they take a caller's.
+    expectTypeOf<RootDiagnostic>().toEqualTypeOf<Diagnostic>();
+    expectTypeOf<HclDiagnostic>().toEqualTypeOf<Diagnostic>();
+    expectTypeOf<HclModuleDiagnostic>().toEqualTypeOf<Diagnostic>();
+    expectTypeOf<ReturnType<typeof parseHCL>['diagnostics']>().items.toEqualTypeOf<Diagnostic>();
+    expectTypeOf<ReturnType<typeof parseJSON>['diagnostics']>().items.toEqualTypeOf<Diagnostic>();
+    expectTypeOf<LoadedLockFile['diagnostics']>().toEqualTypeOf<readonly Diagnostic[]>();
+    expectTypeOf(loadLockFile).returns.resolves.toEqualTypeOf<LoadedLockFile>();
+    expectTypeOf<ModuleLockOutcome['diagnostics']>().toEqualTypeOf<readonly Diagnostic[]>();
+    expectTypeOf<ModuleLockOutcome['selectionErrors']>().toEqualTypeOf<readonly Diagnostic[]>();
+    expectTypeOf(lockModule).returns.resolves.toEqualTypeOf<ModuleLockOutcome>();
+    expectTypeOf<Awaited<ReturnType<typeof loadModuleRequirements>>['diagnostics']>().items.toEqualTypeOf<Diagnostic>();
+
+    // And at run time: an HCL or JSON syntax error carries the code and a complete range.
+    const [native] = parseHCL('a = \n', 'main.tf').diagnostics;
+    expect(native).toEqual({
+      severity: 'error',
+      code: ErrorCode.INVALID_CONFIGURATION,
+      summary: 'Invalid expression',
+      detail: 'Expected the start of an expression, but found an invalid expression token.',
+      range: { filename: 'main.tf', start: { line: 1, column: 5, byte: 4 }, end: { line: 2, column: 1, byte: 5 } },
+    });
+    const [json] = parseJSON('{"a": ', 'main.tf.json').diagnostics;
+    expect(json).toMatchObject({ code: ErrorCode.INVALID_CONFIGURATION, summary: 'Missing value' });
+    expect(json?.range).toEqual({
+      filename: 'main.tf.json',
+      start: { line: 1, column: 7, byte: 6 },
+      end: { line: 1, column: 7, byte: 6 },
+    });
   });
 
   it('a lock file that cannot be read is a diagnostic about the file as a whole: a range with no start', async () => {

@@ -42,7 +42,7 @@ import type {
 } from './model.js';
 import { parseRepositoryAddress } from '../net/oci/reference.js';
 import { prepareRepositoryMapping, type RepositoryMapping } from './oci-template.js';
-import { ErrorCode, errorText } from '../errors.js';
+import { type DiagnosticRange, ErrorCode, errorText } from '../errors.js';
 
 /** An installation method as written, patterns not yet parsed. */
 export interface RawMethod {
@@ -90,7 +90,7 @@ type PlainObject = { [key: string]: PlainValue };
 
 const isPlainObject = (v: PlainValue | undefined): v is PlainObject => isRecord<PlainValue>(v);
 
-function err(summary: string, detail: string, range?: Range): CliConfigDiagnostic {
+function err(summary: string, detail: string, range?: DiagnosticRange): CliConfigDiagnostic {
   return { severity: 'error', code: ErrorCode.INVALID_CLI_CONFIGURATION, summary, detail, ...(range ? { range } : {}) };
 }
 

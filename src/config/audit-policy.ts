@@ -97,6 +97,7 @@ export interface EffectiveAuditRule {
 
 /** The default `accept` of a registry provider and of a mirror-only one. */
 export const DEFAULT_ACCEPT: readonly DispositionKind[] = ['signed', 'verified-locally'];
+/** The default `accept` of a provider only a mirror serves (no registry to sign its hashes). */
 export const DEFAULT_ACCEPT_MIRROR_ONLY: readonly DispositionKind[] = [
   'signed',
   'verified-locally',
@@ -259,6 +260,7 @@ export type AuditViolationCode =
   /** The signature that would count is by an expired key. */
   | 'KEY_EXPIRED';
 
+/** One hash, or one provider, that the audit policy rejects: its code and what it names. */
 export interface AuditViolation {
   readonly code: AuditViolationCode;
   readonly message: string;

@@ -30,6 +30,7 @@ export function goTrimSpace(s: string): string {
  * (src/hcl/write.ts).
  */
 let goPrintable: RegExp | undefined;
+/** Go's `unicode.IsPrint`: whether the code point `cp` is printed as itself by `%q` (strconv.Quote). */
 export function isGoPrint(cp: number): boolean {
   if (cp < 0x7f) return cp >= 0x20;
   if (cp < 0xa0) return false;

@@ -173,6 +173,22 @@ export function dispositionText(d: Disposition): string {
   }
 }
 
+/**
+ * Who vouches for a hash, in words (`provkit audit`'s table, `verify`'s
+ * package lines): its dispositions, strongest first, `; `-separated, a
+ * `verified-locally` one with its key; `nobody` when there are none.
+ */
+export function vouchersText(ds: readonly Disposition[]): string {
+  if (ds.length === 0) return 'nobody';
+  return ds
+    .map((d) => {
+      const text = dispositionText(d);
+      if (d.kind === 'verified-locally' && d.keyId !== undefined) return `${text} (key ${d.keyId})`;
+      return text;
+    })
+    .join('; ');
+}
+
 /** A disposition as `-json` and SARIF carry it: `kind` and its fields in snake case, absent ones left out. */
 export function dispositionJSON(d: Disposition): Record<string, string | boolean | null> {
   switch (d.kind) {

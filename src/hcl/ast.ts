@@ -11,7 +11,7 @@
  * A tree built from input with errors is still structurally sound: whatever
  * could not be parsed is represented by an {@link InvalidExpr} placeholder.
  */
-import type { DiagnosticRange, Diagnostic as ProvkitDiagnostic, SourcePos } from '../errors.js';
+import type { DiagnosticRange, SourcePos } from '../errors.js';
 
 /** A position in a source file: a complete {@link SourcePos} (src/errors.ts), every field known. */
 export interface Pos extends SourcePos {
@@ -35,17 +35,14 @@ export interface Range extends DiagnosticRange {
 
 /**
  * A problem found while parsing or evaluating, worded like HCL's own
- * diagnostics: the one {@link ProvkitDiagnostic} of provkit (src/errors.ts),
- * whose range and context a parser always knows in full. Its code is
- * `INVALID_CONFIGURATION` from HCL itself; the lock-file
- * reader gives its own (`INVALID_LOCK_FILE`).
+ * diagnostics: the one `Diagnostic` of provkit (src/errors.ts), re-exported
+ * here so that `provkit/hcl` names the same type as the root export. The
+ * parser always sets its `range` (HCL's `Subject`) and, where one helps, its
+ * `context`, complete {@link Range}s; its code is `INVALID_CONFIGURATION`
+ * from HCL itself, and the lock-file reader gives its own
+ * (`INVALID_LOCK_FILE`).
  */
-export interface Diagnostic extends ProvkitDiagnostic {
-  /** The source span the problem is about (HCL's `Subject`). */
-  readonly range: Range;
-  /** A wider span that gives context, where one helps (HCL's `Context`). */
-  readonly context?: Range;
-}
+export type { Diagnostic } from '../errors.js';
 
 // ---------------------------------------------------------------------------
 // Structure
@@ -260,8 +257,10 @@ export interface ConditionalExpr {
   range: Range;
 }
 
+/** The operators of a binary expression (HCL's hclsyntax binary operations). */
 export type BinaryOperator = '||' | '&&' | '==' | '!=' | '<' | '>' | '<=' | '>=' | '+' | '-' | '*' | '/' | '%';
 
+/** `lhs op rhs`. */
 export interface BinaryOpExpr {
   kind: 'BinaryOp';
   op: BinaryOperator;
@@ -270,6 +269,7 @@ export interface BinaryOpExpr {
   range: Range;
 }
 
+/** `-operand` or `!operand`; `symbolRange` is the operator's. */
 export interface UnaryOpExpr {
   kind: 'UnaryOp';
   op: '-' | '!';

@@ -33,6 +33,7 @@ import { parseHCL } from './parse.js';
 /** A JSON value with its source range. */
 export type JsonValue = JsonObject | JsonArray | JsonString | JsonNumber | JsonBool | JsonNull;
 
+/** `{ … }`: its properties, and the ranges of the whole and of its braces. */
 export interface JsonObject {
   kind: 'object';
   /** Properties in source order; duplicate names are kept. */
@@ -41,32 +42,38 @@ export interface JsonObject {
   openRange: Range;
   closeRange: Range;
 }
+/** `[ … ]`: its items, and the ranges of the whole and of its opening bracket. */
 export interface JsonArray {
   kind: 'array';
   items: JsonValue[];
   range: Range;
   openRange: Range;
 }
+/** A string, its escapes decoded. */
 export interface JsonString {
   kind: 'string';
   value: string;
   range: Range;
 }
+/** A number: as written (`raw`) and as a value. */
 export interface JsonNumber {
   kind: 'number';
   raw: string;
   value: number;
   range: Range;
 }
+/** `true` or `false`. */
 export interface JsonBool {
   kind: 'bool';
   value: boolean;
   range: Range;
 }
+/** `null`. */
 export interface JsonNull {
   kind: 'null';
   range: Range;
 }
+/** One `"name": value` of an object, with the range of its name. */
 export interface JsonProperty {
   name: string;
   nameRange: Range;

@@ -1,5 +1,5 @@
 /**
- * The one cancellation contract of the operations (`runLock`, `runMirror`,
+ * The one cancellation contract of the operations (`lockModule`, `runLock`, `runMirror`,
  * `runInstall`, `runVerify`, `createBundle`, `importBundle`; docs/api.md
  * "Cancel a run"): once the caller's `signal` aborts,
  *
@@ -19,7 +19,7 @@ import { setMaxListeners } from 'node:events';
 
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { ErrorCode, ProvkitError } from '../errors.js';
-import type { AvailableVersions, PackageMeta, Source } from '../sources/index.js';
+import type { AvailableVersions, PackageMeta, PackageMetaHints, Source } from '../sources/index.js';
 
 /** The error of a run that `signal` aborted: `ABORTED`, the signal's reason as cause. */
 export function abortedError(what: string, signal: AbortSignal): ProvkitError {
@@ -132,8 +132,13 @@ export function abortableSource(source: Source, signal: AbortSignal | undefined,
     forDisplay: (provider?: ProviderAddress) => source.forDisplay(provider),
     availableVersions: (provider: ProviderAddress): Promise<AvailableVersions> =>
       guard(() => source.availableVersions(provider, signal)),
-    packageMeta: (provider: ProviderAddress, version: Version, platform: Platform): Promise<PackageMeta> =>
-      guard(() => source.packageMeta(provider, version, platform, signal)),
+    packageMeta: (
+      provider: ProviderAddress,
+      version: Version,
+      platform: Platform,
+      _signal?: AbortSignal,
+      hints?: PackageMetaHints,
+    ): Promise<PackageMeta> => guard(() => source.packageMeta(provider, version, platform, signal, hints)),
     ...(source.publishedPlatforms === undefined
       ? {}
       : {

@@ -10,7 +10,7 @@ import type { NetEvents } from '../net/index.js';
 import { WarningCode } from '../errors.js';
 import { type Disposition, groupDispositions, type Hash, type HashDispositions } from '../hashing/index.js';
 import type { TrustedHash } from '../sources/index.js';
-import type { VerifyProblemCode } from './verify.js';
+import type { VerifyProblemCode } from './verify-problem.js';
 
 /** How a package was authenticated: defined beside the rule that chooses it (hashing/disposition.ts). */
 export type { AuthLabel };
@@ -23,6 +23,7 @@ export type { AuthLabel };
  * listed hash for another platform).
  */
 export interface PackageHash extends HashDispositions {
+  /** The platform whose package this is a hash of, when known. */
   readonly platform: Platform | undefined;
 }
 
@@ -134,6 +135,7 @@ export type InstallerEvent =
       readonly version: Version;
       readonly platform: Platform;
       readonly auth: AuthLabel;
+      /** The ID of the key whose signature covers the package (a registry's signed SHA256SUMS); undefined otherwise. */
       readonly keyId: string | undefined;
       /** True when the package was already there and verified, so nothing was downloaded. */
       readonly reused: boolean;
@@ -157,7 +159,9 @@ export type InstallerEvent =
       readonly type: 'platforms_chosen';
       readonly platforms: readonly Platform[];
       readonly origin: 'flags' | 'policy' | 'inferred' | 'host';
+      /** With `policy`: the policy file as its diagnostics name it (relative to the caller's working directory). */
       readonly policyFile?: string;
+      /** With `inferred`: how the platforms were recognised, sorted (`hash store`, `registry`, …). */
       readonly via?: readonly string[];
     }
   | {
@@ -236,17 +240,28 @@ export type InstallerEvent =
       readonly mode: 'installed' | 'previously-installed' | 'cache';
       /** How the fetched package was authenticated; undefined when nothing was fetched. */
       readonly auth: AuthLabel | undefined;
+      /** As `fetch_complete`'s: the signing key's ID when the fetched package was signed; undefined otherwise. */
       readonly keyId: string | undefined;
+      /**
+       * The package's directory: the run's `targetDir` as the caller gave it (so relative when that is) joined
+       * with `HOST/NAMESPACE/TYPE/VERSION/OS_ARCH`.
+       */
       readonly dir: string;
       /** As `fetch_complete`'s: the fetched package's hashes and who vouches for each; absent when nothing was fetched. */
       readonly hashes?: readonly PackageHash[];
     }
-  /** `install`: another process holds a package's lock (reported after a few seconds, docs/reference.md §5.5 item 86). */
+  /**
+   * `install`: another process holds a package directory's mutex (reported after a few seconds, docs/reference.md
+   * §5.5 item 86). The type keeps its first name; "lock" elsewhere means the lock file only.
+   */
   | {
       readonly type: 'package_lock_wait';
       readonly provider: ProviderAddress;
+      /** The mutex file: the run's `targetDir` as the caller gave it joined with `HOST/NAMESPACE/TYPE/VERSION/OS_ARCH.lock`. */
       readonly path: string;
+      /** Who holds it, as `process PID on HOST`; undefined when the mutex file does not say (not yet written, or unreadable). */
       readonly holder: string | undefined;
+      /** How long this run has waited so far, in milliseconds. */
       readonly waitedMs: number;
     }
   /** `verify`: one problem found (`code` is stable; see src/installer/verify.ts). */
@@ -257,6 +272,26 @@ export type InstallerEvent =
       readonly platform: Platform | undefined;
       readonly code: VerifyProblemCode;
       readonly message: string;
+    }
+  /**
+   * `verify`: one package checked (hashed here), and who vouches for each of
+   * its hashes (installer/verify-provenance.ts, docs/provenance.md).
+   */
+  | {
+      readonly type: 'verify_package';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly platform: Platform;
+      /** Where its bytes are: a path, or an OCI blob's URL. */
+      readonly location: string;
+      readonly hashes: readonly PackageHash[];
+    }
+  /** `verify`: lock-file hashes of a checked provider version that nobody vouches for now. */
+  | {
+      readonly type: 'verify_unvouched';
+      readonly provider: ProviderAddress;
+      readonly version: Version;
+      readonly hashes: readonly Hash[];
     };
 
 /**

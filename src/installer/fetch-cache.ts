@@ -270,6 +270,25 @@ export class FetchCache {
   }
 
   /**
+   * A package's archive URL, heard before its package is authenticated
+   * (PackageMetaHints: for a registry, from the download metadata, while its
+   * SHA256SUMS and signature are on their way): unless the hash store already
+   * has the `zh:` its source expects (then nothing will be downloaded), the
+   * archive host's connections are opened now (HttpClient.preconnect, as many
+   * as downloads may run at once: packages asked so far, at most the slots),
+   * so that the first download from a host that serves archives itself (a
+   * release site) finds its connection ready instead of opening it, two round
+   * trips on HTTPS, after its signature was checked (bench/results-wan.md).
+   * Only time is at stake: nothing is asked of the host, trusted or written.
+   */
+  private async anticipate(url: string, zh: Hash): Promise<void> {
+    const { http, hashStore, signal } = this.options;
+    if (http === undefined) return;
+    const stored = await hashStore?.get(zh).catch(() => undefined);
+    if (stored === undefined && signal?.aborted !== true) http.preconnect(url, Math.min(this.seq, this.slots));
+  }
+
+  /**
    * A download's network events, plus the slot's rules: the slot is given back
    * once the body's last byte has arrived (`onProgress` reports the end once,
    * after the length check, net/body.ts), so that the next archive's request
@@ -341,7 +360,11 @@ export class FetchCache {
     // of their own, for every package as soon as its version is selected, so
     // that a download slot never waits on a metadata round trip and a stored
     // package never takes one.
-    const meta = await this.metadata(() => options.source.packageMeta(provider, version, platform, options.signal));
+    const meta = await this.metadata(() =>
+      options.source.packageMeta(provider, version, platform, options.signal, {
+        archiveURL: (url, zh) => void this.anticipate(url, zh),
+      }),
+    );
     for (const w of meta.warnings)
       events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
     const zh = expectedZh(meta);

@@ -26,19 +26,13 @@ import { join, posix } from 'node:path';
 
 import type { Flavor, Platform, Requirement } from '../addresses/index.js';
 import { findPolicy, loadConfig, type PolicyResult } from '../config/index.js';
-import {
-  type Diagnostic,
-  type Diagnostic as CommandDiagnostic,
-  ErrorCode,
-  ProvkitError,
-  asProvkitError,
-} from '../errors.js';
+import { type Diagnostic, type ProvkitError, asProvkitError } from '../errors.js';
 import { createHashPool, type HashPool, type HashStore } from '../hashing/index.js';
 import { hasErrors } from '../hcl/index.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks, providersLockWrite, saveLockBytes } from '../lockfile/index.js';
 import { HttpClient } from '../net/index.js';
 import { createRegistrySource, type Source } from '../sources/index.js';
-import { runSignal, withSignal } from './abort.js';
+import { abortable, throwIfAborted, withSignal } from './abort.js';
 import { type EventSink, ignoreEvents, type InstallerEvent } from './events.js';
 import { type ProviderFailure, runLock } from './lock.js';
 import { FetchCache } from './fetch-cache.js';
@@ -107,7 +101,7 @@ export interface LockModuleOptions {
    */
   readonly selectProviders?: (required: readonly Requirement[]) => {
     readonly requirements: readonly Requirement[];
-    readonly errors: readonly CommandDiagnostic[];
+    readonly errors: readonly Diagnostic[];
   };
   /** Write nothing: compare the lock file with what would be written (`-check`). */
   readonly check?: boolean;
@@ -123,9 +117,11 @@ export interface LockModuleOptions {
    */
   readonly events?: EventSink;
   /**
-   * Stops the run: no source call after it (installer/abort.ts), nothing
-   * written; the outcome (or, from the fetches, a thrown `ProvkitError`
-   * `ABORTED`) says so. One listener is added to it while the call runs.
+   * Stops the run (installer/abort.ts): no source call after it, nothing
+   * written, and the call rejects with a `ProvkitError` `ABORTED` whose
+   * `cause` is the signal's reason; unless the lock file was already
+   * renamed into place, when the call resolves with that outcome. One
+   * listener is added to it while the call runs.
    */
   readonly signal?: AbortSignal;
 }
@@ -143,10 +139,10 @@ export interface ModuleLockOutcome {
   /** Configuration, lock-file and policy diagnostics (file names prefixed with {@link LockModuleOptions.label}). */
   readonly diagnostics: readonly Diagnostic[];
   /** Errors of {@link LockModuleOptions.selectProviders}. */
-  readonly selectionErrors: readonly CommandDiagnostic[];
+  readonly selectionErrors: readonly Diagnostic[];
   /** Providers that could not be locked. */
   readonly failures: readonly ProviderFailure[];
-  /** Any other error: the lock file could not be written, or the run was interrupted. */
+  /** Any other error: the lock file could not be written (an interrupted run rejects instead: {@link LockModuleOptions.signal}). */
   readonly error?: ProvkitError;
   /** Selections or hashes changed (`Locks.Equal`): the reference's success message. */
   readonly changed: boolean;
@@ -180,35 +176,39 @@ function underLabel(label: string, diagnostics: readonly Diagnostic[]): Diagnost
  *
  * @param dir - The root module's directory.
  * @param options - The flavor, platforms, source or cache, event sink and signal; see {@link LockModuleOptions}.
- * @throws {ProvkitError} `ABORTED` when `signal` aborts while packages are
- *   fetched (installer/abort.ts); without a `cache` or `http`, what `new HttpClient()` throws.
+ * @throws {ProvkitError} `ABORTED` when `signal` aborts before the lock file
+ *   is in place, whatever the run was doing (installer/abort.ts; an abort
+ *   after the rename is too late to undo it: the call resolves with what
+ *   was written); without a `cache` or `http`, what `new HttpClient()` throws.
  */
 export async function lockModule(dir: string, options: LockModuleOptions): Promise<ModuleLockOutcome> {
-  // One listener on the caller's signal, whatever the run adds to its own (installer/abort.ts).
-  const { signal, release } = runSignal(options.signal);
   let own: { cache: FetchCache; pool: HashPool | undefined } | undefined;
-  const cache =
-    options.cache ??
-    ((): Promise<FetchCache> => {
-      const http = options.http ?? new HttpClient();
-      const pool = options.pool ?? createHashPool();
-      own = {
-        pool: options.pool === undefined ? pool : undefined,
-        cache: new FetchCache({
-          source: options.source ?? createRegistrySource({ flavor: options.flavor, http }),
-          pool,
-          http,
-          ...(options.events ? { events: options.events } : {}),
-          ...(signal ? { signal } : {}),
-          ...(options.hashStore ? { hashStore: options.hashStore } : {}),
-        }),
-      };
-      return Promise.resolve(own.cache);
-    });
   try {
-    return await lockWith(dir, { ...withSignal(options, signal), cache });
+    // The operations' one cancellation contract (installer/abort.ts): one listener on the caller's
+    // signal; once it aborts the call rejects with ABORTED and writes nothing, unless the lock file
+    // was already renamed into place (`committed`): then its outcome stands.
+    return await abortable('locking', options.signal, (signal, committed) => {
+      const cache =
+        options.cache ??
+        ((): Promise<FetchCache> => {
+          const http = options.http ?? new HttpClient();
+          const pool = options.pool ?? createHashPool();
+          own = {
+            pool: options.pool === undefined ? pool : undefined,
+            cache: new FetchCache({
+              source: options.source ?? createRegistrySource({ flavor: options.flavor, http }),
+              pool,
+              http,
+              ...(options.events ? { events: options.events } : {}),
+              ...(signal ? { signal } : {}),
+              ...(options.hashStore ? { hashStore: options.hashStore } : {}),
+            }),
+          };
+          return Promise.resolve(own.cache);
+        });
+      return lockWith(dir, { ...withSignal(options, signal), cache }, committed);
+    });
   } finally {
-    release();
     await own?.cache.close();
     await own?.pool?.close();
   }
@@ -217,6 +217,7 @@ export async function lockModule(dir: string, options: LockModuleOptions): Promi
 async function lockWith(
   dir: string,
   options: LockModuleOptions & { readonly cache: NonNullable<LockModuleOptions['cache']> },
+  committed: () => void,
 ): Promise<ModuleLockOutcome> {
   const label = options.label ?? '.';
   const { flavor, signal } = options;
@@ -293,7 +294,6 @@ async function lockWith(
   });
   const done = { ...base, platforms, diagnostics };
   if (outcome.failures.length > 0) return { ...done, failures: outcome.failures };
-  if (signal?.aborted === true) return { ...done, error: new ProvkitError(ErrorCode.ABORTED, 'interrupted') };
   // Whether and what to write: the one decision (lockfile/write-decision.ts), over the bytes read above.
   const decision = providersLockWrite(old.locks, outcome.locks, old.bytes, flavor);
   const changes = (): string[] => describeLockChanges(old.locks, outcome.locks, old.bytes, added);
@@ -307,12 +307,17 @@ async function lockWith(
       changes: same ? [] : changes(),
     };
   }
+  // An abort from here on: nothing is renamed into place (fs/atomic.ts), and abortable rejects.
+  throwIfAborted('locking', signal);
   try {
     // Rewritten even when unchanged, atomically (docs/reference.md §3.3 item 43), except the other flavor's writing of these very locks.
-    if (decision.write) await saveLockBytes(lockPath, decision.bytes);
+    if (decision.write) await saveLockBytes(lockPath, decision.bytes, signal);
   } catch (err) {
+    if (signal?.aborted === true) throw err;
     return { ...done, error: asProvkitError(err) };
   }
+  // The file is in place: an abort after this point cannot undo it, and the outcome says what was written.
+  committed();
   for (const e of tracked) events(e);
   return {
     ...done,

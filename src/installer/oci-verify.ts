@@ -19,6 +19,12 @@
  *
  * Platforms in scope: those given, else every platform the indexes of the
  * locked versions list.
+ *
+ * Every package downloaded and hashed is reported with who vouches for its
+ * hashes, and the lock hashes of a checked version that nobody vouches for,
+ * as for a directory (installer/verify-provenance.ts): `computed-locally`
+ * from the blob's URL (`verified-locally` when the hash store records its
+ * `zh:` as signed), the manifest's `zh:` `reported-by-mirror`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -29,12 +35,27 @@ import pLimit from 'p-limit';
 import { removeOnExit } from '../fs/cleanup.js';
 import { type Platform, sortPlatforms } from '../addresses/index.js';
 import { ErrorCode, isProvkitError, errorText } from '../errors.js';
-import type { HashPool } from '../hashing/index.js';
+import type { HashPool, HashStore } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
 import type { HttpClient } from '../net/index.js';
-import { fetchPackage, type OciMirrorSource, poolHashing } from '../sources/index.js';
+import { fetchPackage, localDisposition, type OciMirrorSource, poolHashing } from '../sources/index.js';
 import { DEFAULT_DOWNLOADS } from './download-queue.js';
-import { compareProblems, platformCoverage, problemCollector, type VerifyOutcome } from './verify.js';
+import type { EventSink } from './events.js';
+import {
+  compareProblems,
+  emitProvenance,
+  lookupAll,
+  platformCoverage,
+  problemCollector,
+  type VerifyOutcome,
+  zipHashTexts,
+} from './verify.js';
+import {
+  type UnvouchedHashes,
+  unvouchedLockHashes,
+  type VerifiedPackage,
+  verifiedPackageHashes,
+} from './verify-provenance.js';
 import { downloadName } from '../layout/index.js';
 
 export interface OciVerifyOptions {
@@ -45,7 +66,11 @@ export interface OciVerifyOptions {
   readonly platforms?: readonly Platform[];
   readonly pool: HashPool;
   readonly http: HttpClient;
+  /** Read only: whether a package's `zh:` is recorded as signed (installer/verify-provenance.ts). */
+  readonly hashStore?: HashStore;
   readonly signal?: AbortSignal;
+  /** `verify_package` and `verify_unvouched` events, at the end (as {@link VerifyOutcome}'s `checked` and `unvouched`). */
+  readonly events?: EventSink;
 }
 
 function message(err: unknown): string {
@@ -61,6 +86,8 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
   const forgetWork = removeOnExit(work);
   let packages = 0;
   const scopeAll: Platform[] = [];
+  const checked: VerifiedPackage[] = [];
+  const unvouched: UnvouchedHashes[] = [];
   try {
     // Which platforms each locked version has.
     const published = await Promise.all(
@@ -151,6 +178,28 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
                 );
                 return;
               }
+              const stored = await options.hashStore?.lookup(zip.zh);
+              // Where the bytes came from, as every fetch names it (a URL without userinfo).
+              const local = localDisposition(meta);
+              const from =
+                (local.kind === 'computed-locally' || local.kind === 'verified-locally' ? local.from : undefined) ??
+                fetched.from;
+              checked.push({
+                provider,
+                version,
+                platform,
+                location: from,
+                hashes: verifiedPackageHashes({
+                  platform,
+                  from,
+                  computed: zipHashTexts(zip),
+                  zh: zip.zh,
+                  ...(stored === undefined ? {} : { stored: stored.dispositions }),
+                  reported: meta.reportedHashes.filter(
+                    (r) => r.trust.kind === 'reported-by-mirror' && (r.platform?.equals(platform) ?? false),
+                  ),
+                }),
+              });
               const differ = zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER');
               if (differ)
                 problem(
@@ -186,8 +235,16 @@ export async function runOciVerify(options: OciVerifyOptions): Promise<VerifyOut
         );
       }),
     );
+    for (const { lock, present } of published) {
+      const mine = checked.filter((p) => p.provider.equals(lock.provider) && p.version.equals(lock.version));
+      if (!present || mine.length === 0) continue;
+      // eslint-disable-next-line no-await-in-loop -- a few small store entries per provider
+      const hashes = unvouchedLockHashes(lock.hashes, mine, await lookupAll(options.hashStore, lock.hashes));
+      if (hashes.length > 0) unvouched.push({ provider: lock.provider, version: lock.version, hashes });
+    }
     problems.sort(compareProblems);
-    return { problems, packages, providers: options.locks.size, platforms: scope };
+    emitProvenance(checked, unvouched, options.events);
+    return { problems, packages, providers: options.locks.size, platforms: scope, checked, unvouched };
   } finally {
     await rm(work, { recursive: true, force: true }).catch(() => undefined);
     forgetWork();

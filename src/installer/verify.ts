@@ -65,53 +65,23 @@ import {
 } from '../addresses/index.js';
 import { systemErrorCode, errorText } from '../errors.js';
 import { compareBytewise, isRecord } from '../go/index.js';
-import type { Hash, HashPool, HashStore, ZipPackageHashes } from '../hashing/index.js';
+import { type Hash, type HashPool, type HashStore, parseHash, type ZipPackageHashes } from '../hashing/index.js';
 import type { Locks } from '../lockfile/index.js';
-import { FilesystemMirrorSource } from '../sources/index.js';
+import { FilesystemMirrorSource, type TrustedHash } from '../sources/index.js';
 import { abortable, throwIfAborted, withSignal } from './abort.js';
+import type { EventSink } from './events.js';
+import {
+  type UnvouchedHashes,
+  unvouchedLockHashes,
+  type VerifiedPackage,
+  verifiedPackageHashes,
+} from './verify-provenance.js';
 import { readRegularFile } from '../fs/read.js';
 
-/**
- * What a {@link VerifyProblem} is, stable across releases: each code's meaning is listed in the module comment of
- * src/installer/verify.ts (configuration vs lock, mirror coverage, hashes the lock lacks, index files, packages
- * that cannot be hashed).
- */
-export type VerifyProblemCode =
-  | 'CONFIG_NOT_LOCKED'
-  | 'CONFIG_CONSTRAINTS_CHANGED'
-  | 'CONFIG_LOCK_MISMATCH'
-  | 'VERSION_NOT_IN_MIRROR'
-  | 'PLATFORM_NOT_IN_MIRROR'
-  | 'LOCK_MISSING_H1'
-  | 'LOCK_MISSING_ZH'
-  | 'INDEX_MISMATCH'
-  | 'INDEX_MISSING_VERSION'
-  | 'INDEX_MISSING_PACKAGE'
-  | 'INDEX_MISSING_ARCHIVE'
-  | 'INDEX_INVALID'
-  | 'H1_FORMS_DIFFER'
-  | 'PACKAGE_REFUSED'
-  | 'LOCK_MISSING_PLATFORM';
+import type { VerifyProblem, VerifyProblemCode } from './verify-problem.js';
 
-/** One problem; rendered as `PROVIDER [VERSION [PLATFORM]]: MESSAGE`. */
-export interface VerifyProblem {
-  /** The provider the problem is about. */
-  readonly provider: ProviderAddress;
-  /**
-   * The locked version it is about; undefined for a problem about the provider as a whole (a requirement the lock
-   * lacks).
-   */
-  readonly version: Version | undefined;
-  /** The platform it is about; undefined when it is about no single package. */
-  readonly platform: Platform | undefined;
-  /** What is wrong (see {@link VerifyProblemCode}). */
-  readonly code: VerifyProblemCode;
-  /**
-   * One line saying it, naming the file or hash where one is involved (not escaped: the caller escapes it for a
-   * terminal).
-   */
-  readonly message: string;
-}
+export type { VerifyProblem, VerifyProblemCode };
+export type { UnvouchedHashes, VerifiedPackage };
 
 /**
  * The problem list of a verify run (directory mirrors and OCI mirrors alike,
@@ -159,6 +129,11 @@ export interface VerifyOptions {
   readonly hashStore?: HashStore;
   /** Stops the run: no package is hashed after it, and `ABORTED` is thrown (installer/abort.ts). */
   readonly signal?: AbortSignal;
+  /**
+   * Receives a `verify_package` event per checked package and a `verify_unvouched` event per checked provider
+   * version whose lock hashes nobody vouches for (the outcome's `checked` and `unvouched`), at the end of the run.
+   */
+  readonly events?: EventSink;
 }
 
 /** What {@link runVerify} found: the problems (none: the lock vouches for everything checked) and what it checked. */
@@ -171,6 +146,31 @@ export interface VerifyOutcome {
   readonly providers: number;
   /** The platforms whose coverage was checked. */
   readonly platforms: readonly Platform[];
+  /**
+   * Every package of a locked version checked (all its platforms), with who vouches for each of its hashes
+   * (installer/verify-provenance.ts), sorted by
+   * provider, version, platform; empty without a mirror.
+   */
+  readonly checked: readonly VerifiedPackage[];
+  /** Per locked version with packages checked: its lock hashes nobody vouches for now (none listed: every one is vouched for). */
+  readonly unvouched: readonly UnvouchedHashes[];
+}
+
+/** Sorts `checked` and emits the outcome's `verify_package` and `verify_unvouched` events (see {@link VerifyOptions.events}). */
+export function emitProvenance(
+  checked: VerifiedPackage[],
+  unvouched: readonly UnvouchedHashes[],
+  events: EventSink | undefined,
+): void {
+  checked.sort(
+    (a, b) =>
+      ProviderAddress.compare(a.provider, b.provider) ||
+      compareVersions(a.version, b.version) ||
+      comparePlatforms(a.platform, b.platform),
+  );
+  if (events === undefined) return;
+  for (const p of checked) events({ type: 'verify_package', ...p });
+  for (const u of unvouched) events({ type: 'verify_unvouched', ...u });
 }
 
 /** A package found in the mirror. */
@@ -392,6 +392,8 @@ async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {
   }
 
   let packagesHashed = 0;
+  const checked: VerifiedPackage[] = [];
+  const unvouched: UnvouchedHashes[] = [];
   let scope: Platform[] = sortPlatforms(options.platforms ?? []);
   if (options.mirrorDir !== undefined) {
     // The source resolves the base directory's symlinks; so do the paths compared here.
@@ -422,13 +424,35 @@ async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {
 
     for (const m of mirror) {
       // eslint-disable-next-line no-await-in-loop -- one provider's index files at a time
-      const corrupt = await checkIndexes(m, hashOf, problem);
+      const { corrupt, listed } = await checkIndexes(m, hashOf, problem);
       const lock = options.locks.provider(m.provider);
       for (const pkg of m.packages) {
         const h = hashOf.get(pkg)!;
         if (!h.ok) {
           problem(pkg.provider, pkg.version, pkg.platform, 'PACKAGE_REFUSED', h.message);
           continue;
+        }
+        // The locked version's packages (every platform) are reported with who vouches for their hashes.
+        if (lock?.version.equals(pkg.version) === true) {
+          // eslint-disable-next-line no-await-in-loop -- one small store entry per archive
+          const stored = h.kind === 'archive' ? await options.hashStore?.lookup(h.zip.zh) : undefined;
+          checked.push({
+            provider: pkg.provider,
+            version: pkg.version,
+            platform: pkg.platform,
+            location: pkg.path,
+            hashes: verifiedPackageHashes({
+              platform: pkg.platform,
+              from: pkg.path,
+              computed: h.kind === 'archive' ? zipHashTexts(h.zip) : [h.h1],
+              ...(h.kind === 'archive' ? { zh: h.zip.zh } : {}),
+              ...(stored === undefined ? {} : { stored: stored.dispositions }),
+              reported: (listed.get(pkg) ?? []).map((hash): TrustedHash => ({
+                hash,
+                trust: { kind: 'reported-by-mirror', mirror: options.mirrorDir ?? mirrorDir },
+              })),
+            }),
+          });
         }
         if (h.kind === 'archive') {
           const differ = h.zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER');
@@ -468,6 +492,13 @@ async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {
     // Coverage: every locked version in the mirror, on every platform in scope.
     for (const lock of options.locks.all()) {
       const pkgs = lockedPackages(lock);
+      if (pkgs.length > 0) {
+        const mine = checked.filter((p) => p.provider.equals(lock.provider) && p.version.equals(lock.version));
+        // eslint-disable-next-line no-await-in-loop -- a few small store entries per provider
+        const stored = await lookupAll(options.hashStore, lock.hashes);
+        const hashes = unvouchedLockHashes(lock.hashes, mine, stored);
+        if (hashes.length > 0) unvouched.push({ provider: lock.provider, version: lock.version, hashes });
+      }
       if (pkgs.length === 0) {
         problem(
           lock.provider,
@@ -492,7 +523,22 @@ async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {
   }
 
   problems.sort(compareProblems);
-  return { problems, packages: packagesHashed, providers: options.locks.size, platforms: scope };
+  emitProvenance(checked, unvouched, options.events);
+  return { problems, packages: packagesHashed, providers: options.locks.size, platforms: scope, checked, unvouched };
+}
+
+/** The texts-as-hashes a zip's bytes gave here: its `zh:` and the `h1:` forms that could be computed. */
+export function zipHashTexts(zip: ZipPackageHashes): Hash[] {
+  return [zip.zh, ...[zip.h1, zip.h1Zip].flatMap((f) => (f.ok ? [f.hash] : []))];
+}
+
+/** The hash store's entries for the `zh:` hashes among `hashes` (none without a store). */
+export function lookupAll(
+  store: HashStore | undefined,
+  hashes: readonly Hash[],
+): Promise<ReadonlyArray<Awaited<ReturnType<HashStore['lookup']>>>> {
+  if (store === undefined) return Promise.resolve([]);
+  return Promise.all(hashes.filter((h) => h.scheme === 'zh:').map((zh) => store.lookup(zh)));
 }
 
 /**
@@ -600,10 +646,12 @@ async function checkIndexes(
     code: VerifyProblemCode,
     message: string,
   ) => void,
-): Promise<Set<MirrorPackage>> {
+): Promise<{ corrupt: Set<MirrorPackage>; listed: Map<MirrorPackage, Hash[]> }> {
   const corrupt = new Set<MirrorPackage>();
+  /** Per package, the hashes its VERSION.json entry lists that its bytes do not contradict. */
+  const listed = new Map<MirrorPackage, Hash[]>();
   const index = await readJSON(join(m.dir, 'index.json'));
-  if (!index.ok && index.missing) return corrupt;
+  if (!index.ok && index.missing) return { corrupt, listed };
   const archives = m.packages.filter((p) => p.kind === 'archive');
   if (!index.ok || !isRecord(index.value) || !isRecord(index.value['versions'])) {
     problem(
@@ -613,13 +661,13 @@ async function checkIndexes(
       'INDEX_INVALID',
       `index.json is not a provider mirror index: ${index.ok ? 'no "versions" object' : index.error}`,
     );
-    return corrupt;
+    return { corrupt, listed };
   }
-  const listed = new Set(Object.keys(index.value['versions']));
+  const versionsListed = new Set(Object.keys(index.value['versions']));
   const versions = new Map<string, Version>();
   for (const p of archives) versions.set(p.version.toString(), p.version);
   for (const [v, version] of versions) {
-    if (!listed.has(v))
+    if (!versionsListed.has(v))
       problem(
         m.provider,
         version,
@@ -652,6 +700,11 @@ async function checkIndexes(
       if (!h?.ok || h.kind !== 'archive') continue;
       const forms = new Set([h.zip.zh.text, h.h1.text, ...(h.zip.h1Zip.ok ? [h.zip.h1Zip.hash.text] : [])]);
       const wrong = entry.hashes.filter((x) => (x.startsWith('h1:') || x.startsWith('zh:')) && !forms.has(x));
+      listed.set(
+        pkg,
+        // A text without a scheme is no hash anyone could check (parseHash refuses it).
+        entry.hashes.filter((x) => !wrong.includes(x) && x.indexOf(':') > 0).map((x) => parseHash(x)),
+      );
       if (wrong.length > 0) {
         corrupt.add(pkg);
         problem(
@@ -681,7 +734,7 @@ async function checkIndexes(
       );
     }
   }
-  return corrupt;
+  return { corrupt, listed };
 }
 
 /**

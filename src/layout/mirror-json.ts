@@ -12,6 +12,7 @@ export function mirrorIndexJSON(versions: Iterable<Version>): string {
   return goMarshalIndent({ versions: map });
 }
 
+/** One archive of a version's `VERSION.json` (the network mirror protocol): its platform, file and hashes. */
 export interface MirrorArchive {
   readonly platform: Platform;
   /** Sorted by the caller's rules; written as given. */

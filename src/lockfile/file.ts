@@ -63,12 +63,15 @@ export function saveLockFile(path: string, locks: Locks, flavor: Flavor): Promis
 
 /**
  * Saves a lock file's bytes (serialized by the caller: the write decision's
- * `bytes`) atomically; failures as {@link saveLockFile}'s.
+ * `bytes`) atomically; failures as {@link saveLockFile}'s. Once `signal` has
+ * aborted, the file is left as it was (the new bytes are not renamed into
+ * place) and the call rejects with `ABORTED` (fs/atomic.ts).
  */
-export async function saveLockBytes(path: string, bytes: Buffer): Promise<void> {
+export async function saveLockBytes(path: string, bytes: Buffer, signal?: AbortSignal): Promise<void> {
   try {
-    await writeFileAtomic(path, bytes);
+    await writeFileAtomic(path, bytes, undefined, signal);
   } catch (err) {
+    if (err instanceof ProvkitError && err.code === ErrorCode.ABORTED) throw err;
     throw new ProvkitError(
       ErrorCode.IO,
       `Error while writing new dependency lock information to ${path}: ${errorText(err)}.`,

@@ -22,20 +22,12 @@ import {
   VersionConstraints,
   type ProviderAddress,
 } from '../addresses/index.js';
-import {
-  type Diagnostic as ProvkitDiagnostic,
-  type DiagnosticCode,
-  ErrorCode,
-  ProvkitError,
-  WarningCode,
-  errorText,
-} from '../errors.js';
+import { type Diagnostic, type DiagnosticCode, ErrorCode, ProvkitError, WarningCode, errorText } from '../errors.js';
 import { nameSuggestion } from '../go/index.js';
 import { parseHash, type Hash } from '../hashing/index.js';
 import {
   type Attribute,
   type Block,
-  type Diagnostic,
   type Expression,
   hasErrors,
   parseHCL,
@@ -56,10 +48,10 @@ export interface LockParseResult {
   readonly locks: Locks;
   /**
    * Errors and warnings, each with the file, line and column, worded as the reference's; any error means the file
-   * is not usable as it is. The one {@link ProvkitDiagnostic} type, coded {@link ErrorCode.INVALID_LOCK_FILE} or
+   * is not usable as it is. The one {@link Diagnostic} type, coded {@link ErrorCode.INVALID_LOCK_FILE} or
    * {@link WarningCode.LOCK_FILE_WARNING}.
    */
-  readonly diagnostics: readonly ProvkitDiagnostic[];
+  readonly diagnostics: readonly Diagnostic[];
 }
 
 function diag(severity: Diagnostic['severity'], summary: string, detail: string, range: Range): Diagnostic {

@@ -95,12 +95,20 @@ export interface RequestOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** Sent as `Authorization: Bearer …` only to its host (see {@link BearerCredential}). */
   readonly credential?: BearerCredential;
+  /**
+   * Retries after the first attempt (default: the client's `retries` for a `GET` or `HEAD`, none for another
+   * method of {@link HttpClient.send}, the client's `downloadRetries` for a download).
+   */
   readonly retries?: number;
+  /** Redirects followed at most (default the client's `maxRedirects`). */
   readonly maxRedirects?: number;
+  /** Time until the response headers arrive, per attempt and hop (default the client's `connectTimeoutMs`). */
   readonly connectTimeoutMs?: number;
+  /** Longest gap between two body chunks, per attempt (default the client's `idleTimeoutMs`). */
   readonly idleTimeoutMs?: number;
   /** Refuse a body larger than this (`NET_RESPONSE_TOO_LARGE`, not retried). */
   readonly maxBytes?: number;
+  /** Stops the request and its retries: the call rejects with a `ProvkitError` `ABORTED`. */
   readonly signal?: AbortSignal;
   /** Per-request callbacks, called after the client's own. */
   readonly events?: NetEvents;
@@ -112,22 +120,29 @@ export interface RequestOptions {
  * redirects are not followed (the 3xx is returned).
  */
 export interface SendOptions extends RequestOptions {
+  /** The request method. */
   readonly method: HttpMethod;
+  /** The request body, sent as it is (no `Content-Type` is added: give it in `headers`). */
   readonly body?: Buffer;
 }
 
 /** A complete response of {@link HttpClient.get}. */
 export interface HttpResponse {
+  /** The HTTP status code of the last response (after redirects). */
   readonly status: number;
+  /** The status line's reason phrase (`OK`, `Not Found`), as the server sent it. */
   readonly statusText: string;
   /** The URL that answered, after redirects (relative references resolve against it). */
   readonly url: string;
+  /** The response headers, as `FetchHeaders`: `name` in any case, null for a header not sent. */
   readonly headers: { get(name: string): string | null };
+  /** The whole body (bounded by {@link RequestOptions.maxBytes}). */
   readonly body: Buffer;
   /** Attempts made, retries included. */
   readonly attempts: number;
 }
 
+/** Options of {@link HttpClient.download}: a request's, and what the file must be. */
 export interface DownloadOptions extends RequestOptions {
   /** The body must be exactly this long (`NET_SIZE_MISMATCH`, not retried). */
   readonly expectedSize?: number;

@@ -61,11 +61,15 @@ export interface DownloadSpec {
   readonly signal?: AbortSignal | undefined;
 }
 
+/** What {@link HttpClient.download} wrote. */
 export interface DownloadResult {
+  /** The file written: the `destPath` the caller gave, complete and renamed into place. */
   readonly path: string;
   /** The URL that answered, after redirects. */
   readonly url: string;
+  /** The file's size in bytes. */
   readonly size: number;
+  /** Attempts made, retries included. */
   readonly attempts: number;
   /** How many attempts continued a partial body with `Range` instead of starting over. */
   readonly resumes?: number;

@@ -35,6 +35,7 @@ function isIP(host: string): number {
 
 import { ErrorCode, ProvkitError } from '../errors.js';
 
+/** Environment variables, as `process.env` holds them (proxies: `HTTPS_PROXY`, `NO_PROXY`, …). */
 export type Env = Readonly<Record<string, string | undefined>>;
 
 interface DomainMatch {

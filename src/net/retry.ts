@@ -14,6 +14,7 @@ export interface BackoffOptions {
   readonly maxMs: number;
 }
 
+/** The backoff between retries unless a caller says otherwise: from 1 s, doubling, up to 30 s. */
 export const DEFAULT_BACKOFF: BackoffOptions = { minMs: 1000, maxMs: 30_000 };
 
 /** Whether a response status is worth another attempt (429, 5xx except 501). */

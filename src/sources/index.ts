@@ -20,6 +20,7 @@ export type {
   PackageAuthentication,
   PackageLocation,
   PackageMeta,
+  PackageMetaHints,
   RegistryAuthentication,
   SignatureOutcome,
   Source,

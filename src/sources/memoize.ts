@@ -13,7 +13,7 @@
  */
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import { ErrorCode, isProvkitError } from '../errors.js';
-import type { AvailableVersions, PackageMeta, Source } from './source.js';
+import type { AvailableVersions, PackageMeta, PackageMetaHints, Source } from './source.js';
 
 /** See the module comment. */
 export class MemoizeSource implements Source {
@@ -47,9 +47,11 @@ export class MemoizeSource implements Source {
     version: Version,
     platform: Platform,
     signal?: AbortSignal,
+    hints?: PackageMetaHints,
   ): Promise<PackageMeta> {
     const key = `${provider.toComparisonString()} ${version.toString()} ${platform.toString()}`;
-    return memo(this.metas, key, signal, (s) => this.underlying.packageMeta(provider, version, platform, s));
+    // The hints of the caller whose call asks the underlying source (later callers share its answer).
+    return memo(this.metas, key, signal, (s) => this.underlying.packageMeta(provider, version, platform, s, hints));
   }
 
   /** {@inheritDoc Source.publishedPlatforms} */

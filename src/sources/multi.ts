@@ -25,7 +25,14 @@ import {
   patternMatches,
 } from '../cliconfig/index.js';
 import { isProvkitError, ErrorCode } from '../errors.js';
-import { platformNotSupported, sourceError, type AvailableVersions, type PackageMeta, type Source } from './source.js';
+import {
+  platformNotSupported,
+  sourceError,
+  type AvailableVersions,
+  type PackageMeta,
+  type PackageMetaHints,
+  type Source,
+} from './source.js';
 
 /** A parsed include/exclude pattern; `*` matches anything in its position. */
 export type ProviderPattern = PatternSegments;
@@ -127,6 +134,7 @@ export class MultiSource implements Source {
     version: Version,
     platform: Platform,
     signal?: AbortSignal,
+    hints?: PackageMetaHints,
   ): Promise<PackageMeta> {
     // The platforms the skipped sources said they have (platformNotSupported), for the final error.
     const available = new Set<string>();
@@ -134,7 +142,7 @@ export class MultiSource implements Source {
       if (!canHandleProvider(selector, provider)) continue;
       try {
         // eslint-disable-next-line no-await-in-loop -- the first source in configuration order wins
-        return await selector.source.packageMeta(provider, version, platform, signal);
+        return await selector.source.packageMeta(provider, version, platform, signal, hints);
       } catch (err) {
         if (
           isSkippable(

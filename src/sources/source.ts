@@ -118,6 +118,19 @@ export interface OciBlobAuthentication {
  */
 export type PackageAuthentication = RegistryAuthentication | MirrorHashAuthentication | OciBlobAuthentication;
 
+/**
+ * What a caller of {@link Source.packageMeta} may hear before the answer: only to save time (warm a connection,
+ * learn a redirect), never to trust anything. A hint that throws is ignored.
+ */
+export interface PackageMetaHints {
+  /**
+   * The archive's URL and the `zh:` the source expects of it, as soon as the source knows them and before it has
+   * authenticated them (a registry: from the download metadata, while its SHA256SUMS and signature are still on their
+   * way). Nothing here is checked yet: the package's authentication is in the answer.
+   */
+  readonly archiveURL?: (url: string, expectedZh: Hash) => void;
+}
+
 /** Everything known about one package before it is fetched. */
 export interface PackageMeta {
   /** The provider's address. */
@@ -175,13 +188,15 @@ export interface Source {
   /**
    * What is known of one package before it is fetched: where it is, the hashes reported for it and how it is to be
    * authenticated. Throws `PLATFORM_NOT_SUPPORTED` when the version has no package for `platform`, another {@link
-   * ProvkitError} when the source cannot answer; `signal` aborts the request.
+   * ProvkitError} when the source cannot answer; `signal` aborts the request. `hints` hear what the source learns on
+   * the way (a source may say nothing).
    */
   packageMeta(
     provider: ProviderAddress,
     version: Version,
     platform: Platform,
     signal?: AbortSignal,
+    hints?: PackageMetaHints,
   ): Promise<PackageMeta>;
   /**
    * The platforms a version is published for, where the source knows (the

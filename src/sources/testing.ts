@@ -38,6 +38,7 @@ export interface SourceCall {
   readonly platform?: string;
 }
 
+/** What a {@link MockSource} answers besides its packages. */
 export interface MockSourceOptions {
   /** Warnings returned with the versions of a provider (keyed by `provider.toString()`). */
   readonly warnings?: Readonly<Record<string, readonly string[]>>;

@@ -6,7 +6,7 @@
  * whose results sit at the line of the hash in the lock file, so a
  * code-scanning view shows them on the pull request.
  */
-import { dispositionJSON, dispositionText, type Disposition } from '../hashing/index.js';
+import { dispositionJSON, vouchersText } from '../hashing/index.js';
 import type { AuditChange, AuditedHash } from '../installer/audit.js';
 import type { LockPosition } from '../lockfile/index.js';
 import { fittedLines, type TableColumn, tableLines } from './table.js';
@@ -41,18 +41,6 @@ export function auditTotals(files: readonly AuditedLockFile[], downloads: number
     downloads,
     changes: files.reduce((n, f) => n + f.changes.length, 0),
   };
-}
-
-/** Who vouches for a hash, in words: its dispositions, strongest first, or `nobody`. */
-export function vouchersText(ds: readonly Disposition[]): string {
-  if (ds.length === 0) return 'nobody';
-  return ds
-    .map((d) => {
-      const text = dispositionText(d);
-      if (d.kind === 'verified-locally' && d.keyId !== undefined) return `${text} (key ${d.keyId})`;
-      return text;
-    })
-    .join('; ');
 }
 
 function changeText(c: AuditChange): string {

@@ -7,7 +7,7 @@
  */
 import { type Flavor, flavorInfo, type ProviderAddress } from '../addresses/index.js';
 import type { Diagnostic as BaseDiagnostic } from '../errors.js';
-import { isReported } from '../hashing/index.js';
+import { isReported, sortDispositions, vouchersText } from '../hashing/index.js';
 import type { InstallerEvent, PackageHash } from '../installer/events.js';
 import {
   colorize,
@@ -222,7 +222,36 @@ export function renderEventHuman(
     case 'verify_problem':
       out.write(verifyProblemText(e, out));
       return;
+    case 'verify_package':
+      out.write(wrappedLine(`- ${verifiedPackageText(e, name)}`, out, 4));
+      return;
+    case 'verify_unvouched':
+      out.write(wrappedLine(`- ${unvouchedText(e, name)}`, out, 4));
+      return;
   }
+}
+
+/**
+ * A checked package and who vouches for its hashes, all of them together
+ * (`-json`'s `verify_package` says which hash has which): `Checked
+ * acme/demo 1.1.0 for linux_amd64 (signed by key …, expires never; verified
+ * locally (key …))`. Not escaped (the caller escapes the line).
+ */
+export function verifiedPackageText(
+  e: Extract<InstallerEvent, { type: 'verify_package' }>,
+  name: (p: ProviderAddress) => string = String,
+): string {
+  const all = sortDispositions(e.hashes.flatMap((h) => h.dispositions));
+  return `Checked ${name(e.provider)} ${e.version.toString()} for ${e.platform.toString()} (${vouchersText(all)})`;
+}
+
+/** Lock hashes nobody vouches for, listed (not escaped: the caller escapes the line). */
+export function unvouchedText(
+  e: Extract<InstallerEvent, { type: 'verify_unvouched' }>,
+  name: (p: ProviderAddress) => string = String,
+): string {
+  const n = e.hashes.length;
+  return `No source vouches for ${n} ${n === 1 ? 'hash' : 'hashes'} of ${name(e.provider)} ${e.version.toString()} in the lock file: ${e.hashes.map((h) => h.text).join(', ')}`;
 }
 
 /** A copy of `x` whose string fields are escaped as lines of output (src/ui/escape.ts). */
@@ -246,11 +275,23 @@ export function verifyProblemText(
   out: TextSink,
   lead = '',
 ): string {
-  const line = terminalLine(
+  return wrappedLine(
     `${lead}${[p.provider.toString(), p.version?.toString(), p.platform?.toString()].filter((x) => x !== undefined).join(' ')}: ${p.message}`,
+    out,
+    lead.length + 2,
   );
+}
+
+/**
+ * `text` escaped as one line of output (src/ui/escape.ts) and ended: one
+ * line when `out` is not a terminal; on a terminal, wrapped at spaces to its
+ * width less one column, continuation lines indented `indent` columns
+ * (see {@link verifyProblemText}).
+ */
+function wrappedLine(text: string, out: TextSink, indent: number): string {
+  const line = terminalLine(text);
   const columns = out.isTTY === true ? out.columns : undefined;
-  return `${columns !== undefined && columns > 1 ? wrapHanging(line, columns - 1, lead.length + 2) : line}\n`;
+  return `${columns !== undefined && columns > 1 ? wrapHanging(line, columns - 1, indent) : line}\n`;
 }
 
 /**

@@ -9,7 +9,7 @@
 import { rangeText } from '../errors.js';
 import { dispositionJSON } from '../hashing/index.js';
 import type { InstallerEvent, PackageHash } from '../installer/events.js';
-import { type Diagnostic, selectedText, type TextSink } from './human.js';
+import { type Diagnostic, selectedText, type TextSink, unvouchedText, verifiedPackageText } from './human.js';
 
 export const UI_VERSION = '1.0';
 export const JSON_MODULE = 'provkit.ui';
@@ -314,6 +314,20 @@ export class JsonUI {
             problem: e.message,
           },
         );
+        return;
+      case 'verify_package':
+        this.emit('info', verifiedPackageText(e), 'verify_package', {
+          ...ref(e),
+          location: e.location,
+          ...packageHashesJSON(e.hashes),
+        });
+        return;
+      case 'verify_unvouched':
+        // As audit_hash says a hash nobody vouches for: no dispositions.
+        this.emit('warn', unvouchedText(e), 'verify_unvouched', {
+          ...ref(e),
+          hashes: e.hashes.map((h) => ({ hash: h.text, platform: null, dispositions: [] })),
+        });
         return;
     }
   }

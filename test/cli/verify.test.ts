@@ -67,16 +67,23 @@ afterEach(() => rm(scratch, { recursive: true, force: true }));
 const platformFlags = PLATFORMS.map((p) => `-platform=${p}`);
 
 describe('provkit verify', () => {
-  it('passes a lock that covers the platforms, against an intact mirror: exit 0 and one summary line', async () => {
+  it('passes a lock that covers the platforms, against an intact mirror: exit 0, a line per package and one summary line', async () => {
     const r = await run(['verify', `-mirror=${mirror}`, ...platformFlags], dir);
     // terraform wrote the lock file: the run says it takes the terraform flavor (issue 14 #2), and nothing else.
     expect(r.stderr).toBe(
       'provkit: using the terraform flavor: .terraform.lock.hcl was written by "terraform init" (-flavor or PROVKIT_FLAVOR to choose).\n',
     );
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toBe(
-      '.terraform.lock.hcl verified: 2 providers checked against 15 packages for darwin_arm64, linux_amd64; no problems.',
+    // Each package checked, with who vouches for it (docs/provenance.md): computed here, and listed by VERSION.json.
+    const lines = r.stdout.trim().split('\n');
+    expect(lines.slice(0, -2)).toHaveLength(10);
+    expect(lines[0]).toBe(
+      `- Checked ${HOST}/acme/demo 1.1.0 for darwin_amd64 (computed locally; reported by the mirror ${mirror})`,
     );
+    expect(lines.slice(-2)).toEqual([
+      '',
+      '.terraform.lock.hcl verified: 2 providers checked against 15 packages for darwin_arm64, linux_amd64; no problems.',
+    ]);
   });
 
   it('flags a tampered archive once (it contradicts VERSION.json)', async () => {

@@ -84,7 +84,7 @@ describe('parseJSON', () => {
   ] as const)('%j: %j', (text, want) => {
     const r = parseJSONFile(text, 'main.tf.json');
     expect(r.value).toBeUndefined();
-    expect(r.diagnostics.map((d) => [d.summary, `${d.range.start.line}:${d.range.start.column}`])).toEqual(want);
+    expect(r.diagnostics.map((d) => [d.summary, `${d.range?.start?.line}:${d.range?.start?.column}`])).toEqual(want);
   });
 
   it('words keywords as terraform 1.11.4 does', () => {

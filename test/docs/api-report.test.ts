@@ -63,6 +63,29 @@ describe('the public API', () => {
     }
   });
 
+  it('names the option and result types of the clients it exports, so no caller needs a deep import for them', () => {
+    const report = readFileSync(join(ROOT, 'etc/provkit.api.md'), 'utf8');
+    // HttpClient's get/send/download, ServiceDiscovery's constructor and discover, a registry source's signature
+    // cache and policy, the hashes an event carries, where a run's platforms came from.
+    for (const name of [
+      'RequestOptions',
+      'SendOptions',
+      'DownloadOptions',
+      'HttpResponse',
+      'DownloadResult',
+      'ServiceDiscoveryOptions',
+      'DiscoveredHost',
+      'SignatureCache',
+      'CachedVerification',
+      'SignaturePolicy',
+      'PackageHash',
+      'PlatformOrigin',
+      'InferenceVia',
+    ]) {
+      expect(report).toMatch(new RegExp(`export (interface|type|class) ${name}\\b`));
+    }
+  });
+
   const dir = mkdtempSync(join(ROOT, '.api-subpaths-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -32,6 +32,10 @@ const problemLine = (p: string): string =>
 
 const VERIFY = ['-flavor=terraform', 'verify', `-mirror=${FIXTURE_MIRROR}`];
 
+/** Every package of the mirror, checked: its line first, naming who vouches for its hashes (docs/provenance.md). */
+const PACKAGES = ['darwin_amd64', 'darwin_arm64', 'linux_amd64', 'linux_arm64', 'windows_amd64'];
+const checked = (p: string): string => `- Checked ${TOOLS} 0.3.0 for ${p} (computed locally)`;
+
 beforeAll(async () => {
   w = e2eWorkspace();
   const files = { 'main.tf': requiresTf({ tools: TOOLS }) };
@@ -64,7 +68,9 @@ describe('verify-wrap: verify problem lines fit the terminal, and stay one line 
     const r = await runCli(VERIFY, { cwd: project, env: w.env });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe('');
-    expect(r.stdout).toBe(`${MISSING.map(problemLine).join('\n')}\n\n4 problems found.\n`);
+    expect(r.stdout).toBe(
+      `${PACKAGES.map(checked).join('\n')}\n${MISSING.map(problemLine).join('\n')}\n\n4 problems found.\n`,
+    );
     expect(w.tmpLeftovers()).toEqual([]);
   });
 
@@ -85,6 +91,8 @@ describe('verify-wrap: verify problem lines fit the terminal, and stay one line 
       `  not in the lock file: the lock does not cover\n  ${p}, or the package differs from the one locked\n  (provkit lock -platform=${p} records it)\n`;
     expect(r.stdout).toBe(
       [
+        // A package line too, its continuation indented 4 (under the text after "- ").
+        ...PACKAGES.map((p) => `- Checked ${TOOLS} 0.3.0 for\n    ${p} (computed locally)\n`),
         `${TOOLS} 0.3.0 darwin_amd64: its\n  h1: (${H1['darwin_amd64']}) is\n${rest('darwin_amd64')}`,
         `${TOOLS} 0.3.0 darwin_arm64: its\n  h1: (${H1['darwin_arm64']}) is\n${rest('darwin_arm64')}`,
         // One column shorter: "h1:" fits on the first line, and so on.
@@ -119,7 +127,7 @@ describe('verify-wrap: verify problem lines fit the terminal, and stay one line 
     expect(r.timedOut).toBe(false);
     // `after` joins the lines the terminal itself wrapped: none were.
     expect(r.after).toBe(
-      `${MISSING.map(
+      `${PACKAGES.map((p) => `- Checked ${TOOLS} 0.3.0 for ${p} (computed\n    locally)\n`).join('')}${MISSING.map(
         (p) =>
           `${TOOLS} 0.3.0 ${p}: its h1:\n` +
           `  (${H1[p]}) is not in the lock file:\n` +

@@ -32,7 +32,7 @@ function evalOk(src: string): unknown {
 function evalErr(src: string): string[] {
   const r = evaluateStatic(expr(src));
   expect(r.value).toBeUndefined();
-  return r.diagnostics.map((d) => `${d.range.start.column} ${d.summary}`);
+  return r.diagnostics.map((d) => `${d.range?.start?.column} ${d.summary}`);
 }
 
 describe('evaluateStatic', () => {

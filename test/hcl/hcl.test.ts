@@ -161,7 +161,7 @@ describe('corpus: real-world configurations', () => {
     expect(block(body, 'credentials_helper', 'credstore').body.attributes.map((a) => a.name)).toEqual(['args']);
     // Without the HCL 1 option, the quoted name is the native syntax's error.
     const strict = parseHCL(readFileSync(join(INVALID, '..', 'corpus', 'cli-config.tfrc')), 'cli-config.tfrc');
-    expect(strict.diagnostics.map((d) => [d.summary, d.range.start.line])).toEqual([['Invalid argument name', 22]]);
+    expect(strict.diagnostics.map((d) => [d.summary, d.range?.start?.line])).toEqual([['Invalid argument name', 22]]);
   });
 
   it('kubernetes-helm.tf: heredoc YAML, indented heredocs inside a tuple and a call', () => {
@@ -633,14 +633,14 @@ describe('malformed input: test/hcl/invalid', () => {
     expect(expected.length).toBeGreaterThan(0);
     const r = parseHCL(bytes, name);
     const errors = r.diagnostics.filter((d) => d.severity === 'error');
-    const got = errors.map((d) => ({ line: d.range.start.line, column: d.range.start.column, summary: d.summary }));
+    const got = errors.map((d) => ({ line: d.range?.start?.line, column: d.range?.start?.column, summary: d.summary }));
     const want = expected.map((e) => expect.objectContaining(e) as unknown);
     expect(got).toEqual(expect.arrayContaining(want));
     expect(got).toHaveLength(expected.length);
     for (const d of errors) {
-      expect(d.range.filename).toBe(name);
+      expect(d.range?.filename).toBe(name);
       expect(d.detail.length).toBeGreaterThan(0);
-      expect(d.range.start.byte).toBeLessThanOrEqual(d.range.end.byte);
+      expect(d.range!.start!.byte).toBeLessThanOrEqual(d.range!.end!.byte!);
     }
   });
 });

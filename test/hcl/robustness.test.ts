@@ -58,12 +58,14 @@ function checkDiagnostics(diags: readonly Diagnostic[], size: number): void {
   for (const d of diags) {
     expect(d.severity === 'error' || d.severity === 'warning').toBe(true);
     expect(d.summary.length).toBeGreaterThan(0);
-    const { start, end } = d.range;
-    expect(start.line).toBeGreaterThanOrEqual(1);
-    expect(start.column).toBeGreaterThanOrEqual(1);
-    expect(start.byte).toBeGreaterThanOrEqual(0);
-    expect(end.byte).toBeGreaterThanOrEqual(start.byte);
-    expect(end.byte).toBeLessThanOrEqual(size);
+    // The parser's ranges are complete: both ends, each with line, column and byte.
+    const start = d.range?.start;
+    const end = d.range?.end;
+    expect(start?.line).toBeGreaterThanOrEqual(1);
+    expect(start?.column).toBeGreaterThanOrEqual(1);
+    expect(start?.byte).toBeGreaterThanOrEqual(0);
+    expect(end?.byte).toBeGreaterThanOrEqual(start?.byte ?? 0);
+    expect(end?.byte).toBeLessThanOrEqual(size);
   }
 }
 

@@ -17,7 +17,9 @@ function expr(src: string): Expression {
 }
 
 function errors(src: string | Uint8Array): string[] {
-  return parseHCL(src, 'test.tf').diagnostics.map((d) => `${d.range.start.line}:${d.range.start.column} ${d.summary}`);
+  return parseHCL(src, 'test.tf').diagnostics.map(
+    (d) => `${d.range?.start?.line}:${d.range?.start?.column} ${d.summary}`,
+  );
 }
 
 describe('lexer', () => {

@@ -6,8 +6,8 @@
 // filesystem mirror (mirror-fixtures/); one trap source counts every call it
 // gets after the abort.
 import { getEventListeners } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createWriteStream, existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -22,6 +22,7 @@ import {
   FilesystemMirrorSource,
   importBundle,
   isProvkitError,
+  lockModule,
   Locks,
   parseConstraints,
   parsePlatform,
@@ -144,6 +145,16 @@ function trap(behaviour: Behaviour, timeout = false): Trap {
   return t;
 }
 
+/** A root module requiring {@link REQUIREMENTS}, in a new directory. */
+async function moduleDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmp, prefix));
+  await writeFile(
+    join(dir, 'main.tf'),
+    `terraform {\n  required_providers {\n${REQUIREMENTS.map((r) => `    ${r.provider.type} = { source = "${r.provider.toString()}" }\n`).join('')}  }\n}\n`,
+  );
+  return dir;
+}
+
 const runs: Record<string, (t: Trap) => Promise<unknown>> = {
   runLock: async (t) => {
     // The package events (fetch_start) come from the cache, the run's own from runLock.
@@ -160,6 +171,23 @@ const runs: Record<string, (t: Trap) => Promise<unknown>> = {
       });
     } finally {
       await cache.close();
+    }
+  },
+  lockModule: async (t) => {
+    // The one call of docs/api.md: its own cache over the given source, the package events to the caller's sink.
+    const dir = await moduleDir('module-');
+    try {
+      return await lockModule(dir, {
+        flavor: 'tofu',
+        source: t.source,
+        pool,
+        platforms: PLATFORMS,
+        signal: t.signal,
+        events: t.events,
+      });
+    } finally {
+      // Nothing written: the lock file is written only when the whole run succeeded.
+      expect(existsSync(join(dir, '.terraform.lock.hcl'))).toBe(false);
     }
   },
   runMirror: async (t) =>
@@ -338,6 +366,59 @@ describe('an abort after a run has committed is too late to undo it', () => {
       }),
     );
     expect(isProvkitError(err, ErrorCode.ABORTED), String(err)).toBe(true);
+  });
+});
+
+describe('lockModule: an abort before its lock file is in place rejects, one after it is too late', () => {
+  const OLD_LOCK = '# an earlier lock file, to be left byte for byte as it is\n';
+
+  it('rejects with ABORTED and leaves the old lock file as it was when the signal fires after the last package, before the write lands', async () => {
+    // Every package hashed: the run has ended, nothing is left but the decision and the write. The abort
+    // comes on the next turn of the event loop (as a signal's does), while the write's file I/O is under way.
+    const dir = await moduleDir('late-module-');
+    await writeFile(join(dir, '.terraform.lock.hcl'), OLD_LOCK);
+    const controller = new AbortController();
+    let complete = 0;
+    const err = await rejection(
+      lockModule(dir, {
+        flavor: 'tofu',
+        source: new FilesystemMirrorSource({ baseDir: MIRROR, flavor: 'tofu' }),
+        pool,
+        platforms: PLATFORMS,
+        signal: controller.signal,
+        events: (e) => {
+          if (e.type === 'fetch_complete' && ++complete === REQUIREMENTS.length * PLATFORMS.length)
+            setImmediate(() => controller.abort(new Error('stopped by the caller')));
+        },
+      }),
+    );
+    expect(isProvkitError(err, ErrorCode.ABORTED), String(err)).toBe(true);
+    expect((err as Error & { cause?: unknown }).cause).toBe(controller.signal.reason);
+    expect(await readFile(join(dir, '.terraform.lock.hcl'), 'utf8')).toBe(OLD_LOCK);
+    // No temporary file of the write left beside it.
+    expect((await readdir(dir)).sort()).toEqual(['.terraform.lock.hcl', 'main.tf']);
+  });
+
+  it('resolves with what it wrote when the signal fires at its first event after the write (hashes_obtained)', async () => {
+    const dir = await moduleDir('written-module-');
+    await writeFile(join(dir, '.terraform.lock.hcl'), OLD_LOCK);
+    const controller = new AbortController();
+    const outcome = await lockModule(dir, {
+      flavor: 'tofu',
+      source: new FilesystemMirrorSource({ baseDir: MIRROR, flavor: 'tofu' }),
+      pool,
+      platforms: PLATFORMS,
+      signal: controller.signal,
+      events: (e) => {
+        if (e.type === 'hashes_obtained') controller.abort(new Error('stopped by the caller'));
+      },
+    });
+    expect(controller.signal.aborted).toBe(true);
+    expect(outcome.status).toBe('updated');
+    expect(outcome.error).toBeUndefined();
+    const written = await readFile(join(dir, '.terraform.lock.hcl'), 'utf8');
+    for (const r of REQUIREMENTS) expect(written).toContain(`provider "${r.provider.toString()}"`);
+    expect((await readdir(dir)).sort()).toEqual(['.terraform.lock.hcl', 'main.tf']);
   });
 });
 

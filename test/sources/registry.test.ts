@@ -115,6 +115,17 @@ describe('protocol', () => {
     expect(versions?.headers['authorization']).toBeUndefined();
   });
 
+  it('names the archive URL and the zh: it expects as soon as the download metadata is read, before the SHA256SUMS is asked', async () => {
+    const heard: Array<[string, string, number]> = [];
+    const before = reg.requests(/_SHA256SUMS/).length;
+    const meta = await source().packageMeta(addr(reg, 'tools'), parseVersion('0.3.0'), LINUX, undefined, {
+      archiveURL: (url, zh) => heard.push([url, zh.text, reg.requests(/_SHA256SUMS/).length - before]),
+    });
+    const sha = reg.sha256('acme', 'tools', '0.3.0', 'linux_amd64');
+    expect(heard).toEqual([[meta.location.kind === 'http' ? meta.location.url : '', `zh:${sha}`, 0]]);
+    expect(reg.requests(/_SHA256SUMS/).length - before).toBe(2);
+  });
+
   it('describes a package: signed SHA256SUMS lines, the shasum, a registry authentication', async () => {
     const meta = await source().packageMeta(addr(reg), V110, LINUX);
     const sha = reg.sha256('acme', 'demo', '1.1.0', 'linux_amd64');
@@ -335,6 +346,68 @@ describe('signatures', () => {
       platforms.map(() => 'signed'),
     );
     expect(lookups).toHaveLength(1);
+  });
+
+  it('checks the signatures of releases one at a time, in the order asked, so the first ends first', async () => {
+    // Every check looks in the signature cache first and stores its result last: the log of both is the checks'
+    // order. The first check's look-up is held until every release's SHA256SUMS and signature have arrived, so
+    // that all three checks could run together if nothing kept them apart.
+    const log: string[] = [];
+    let documents = 0;
+    let allArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => (allArrived = resolve));
+    const http = Object.create(t.http) as typeof t.http;
+    http.get = async (url, o) => {
+      const res = await t.http.get(url, o);
+      if (url.includes('SHA256SUMS') && (documents += 1) === 6) allArrived();
+      return res;
+    };
+    const names = new Map<string, string>();
+    const name = (key: string): string =>
+      names.get(key) ?? (names.set(key, `check ${names.size + 1}`), `check ${names.size}`);
+    const cache = {
+      get: async (key: string) => {
+        log.push(`${name(key)} starts`);
+        if (log.length === 1) {
+          await arrived;
+          // The turns in which the other releases' code would reach their checks.
+          for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+        }
+        return undefined;
+      },
+      put: (key: string) => {
+        log.push(`${name(key)} ends`);
+        return Promise.resolve();
+      },
+    };
+    const flavor = 'terraform';
+    const src = new RegistrySource({
+      http,
+      discovery: new ServiceDiscovery({ http, credentials: credentialsFromEnv({}) }),
+      flavor,
+      credentials: credentialsFromEnv({}),
+      signaturePolicy: signaturePolicy(flavor),
+      signatureCache: cache,
+    });
+    const asked = [
+      src.packageMeta(addr(reg), V110, LINUX),
+      src.packageMeta(addr(reg), parseVersion('1.0.0'), LINUX),
+      src.packageMeta(addr(reg, 'tools'), parseVersion('0.3.0'), LINUX),
+    ];
+    const metas = await Promise.all(asked);
+    expect(metas.map((m) => m.authentication?.kind === 'registry' && m.authentication.signature.kind)).toEqual([
+      'signed',
+      'signed',
+      'signed',
+    ]);
+    expect(log).toEqual([
+      'check 1 starts',
+      'check 1 ends',
+      'check 2 starts',
+      'check 2 ends',
+      'check 3 starts',
+      'check 3 ends',
+    ]);
   });
 
   it('skips validation on the OpenTofu default registry when it lists no keys', async () => {

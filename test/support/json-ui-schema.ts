@@ -68,6 +68,8 @@ const TYPES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   install_complete: { provider: 'string', version: 'string', platform: 'string', mode: 'string' },
   package_lock_wait: { provider: 'string', path: 'string' },
   verify_problem: { provider: 'string', code: 'string' },
+  verify_package: { provider: 'string', version: 'string', platform: 'string', location: 'string', hashes: 'array' },
+  verify_unvouched: { provider: 'string', version: 'string', hashes: 'array' },
   audit_hash: {
     lock_file: 'string',
     provider: 'string',

@@ -15,6 +15,7 @@ import {
   loadModuleRequirements,
   type PlatformPolicy,
 } from '../../config/index.js';
+import type { EventSink } from '../../installer/events.js';
 import { runOciVerify } from '../../installer/oci-verify.js';
 import { compareProblems, runVerify, type VerifyOutcome } from '../../installer/verify.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.js';
@@ -32,6 +33,7 @@ import { createRenderer, type Renderer } from '../render.js';
 import { type RunResources, withResources } from '../resources.js';
 import { count } from '../../ui/words.js';
 import { terminalLine } from '../../ui/escape.js';
+import { hasErrors } from '../../hcl/index.js';
 
 export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
 
@@ -113,6 +115,8 @@ async function verifyRoot(
   root: string | undefined,
   /** The root's flavor (`verify -recursive`: as verify run in it would choose it, src/cli/flavor.ts). */
   flavor: Flavor = c.globals.flavor,
+  /** Where the checked packages and unvouched lock hashes go (`verify_package`, `verify_unvouched`). */
+  events?: EventSink,
 ): Promise<{ diagnostics: Diagnostic[]; failed: boolean; outcome?: VerifyOutcome; policy?: PlatformPolicy }> {
   const { io, globals } = c;
   const within = (name: string): string => (root === undefined || root === '.' ? name : posix.join(root, name));
@@ -128,12 +132,12 @@ async function verifyRoot(
     ...(root === undefined ? {} : { resolveLocalModules: true }),
   });
   const diagnostics = asUi(config.diagnostics);
-  if (config.diagnostics.some((d) => d.severity === 'error')) return { diagnostics, failed: true };
+  if (hasErrors(config.diagnostics)) return { diagnostics, failed: true };
   const lock = await loadLockFile(join(dir, LOCK_FILE_NAME), flavor, within(LOCK_FILE_NAME));
   diagnostics.push(...asUi(lock.diagnostics));
   const policy = c.platforms.length > 0 ? { diagnostics: [] } : await findPolicy(dir, globals.cwd);
   diagnostics.push(...asUi(policy.diagnostics));
-  if (diagnostics.some((d) => d.severity === 'error')) return { diagnostics, failed: true };
+  if (hasErrors(diagnostics)) return { diagnostics, failed: true };
 
   const platforms = c.platforms.length > 0 ? c.platforms : policy.policy ? [...policy.policy.platforms] : [];
   const outcome = c.mirror?.startsWith('oci://')
@@ -142,6 +146,7 @@ async function verifyRoot(
         requirements: [...config.requirements.values()],
         mirror: c.mirror,
         platforms,
+        ...(events === undefined ? {} : { events }),
       })
     : await runVerify({
         locks: lock.locks,
@@ -154,6 +159,7 @@ async function verifyRoot(
         ...c.r.hashStore(),
         pool: c.r.pool(),
         flavor,
+        ...(events === undefined ? {} : { events }),
       });
   if (outcome === undefined) return { diagnostics, failed: true };
   return { diagnostics, failed: false, outcome, ...(policy.policy ? { policy: policy.policy } : {}) };
@@ -161,7 +167,7 @@ async function verifyRoot(
 
 async function verifyOne(c: VerifyContext): Promise<number> {
   const { ui, globals } = c;
-  const r = await verifyRoot(c, globals.cwd, undefined);
+  const r = await verifyRoot(c, globals.cwd, undefined, globals.flavor, (e) => ui.event(e));
   for (const d of r.diagnostics) ui.diagnostic(d);
   if (r.failed || !r.outcome) return ui.fail([]);
   const outcome = r.outcome;
@@ -203,13 +209,14 @@ async function verifyTree(c: VerifyContext): Promise<number> {
     const flavor = globals.flavorIn(dir);
     flavors[flavor.flavor].push(root);
     if (flavor.reason !== undefined) inferred = true;
+    // -json: each root's packages under its root; for people, the roots' lines only.
+    const scoped = json?.scoped({ root });
     // eslint-disable-next-line no-await-in-loop -- offline and quick; one root's lines together
-    const r = await verifyRoot(c, dir, root, flavor.flavor);
+    const r = await verifyRoot(c, dir, root, flavor.flavor, scoped === undefined ? undefined : (e) => scoped.event(e));
     const found = r.outcome?.problems ?? [];
     if (r.failed || found.length > 0) failing += 1;
     problems += found.length;
-    if (json) {
-      const scoped = json.scoped({ root });
+    if (scoped) {
       for (const d of r.diagnostics) scoped.diagnostic(d);
       for (const p of found) scoped.event({ type: 'verify_problem', ...p });
       scoped.message(
@@ -251,7 +258,7 @@ async function verifyOci(
   r: RunResources,
   ui: Renderer,
   flavor: Flavor,
-  o: { locks: Locks; requirements: Requirement[]; mirror: string; platforms: Platform[] },
+  o: { locks: Locks; requirements: Requirement[]; mirror: string; platforms: Platform[]; events?: EventSink },
 ): Promise<VerifyOutcome | undefined> {
   const template = ociTemplate(o.mirror);
   const problem = ociTemplateDiagnostic(`The mirror ${o.mirror}`, template);
@@ -275,6 +282,8 @@ async function verifyOci(
     ...(o.platforms.length > 0 ? { platforms: o.platforms } : {}),
     pool,
     http: r.http(),
+    ...r.hashStore(),
+    ...(o.events === undefined ? {} : { events: o.events }),
   });
   const problems = [...configProblems.problems, ...published.problems].sort(compareProblems);
   return { ...published, problems };

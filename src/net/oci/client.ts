@@ -66,6 +66,7 @@ export const TAG_LIST_LIMITS = { bytes: 16 * 1024 * 1024, tags: 100_000, pages: 
 /** Default upload chunk: blobs up to this size go in one request, larger ones in chunks of it. */
 export const DEFAULT_CHUNK_SIZE = 8 * 1024 * 1024;
 
+/** How an {@link OciClient} reaches its registry: the HTTP client, credentials, user agent, chunk size. */
 export interface OciClientOptions {
   readonly http: HttpClient;
   readonly credentials?: OciCredentialsLookup;

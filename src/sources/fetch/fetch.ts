@@ -56,6 +56,7 @@ import { expectedZh, signingKeyOf, type FetchedForms, type PackageIdentity } fro
 import { downloadArchive } from './http.js';
 import { AttemptHashing, type ArchiveHashing, type FetchedWith } from './strategy.js';
 
+/** How {@link fetchPackage} fetches: where to, over which client, hashed how, under which signal, with which events. */
 export interface FetchOptions<H extends ArchiveHashing = ArchiveHashing> {
   /**
    * Where the archive goes. Required for http locations; for a local archive,

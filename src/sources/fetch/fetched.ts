@@ -73,6 +73,7 @@ export interface FetchedDirectory {
   readonly warnings: readonly string[];
 }
 
+/** A fetched and authenticated package: an archive (with its hashes) or an unpacked directory. */
 export type FetchedPackage = FetchedArchive | FetchedDirectory;
 
 /**

@@ -30,19 +30,24 @@ import { HostWarmer } from './warm-hosts.js';
 /** A discovery document: service ID → value (usually a URL string). */
 export type ServiceMap = Readonly<Record<string, unknown>>;
 
+/** Options of a {@link ServiceDiscovery}. */
 export interface ServiceDiscoveryOptions {
+  /** The client that fetches `/.well-known/terraform.json`. */
   readonly http: HttpClient;
+  /** The token of each host (`TF_TOKEN_…`, `credentials` blocks), sent with its discovery request. */
   readonly credentials?: CredentialsLookup;
   /** Forced services per host (keys as written: Unicode and ports allowed). */
   readonly overrides?: Readonly<Record<string, ServiceMap>> | ReadonlyMap<string, ServiceMap>;
   /** Default 10 s (`TF_REGISTRY_CLIENT_TIMEOUT`'s default). */
   readonly connectTimeoutMs?: number;
+  /** Aborts every discovery this object starts without a signal of its own. */
   readonly signal?: AbortSignal;
 }
 
 /** The services of one host. */
 export class DiscoveredHost {
   constructor(
+    /** The host whose services these are. */
     readonly host: Hostname,
     /** Undefined when the host has none (404). */
     readonly services: ServiceMap | undefined,

@@ -29,6 +29,8 @@
  * Not memoised: wrap it in `MemoizeSource` (OpenTofu memoises `direct`;
  * `providers lock` uses it bare and repeats the versions call per platform).
  */
+import pLimit from 'p-limit';
+
 import {
   compareVersions,
   flavorInfo,
@@ -62,6 +64,7 @@ import {
   withContext,
   type AvailableVersions,
   type PackageMeta,
+  type PackageMetaHints,
   type Source,
   type TrustedHash,
 } from '../source.js';
@@ -138,6 +141,8 @@ export class RegistrySource implements Source {
   private readonly documents = new Map<string, Promise<Buffer>>();
   /** Signature checks by their inputs (see `checkSignature`). */
   private readonly checks = new Map<string, Promise<SignatureCheck>>();
+  /** One signature check at a time, in the order asked (see `checkSignature`). */
+  private readonly checking = pLimit(1);
 
   /** A source over the provider registries `options.discovery` finds; nothing is asked until a method is called. */
   constructor(private readonly options: RegistrySourceOptions) {
@@ -190,6 +195,7 @@ export class RegistrySource implements Source {
     version: Version,
     platform: Platform,
     signal?: AbortSignal,
+    hints?: PackageMetaHints,
   ): Promise<PackageMeta> {
     const ctx = { provider, version, platform };
     const base = await this.baseURL(provider, signal);
@@ -283,6 +289,14 @@ export class RegistrySource implements Source {
 
     const keys = this.signingKeys(body, invalid);
     const packages = this.packages(body, invalid);
+
+    // Where the archive is and which zh: the registry says it has, before any of it is authenticated: the
+    // caller may warm that host meanwhile (a hint, trusted with nothing: PackageMetaHints).
+    try {
+      hints?.archiveURL?.(downloadURL.href, makeHash('zh:', sha256));
+    } catch {
+      // A hint only.
+    }
 
     // The documents, without credentials or X-Terraform-Version. Both are
     // requested at once (one round trip to the registry, not two); a failure
@@ -603,6 +617,10 @@ export class RegistrySource implements Source {
    * release once, not once per platform: the check is CPU on the main thread
    * (openpgp.js parses the keys and verifies), and the first archives'
    * requests wait behind it (bench/results-wan.md, "round trips in series").
+   * For the same reason the checks run one at a time, in the order asked:
+   * openpgp.js awaits between its steps, so checks run together interleave
+   * and all end together, the first release's (the first download's) as late
+   * as the last; one after another, the first ends after its own work alone.
    */
   private checkSignature(
     document: Buffer,
@@ -614,15 +632,17 @@ export class RegistrySource implements Source {
     const key = `${provider.toString()}\0${cacheKeyOf(document, signature, keys)}`;
     const shared = this.checks.get(key);
     if (shared) return shared;
-    const mine = checkChecksumsSignature({
-      document,
-      signature,
-      keys,
-      provider,
-      policy: this.policy,
-      signatureUrl: signatureURL.href,
-      ...(this.options.signatureCache ? { cache: this.options.signatureCache } : {}),
-    });
+    const mine = this.checking(() =>
+      checkChecksumsSignature({
+        document,
+        signature,
+        keys,
+        provider,
+        policy: this.policy,
+        signatureUrl: signatureURL.href,
+        ...(this.options.signatureCache ? { cache: this.options.signatureCache } : {}),
+      }),
+    );
     this.checks.set(key, mine);
     const forget = (): void => {
       if (this.checks.get(key) === mine) this.checks.delete(key);

@@ -67,6 +67,10 @@ export interface SigningKey {
 
 /** How strictly signatures are judged; see {@link signaturePolicy}. */
 export interface SignaturePolicy {
+  /**
+   * The flavor whose rules apply: `terraform` always checks the signature; `tofu` skips it, with a warning, for
+   * a package of its default registry that lists no keys (unless `enforceValidation`), and words failures its way.
+   */
   readonly flavor: Flavor;
   /** `OPENTOFU_ENFORCE_GPG_VALIDATION=true`: never skip (OpenTofu; Terraform never skips anyway). */
   readonly enforceValidation: boolean;
@@ -115,11 +119,15 @@ export function signaturePolicy(flavor: Flavor, switches: SignatureSwitches = {}
  * the first expiry of the key, subkey or signature involved.
  */
 export interface SignatureCache {
+  /** The verification remembered under `key`, if any (an implementation may drop entries at any time). */
   get(key: string): Promise<CachedVerification | undefined>;
+  /** Remembers a clean verification under `key`. */
   put(key: string, value: CachedVerification): Promise<void>;
 }
 
+/** One remembered verification of a {@link SignatureCache}. */
 export interface CachedVerification {
+  /** The ID of the key that made the signature. */
   readonly keyId: string;
   /** Milliseconds since the epoch from which the result no longer holds (an expiry), or null. */
   readonly validUntil: number | null;

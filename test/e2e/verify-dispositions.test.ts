@@ -1,0 +1,126 @@
+// `provkit verify` says who vouches for every hash it checks, in the one
+// vocabulary of lock, install and audit (docs/provenance.md, "What `verify`
+// says"): a package whose `zh:` the hash store records as signed (it came
+// from a registry whose SHA256SUMS signature verified) is `verified-locally`
+// with the key; a package nobody signed is `computed-locally` from its path;
+// what the mirror's VERSION.json lists is `reported-by-mirror`; a lock-file
+// hash nothing vouches for is said, with no disposition.
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace } from '../support/e2e.js';
+import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
+import { makeProvider } from '../support/servers/packages.js';
+
+const FIXTURES = fileURLToPath(new URL('../../mirror-fixtures/registry.example.test', import.meta.url));
+const TOOLS = 'registry.example.test/acme/tools';
+const PLATFORMS = ['darwin_arm64', 'linux_amd64'];
+const FLAGS = PLATFORMS.map((p) => `-platform=${p}`);
+/** A well-formed h1: no package has: a hash pasted into the lock file by hand. */
+const PASTED = 'h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+let host: ServerHost;
+let reg: RemoteServer;
+let w: E2eWorkspace;
+let key: string;
+let project: string;
+let mirror: string;
+let demo: string;
+
+type Json = Record<string, unknown>;
+const jsonLines = (r: CliResult): Json[] =>
+  r.stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Json);
+const ok = (r: CliResult): CliResult => {
+  expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+  return r;
+};
+
+beforeAll(async () => {
+  host = await startHost();
+  reg = await host.registry({ providers: [await makeProvider('acme', 'demo', ['1.0.0'], PLATFORMS)] });
+  key = reg.keyIds[0]!;
+  w = e2eWorkspace(reg.caPath);
+  w.env['PROVKIT_HASH_STORE'] = join(w.base, 'store');
+  demo = `${reg.host}/acme/demo`;
+  // The registry's packages, mirrored (their signed zh: recorded in the hash store), beside a provider only a
+  // filesystem mirror has (the bundled demo mirror's tools).
+  mirror = join(w.base, 'mirror');
+  const seed = w.project('seed', { 'main.tf': requiresTf({ demo }) });
+  ok(await runCli(['mirror', ...FLAGS, mirror], { cwd: seed, env: w.env }));
+  cpSync(join(FIXTURES, 'acme/tools'), join(mirror, 'registry.example.test/acme/tools'), { recursive: true });
+  project = w.project('project', { 'main.tf': requiresTf({ demo, tools: TOOLS }) });
+  ok(await runCli(['lock', ...FLAGS, `-fs-mirror=${mirror}`], { cwd: project, env: w.env }));
+  // One hash nobody vouches for, pasted into demo's list.
+  const lockPath = join(project, '.terraform.lock.hcl');
+  const text = readFileSync(lockPath, 'utf8');
+  const pasted = text.replace(/(provider "[^"]*acme\/demo" \{[\s\S]*?hashes = \[\n)/, `$1    "${PASTED}",\n`);
+  expect(pasted).not.toBe(text);
+  writeFileSync(lockPath, pasted);
+}, 60_000);
+afterAll(async () => {
+  await host?.close();
+  w?.remove();
+});
+
+describe('verify reports the dispositions of every package it checks', () => {
+  it('human: a line per package naming who vouches for it, and the lock hash nobody vouches for', async () => {
+    const r = ok(await runCli(['verify', `-mirror=${mirror}`, ...FLAGS], { cwd: project, env: w.env }));
+    const lines = r.stdout.split('\n');
+    const signedBy = `signed by key ${key}, expires never; verified locally (key ${key}); reported by the mirror ${mirror}`;
+    for (const p of PLATFORMS) expect(lines).toContain(`- Checked ${demo} 1.0.0 for ${p} (${signedBy})`);
+    for (const p of ['darwin_amd64', 'darwin_arm64', 'linux_amd64', 'linux_arm64', 'windows_amd64'])
+      expect(lines).toContain(`- Checked ${TOOLS} 0.3.0 for ${p} (computed locally)`);
+    expect(lines).toContain(`- No source vouches for 1 hash of ${demo} 1.0.0 in the lock file: ${PASTED}`);
+    // The summary stays what it was: a hash nobody vouches for is said, not a verify problem (audit judges it).
+    expect(lines.at(-2)).toBe(
+      '.terraform.lock.hcl verified: 2 providers checked against 7 packages for darwin_arm64, linux_amd64; no problems.',
+    );
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+
+  it('-json: verify_package with each hash and its dispositions, verify_unvouched with none', async () => {
+    const r = ok(await runCli(['verify', '-json', `-mirror=${mirror}`, ...FLAGS], { cwd: project, env: w.env }));
+    const messages = jsonLines(r);
+    const packages = messages.filter((m) => m['type'] === 'verify_package');
+    expect(packages.map((m) => `${String(m['provider'])} ${String(m['platform'])}`)).toEqual([
+      ...PLATFORMS.map((p) => `${demo} ${p}`),
+      ...['darwin_amd64', 'darwin_arm64', 'linux_amd64', 'linux_arm64', 'windows_amd64'].map((p) => `${TOOLS} ${p}`),
+    ]);
+    const linux = packages.find((m) => m['provider'] === demo && m['platform'] === 'linux_amd64')!;
+    const file = join(mirror, reg.host, 'acme/demo/terraform-provider-demo_1.0.0_linux_amd64.zip');
+    expect(linux['location']).toBe(file);
+    const hashes = linux['hashes'] as Array<{ hash: string; platform: string; dispositions: Json[] }>;
+    const zh = hashes.find((h) => h.hash.startsWith('zh:'))!;
+    expect(zh.platform).toBe('linux_amd64');
+    expect(zh.dispositions[0]).toMatchObject({ kind: 'signed', key_id: key, key_expires: null });
+    expect(String(zh.dispositions[0]!['url'])).toMatch(/^https:\/\/.*SHA256SUMS$/);
+    expect(zh.dispositions.slice(1)).toEqual([
+      { kind: 'verified-locally', from: file, key_id: key },
+      { kind: 'reported-by-mirror', mirror },
+    ]);
+    // Both h1: forms are computed here from bytes whose zh: was signed.
+    const h1s = hashes.filter((h) => h.hash.startsWith('h1:'));
+    expect(h1s.length).toBeGreaterThanOrEqual(1);
+    for (const h of h1s) expect(h.dispositions[0]).toEqual({ kind: 'verified-locally', from: file, key_id: key });
+    const tools = packages.find((m) => m['provider'] === TOOLS && m['platform'] === 'darwin_amd64')!;
+    const toolsFile = join(mirror, 'registry.example.test/acme/tools/terraform-provider-tools_0.3.0_darwin_amd64.zip');
+    for (const h of tools['hashes'] as Array<{ dispositions: Json[] }>)
+      expect(h.dispositions).toEqual([{ kind: 'computed-locally', from: toolsFile }]);
+    expect(messages.filter((m) => m['type'] === 'verify_unvouched')).toEqual([
+      expect.objectContaining({
+        '@level': 'warn',
+        '@message': `No source vouches for 1 hash of ${demo} 1.0.0 in the lock file: ${PASTED}`,
+        provider: demo,
+        version: '1.0.0',
+        hashes: [{ hash: PASTED, platform: null, dispositions: [] }],
+      }),
+    ]);
+    expect(messages.at(-1)).toMatchObject({ type: 'summary', problems: 0 });
+  });
+});
