@@ -191,8 +191,12 @@ export type { FetchRunOptions } from './installer/run-options.js';
 export type { Requirement } from './addresses/index.js';
 export { runMirror } from './installer/mirror.js';
 export type { MirrorOptions, MirrorOutcome, MirrorFailure, MirrorHashes } from './installer/mirror.js';
+// Install a directory's providers: the one pipeline of `provkit install` (the provider step of init).
+export { installModule } from './installer/install-module.js';
+export type { InstallModuleOptions, ModuleInstallOutcome, ModuleInstallStatus } from './installer/install-module.js';
 export { runInstall } from './installer/install.js';
 export type {
+  LockFileAction,
   InstallOptions,
   InstallOutcome,
   InstalledPackage,

@@ -3,37 +3,19 @@
 // MockSource (src/sources/testing.ts) serving the demo mirror's real zips, a
 // real directory with a configuration and a lock file, and the whole event
 // list of each run compared, with what was written.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { parsePlatform, parseProviderSource, parseVersion } from '../../src/addresses/index.js';
 import { createHashPool } from '../../src/hashing/index.js';
 import type { InstallerEvent } from '../../src/installer/events.js';
 import { lockModule, type LockModuleOptions } from '../../src/installer/lock-module.js';
 import { FetchCache } from '../../src/installer/fetch-cache.js';
 import { LOCK_FILE_NAME } from '../../src/lockfile/index.js';
-import { type MockPackage, MockSource } from '../../src/sources/testing.js';
-
-const MIRROR = fileURLToPath(new URL('../../mirror-fixtures/registry.example.test/acme/', import.meta.url));
-const reference = JSON.parse(
-  readFileSync(fileURLToPath(new URL('../../mirror-fixtures/hashes.json', import.meta.url)), 'utf8'),
-) as { packages: Record<string, { zh: string; h1: string }> };
-const DEMO = parseProviderSource('registry.example.test/acme/demo', 'tofu');
-const LINUX = parsePlatform('linux_amd64');
-const h1Of = (version: string): string =>
-  reference.packages[`registry.example.test/acme/demo/terraform-provider-demo_${version}_linux_amd64.zip`]!.h1;
-
-/** demo 1.0.0 and 1.1.0 for linux_amd64, as local archives (the mirror's real zips). */
-const packages: MockPackage[] = ['1.0.0', '1.1.0'].map((v) => ({
-  provider: DEMO,
-  version: parseVersion(v),
-  platform: LINUX,
-  location: { kind: 'local-archive', path: join(MIRROR, `demo/terraform-provider-demo_${v}_linux_amd64.zip`) },
-}));
+import { MockSource } from '../../src/sources/testing.js';
+import { demoModuleDir, demoPackages, eventLine, h1Of, LINUX, LOCKED_1_0 } from '../support/demo-packages.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'provkit-lock-module-'));
 const pool = createHashPool({ concurrency: 0 });
@@ -43,46 +25,17 @@ afterAll(async () => {
 });
 
 /** A module directory requiring demo `~> 1.0`, with `lock` as its lock file (none when undefined). */
-function moduleDir(name: string, lock?: string): string {
-  const dir = join(scratch, name);
-  mkdirSync(dir);
-  writeFileSync(
-    join(dir, 'main.tf'),
-    'terraform {\n  required_providers {\n    demo = {\n      source  = "registry.example.test/acme/demo"\n      version = "~> 1.0"\n    }\n  }\n}\n',
-  );
-  if (lock !== undefined) writeFileSync(join(dir, LOCK_FILE_NAME), lock);
-  return dir;
-}
-
-/** One line per event, the fields that say what happened. */
-function line(e: InstallerEvent): string {
-  switch (e.type) {
-    case 'platforms_chosen':
-      return `platforms_chosen ${e.origin} ${e.platforms.join(',')}`;
-    case 'provider_selected':
-      return `provider_selected ${e.provider.toString()} ${e.version.toString()} (${e.reason})`;
-    case 'hashes_obtained':
-      return `hashes_obtained ${e.provider.toString()} ${e.platform.toString()} ${e.change}`;
-    case 'fetch_queued':
-    case 'fetch_start':
-    case 'fetch_complete':
-      return `${e.type} ${e.provider.toString()} ${e.version.toString()} ${e.platform.toString()}`;
-    case 'warning':
-      return `warning ${e.summary}`;
-    default:
-      return e.type;
-  }
-}
+const moduleDir = (name: string, lock?: string): string => demoModuleDir(join(scratch, name), lock);
 
 /** Runs lockModule over a fresh cache of a MockSource; the events of both, in order, as lines. */
 async function run(
   dir: string,
   options: Partial<LockModuleOptions> = {},
-  source = new MockSource(packages),
+  source = new MockSource(demoPackages),
 ): Promise<{ outcome: Awaited<ReturnType<typeof lockModule>>; events: string[]; source: MockSource }> {
   const events: string[] = [];
   const sink = (e: InstallerEvent): void => {
-    if (e.type !== 'fetch_progress') events.push(line(e));
+    if (e.type !== 'fetch_progress') events.push(eventLine(e));
   };
   const cache = new FetchCache({ source, pool, networkConcurrency: 2, events: sink });
   try {
@@ -92,18 +45,6 @@ async function run(
     await cache.close();
   }
 }
-
-const LOCKED_1_0 = `# This file is maintained automatically by "tofu init".
-# Manual edits may be lost in future updates.
-
-provider "registry.example.test/acme/demo" {
-  version     = "1.0.0"
-  constraints = "~> 1.0"
-  hashes = [
-    "${h1Of('1.0.0')}",
-  ]
-}
-`;
 
 describe('lockModule: one module locked through a fetch-and-hash cache', () => {
   it('without a lock file: selects the newest match, hashes it, writes the file, then says the hashes are tracked', async () => {

@@ -1,20 +1,16 @@
 /**
  * `provkit install [options]`: the provider step of `init` (docs/reference.md §5, §3.3
- * item 42). Thin: flags → requirements, old locks, a source, a cache →
- * `runInstall` → render → lock file → exit code.
+ * item 42). Thin: flags → a source, a cache → `installModule` (installer/install-module.ts:
+ * configuration, lock file, `runInstall`, the lock-file decision and write) → render → exit code.
  */
 import { stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 
 import { currentPlatform, flavorInfo } from '../../addresses/index.js';
-import { DEFAULT_TEST_DIRECTORY, loadConfig, type LoadedConfig } from '../../config/index.js';
-import {
-  incompleteLockProviders,
-  installFailureDiagnostics,
-  lockFileAction,
-  runInstall,
-} from '../../installer/install.js';
-import { loadLockFile, LOCK_FILE_NAME, locksEqual, saveLockFile } from '../../lockfile/index.js';
+import { DEFAULT_TEST_DIRECTORY } from '../../config/index.js';
+import { incompleteLockProviders, installFailureDiagnostics } from '../../installer/install.js';
+import { installModule, type ModuleInstallOutcome } from '../../installer/install-module.js';
+import { LOCK_FILE_NAME } from '../../lockfile/index.js';
 import { authenticationText, type Diagnostic } from '../../ui/human.js';
 import { PendingDiagnostics } from '../diagnostics.js';
 import { parsePlatformFlags } from '../flag-values.js';
@@ -139,10 +135,38 @@ async function installRun(args: readonly string[], r: RunResources, installed: {
   if (errors.length > 0) return ui.fail(errors);
   noteFlavor(io, globals);
 
-  // As init (`LoadConfigWithTests`): the modules of test files' run blocks count too.
-  const testDirectory = flags.values['test-directory'] ?? DEFAULT_TEST_DIRECTORY;
-  const config = await loadConfig(globals.cwd, { flavor: globals.flavor, dataDir, testDirectory });
-  if (hasErrors(config.diagnostics)) {
+  const zipLimits = r.zipLimits();
+  const mayBreak = io.env['TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE'];
+  const signedKeys: (string | undefined)[] = [];
+  const outcome = await installModule(globals.cwd, {
+    flavor: globals.flavor,
+    dataDir,
+    // As init (`LoadConfigWithTests`): the modules of test files' run blocks count too.
+    testDirectory: flags.values['test-directory'] ?? DEFAULT_TEST_DIRECTORY,
+    readonly,
+    signal,
+    zipLimits,
+    extractLimits: { maxEntries: zipLimits.maxEntries, maxTotalBytes: zipLimits.maxTotalBytes },
+    platform,
+    // Without mirror flags: the CLI configuration's provider_installation (or the implied local mirrors and the registries), as init.
+    source: () => r.source({ fsMirror, netMirror }, 'installation', ui),
+    pool: r.pool({ limits: zipLimits }),
+    ...r.hashStore(),
+    http: r.http(),
+    targetDir,
+    ...(cacheDir === undefined ? {} : { cacheDir }),
+    cacheMayBreakLockFile: mayBreak !== undefined && mayBreak !== '' && mayBreak !== '0',
+    upgrade,
+    networkConcurrency,
+    events: (e) => {
+      if (e.type === 'install_complete' && e.mode !== 'previously-installed') installed.packages += 1;
+      if (e.type === 'install_complete' && e.auth === 'signed') signedKeys.push(e.keyId);
+      ui.event(e);
+    },
+    enforceSignatures: r.signatures().enforceValidation === true,
+  });
+
+  if (outcome.status === 'config-errors') {
     // init's preface to an invalid configuration, an error diagnostic of its
     // own before the configuration's (`views.InitConfigError`, reported with
     // the loader's diagnostics in internal/command/init.go, terraform v1.11.4;
@@ -156,52 +180,18 @@ async function installRun(args: readonly string[], r: RunResources, installed: {
   }
   // As init: warnings are shown at the end, with the others reported there.
   const pending = new PendingDiagnostics(ui, globals.cwd);
-  if (pending.add(globals.flavor === 'terraform' ? initDiagnostics(config) : config.diagnostics)) return 1;
-
-  const lockPath = join(globals.cwd, LOCK_FILE_NAME);
-  const old = await loadLockFile(lockPath, globals.flavor, LOCK_FILE_NAME);
-  if (pending.add(old.diagnostics)) return 1;
-
-  const zipLimits = r.zipLimits();
-  const pool = r.pool({ limits: zipLimits });
-  // Without mirror flags: the CLI configuration's provider_installation (or the implied local mirrors and the registries), as init.
-  const source = await r.source({ fsMirror, netMirror }, 'installation', ui);
-  if (!source) return pending.fail([]);
-
-  const mayBreak = io.env['TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE'];
-  const signedKeys: (string | undefined)[] = [];
-  const outcome = await runInstall({
-    signal,
-    zipLimits,
-    extractLimits: { maxEntries: zipLimits.maxEntries, maxTotalBytes: zipLimits.maxTotalBytes },
-    requirements: [...config.requirements.values()],
-    oldLocks: old.locks,
-    platform,
-    source,
-    pool,
-    ...r.hashStore(),
-    http: r.http(),
-    flavor: globals.flavor,
-    targetDir,
-    ...(cacheDir === undefined ? {} : { cacheDir }),
-    cacheMayBreakLockFile: mayBreak !== undefined && mayBreak !== '' && mayBreak !== '0',
-    upgrade,
-    networkConcurrency,
-    events: (e) => {
-      if (e.type === 'install_complete' && e.mode !== 'previously-installed') installed.packages += 1;
-      if (e.type === 'install_complete' && e.auth === 'signed') signedKeys.push(e.keyId);
-      ui.event(e);
-    },
-    enforceSignatures: r.signatures().enforceValidation === true,
-  });
+  if (pending.add(globals.flavor === 'terraform' ? initDiagnostics(outcome) : outcome.configDiagnostics)) return 1;
+  if (pending.add(outcome.lockFileDiagnostics)) return 1;
+  if (outcome.status === 'no-source') return pending.fail([]);
   if (outcome.failures.length > 0) {
     return pending.fail(installFailureDiagnostics(outcome.failures, globals.flavor));
   }
+  const locks = outcome.locks ?? outcome.previousLocks;
 
   const signingNote = signingInfo(signedKeys, globals.flavor);
   if (signingNote !== undefined) ui.summary(signingNote, { event: 'providers_signed' });
 
-  const action = lockFileAction(old.locks, outcome.locks, locksEqual(old.locks, outcome.locks), readonly);
+  const action = outcome.lockFile ?? 'unchanged';
   const fields = { platform: platform.toString(), installed: outcome.installed.length, lock_file: action };
   if (action === 'readonly-providers-changed') {
     return pending.fail([
@@ -222,17 +212,16 @@ async function installRun(args: readonly string[], r: RunResources, installed: {
     });
   }
   if (action === 'write') {
-    // Not after an interrupt: the lock file stays as it was (runInterruptible names the packages installed).
-    // An interrupt after the write below is too late to undo it: the outcome stands (exit 0).
-    if (signal.aborted) return 1;
-    await saveLockFile(lockPath, outcome.locks, globals.flavor);
+    // Not written after an interrupt: the lock file stays as it was (runInterruptible names the packages
+    // installed). An interrupt after the write is too late to undo it: the outcome stands (exit 0).
+    if (!outcome.wrote) return 1;
     ui.summary(
-      old.locks.size === 0
+      outcome.previousLocks.size === 0
         ? `${info.productName} has created a lock file ${LOCK_FILE_NAME} to record the provider selections it made above. Include this file in your version control repository so that ${info.productName} can guarantee to make the same selections by default when you run "${info.command} init" in the future.`
         : `${info.productName} has made some changes to the provider dependency selections recorded in the ${LOCK_FILE_NAME} file. Review those changes and commit them to your version control system if they represent changes you intended to make.`,
       { ...fields, event: 'lock_file_written' },
     );
-    const incomplete = incompleteLockProviders(outcome.installed, outcome.locks, (p) => p.forDisplay(globals.flavor));
+    const incomplete = incompleteLockProviders(outcome.installed, locks, (p) => p.forDisplay(globals.flavor));
     if (incomplete.length > 0) pending.push(incompleteLockWarning(incomplete, platform.toString(), globals.flavor));
   }
   pending.flush();
@@ -255,11 +244,11 @@ async function installRun(args: readonly string[], r: RunResources, installed: {
  * `provider-version-deprecated`). With an error, each diagnostic once.
  * OpenTofu's init is not observed here: `install -flavor=tofu` reports each once.
  */
-function initDiagnostics(config: LoadedConfig): Diagnostic[] {
-  if (hasErrors(config.diagnostics)) return config.diagnostics;
+function initDiagnostics(config: ModuleInstallOutcome): readonly Diagnostic[] {
+  if (hasErrors(config.configDiagnostics)) return config.configDiagnostics;
   const root = new Set(config.rootDiagnostics);
   const extra = config.installsModules ? 1 : 0;
-  return config.diagnostics.flatMap((d) => Array<Diagnostic>(1 + extra + (root.has(d) ? 1 : 0)).fill(d));
+  return config.configDiagnostics.flatMap((d) => Array<Diagnostic>(1 + extra + (root.has(d) ? 1 : 0)).fill(d));
 }
 
 /**
