@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace } from '../support/e2e.js';
+import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace, jsonLines } from '../support/e2e.js';
 import { type RemoteFault, startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider, makeProviderZip } from '../support/servers/packages.js';
 import { checkSarif } from '../support/sarif.js';
@@ -66,12 +66,6 @@ const git = (cwd: string, ...args: string[]): string =>
     encoding: 'utf8',
     env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' },
   });
-
-const jsonLines = (r: CliResult): Array<Record<string, unknown>> =>
-  r.stdout
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 /** The acme/demo block a `lock` for `platforms` writes at `version`, as lines. */
 async function lockBlock(version: string, platforms: readonly string[]): Promise<string> {
@@ -152,7 +146,7 @@ describe('provkit audit -base in a git repository', () => {
     const human = await runCli(['audit', '-base=main', `-sarif=${sarifPath}`], { cwd: repo, env: w.env });
     const requests = (await reg.log()).map((x) => x.path);
     const j = await runCli(['audit', '-base=main', '-json'], { cwd: repo, env: w.env });
-    const json = jsonLines(j);
+    const json = jsonLines(j.stdout);
     expect(j.code, j.stderr).toBe(human.code);
     expectSarifAgrees(sarifPath, json, readFileSync(join(repo, '.terraform.lock.hcl'), 'utf8'));
     expect(w.tmpLeftovers()).toEqual([]);
@@ -330,8 +324,8 @@ describe('provkit audit -base in a git repository', () => {
         expect(existsSync(join(w.base, 'fault.sarif'))).toBe(false);
         const j = await runCli(['audit', '-base=main', '-json'], { cwd: repo, env });
         expect(j.code).toBe(1);
-        expect(jsonLines(j).filter((l) => l['type'] === 'audit_summary')).toEqual([]);
-        expect(jsonLines(j).some((l) => l['type'] === 'diagnostic' && l['@level'] === 'error')).toBe(true);
+        expect(jsonLines(j.stdout).filter((l) => l['type'] === 'audit_summary')).toEqual([]);
+        expect(jsonLines(j.stdout).some((l) => l['type'] === 'diagnostic' && l['@level'] === 'error')).toBe(true);
       } finally {
         await reg.clearFaults();
       }
@@ -388,13 +382,18 @@ describe('audit -recursive -base on a tree of 100 root modules', () => {
     // asked (one carries the SHA256SUMS and OpenTofu's packages), SHA256SUMS, signature, one archive.
     expect(requests.filter((p) => p.endsWith('.zip'))).toEqual([expect.stringMatching(/windows_amd64\.zip$/)]);
     expect(requests).toHaveLength(7);
-    expect(jsonLines(cold).at(-1)).toMatchObject({ type: 'audit_summary', lock_files: 100, hashes: 1, downloads: 1 });
+    expect(jsonLines(cold.stdout).at(-1)).toMatchObject({
+      type: 'audit_summary',
+      lock_files: 100,
+      hashes: 1,
+      downloads: 1,
+    });
 
     await reg.mark();
     const warm = await runCli(['audit', '-recursive', '-base=HEAD~1', '-json'], { cwd: tree, env });
     expect(warm.code, warm.stderr).toBe(0);
     expect((await reg.log()).filter((x) => x.path.endsWith('.zip'))).toEqual([]);
-    expect(jsonLines(warm).at(-1)).toMatchObject({ type: 'audit_summary', downloads: 0 });
+    expect(jsonLines(warm.stdout).at(-1)).toMatchObject({ type: 'audit_summary', downloads: 0 });
     // The figure docs/provenance.md gives.
     console.log(`audit -recursive -base, 100 roots, one changed: ${requests.length} requests (${requests.join(', ')})`);
   }, 120_000);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import * as openpgp from 'openpgp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace } from '../support/e2e.js';
+import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace, jsonLines } from '../support/e2e.js';
 import { runInTerminal } from '../support/pty.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider } from '../support/servers/packages.js';
@@ -63,12 +63,6 @@ async function lockedProject(name: string, version: string, policy?: string): Pr
   return dir;
 }
 
-const jsonLines = (r: CliResult): Array<Record<string, unknown>> =>
-  r.stdout
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-
 describe('provkit keys', () => {
   it('the locked version’s key, with its fingerprint and expiry; a pinned key passes, and no package is downloaded', async () => {
     await reg.mark();
@@ -95,7 +89,7 @@ describe('provkit keys', () => {
   it('-available: a key that changed between versions, an expired key and keys outside the pins are flagged (exit 2), in -json', async () => {
     const r = await runCli(['keys', '-available', '-json'], { cwd: project, env: w.env });
     expect(r.code, r.stderr).toBe(2);
-    const lines = jsonLines(r);
+    const lines = jsonLines(r.stdout);
     const keys = lines.filter((l) => l['type'] === 'signing_key');
     const codes = (l: Record<string, unknown>): string[] =>
       (l['findings'] as Array<{ code: string; flagged: boolean }>).filter((f) => f.flagged).map((f) => f.code);
@@ -194,7 +188,7 @@ describe('keys -recursive and audit -recursive judge each root by its own provki
     );
     const json = await runCli(['keys', '-recursive', '-json'], { cwd: tree, env: w.env });
     expect(json.code, json.stderr).toBe(2);
-    const judged = jsonLines(json)
+    const judged = jsonLines(json.stdout)
       .filter((l) => l['type'] === 'keys_provider' || l['type'] === 'signing_key')
       .map((l) => [l['type'], l['roots'], l['policy_file'], l['@level']]);
     expect(judged).toEqual([
@@ -203,14 +197,14 @@ describe('keys -recursive and audit -recursive judge each root by its own provki
       ['signing_key', ['b'], 'b/provkit.hcl', 'error'],
       ['keys_provider', ['b'], 'b/provkit.hcl', 'error'],
     ]);
-    expect(jsonLines(json).at(-1)).toMatchObject({ type: 'keys_summary', providers: 1, keys: 1, flagged: 1 });
+    expect(jsonLines(json.stdout).at(-1)).toMatchObject({ type: 'keys_summary', providers: 1, keys: 1, flagged: 1 });
   });
 
   it('audit: each root’s hashes are judged by its own file, and -json names that file', async () => {
     const r = await runCli(['audit', '-recursive', '-json'], { cwd: tree, env: w.env });
     expect(r.code, r.stderr).toBe(2);
     const verdicts = new Set(
-      jsonLines(r)
+      jsonLines(r.stdout)
         .filter((l) => l['type'] === 'audit_hash')
         .map((l) =>
           JSON.stringify([
@@ -247,7 +241,7 @@ describe('keys against a mirror: a mirror vouches for no signing key', () => {
     );
     const json = await runCli(['keys', `-fs-mirror=${dir}`, '-json'], { cwd: project, env: w.env });
     expect(json.code, json.stderr).toBe(2);
-    expect(jsonLines(json).find((l) => l['type'] === 'keys_provider')).toMatchObject({
+    expect(jsonLines(json.stdout).find((l) => l['type'] === 'keys_provider')).toMatchObject({
       versions: [{ version: '1.1.0', locked: true, key_id: null, not_signed_reason: 'mirror' }],
       findings: [{ code: 'NOT_SIGNED', flagged: true, versions: ['1.1.0'], reasons: ['mirror'] }],
     });
@@ -261,7 +255,7 @@ describe('keys against a mirror: a mirror vouches for no signing key', () => {
     const args = ['keys', `-net-mirror=${mirror.url}`, '-available', '-json'];
     const r = await runCli(args, { cwd: project, env: w.env });
     expect(r.code, r.stderr).toBe(2);
-    const lines = jsonLines(r);
+    const lines = jsonLines(r.stdout);
     expect(lines.filter((l) => l['type'] === 'signing_key')).toEqual([]);
     expect(lines.find((l) => l['type'] === 'keys_provider')).toMatchObject({
       '@level': 'error',

@@ -24,7 +24,15 @@ import {
   startDockerRegistry,
   type DockerRegistry,
 } from '../support/docker-registry.js';
-import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace, flat } from '../support/e2e.js';
+import {
+  e2eWorkspace,
+  requiresTf,
+  runCli,
+  type CliResult,
+  type E2eWorkspace,
+  flat,
+  jsonLines,
+} from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider, type FakeProvider } from '../support/servers/packages.js';
 
@@ -394,11 +402,7 @@ describe.skipIf(BIN === undefined)(
       // read from the registry's blobs, so every hash is at least computed from them, named by the blob's URL.
       const json = await runCli(['verify', '-json', `-mirror=${mirror}`], { cwd: p, env: w.env });
       ok(json);
-      const checked = json.stdout
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as Record<string, unknown>)
-        .filter((m) => m['type'] === 'verify_package');
+      const checked = jsonLines(json.stdout).filter((m) => m['type'] === 'verify_package');
       expect(checked.map((m) => `${String(m['version'])} ${String(m['platform'])}`).sort()).toHaveLength(4);
       for (const m of checked) {
         expect(String(m['location'])).toContain(`${reg.host}/v2/verify/`);

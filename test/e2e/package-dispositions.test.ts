@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace } from '../support/e2e.js';
+import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace, jsonLines } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider } from '../support/servers/packages.js';
 
@@ -35,11 +35,6 @@ afterAll(async () => {
 });
 
 type Json = Record<string, unknown>;
-const jsonLines = (r: CliResult): Json[] =>
-  r.stdout
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as Json);
 
 interface HashJson {
   hash: string;
@@ -62,7 +57,7 @@ describe('lock and install report who vouches for every hash of a package', () =
     const p = w.project('lock', { 'main.tf': requiresTf({ demo: `${reg.host}/acme/demo@1.0.0` }) });
     const r = await runCli(['-flavor=tofu', 'lock', '-platform=linux_amd64', '-json'], { cwd: p, env: w.env });
     expect(r.code).toBe(0);
-    const complete = jsonLines(r).filter((m) => m['type'] === 'package_fetch_complete');
+    const complete = jsonLines(r.stdout).filter((m) => m['type'] === 'package_fetch_complete');
     expect(complete).toHaveLength(1);
     const hashes = complete[0]!['hashes'] as HashJson[];
     const kinds = kindsByPlatform(hashes);
@@ -97,7 +92,7 @@ describe('lock and install report who vouches for every hash of a package', () =
     const r = await runCli(['-flavor=tofu', 'install', '-platform=linux_amd64', '-json'], { cwd: p, env: w.env });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    const done = jsonLines(r).filter((m) => m['type'] === 'install_complete');
+    const done = jsonLines(r.stdout).filter((m) => m['type'] === 'install_complete');
     expect(done).toHaveLength(1);
     const kinds = kindsByPlatform(done[0]!['hashes'] as HashJson[]);
     expect(kinds['linux_amd64 zh:']).toEqual([['signed', 'verified-locally', 'reported-by-registry']]);

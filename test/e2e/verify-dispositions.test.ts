@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace } from '../support/e2e.js';
+import { e2eWorkspace, requiresTf, runCli, type CliResult, type E2eWorkspace, jsonLines } from '../support/e2e.js';
 import { startHost, type RemoteServer, type ServerHost } from '../support/remote/index.js';
 import { makeProvider } from '../support/servers/packages.js';
 
@@ -31,11 +31,6 @@ let mirror: string;
 let demo: string;
 
 type Json = Record<string, unknown>;
-const jsonLines = (r: CliResult): Json[] =>
-  r.stdout
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as Json);
 const ok = (r: CliResult): CliResult => {
   expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
   return r;
@@ -86,7 +81,7 @@ describe('verify reports the dispositions of every package it checks', () => {
 
   it('-json: verify_package with each hash and its dispositions, verify_unvouched with none', async () => {
     const r = ok(await runCli(['verify', '-json', `-mirror=${mirror}`, ...FLAGS], { cwd: project, env: w.env }));
-    const messages = jsonLines(r);
+    const messages = jsonLines(r.stdout);
     const packages = messages.filter((m) => m['type'] === 'verify_package');
     expect(packages.map((m) => `${String(m['provider'])} ${String(m['platform'])}`)).toEqual([
       ...PLATFORMS.map((p) => `${demo} ${p}`),

@@ -234,11 +234,15 @@ export function flat(s: string): string {
   return s.replace(/\s+/g, ' ');
 }
 
-/** The `package_hash` messages of a `provkit hash -json` stream (docs/json-ui.md), in order. */
-export function packageHashes<T = Record<string, unknown>>(stdout: string): T[] {
+/** The messages of a `-json` stream (docs/json-ui.md: one JSON object per line), in order. */
+export function jsonLines<T = Record<string, unknown>>(stdout: string): T[] {
   return stdout
     .split('\n')
     .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as { type?: string } & T)
-    .filter((l) => l.type === 'package_hash');
+    .map((l) => JSON.parse(l) as T);
+}
+
+/** The `package_hash` messages of a `provkit hash -json` stream (docs/json-ui.md), in order. */
+export function packageHashes<T = Record<string, unknown>>(stdout: string): T[] {
+  return jsonLines<{ type?: string } & T>(stdout).filter((l) => l.type === 'package_hash');
 }
