@@ -31,6 +31,10 @@
 //                issue's sizes; smaller for a quick run; results then say so)
 //   --only       a subset of: tiny,lock,fslock,mirror,incompressible,floor,nodefloor
 //                (nodefloor runs inside the lock job)
+//   --baseline   DIR: another checkout's build (DIR/bin/provkit.js) runs each cold
+//                lock and mirror in turn with this one's, so that both see the same
+//                machine load; its rows are named "baseline …" and its lock files
+//                must be the same bytes
 import { execFileSync } from 'node:child_process';
 import { createCipheriv } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -105,8 +109,16 @@ async function packedMirror(root: string, host: string, type: string, zips: read
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { runs: { type: 'string' }, 'binary-mb': { type: 'string' }, only: { type: 'string' } },
+    options: {
+      runs: { type: 'string' },
+      'binary-mb': { type: 'string' },
+      only: { type: 'string' },
+      baseline: { type: 'string' },
+    },
   });
+  const baselineBin = values.baseline === undefined ? undefined : join(values.baseline, 'bin/provkit.js');
+  if (baselineBin !== undefined && !existsSync(baselineBin))
+    throw new Error(`--baseline: ${baselineBin} does not exist (run \`npm run build\` there)`);
   const runs = Number(values.runs ?? 3);
   const binaryMb = Number(values['binary-mb'] ?? DEFAULT_BINARY_MB);
   const only = new Set((values.only ?? 'tiny,lock,fslock,mirror,incompressible,floor,nodefloor').split(','));
@@ -146,9 +158,9 @@ async function main(): Promise<number> {
   process.env['PROVKIT_CACHE_DIR'] = join(scratch, 'cache');
   const platformFlags = PLATFORMS.map((p) => `-platform=${p}`);
   const noiseFlags = ['-platform=linux_amd64', '-platform=darwin_arm64'];
-  const provkit = (dir: string): string[] => [
+  const provkit = (dir: string, bin = join(ROOT, 'bin/provkit.js')): string[] => [
     process.execPath,
-    join(ROOT, 'bin/provkit.js'),
+    bin,
     `-chdir=${dir}`,
     '-flavor=terraform',
   ];
@@ -210,6 +222,13 @@ async function main(): Promise<number> {
       const got = await readFile(lockFile, 'utf8');
       if (i === 0) pkLock = got;
       else if (got !== pkLock) throw new Error(`provkit ${name}: cold runs wrote different lock files`);
+      if (baselineBin !== undefined) {
+        await once(`baseline provkit ${name} (cold)`, [...provkit(dir, baselineBin), 'lock', ...flags], async () => {
+          await rm(lockFile, { force: true });
+          coldEnv();
+        });
+        await sameLock(lockFile, pkLock, `${name}: baseline vs this build`);
+      }
       if (haveTerraform) {
         await once(`terraform providers ${name}`, [...terraform(dir), 'providers', 'lock', ...flags], () =>
           rm(lockFile, { force: true }),
@@ -230,7 +249,12 @@ async function main(): Promise<number> {
       await sameLock(lockFile, pkLock, `${name}: warm vs cold`);
     }
     compared.push(`${name}: provkit cold = provkit warm${haveTerraform ? ' = terraform' : ''}`);
-    for (const l of [`provkit ${name} (cold)`, `provkit ${name} (warm hash store)`, `terraform providers ${name}`])
+    for (const l of [
+      `provkit ${name} (cold)`,
+      `baseline provkit ${name} (cold)`,
+      `provkit ${name} (warm hash store)`,
+      `terraform providers ${name}`,
+    ])
       if (rows.has(l)) show(l);
     await rm(lockFile, { force: true });
   };
@@ -311,6 +335,16 @@ async function main(): Promise<number> {
             coldEnv();
           },
         );
+        if (baselineBin !== undefined) {
+          await once(
+            'baseline provkit mirror (empty target, cold)',
+            [...provkit(project, baselineBin), 'mirror', ...platformFlags, target],
+            async () => {
+              await rm(target, { recursive: true, force: true });
+              coldEnv();
+            },
+          );
+        }
         if (haveTerraform) {
           await once(
             'terraform providers mirror (empty target)',
@@ -337,6 +371,7 @@ async function main(): Promise<number> {
       }
       for (const l of [
         'provkit mirror (empty target, cold)',
+        'baseline provkit mirror (empty target, cold)',
         'terraform providers mirror (empty target)',
         'provkit mirror (again, same target)',
         'provkit mirror (empty target, warm hash store)',
@@ -434,7 +469,7 @@ async function main(): Promise<number> {
     '',
     `Written by \`npm run bench\` (bench/commands.ts) on ${new Date().toISOString()}; ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}; terraform ${haveTerraform ? 'on PATH' : 'not found'}.`,
     '',
-    `Command: \`npx tsx bench/commands.ts --runs ${runs}${binaryMb === DEFAULT_BINARY_MB ? '' : ` --binary-mb ${binaryMb}`}\`. ` +
+    `Command: \`npx tsx bench/commands.ts --runs ${runs}${binaryMb === DEFAULT_BINARY_MB ? '' : ` --binary-mb ${binaryMb}`}${values.only === undefined ? '' : ` --only ${values.only}`}${values.baseline === undefined ? '' : ` --baseline ${values.baseline}`}\`. ` +
       `A provider with ${PLATFORMS.length} platforms × ${(zipBytes / PLATFORMS.length / 1e6).toFixed(0)} MB zips (${binaryMb} MB unpacked each; bench/generate.ts), served by the in-repo fake registry over HTTPS on 127.0.0.1 with signed SHA256SUMS, and the same zips as a packed filesystem mirror; ` +
       `the incompressible pair is 2 zips of one ${INCOMPRESSIBLE_BYTES / 1e6} MB entry of random bytes each. provkit runs with -flavor=terraform. ` +
       `provkit and terraform runs alternate; medians of ${runs} (the tiny lock: ${runs * 3}). Cold = \`PROVKIT_HASH_STORE=off\`; warm = a hash store a cold run filled.`,
@@ -480,6 +515,23 @@ async function main(): Promise<number> {
       Number.isFinite(peak) ? peak <= 250e6 : undefined,
       `peak RSS of provkit ${(peak / 1e6).toFixed(0)} MB (target ≤ 250)`,
     ),
+    ...(baselineBin === undefined
+      ? []
+      : [
+          `- this build / the baseline (${values.baseline}), wall and CPU, run in turn: ` +
+            ['lock', 'lock -fs-mirror', 'lock -fs-mirror, incompressible pair', 'mirror (empty target,']
+              .map((n) =>
+                n.endsWith(',')
+                  ? [`provkit ${n} cold)`, `baseline provkit ${n} cold)`]
+                  : [`provkit ${n} (cold)`, `baseline provkit ${n} (cold)`],
+              )
+              .filter(([a, b]) => rows.has(a!) && rows.has(b!))
+              .map(
+                ([a, b]) =>
+                  `${a!.replace(/^provkit /, '')} ${ratio(wall(a!), wall(b!))}, CPU ${ratio(cpu(a!), cpu(b!))}`,
+              )
+              .join('; '),
+        ]),
     rows.has('provkit mirror (again, same target)')
       ? `- second mirror run: first (cold) / second = ${ratio(wall('provkit mirror (empty target, cold)'), wall('provkit mirror (again, same target)'))} (issue #5 target ≥ 20)`
       : '- second mirror run: not measured',
