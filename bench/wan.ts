@@ -24,8 +24,8 @@
 //                (the ideal: bytes ÷ 25 MB/s)
 //   mirror60     `providers mirror` instead of `providers lock`: the same
 //                packages into an empty directory, RTT 60 ms, 12 MB/s per
-//                connection (terraform's takes ~70 s, one run adds about a
-//                minute and a quarter to `npm run bench`)
+//                connection (terraform's took 57 s here: one run of the row
+//                adds about 70 s to `npm run bench`, so it is in the default set)
 //   memory       provkit alone, -downloads=16: 16 providers of one ~100 MB
 //                package each (the same zip under 16 names), RTT 60 ms,
 //                12 MB/s per connection: its peak RSS (target ≤ 250 MB)
