@@ -29,6 +29,7 @@ let key: string;
 let project: string;
 let mirror: string;
 let demo: string;
+let tree: string;
 
 type Json = Record<string, unknown>;
 const ok = (r: CliResult): CliResult => {
@@ -57,6 +58,10 @@ beforeAll(async () => {
   const pasted = text.replace(/(provider "[^"]*acme\/demo" \{[\s\S]*?hashes = \[\n)/, `$1    "${PASTED}",\n`);
   expect(pasted).not.toBe(text);
   writeFileSync(lockPath, pasted);
+  // The same root module twice in a tree, for verify -recursive.
+  tree = w.project('tree');
+  for (const root of ['a', 'b'])
+    w.project(`tree/${root}`, { 'main.tf': requiresTf({ demo, tools: TOOLS }), '.terraform.lock.hcl': pasted });
 }, 60_000);
 afterAll(async () => {
   await host?.close();
@@ -117,5 +122,38 @@ describe('verify reports the dispositions of every package it checks', () => {
       }),
     ]);
     expect(messages.at(-1)).toMatchObject({ type: 'summary', problems: 0 });
+  });
+});
+
+describe("verify -recursive reports each root's dispositions as verify in that root does", () => {
+  it("human: under each root's line, the lines verify run in the root prints, indented", async () => {
+    const one = ok(await runCli(['verify', `-mirror=${mirror}`, ...FLAGS], { cwd: project, env: w.env }));
+    const r = ok(await runCli(['verify', '-recursive', `-mirror=${mirror}`, ...FLAGS], { cwd: tree, env: w.env }));
+    // The single root's lines before its blank line and summary: every one of them "- Checked …" or "- No source …".
+    const lines = one.stdout.split('\n');
+    const own = lines.slice(0, lines.indexOf(''));
+    expect(own).toHaveLength(8);
+    expect(own.every((l) => l.startsWith('- Checked ') || l.startsWith('- No source vouches for '))).toBe(true);
+    const under = own.map((l) => `    ${l}\n`).join('');
+    expect(r.stdout).toBe(`- a: ok\n${under}- b: ok\n${under}\n2 root modules verified: no problems.\n`);
+    expect(r.stderr).toBe('');
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+
+  it('-json: the same verify_package and verify_unvouched messages, with their root', async () => {
+    const one = jsonLines(
+      ok(await runCli(['verify', '-json', `-mirror=${mirror}`, ...FLAGS], { cwd: project, env: w.env })).stdout,
+    );
+    const r = ok(
+      await runCli(['verify', '-recursive', '-json', `-mirror=${mirror}`, ...FLAGS], { cwd: tree, env: w.env }),
+    );
+    const provenance = (ms: Json[]): Json[] =>
+      ms
+        .filter((m) => m['type'] === 'verify_package' || m['type'] === 'verify_unvouched')
+        .map(({ '@timestamp': _t, ...m }) => m);
+    const single = provenance(one);
+    expect(single).toHaveLength(8);
+    const all = provenance(jsonLines(r.stdout));
+    expect(all).toEqual([...single.map((m) => ({ ...m, root: 'a' })), ...single.map((m) => ({ ...m, root: 'b' }))]);
   });
 });
