@@ -5,7 +5,7 @@
 // with the key; a package nobody signed is `computed-locally` from its path;
 // what the mirror's VERSION.json lists is `reported-by-mirror`; a lock-file
 // hash nothing vouches for is said, with no disposition.
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -155,5 +155,65 @@ describe("verify -recursive reports each root's dispositions as verify in that r
     expect(single).toHaveLength(8);
     const all = provenance(jsonLines(r.stdout));
     expect(all).toEqual([...single.map((m) => ({ ...m, root: 'a' })), ...single.map((m) => ({ ...m, root: 'b' }))]);
+  });
+});
+
+describe('verify without -mirror reports the dispositions of the packages installed in .terraform/providers', () => {
+  /** A root module whose lock has demo from the registry (every platform's signed zh:) and tools from the mirror. */
+  let installed: string;
+  /** This machine's platform: what install installs (the test's packages exist for linux_amd64). */
+  const HOST = 'linux_amd64';
+  /** The installed directory of `HOST/NS/TYPE/VERSION` for this machine. */
+  const dirOf = (versionDir: string): string => realpathSync(join(installed, '.terraform/providers', versionDir, HOST));
+
+  beforeAll(async () => {
+    installed = w.project('installed', { 'main.tf': requiresTf({ demo }) });
+    ok(await runCli(['lock', ...FLAGS], { cwd: installed, env: w.env }));
+    writeFileSync(join(installed, 'main.tf'), requiresTf({ demo, tools: TOOLS }));
+    ok(await runCli(['lock', ...FLAGS, `-fs-mirror=${mirror}`], { cwd: installed, env: w.env }));
+    ok(await runCli(['install', `-fs-mirror=${mirror}`], { cwd: installed, env: w.env }));
+  }, 60_000);
+
+  it('human: a line per installed package, naming who vouches for it, and the lock hashes nothing vouches for', async () => {
+    const r = ok(await runCli(['verify'], { cwd: installed, env: w.env }));
+    const lines = r.stdout.split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      `- Checked ${demo} 1.0.0 for ${HOST} (signed by key ${key}, expires never; verified locally (key ${key}))`,
+      `- Checked ${TOOLS} 0.3.0 for ${HOST} (computed locally)`,
+    ]);
+    // tools' darwin_arm64 h1: is not installed here, and the lock has no zh: for the hash store to vouch by.
+    expect(lines[2]).toMatch(
+      new RegExp(`^- No source vouches for 1 hash of ${TOOLS} 0\\.3\\.0 in the lock file: h1:\\S+$`),
+    );
+    expect(lines.slice(3)).toEqual([
+      '',
+      '.terraform.lock.hcl verified: 2 providers checked against the configuration; no problems.',
+      '',
+    ]);
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+
+  it("-json: verify_package with the installed directory and each hash's dispositions", async () => {
+    const r = ok(await runCli(['verify', '-json'], { cwd: installed, env: w.env }));
+    const messages = jsonLines(r.stdout);
+    const packages = messages.filter((m) => m['type'] === 'verify_package');
+    expect(packages.map((m) => [m['provider'], m['platform'], m['location']])).toEqual([
+      [demo, HOST, dirOf(`${reg.host}/acme/demo/1.0.0`)],
+      [TOOLS, HOST, dirOf(`${TOOLS}/0.3.0`)],
+    ]);
+    const demoDir = packages[0]!['location'];
+    const hashes = packages[0]!['hashes'] as Array<{ hash: string; dispositions: Json[] }>;
+    const h1 = hashes.filter((h) => h.hash.startsWith('h1:'));
+    expect(h1).toHaveLength(1);
+    expect(h1[0]!.dispositions).toEqual([{ kind: 'verified-locally', from: demoDir, key_id: key }]);
+    // The zh: of the archive whose files these are, as the hash store recorded its signature.
+    const zh = hashes.filter((h) => h.hash.startsWith('zh:'));
+    expect(zh).toHaveLength(1);
+    expect(zh[0]!.dispositions).toEqual([expect.objectContaining({ kind: 'signed', key_id: key, key_expires: null })]);
+    expect(readFileSync(join(installed, '.terraform.lock.hcl'), 'utf8')).toContain(zh[0]!.hash);
+    for (const h of packages[1]!['hashes'] as Array<{ dispositions: Json[] }>)
+      expect(h.dispositions).toEqual([{ kind: 'computed-locally', from: packages[1]!['location'] }]);
+    expect(messages.filter((m) => m['type'] === 'verify_unvouched').map((m) => m['provider'])).toEqual([TOOLS]);
+    expect(messages.at(-1)).toMatchObject({ type: 'summary', problems: 0, packages: 2 });
   });
 });

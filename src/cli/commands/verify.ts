@@ -48,6 +48,9 @@ export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
     every package in the mirror matches the mirror's index.json/VERSION.json
     and can be installed; archives whose zip-form and extracted-form h1:
     differ are flagged (H1_FORMS_DIFFER).
+  - Without -mirror: each package of a locked version installed in
+    .terraform/providers (TF_DATA_DIR) is hashed and said with who vouches
+    for its hashes (docs/provenance.md), as the mirror's packages are.
   - With a platform policy (provkit.hcl, the nearest one in the root
     module's directory or above it, up to the working directory) and no
     -mirror: the lock file covers the policy's platforms, as far as the hash
@@ -151,7 +154,10 @@ async function verifyRoot(
     : await runVerify({
         locks: lock.locks,
         requirements: [...config.requirements.values()],
-        ...(c.mirror === undefined ? {} : { mirrorDir: resolve(globals.cwd, c.mirror) }),
+        // Without a mirror: the packages init installed for this root module.
+        ...(c.mirror === undefined
+          ? { installedDir: resolve(dir, dataDir, 'providers') }
+          : { mirrorDir: resolve(globals.cwd, c.mirror) }),
         ...(platforms.length > 0 && c.mirror !== undefined ? { platforms } : {}),
         ...(policy.policy && c.platforms.length === 0
           ? { policy: { platforms: policy.policy.platforms, file: policy.policy.file } }
