@@ -216,4 +216,15 @@ describe('verify without -mirror reports the dispositions of the packages instal
     expect(messages.filter((m) => m['type'] === 'verify_unvouched').map((m) => m['provider'])).toEqual([TOOLS]);
     expect(messages.at(-1)).toMatchObject({ type: 'summary', problems: 0, packages: 2 });
   });
+
+  it("an unpacked mirror's directory is vouched for by the same rule", async () => {
+    const unpacked = join(w.base, 'unpacked');
+    const seed = w.project('seed-unpacked', { 'main.tf': requiresTf({ demo }) });
+    ok(await runCli(['mirror', '-layout=unpacked', ...FLAGS, unpacked], { cwd: seed, env: w.env }));
+    // tools is in no unpacked mirror: VERSION_NOT_IN_MIRROR, exit 1; demo's packages are checked all the same.
+    const r = await runCli(['verify', `-mirror=${unpacked}`, ...FLAGS], { cwd: installed, env: w.env });
+    expect(r.code).toBe(1);
+    const signedBy = `signed by key ${key}, expires never; verified locally (key ${key})`;
+    for (const p of PLATFORMS) expect(r.stdout.split('\n')).toContain(`- Checked ${demo} 1.0.0 for ${p} (${signedBy})`);
+  });
 });
