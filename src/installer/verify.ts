@@ -84,6 +84,7 @@ import { FilesystemMirrorSource, type TrustedHash } from '../sources/index.js';
 import { abortable, throwIfAborted, withSignal } from './abort.js';
 import type { EventSink } from './events.js';
 import {
+  storedEntryOfDirectory,
   type UnvouchedHashes,
   unvouchedLockHashes,
   type VerifiedPackage,
@@ -558,10 +559,9 @@ async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {
 /**
  * A package of a locked version, hashed, with who vouches for its hashes
  * (verify-provenance.ts). What the hash store knows of its bytes: an
- * archive's entry by its `zh:`; for a directory (installed, or an unpacked
- * mirror), the entry of a `zh:` of the lock (`locked`) one of whose `h1:`
- * forms is the directory's `h1:` (the same files as that archive's: its
- * `zh:` is then vouched for as the entry records it).
+ * archive's entry by its `zh:`; a directory's (installed, or an unpacked
+ * mirror's), by {@link storedEntryOfDirectory} among the entries of the
+ * lock's (`locked`) `zh:` hashes.
  */
 async function checkedPackage(
   pkg: MirrorPackage,
@@ -576,9 +576,7 @@ async function checkedPackage(
     zh = h.zip.zh;
     stored = await store?.lookup(zh);
   } else {
-    stored = (await lookupAll(store, locked)).find((s) =>
-      [s?.hashes.h1, s?.hashes.h1Zip].some((f) => f?.ok === true && f.hash.text === h.h1.text),
-    );
+    stored = storedEntryOfDirectory(h.h1, await lookupAll(store, locked));
     zh = stored?.hashes.zh;
   }
   return {
