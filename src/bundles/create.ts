@@ -52,7 +52,7 @@ import { namedBySource, requireExtractable } from '../installer/archive-check.js
 import { fetchCompleteEvent, ignoreEvents } from '../installer/events.js';
 import { type FetchRunOptions } from '../installer/run-options.js';
 import { querySelectVersion } from '../installer/select-version.js';
-import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../installer/download-queue.js';
+import { DEFAULT_DOWNLOADS, downloadQueue, queueDownload } from '../installer/download-queue.js';
 import { ArchiveWarmup } from '../installer/archive-warmup.js';
 import { abortable, abortableSource, throwIfAborted, withSignal } from '../installer/abort.js';
 import {
@@ -271,16 +271,16 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
                   ? join(await packageDir(), packedFileName(provider, version, platform))
                   : undefined;
               const fetched = await warmup.download(meta, (started) =>
-                network(() => {
+                queueDownload(network, meta, (slotEvents) => {
                   started();
                   return fetchPackage(meta, {
                     ...(destPath === undefined ? {} : { destPath }),
                     ...(options.http ? { http: options.http } : {}),
                     ...(options.signal ? { signal: options.signal } : {}),
                     hashing: poolHashing(options.pool),
-                    events: warmup.events({}),
+                    events: slotEvents(warmup.events({})),
                   });
-                }, announcedSize(meta)),
+                }),
               );
               if (fetched.kind !== 'archive') {
                 throw new ProvkitError(

@@ -39,7 +39,7 @@ import {
   type ZipPackageHashes,
   type ZipStream,
 } from '../hashing/index.js';
-import type { HttpClient, NetEvents } from '../net/index.js';
+import type { HttpClient } from '../net/index.js';
 import {
   checkFetchedFor,
   dispositionsOf,
@@ -67,7 +67,13 @@ import {
   packageNetEvents,
   type ProgressPhase,
 } from './events.js';
-import { announcedSize, DEFAULT_DOWNLOADS, type DownloadQueue, downloadQueue } from './download-queue.js';
+import {
+  DEFAULT_DOWNLOADS,
+  type DownloadQueue,
+  downloadQueue,
+  queueDownload,
+  type SlotEvents,
+} from './download-queue.js';
 import { ArchiveWarmup } from './archive-warmup.js';
 import { downloadName } from '../layout/index.js';
 
@@ -263,29 +269,6 @@ export class FetchCache {
   }
 
   /**
-   * A download's network events, plus the slot's rules: the slot is given back
-   * once the body's last byte has arrived (`onProgress` reports the end once,
-   * after the length check, net/body.ts), so that the next archive's request
-   * is not held while the hash worker finishes the tail of this one (the hash
-   * pool's budget, not the network's; hashing/pool.ts still holds a stream
-   * whose hasher is behind, so memory does not grow). A download retried
-   * after that point (its complete body failed a check) runs outside the
-   * budget. A redirect warms connections to its target's origin
-   * ({@link ArchiveWarmup.events}).
-   */
-  private slotEvents(events: NetEvents, release: (() => void) | undefined): NetEvents {
-    if (release === undefined) return events;
-    const ahead = this.warmup.events(events);
-    return {
-      ...ahead,
-      onProgress: (e) => {
-        events.onProgress?.(e);
-        if (e.total !== undefined && e.received >= e.total) release();
-      },
-    };
-  }
-
-  /**
    * {@link lockPackage}, said first as `fetch_queued` (a display counts
    * every package from the start) and, when it fails before its
    * `fetch_complete`, closed with `fetch_failed` (docs/terminal.md).
@@ -339,7 +322,8 @@ export class FetchCache {
     // A hit means no download at all, so the cache consults the store itself
     // (and keeps what it hashes, below) instead of handing it to fetchPackage.
     const storedHashes = zh && (await options.hashStore?.get(zh));
-    const fetch = async (release?: () => void): Promise<Fetched> => {
+    // A download's events: in its slot, with the slot rule, a redirect warming its target (download-queue.ts, archive-warmup.ts).
+    const fetch = async (slotEvents?: SlotEvents): Promise<Fetched> => {
       throwIfAborted('locking', options.signal);
       events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
       // A directory of its own per package: archives of different packages
@@ -357,7 +341,9 @@ export class FetchCache {
           ...(options.http ? { http: options.http } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           hashing: this.hashing(meta, progress),
-          events: this.slotEvents(packageNetEvents(events, provider, version, platform), release),
+          events: slotEvents
+            ? slotEvents(this.warmup.events(packageNetEvents(events, provider, version, platform)))
+            : packageNetEvents(events, provider, version, platform),
         });
       } catch (err) {
         // The progress display closes the package's line (docs/terminal.md).
@@ -377,10 +363,10 @@ export class FetchCache {
       : meta.location.kind === 'local-archive' || meta.location.kind === 'local-dir'
         ? await fetch()
         : await this.warmup.download(meta, (started) =>
-            this.network((release) => {
+            queueDownload(this.network, meta, (slotEvents) => {
               started();
-              return fetch(release);
-            }, announcedSize(meta)),
+              return fetch(slotEvents);
+            }),
           );
     checkFetchedFor(fetched, provider, version, platform);
     const stored = fetched.kind === 'archive' && fetched.stored === true;
