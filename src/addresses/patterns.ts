@@ -28,17 +28,21 @@ import { ErrorCode, ProvkitError } from '../errors.js';
 /** The wildcard of a pattern segment. */
 export const WILDCARD = '*';
 
-/** One parsed pattern. Segments are normalised (hostname in comparison form) or {@link WILDCARD}. */
-export interface ProviderPattern {
+/** The segments a pattern matches with (a {@link ProviderPattern} without its text): each normalised, or {@link WILDCARD}. */
+export interface PatternSegments {
+  /** The registry host, in comparison form. */
   readonly hostname: string;
+  /** The provider's namespace. */
   readonly namespace: string;
+  /** The provider's type. */
   readonly type: string;
+}
+
+/** One parsed pattern. Segments are normalised (hostname in comparison form) or {@link WILDCARD}. */
+export interface ProviderPattern extends PatternSegments {
   /** The pattern as written. */
   readonly text: string;
 }
-
-/** The segments a pattern matches with (a {@link ProviderPattern} without its text). */
-export type PatternSegments = Pick<ProviderPattern, 'hostname' | 'namespace' | 'type'>;
 
 /** Include and exclude patterns of an installation method. */
 export interface ProviderSelector {
