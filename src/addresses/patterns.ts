@@ -30,11 +30,11 @@ export const WILDCARD = '*';
 
 /** The segments a pattern matches with (a {@link ProviderPattern} without its text): each normalised, or {@link WILDCARD}. */
 export interface PatternSegments {
-  /** The registry host, in comparison form. */
+  /** The registry host in the comparison form provider addresses use (`hostnameForComparison`), or `*`. */
   readonly hostname: string;
-  /** The provider's namespace. */
+  /** The namespace, normalised as a provider address's (Go `ParseProviderPart`: IDNA-mapped, so lower case), or `*`. */
   readonly namespace: string;
-  /** The provider's type. */
+  /** The provider type, normalised as the namespace is, or `*`. */
   readonly type: string;
 }
 
