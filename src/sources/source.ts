@@ -141,9 +141,9 @@ export interface PackageMetaHints {
 
 /** Everything known about one package before it is fetched. */
 export interface PackageMeta {
-  /** The provider's address. */
+  /** The provider asked for, as `packageMeta` was given it. */
   readonly provider: ProviderAddress;
-  /** The version. */
+  /** The version asked for: the package is this exact version's. */
   readonly version: Version;
   /** The platform the package is built for. */
   readonly platform: Platform;
