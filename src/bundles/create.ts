@@ -93,7 +93,7 @@ export interface BundleCreateOptions extends FetchRunOptions {
  * nothing is written.
  */
 export interface BundleFailure {
-  /** The provider's address. */
+  /** The provider the failure is about, normalised (as the manifest's `source` would name it). */
   readonly provider: ProviderAddress;
   /** The platform, when the failure is about one package. */
   readonly platform?: Platform;

@@ -183,9 +183,9 @@ export interface InstallOptions {
 
 /** One provider in place. */
 export interface InstalledPackage {
-  /** The provider's address. */
+  /** Which provider, normalised: its directory is `HOST/NS/TYPE` of this address under the providers directory. */
   readonly provider: ProviderAddress;
-  /** The version installed. */
+  /** The version installed, selected as the module comment says (docs/reference.md §3.4 item 46). */
   readonly version: Version;
   /** The platform installed for (the run's `platform`). */
   readonly platform: Platform;
