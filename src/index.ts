@@ -249,8 +249,8 @@ export type {
   VerifyProblem,
   VerifyProblemCode,
 } from './installer/verify.js';
-export { createBundle } from './bundles/create.js';
-export type { BundleCreateOptions, BundleCreateOutcome, BundleFailure } from './bundles/create.js';
+export { createBundle, createBundleFile } from './bundles/create.js';
+export type { BundleCreateOptions, BundleCreateOutcome, BundleFailure, BundleFileOptions } from './bundles/create.js';
 export { BUNDLE_FORMAT } from './bundles/manifest.js';
 export type { BundleManifest, BundleMember, BundlePackage, BundleProvider } from './bundles/manifest.js';
 export { importBundle } from './bundles/import.js';
