@@ -293,7 +293,7 @@ export class RegistrySource implements Source {
     // Where the archive is and which zh: the registry says it has, before any of it is authenticated: the
     // caller may warm that host meanwhile (a hint, trusted with nothing: PackageMetaHints).
     try {
-      hints?.archiveURL?.(downloadURL.href, makeHash('zh:', sha256));
+      hints?.archiveURL?.(downloadURL.href, makeHash('zh:', sha256), packages?.get(platform.toString())?.size);
     } catch {
       // A hint only.
     }
