@@ -22,6 +22,10 @@
 //   rtt150       RTT 150 ms, 12 MB/s per connection
 //   cap          RTT 60 ms, 12 MB/s per connection, 25 MB/s for all together
 //                (the ideal: bytes ÷ 25 MB/s)
+//   mirror60     `providers mirror` instead of `providers lock`: the same
+//                packages into an empty directory, RTT 60 ms, 12 MB/s per
+//                connection (terraform's took 57 s here: one run of the row
+//                adds about 70 s to `npm run bench`, so it is in the default set)
 //   memory       provkit alone, -downloads=16: 16 providers of one ~100 MB
 //                package each (the same zip under 16 names), RTT 60 ms,
 //                12 MB/s per connection: its peak RSS (target ≤ 250 MB)
@@ -31,9 +35,10 @@
 // RSS, bytes received; provkit's timeline at 150 ms (when each request of
 // each package ran, how many archive streams were in flight). Every
 // lock file must be byte for byte the same (terraform = provkit, in every
-// row); a difference fails the run. A calibration of the proxy comes first.
+// row), and so must every mirror directory (each file's path and bytes); a
+// difference fails the run. A calibration of the proxy comes first.
 //
-// Usage: npx tsx bench/wan.ts [--runs N] [--only calibrate,loopback,rtt60,rtt150,cap,memory] [--provkit-only]
+// Usage: npx tsx bench/wan.ts [--runs N] [--only calibrate,loopback,rtt60,rtt150,cap,mirror60,memory] [--provkit-only]
 //   [--baseline DIR]
 // (--provkit-only: a quick check of provkit alone, printed, bench/results-wan.md untouched; --baseline DIR
 // adds, in turn with each run, the build of another checkout DIR (its bin/provkit.js), so that both see the
@@ -43,11 +48,11 @@
 import { execFileSync } from 'node:child_process';
 import { createCipheriv, createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { Agent as HttpAgent, get as httpGet, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, get as httpsGet } from 'node:https';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -90,6 +95,8 @@ const STREAM_BYTES = 1 * MB;
 interface Row {
   readonly id: string;
   readonly label: string;
+  /** What both tools run (default `lock`: `providers lock`; `mirror`: `providers mirror` into an empty directory). */
+  readonly command?: 'lock' | 'mirror';
   readonly profile: WanProfile;
   /** The target for terraform / provkit (bench/PROFILE.md, "WAN"). */
   readonly target?: number;
@@ -113,6 +120,12 @@ const ROWS: readonly Row[] = [
     id: 'cap',
     label: 'RTT 60 ms, 12 MB/s per connection, 25 MB/s total',
     profile: { rttMs: 60, perConnectionBytesPerSecond: 12 * MB, totalBytesPerSecond: 25 * MB },
+  },
+  {
+    id: 'mirror60',
+    label: 'mirror, RTT 60 ms, 12 MB/s per connection',
+    command: 'mirror',
+    profile: { rttMs: 60, perConnectionBytesPerSecond: 12 * MB },
   },
 ];
 
@@ -428,7 +441,26 @@ interface RunResult {
   /** When the process was started (epoch ms). */
   readonly t0: number;
   readonly load: string;
-  readonly lock: string;
+  /** What the run wrote: the lock file's text, or for a mirror row each file of the directory (path, SHA-256). */
+  readonly output: string;
+}
+
+/** Every file below `dir` (hidden ones included), sorted: its path and its bytes' SHA-256, one per line. */
+async function directoryListing(dir: string): Promise<string> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = entries
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath, e.name)))
+    .sort();
+  const lines = await Promise.all(
+    files.map(
+      async (f) =>
+        `${f} ${createHash('sha256')
+          .update(await readFile(join(dir, f)))
+          .digest('hex')}`,
+    ),
+  );
+  return `${lines.join('\n')}\n`;
 }
 
 /** What an exchange was, from its server and path. */
@@ -488,23 +520,28 @@ async function runOnce(
   options: { platforms?: readonly string[]; extra?: readonly string[]; bin?: string } = {},
 ): Promise<RunResult> {
   const lockFile = join(project, '.terraform.lock.hcl');
+  const mirror = row.command === 'mirror' ? join(scratch, `mirror-${tool}`) : undefined;
   await rm(lockFile, { force: true });
   await rm(join(project, '.terraform'), { recursive: true, force: true });
+  if (mirror !== undefined) await rm(mirror, { recursive: true, force: true });
   await s.proxy.reset();
   s.reg.log.length = 0;
   s.cdn.log.length = 0;
   const platforms = (options.platforms ?? PLATFORMS).map((p) => `-platform=${p}`);
+  const command = mirror === undefined ? ['lock'] : ['mirror'];
+  const target = mirror === undefined ? [] : [mirror];
   const argv =
     tool === 'terraform'
-      ? ['terraform', `-chdir=${project}`, 'providers', 'lock', ...platforms]
+      ? ['terraform', `-chdir=${project}`, 'providers', ...command, ...platforms, ...target]
       : [
           process.execPath,
           options.bin ?? join(ROOT, 'bin/provkit.js'),
           `-chdir=${project}`,
           '-flavor=terraform',
-          'lock',
+          ...command,
           ...(options.extra ?? []),
           ...platforms,
+          ...target,
         ];
   const load = uptime();
   const t0 = preciseNow();
@@ -542,7 +579,7 @@ async function runOnce(
     exchanges,
     t0,
     load,
-    lock: await readFile(lockFile, 'utf8'),
+    output: mirror === undefined ? await readFile(lockFile, 'utf8') : await directoryListing(mirror),
   };
   await mkdir(join(WORK, 'runs'), { recursive: true });
   await writeFile(
@@ -757,9 +794,10 @@ function report(
         `CPU s tf / pk: ${pair(r, (x) => x.cpuS, 2)}. Round trips in series by kind, provkit: ${chainSummary(pk)}; terraform: ${chainSummary(tf)}.`,
     );
   }
-  const same = results.every((r) => [...r.tf, ...r.pk].every((x) => x.lock === (r.tf[0] ?? r.pk[0])?.lock));
+  const same = results.every((r) => [...r.tf, ...r.pk].every((x) => x.output === (r.tf[0] ?? r.pk[0])?.output));
+  const what = results.some((r) => r.row.command === 'mirror') ? 'Lock files and mirror directories' : 'Lock files';
   lines.push(
-    `- Lock files: ${same ? 'byte-identical, terraform and provkit, in every run of every row' : 'DIFFERENT (the run failed)'}.`,
+    `- ${what}: ${same ? 'byte-identical, terraform and provkit, in every run of every row' : 'DIFFERENT (the run failed)'}.`,
   );
   const kindsRow = results.find((r) => r.row.id === 'rtt60') ?? results[0];
   if (kindsRow) {
@@ -828,7 +866,7 @@ async function main(): Promise<number> {
   const provkitOnly = values['provkit-only'] === true || baseline !== undefined;
   const walls = new Map<string, number[]>();
   const runs = Number(values.runs ?? 1);
-  const only = new Set((values.only ?? 'calibrate,loopback,rtt60,rtt150,cap,memory').split(','));
+  const only = new Set((values.only ?? 'calibrate,loopback,rtt60,rtt150,cap,mirror60,memory').split(','));
   const started = new Date().toISOString();
   const load = [uptime()];
   const packages = await ensureWanPackages();
@@ -920,11 +958,14 @@ async function main(): Promise<number> {
         rr.tf.push(tf);
         const pk = await runOnce('provkit', row, s, project, scratch, rusage);
         rr.pk.push(pk);
-        if (pk.lock !== tf.lock)
-          throw new Error(`${row.label}: the lock files differ:\n--- terraform\n${tf.lock}\n--- provkit\n${pk.lock}`);
-        const first = results[0]?.tf[0]?.lock;
-        if (first !== undefined && pk.lock !== first)
-          throw new Error(`${row.label}: the lock file differs from the first row's`);
+        const written = row.command === 'mirror' ? 'mirror directories' : 'lock files';
+        if (pk.output !== tf.output)
+          throw new Error(
+            `${row.label}: the ${written} differ:\n--- terraform\n${tf.output}\n--- provkit\n${pk.output}`,
+          );
+        const first = results.find((r) => r.row.command === row.command)?.tf[0]?.output;
+        if (first !== undefined && pk.output !== first)
+          throw new Error(`${row.label}: the ${written} differ from the first such row's`);
         console.log(
           `${row.label}: terraform ${tf.wallS.toFixed(2)} s (${tf.requests} requests, ${tf.connections.registry + tf.connections.cdn} connections, ${tf.series.roundTrips} round trips in series, ${tf.toFirstByte.roundTrips} before the first archive byte), ` +
             `provkit ${pk.wallS.toFixed(2)} s (${pk.requests} requests, ${pk.connections.registry + pk.connections.cdn} connections, ${pk.series.roundTrips} round trips in series, ${pk.toFirstByte.roundTrips} before the first archive byte, at most ${pk.streams.max} streams)`,

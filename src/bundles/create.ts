@@ -49,7 +49,7 @@ import { fetchCompleteEvent, ignoreEvents } from '../installer/events.js';
 import { type FetchRunOptions } from '../installer/run-options.js';
 import { querySelectVersion } from '../installer/select-version.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../installer/download-queue.js';
-import { RedirectsAhead } from '../installer/redirects-ahead.js';
+import { ArchiveWarmup } from '../installer/archive-warmup.js';
 import { abortable, abortableSource, throwIfAborted, withSignal } from '../installer/abort.js';
 import {
   BUNDLE_FORMAT,
@@ -132,8 +132,8 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
   // As mirror downloads (mirror.ts, download-queue.ts).
   const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
   const network = downloadQueue(slots);
-  // The waiting downloads' redirects are learnt while they wait, as lock's are (installer/redirects-ahead.ts).
-  const ahead = new RedirectsAhead({ http: options.http, signal: options.signal, slots });
+  // Metadata ahead of bytes, archive hosts warmed, redirects learnt ahead: as for lock (installer/archive-warmup.ts).
+  const warmup = new ArchiveWarmup({ http: options.http, signal: options.signal, slots });
   const failures: BundleFailure[] = [];
   // Made on the first download (a local source needs none); removed at exit whatever happens.
   let work: { path: Promise<string>; forget?: () => void } | undefined;
@@ -197,7 +197,7 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
               return;
             }
             try {
-              const meta = await options.source.packageMeta(provider, version, platform, options.signal);
+              const meta = await warmup.packageMeta(options.source, { provider, version, platform });
               throwIfAborted('bundle create', options.signal);
               events({
                 type: 'fetch_start',
@@ -211,7 +211,7 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
                 meta.location.kind === 'http'
                   ? join(await packageDir(), packedFileName(provider, version, platform))
                   : undefined;
-              const fetched = await ahead.download(meta, (started) =>
+              const fetched = await warmup.download(meta, (started) =>
                 network(() => {
                   started();
                   return fetchPackage(meta, {
@@ -219,7 +219,7 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
                     ...(options.http ? { http: options.http } : {}),
                     ...(options.signal ? { signal: options.signal } : {}),
                     hashing: poolHashing(options.pool),
-                    events: ahead.events({}),
+                    events: warmup.events({}),
                   });
                 }, announcedSize(meta)),
               );

@@ -12,7 +12,8 @@
  * asked for once too.
  *
  * Per package, in order: the source's metadata (asked as soon as the
- * package is, under a limit of its own, not in a download slot); when the
+ * package is, under a limit of its own, not in a download slot, its archive
+ * host warmed meanwhile: archive-warmup.ts); when the
  * registry vouches for the archive's `zh:` and the hash store
  * (hashing/store.ts) knows it, no download at all; otherwise a download
  * (network-bounded: `networkConcurrency` slots, the largest announced archive
@@ -70,15 +71,8 @@ import {
   type ProgressPhase,
 } from './events.js';
 import { announcedSize, DEFAULT_DOWNLOADS, type DownloadQueue, downloadQueue } from './download-queue.js';
-import { RedirectsAhead } from './redirects-ahead.js';
+import { ArchiveWarmup } from './archive-warmup.js';
 import { downloadName } from '../layout/index.js';
-
-/**
- * Packages whose metadata is asked at once: enough to have every package's
- * ready before a download slot frees for it, few enough not to open a
- * connection per package (each request is a few KB).
- */
-const METADATA_CONCURRENCY = 16;
 
 /** The file name of an archive fetched before its source named it (in a directory of its own). */
 const AHEAD_NAME = 'package.zip';
@@ -206,10 +200,8 @@ export class FetchCache {
   private readonly network: DownloadQueue;
   /** The network's slots ({@link network}'s limit). */
   private readonly slots: number;
-  /** Metadata and hash-store look-ups in flight (small responses, over warm connections). */
-  private readonly metadata = pLimit(METADATA_CONCURRENCY);
-  /** The waiting downloads' redirects, learnt under the metadata limit (redirects-ahead.ts). */
-  private readonly ahead: RedirectsAhead;
+  /** Metadata ahead of bytes, the archive hosts warmed, redirects learnt ahead (archive-warmup.ts). */
+  private readonly warmup: ArchiveWarmup;
   private readonly packages = new Map<string, Promise<LockedPackage>>();
   private work: Promise<string> | undefined;
   private forgetWork: (() => void) | undefined;
@@ -238,11 +230,12 @@ export class FetchCache {
     this.options = { ...withSignal(options, signal), source: abortableSource(options.source, signal, 'locking') };
     this.slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
     this.network = downloadQueue(this.slots);
-    this.ahead = new RedirectsAhead({
+    this.warmup = new ArchiveWarmup({
       http: options.http,
       signal,
       slots: this.slots,
-      limit: this.metadata,
+      // A package whose signed zh: the store has is not downloaded (lockPackage below).
+      storeSparesDownload: options.hashStore,
     });
     this.events = options.events ?? ignoreEvents;
   }
@@ -336,25 +329,6 @@ export class FetchCache {
   }
 
   /**
-   * A package's archive URL, heard before its package is authenticated
-   * (PackageMetaHints: for a registry, from the download metadata, while its
-   * SHA256SUMS and signature are on their way): unless the hash store already
-   * has the `zh:` its source expects (then nothing will be downloaded), the
-   * archive host's connections are opened now (HttpClient.preconnect, as many
-   * as downloads may run at once: packages asked so far, at most the slots),
-   * so that the first download from a host that serves archives itself (a
-   * release site) finds its connection ready instead of opening it, two round
-   * trips on HTTPS, after its signature was checked (bench/results-wan.md).
-   * Only time is at stake: nothing is asked of the host, trusted or written.
-   */
-  private async anticipate(url: string, zh: Hash): Promise<void> {
-    const { http, hashStore, signal } = this.options;
-    if (http === undefined) return;
-    const stored = await hashStore?.get(zh).catch(() => undefined);
-    if (stored === undefined && signal?.aborted !== true) http.preconnect(url, Math.min(this.seq, this.slots));
-  }
-
-  /**
    * A package's download begun as soon as its source named the archive
    * (PackageMetaHints.archiveURL: a registry's download metadata), while the
    * source still authenticates it (its SHA256SUMS and their signature), so that
@@ -396,7 +370,7 @@ export class FetchCache {
     const ahead: PackageAhead = { identity, url: archive.url, authenticated };
     const cancelled = new AbortController();
     let running: Promise<unknown> | undefined;
-    const fetched = this.ahead.download(ahead, (started) =>
+    const fetched = this.warmup.download(ahead, (started) =>
       this.network((release) => {
         started();
         // Refused while it waited for its slot: nothing to fetch (the answer's error is the package's).
@@ -433,11 +407,11 @@ export class FetchCache {
    * whose hasher is behind, so memory does not grow). A download retried
    * after that point (its complete body failed a check) runs outside the
    * budget. A redirect warms connections to its target's origin
-   * ({@link RedirectsAhead.events}).
+   * ({@link ArchiveWarmup.events}).
    */
   private slotEvents(events: NetEvents, release: (() => void) | undefined): NetEvents {
     if (release === undefined) return events;
-    const ahead = this.ahead.events(events);
+    const ahead = this.warmup.events(events);
     return {
       ...ahead,
       onProgress: (e) => {
@@ -490,21 +464,16 @@ export class FetchCache {
         events({ type: 'fetch_progress', provider, version, platform, bytes, total, phase });
       };
     };
-    // Metadata ahead of bytes (bench/PROFILE.md "WAN"): the package's
-    // metadata (for a registry: download metadata, SHA256SUMS and its
-    // signature, checked) and the hash store's answer are asked under a limit
-    // of their own, for every package as soon as its version is selected, so
-    // that a download slot never waits on a metadata round trip and a stored
-    // package never takes one.
+    // Metadata ahead of bytes, for every package as soon as its version is
+    // selected, and its archive host warmed meanwhile (archive-warmup.ts):
+    // a download slot never waits on a metadata round trip, and a stored
+    // package never takes one. A registry package's download begins as soon
+    // as its download metadata names the archive, before its SHA256SUMS and
+    // signature are in (fetchAhead); nothing of it is believed before they are.
     let heard: (archive: Heard | undefined) => void = () => undefined;
     const hint = new Promise<Heard | undefined>((resolve) => (heard = resolve));
-    const metaP = this.metadata(() =>
-      options.source.packageMeta(provider, version, platform, options.signal, {
-        archiveURL: (url, zh, size) => {
-          void this.anticipate(url, zh);
-          heard({ url, zh, size });
-        },
-      }),
+    const metaP = this.warmup.packageMeta(options.source, { provider, version, platform }, true, (url, zh, size) =>
+      heard({ url, zh, size }),
     );
     metaP.then(
       () => heard(undefined),
@@ -576,7 +545,7 @@ export class FetchCache {
         ? storedArchive(meta, storedHashes)
         : meta.location.kind === 'local-archive' || meta.location.kind === 'local-dir'
           ? await fetch(undefined, events, meta)
-          : await this.ahead.download(meta, (started) =>
+          : await this.warmup.download(meta, (started) =>
               this.network((release) => {
                 started();
                 return fetch(release, events, meta);

@@ -119,7 +119,7 @@ import { causeDiagnostic, groupByCause } from './causes.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { installSelection, reuseCached, reuseInstalled } from './install-plan.js';
 import { DEFAULT_DOWNLOADS } from './download-queue.js';
-import { RedirectsAhead } from './redirects-ahead.js';
+import { ArchiveWarmup } from './archive-warmup.js';
 import type { ProviderFailure } from './lock.js';
 import { querySelectVersion, selectVersion } from './select-version.js';
 import { downloadName } from '../layout/index.js';
@@ -305,8 +305,8 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
   const events = options.events ?? ignoreEvents;
   const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
   const network = pLimit(slots);
-  // The waiting downloads' redirects are learnt while they wait, as lock's are (redirects-ahead.ts).
-  const ahead = new RedirectsAhead({ http: options.http, signal: options.signal, slots });
+  // Metadata ahead of bytes, archive hosts warmed, redirects learnt ahead: as for lock (archive-warmup.ts).
+  const warmup = new ArchiveWarmup({ http: options.http, signal: options.signal, slots });
   const { platform, flavor, pool } = options;
   const work = await mkdtemp(join(tmpdir(), 'provkit-install-'));
   // Removed in the finally below; and at exit if the process ends without getting there (src/fs/cleanup.ts).
@@ -455,13 +455,13 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
           selectVersion(provider, available.versions, constraints, version, flavor);
         }
         at.phase = 'fetch';
-        const meta = await options.source.packageMeta(provider, version, platform, options.signal);
+        const meta = await warmup.packageMeta(options.source, { provider, version, platform });
         for (const w of meta.warnings)
           events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
         events({ type: 'install_start', provider, version, platform, location: options.source.forDisplay(provider) });
         at.started = true;
         await removeStaleTemps(installPath);
-        const fetched = await ahead.download(meta, (started) =>
+        const fetched = await warmup.download(meta, (started) =>
           network(() => {
             started();
             return fetchOne(meta);
@@ -510,7 +510,7 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
       ...(options.http ? { http: options.http } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       hashing: poolHashing(pool, options.hashStore),
-      events: ahead.events(packageNetEvents(events, provider, version, platform)),
+      events: warmup.events(packageNetEvents(events, provider, version, platform)),
     });
   };
 

@@ -114,7 +114,7 @@ import {
 } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
-import { RedirectsAhead } from './redirects-ahead.js';
+import { ArchiveWarmup } from './archive-warmup.js';
 import type { FetchRunOptions } from './run-options.js';
 import { readRegularFile } from '../fs/read.js';
 
@@ -331,8 +331,8 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
   // Downloads are hashed as they arrive; the largest announced archive first (download-queue.ts).
   const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
   const network = downloadQueue(slots);
-  // The waiting downloads' redirects are learnt while they wait, as lock's are (redirects-ahead.ts).
-  const ahead = new RedirectsAhead({ http: options.http, signal: options.signal, slots });
+  // Metadata ahead of bytes, archive hosts warmed, redirects learnt ahead: as for lock (archive-warmup.ts).
+  const warmup = new ArchiveWarmup({ http: options.http, signal: options.signal, slots });
   const failures: MirrorFailure[] = [];
   const cachePath = options.cacheFile;
   const cache: CacheFile =
@@ -374,7 +374,8 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
     events({ type: 'fetch_queued', provider, version, platform });
     let meta: PackageMeta;
     try {
-      meta = await options.source.packageMeta(provider, version, platform, options.signal);
+      // An archive already in the target is expected to be kept (it verifies): its host is not warmed for it.
+      meta = await warmup.packageMeta(options.source, { provider, version, platform }, action === 'fetch');
     } catch (err) {
       events({ type: 'fetch_failed', provider, version, platform });
       failures.push({
@@ -412,7 +413,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
     events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
     let fetched: FetchedPackage;
     try {
-      fetched = await ahead.download(meta, (started) =>
+      fetched = await warmup.download(meta, (started) =>
         network(() => {
           started();
           return fetchPackage(meta, {
@@ -420,7 +421,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
             ...(options.http ? { http: options.http } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
             hashing: poolHashing(options.pool, options.hashStore),
-            events: ahead.events(packageNetEvents(events, provider, version, platform)),
+            events: warmup.events(packageNetEvents(events, provider, version, platform)),
           });
         }, announcedSize(meta)),
       );

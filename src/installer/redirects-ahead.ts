@@ -1,7 +1,7 @@
 /**
  * Downloads that learn their redirects while they wait for a download slot,
  * for every run that downloads registry packages (lock, mirror, install,
- * bundle): a registry's archive URL answers with a redirect to its CDN host
+ * bundle create, each through archive-warmup.ts): a registry's archive URL answers with a redirect to its CDN host
  * (GitHub's release assets, a bucket), so once one download from an origin
  * was redirected, each package still waiting for a slot asks its archive URL
  * where it leads (HttpClient.learnRedirect) and that host's connections are
@@ -15,15 +15,10 @@
  * running (the connections worth warming), and the limit the probes run
  * under.
  */
-import pLimit from 'p-limit';
-
 import type { HttpClient, NetEvents } from '../net/index.js';
 import type { PackageAhead, PackageMeta } from '../sources/index.js';
 
 type HttpLocation = Extract<PackageMeta['location'], { kind: 'http' }>;
-
-/** Probes in flight at once by default (small responses over warm connections, as metadata requests). */
-export const LEARN_CONCURRENCY = 16;
 
 /** Runs a task under a concurrency limit (`p-limit`'s function). */
 export type Limit = <T>(task: () => Promise<T>) => Promise<T>;
@@ -35,19 +30,16 @@ export interface RedirectsAheadOptions {
   readonly signal?: AbortSignal | undefined;
   /** The run's download slots: at most this many connections are warmed per redirect target. */
   readonly slots: number;
-  /** The limit the probes run under (default: one of {@link LEARN_CONCURRENCY}). */
-  readonly limit?: Limit;
+  /** The limit the probes run under (the run's metadata limit: archive-warmup.ts). */
+  readonly limit: Limit;
 }
 
 /** See the module comment. One per run. */
 export class RedirectsAhead {
   /** Downloads waiting for a slot or running. */
   private downloads = 0;
-  private readonly limit: Limit;
 
-  constructor(private readonly options: RedirectsAheadOptions) {
-    this.limit = options.limit ?? pLimit(LEARN_CONCURRENCY);
-  }
+  constructor(private readonly options: RedirectsAheadOptions) {}
 
   /**
    * Runs `enqueue` (the caller's download slot around its download), which
@@ -69,7 +61,7 @@ export class RedirectsAhead {
           : undefined;
     if (http !== undefined && location?.kind === 'http')
       http.whenRedirecting(location.url, () => {
-        if (!started) void this.limit(() => (started ? Promise.resolve() : this.learn(http, location)));
+        if (!started) void this.options.limit(() => (started ? Promise.resolve() : this.learn(http, location)));
       });
     this.downloads += 1;
     try {

@@ -95,6 +95,22 @@ export function verifiedPackageHashes(e: CheckedPackageEvidence): PackageHash[] 
 }
 
 /**
+ * What the hash store knows of a directory's files (an installed package,
+ * an unpacked mirror's): the entry, among `stored` (the store's entries for
+ * the lock's `zh:` hashes), one of whose `h1:` forms is the directory's
+ * `h1:` — the same files as that archive's, so the directory is vouched for
+ * as the entry records its `zh:`. Undefined when none is.
+ */
+export function storedEntryOfDirectory(
+  h1: Hash,
+  stored: ReadonlyArray<StoredHashes | undefined>,
+): StoredHashes | undefined {
+  return stored.find(
+    (s) => s !== undefined && [s.hashes.h1, s.hashes.h1Zip].some((f) => f.ok && f.hash.text === h1.text),
+  );
+}
+
+/**
  * The lock's hashes (`locked`) that nothing vouches for: none of the
  * checked packages' hashes (of any platform of the version) and no store
  * entry (`stored`: the store's entries for the lock's `zh:` hashes; an

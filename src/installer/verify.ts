@@ -32,6 +32,12 @@
  *     `h1:` does not verify this archive when `init` installs from it;
  *   - `PACKAGE_REFUSED`: the archive or directory cannot be hashed or would
  *     not be extracted (`..`, absolute names, bad CRC, …).
+ * - without a mirror, the installed packages (`installedDir`, the
+ *   `providers` directory of `.terraform` that `init` and `provkit install`
+ *   fill): each package of a locked version there is hashed and reported
+ *   with who vouches for it, as a mirror's are; one that cannot be hashed is
+ *   `PACKAGE_REFUSED`. Nothing else about them is a problem here (an
+ *   installed package the lock does not vouch for is what `init` refuses).
  * - without a mirror, with a platform policy (`provkit.hcl`, config/policy.ts):
  *   `LOCK_MISSING_PLATFORM`, a platform of the policy the lock does not
  *   cover. Offline, so only what is known here counts: the hash store
@@ -65,12 +71,20 @@ import {
 } from '../addresses/index.js';
 import { systemErrorCode, errorText } from '../errors.js';
 import { compareBytewise, isRecord } from '../go/index.js';
-import { type Hash, type HashPool, type HashStore, parseHash, type ZipPackageHashes } from '../hashing/index.js';
-import type { Locks } from '../lockfile/index.js';
+import {
+  type Hash,
+  type HashPool,
+  type HashStore,
+  parseHash,
+  type StoredHashes,
+  type ZipPackageHashes,
+} from '../hashing/index.js';
+import type { Locks, ProviderLock } from '../lockfile/index.js';
 import { FilesystemMirrorSource, type TrustedHash } from '../sources/index.js';
 import { abortable, throwIfAborted, withSignal } from './abort.js';
 import type { EventSink } from './events.js';
 import {
+  storedEntryOfDirectory,
   type UnvouchedHashes,
   unvouchedLockHashes,
   type VerifiedPackage,
@@ -114,6 +128,11 @@ export interface VerifyOptions {
   readonly requirements?: readonly Requirement[];
   /** A filesystem mirror holding the packages (packed and/or unpacked). */
   readonly mirrorDir?: string;
+  /**
+   * Without `mirrorDir`: the directory of installed packages (`TF_DATA_DIR/providers`, `HOST/NS/TYPE/VERSION/OS_ARCH`
+   * as `init` writes it), whose packages of locked versions are reported with who vouches for them; absent, none.
+   */
+  readonly installedDir?: string;
   /** Platforms the lock must cover (needs `mirrorDir`); default: every platform the mirror has for a locked version. */
   readonly platforms?: readonly Platform[];
   /** The hash pool that hashes the mirror's packages; owned by the caller. */
@@ -149,7 +168,7 @@ export interface VerifyOutcome {
   /**
    * Every package of a locked version checked (all its platforms), with who vouches for each of its hashes
    * (installer/verify-provenance.ts), sorted by
-   * provider, version, platform; empty without a mirror.
+   * provider, version, platform; without a mirror, those installed in `installedDir`.
    */
   readonly checked: readonly VerifiedPackage[];
   /** Per locked version with packages checked: its lock hashes nobody vouches for now (none listed: every one is vouched for). */
@@ -434,25 +453,12 @@ async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {
         }
         // The locked version's packages (every platform) are reported with who vouches for their hashes.
         if (lock?.version.equals(pkg.version) === true) {
-          // eslint-disable-next-line no-await-in-loop -- one small store entry per archive
-          const stored = h.kind === 'archive' ? await options.hashStore?.lookup(h.zip.zh) : undefined;
-          checked.push({
-            provider: pkg.provider,
-            version: pkg.version,
-            platform: pkg.platform,
-            location: pkg.path,
-            hashes: verifiedPackageHashes({
-              platform: pkg.platform,
-              from: pkg.path,
-              computed: h.kind === 'archive' ? zipHashTexts(h.zip) : [h.h1],
-              ...(h.kind === 'archive' ? { zh: h.zip.zh } : {}),
-              ...(stored === undefined ? {} : { stored: stored.dispositions }),
-              reported: (listed.get(pkg) ?? []).map((hash): TrustedHash => ({
-                hash,
-                trust: { kind: 'reported-by-mirror', mirror: options.mirrorDir ?? mirrorDir },
-              })),
-            }),
-          });
+          const reported = (listed.get(pkg) ?? []).map((hash): TrustedHash => ({
+            hash,
+            trust: { kind: 'reported-by-mirror', mirror: options.mirrorDir ?? mirrorDir },
+          }));
+          // eslint-disable-next-line no-await-in-loop -- a few small store entries per package
+          checked.push(await checkedPackage(pkg, h, lock.hashes, options.hashStore, reported));
         }
         if (h.kind === 'archive') {
           const differ = h.zip.warnings.find((w) => w.code === 'H1_FORMS_DIFFER');
@@ -489,16 +495,11 @@ async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {
       }
     }
 
+    const withPackages = options.locks.all().filter((l) => lockedPackages(l).length > 0);
+    unvouched.push(...(await unvouchedOf(withPackages, checked, options.hashStore)));
     // Coverage: every locked version in the mirror, on every platform in scope.
     for (const lock of options.locks.all()) {
       const pkgs = lockedPackages(lock);
-      if (pkgs.length > 0) {
-        const mine = checked.filter((p) => p.provider.equals(lock.provider) && p.version.equals(lock.version));
-        // eslint-disable-next-line no-await-in-loop -- a few small store entries per provider
-        const stored = await lookupAll(options.hashStore, lock.hashes);
-        const hashes = unvouchedLockHashes(lock.hashes, mine, stored);
-        if (hashes.length > 0) unvouched.push({ provider: lock.provider, version: lock.version, hashes });
-      }
       if (pkgs.length === 0) {
         problem(
           lock.provider,
@@ -517,6 +518,34 @@ async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {
     }
   }
 
+  if (options.mirrorDir === undefined && options.installedDir !== undefined) {
+    const installed = await scanMirror(options.installedDir, options.flavor);
+    const locked = installed.flatMap((m) => {
+      const lock = options.locks.provider(m.provider);
+      return lock === undefined
+        ? []
+        : m.packages.filter((p) => p.version.equals(lock.version)).map((pkg) => ({ lock, pkg }));
+    });
+    const limit = pLimit(Math.max(1, options.pool.shareUpTo));
+    const hashed = await Promise.all(
+      locked.map(({ pkg }) =>
+        limit(() => {
+          throwIfAborted('verifying', options.signal);
+          return hashPackage(options.pool, pkg);
+        }),
+      ),
+    );
+    packagesHashed = locked.length;
+    for (const [i, { lock, pkg }] of locked.entries()) {
+      const h = hashed[i]!;
+      if (!h.ok) problem(pkg.provider, pkg.version, pkg.platform, 'PACKAGE_REFUSED', h.message);
+      // eslint-disable-next-line no-await-in-loop -- a few small store entries per package
+      else checked.push(await checkedPackage(pkg, h, lock.hashes, options.hashStore, []));
+    }
+    const withPackages = options.locks.all().filter((l) => locked.some((x) => x.lock.provider.equals(l.provider)));
+    unvouched.push(...(await unvouchedOf(withPackages, checked, options.hashStore)));
+  }
+
   if (options.mirrorDir === undefined && options.policy !== undefined) {
     scope = [...options.policy.platforms];
     await checkPolicyCoverage(options.locks, options.policy, options.hashStore, problem);
@@ -525,6 +554,61 @@ async function verifyWith(options: VerifyOptions): Promise<VerifyOutcome> {
   problems.sort(compareProblems);
   emitProvenance(checked, unvouched, options.events);
   return { problems, packages: packagesHashed, providers: options.locks.size, platforms: scope, checked, unvouched };
+}
+
+/**
+ * A package of a locked version, hashed, with who vouches for its hashes
+ * (verify-provenance.ts). What the hash store knows of its bytes: an
+ * archive's entry by its `zh:`; a directory's (installed, or an unpacked
+ * mirror's), by {@link storedEntryOfDirectory} among the entries of the
+ * lock's (`locked`) `zh:` hashes.
+ */
+async function checkedPackage(
+  pkg: MirrorPackage,
+  h: Extract<Hashed, { ok: true }>,
+  locked: readonly Hash[],
+  store: HashStore | undefined,
+  reported: readonly TrustedHash[],
+): Promise<VerifiedPackage> {
+  let zh: Hash | undefined;
+  let stored: StoredHashes | undefined;
+  if (h.kind === 'archive') {
+    zh = h.zip.zh;
+    stored = await store?.lookup(zh);
+  } else {
+    stored = storedEntryOfDirectory(h.h1, await lookupAll(store, locked));
+    zh = stored?.hashes.zh;
+  }
+  return {
+    provider: pkg.provider,
+    version: pkg.version,
+    platform: pkg.platform,
+    location: pkg.path,
+    hashes: verifiedPackageHashes({
+      platform: pkg.platform,
+      from: pkg.path,
+      computed: h.kind === 'archive' ? zipHashTexts(h.zip) : [h.h1],
+      ...(zh === undefined ? {} : { zh }),
+      ...(stored === undefined ? {} : { stored: stored.dispositions }),
+      reported,
+    }),
+  };
+}
+
+/** Per locked version with packages (`locks`): its lock hashes nobody vouches for (verify-provenance.ts). */
+async function unvouchedOf(
+  locks: readonly ProviderLock[],
+  checked: readonly VerifiedPackage[],
+  store: HashStore | undefined,
+): Promise<UnvouchedHashes[]> {
+  const out: UnvouchedHashes[] = [];
+  for (const lock of locks) {
+    const mine = checked.filter((p) => p.provider.equals(lock.provider) && p.version.equals(lock.version));
+    // eslint-disable-next-line no-await-in-loop -- a few small store entries per provider
+    const hashes = unvouchedLockHashes(lock.hashes, mine, await lookupAll(store, lock.hashes));
+    if (hashes.length > 0) out.push({ provider: lock.provider, version: lock.version, hashes });
+  }
+  return out;
 }
 
 /** The texts-as-hashes a zip's bytes gave here: its `zh:` and the `h1:` forms that could be computed. */

@@ -220,14 +220,37 @@ export function renderEventHuman(
       );
       return;
     case 'verify_problem':
-      out.write(verifyProblemText(e, out));
-      return;
     case 'verify_package':
-      out.write(wrappedLine(`- ${verifiedPackageText(e, name)}`, out, 4));
-      return;
     case 'verify_unvouched':
-      out.write(wrappedLine(`- ${unvouchedText(e, name)}`, out, 4));
+      out.write(verifyEventText(e, out, name));
       return;
+  }
+}
+
+/** The events of a `verify` run that say what it found: problems, checked packages, unvouched lock hashes. */
+export type VerifyEvent = Extract<InstallerEvent, { type: 'verify_problem' | 'verify_package' | 'verify_unvouched' }>;
+
+/**
+ * A `verify` event as lines of `out`, after `lead`: the one rendering of a
+ * single root's verify and of each root of `verify -recursive` (whose lines
+ * sit under the root's, `lead` four spaces). A problem is
+ * {@link verifyProblemText}; a checked package `- Checked …` and lock hashes
+ * nobody vouches for `- No source vouches for …`, wrapped on a terminal with
+ * continuation lines under the text after `- `.
+ */
+export function verifyEventText(
+  e: VerifyEvent,
+  out: TextSink,
+  name: (p: ProviderAddress) => string = String,
+  lead = '',
+): string {
+  switch (e.type) {
+    case 'verify_problem':
+      return verifyProblemText(e, out, lead);
+    case 'verify_package':
+      return wrappedLine(`${lead}- ${verifiedPackageText(e, name)}`, out, lead.length + 4);
+    case 'verify_unvouched':
+      return wrappedLine(`${lead}- ${unvouchedText(e, name)}`, out, lead.length + 4);
   }
 }
 

@@ -44,7 +44,8 @@ beforeAll(async () => {
   wrongReportedH1 = await h1Of(await makeProviderZip('impostor', '1.0.0', 'windows_amd64'), 'impostor.zip');
   rebuiltDarwinH1 = await h1Of(await makeProviderZip('demo', '1.1.0-rebuilt', 'darwin_arm64'), 'rebuilt.zip');
   reg = await host.registry({
-    providers: [await makeProvider('acme', 'demo', ['1.0.0', '1.1.0', '1.2.0'], PLATFORMS)],
+    // 1.3.0: the release the registry re-signs while a lock file holds it (no other scenario uses it).
+    providers: [await makeProvider('acme', 'demo', ['1.0.0', '1.1.0', '1.2.0', '1.3.0'], PLATFORMS)],
     packagesExtension: true,
     listedKeys: ['main', 'other'],
     // A release re-signed with another key the registry lists: it vouches for it, the pins do not.
@@ -350,6 +351,54 @@ describe('provkit audit of a whole lock file', () => {
     expect(r.stdout).toContain('verified locally (key');
     expect(r.stdout).toMatch(/^ {4}windows_amd64 +zh:\S+ +ok +signed by key/m);
     expect(r.stdout).toMatch(/Audit passed: 5 hashes in 1 lock file audited/);
+  });
+});
+
+describe('a release re-signed by a key outside trusted_keys, the lock file unchanged', () => {
+  it('audit fails with KEY_NOT_TRUSTED though the hash store remembers the pinned signature', async () => {
+    const block = await lockBlock('1.3.0', ['linux_amd64', 'darwin_arm64']);
+    const lock = `# This file is maintained automatically by "tofu init".\n# Manual edits may be lost in future updates.\n\n${block}`;
+    const dir = w.project('resigned', {
+      '.terraform.lock.hcl': lock,
+      'provkit.hcl': `audit {\n  trusted_keys = ["${mainKey}"]\n}\n`,
+    });
+    // The store remembers the packages and their signature by the pinned key.
+    const env = { ...w.env, PROVKIT_HASH_STORE: join(w.base, 'store-resigned') };
+    const before = await runCli(['audit'], { cwd: dir, env });
+    expect(before.code, before.stderr).toBe(0);
+    expect(before.stdout).toMatch(/Audit passed: 5 hashes in 1 lock file audited/);
+
+    // The same SHA256SUMS bytes, now signed by another key, which the download metadata lists.
+    const shasums = (await reg.call('shasums', 'acme', 'demo', '1.3.0')) as string;
+    const otherKey = (await reg.call('resign', 'acme', 'demo', '1.3.0', 'other')) as string;
+    expect(otherKey).not.toBe(mainKey);
+    expect(await reg.call('shasums', 'acme', 'demo', '1.3.0')).toBe(shasums);
+
+    const sarifPath = join(w.base, 'resigned.sarif');
+    const human = await runCli(['audit', `-sarif=${sarifPath}`], { cwd: dir, env });
+    expect(human.code, human.stderr).toBe(2);
+    expect(readFileSync(join(dir, '.terraform.lock.hcl'), 'utf8')).toBe(lock);
+    expect(human.stdout).toContain(`signed by key ${otherKey}, which is not one of the trusted_keys of provkit.hcl`);
+    expect(human.stdout).toContain('KEY_NOT_TRUSTED');
+    expect(human.stdout).not.toMatch(/ ok /);
+    expect(human.stdout).not.toContain(`signed by key ${mainKey}`);
+    expect(human.stdout).toMatch(/^Audit failed: 5 hashes in 1 lock file audited, 5 not vouched for/m);
+
+    const j = await runCli(['audit', '-json'], { cwd: dir, env });
+    expect(j.code, j.stderr).toBe(2);
+    const json = jsonLines(j.stdout);
+    const audited = json.filter((l) => l['type'] === 'audit_hash');
+    expect(audited).toHaveLength(5);
+    for (const h of audited) {
+      expect(h['pass']).toBe(false);
+      expect((h['violations'] as Array<{ code: string }>).map((v) => v.code)).toContain('KEY_NOT_TRUSTED');
+      const keys = (h['dispositions'] as Array<{ key_id?: string }>).flatMap((d) => d.key_id ?? []);
+      expect(keys.length).toBeGreaterThan(0);
+      expect(new Set(keys)).toEqual(new Set([otherKey]));
+    }
+    expect(json.at(-1)).toMatchObject({ type: 'audit_summary', hashes: 5, failing: 5, pass: false });
+    expectSarifAgrees(sarifPath, json, lock);
+    expect(w.tmpLeftovers()).toEqual([]);
   });
 });
 

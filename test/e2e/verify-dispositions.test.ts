@@ -5,7 +5,7 @@
 // with the key; a package nobody signed is `computed-locally` from its path;
 // what the mirror's VERSION.json lists is `reported-by-mirror`; a lock-file
 // hash nothing vouches for is said, with no disposition.
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,6 +29,7 @@ let key: string;
 let project: string;
 let mirror: string;
 let demo: string;
+let tree: string;
 
 type Json = Record<string, unknown>;
 const ok = (r: CliResult): CliResult => {
@@ -57,6 +58,10 @@ beforeAll(async () => {
   const pasted = text.replace(/(provider "[^"]*acme\/demo" \{[\s\S]*?hashes = \[\n)/, `$1    "${PASTED}",\n`);
   expect(pasted).not.toBe(text);
   writeFileSync(lockPath, pasted);
+  // The same root module twice in a tree, for verify -recursive.
+  tree = w.project('tree');
+  for (const root of ['a', 'b'])
+    w.project(`tree/${root}`, { 'main.tf': requiresTf({ demo, tools: TOOLS }), '.terraform.lock.hcl': pasted });
 }, 60_000);
 afterAll(async () => {
   await host?.close();
@@ -117,5 +122,109 @@ describe('verify reports the dispositions of every package it checks', () => {
       }),
     ]);
     expect(messages.at(-1)).toMatchObject({ type: 'summary', problems: 0 });
+  });
+});
+
+describe("verify -recursive reports each root's dispositions as verify in that root does", () => {
+  it("human: under each root's line, the lines verify run in the root prints, indented", async () => {
+    const one = ok(await runCli(['verify', `-mirror=${mirror}`, ...FLAGS], { cwd: project, env: w.env }));
+    const r = ok(await runCli(['verify', '-recursive', `-mirror=${mirror}`, ...FLAGS], { cwd: tree, env: w.env }));
+    // The single root's lines before its blank line and summary: every one of them "- Checked …" or "- No source …".
+    const lines = one.stdout.split('\n');
+    const own = lines.slice(0, lines.indexOf(''));
+    expect(own).toHaveLength(8);
+    expect(own.every((l) => l.startsWith('- Checked ') || l.startsWith('- No source vouches for '))).toBe(true);
+    const under = own.map((l) => `    ${l}\n`).join('');
+    expect(r.stdout).toBe(`- a: ok\n${under}- b: ok\n${under}\n2 root modules verified: no problems.\n`);
+    expect(r.stderr).toBe('');
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+
+  it('-json: the same verify_package and verify_unvouched messages, with their root', async () => {
+    const one = jsonLines(
+      ok(await runCli(['verify', '-json', `-mirror=${mirror}`, ...FLAGS], { cwd: project, env: w.env })).stdout,
+    );
+    const r = ok(
+      await runCli(['verify', '-recursive', '-json', `-mirror=${mirror}`, ...FLAGS], { cwd: tree, env: w.env }),
+    );
+    const provenance = (ms: Json[]): Json[] =>
+      ms
+        .filter((m) => m['type'] === 'verify_package' || m['type'] === 'verify_unvouched')
+        .map(({ '@timestamp': _t, ...m }) => m);
+    const single = provenance(one);
+    expect(single).toHaveLength(8);
+    const all = provenance(jsonLines(r.stdout));
+    expect(all).toEqual([...single.map((m) => ({ ...m, root: 'a' })), ...single.map((m) => ({ ...m, root: 'b' }))]);
+  });
+});
+
+describe('verify without -mirror reports the dispositions of the packages installed in .terraform/providers', () => {
+  /** A root module whose lock has demo from the registry (every platform's signed zh:) and tools from the mirror. */
+  let installed: string;
+  /** This machine's platform: what install installs (the test's packages exist for linux_amd64). */
+  const HOST = 'linux_amd64';
+  /** The installed directory of `HOST/NS/TYPE/VERSION` for this machine. */
+  const dirOf = (versionDir: string): string => realpathSync(join(installed, '.terraform/providers', versionDir, HOST));
+
+  beforeAll(async () => {
+    installed = w.project('installed', { 'main.tf': requiresTf({ demo }) });
+    ok(await runCli(['lock', ...FLAGS], { cwd: installed, env: w.env }));
+    writeFileSync(join(installed, 'main.tf'), requiresTf({ demo, tools: TOOLS }));
+    ok(await runCli(['lock', ...FLAGS, `-fs-mirror=${mirror}`], { cwd: installed, env: w.env }));
+    ok(await runCli(['install', `-fs-mirror=${mirror}`], { cwd: installed, env: w.env }));
+  }, 60_000);
+
+  it('human: a line per installed package, naming who vouches for it, and the lock hashes nothing vouches for', async () => {
+    const r = ok(await runCli(['verify'], { cwd: installed, env: w.env }));
+    const lines = r.stdout.split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      `- Checked ${demo} 1.0.0 for ${HOST} (signed by key ${key}, expires never; verified locally (key ${key}))`,
+      `- Checked ${TOOLS} 0.3.0 for ${HOST} (computed locally)`,
+    ]);
+    // tools' darwin_arm64 h1: is not installed here, and the lock has no zh: for the hash store to vouch by.
+    expect(lines[2]).toMatch(
+      new RegExp(`^- No source vouches for 1 hash of ${TOOLS} 0\\.3\\.0 in the lock file: h1:\\S+$`),
+    );
+    expect(lines.slice(3)).toEqual([
+      '',
+      '.terraform.lock.hcl verified: 2 providers checked against the configuration; no problems.',
+      '',
+    ]);
+    expect(w.tmpLeftovers()).toEqual([]);
+  });
+
+  it("-json: verify_package with the installed directory and each hash's dispositions", async () => {
+    const r = ok(await runCli(['verify', '-json'], { cwd: installed, env: w.env }));
+    const messages = jsonLines(r.stdout);
+    const packages = messages.filter((m) => m['type'] === 'verify_package');
+    expect(packages.map((m) => [m['provider'], m['platform'], m['location']])).toEqual([
+      [demo, HOST, dirOf(`${reg.host}/acme/demo/1.0.0`)],
+      [TOOLS, HOST, dirOf(`${TOOLS}/0.3.0`)],
+    ]);
+    const demoDir = packages[0]!['location'];
+    const hashes = packages[0]!['hashes'] as Array<{ hash: string; dispositions: Json[] }>;
+    const h1 = hashes.filter((h) => h.hash.startsWith('h1:'));
+    expect(h1).toHaveLength(1);
+    expect(h1[0]!.dispositions).toEqual([{ kind: 'verified-locally', from: demoDir, key_id: key }]);
+    // The zh: of the archive whose files these are, as the hash store recorded its signature.
+    const zh = hashes.filter((h) => h.hash.startsWith('zh:'));
+    expect(zh).toHaveLength(1);
+    expect(zh[0]!.dispositions).toEqual([expect.objectContaining({ kind: 'signed', key_id: key, key_expires: null })]);
+    expect(readFileSync(join(installed, '.terraform.lock.hcl'), 'utf8')).toContain(zh[0]!.hash);
+    for (const h of packages[1]!['hashes'] as Array<{ dispositions: Json[] }>)
+      expect(h.dispositions).toEqual([{ kind: 'computed-locally', from: packages[1]!['location'] }]);
+    expect(messages.filter((m) => m['type'] === 'verify_unvouched').map((m) => m['provider'])).toEqual([TOOLS]);
+    expect(messages.at(-1)).toMatchObject({ type: 'summary', problems: 0, packages: 2 });
+  });
+
+  it("an unpacked mirror's directory is vouched for by the same rule", async () => {
+    const unpacked = join(w.base, 'unpacked');
+    const seed = w.project('seed-unpacked', { 'main.tf': requiresTf({ demo }) });
+    ok(await runCli(['mirror', '-layout=unpacked', ...FLAGS, unpacked], { cwd: seed, env: w.env }));
+    // tools is in no unpacked mirror: VERSION_NOT_IN_MIRROR, exit 1; demo's packages are checked all the same.
+    const r = await runCli(['verify', `-mirror=${unpacked}`, ...FLAGS], { cwd: installed, env: w.env });
+    expect(r.code).toBe(1);
+    const signedBy = `signed by key ${key}, expires never; verified locally (key ${key})`;
+    for (const p of PLATFORMS) expect(r.stdout.split('\n')).toContain(`- Checked ${demo} 1.0.0 for ${p} (${signedBy})`);
   });
 });

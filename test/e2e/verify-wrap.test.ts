@@ -74,12 +74,12 @@ describe('verify-wrap: verify problem lines fit the terminal, and stay one line 
     expect(w.tmpLeftovers()).toEqual([]);
   });
 
-  it('piped, -recursive: one line per problem under its root, the bytes unchanged', async () => {
+  it('piped, -recursive: the lines of verify in the root, one each, under its root', async () => {
     const r = await runCli([...VERIFY, '-recursive'], { cwd: tree, env: w.env });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe(
-      `- app: 4 problems\n${MISSING.map((p) => `    ${problemLine(p)}\n`).join('')}\n1 root module verified: 1 with problems (4 in all).\n`,
+      `- app: 4 problems\n${[...PACKAGES.map(checked), ...MISSING.map(problemLine)].map((l) => `    ${l}\n`).join('')}\n1 root module verified: 1 with problems (4 in all).\n`,
     );
     expect(w.tmpLeftovers()).toEqual([]);
   });
@@ -107,12 +107,16 @@ describe('verify-wrap: verify problem lines fit the terminal, and stay one line 
     for (const line of r.stdout.split('\n')) expect([...line].length).toBeLessThanOrEqual(59);
   });
 
-  it('a terminal 60 columns wide, -recursive: under the root, continuation lines indented 6', async () => {
+  it('a terminal 60 columns wide, -recursive: under the root, continuation lines indented 6 (packages 8)', async () => {
     const r = await onTerminal([...VERIFY, '-recursive'], tree, 60);
     expect(r.code).toBe(1);
     const lines = r.stdout.split('\n');
     for (const line of lines) expect([...line].length).toBeLessThanOrEqual(59);
-    const problems = lines.slice(1, lines.indexOf(''));
+    // Each package line, its continuation under the text after "- ".
+    expect(lines.slice(1, 1 + 2 * PACKAGES.length)).toEqual(
+      PACKAGES.flatMap((p) => [`    - Checked ${TOOLS} 0.3.0 for`, `        ${p} (computed locally)`]),
+    );
+    const problems = lines.slice(1 + 2 * PACKAGES.length, lines.indexOf(''));
     expect(problems.filter((l) => l.startsWith(`    ${TOOLS} `))).toHaveLength(4);
     expect(problems.every((l) => l.startsWith(`    ${TOOLS} `) || /^ {6}\S/.test(l))).toBe(true);
     // The words, in order, are those of the one-line form.

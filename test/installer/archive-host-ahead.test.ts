@@ -4,7 +4,9 @@
 // was authenticated; a package whose expected zh: the hash store already has
 // warms nothing (it will not be downloaded). The source here is the demo
 // filesystem mirror, hinting as a registry would: the packages themselves are
-// read locally, so the only use of the HTTP client is the warming.
+// read locally, so the only use of the HTTP client is the warming. The rule
+// is one module's (installer/archive-warmup.ts), which mirror, install and
+// bundle create use too: they download whatever the store holds.
 import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
@@ -13,11 +15,13 @@ import {
   parseConstraints,
   parsePlatform,
   parseProviderSource,
+  parseVersion,
   type Platform,
   type ProviderAddress,
   type Version,
 } from '../../src/addresses/index.js';
 import { createHashPool, makeHash, type HashStore } from '../../src/hashing/index.js';
+import { ArchiveWarmup } from '../../src/installer/archive-warmup.js';
 import { FetchCache } from '../../src/installer/fetch-cache.js';
 import { runLock } from '../../src/installer/lock.js';
 import { Locks } from '../../src/lockfile/index.js';
@@ -106,5 +110,41 @@ describe("an archive's host is warmed as soon as the source names the archive", 
     await lock(log, store);
     expect(asked).toContain(HINTED_ZH.text);
     expect(log.filter((l) => l.startsWith('warm '))).toEqual([]);
+  });
+});
+
+describe('the warm-up rule, for runs that always download (mirror, install, bundle create)', () => {
+  const pkg = {
+    provider: parseProviderSource('registry.example.test/acme/demo', 'tofu'),
+    version: parseVersion('1.1.0'),
+    platform: PLATFORMS[0]!,
+  };
+  const url = `https://archives.example.test/demo_1.1.0_${PLATFORMS[0]!.toString()}.zip`;
+
+  async function warmed(options: { download?: boolean; store?: HashStore }): Promise<string[]> {
+    const log: string[] = [];
+    const http = {
+      preconnect: (u: string, count: number) => log.push(`warm ${u} ×${count}`),
+    } as unknown as HttpClient;
+    const warmup = new ArchiveWarmup({
+      http,
+      slots: 8,
+      ...(options.store ? { storeSparesDownload: options.store } : {}),
+    });
+    await warmup.packageMeta(hintingSource(log), pkg, options.download);
+    return log.filter((l) => l.startsWith('warm '));
+  }
+
+  it('warms the archive host whatever a hash store holds when the store spares no download', async () => {
+    expect(await warmed({})).toEqual([`warm ${url} ×1`]);
+  });
+
+  it('warms nothing for a package the run expects not to download (an archive already in the mirror)', async () => {
+    expect(await warmed({ download: false })).toEqual([]);
+  });
+
+  it('warms nothing when the store that spares downloads has the expected zh:', async () => {
+    const store = { get: () => Promise.resolve({}) } as unknown as HashStore;
+    expect(await warmed({ store })).toEqual([]);
   });
 });

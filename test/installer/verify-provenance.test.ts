@@ -4,7 +4,11 @@ import { describe, expect, it } from 'vitest';
 
 import { parsePlatform } from '../../src/addresses/index.js';
 import { parseHash, type StoredDisposition, type StoredHashes } from '../../src/hashing/index.js';
-import { unvouchedLockHashes, verifiedPackageHashes } from '../../src/installer/verify-provenance.js';
+import {
+  storedEntryOfDirectory,
+  unvouchedLockHashes,
+  verifiedPackageHashes,
+} from '../../src/installer/verify-provenance.js';
 
 const linux = parsePlatform('linux_amd64');
 const zh = parseHash(`zh:${'a'.repeat(64)}`);
@@ -92,5 +96,44 @@ describe('lock hashes nobody vouches for', () => {
     expect(unvouchedLockHashes([pasted, otherZh], [], [entry])).toEqual([]);
     // An entry written before dispositions were kept vouches for nothing.
     expect(unvouchedLockHashes([pasted, otherZh], [], [{ ...entry, dispositions: [] }])).toHaveLength(2);
+  });
+});
+
+describe("a directory's files, known to the hash store by an archive of the lock", () => {
+  const entry = (zhHex: string, extracted: string, zipForm: string): StoredHashes => ({
+    hashes: {
+      path: '/store',
+      zh: parseHash(`zh:${zhHex.repeat(64)}`),
+      h1: { ok: true, hash: parseHash(`h1:${extracted.repeat(43)}=`) },
+      h1Zip: { ok: true, hash: parseHash(`h1:${zipForm.repeat(43)}=`) },
+      warnings: [],
+      entryCount: 1,
+      uncompressedBytes: 1,
+    },
+    dispositions: [SIGNED],
+  });
+  const darwin = entry('d', 'E', 'F');
+  const linuxEntry = entry('a', 'B', 'C');
+
+  it("is the entry one of whose h1: forms is the directory's, whichever form", () => {
+    expect(storedEntryOfDirectory(h1, [darwin, undefined, linuxEntry])).toBe(linuxEntry);
+    expect(storedEntryOfDirectory(h1Zip, [darwin, linuxEntry])).toBe(linuxEntry);
+  });
+
+  it('is none when no entry has its h1: (the zh: of another package proves nothing about it)', () => {
+    expect(storedEntryOfDirectory(parseHash(`h1:${'Z'.repeat(43)}=`), [darwin, linuxEntry])).toBeUndefined();
+    expect(storedEntryOfDirectory(h1, [])).toBeUndefined();
+  });
+
+  it("then vouches for the directory: its h1: verified-locally with the key, the entry's zh: signed as recorded", () => {
+    const found = storedEntryOfDirectory(h1, [linuxEntry])!;
+    const hs = verifiedPackageHashes({
+      platform: linux,
+      from: '/p/.terraform/providers/h/acme/demo/1.0.0/linux_amd64',
+      computed: [h1],
+      zh: found.hashes.zh,
+      stored: found.dispositions,
+    });
+    expect(kinds(hs)).toEqual({ [h1.text]: ['verified-locally'], [zh.text]: ['signed'] });
   });
 });

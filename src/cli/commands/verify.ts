@@ -7,7 +7,7 @@
  */
 import { join, posix, resolve } from 'node:path';
 
-import type { Flavor, Platform, Requirement } from '../../addresses/index.js';
+import type { Flavor, Platform, ProviderAddress, Requirement } from '../../addresses/index.js';
 import {
   type Diagnostic as ConfigDiagnostic,
   discoverRoots,
@@ -19,7 +19,7 @@ import type { EventSink } from '../../installer/events.js';
 import { runOciVerify } from '../../installer/oci-verify.js';
 import { compareProblems, runVerify, type VerifyOutcome } from '../../installer/verify.js';
 import { loadLockFile, LOCK_FILE_NAME, type Locks } from '../../lockfile/index.js';
-import { type Diagnostic, verifyProblemText } from '../../ui/human.js';
+import { type Diagnostic, verifyEventText, type VerifyEvent } from '../../ui/human.js';
 import { flavorsSentence } from '../../ui/lock-tree.js';
 import { placed, reportDiagnostics } from '../diagnostics.js';
 import { parsePlatformFlags } from '../flag-values.js';
@@ -48,6 +48,9 @@ export const VERIFY_HELP = `Usage: provkit [global options] verify [options]
     every package in the mirror matches the mirror's index.json/VERSION.json
     and can be installed; archives whose zip-form and extracted-form h1:
     differ are flagged (H1_FORMS_DIFFER).
+  - Without -mirror: each package of a locked version installed in
+    .terraform/providers (TF_DATA_DIR) is hashed and said with who vouches
+    for its hashes (docs/provenance.md), as the mirror's packages are.
   - With a platform policy (provkit.hcl, the nearest one in the root
     module's directory or above it, up to the working directory) and no
     -mirror: the lock file covers the policy's platforms, as far as the hash
@@ -151,7 +154,10 @@ async function verifyRoot(
     : await runVerify({
         locks: lock.locks,
         requirements: [...config.requirements.values()],
-        ...(c.mirror === undefined ? {} : { mirrorDir: resolve(globals.cwd, c.mirror) }),
+        // Without a mirror: the packages init installed for this root module.
+        ...(c.mirror === undefined
+          ? { installedDir: resolve(dir, dataDir, 'providers') }
+          : { mirrorDir: resolve(globals.cwd, c.mirror) }),
         ...(platforms.length > 0 && c.mirror !== undefined ? { platforms } : {}),
         ...(policy.policy && c.platforms.length === 0
           ? { policy: { platforms: policy.policy.platforms, file: policy.policy.file } }
@@ -209,25 +215,30 @@ async function verifyTree(c: VerifyContext): Promise<number> {
     const flavor = globals.flavorIn(dir);
     flavors[flavor.flavor].push(root);
     if (flavor.reason !== undefined) inferred = true;
-    // -json: each root's packages under its root; for people, the roots' lines only.
+    // -json: each root's packages under its root; for people, under the root's line, which comes first.
     const scoped = json?.scoped({ root });
+    const found: VerifyEvent[] = [];
+    const sink: EventSink = (e) => {
+      if (scoped !== undefined) scoped.event(e);
+      else if (e.type === 'verify_package' || e.type === 'verify_unvouched') found.push(e);
+    };
     // eslint-disable-next-line no-await-in-loop -- offline and quick; one root's lines together
-    const r = await verifyRoot(c, dir, root, flavor.flavor, scoped === undefined ? undefined : (e) => scoped.event(e));
-    const found = r.outcome?.problems ?? [];
-    if (r.failed || found.length > 0) failing += 1;
-    problems += found.length;
+    const r = await verifyRoot(c, dir, root, flavor.flavor, sink);
+    const rootProblems = r.outcome?.problems ?? [];
+    if (r.failed || rootProblems.length > 0) failing += 1;
+    problems += rootProblems.length;
     if (scoped) {
       for (const d of r.diagnostics) scoped.diagnostic(d);
-      for (const p of found) scoped.event({ type: 'verify_problem', ...p });
+      for (const p of rootProblems) scoped.event({ type: 'verify_problem', ...p });
       scoped.message(
-        r.failed || found.length > 0 ? 'error' : 'info',
-        `${root}: ${r.failed ? 'failed' : count(found.length, 'problem')}`,
+        r.failed || rootProblems.length > 0 ? 'error' : 'info',
+        `${root}: ${r.failed ? 'failed' : count(rootProblems.length, 'problem')}`,
         'verify_root',
         {
-          status: r.failed ? 'failed' : found.length > 0 ? 'problems' : 'ok',
+          status: r.failed ? 'failed' : rootProblems.length > 0 ? 'problems' : 'ok',
           flavor: flavor.flavor,
           ...(flavor.reason === undefined ? {} : { flavor_reason: flavor.reason }),
-          problems: found.length,
+          problems: rootProblems.length,
           platforms: r.outcome?.platforms.map(String) ?? [],
         },
       );
@@ -235,9 +246,12 @@ async function verifyTree(c: VerifyContext): Promise<number> {
     }
     // The root's name is a directory name from the tree: one line, escaped (src/ui/escape.ts).
     io.stdout.write(
-      `${terminalLine(`- ${root}: ${r.failed ? 'failed' : found.length === 0 ? 'ok' : count(found.length, 'problem')}`)}\n`,
+      `${terminalLine(`- ${root}: ${r.failed ? 'failed' : rootProblems.length === 0 ? 'ok' : count(rootProblems.length, 'problem')}`)}\n`,
     );
-    for (const p of found) io.stdout.write(verifyProblemText(p, io.stdout, '    '));
+    // The lines a verify run in the root prints, in its order (packages, unvouched hashes, problems), under it.
+    const name = (p: ProviderAddress): string => p.forDisplay(flavor.flavor);
+    for (const e of [...found, ...rootProblems.map((p): VerifyEvent => ({ type: 'verify_problem', ...p }))])
+      io.stdout.write(verifyEventText(e, io.stdout, name, '    '));
     for (const d of r.diagnostics) ui.diagnostic(d);
   }
   const fields = { roots: tree.roots.length, failing, problems, flavors };

@@ -13,6 +13,7 @@
  *   (`setFault`, `clearFaults`, `setRanges`, `tamperArchive`,
  *   `paths.archive`, …; `archives.setFault` reaches the archive server);
  * - `log` `{ handle, from }`: the request log from index `from`;
+ * - `connections` `{ handle }`: the connections the server (not its archive server) accepted;
  * - `close` `{ handle }`.
  *
  * Functions cannot cross a process boundary, so options and faults name them:
@@ -25,7 +26,7 @@ import { startFakeOciRegistry, type FakeOciOptions } from '../servers/oci.js';
 
 interface Request {
   id: number;
-  op: 'start' | 'call' | 'log' | 'close';
+  op: 'start' | 'call' | 'log' | 'connections' | 'close';
   args: Record<string, unknown>;
 }
 
@@ -174,6 +175,11 @@ async function handle(req: Request): Promise<unknown> {
         return { main, archives: archives.log.map((r) => ({ ...r, server: 'archives' })) };
       }
       return { main, archives: [] };
+    }
+    case 'connections': {
+      const s = servers.get(Number(a['handle']));
+      if (!s) throw new Error(`no server ${String(a['handle'])}`);
+      return s.connections;
     }
     case 'close': {
       const s = servers.get(Number(a['handle']));

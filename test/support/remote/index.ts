@@ -22,7 +22,13 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-import type { Fault, FakeNetMirrorOptions, FakeRegistryOptions, LoggedRequest } from '../servers/index.js';
+import type {
+  Fault,
+  FakeNetMirrorOptions,
+  FakeRegistryOptions,
+  LoggedConnection,
+  LoggedRequest,
+} from '../servers/index.js';
 import type { FakeOciOptions } from '../servers/oci.js';
 
 const HOST = fileURLToPath(new URL('./host.ts', import.meta.url));
@@ -73,7 +79,9 @@ export interface RemoteServer {
   call(method: string, ...args: unknown[]): Promise<unknown>;
   /** The requests both servers logged (archive server last), from the log positions of {@link mark}. */
   log(): Promise<RemoteLoggedRequest[]>;
-  /** Forgets the requests logged so far (for `log`). */
+  /** The connections the server (not its archive server) accepted, from the position of {@link mark}. */
+  connections(): Promise<LoggedConnection[]>;
+  /** Forgets the requests and connections logged so far (for `log` and `connections`). */
   mark(): Promise<void>;
   close(): Promise<void>;
 }
@@ -153,6 +161,9 @@ export async function startHost(): Promise<ServerHost> {
     const h = d.handle;
     let fromMain = 0;
     let fromArchives = 0;
+    let fromConnections = 0;
+    const rawConnections = async (): Promise<LoggedConnection[]> =>
+      (await request('connections', { handle: h })) as LoggedConnection[];
     const call = (method: string, ...args: unknown[]): Promise<unknown> => request('call', { handle: h, method, args });
     const rawLog = async (): Promise<{ main: RemoteLoggedRequest[]; archives: RemoteLoggedRequest[] }> =>
       (await request('log', { handle: h, from: 0 })) as {
@@ -188,10 +199,14 @@ export async function startHost(): Promise<ServerHost> {
         const l = await rawLog();
         return [...l.main.slice(fromMain), ...l.archives.slice(fromArchives)];
       },
+      async connections() {
+        return (await rawConnections()).slice(fromConnections);
+      },
       async mark() {
         const l = await rawLog();
         fromMain = l.main.length;
         fromArchives = l.archives.length;
+        fromConnections = (await rawConnections()).length;
       },
       async close() {
         await request('close', { handle: h });

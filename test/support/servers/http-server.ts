@@ -103,6 +103,14 @@ export interface LoggedRequest {
   readonly remotePort?: number;
 }
 
+/** One connection a server accepted (TCP; a TLS server's handshake comes after it). */
+export interface LoggedConnection {
+  /** When the server accepted it (the clock of {@link LoggedRequest.at}). */
+  readonly at: number;
+  /** The client socket's port: the {@link LoggedRequest.remotePort} of the requests it carries. */
+  readonly remotePort: number | undefined;
+}
+
 /** Epoch milliseconds with a fraction: the clock of {@link LoggedRequest.at}. */
 export function preciseNow(): number {
   return performance.timeOrigin + performance.now();
@@ -129,6 +137,8 @@ export interface TestServer {
   readonly caPem: string;
   readonly caPath: string;
   readonly log: LoggedRequest[];
+  /** Every connection accepted, in order (connections opened ahead of their requests show here first). */
+  readonly connections: LoggedConnection[];
   /** Arms a fault for a decoded pathname (exact) or pattern; later faults for the same key queue behind earlier ones. */
   setFault(path: string | RegExp, fault: Fault): void;
   clearFaults(): void;
@@ -180,6 +190,7 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
   const useTls = options.tls ?? true;
   const tls = useTls ? await testTls() : undefined;
   const log: LoggedRequest[] = [];
+  const connections: LoggedConnection[] = [];
   let armed: Armed[] = [];
   let ranges = false;
   const sockets = new Set<Socket>();
@@ -375,6 +386,7 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
     ? createHttpsServer({ cert: tls.certPem, key: tls.keyPem }, listener)
     : createHttpServer(listener);
   server.on('connection', (s: Socket) => {
+    connections.push({ at: preciseNow(), remotePort: s.remotePort });
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
@@ -403,6 +415,7 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
     caPem: tls?.caPem ?? '',
     caPath: tls?.caPath ?? '',
     log,
+    connections,
     setFault(match, fault) {
       armed.push({ match, fault, left: fault.times ?? Infinity, since: log.length });
     },

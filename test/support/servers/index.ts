@@ -14,7 +14,15 @@
  * ```
  */
 export { startServer } from './http-server.js';
-export type { Fault, Handler, LoggedRequest, RouteResponse, ServerOptions, TestServer } from './http-server.js';
+export type {
+  Fault,
+  Handler,
+  LoggedConnection,
+  LoggedRequest,
+  RouteResponse,
+  ServerOptions,
+  TestServer,
+} from './http-server.js';
 export { startFakeRegistry } from './registry.js';
 export type { FakeRegistry, FakeRegistryOptions, RegistryPaths } from './registry.js';
 export { startFakeNetMirror } from './net-mirror.js';

@@ -13,7 +13,9 @@
  *
  * Fault switches: the base server's per-path faults, plus
  * {@link FakeRegistry.badSignature}, {@link FakeRegistry.unlistedKey} and
- * {@link FakeRegistry.tamperArchive}. `requireToken` makes the API answer 401
+ * {@link FakeRegistry.tamperArchive}; and {@link FakeRegistry.resign}, a
+ * release whose SHA256SUMS the registry re-signed with another key (a
+ * valid signature the registry vouches for, by a key a pin may refuse). `requireToken` makes the API answer 401
  * without `Authorization: Bearer TOKEN` (files never need it).
  *
  * Usage:
@@ -31,7 +33,7 @@ import { join } from 'node:path';
 
 import { hashZipPackage } from '../../../src/hashing/index.js';
 import { startServer, type Fault, type LoggedRequest, type RouteResponse, type TestServer } from './http-server.js';
-import { signDetached, testKey, type TestKeyName } from './keys.js';
+import { signDetached, testKey, type TestKey, type TestKeyName } from './keys.js';
 import { packageFilename, type FakeProvider } from './packages.js';
 
 export interface FakeRegistryOptions {
@@ -89,6 +91,11 @@ export interface FakeRegistry extends TestServer {
   unlistedKey(namespace: string, type: string, version: string, times?: number): void;
   /** Arms a tampered archive (one byte flipped). */
   tamperArchive(namespace: string, type: string, version: string, platform: string, times?: number): void;
+  /**
+   * Re-signs a release from now on: the same SHA256SUMS bytes, signed by `key`, and the version's download
+   * metadata lists that key alone in `signing_keys` (a registry that rotated the release's key). Returns its key ID.
+   */
+  resign(namespace: string, type: string, version: string, key: TestKeyName): Promise<string>;
   /** The key IDs of the listed keys. */
   readonly keyIds: string[];
 }
@@ -110,6 +117,8 @@ interface Entry {
   platforms: Map<string, { filename: string; zip: Buffer; sha: string; h1?: string }>;
   shasums: string;
   signature: Buffer;
+  /** The keys its download metadata lists, when not the registry's (a re-signed release). */
+  listed?: TestKey[];
 }
 
 const enc = (s: string): string => encodeURIComponent(s);
@@ -256,7 +265,7 @@ export async function startFakeRegistry(options: FakeRegistryOptions): Promise<F
           shasums_signature_url: urlFor(paths.signature(ns, t, v)),
           shasum: pkg.sha,
           signing_keys: {
-            gpg_public_keys: listed.map((k) => ({
+            gpg_public_keys: (e.listed ?? listed).map((k) => ({
               key_id: k.keyId,
               ascii_armor: k.publicArmored,
               trust_signature: '',
@@ -325,6 +334,14 @@ export async function startFakeRegistry(options: FakeRegistryOptions): Promise<F
     },
     tamperArchive(ns: string, t: string, v: string, p: string, times?: number) {
       fileServer.setFault(paths.archive(ns, t, v, p), { kind: 'tamper', ...(times === undefined ? {} : { times }) });
+    },
+    async resign(ns: string, t: string, v: string, name: TestKeyName) {
+      const e = entries.get(key(ns, t, v));
+      if (!e) throw new Error(`no release ${key(ns, t, v)}`);
+      const k = await testKey(name);
+      e.signature = await signDetached(Buffer.from(e.shasums), k);
+      e.listed = [k];
+      return k.keyId;
     },
   };
   return reg;
