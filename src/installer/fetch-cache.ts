@@ -341,12 +341,13 @@ export class FetchCache {
    * dropped with it when it fails, so a refused package shows exactly what it
    * showed when nothing was downloaded before its signature. A refused
    * package's download is aborted; one still waiting for a slot never starts.
-   * Not begun when the hash store has the `zh:` the source expects (a stored
-   * package is not downloaded at all, and that needs the signature first) or
-   * when nothing was heard before the answer. `settled` waits for a download
-   * already under way to end (and its temporary file to go).
+   * Not begun (the caller's rule) when the hash store has the `zh:` the source
+   * expects (a stored package is not downloaded at all, and that needs the
+   * signature first), nor when nothing was heard before the answer.
+   * `settled` waits for a download already under way to end (and its
+   * temporary file to go).
    */
-  private async fetchAhead(
+  private fetchAhead(
     archive: Heard | undefined,
     authenticated: Promise<PackageMeta>,
     identity: PackageIdentity,
@@ -357,10 +358,9 @@ export class FetchCache {
       what: PackageAhead,
       cancel: AbortSignal,
     ) => Promise<Fetched>,
-  ): Promise<Ahead | undefined> {
-    const { http, hashStore, signal } = this.options;
+  ): Ahead | undefined {
+    const { http, signal } = this.options;
     if (archive === undefined || http === undefined || signal?.aborted === true) return undefined;
-    if ((await hashStore?.get(archive.zh).catch(() => undefined)) !== undefined) return undefined;
     const held = heldEvents(events);
     let refusal: { readonly err: unknown } | undefined;
     authenticated.catch((err: unknown) => {
@@ -517,7 +517,13 @@ export class FetchCache {
       else this.local += 1;
       return got;
     };
-    let early = await this.fetchAhead(await hint, metaP, { provider, version, platform }, events, fetch);
+    // The store first: a package whose expected zh: it has is not fetched ahead (nor, once that zh: is
+    // authenticated, at all); its answer is kept for the check below.
+    const archive = await hint;
+    const storedAhead = archive && (await options.hashStore?.get(archive.zh).catch(() => undefined));
+    let early = storedAhead
+      ? undefined
+      : this.fetchAhead(archive, metaP, { provider, version, platform }, events, fetch);
     const meta = await metaP.catch(async (err: unknown) => {
       await early?.settled();
       throw err;
@@ -534,7 +540,10 @@ export class FetchCache {
     const zh = expectedZh(meta);
     // A hit means no download at all, so the cache consults the store itself
     // (and keeps what it hashes, below) instead of handing it to fetchPackage.
-    const storedHashes = early === undefined && zh && (await options.hashStore?.get(zh));
+    const storedHashes =
+      early === undefined &&
+      zh &&
+      (storedAhead && archive?.zh.text === zh.text ? storedAhead : await options.hashStore?.get(zh));
     // A local archive's hashing is CPU work, not network work: every local
     // package of a run reaches the hash pool at once and the pool balances
     // the batch over the cores (pool.ts `shareUpTo`; bench/PROFILE.md).
