@@ -54,7 +54,14 @@ export {
   defaultRegistryHost,
   parseFlavor,
 } from './addresses/index.js';
-export type { Flavor, FlavorInfo } from './addresses/index.js';
+export type {
+  ConstraintOperator,
+  Flavor,
+  FlavorInfo,
+  Hostname,
+  PatternSegments,
+  VersionConstraint,
+} from './addresses/index.js';
 
 // Hashing: typed hashes with a scheme; zh: and h1: of packages.
 export {
@@ -70,6 +77,7 @@ export {
   createHashPool,
   openHashStore,
   DEFAULT_ZIP_LIMITS,
+  DISPOSITION_KINDS,
 } from './hashing/index.js';
 export type {
   Hash,
@@ -90,7 +98,10 @@ export type {
   Disposition,
   DispositionKind,
   StoredDisposition,
+  HashDispositions,
+  ZipStream,
 } from './hashing/index.js';
+export type { StreamedDigest } from './hashing/zip-reader.js';
 
 // Lock files: parse, model, write; the verdict on a package.
 export {
@@ -152,9 +163,21 @@ export type {
   SourceContext,
   Trust,
   TrustedHash,
+  Descriptor,
+  MirrorHashAuthentication,
+  OciBlobAuthentication,
+  OciManifestContext,
+  ProviderIndex,
+  RegistryAuthentication,
+  ScanWarning,
+  SourceErrorContext,
+  SignatureOutcome,
 } from './sources/index.js';
 export { processCliConfigContext } from './cliconfig/index.js';
-export type { CliConfigContext } from './cliconfig/index.js';
+export type { CliConfigContext, HostOS } from './cliconfig/index.js';
+// Where in a configuration file a parsed block is (a complete DiagnosticRange).
+export type { Pos, Range } from './hcl/index.js';
+export type { AuditPolicy, AuditProviderRule, AuditRule, PlatformPolicy, PolicyResult } from './config/index.js';
 // HTTP: the one client, over any fetch (node-fetch with proxies and CAs by default, or globalThis.fetch).
 export { HttpClient, createNodeFetch } from './net/index.js';
 export type {
@@ -175,13 +198,27 @@ export type {
   NodeFetchOptions,
   BearerCredential,
   Clock,
+  BackoffOptions,
+  Env,
+  OciClient,
+  OciRepository,
+  RepositoryAddress,
+  ChunkReader,
+  FetchedManifest,
+  ManifestCondition,
+  OciAuth,
+  OciClientOptions,
+  OciCredentials,
+  OciCredentialsLookup,
+  Challenge,
 } from './net/index.js';
 
 // Operations: what the commands run, with their options and outcomes.
 // Lock a directory: the one pipeline of `provkit lock` (and of each root of `lock -recursive`).
 export { lockModule } from './installer/lock-module.js';
 export type { LockModuleOptions, ModuleLockOutcome, ModuleLockStatus } from './installer/lock-module.js';
-export type { ChosenPlatforms, InferenceVia, PlatformOrigin } from './installer/platforms.js';
+export { PlatformInference } from './installer/platforms.js';
+export type { ChosenPlatforms, InferenceVia, Inferred, PlatformOrigin } from './installer/platforms.js';
 export { runLock } from './installer/lock.js';
 export { selectVersion } from './installer/select-version.js';
 export { FetchCache } from './installer/fetch-cache.js';
@@ -214,10 +251,13 @@ export type {
 } from './installer/verify.js';
 export { createBundle } from './bundles/create.js';
 export type { BundleCreateOptions, BundleCreateOutcome, BundleFailure } from './bundles/create.js';
+export { BUNDLE_FORMAT } from './bundles/manifest.js';
+export type { BundleManifest, BundleMember, BundlePackage, BundleProvider } from './bundles/manifest.js';
 export { importBundle } from './bundles/import.js';
 export type { BundleImportOptions, BundleImportOutcome } from './bundles/import.js';
 export { extractPackage } from './installer/extract.js';
-export type { ExtractOptions, ExtractResult } from './installer/extract.js';
+export type { ExtractLimits, ExtractOptions, ExtractResult } from './installer/extract.js';
+export type { DirMutexOptions, MutexHolder } from './fs/dir-mutex.js';
 export type {
   InstallerEvent,
   EventSink,

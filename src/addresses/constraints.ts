@@ -32,7 +32,9 @@ export type ConstraintOperator = '=' | '!=' | '>' | '>=' | '<' | '<=' | '~>patch
 
 /** One term: an operator and its boundary version (omitted numbers are 0). */
 export interface VersionConstraint {
+  /** How versions compare with the boundary; `~>` is resolved into its two forms by the number of parts written. */
   readonly operator: ConstraintOperator;
+  /** The version written after the operator, with omitted numbers as 0 (`~> 1.2` has boundary 1.2.0). */
   readonly boundary: Version;
 }
 

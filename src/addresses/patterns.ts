@@ -28,17 +28,21 @@ import { ErrorCode, ProvkitError } from '../errors.js';
 /** The wildcard of a pattern segment. */
 export const WILDCARD = '*';
 
-/** One parsed pattern. Segments are normalised (hostname in comparison form) or {@link WILDCARD}. */
-export interface ProviderPattern {
+/** The segments a pattern matches with (a {@link ProviderPattern} without its text): each normalised, or {@link WILDCARD}. */
+export interface PatternSegments {
+  /** The registry host in the comparison form provider addresses use (`hostnameForComparison`), or `*`. */
   readonly hostname: string;
+  /** The namespace, normalised as a provider address's (Go `ParseProviderPart`: IDNA-mapped, so lower case), or `*`. */
   readonly namespace: string;
+  /** The provider type, normalised as the namespace is, or `*`. */
   readonly type: string;
+}
+
+/** One parsed pattern. Segments are normalised (hostname in comparison form) or {@link WILDCARD}. */
+export interface ProviderPattern extends PatternSegments {
   /** The pattern as written. */
   readonly text: string;
 }
-
-/** The segments a pattern matches with (a {@link ProviderPattern} without its text). */
-export type PatternSegments = Pick<ProviderPattern, 'hostname' | 'namespace' | 'type'>;
 
 /** Include and exclude patterns of an installation method. */
 export interface ProviderSelector {

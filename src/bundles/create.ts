@@ -48,7 +48,7 @@ import { namedBySource, requireExtractable } from '../installer/archive-check.js
 import { fetchCompleteEvent, ignoreEvents } from '../installer/events.js';
 import { type FetchRunOptions } from '../installer/run-options.js';
 import { querySelectVersion } from '../installer/select-version.js';
-import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../installer/download-queue.js';
+import { DEFAULT_DOWNLOADS, downloadQueue, queueDownload } from '../installer/download-queue.js';
 import { ArchiveWarmup } from '../installer/archive-warmup.js';
 import { abortable, abortableSource, throwIfAborted, withSignal } from '../installer/abort.js';
 import {
@@ -89,7 +89,7 @@ export interface BundleCreateOptions extends FetchRunOptions {
  * nothing is written.
  */
 export interface BundleFailure {
-  /** The provider's address. */
+  /** The provider the failure is about, normalised (as the manifest's `source` would name it). */
   readonly provider: ProviderAddress;
   /** The platform, when the failure is about one package. */
   readonly platform?: Platform;
@@ -212,16 +212,16 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
                   ? join(await packageDir(), packedFileName(provider, version, platform))
                   : undefined;
               const fetched = await warmup.download(meta, (started) =>
-                network(() => {
+                queueDownload(network, meta, (slotEvents) => {
                   started();
                   return fetchPackage(meta, {
                     ...(destPath === undefined ? {} : { destPath }),
                     ...(options.http ? { http: options.http } : {}),
                     ...(options.signal ? { signal: options.signal } : {}),
                     hashing: poolHashing(options.pool),
-                    events: warmup.events({}),
+                    events: slotEvents(warmup.events({})),
                   });
-                }, announcedSize(meta)),
+                }),
               );
               if (fetched.kind !== 'archive') {
                 throw new ProvkitError(

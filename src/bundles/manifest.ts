@@ -17,23 +17,30 @@ import { unsafeNameKind } from '../addresses/index.js';
 import { ErrorCode, ProvkitError, errorText } from '../errors.js';
 import { isRecord } from '../go/index.js';
 
+/** The manifest's `format`: the bundle layout this provkit writes and the only one it reads (docs/bundles.md). */
 export const BUNDLE_FORMAT = 'provkit-bundle/1';
 export const MANIFEST_NAME = 'manifest.json';
 export const BUNDLE_LOCK_NAME = '.terraform.lock.hcl';
 /** The manifest is read into memory: it may not be larger than this. */
 export const MAX_MANIFEST_SIZE = 16 << 20;
 
+/** One member of the tar besides `manifest.json`, as the manifest lists it; the importer checks each against it. */
 export interface BundleMember {
+  /** Its name in the tar: a relative `/`-separated path, every segment a plain name ({@link unsafeMemberName}). */
   readonly name: string;
+  /** Its length in bytes. */
   readonly size: number;
   /** Lower-case hex SHA-256 of the member's bytes. */
   readonly sha256: string;
 }
 
+/** One package of a bundled provider: a platform's zip and the hashes it must have. */
 export interface BundlePackage {
+  /** `OS_ARCH`, as in the zip's name. */
   readonly platform: string;
   /** The member holding the zip. */
   readonly path: string;
+  /** The `zh:` of the zip (the SHA-256 of its bytes), as a lock file writes it. */
   readonly zh: string;
   /** The lock-file `h1:` (extracted form). */
   readonly h1: string;
@@ -41,25 +48,35 @@ export interface BundlePackage {
   readonly h1Zip: string;
 }
 
+/** One provider of a bundle: the version selected and its packages. */
 export interface BundleProvider {
   /** `HOST/NS/TYPE` in display form. */
   readonly source: string;
+  /** The selected version, as the lock file writes it (`1.1.0`). */
   readonly version: string;
+  /** The configuration's constraints as the lock file's `constraints` writes them (`~> 1.0`); empty when it has none. */
   readonly constraints: string;
   /** Every platform of the selection; packages already in the `since` bundle are not members of this one. */
   readonly packages: readonly BundlePackage[];
 }
 
+/** `manifest.json`, the first member of a bundle (docs/bundles.md): what the bundle holds and the hashes it must have. */
 export interface BundleManifest {
+  /** Which layout: {@link BUNDLE_FORMAT}; a manifest of another format is refused. */
   readonly format: typeof BUNDLE_FORMAT;
+  /** The version of the provkit that wrote the bundle (informational: nothing checks it). */
   readonly provkitVersion: string;
+  /** The flavor the bundle was made for: its lock file's header and default registry host. */
   readonly flavor: 'tofu' | 'terraform';
   /** RFC 3339, UTC, whole seconds (see docs/bundles.md for where it comes from). */
   readonly created: string;
   /** Set for a delta bundle (`-since`): the SHA-256 of the older bundle's manifest. */
   readonly since?: string;
+  /** The platforms (`OS_ARCH`) the bundle was made for, sorted. */
   readonly platforms: readonly string[];
+  /** Every provider of the bundle, with every package of the selection (those a delta leaves out too). */
   readonly providers: readonly BundleProvider[];
+  /** Exactly the other members of this tar, sorted by name (byte order). */
   readonly members: readonly BundleMember[];
 }
 

@@ -61,10 +61,22 @@ import { errorDiag } from './diagnostics.js';
 
 /** Settings of the block or of one `provider` block; unset ones inherit. */
 export interface AuditRule {
+  /**
+   * `accept`: the disposition kinds that make a hash pass. Undefined: inherited (for the block itself, the
+   * default `signed` and `verified-locally`, plus `computed-locally` for a provider only a mirror serves).
+   */
   readonly accept?: readonly DispositionKind[];
+  /**
+   * `allow_reported`: whether a `reported-by-registry` or `reported-by-mirror` hash passes when no package of
+   * its platform hashed here contradicts it. Undefined: inherited (default false).
+   */
   readonly allowReported?: boolean;
   /** Key IDs, 16 upper-case hex digits. */
   readonly trustedKeys?: readonly string[];
+  /**
+   * `allow_expired_keys`: whether a signature by an expired key counts (OpenTofu accepts it with a warning,
+   * opentofu/opentofu#1769). Undefined: inherited (default false).
+   */
   readonly allowExpiredKeys?: boolean;
 }
 
@@ -72,7 +84,9 @@ export interface AuditRule {
 export interface AuditProviderRule {
   /** The pattern as written. */
   readonly pattern: string;
+  /** Where the pattern (the block's label) is in the policy file, for diagnostics about it. */
   readonly range: Range;
+  /** What the block sets; an unset setting is the enclosing `audit` block's. */
   readonly rule: AuditRule;
 }
 
@@ -80,7 +94,9 @@ export interface AuditProviderRule {
 export interface AuditPolicy {
   /** The policy file, as its diagnostics name it. */
   readonly file: string;
+  /** The settings of the `audit` block itself, for every provider no `provider` block overrides. */
   readonly defaults: AuditRule;
+  /** The `provider` blocks in file order: the first whose pattern matches a provider overrides what it sets. */
   readonly providers: readonly AuditProviderRule[];
 }
 

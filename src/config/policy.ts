@@ -50,6 +50,7 @@ export interface PolicyResult {
   readonly policy?: PlatformPolicy;
   /** The file's `audit` block, when it has one and no errors. */
   readonly audit?: AuditPolicy;
+  /** The file's problems, each naming the file (and the place in it, where there is one); an error leaves `policy` and `audit` undefined. */
   readonly diagnostics: Diagnostic[];
 }
 

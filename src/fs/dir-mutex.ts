@@ -42,13 +42,17 @@ function readHolder(path: string): Promise<Buffer> {
 
 /** Who holds a mutex, as written in its file. */
 export interface MutexHolder {
+  /** The holder's process ID, on {@link MutexHolder.hostname}: a dead PID on this host makes the mutex stale. */
   readonly pid: number;
+  /** The host the holder runs on (`os.hostname()`); its PID is only checked when it is this host. */
   readonly hostname: string;
   /** Milliseconds since the epoch. */
   readonly created: number;
+  /** A random hex token of this holding, so that a waiter breaking a stale mutex can tell it was not replaced meanwhile. */
   readonly token: string;
 }
 
+/** How a directory mutex is waited for, kept alive and broken when stale; every field has a default. */
 export interface DirMutexOptions {
   /** A mutex file untouched for this long is broken (default 120 000 ms). */
   readonly staleMs?: number;
@@ -70,6 +74,7 @@ export interface DirMutexOptions {
     readonly holder: MutexHolder | undefined;
     readonly reason: 'dead-process' | 'expired';
   }) => void;
+  /** Stops the wait: acquiring rejects with `ABORTED`. */
   readonly signal?: AbortSignal;
 }
 

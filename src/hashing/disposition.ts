@@ -83,6 +83,7 @@ export function isReported(d: Pick<Disposition, 'kind'>): boolean {
 
 /** A hash with everything that vouches for it. */
 export interface HashDispositions {
+  /** The hash vouched for (as the lock file or the source wrote it; an unknown scheme kept as text). */
   readonly hash: Hash;
   /** Sorted strongest first, without duplicates; empty: nobody vouches for it. */
   readonly dispositions: readonly Disposition[];

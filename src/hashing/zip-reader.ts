@@ -530,10 +530,15 @@ export async function entryDataOffset(fh: ZipSource, file: string, e: ZipEntry):
  * content's size, SHA-256 and CRC-32.
  */
 export interface StreamedDigest {
+  /** The compression method the data was read with: 0 (store) or 8 (deflate). Used only for an entry of this method. */
   readonly method: number;
+  /** Bytes of the archive the data took, from its first byte. Used only for an entry of this compressed size. */
   readonly compressedSize: number;
+  /** Bytes of content (inflated, for deflate), checked against the entry's uncompressed size as a read is. */
   readonly size: number;
+  /** The SHA-256 of the content, 32 bytes: what `Hash1` digests for the entry. */
   readonly sha256: Buffer;
+  /** The CRC-32 (IEEE, unsigned) of the content, checked against the entry's as a read is. */
   readonly crc32: number;
 }
 

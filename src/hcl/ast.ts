@@ -28,8 +28,11 @@ export interface Pos extends SourcePos {
 
 /** A half-open span `[start, end)` of a source file: a complete {@link DiagnosticRange} (src/errors.ts). */
 export interface Range extends DiagnosticRange {
+  /** The file, as the parser was given its name (diagnostics show it as is). */
   filename: string;
+  /** The first character of the span. */
   start: Pos;
+  /** Just past the span's last character (exclusive); equal to `start` for an empty span. */
   end: Pos;
 }
 

@@ -13,6 +13,7 @@
  * being read (hashing/pool.ts `STREAM_IN_FLIGHT`), so TCP's window holds the
  * sender.
  */
+import type { NetEvents } from '../net/index.js';
 import type { PackageMeta } from '../sources/index.js';
 
 /** Archives downloaded at once by default (`-downloads=N`, `PROVKIT_DOWNLOADS`; docs/reliability.md). */
@@ -68,6 +69,44 @@ export function downloadQueue(limit: number): DownloadQueue {
       waiting.splice(at, 0, { priority, start });
       pump();
     });
+}
+
+/**
+ * Adds the slot rule to a download's network events: the slot is given back
+ * (`release`) once the body's last byte has arrived (`onProgress` reports
+ * the end once, after the length check, net/body.ts), so that the next
+ * archive's request is not held while the hash worker finishes the tail of
+ * this one (the hash pool's budget, not the network's; hashing/pool.ts still
+ * holds a stream whose hasher is behind, so memory does not grow). A body of
+ * unannounced length keeps its slot until its task settles. A download
+ * retried after that point (its complete body failed a check) runs outside
+ * the budget.
+ */
+export type SlotEvents = (events: NetEvents) => NetEvents;
+
+/**
+ * Runs `download` in one of `queue`'s slots, the largest announced archive
+ * ({@link announcedSize}, or the size given: an archive fetched before its
+ * metadata was authenticated, fetch-cache.ts) first, with the slot rule ({@link SlotEvents}) to
+ * put on its network events: the one way every run that downloads packages
+ * (`lock`'s fetch cache, `mirror`, `install`, `bundle create`) takes a slot.
+ */
+export function queueDownload<T>(
+  queue: DownloadQueue,
+  meta: Pick<PackageMeta, 'authentication'> | number,
+  download: (slotEvents: SlotEvents) => Promise<T>,
+): Promise<T> {
+  return queue(
+    (release) =>
+      download((events) => ({
+        ...events,
+        onProgress: (e) => {
+          events.onProgress?.(e);
+          if (e.total !== undefined && e.received >= e.total) release();
+        },
+      })),
+    typeof meta === 'number' ? meta : announcedSize(meta),
+  );
 }
 
 /**

@@ -39,7 +39,7 @@ import {
   type ZipPackageHashes,
   type ZipStream,
 } from '../hashing/index.js';
-import type { HttpClient, NetEvents } from '../net/index.js';
+import type { HttpClient } from '../net/index.js';
 import {
   checkFetchedFor,
   dispositionsOf,
@@ -70,7 +70,13 @@ import {
   packageNetEvents,
   type ProgressPhase,
 } from './events.js';
-import { announcedSize, DEFAULT_DOWNLOADS, type DownloadQueue, downloadQueue } from './download-queue.js';
+import {
+  DEFAULT_DOWNLOADS,
+  type DownloadQueue,
+  downloadQueue,
+  queueDownload,
+  type SlotEvents,
+} from './download-queue.js';
 import { ArchiveWarmup } from './archive-warmup.js';
 import { downloadName } from '../layout/index.js';
 
@@ -352,12 +358,7 @@ export class FetchCache {
     authenticated: Promise<PackageMeta>,
     identity: PackageIdentity,
     events: EventSink,
-    fetch: (
-      release: (() => void) | undefined,
-      sink: EventSink,
-      what: PackageAhead,
-      cancel: AbortSignal,
-    ) => Promise<Fetched>,
+    fetch: (slotEvents: SlotEvents, sink: EventSink, what: PackageAhead, cancel: AbortSignal) => Promise<Fetched>,
   ): Ahead | undefined {
     const { http, signal } = this.options;
     if (archive === undefined || http === undefined || signal?.aborted === true) return undefined;
@@ -371,16 +372,16 @@ export class FetchCache {
     const cancelled = new AbortController();
     let running: Promise<unknown> | undefined;
     const fetched = this.warmup.download(ahead, (started) =>
-      this.network((release) => {
+      queueDownload(this.network, archive.size ?? 0, (slotEvents) => {
         started();
         // Refused while it waited for its slot: nothing to fetch (the answer's error is the package's).
         // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the source's own error, as it is
         if (refusal !== undefined) return Promise.reject(refusal.err);
         if (cancelled.signal.aborted) return Promise.reject(new Error('cancelled'));
-        const run = fetch(release, held.sink, ahead, cancelled.signal);
+        const run = fetch(slotEvents, held.sink, ahead, cancelled.signal);
         running = run.catch(() => undefined);
         return run;
-      }, archive.size ?? 0),
+      }),
     );
     // The package's failure is its answer's (lockPackage awaits that first).
     fetched.catch(() => undefined);
@@ -394,29 +395,6 @@ export class FetchCache {
         held.drop();
         cancelled.abort();
         await settled();
-      },
-    };
-  }
-
-  /**
-   * A download's network events, plus the slot's rules: the slot is given back
-   * once the body's last byte has arrived (`onProgress` reports the end once,
-   * after the length check, net/body.ts), so that the next archive's request
-   * is not held while the hash worker finishes the tail of this one (the hash
-   * pool's budget, not the network's; hashing/pool.ts still holds a stream
-   * whose hasher is behind, so memory does not grow). A download retried
-   * after that point (its complete body failed a check) runs outside the
-   * budget. A redirect warms connections to its target's origin
-   * ({@link ArchiveWarmup.events}).
-   */
-  private slotEvents(events: NetEvents, release: (() => void) | undefined): NetEvents {
-    if (release === undefined) return events;
-    const ahead = this.warmup.events(events);
-    return {
-      ...ahead,
-      onProgress: (e) => {
-        events.onProgress?.(e);
-        if (e.total !== undefined && e.received >= e.total) release();
       },
     };
   }
@@ -480,7 +458,7 @@ export class FetchCache {
       () => heard(undefined),
     );
     const fetch = async (
-      release: (() => void) | undefined,
+      slotEvents: SlotEvents | undefined,
       sink: EventSink,
       what: PackageMeta | PackageAhead,
       cancel?: AbortSignal,
@@ -503,7 +481,10 @@ export class FetchCache {
         ...(options.http ? { http: options.http } : {}),
         ...anySignal(options.signal, cancel),
         hashing: this.hashing(local, progress),
-        events: this.slotEvents(packageNetEvents(sink, provider, version, platform), release),
+        // In its slot, with the slot rule, a redirect warming its target (download-queue.ts, archive-warmup.ts).
+        events: slotEvents
+          ? slotEvents(this.warmup.events(packageNetEvents(sink, provider, version, platform)))
+          : packageNetEvents(sink, provider, version, platform),
       };
       let got: Fetched;
       try {
@@ -555,10 +536,10 @@ export class FetchCache {
         : meta.location.kind === 'local-archive' || meta.location.kind === 'local-dir'
           ? await fetch(undefined, events, meta)
           : await this.warmup.download(meta, (started) =>
-              this.network((release) => {
+              queueDownload(this.network, meta, (slotEvents) => {
                 started();
-                return fetch(release, events, meta);
-              }, announcedSize(meta)),
+                return fetch(slotEvents, events, meta);
+              }),
             );
     checkFetchedFor(fetched, provider, version, platform);
     const stored = fetched.kind === 'archive' && fetched.stored === true;

@@ -6,7 +6,8 @@
  * updates it (docs/reference.md §3.3 items 41–42).
  *
  * Per provider (providers run concurrently; downloads are bounded by
- * `networkConcurrency`, hashing by the pool):
+ * `networkConcurrency`, the largest announced archive first, each slot given
+ * back at its body's last byte: download-queue.ts; hashing by the pool):
  *
  * 1. Selection (docs/reference.md §3.4 item 46): the locked version unless `upgrade`; it must still
  *    meet the constraints. Otherwise the newest acceptable version.
@@ -62,8 +63,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-import pLimit from 'p-limit';
-
 import {
   defaultRegistryHost,
   type Flavor,
@@ -118,7 +117,7 @@ import {
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { installSelection, reuseCached, reuseInstalled } from './install-plan.js';
-import { DEFAULT_DOWNLOADS } from './download-queue.js';
+import { DEFAULT_DOWNLOADS, downloadQueue, queueDownload, type SlotEvents } from './download-queue.js';
 import { ArchiveWarmup } from './archive-warmup.js';
 import type { ProviderFailure } from './lock.js';
 import { querySelectVersion, selectVersion } from './select-version.js';
@@ -184,9 +183,9 @@ export interface InstallOptions {
 
 /** One provider in place. */
 export interface InstalledPackage {
-  /** The provider's address. */
+  /** Which provider, normalised: its directory is `HOST/NS/TYPE` of this address under the providers directory. */
   readonly provider: ProviderAddress;
-  /** The version installed. */
+  /** The version installed, selected as the module comment says (docs/reference.md §3.4 item 46). */
   readonly version: Version;
   /** The platform installed for (the run's `platform`). */
   readonly platform: Platform;
@@ -304,7 +303,8 @@ export async function runInstall(options: InstallOptions): Promise<InstallOutcom
 async function installWith(options: InstallOptions): Promise<InstallOutcome> {
   const events = options.events ?? ignoreEvents;
   const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
-  const network = pLimit(slots);
+  // Downloads in slots of their own, the largest announced archive first, each slot given back at its last byte (download-queue.ts).
+  const network = downloadQueue(slots);
   // Metadata ahead of bytes, archive hosts warmed, redirects learnt ahead: as for lock (archive-warmup.ts).
   const warmup = new ArchiveWarmup({ http: options.http, signal: options.signal, slots });
   const { platform, flavor, pool } = options;
@@ -462,9 +462,9 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
         at.started = true;
         await removeStaleTemps(installPath);
         const fetched = await warmup.download(meta, (started) =>
-          network(() => {
+          queueDownload(network, meta, (slotEvents) => {
             started();
-            return fetchOne(meta);
+            return fetchOne(meta, slotEvents);
           }),
         );
         try {
@@ -500,7 +500,7 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
     );
   };
 
-  const fetchOne = async (meta: PackageMeta): Promise<FetchedPackage> => {
+  const fetchOne = async (meta: PackageMeta, slotEvents: SlotEvents): Promise<FetchedPackage> => {
     const { provider, version } = meta;
     // A directory of its own per package (archives of different packages share file names, docs/reliability.md).
     return fetchPackage(meta, {
@@ -510,7 +510,7 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
       ...(options.http ? { http: options.http } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       hashing: poolHashing(pool, options.hashStore),
-      events: warmup.events(packageNetEvents(events, provider, version, platform)),
+      events: slotEvents(warmup.events(packageNetEvents(events, provider, version, platform))),
     });
   };
 

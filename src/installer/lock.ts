@@ -76,7 +76,7 @@ export interface LockOptions {
 
 /** A provider (or one of its packages) that could not be locked, and why. */
 export interface ProviderFailure {
-  /** The provider. */
+  /** The provider that failed, as its requirement named it (normalised); its lock is left as it was. */
   readonly provider: ProviderAddress;
   /**
    * The platform, when the failure is about one package; absent when it is about the provider as a whole (no

@@ -113,7 +113,7 @@ import {
   providerSelectedEvent,
 } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
-import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from './download-queue.js';
+import { DEFAULT_DOWNLOADS, downloadQueue, queueDownload } from './download-queue.js';
 import { ArchiveWarmup } from './archive-warmup.js';
 import type { FetchRunOptions } from './run-options.js';
 import { readRegularFile } from '../fs/read.js';
@@ -328,7 +328,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
   const events = options.events ?? ignoreEvents;
   /** Archives fetched in this run: relative path → staged absolute path. */
   const staged = new Map<string, string>();
-  // Downloads are hashed as they arrive; the largest announced archive first (download-queue.ts).
+  // Downloads are hashed as they arrive; the largest announced archive first, each slot given back at its last byte (download-queue.ts).
   const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
   const network = downloadQueue(slots);
   // Metadata ahead of bytes, archive hosts warmed, redirects learnt ahead: as for lock (archive-warmup.ts).
@@ -414,16 +414,16 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
     let fetched: FetchedPackage;
     try {
       fetched = await warmup.download(meta, (started) =>
-        network(() => {
+        queueDownload(network, meta, (slotEvents) => {
           started();
           return fetchPackage(meta, {
             destPath: stagedDest,
             ...(options.http ? { http: options.http } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
             hashing: poolHashing(options.pool, options.hashStore),
-            events: warmup.events(packageNetEvents(events, provider, version, platform)),
+            events: slotEvents(warmup.events(packageNetEvents(events, provider, version, platform))),
           });
-        }, announcedSize(meta)),
+        }),
       );
       if (fetched.kind !== 'archive') {
         // An unpacked source directory: the packed layout needs a zip.

@@ -60,6 +60,7 @@ export interface ChosenPlatforms {
 export interface Inferred {
   /** Sorted; empty when nothing could be attributed. */
   readonly platforms: Platform[];
+  /** How the platforms were recognised, each way once (sorted by {@link PlatformInference.infer}); empty with no platform. */
   readonly via: InferenceVia[];
 }
 
@@ -91,6 +92,11 @@ export async function choosePlatforms(args: {
 export class PlatformInference {
   private readonly lookups = new Map<string, Promise<StoredHashes | undefined>>();
 
+  /**
+   * @param options - `cache`: the run's fetch cache, whose source is asked for per-platform hashes and whose filesystem
+   *   mirror packages are hashed (once for the run); `hashStore`: looked up by the lock's `zh:` values; `signal`:
+   *   aborts the source's requests.
+   */
   constructor(
     private readonly options: {
       readonly cache: FetchCache;
@@ -99,6 +105,10 @@ export class PlatformInference {
     },
   ) {}
 
+  /**
+   * The platforms whose `h1:` the locks hold, by the three ways of the module comment, providers asked concurrently.
+   * A source that cannot answer attributes nothing (its error is not thrown): what is not attributed is left out.
+   */
   async infer(locks: Locks): Promise<Inferred> {
     const found = new Map<string, Platform>();
     const via = new Set<InferenceVia>();

@@ -10,7 +10,9 @@
 
 /** Backoff bounds. The reference uses 1 s and 30 s. */
 export interface BackoffOptions {
+  /** The delay before the first retry, in milliseconds; each further retry doubles it (retryablehttp's `RetryWaitMin`). */
   readonly minMs: number;
+  /** The longest computed delay, in milliseconds (retryablehttp's `RetryWaitMax`); a `Retry-After` has its own cap. */
   readonly maxMs: number;
 }
 

@@ -52,7 +52,9 @@ import { platformNotSupported, sourceError, type AvailableVersions, type Package
 
 /** A skipped entry of the scan (the reference logs these at WARN). */
 export interface ScanWarning {
+  /** The skipped file or directory, as the scan found it under the mirror directory. */
   readonly path: string;
+  /** Why it was skipped: one sentence, in the reference's words where it logs the same skip. */
   readonly message: string;
 }
 

@@ -45,7 +45,7 @@ export {
   selectImageManifest,
   selectLayer,
 } from './oci-mirror.js';
-export type { Descriptor, OciMirrorOptions, ProviderIndex } from './oci-mirror.js';
+export type { Descriptor, OciManifestContext, OciMirrorOptions, ProviderIndex } from './oci-mirror.js';
 export type { NetworkMirrorOptions } from './net-mirror.js';
 export * from './registry/index.js';
 export { canHandleProvider, MultiSource, parseProviderPatterns, patternMatches } from './multi.js';

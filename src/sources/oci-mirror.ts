@@ -74,31 +74,41 @@ export interface OciMirrorOptions {
   readonly repositoryFor: (provider: ProviderAddress) => RepositoryAddress;
 }
 
-/** An OCI descriptor as far as provkit reads one. */
+/** An OCI descriptor as far as provkit reads one (opencontainers/image-spec descriptor.md; `platform` from image-index.md). */
 export interface Descriptor {
+  /** The media type of the content it points to (an image manifest's, a layer's `archive/zip`). */
   readonly mediaType: string;
+  /** `ALGORITHM:HEX` of the content's bytes, as the registry must serve them; not yet checked when read. */
   readonly digest: string;
+  /** The content's length in bytes, a non-negative safe integer. */
   readonly size: number;
+  /** The artifact type of the manifest it points to, when given (a provider package's is {@link PROVIDER_TARGET_ARTIFACT_TYPE}). */
   readonly artifactType?: string;
+  /** An index entry's platform: a provider package's `os` and `architecture` (Go's `GOOS`, `GOARCH`), each when given. */
   readonly platform?: {
     readonly os?: string;
     readonly architecture?: string;
     readonly 'os.version'?: string;
     readonly variant?: string;
   };
+  /** The descriptor's annotations with string values, when given; nothing provkit decides depends on them. */
   readonly annotations?: Readonly<Record<string, string>>;
 }
 
 /** A provider version's index, as read and checked. */
 export interface ProviderIndex {
+  /** The repository the index was read from (its blobs are fetched there). */
   readonly repository: OciRepository;
+  /** `sha256:HEX` of {@link ProviderIndex.body}, as the version's tag resolved. */
   readonly digest: string;
+  /** Every entry of its `manifests`, in order (those of other artifact types too; `selectImageManifest` picks). */
   readonly manifests: readonly Descriptor[];
   /** The raw bytes (for `verify` and the publisher's merge). */
   readonly body: Buffer;
 }
 
-type Ctx = SourceErrorContext & { provider: ProviderAddress };
+/** What an OCI mirror's errors name: the provider, and the version, platform and URL where known. */
+export type OciManifestContext = SourceErrorContext & { provider: ProviderAddress };
 
 /** A descriptor from JSON, or undefined when it lacks `mediaType`, `digest` or `size`. */
 export function readDescriptor(v: unknown): Descriptor | undefined {
@@ -242,7 +252,7 @@ export class OciMirrorSource implements Source {
   private async readIndex(provider: ProviderAddress, version: Version, signal?: AbortSignal): Promise<ProviderIndex> {
     const repo = this.repositoryOf(provider);
     const tag = versionTag(version.toString());
-    const ctx: Ctx = { provider, version, url: repo.url(`manifests/${tag}`) };
+    const ctx: OciManifestContext = { provider, version, url: repo.url(`manifests/${tag}`) };
     const fetched = await repo.getManifest(tag, ALL_MANIFEST_TYPES, signal).catch((err: unknown) => {
       throw withContext(err, ctx, `resolving tag ${JSON.stringify(tag)}`);
     });
@@ -337,10 +347,15 @@ export class OciMirrorSource implements Source {
   ): Promise<PackageMeta> {
     const index = await this.providerIndex(provider, version, signal);
     const repo = index.repository;
-    const ctx: Ctx = { provider, version, platform, url: repo.url(`manifests/${versionTag(version.toString())}`) };
+    const ctx: OciManifestContext = {
+      provider,
+      version,
+      platform,
+      url: repo.url(`manifests/${versionTag(version.toString())}`),
+    };
     const desc = selectImageManifest(index.manifests, provider, version, platform, ctx);
     const manifestUrl = repo.url(`manifests/${desc.digest}`);
-    const mctx: Ctx = { ...ctx, url: manifestUrl };
+    const mctx: OciManifestContext = { ...ctx, url: manifestUrl };
     const manifest = await this.imageManifest(repo, desc, mctx, signal);
     const layer = selectLayer(manifest, mctx);
     const digest = parseDigest(layer.digest);
@@ -388,7 +403,7 @@ export class OciMirrorSource implements Source {
   async imageManifest(
     repo: OciRepository,
     desc: Descriptor,
-    ctx: Ctx,
+    ctx: OciManifestContext,
     signal?: AbortSignal,
   ): Promise<{ layers: Descriptor[]; raw: Record<string, unknown> }> {
     if (Math.floor(desc.size / 1024 / 1024) > 4)
@@ -441,7 +456,7 @@ export function selectImageManifest(
   provider: ProviderAddress,
   version: Version,
   target: Platform,
-  ctx: Ctx,
+  ctx: OciManifestContext,
 ): Descriptor {
   let found = 0;
   let wrongArtifactType = '';
@@ -506,7 +521,7 @@ export function selectImageManifest(
 }
 
 /** `selectOCILayerBlob`. */
-export function selectLayer(manifest: { layers: readonly Descriptor[] }, ctx: Ctx): Descriptor {
+export function selectLayer(manifest: { layers: readonly Descriptor[] }, ctx: OciManifestContext): Descriptor {
   let found = 0;
   let other = 0;
   let selected: Descriptor | undefined;

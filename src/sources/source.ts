@@ -81,11 +81,15 @@ export type SignatureOutcome =
 
 /** What a registry package must pass after download (docs/reference.md §4.1 item 56, steps 1 and 3). */
 export interface RegistryAuthentication {
+  /** Tells this kind of {@link PackageAuthentication} from the others. */
   readonly kind: 'registry';
   /** Lower-case hex SHA-256 the archive must have (`shasum`; already found in SHA256SUMS). */
   readonly sha256: string;
+  /** The release's SHA256SUMS (the download metadata's `shasums_url`), for messages. */
   readonly checksumsUrl: string;
+  /** Its detached signature (`shasums_signature_url`), for messages. */
   readonly signatureUrl: string;
+  /** How the signature check over the SHA256SUMS ended (before any download: a bad signature fails the metadata). */
   readonly signature: SignatureOutcome;
   /** The `packages` size of the target platform (OpenTofu 1.12 extension), when given. */
   readonly packageSize?: number;
@@ -93,7 +97,9 @@ export interface RegistryAuthentication {
 
 /** A network mirror package: at least one of `hashes` must match the archive (docs/reference.md §4.3 item 69). */
 export interface MirrorHashAuthentication {
+  /** Tells this kind of {@link PackageAuthentication} from the others. */
   readonly kind: 'mirror-hashes';
+  /** The mirror's base URL, for messages. */
   readonly mirror: string;
   /** The `h1:` and `zh:` hashes for the target platform (other schemes dropped); never empty. */
   readonly hashes: readonly Hash[];
@@ -104,9 +110,11 @@ export interface MirrorHashAuthentication {
  * whose SHA-256 is the layer digest, which is the package's `zh:`.
  */
 export interface OciBlobAuthentication {
+  /** Tells this kind of {@link PackageAuthentication} from the others. */
   readonly kind: 'oci-blob';
   /** `sha256:HEX`. */
   readonly digest: string;
+  /** The layer descriptor's size, in bytes: the blob must have exactly this many. */
   readonly size: number;
   /** `REGISTRY/REPOSITORY`, for messages. */
   readonly repository: string;
@@ -134,9 +142,9 @@ export interface PackageMetaHints {
 
 /** Everything known about one package before it is fetched. */
 export interface PackageMeta {
-  /** The provider's address. */
+  /** The provider asked for, as `packageMeta` was given it. */
   readonly provider: ProviderAddress;
-  /** The version. */
+  /** The version asked for: the package is this exact version's. */
   readonly version: Version;
   /** The platform the package is built for. */
   readonly platform: Platform;
@@ -216,21 +224,34 @@ export interface Source {
   readonly localPlatforms?: ((provider: ProviderAddress, version: Version) => Promise<Platform[]>) | undefined;
 }
 
-/** Context for {@link sourceError}. */
+/**
+ * Context for {@link sourceError}: the `ErrorContext` fields (src/errors.ts) a source's errors carry, with the provider, version
+ * and platform as values (rendered to text in the error).
+ */
 export interface SourceErrorContext {
+  /** The provider the failure is about; the error's `provider`. */
   provider?: ProviderAddress;
+  /** The version asked for; the error's `version`. */
   version?: Version;
+  /** The platform asked for; the error's `platform`. */
   platform?: Platform;
+  /** The URL asked when the failure happened (credentials never included). */
   url?: string;
+  /** The file the failure is about (a filesystem mirror's), as the caller named it. */
   file?: string;
+  /** What was expected, for a mismatch: a hash, a size, a content type. */
   expected?: string;
+  /** What was found instead of `expected`. */
   found?: string;
+  /** What the user can do about it. */
   hint?: string;
   /** For `PLATFORM_NOT_SUPPORTED` ({@link platformNotSupported}). */
   availablePlatforms?: readonly string[];
   /** A cause shared by every provider of the source, as a diagnostic (src/installer/causes.ts). */
   summary?: string;
+  /** The detail of that cause's diagnostic, naming no provider (with `summary`). */
   detail?: string;
+  /** The error this one wraps (the error's `cause`): kept for callers, never parsed for its text. */
   cause?: unknown;
 }
 

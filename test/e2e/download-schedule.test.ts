@@ -1,4 +1,4 @@
-// How `lock` schedules a registry's downloads, as the servers (another
+// How `lock` (and `install`, one package per provider) schedules a registry's downloads, as the servers (another
 // process) see it: 8 archives in flight by default whatever the cores,
 // `-downloads=N` over `PROVKIT_DOWNLOADS`, every package's download metadata
 // asked before the archives (not one package at a time inside a download
@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
 import { startHost, type RemoteLoggedRequest, type RemoteServer, type ServerHost } from '../support/remote/index.js';
+import type { FakeProvider } from '../support/servers/packages.js';
 import { buildZip } from '../support/zip-writer.js';
 import { pseudoRandom } from './fixtures/large-packages.js';
 
@@ -32,6 +33,40 @@ const PLATFORMS = [
 /** Each platform's archive a different size (incompressible): the order of the queue is the order of sizes. */
 const sizeOf = (i: number): number => 48 * 1024 + ((i * 7) % 10) * 12 * 1024;
 
+/**
+ * `install`'s packages (one platform, one package per provider), the
+ * smallest first in the configuration's (alphabetical) order, so that in the
+ * order they join the queue the largest would tend to leave last; each lasts
+ * 0.67 s or more at 96 KiB/s, while the others join the queue.
+ */
+const INSTALLED = ['alpha', 'bravo', 'charlie', 'delta', 'echo'].map((type, i) => ({
+  type,
+  size: (64 + 8 * i) * 1024,
+}));
+
+/** Provider `acme/TYPE` 1.0.0 whose archives are of the sizes given, stored (incompressible). */
+async function incompressible(
+  type: string,
+  packages: ReadonlyArray<{ platform: string; seed: string; size: number }>,
+): Promise<FakeProvider> {
+  const name = `terraform-provider-${type}_v1.0.0`;
+  return {
+    namespace: 'acme',
+    type,
+    versions: [
+      {
+        version: '1.0.0',
+        packages: await Promise.all(
+          packages.map(async ({ platform, seed, size }) => ({
+            platform,
+            zip: await buildZip([{ name, data: pseudoRandom(seed, size), method: 0 }]),
+          })),
+        ),
+      },
+    ],
+  };
+}
+
 let host: ServerHost;
 let reg: RemoteServer;
 /** A registry whose archive URLs answer 302 to {@link cdn}, as registries send archives to a CDN host. */
@@ -42,25 +77,20 @@ let w: E2eWorkspace;
 beforeAll(async () => {
   host = await startHost();
   const providers = [
-    {
-      namespace: 'acme',
-      type: 'sched',
-      versions: [
-        {
-          version: '1.0.0',
-          packages: await Promise.all(
-            PLATFORMS.map(async (platform, i) => ({
-              platform,
-              zip: await buildZip([
-                { name: 'terraform-provider-sched_v1.0.0', data: pseudoRandom(platform, sizeOf(i)), method: 0 },
-              ]),
-            })),
-          ),
-        },
-      ],
-    },
+    await incompressible(
+      'sched',
+      PLATFORMS.map((platform, i) => ({ platform, seed: platform, size: sizeOf(i) })),
+    ),
   ];
-  reg = await host.registry({ packagesExtension: true, archiveHost: 'separate', providers });
+  // install's providers, one package each.
+  const installed = await Promise.all(
+    INSTALLED.map(({ type, size }) => incompressible(type, [{ platform: 'linux_amd64', seed: type, size }])),
+  );
+  reg = await host.registry({
+    packagesExtension: true,
+    archiveHost: 'separate',
+    providers: [...providers, ...installed],
+  });
   // Each archive takes about a second: the downloads' overlaps are visible in the log.
   await reg.setFault(/\.zip$/, { kind: 'throttle', bytesPerSecond: 96 * 1024 }, 'archives');
   redirecting = await host.registry({ packagesExtension: true, archiveHost: 'same', providers });
@@ -109,7 +139,7 @@ async function lock(
   return from.log();
 }
 
-describe('downloads (lock, mirror): a network budget of its own, metadata ahead of bytes, largest first', () => {
+describe('downloads (lock, mirror, install): a network budget of its own, metadata ahead of bytes, largest first', () => {
   it('by default 8 archives in flight at once (not one per core), and every download metadata asked before any archive ended', async () => {
     const log = await lock('default', []);
     const { requests, maxInFlight } = archives(log);
@@ -163,4 +193,25 @@ describe('downloads (lock, mirror): a network budget of its own, metadata ahead 
     },
     120_000,
   );
+
+  it('install -downloads=1: one archive at a time, the waiting ones largest first', async () => {
+    const p = w.project('install', {
+      'main.tf': requiresTf(Object.fromEntries(INSTALLED.map(({ type }) => [type, `${reg.host}/acme/${type}`]))),
+    });
+    await reg.mark();
+    const r = await runCli(['install', '-platform=linux_amd64', '-downloads=1'], {
+      cwd: p,
+      env: w.env,
+      timeoutMs: 120_000,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(w.tmpLeftovers()).toEqual([]);
+    const { requests, maxInFlight } = archives(await reg.log());
+    expect(maxInFlight).toBe(1);
+    const typeOf = (q: RemoteLoggedRequest): string => /terraform-provider-([a-z]+)_/.exec(q.pathname)![1]!;
+    expect(requests.map(typeOf).sort()).toEqual(INSTALLED.map((x) => x.type).sort());
+    // The first starts as its metadata arrives (0.67 s or more, while the others join the queue); then by size.
+    const waited = requests.slice(1).map((q) => INSTALLED.find((x) => x.type === typeOf(q))!.size);
+    expect(waited).toEqual([...waited].sort((a, b) => b - a));
+  }, 120_000);
 });

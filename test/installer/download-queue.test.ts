@@ -3,7 +3,7 @@
 // given among equals; a task's failure is its caller's alone.
 import { describe, expect, it } from 'vitest';
 
-import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue } from '../../src/installer/download-queue.js';
+import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue, queueDownload } from '../../src/installer/download-queue.js';
 
 /** A task that records when it starts and ends when `release` is called. */
 function gate(): { started: string[]; task: (name: string) => () => Promise<string>; release: (name: string) => void } {
@@ -118,5 +118,44 @@ describe('download queue: slots independent of the cores, largest first', () => 
       99,
     );
     expect(announcedSize({})).toBe(0);
+  });
+
+  it("queueDownload: the slot is given back at the body's last byte, as the download's own progress sees it; a body of unknown length keeps it until it settles", async () => {
+    const q = downloadQueue(1);
+    const registry = { kind: 'registry', sha256: '', checksumsUrl: '', signatureUrl: '' } as const;
+    const sized = (packageSize: number) => ({
+      authentication: { ...registry, signature: { kind: 'skipped', reason: '' } as const, packageSize },
+    });
+    const order: string[] = [];
+    const seen: number[] = [];
+    const finish = new Map<string, () => void>();
+    /** A download that reports `progress` through the slot rule, then waits to be finished (its hashing's tail). */
+    const download = (name: string, progress: Array<{ received: number; total: number | undefined }>) =>
+      queueDownload(q, sized(name.length), (slotEvents) => {
+        order.push(name);
+        const events = slotEvents({ onProgress: (e) => seen.push(e.received) });
+        for (const e of progress) events.onProgress!({ url: `https://example.test/${name}`, ...e });
+        return new Promise<string>((resolve) => finish.set(name, () => resolve(name)));
+      });
+    const first = download('first', [
+      { received: 5, total: 10 },
+      { received: 10, total: 10 },
+    ]);
+    const unknown = download('unknown-length', [{ received: 7, total: undefined }]);
+    const last = download('last', []);
+    await tick();
+    // The first's last byte arrived: the next (the larger announced size first) starts while the first still runs.
+    expect(order).toEqual(['first', 'unknown-length']);
+    expect(seen).toEqual([5, 10, 7]);
+    finish.get('first')!();
+    expect(await first).toBe('first');
+    await tick();
+    expect(order).toEqual(['first', 'unknown-length']);
+    finish.get('unknown-length')!();
+    expect(await unknown).toBe('unknown-length');
+    await tick();
+    expect(order).toEqual(['first', 'unknown-length', 'last']);
+    finish.get('last')!();
+    expect(await last).toBe('last');
   });
 });

@@ -418,7 +418,7 @@ describe('docs/api.md examples, compiled in the new project and run', () => {
     // The h1: is the conformance package's recorded hash (test/fixtures/conformance: comment.zip).
     expect(r.stdout).toBe(
       'versions of registry.opentofu.org/acme/demo\n' +
-        'package registry.opentofu.org/acme/demo 1.0.0 linux_amd64\n' +
+        'package registry.opentofu.org/acme/demo 1.0.0 linux_amd64, to check: nothing\n' +
         '# This file is maintained automatically by "tofu init".\n# Manual edits may be lost in future updates.\n\n' +
         'provider "registry.opentofu.org/acme/demo" {\n  version     = "1.0.0"\n  constraints = "~> 1.0"\n  hashes = [\n' +
         '    "h1:0A1EWNUOQmgFrARBK8Wf4JyLw7PYSRWz3I+x+MEybHo=",\n  ]\n}\n',

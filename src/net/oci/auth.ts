@@ -36,6 +36,10 @@ export type OciCredentialsLookup = (registry: string, repository: string) => Pro
 export interface Challenge {
   /** Lower case: `basic`, `bearer`, … */
   readonly scheme: string;
+  /**
+   * The challenge's parameters (RFC 9110 §11.2 `auth-param`): names in lower case, values unquoted
+   * (Bearer's `realm`, `service` and `scope`, distribution-spec's token authentication).
+   */
   readonly params: Readonly<Record<string, string>>;
 }
 

@@ -68,10 +68,13 @@ export const DEFAULT_CHUNK_SIZE = 8 * 1024 * 1024;
 
 /** How an {@link OciClient} reaches its registry: the HTTP client, credentials, user agent, chunk size. */
 export interface OciClientOptions {
+  /** The client every request goes through (TLS, proxies, retries of reads); token requests too. */
   readonly http: HttpClient;
+  /** Each repository's credentials, asked once per repository when a registry challenges; undefined: anonymous. */
   readonly credentials?: OciCredentialsLookup;
   /** Upload chunk size in bytes (default {@link DEFAULT_CHUNK_SIZE}). */
   readonly chunkSize?: number;
+  /** The `User-Agent` of the token requests; undefined: none is set beyond the HTTP client's. */
   readonly userAgent?: string;
 }
 
@@ -79,9 +82,11 @@ export interface OciClientOptions {
 export interface FetchedManifest {
   /** The response's `Content-Type` (media type only). */
   readonly mediaType: string | undefined;
+  /** The manifest's bytes as the registry sent them (its digest is over exactly these). */
   readonly body: Buffer;
   /** The digest of {@link body}. */
   readonly digest: string;
+  /** The URL it was read from, after redirects. */
   readonly url: string;
   /** The response's `ETag`, when the registry sent one (for a conditional update, {@link OciRepository.putManifestIf}). */
   readonly etag?: string;
@@ -99,7 +104,9 @@ export type ChunkReader = (offset: number, length: number) => Promise<Buffer>;
 
 /** See the module comment. One per run: it holds the authentication state. */
 export class OciClient {
+  /** The authentication state (schemes, tokens, credentials) every repository of this client shares. */
   readonly auth: OciAuth;
+  /** Upload chunk size in bytes: {@link OciClientOptions.chunkSize}, at least 1. */
   readonly chunkSize: number;
 
   constructor(private readonly options: OciClientOptions) {
@@ -134,7 +141,9 @@ export class OciRepository {
   constructor(
     private readonly http: HttpClient,
     private readonly auth: OciAuth,
+    /** The registry, `host[:port]` as configured. */
     readonly registry: string,
+    /** The repository's name in the registry (`path/name`), as the API's URLs carry it. */
     readonly name: string,
     private readonly chunkSize: number,
   ) {

@@ -29,7 +29,9 @@ const REGISTRY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%"<>]+)(?::[0
 
 /** A repository in a registry: `registry` is `host[:port]`, `repository` the path (may be empty for a registry-wide prefix). */
 export interface RepositoryAddress {
+  /** `host[:port]`, as written in the reference. */
   readonly registry: string;
+  /** The repository path within the registry (`providers/hashicorp/aws`); may be empty for a registry-wide prefix. */
   readonly repository: string;
 }
 
