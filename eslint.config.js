@@ -97,6 +97,27 @@ const THIN_COMMAND = [
   },
 ];
 
+// A command writes no file itself (CONTRIBUTING.md house styles 2 and 3): the library writes, atomically
+// (src/fs/atomic.ts, src/bundles/create.ts `createBundleFile`, the runs' own commits). So a file under
+// src/cli/commands imports none of node:fs's mutating functions, no fs namespace (which would reach them
+// unnamed), and calls no createWriteStream; reading (readFile, stat, readRegularFile) stays allowed.
+// test/docs/eslint-rules.test.ts checks that each fires.
+const FS_MODULE = '/^(node:)?fs(\\u002Fpromises)?$/';
+const COMMAND_WRITES_NO_FILE = [
+  {
+    selector: `ImportDeclaration[source.value=${FS_MODULE}] > ImportSpecifier[imported.name=/^(open|openSync|write|writeSync|writev|writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream|rename|renameSync|rm|rmSync|rmdir|rmdirSync|unlink|unlinkSync|mkdir|mkdirSync|mkdtemp|mkdtempSync|copyFile|copyFileSync|cp|cpSync|symlink|symlinkSync|link|linkSync|truncate|truncateSync|chmod|chmodSync|chown|chownSync|utimes|utimesSync)$/]`,
+    message: 'a command writes no file itself: the library writes it, atomically (src/fs/atomic.ts, house style 3)',
+  },
+  {
+    selector: `ImportDeclaration[source.value=${FS_MODULE}] > :matches(ImportNamespaceSpecifier, ImportDefaultSpecifier), ImportExpression[source.value=${FS_MODULE}]`,
+    message: 'a command imports what it reads from node:fs by name (it writes no file itself: house style 3)',
+  },
+  {
+    selector: "CallExpression[callee.property.name='createWriteStream']",
+    message: 'a command writes no file itself: the library writes it, atomically (src/fs/atomic.ts, house style 3)',
+  },
+];
+
 // A native addon: everything must work without it (src/hashing/crc32.ts falls back to Node's zlib.crc32), so one
 // module loads it, at its first large chunk. It is required, not imported, so the rule looks at the name itself.
 const ONLY_CRC32_LOADS_NATIVE = {
@@ -188,7 +209,7 @@ export default tseslint.config(
   {
     files: ['src/cli/commands/**/*.ts'],
     rules: {
-      'no-restricted-syntax': ['error', ...SRC_SYNTAX, ...THIN_COMMAND],
+      'no-restricted-syntax': ['error', ...SRC_SYNTAX, ...THIN_COMMAND, ...COMMAND_WRITES_NO_FILE],
     },
   },
   {

@@ -1,6 +1,8 @@
 /**
  * `bundle create`: resolve the providers, fetch and hash every package, then
- * stream a deterministic tar (see manifest.ts for the format) to a writable.
+ * stream a deterministic tar (see manifest.ts for the format) to a writable
+ * (`createBundle`) or into a file committed atomically (`createBundleFile`,
+ * which the command calls).
  *
  * - No second copy on disk: packages of a local (filesystem mirror) source
  *   are read in place; remote ones are downloaded to `workDir` (temporary,
@@ -21,10 +23,10 @@
  */
 /* eslint-disable no-await-in-loop -- tar members are written and read one after another, in order; moves and index writes are ordered on purpose */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { createReadStream, type WriteStream } from 'node:fs';
+import { mkdtemp, open, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
@@ -39,6 +41,8 @@ import {
 } from '../addresses/index.js';
 import { asError, asProvkitError, ErrorCode, fileError, ProvkitError } from '../errors.js';
 import { removeOnExit } from '../fs/cleanup.js';
+import { makeDirectory } from '../fs/target.js';
+import { tempPathBeside } from '../fs/temp-name.js';
 import { compareBytewise } from '../go/index.js';
 import { normalizeHashes, parseHash } from '../hashing/index.js';
 import { Locks, newProviderLock, serializeLocks } from '../lockfile/index.js';
@@ -125,6 +129,61 @@ export async function createBundle(options: BundleCreateOptions): Promise<Bundle
   return abortable('bundle create', options.signal, (signal) =>
     createWith({ ...withSignal(options, signal), source: abortableSource(options.source, signal, 'bundle create') }),
   );
+}
+
+/** How {@link createBundleFile} writes an air-gap bundle into a file: {@link BundleCreateOptions} with a path for `out`. */
+export interface BundleFileOptions extends Omit<BundleCreateOptions, 'out' | 'outPath'> {
+  /** The bundle file to write (replaced atomically; its directory is created when missing). */
+  readonly outPath: string;
+}
+
+/**
+ * {@link createBundle} into the file `outPath`, committed as CONTRIBUTING.md house style 3 says: the tar is
+ * written to a temporary file opened `wx` beside it, synced and renamed over it only when the bundle is
+ * complete; on failures (the outcome's or a thrown error, an interrupt included) the temporary file is removed
+ * and `outPath` is untouched. The output's directory and the temporary file are made before any package is
+ * fetched, so an unwritable place fails at once, naming the bundle (a `ProvkitError` with `file`).
+ */
+export async function createBundleFile(options: BundleFileOptions): Promise<BundleCreateOutcome> {
+  const { outPath, ...rest } = options;
+  const tmp = tempPathBeside(outPath);
+  let out: WriteStream;
+  try {
+    await makeDirectory(dirname(outPath), 'cannot write the bundle into');
+    if ((await stat(outPath).catch(() => undefined))?.isDirectory())
+      throw new ProvkitError(ErrorCode.USAGE, `cannot write the bundle ${outPath}: it is a directory`, {
+        file: outPath,
+      });
+    out = (await open(tmp, 'wx', 0o644)).createWriteStream();
+  } catch (err) {
+    throw fileError(err, 'cannot write the bundle', outPath);
+  }
+  const forget = removeOnExit(tmp);
+  // Failures of the stream are reported by createBundle; until it listens, one here keeps them from being uncaught.
+  out.on('error', () => undefined);
+  let committed = false;
+  try {
+    const outcome = await createBundle({ ...rest, out, outPath });
+    if (outcome.failures.length > 0) return outcome;
+    try {
+      // The stream closed its descriptor when it finished; fsync flushes the file whichever descriptor asks.
+      const synced = await open(tmp, 'r');
+      try {
+        await synced.sync();
+      } finally {
+        await synced.close();
+      }
+      await rename(tmp, outPath);
+    } catch (err) {
+      throw fileError(err, 'cannot write the bundle', outPath);
+    }
+    committed = true;
+    return outcome;
+  } finally {
+    out.destroy();
+    if (!committed) await rm(tmp, { force: true });
+    forget();
+  }
 }
 
 async function createWith(options: BundleCreateOptions): Promise<BundleCreateOutcome> {

@@ -285,6 +285,31 @@ export function runInterruptibleWith(
   return runInterruptible(io, what, (signal) => withResources(io, globals, body, signal), changed);
 }
 
+/**
+ * {@link runInterruptibleWith} for a run that puts its results in place one by one (each whole: a root's lock
+ * file, an installed package): the body calls `landed()` as each is in place, and an interrupt is reported as
+ * leaving "nothing was changed" until one has, then with `said(n)` for the `n` that had.
+ */
+export function runInterruptibleCounting(
+  io: CliIO,
+  globals: GlobalOptions,
+  what: string,
+  said: (n: number) => string,
+  body: (r: RunResources, landed: () => void) => Promise<number>,
+): Promise<number> {
+  let n = 0;
+  const landed = (): void => {
+    n += 1;
+  };
+  return runInterruptibleWith(
+    io,
+    globals,
+    what,
+    (r) => body(r, landed),
+    () => (n === 0 ? 'nothing was changed' : said(n)),
+  );
+}
+
 /** A server a command started (`serve`, `serve -upstream`): closed after the requests in flight. */
 export interface RunningServer {
   close(): Promise<void>;

@@ -7,11 +7,21 @@ import { join } from 'node:path';
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { isProvkitError } from '../../src/errors.js';
+import { ErrorCode, isProvkitError, type ProvkitError } from '../../src/errors.js';
+import { createBundleFile } from '../../src/bundles/create.js';
 import { createHashPool, type HashPool } from '../../src/hashing/index.js';
 import { importBundle, readBundleManifest } from '../../src/bundles/import.js';
 import { bundleCreationTime, createdFromEpoch, parseManifest, unsafeMemberName } from '../../src/bundles/manifest.js';
-import { makeBundle, MIRROR, readTar, type RawEntry, sha256, snapshot, writeTar } from './helpers.js';
+import {
+  demoBundleOptions,
+  makeBundle,
+  MIRROR,
+  readTar,
+  type RawEntry,
+  sha256,
+  snapshot,
+  writeTar,
+} from './helpers.js';
 
 let pool: HashPool;
 beforeAll(() => {
@@ -104,6 +114,56 @@ describe('bundle create', () => {
       archives: Record<string, unknown>;
     };
     expect(Object.keys(doc.archives)).toEqual(['darwin_arm64', 'linux_amd64']);
+  });
+});
+
+describe('createBundleFile commits the bundle file only when it is complete', () => {
+  it('writes the bytes createBundle streams, with no temporary file left beside it', async () => {
+    await makeBundle(join(dir, 'streamed.tar'), pool);
+    const out = join(dir, 'new', 'out.tar');
+    const outcome = await createBundleFile({ ...demoBundleOptions(pool), outPath: out });
+    expect(outcome.failures).toEqual([]);
+    expect((await readFile(out)).equals(await readFile(join(dir, 'streamed.tar')))).toBe(true);
+    expect(await readdir(join(dir, 'new'))).toEqual(['out.tar']);
+  });
+
+  it('leaves an existing file untouched and removes its temporary file on failures and on an interrupt', async () => {
+    const out = join(dir, 'out.tar');
+    await writeFile(out, 'old bundle');
+    const failed = await createBundleFile({
+      ...demoBundleOptions(pool, { extra: ['registry.example.test/acme/absent'] }),
+      outPath: out,
+    });
+    expect(failed.failures.map((f) => f.provider.toString())).toEqual(['registry.example.test/acme/absent']);
+    expect(await readdir(dir)).toEqual(['out.tar']);
+    expect(await readFile(out, 'utf8')).toBe('old bundle');
+
+    // Interrupted once the packages were fetched, while the tar is being written.
+    const controller = new AbortController();
+    const interrupted = createBundleFile({
+      ...demoBundleOptions(pool),
+      outPath: out,
+      signal: controller.signal,
+      events: (e) => {
+        if (e.type === 'fetch_complete') controller.abort();
+      },
+    });
+    await expect(interrupted).rejects.toSatisfy((err) => isProvkitError(err, ErrorCode.ABORTED));
+    expect(await readdir(dir)).toEqual(['out.tar']);
+    expect(await readFile(out, 'utf8')).toBe('old bundle');
+  });
+
+  it('names the bundle when its place cannot be written, before any package is fetched', async () => {
+    await mkdir(join(dir, 'out.tar'));
+    const events: string[] = [];
+    const err: unknown = await createBundleFile({
+      ...demoBundleOptions(pool),
+      outPath: join(dir, 'out.tar'),
+      events: (e) => events.push(e.type),
+    }).catch((e: unknown) => e);
+    expect(isProvkitError(err)).toBe(true);
+    expect((err as ProvkitError).file).toBe(join(dir, 'out.tar'));
+    expect(events).toEqual([]);
   });
 });
 

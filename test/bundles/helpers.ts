@@ -11,23 +11,23 @@ import tar from 'tar-stream';
 
 import { parsePlatform, parseProviderSource, parseConstraints } from '../../src/addresses/index.js';
 import type { HashPool } from '../../src/hashing/index.js';
-import { createBundle } from '../../src/bundles/create.js';
+import { type BundleCreateOptions, createBundle } from '../../src/bundles/create.js';
 import { Locks } from '../../src/lockfile/index.js';
 import { FilesystemMirrorSource } from '../../src/sources/index.js';
 
 export const MIRROR = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 
-/** Creates a bundle of demo ~> 1.0 and tools >= 0.3 from mirror-fixtures/ at `out`. */
-export async function makeBundle(
-  out: string,
+/** The options of a bundle of demo ~> 1.0 and tools >= 0.3 (plus `extra` providers) from mirror-fixtures/. */
+export function demoBundleOptions(
   pool: HashPool,
   options: {
     platforms?: string[];
     epoch?: number;
     since?: Parameters<typeof createBundle>[0]['since'];
     locks?: Locks;
+    extra?: string[];
   } = {},
-): Promise<Awaited<ReturnType<typeof createBundle>>> {
+): Omit<BundleCreateOptions, 'out' | 'outPath'> {
   const requirements = [
     {
       provider: parseProviderSource('registry.example.test/acme/demo', 'tofu'),
@@ -37,9 +37,12 @@ export async function makeBundle(
       provider: parseProviderSource('registry.example.test/acme/tools', 'tofu'),
       constraints: parseConstraints('>= 0.3'),
     },
+    ...(options.extra ?? []).map((source) => ({
+      provider: parseProviderSource(source, 'tofu'),
+      constraints: parseConstraints('>= 0'),
+    })),
   ];
-  const stream = createWriteStream(out);
-  const outcome = await createBundle({
+  return {
     requirements,
     locks: options.locks ?? new Locks(),
     platforms: (options.platforms ?? ['linux_amd64', 'darwin_arm64']).map(parsePlatform),
@@ -48,9 +51,18 @@ export async function makeBundle(
     flavor: 'tofu',
     provkitVersion: '0.0.0-test',
     createdEpoch: options.epoch ?? 0,
-    out: stream,
     ...(options.since ? { since: options.since } : {}),
-  });
+  };
+}
+
+/** Creates a bundle of demo ~> 1.0 and tools >= 0.3 from mirror-fixtures/ at `out`. */
+export async function makeBundle(
+  out: string,
+  pool: HashPool,
+  options: Parameters<typeof demoBundleOptions>[1] = {},
+): Promise<Awaited<ReturnType<typeof createBundle>>> {
+  const stream = createWriteStream(out);
+  const outcome = await createBundle({ ...demoBundleOptions(pool, options), out: stream });
   if (outcome.failures.length > 0) {
     stream.destroy();
     throw outcome.failures[0]!.error;

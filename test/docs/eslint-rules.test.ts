@@ -1,7 +1,8 @@
 // The lint rule that keeps commands thin (eslint.config.js THIN_COMMAND; ARCHITECTURE.md "Adding a
 // command"): a file under src/cli/commands never builds a renderer, never opens a hash pool, a hash
-// store or an HTTP client, and never meets a signal; src/cli/render.ts, resources.ts and interrupt.ts
-// do. This asks ESLint for the configuration it applies to a command's path and runs that
+// store or an HTTP client, never meets a signal, and writes no file itself (node:fs's mutating functions,
+// a namespace import of node:fs, createWriteStream); src/cli/render.ts, resources.ts and interrupt.ts do
+// the first three, the library (src/fs/atomic.ts, src/bundles/create.ts) the last. This asks ESLint for the configuration it applies to a command's path and runs that
 // no-restricted-syntax rule over snippets, so a selector that matches nothing fails here, not silently.
 import { fileURLToPath } from 'node:url';
 
@@ -56,6 +57,13 @@ const VIOLATIONS: ReadonlyArray<readonly [string, string, RegExp]> = [
     `await runInterruptible(io, 'x', async () => 0);`,
     /runs under runInterruptibleWith or serveUntilStopped/,
   ],
+  ['renames a file', `import { rename } from 'node:fs/promises';`, /a command writes no file itself/],
+  ['opens a file (for writing)', `import { open } from 'fs/promises';`, /a command writes no file itself/],
+  ['writes a file synchronously', `import { writeFileSync } from 'node:fs';`, /a command writes no file itself/],
+  ['removes a file', `import { rm as remove } from 'node:fs/promises';`, /a command writes no file itself/],
+  ['takes node:fs as a namespace', `import * as fs from 'node:fs';`, /imports what it reads from node:fs by name/],
+  ['imports node:fs at run time', `await import('node:fs/promises');`, /imports what it reads from node:fs by name/],
+  ['streams into a file', `handle.createWriteStream();`, /a command writes no file itself/],
 ];
 
 describe('lint keeps commands thin', () => {
@@ -70,6 +78,10 @@ describe('lint keeps commands thin', () => {
       `const ui = createRenderer(io, globals, json);`,
       `return runInterruptibleWith(io, globals, 'provkit x', async (r) => { r.pool(); r.http(); return 0; });`,
       `return serveUntilStopped(io, globals, async (r) => start(r.pool()), end);`,
+      `import { readFile, stat } from 'node:fs/promises';`,
+      `import { createReadStream } from 'node:fs';`,
+      `import { writeFileAtomic } from '../../fs/atomic.js';`,
+      `import { rename } from '../../somewhere/else.js';`,
     ].join('\n');
     expect(restricted(code, COMMAND)).toEqual([]);
   });

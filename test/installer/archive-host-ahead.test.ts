@@ -12,7 +12,6 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 import {
-  parseConstraints,
   parsePlatform,
   parseProviderSource,
   parseVersion,
@@ -23,11 +22,10 @@ import {
 import { createHashPool, makeHash, type HashStore } from '../../src/hashing/index.js';
 import { ArchiveWarmup } from '../../src/installer/archive-warmup.js';
 import { FetchCache } from '../../src/installer/fetch-cache.js';
-import { runLock } from '../../src/installer/lock.js';
-import { Locks } from '../../src/lockfile/index.js';
 import type { HttpClient } from '../../src/net/index.js';
 import { FilesystemMirrorSource } from '../../src/sources/fs-mirror.js';
 import type { PackageMeta, PackageMetaHints, Source } from '../../src/sources/index.js';
+import { lockOverCache } from '../support/lock-run.js';
 
 const MIRROR = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 const PLATFORMS = ['linux_amd64', 'darwin_arm64'].map((p) => parsePlatform(p));
@@ -68,19 +66,7 @@ async function lock(log: string[], hashStore?: HashStore): Promise<void> {
     http,
     ...(hashStore ? { hashStore } : {}),
   });
-  const outcome = await runLock({
-    requirements: [
-      {
-        provider: parseProviderSource('registry.example.test/acme/demo', 'tofu'),
-        constraints: parseConstraints('1.1.0', 'tofu'),
-      },
-    ],
-    platforms: PLATFORMS,
-    cache,
-    flavor: 'tofu',
-    oldLocks: new Locks(),
-  }).finally(() => cache.close());
-  expect(outcome.failures).toEqual([]);
+  await lockOverCache(cache, { 'registry.example.test/acme/demo': '1.1.0' }, PLATFORMS);
 }
 
 describe("an archive's host is warmed as soon as the source names the archive", () => {

@@ -33,6 +33,7 @@ import {
   runVerify,
   serializeLocks,
   type EventSink,
+  type InstallerEvent,
   type HashPool,
   type Source,
 } from '../../src/index.js';
@@ -372,26 +373,34 @@ describe('an abort after a run has committed is too late to undo it', () => {
 describe('lockModule: an abort before its lock file is in place rejects, one after it is too late', () => {
   const OLD_LOCK = '# an earlier lock file, to be left byte for byte as it is\n';
 
+  /** lockModule over the demo mirror in a module holding OLD_LOCK; `onEvent` may abort `controller`. */
+  async function lockOverOldLock(
+    prefix: string,
+    onEvent: (e: InstallerEvent, controller: AbortController) => void,
+  ): Promise<{ dir: string; controller: AbortController; run: ReturnType<typeof lockModule> }> {
+    const dir = await moduleDir(prefix);
+    await writeFile(join(dir, '.terraform.lock.hcl'), OLD_LOCK);
+    const controller = new AbortController();
+    const run = lockModule(dir, {
+      flavor: 'tofu',
+      source: new FilesystemMirrorSource({ baseDir: MIRROR, flavor: 'tofu' }),
+      pool,
+      platforms: PLATFORMS,
+      signal: controller.signal,
+      events: (e) => onEvent(e, controller),
+    });
+    return { dir, controller, run };
+  }
+
   it('rejects with ABORTED and leaves the old lock file as it was when the signal fires after the last package, before the write lands', async () => {
     // Every package hashed: the run has ended, nothing is left but the decision and the write. The abort
     // comes on the next turn of the event loop (as a signal's does), while the write's file I/O is under way.
-    const dir = await moduleDir('late-module-');
-    await writeFile(join(dir, '.terraform.lock.hcl'), OLD_LOCK);
-    const controller = new AbortController();
     let complete = 0;
-    const err = await rejection(
-      lockModule(dir, {
-        flavor: 'tofu',
-        source: new FilesystemMirrorSource({ baseDir: MIRROR, flavor: 'tofu' }),
-        pool,
-        platforms: PLATFORMS,
-        signal: controller.signal,
-        events: (e) => {
-          if (e.type === 'fetch_complete' && ++complete === REQUIREMENTS.length * PLATFORMS.length)
-            setImmediate(() => controller.abort(new Error('stopped by the caller')));
-        },
-      }),
-    );
+    const { dir, controller, run } = await lockOverOldLock('late-module-', (e, c) => {
+      if (e.type === 'fetch_complete' && ++complete === REQUIREMENTS.length * PLATFORMS.length)
+        setImmediate(() => c.abort(new Error('stopped by the caller')));
+    });
+    const err = await rejection(run);
     expect(isProvkitError(err, ErrorCode.ABORTED), String(err)).toBe(true);
     expect((err as Error & { cause?: unknown }).cause).toBe(controller.signal.reason);
     expect(await readFile(join(dir, '.terraform.lock.hcl'), 'utf8')).toBe(OLD_LOCK);
@@ -400,19 +409,10 @@ describe('lockModule: an abort before its lock file is in place rejects, one aft
   });
 
   it('resolves with what it wrote when the signal fires at its first event after the write (hashes_obtained)', async () => {
-    const dir = await moduleDir('written-module-');
-    await writeFile(join(dir, '.terraform.lock.hcl'), OLD_LOCK);
-    const controller = new AbortController();
-    const outcome = await lockModule(dir, {
-      flavor: 'tofu',
-      source: new FilesystemMirrorSource({ baseDir: MIRROR, flavor: 'tofu' }),
-      pool,
-      platforms: PLATFORMS,
-      signal: controller.signal,
-      events: (e) => {
-        if (e.type === 'hashes_obtained') controller.abort(new Error('stopped by the caller'));
-      },
+    const { dir, controller, run } = await lockOverOldLock('written-module-', (e, c) => {
+      if (e.type === 'hashes_obtained') c.abort(new Error('stopped by the caller'));
     });
+    const outcome = await run;
     expect(controller.signal.aborted).toBe(true);
     expect(outcome.status).toBe('updated');
     expect(outcome.error).toBeUndefined();

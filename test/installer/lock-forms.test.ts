@@ -12,12 +12,12 @@ import { fileURLToPath } from 'node:url';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { parseConstraints, parsePlatform, parseProviderSource } from '../../src/addresses/index.js';
+import { parsePlatform, parseProviderSource } from '../../src/addresses/index.js';
 import { createHashPool, type HashPool, openHashStore, type HashStore } from '../../src/hashing/index.js';
-import { runLock } from '../../src/installer/lock.js';
 import { FetchCache } from '../../src/installer/fetch-cache.js';
-import { Locks } from '../../src/lockfile/index.js';
+import type { Locks } from '../../src/lockfile/index.js';
 import { FilesystemMirrorSource } from '../../src/sources/fs-mirror.js';
+import { lockOverCache } from '../support/lock-run.js';
 
 const MIRROR = fileURLToPath(new URL('../../mirror-fixtures/', import.meta.url));
 const reference = JSON.parse(readFileSync(join(MIRROR, 'hashes.json'), 'utf8')) as {
@@ -52,24 +52,11 @@ async function lock(pool: HashPool, hashStore?: HashStore): Promise<Locks> {
     networkConcurrency: 2,
     ...(hashStore ? { hashStore } : {}),
   });
-  const outcome = await runLock({
-    requirements: [
-      {
-        provider: parseProviderSource('registry.example.test/acme/demo', 'tofu'),
-        constraints: parseConstraints('~> 1.0', 'tofu'),
-      },
-      {
-        provider: parseProviderSource('registry.example.test/acme/tools', 'tofu'),
-        constraints: parseConstraints('>= 0.3', 'tofu'),
-      },
-    ],
-    platforms: PLATFORMS,
+  return lockOverCache(
     cache,
-    flavor: 'tofu',
-    oldLocks: new Locks(),
-  }).finally(() => cache.close());
-  expect(outcome.failures).toEqual([]);
-  return outcome.locks;
+    { 'registry.example.test/acme/demo': '~> 1.0', 'registry.example.test/acme/tools': '>= 0.3' },
+    PLATFORMS,
+  );
 }
 
 /** The reference's h1: of every package the demo lock selects (demo 1.1.0, tools 0.3.0). */

@@ -1,10 +1,9 @@
 /**
  * `provkit bundle create|import`: air-gap bundles (docs/bundles.md).
- * Thin: flags → requirements, locks, a source → `createBundle` /
+ * Thin: flags → requirements, locks, a source → `createBundleFile` /
  * `importBundle` → render.
  */
-import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 
 import {
   currentPlatform,
@@ -14,20 +13,9 @@ import {
   type Requirement,
 } from '../../addresses/index.js';
 import { loadModuleRequirements } from '../../config/index.js';
-import {
-  describeError,
-  diagnosticFromError,
-  ErrorCode,
-  fileError,
-  isProvkitError,
-  ProvkitError,
-  WarningCode,
-} from '../../errors.js';
+import { describeError, diagnosticFromError, ErrorCode, fileError, isProvkitError, WarningCode } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic.js';
-import { removeOnExit } from '../../fs/cleanup.js';
-import { makeDirectory } from '../../fs/target.js';
-import { tempPathBeside } from '../../fs/temp-name.js';
-import { createBundle } from '../../bundles/create.js';
+import { createBundleFile } from '../../bundles/create.js';
 import { importBundle, readBundleManifest } from '../../bundles/import.js';
 import { importBundleToOci } from '../../bundles/import-oci.js';
 import type { Locks } from '../../lockfile/index.js';
@@ -204,27 +192,11 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
   }
 
   const out = resolve(globals.cwd, flags.positionals[flags.positionals.length - 1]!);
-  // The output's directory and a temporary file in it, before any work: a
-  // read-only or missing place is reported at once, naming the bundle.
-  const tmp = tempPathBeside(out);
-  let stream: ReturnType<FileHandle['createWriteStream']>;
-  try {
-    await makeDirectory(dirname(out), 'cannot write the bundle into');
-    if ((await stat(out).catch(() => undefined))?.isDirectory())
-      throw new ProvkitError(ErrorCode.USAGE, `cannot write the bundle ${out}: it is a directory`, { file: out });
-    stream = (await open(tmp, 'wx', 0o644)).createWriteStream();
-  } catch (err) {
-    return ui.fail([errorDiagnostic('Cannot write the bundle', fileError(err, 'cannot write the bundle', out))]);
-  }
-  const forget = removeOnExit(tmp);
-  // Failures of the stream are reported by createBundle; until it listens, one here keeps them from being uncaught.
-  stream.on('error', () => undefined);
-
   const pool = r.pool({ limits: r.zipLimits() });
   try {
     const source = await r.source({ fsMirror, netMirror }, 'registry', ui);
     if (!source) return ui.fail([]);
-    const outcome = await createBundle({
+    const outcome = await createBundleFile({
       requirements,
       locks: lock.locks,
       platforms,
@@ -235,7 +207,6 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
       flavor: globals.flavor,
       provkitVersion: VERSION,
       createdEpoch,
-      out: stream,
       outPath: out,
       signal,
       ...(since ? { since } : {}),
@@ -252,11 +223,6 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
         })),
       );
     }
-    try {
-      await rename(tmp, out);
-    } catch (err) {
-      throw fileError(err, 'cannot write the bundle', out);
-    }
     ui.summary(
       `Bundle written to ${out}: ${count(outcome.packages, 'package')}${since ? ` (${outcome.skipped} left out, already in the -since bundle)` : ''}, ${outcome.bytes} bytes.`,
       {
@@ -271,10 +237,6 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
     // An interrupt is reported by runInterruptible.
     if (isProvkitError(err, ErrorCode.ABORTED)) throw err;
     return ui.fail([errorDiagnostic('Cannot write the bundle', err)]);
-  } finally {
-    stream.destroy();
-    await rm(tmp, { force: true });
-    forget();
   }
 }
 

@@ -21,7 +21,7 @@ import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { createRenderer } from '../render.js';
-import { type RunResources, runInterruptibleWith } from '../resources.js';
+import { type RunResources, runInterruptibleCounting } from '../resources.js';
 import { count } from '../../ui/words.js';
 import { hasErrors } from '../../hcl/index.js';
 
@@ -57,20 +57,17 @@ export function installCommand(args: readonly string[], io: CliIO, globals: Glob
   // Each package is put in place whole as soon as it is installed (installer/install.ts); the lock file is
   // written last. An interrupt before that write leaves the packages installed before it, and the lock file
   // as it was.
-  const installed = { packages: 0 };
-  return runInterruptibleWith(
+  return runInterruptibleCounting(
     io,
     globals,
     'provkit install',
-    (r) => installRun(args, r, installed),
-    () =>
-      installed.packages === 0
-        ? 'nothing was changed'
-        : `${count(installed.packages, 'provider package')} installed before it ${installed.packages === 1 ? 'is' : 'are'} in place (each whole); the lock file was not changed`,
+    (n) =>
+      `${count(n, 'provider package')} installed before it ${n === 1 ? 'is' : 'are'} in place (each whole); the lock file was not changed`,
+    (r, packageInstalled) => installRun(args, r, packageInstalled),
   );
 }
 
-async function installRun(args: readonly string[], r: RunResources, installed: { packages: number }): Promise<number> {
+async function installRun(args: readonly string[], r: RunResources, packageInstalled: () => void): Promise<number> {
   const { io, globals, signal } = r;
   const flags = parseFlags(args, {
     platform: 'string',
@@ -159,7 +156,7 @@ async function installRun(args: readonly string[], r: RunResources, installed: {
     upgrade,
     networkConcurrency,
     events: (e) => {
-      if (e.type === 'install_complete' && e.mode !== 'previously-installed') installed.packages += 1;
+      if (e.type === 'install_complete' && e.mode !== 'previously-installed') packageInstalled();
       if (e.type === 'install_complete' && e.auth === 'signed') signedKeys.push(e.keyId);
       ui.event(e);
     },

@@ -25,7 +25,7 @@ import { DOWNLOADS_FLAG, downloadsHelp, downloadsOption } from '../downloads.js'
 import { parseFlags } from '../flags.js';
 import { noteFlavor } from '../flavor.js';
 import { createRenderer, humanStyle, type Renderer } from '../render.js';
-import { type RunResources, runInterruptibleWith } from '../resources.js';
+import { type RunResources, runInterruptibleCounting } from '../resources.js';
 import type { CliIO, GlobalOptions } from '../io.js';
 import { count } from '../../ui/words.js';
 
@@ -73,20 +73,17 @@ ${downloadsHelp(24)}
 export function lockCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
   // -recursive writes each root's lock file when that root is done: an
   // interrupt leaves those written, and every other one as it was.
-  const written = { roots: 0 };
-  return runInterruptibleWith(
+  return runInterruptibleCounting(
     io,
     globals,
     'provkit lock',
-    (r) => lockRun(args, r, written),
-    () =>
-      written.roots === 0
-        ? 'nothing was changed'
-        : `the lock files of ${count(written.roots, 'root module')} were written before it (each whole); no other file was changed`,
+    (n) =>
+      `the lock files of ${count(n, 'root module')} were written before it (each whole); no other file was changed`,
+    (r, rootWritten) => lockRun(args, r, rootWritten),
   );
 }
 
-async function lockRun(args: readonly string[], r: RunResources, written: { roots: number }): Promise<number> {
+async function lockRun(args: readonly string[], r: RunResources, rootWritten: () => void): Promise<number> {
   const { io, globals } = r;
   const flags = parseFlags(args, {
     platform: 'strings',
@@ -143,7 +140,9 @@ async function lockRun(args: readonly string[], r: RunResources, written: { root
     enforceSignatures: r.signatures().enforceValidation === true,
     downloads,
   };
-  return recursive ? lockTree({ ...common, verbose, written }) : lockOne({ ...common, positionals: flags.positionals });
+  return recursive
+    ? lockTree({ ...common, verbose, rootWritten })
+    : lockOne({ ...common, positionals: flags.positionals });
 }
 
 interface RunArgs {
@@ -253,7 +252,7 @@ async function lockOne(a: RunArgs & { positionals: readonly string[] }): Promise
 }
 
 /** `lock -recursive`: every root module below the working directory. */
-async function lockTree(a: RunArgs & { verbose: boolean; written: { roots: number } }): Promise<number> {
+async function lockTree(a: RunArgs & { verbose: boolean; rootWritten: () => void }): Promise<number> {
   const { r, ui } = a;
   const { io, globals, signal } = r;
   const started = Date.now();
@@ -347,7 +346,7 @@ async function lockTree(a: RunArgs & { verbose: boolean; written: { roots: numbe
           : []),
       ];
       if (o.status === 'failed') failed = true;
-      if (!a.check && o.status !== 'failed') a.written.roots += 1;
+      if (!a.check && o.status !== 'failed') a.rootWritten();
       // Interrupted: the roots in progress failed for that one reason, said once by runInterruptible.
       renderLockRoot(o, signal.aborted ? [] : diagnostics, {
         stdout: io.stdout,
