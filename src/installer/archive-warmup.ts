@@ -33,7 +33,7 @@ import pLimit from 'p-limit';
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
 import type { Hash, HashStore } from '../hashing/index.js';
 import type { HttpClient, NetEvents } from '../net/index.js';
-import type { PackageMeta, Source } from '../sources/index.js';
+import type { PackageAhead, PackageMeta, PackageMetaHints, Source } from '../sources/index.js';
 import { RedirectsAhead } from './redirects-ahead.js';
 
 /**
@@ -80,12 +80,14 @@ export class ArchiveWarmup {
   /**
    * The package's metadata from `source`, asked under the metadata limit;
    * the archive host it names is warmed meanwhile unless `download` is false
-   * (the run expects not to download it, e.g. an archive already in a mirror).
+   * (the run expects not to download it, e.g. an archive already in a mirror);
+   * `heard` hears the archive's URL too.
    */
   packageMeta(
     source: Source,
     pkg: { readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform },
     download = true,
+    heard?: NonNullable<PackageMetaHints['archiveURL']>,
   ): Promise<PackageMeta> {
     if (download) this.asked += 1;
     const { signal } = this.options;
@@ -95,13 +97,21 @@ export class ArchiveWarmup {
         pkg.version,
         pkg.platform,
         signal,
-        download ? { archiveURL: (url, zh) => void this.anticipate(url, zh) } : undefined,
+        download
+          ? {
+              archiveURL: (url, zh, size) => {
+                void this.anticipate(url, zh);
+                // The caller's own use of the hint (fetch-cache.ts: the download begun ahead).
+                heard?.(url, zh, size);
+              },
+            }
+          : undefined,
       ),
     );
   }
 
   /** Runs a download through its slot, learning its redirect while it waits ({@link RedirectsAhead.download}). */
-  download<T>(meta: PackageMeta, enqueue: (started: () => void) => Promise<T>): Promise<T> {
+  download<T>(meta: PackageMeta | PackageAhead, enqueue: (started: () => void) => Promise<T>): Promise<T> {
     return this.ahead.download(meta, enqueue);
   }
 

@@ -86,13 +86,14 @@ export type SlotEvents = (events: NetEvents) => NetEvents;
 
 /**
  * Runs `download` in one of `queue`'s slots, the largest announced archive
- * ({@link announcedSize}) first, with the slot rule ({@link SlotEvents}) to
+ * ({@link announcedSize}, or the size given: an archive fetched before its
+ * metadata was authenticated, fetch-cache.ts) first, with the slot rule ({@link SlotEvents}) to
  * put on its network events: the one way every run that downloads packages
  * (`lock`'s fetch cache, `mirror`, `install`, `bundle create`) takes a slot.
  */
 export function queueDownload<T>(
   queue: DownloadQueue,
-  meta: Pick<PackageMeta, 'authentication'>,
+  meta: Pick<PackageMeta, 'authentication'> | number,
   download: (slotEvents: SlotEvents) => Promise<T>,
 ): Promise<T> {
   return queue(
@@ -104,7 +105,7 @@ export function queueDownload<T>(
           if (e.total !== undefined && e.received >= e.total) release();
         },
       })),
-    announcedSize(meta),
+    typeof meta === 'number' ? meta : announcedSize(meta),
   );
 }
 

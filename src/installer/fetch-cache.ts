@@ -45,7 +45,10 @@ import {
   dispositionsOf,
   expectedZh,
   fetchPackage,
+  fetchPackageAhead,
   localDisposition,
+  type PackageAhead,
+  type PackageIdentity,
   type PackageMeta,
   storedArchive,
   type FetchedForms,
@@ -76,6 +79,69 @@ import {
 } from './download-queue.js';
 import { ArchiveWarmup } from './archive-warmup.js';
 import { downloadName } from '../layout/index.js';
+
+/** The file name of an archive fetched before its source named it (in a directory of its own). */
+const AHEAD_NAME = 'package.zip';
+
+/** An archive's URL and the `zh:` its source expects, heard before the source authenticated them. */
+interface Heard {
+  readonly url: string;
+  readonly zh: Hash;
+  /** The size the source announced (its download queue's priority: the largest first). */
+  readonly size: number | undefined;
+}
+
+/** A package's events, held until its source has authenticated it. */
+interface HeldEvents {
+  /** Where the package's events go meanwhile. */
+  readonly sink: EventSink;
+  /** Passes on what was held, and from now on every event at once. */
+  open(): void;
+  /** Forgets what was held, and every event from now on. */
+  drop(): void;
+}
+
+/** A download begun ahead of its package's authentication ({@link FetchCache.fetchAhead}). */
+interface Ahead {
+  /** The URL fetched. */
+  readonly url: string;
+  /** The fetch: resolves only once the package's source authenticated it. */
+  readonly fetched: Promise<Fetched>;
+  readonly events: HeldEvents;
+  /** Waits for a download under way to end (its temporary file gone). */
+  settled(): Promise<void>;
+  /** Stops the download (or keeps it from starting), drops its events, and waits for it to end. */
+  cancel(): Promise<void>;
+}
+
+/** `a` and `b` as one `signal` option (either aborts it), or none. */
+function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal?: AbortSignal } {
+  const signal = a === undefined || b === undefined ? (a ?? b) : AbortSignal.any([a, b]);
+  return signal === undefined ? {} : { signal };
+}
+
+/** {@link HeldEvents} in front of `events`. */
+function heldEvents(events: EventSink): HeldEvents {
+  let state: 'held' | 'open' | 'dropped' = 'held';
+  let held: Parameters<EventSink>[0][] = [];
+  return {
+    sink: (e) => {
+      if (state === 'open') events(e);
+      else if (state === 'held') held.push(e);
+    },
+    open: () => {
+      if (state !== 'held') return;
+      state = 'open';
+      const out = held;
+      held = [];
+      for (const e of out) events(e);
+    },
+    drop: () => {
+      state = 'dropped';
+      held = [];
+    },
+  };
+}
 
 /** What a package's fetch gives the cache (a local archive read for its `h1:` forms alone: {@link FetchCache.hashing}). */
 type Fetched = FetchedPackage | FetchedForms;
@@ -254,10 +320,10 @@ export class FetchCache {
    * needs a local archive's `zh:` (a lock records none of a filesystem
    * mirror's): its `h1:` forms alone.
    */
-  private hashing(meta: PackageMeta, progress: LocalProgress): ZipHashesStrategy | FormsWhenUnauthenticatedStrategy {
+  private hashing(local: boolean, progress: LocalProgress): ZipHashesStrategy | FormsWhenUnauthenticatedStrategy {
     const { hashStore, pool } = this.options;
     const hashZip: ZipHasher = (path, knownZh) =>
-      meta.location.kind === 'local-archive' ? this.hashLocal(path, progress) : pool.hashZip(path, knownZh);
+      local ? this.hashLocal(path, progress) : pool.hashZip(path, knownZh);
     const streamZip = (): ZipStream => pool.streamZip();
     if (hashStore) return { kind: 'zip-hashes', hashZip, streamZip };
     return {
@@ -265,6 +331,71 @@ export class FetchCache {
       hashZip,
       streamZip,
       hashZipForms: (path) => pool.hashZipForms(path, progress('hash')),
+    };
+  }
+
+  /**
+   * A package's download begun as soon as its source named the archive
+   * (PackageMetaHints.archiveURL: a registry's download metadata), while the
+   * source still authenticates it (its SHA256SUMS and their signature), so that
+   * the first archives' bytes (their redirect, the CDN's connection) do not wait
+   * for the signature (bench/results-wan.md). Nothing is believed before the
+   * source's answer: `fetchPackageAhead` (sources/fetch/fetch.ts) checks the
+   * archive against the authenticated metadata only, and the cache records,
+   * stores and reports nothing before that fetch returned; the package's
+   * events (`fetch_start`, its progress) are held until the metadata is in and
+   * dropped with it when it fails, so a refused package shows exactly what it
+   * showed when nothing was downloaded before its signature. A refused
+   * package's download is aborted; one still waiting for a slot never starts.
+   * Not begun (the caller's rule) when the hash store has the `zh:` the source
+   * expects (a stored package is not downloaded at all, and that needs the
+   * signature first), nor when nothing was heard before the answer.
+   * `settled` waits for a download already under way to end (and its
+   * temporary file to go).
+   */
+  private fetchAhead(
+    archive: Heard | undefined,
+    authenticated: Promise<PackageMeta>,
+    identity: PackageIdentity,
+    events: EventSink,
+    fetch: (slotEvents: SlotEvents, sink: EventSink, what: PackageAhead, cancel: AbortSignal) => Promise<Fetched>,
+  ): Ahead | undefined {
+    const { http, signal } = this.options;
+    if (archive === undefined || http === undefined || signal?.aborted === true) return undefined;
+    const held = heldEvents(events);
+    let refusal: { readonly err: unknown } | undefined;
+    authenticated.catch((err: unknown) => {
+      refusal = { err };
+      held.drop();
+    });
+    const ahead: PackageAhead = { identity, url: archive.url, authenticated };
+    const cancelled = new AbortController();
+    let running: Promise<unknown> | undefined;
+    const fetched = this.warmup.download(ahead, (started) =>
+      queueDownload(this.network, archive.size ?? 0, (slotEvents) => {
+        started();
+        // Refused while it waited for its slot: nothing to fetch (the answer's error is the package's).
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the source's own error, as it is
+        if (refusal !== undefined) return Promise.reject(refusal.err);
+        if (cancelled.signal.aborted) return Promise.reject(new Error('cancelled'));
+        const run = fetch(slotEvents, held.sink, ahead, cancelled.signal);
+        running = run.catch(() => undefined);
+        return run;
+      }),
+    );
+    // The package's failure is its answer's (lockPackage awaits that first).
+    fetched.catch(() => undefined);
+    const settled = async (): Promise<void> => void (await running);
+    return {
+      url: archive.url,
+      fetched,
+      events: held,
+      settled,
+      cancel: async () => {
+        held.drop();
+        cancelled.abort();
+        await settled();
+      },
     };
   }
 
@@ -314,60 +445,102 @@ export class FetchCache {
     // Metadata ahead of bytes, for every package as soon as its version is
     // selected, and its archive host warmed meanwhile (archive-warmup.ts):
     // a download slot never waits on a metadata round trip, and a stored
-    // package never takes one.
-    const meta = await this.warmup.packageMeta(options.source, { provider, version, platform });
-    for (const w of meta.warnings)
-      events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
-    const zh = expectedZh(meta);
-    // A hit means no download at all, so the cache consults the store itself
-    // (and keeps what it hashes, below) instead of handing it to fetchPackage.
-    const storedHashes = zh && (await options.hashStore?.get(zh));
-    // A download's events: in its slot, with the slot rule, a redirect warming its target (download-queue.ts, archive-warmup.ts).
-    const fetch = async (slotEvents?: SlotEvents): Promise<Fetched> => {
+    // package never takes one. A registry package's download begins as soon
+    // as its download metadata names the archive, before its SHA256SUMS and
+    // signature are in (fetchAhead); nothing of it is believed before they are.
+    let heard: (archive: Heard | undefined) => void = () => undefined;
+    const hint = new Promise<Heard | undefined>((resolve) => (heard = resolve));
+    const metaP = this.warmup.packageMeta(options.source, { provider, version, platform }, true, (url, zh, size) =>
+      heard({ url, zh, size }),
+    );
+    metaP.then(
+      () => heard(undefined),
+      () => heard(undefined),
+    );
+    const fetch = async (
+      slotEvents: SlotEvents | undefined,
+      sink: EventSink,
+      what: PackageMeta | PackageAhead,
+      cancel?: AbortSignal,
+    ): Promise<Fetched> => {
       throwIfAborted('locking', options.signal);
-      events({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
+      sink({ type: 'fetch_start', provider, version, platform, location: options.source.forDisplay(provider) });
       // A directory of its own per package: archives of different packages
       // share file names (`hashicorp/github` and `integrations/github`; one
       // source under two hosts), docs/reliability.md.
       // A local archive (a filesystem mirror) is hashed in place, where it
       // is: the cache keeps no copy of it (and never removes it, below).
-      // Anything else is fetched into a directory of its own.
-      const dir =
-        meta.location.kind === 'local-archive' ? undefined : await mkdtemp(join(await this.workDir(), `pkg-${n}-`));
+      // Anything else is fetched into a directory of its own (an archive
+      // fetched ahead of its metadata under a name of the cache's: the
+      // source has not named it yet).
+      const ahead = 'authenticated' in what;
+      const local = !ahead && what.location.kind === 'local-archive';
+      const dir = local ? undefined : await mkdtemp(join(await this.workDir(), `pkg-${n}-`));
+      const fetchOptions = {
+        ...(dir === undefined ? {} : { destPath: join(dir, ahead ? AHEAD_NAME : downloadName(what.filename)) }),
+        ...(options.http ? { http: options.http } : {}),
+        ...anySignal(options.signal, cancel),
+        hashing: this.hashing(local, progress),
+        // In its slot, with the slot rule, a redirect warming its target (download-queue.ts, archive-warmup.ts).
+        events: slotEvents
+          ? slotEvents(this.warmup.events(packageNetEvents(sink, provider, version, platform)))
+          : packageNetEvents(sink, provider, version, platform),
+      };
       let got: Fetched;
       try {
-        got = await fetchPackage(meta, {
-          ...(dir === undefined ? {} : { destPath: join(dir, downloadName(meta.filename)) }),
-          ...(options.http ? { http: options.http } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-          hashing: this.hashing(meta, progress),
-          events: slotEvents
-            ? slotEvents(this.warmup.events(packageNetEvents(events, provider, version, platform)))
-            : packageNetEvents(events, provider, version, platform),
-        });
+        got = ahead ? await fetchPackageAhead(what, fetchOptions) : await fetchPackage(what, fetchOptions);
       } catch (err) {
         // The progress display closes the package's line (docs/terminal.md).
-        events({ type: 'fetch_failed', provider, version, platform });
+        sink({ type: 'fetch_failed', provider, version, platform });
         throw err;
       }
-      if (meta.location.kind === 'http') this.downloaded += 1;
+      if (ahead || what.location.kind === 'http') this.downloaded += 1;
       else this.local += 1;
       return got;
     };
+    // The store first: a package whose expected zh: it has is not fetched ahead (nor, once that zh: is
+    // authenticated, at all); its answer is kept for the check below.
+    const archive = await hint;
+    const storedAhead = archive && (await options.hashStore?.get(archive.zh).catch(() => undefined));
+    let early = storedAhead
+      ? undefined
+      : this.fetchAhead(archive, metaP, { provider, version, platform }, events, fetch);
+    const meta = await metaP.catch(async (err: unknown) => {
+      await early?.settled();
+      throw err;
+    });
+    if (early !== undefined && !(meta.location.kind === 'http' && meta.location.url === early.url)) {
+      // The answer is not the archive fetched ahead (a source whose hint named another URL): that download is
+      // forgotten, and the package fetched as answered.
+      await early.cancel();
+      early = undefined;
+    }
+    for (const w of meta.warnings)
+      events({ type: 'warning', code: WarningCode.SOURCE_WARNING, summary: w, detail: '', provider });
+    early?.events.open();
+    const zh = expectedZh(meta);
+    // A hit means no download at all, so the cache consults the store itself
+    // (and keeps what it hashes, below) instead of handing it to fetchPackage.
+    const storedHashes =
+      early === undefined &&
+      zh &&
+      (storedAhead && archive?.zh.text === zh.text ? storedAhead : await options.hashStore?.get(zh));
     // A local archive's hashing is CPU work, not network work: every local
     // package of a run reaches the hash pool at once and the pool balances
     // the batch over the cores (pool.ts `shareUpTo`; bench/PROFILE.md).
     // Downloads take a slot, the largest first when sizes are announced.
-    const fetched: Fetched = storedHashes
-      ? storedArchive(meta, storedHashes)
-      : meta.location.kind === 'local-archive' || meta.location.kind === 'local-dir'
-        ? await fetch()
-        : await this.warmup.download(meta, (started) =>
-            queueDownload(this.network, meta, (slotEvents) => {
-              started();
-              return fetch(slotEvents);
-            }),
-          );
+    const fetched: Fetched = early
+      ? await early.fetched
+      : storedHashes
+        ? storedArchive(meta, storedHashes)
+        : meta.location.kind === 'local-archive' || meta.location.kind === 'local-dir'
+          ? await fetch(undefined, events, meta)
+          : await this.warmup.download(meta, (started) =>
+              queueDownload(this.network, meta, (slotEvents) => {
+                started();
+                return fetch(slotEvents, events, meta);
+              }),
+            );
     checkFetchedFor(fetched, provider, version, platform);
     const stored = fetched.kind === 'archive' && fetched.stored === true;
     if (stored) this.fromStore += 1;

@@ -16,7 +16,9 @@
  * under.
  */
 import type { HttpClient, NetEvents } from '../net/index.js';
-import type { PackageMeta } from '../sources/index.js';
+import type { PackageAhead, PackageMeta } from '../sources/index.js';
+
+type HttpLocation = Extract<PackageMeta['location'], { kind: 'http' }>;
 
 /** Runs a task under a concurrency limit (`p-limit`'s function). */
 export type Limit = <T>(task: () => Promise<T>) => Promise<T>;
@@ -46,12 +48,20 @@ export class RedirectsAhead {
    * redirect is learnt (a registry package only: other sources' URLs are the
    * bytes themselves).
    */
-  async download<T>(meta: PackageMeta, enqueue: (started: () => void) => Promise<T>): Promise<T> {
+  async download<T>(meta: PackageMeta | PackageAhead, enqueue: (started: () => void) => Promise<T>): Promise<T> {
     let started = false;
     const { http } = this.options;
-    if (http !== undefined && meta.location.kind === 'http' && meta.authentication?.kind === 'registry')
-      http.whenRedirecting(meta.location.url, () => {
-        if (!started) void this.options.limit(() => (started ? Promise.resolve() : this.learn(http, meta)));
+    // A package fetched ahead of its authentication is a registry's (only its download metadata names an archive
+    // before the package is authenticated: PackageMetaHints.archiveURL).
+    const location =
+      'authenticated' in meta
+        ? { kind: 'http' as const, url: meta.url }
+        : meta.authentication?.kind === 'registry'
+          ? meta.location
+          : undefined;
+    if (http !== undefined && location?.kind === 'http')
+      http.whenRedirecting(location.url, () => {
+        if (!started) void this.options.limit(() => (started ? Promise.resolve() : this.learn(http, location)));
       });
     this.downloads += 1;
     try {
@@ -84,13 +94,13 @@ export class RedirectsAhead {
     return Math.min(this.downloads, this.options.slots);
   }
 
-  private async learn(http: HttpClient, meta: PackageMeta): Promise<void> {
+  private async learn(http: HttpClient, location: HttpLocation): Promise<void> {
     const { signal } = this.options;
-    if (meta.location.kind !== 'http' || signal?.aborted === true) return;
-    const credential = meta.location.credential?.();
-    const target = await http.learnRedirect(meta.location.url, {
+    if (signal?.aborted === true) return;
+    const credential = location.credential?.();
+    const target = await http.learnRedirect(location.url, {
       ...(credential === undefined ? {} : { credential }),
-      ...(meta.location.headers === undefined ? {} : { headers: meta.location.headers }),
+      ...(location.headers === undefined ? {} : { headers: location.headers }),
       ...(signal === undefined ? {} : { signal }),
     });
     if (target !== undefined) http.preconnect(target, this.warm());

@@ -134,9 +134,10 @@ export interface PackageMetaHints {
   /**
    * The archive's URL and the `zh:` the source expects of it, as soon as the source knows them and before it has
    * authenticated them (a registry: from the download metadata, while its SHA256SUMS and signature are still on their
-   * way). Nothing here is checked yet: the package's authentication is in the answer.
+   * way), and the archive's size when the source announces one (a registry's `packages` size). Nothing here is
+   * checked yet: the package's authentication is in the answer.
    */
-  readonly archiveURL?: (url: string, expectedZh: Hash) => void;
+  readonly archiveURL?: (url: string, expectedZh: Hash, size?: number) => void;
 }
 
 /** Everything known about one package before it is fetched. */

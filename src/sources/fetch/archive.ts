@@ -18,7 +18,11 @@ import { type ArchiveHashing, type AttemptHashing, zipHasherOf } from './strateg
 
 /** One fetch: the package, how it is hashed, and what its steps share. */
 export interface FetchJob {
-  readonly meta: PackageMeta;
+  /**
+   * The package's metadata, authenticated by its source: a value when the fetch began after it (every fetch but
+   * one begun ahead), else the source's answer still on its way ({@link authenticatedMeta}).
+   */
+  readonly meta: PackageMeta | PendingMeta;
   readonly hashing: ArchiveHashing;
   /** The hash store's entry for the `zh:` the registry signs, when it has one (strategy.ts `store`). */
   readonly stored: ZipPackageHashes | undefined;
@@ -27,6 +31,48 @@ export interface FetchJob {
   readonly events?: NetEvents;
   /** Temporary copies made so far: an error names the source or the destination, never them. */
   readonly temps: string[];
+}
+
+/**
+ * A fetch begun before its source authenticated the package (fetch.ts `fetchPackageAhead`): the archive's URL as
+ * the source named it, and the source's answer, which settles when it authenticated the package (a registry: its
+ * SHA256SUMS lists the archive with the download metadata's `shasum`, and their signature verified) or failed to.
+ */
+export interface PendingMeta {
+  readonly kind: 'pending';
+  /** The URL the bytes are fetched from. */
+  readonly url: string;
+  /** The source's answer: rejects with the source's own error when the package is not authenticated. */
+  readonly authenticated: Promise<PackageMeta>;
+}
+
+/**
+ * The one gate between bytes fetched and anything believed of them: the package's metadata once its source has
+ * authenticated it. Every check of a fetched archive (size, `zh:` against the signed `shasum`, a mirror's hashes)
+ * and so every hash a fetch returns, stores or lets be recorded, and every rename into place, comes after this
+ * settles; when it rejects the fetch fails with the source's error, as if the download had never begun. This is
+ * OpenTofu's order (opentofu/opentofu internal/getproviders/package_authentication.go: the checks run on the
+ * downloaded archive, and nothing of it is installed or recorded before they all passed), with the bytes allowed to
+ * arrive while the SHA256SUMS and its signature are still on their way. A meta authenticated for another URL than
+ * the one fetched is refused (`IO`): the bytes must be the ones the source vouches for.
+ */
+export async function authenticatedMeta(job: FetchJob): Promise<PackageMeta> {
+  const { meta } = job;
+  if (!isPending(meta)) return meta;
+  const ready = await meta.authenticated;
+  if (ready.location.kind !== 'http' || ready.location.url !== meta.url) {
+    throw sourceError(
+      ErrorCode.IO,
+      'internal: the archive fetched ahead is not the one its source authenticated',
+      fetchContext(ready),
+    );
+  }
+  return ready;
+}
+
+/** True for a fetch begun before its source authenticated the package. */
+export function isPending(meta: PackageMeta | PendingMeta): meta is PendingMeta {
+  return 'kind' in meta && meta.kind === 'pending';
 }
 
 /** A complete, authenticated archive, with what was hashed of it. */
@@ -57,8 +103,10 @@ export async function checkArchive(
   path: string,
   got: { readonly zh: Hash; readonly size: number },
 ): Promise<Pick<CheckedArchive, 'verified' | 'zipHashes'>> {
+  // Nothing is checked, kept or returned before the source's authentication (authenticatedMeta).
+  const meta = await authenticatedMeta(job);
   const hashZip = (p: string): Promise<ZipPackageHashes> => job.attempt.hashZip(p, got.zh);
-  const verified = await authenticateArchive(job.meta, path, got, hashZip);
+  const verified = await authenticateArchive(meta, path, got, hashZip);
   const zipHashes =
     job.stored && job.stored.zh.text === got.zh.text
       ? job.stored
@@ -69,7 +117,7 @@ export async function checkArchive(
     throw sourceError(
       ErrorCode.IO,
       `${path} changed while it was being read: its zh: is ${zipHashes.zh.text}, the bytes read had ${got.zh.text}`,
-      { ...fetchContext(job.meta), expected: got.zh.text, found: zipHashes.zh.text },
+      { ...fetchContext(meta), expected: got.zh.text, found: zipHashes.zh.text },
     );
   }
   return { verified: verified.hashes, ...(zipHashes === undefined ? {} : { zipHashes }) };
@@ -86,7 +134,8 @@ export async function checkArchive(
  * @throws {ProvkitError} `IO` when the file changed while it was read; `CHECKSUM_MISMATCH`.
  */
 export async function readInPlace(job: FetchJob, path: string): Promise<CheckedArchive> {
-  const { meta, hashing } = job;
+  const { hashing } = job;
+  const meta = await authenticatedMeta(job);
   job.signal?.throwIfAborted();
   const before = await stat(path);
   const hashZip = zipHasherOf(hashing);

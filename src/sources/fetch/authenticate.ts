@@ -3,11 +3,12 @@
  * demands (docs/reference.md §4.1 items 56 and 58, §4.3 item 69, §5.3):
  * - registry: the `packages` size (when given) and the archive's SHA-256
  *   against `shasum` (`archive has incorrect checksum zh:… (expected zh:…)`).
- *   The SHA256SUMS line and the signature were already checked when the
- *   metadata was fetched (see `registry/`), so a bad signature fails before
- *   any download; the reference checks it last, after the archive, so when a
- *   package has *both* a bad signature and a bad archive, provkit reports the
- *   signature and the reference the archive.
+ *   The SHA256SUMS line and the signature were checked when the metadata was
+ *   fetched (see `registry/`), before this runs (an archive downloaded ahead
+ *   of them waits for them: archive.ts `authenticatedMeta`); the reference
+ *   checks the signature last, after the archive, so when a package has
+ *   *both* a bad signature and a bad archive, provkit reports the signature
+ *   and the reference the archive.
  * - OCI blob: the layer's size and digest (`provider package does not match
  *   digest sha256:…`, OpenTofu `fetchOCIBlobToTemporaryFile`);
  * - network mirror: at least one listed `zh:` or `h1:` must match the archive;

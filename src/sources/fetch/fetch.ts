@@ -49,7 +49,14 @@ import {
 import { redactURL, type HttpClient, type NetEvents } from '../../net/index.js';
 import { dispositionsOf } from '../provenance.js';
 import { authenticationLabel, sourceError, withContext, type PackageMeta, type TrustedHash } from '../source.js';
-import { readInPlace, type CheckedArchive, type FetchJob } from './archive.js';
+import {
+  authenticatedMeta,
+  isPending,
+  readInPlace,
+  type CheckedArchive,
+  type FetchJob,
+  type PendingMeta,
+} from './archive.js';
 import { fetchContext } from './authenticate.js';
 import { copyArchive } from './copy.js';
 import { expectedZh, signingKeyOf, type FetchedForms, type PackageIdentity } from './fetched.js';
@@ -87,14 +94,73 @@ export async function fetchPackage<K extends ArchiveHashing['kind'] = 'zip-hashe
   meta: PackageMeta,
   options: FetchOptions<Extract<ArchiveHashing, { readonly kind: K }>> = {},
 ): Promise<FetchedWith<K>> {
-  return (await fetchAny(meta, options)) as FetchedWith<K>;
+  return (await fetchAny(
+    meta,
+    { provider: meta.provider, version: meta.version, platform: meta.platform },
+    options,
+  )) as FetchedWith<K>;
 }
 
-async function fetchAny(meta: PackageMeta, options: FetchOptions): Promise<FetchedWith<ArchiveHashing['kind']>> {
-  const ctx = fetchContext(meta);
-  const identity: PackageIdentity = { provider: meta.provider, version: meta.version, platform: meta.platform };
-  const loc = meta.location;
-  if (loc.kind === 'local-dir') {
+/**
+ * A package's archive fetched before its source has authenticated it (a registry's download metadata named the
+ * archive; its SHA256SUMS and signature are still on their way), so that its bytes flow meanwhile.
+ */
+export interface PackageAhead {
+  /** The package. */
+  readonly identity: PackageIdentity;
+  /** The archive's URL as the source named it (`PackageMetaHints.archiveURL`), not yet authenticated. */
+  readonly url: string;
+  /**
+   * The source's answer for the package (`Source.packageMeta`): resolves once it authenticated the package, rejects
+   * with its error when it did not. Its location must be {@link url}.
+   */
+  readonly authenticated: Promise<PackageMeta>;
+}
+
+/**
+ * {@link fetchPackage} of an archive whose package its source has not authenticated yet. The bytes are downloaded
+ * and hashed as they arrive, but nothing is believed of them before `ahead.authenticated` resolves (archive.ts
+ * `authenticatedMeta`, the one gate): the archive is checked against the authenticated metadata, then returned as
+ * {@link fetchPackage} returns it. When the authentication fails, the download (running or not yet begun) is
+ * aborted, its temporary file removed, and the fetch rejects with the source's own error, exactly as the source's
+ * `packageMeta` would have, as if no byte had been asked for. A download that fails while the authentication is
+ * pending waits for it: a package the source refuses fails with the source's error, whatever its bytes did.
+ */
+export async function fetchPackageAhead<K extends ArchiveHashing['kind'] = 'zip-hashes'>(
+  ahead: PackageAhead,
+  options: FetchOptions<Extract<ArchiveHashing, { readonly kind: K }>> = {},
+): Promise<FetchedWith<K>> {
+  // The source's failure ends the download at once: an abort of the fetch, whose failure then becomes the source's.
+  const refused = new AbortController();
+  const failure = ahead.authenticated.then(
+    () => undefined,
+    (err: unknown) => {
+      refused.abort();
+      return { err };
+    },
+  );
+  const signal = options.signal === undefined ? refused.signal : AbortSignal.any([options.signal, refused.signal]);
+  try {
+    return (await fetchAny({ kind: 'pending', url: ahead.url, authenticated: ahead.authenticated }, ahead.identity, {
+      ...options,
+      signal,
+    })) as FetchedWith<K>;
+  } catch (err) {
+    const refusal = await failure;
+    if (refusal !== undefined) throw refusal.err;
+    throw err;
+  }
+}
+
+async function fetchAny(
+  meta: PackageMeta | PendingMeta,
+  identity: PackageIdentity,
+  options: FetchOptions,
+): Promise<FetchedWith<ArchiveHashing['kind']>> {
+  const pending = isPending(meta);
+  const ctx = pending ? { ...identity, url: redactURL(meta.url) } : fetchContext(meta);
+  const loc: PackageMeta['location'] = pending ? { kind: 'http', url: meta.url } : meta.location;
+  if (loc.kind === 'local-dir' && !pending) {
     return {
       kind: 'dir',
       identity,
@@ -106,8 +172,9 @@ async function fetchAny(meta: PackageMeta, options: FetchOptions): Promise<Fetch
   }
   const hashing: ArchiveHashing = options.hashing ?? { kind: 'zip-hashes' };
   const store = hashing.kind === 'zip-hashes' ? hashing.store : undefined;
-  // Known hashes make streaming pointless (the download is still checked against the zh:).
-  const expected = expectedZh(meta);
+  // Known hashes make streaming pointless (the download is still checked against the zh:). Not for a fetch begun
+  // ahead: its zh: is not known (authenticated) yet.
+  const expected = pending ? undefined : expectedZh(meta);
   const stored = (expected && (await store?.get(expected))) || undefined;
   const job: FetchJob = {
     meta,
@@ -120,6 +187,7 @@ async function fetchAny(meta: PackageMeta, options: FetchOptions): Promise<Fetch
   };
   let claimed: string | undefined;
   let checked: CheckedArchive;
+  let authentic: PackageMeta;
   try {
     if (loc.kind === 'http') {
       if (options.http === undefined || options.destPath === undefined) {
@@ -139,12 +207,14 @@ async function fetchAny(meta: PackageMeta, options: FetchOptions): Promise<Fetch
     }
     // Only results computed here go to the store (a store hit came from it),
     // with the platform they were fetched for (a hint, hashing/store.ts).
+    // The check above passed, so the metadata is authenticated (archive.ts `authenticatedMeta`).
+    authentic = await authenticatedMeta(job);
     const { zipHashes } = checked;
     if (zipHashes !== undefined && zipHashes !== stored)
       await store?.put(
         zipHashes,
-        meta.platform.toString(),
-        dispositionsOf([...meta.reportedHashes, ...checked.verified], zipHashes.zh),
+        identity.platform.toString(),
+        dispositionsOf([...authentic.reportedHashes, ...checked.verified], zipHashes.zh),
       );
   } catch (err) {
     job.attempt.abort();
@@ -178,14 +248,14 @@ async function fetchAny(meta: PackageMeta, options: FetchOptions): Promise<Fetch
     from: checked.from,
     hashes,
     label: authenticationLabel(hashes),
-    warnings: [...meta.warnings],
+    warnings: [...authentic.warnings],
   });
   if (checked.forms !== undefined)
-    return { kind: 'archive-forms', ...common([...meta.reportedHashes]), forms: checked.forms };
+    return { kind: 'archive-forms', ...common([...authentic.reportedHashes]), forms: checked.forms };
   if (checked.zh === undefined) throw new ProvkitError(ErrorCode.IO, 'internal: the archive was not hashed');
-  const keyId = signingKeyOf(meta);
+  const keyId = signingKeyOf(authentic);
   const bytes = {
-    ...common([...meta.reportedHashes, ...checked.verified]),
+    ...common([...authentic.reportedHashes, ...checked.verified]),
     zh: checked.zh,
     ...(keyId === undefined ? {} : { keyId }),
   };

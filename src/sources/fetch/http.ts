@@ -8,7 +8,7 @@
 import { ErrorCode, ProvkitError, renameFileInError } from '../../errors.js';
 import type { HttpClient } from '../../net/index.js';
 import type { PackageMeta } from '../source.js';
-import { checkArchive, type CheckedArchive, type FetchJob } from './archive.js';
+import { checkArchive, type CheckedArchive, type FetchJob, isPending } from './archive.js';
 
 type HttpLocation = Extract<PackageMeta['location'], { kind: 'http' }>;
 
@@ -31,7 +31,7 @@ export async function downloadArchive(
     ...(credential === undefined ? {} : { credential }),
     ...(loc.headers === undefined ? {} : { headers: loc.headers }),
     // An OCI blob is never more than its layer's size (OpenTofu reads through an io.LimitReader).
-    ...(meta.authentication?.kind === 'oci-blob' ? { maxBytes: meta.authentication.size } : {}),
+    ...(!isPending(meta) && meta.authentication?.kind === 'oci-blob' ? { maxBytes: meta.authentication.size } : {}),
     ...(job.signal === undefined ? {} : { signal: job.signal }),
     ...(job.events === undefined ? {} : { events: job.events }),
     transforms: () => attempt.start(true),

@@ -13,8 +13,8 @@ export type {
   FetchedPackage,
   PackageIdentity,
 } from './fetched.js';
-export { fetchPackage } from './fetch.js';
-export type { FetchOptions } from './fetch.js';
+export { fetchPackage, fetchPackageAhead } from './fetch.js';
+export type { FetchOptions, PackageAhead } from './fetch.js';
 export { poolHashing } from './strategy.js';
 export type {
   ArchiveHashing,

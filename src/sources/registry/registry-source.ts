@@ -16,8 +16,10 @@
  *   `shasum` 64 hex digits, OpenTofu 1.12 `packages` parsed), then the
  *   SHA256SUMS document and its signature are fetched **without** token and
  *   without `X-Terraform-Version`, the document must list `filename` with
- *   `shasum`, and the signature is checked (see `signature.ts`) — all before
- *   any download, so a bad signature costs no archive transfer.
+ *   `shasum`, and the signature is checked (see `signature.ts`) before the
+ *   answer. The archive's URL and `shasum` are given to `hints.archiveURL`
+ *   before that (a caller may begin the download meanwhile, believing nothing
+ *   of it before the answer: sources/fetch/archive.ts `authenticatedMeta`).
  * - Reported hashes: `shasum` (registry-reported), every SHA256SUMS line as
  *   `signed` (or registry-reported when OpenTofu skipped the check), every
  *   `packages` hash of every platform (registry-reported, with its platform).
@@ -293,7 +295,7 @@ export class RegistrySource implements Source {
     // Where the archive is and which zh: the registry says it has, before any of it is authenticated: the
     // caller may warm that host meanwhile (a hint, trusted with nothing: PackageMetaHints).
     try {
-      hints?.archiveURL?.(downloadURL.href, makeHash('zh:', sha256));
+      hints?.archiveURL?.(downloadURL.href, makeHash('zh:', sha256), packages?.get(platform.toString())?.size);
     } catch {
       // A hint only.
     }

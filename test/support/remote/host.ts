@@ -39,6 +39,13 @@ let nextHandle = 1;
 const FNS: Record<string, (arg: unknown) => unknown> = {
   /** Fault body: the original plus `arg` bytes of 0x01. */
   appendJunk: (arg) => (orig: Buffer) => Buffer.concat([orig, Buffer.alloc(Number(arg ?? 1000), 1)]),
+  /** Fault body: the original with one byte near its end flipped (a detached signature that no longer verifies). */
+  corruptNearEnd: () => (orig: Buffer) => {
+    const out = Buffer.from(orig);
+    const i = Math.max(0, out.length - 8);
+    out[i] = (out[i] ?? 0) ^ 0x55;
+    return out;
+  },
   /** Fault body: the first `arg` bytes of the original. */
   truncateTo: (arg) => (orig: Buffer) => orig.subarray(0, Number(arg)),
   /** Fault body: `arg` (a string or bytes) repeated up to `size` bytes, e.g. an endless-looking JSON. */

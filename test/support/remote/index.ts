@@ -41,8 +41,9 @@ export interface HostFn {
 
 /** A fault as the host takes it: `replace` bodies may be a {@link HostFn}. */
 export type RemoteFault =
-  | Exclude<Fault, { kind: 'replace' }>
-  | ({ kind: 'replace'; body: Buffer | string | HostFn; headers?: Record<string, string> } & { times?: number });
+  | Exclude<Fault, { kind: 'replace' } | { kind: 'after' }>
+  | ({ kind: 'replace'; body: Buffer | string | HostFn; headers?: Record<string, string> } & { times?: number })
+  | { kind: 'after'; request: string; finished?: boolean; then?: RemoteFault; times?: number };
 
 type Remote<T> = Omit<T, 'shasumsTransform' | 'downloadTransform' | 'faults'> & {
   shasumsTransform?: HostFn;

@@ -16,6 +16,7 @@
  *   test run.
  */
 import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -69,6 +70,12 @@ export type Fault = (
    * goes away. For limits that must hold while a body streams.
    */
   | { kind: 'endless'; prefix?: string; chunk: string; intervalMs?: number }
+  /**
+   * Hold the response until this server received a request for the path `request` (`finished`: until its response
+   * was completely sent), then answer as `then` says (default: normally). An order between two requests, without a
+   * timer: e.g. a signature released only once its archive was asked for (or had been sent whole).
+   */
+  | { kind: 'after'; request: string; finished?: boolean; then?: Fault; /** Set when armed. */ since?: number }
 ) & { times?: number };
 
 /** One logged request. */
@@ -152,6 +159,8 @@ interface Armed {
   match: string | RegExp;
   fault: Fault;
   left: number;
+  /** The log's length when it was armed (an `after` fault counts only the requests made since). */
+  since: number;
 }
 
 const open = new Set<TestServer>();
@@ -185,6 +194,9 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
   let armed: Armed[] = [];
   let ranges = false;
   const sockets = new Set<Socket>();
+  /** Emits `request` when a request arrives or a response is sent whole (the `after` fault waits on it). */
+  const happened = new EventEmitter();
+  happened.setMaxListeners(0);
 
   const takeFault = (pathname: string): Fault | undefined => {
     const i = armed.findIndex(
@@ -193,7 +205,7 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
     if (i === -1) return undefined;
     const a = armed[i]!;
     a.left -= 1;
-    return a.fault;
+    return a.fault.kind === 'after' ? { ...a.fault, since: a.since } : a.fault;
   };
 
   const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -208,9 +220,32 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
       ...(req.socket.remotePort === undefined ? {} : { remotePort: req.socket.remotePort }),
     };
     log.push(entry);
-    res.once('finish', () => (entry.finishedAt = preciseNow()));
-    const fault = takeFault(pathname);
+    happened.emit('request');
+    res.once('finish', () => {
+      entry.finishedAt = preciseNow();
+      happened.emit('request');
+    });
+    let fault = takeFault(pathname);
     if (fault) entry.fault = fault.kind;
+    if (fault?.kind === 'after') {
+      // Only requests made since the fault was armed count.
+      const { request, finished, since = 0 } = fault;
+      const seen = (): boolean =>
+        log.slice(since).some((l) => l.pathname === request && (finished !== true || l.finishedAt !== undefined));
+      await new Promise<void>((resolve) => {
+        const check = (): void => {
+          if (!seen() && !req.socket.destroyed) return;
+          happened.off('request', check);
+          req.socket.off('close', check);
+          resolve();
+        };
+        happened.on('request', check);
+        req.socket.on('close', check);
+        check();
+      });
+      fault = fault.then;
+      if (fault) entry.fault = fault.kind;
+    }
 
     if (fault?.kind === 'stall' && fault.phase === 'headers') return;
     if (fault?.kind === 'reset') {
@@ -367,7 +402,8 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
   const port = (server.address() as AddressInfo).port;
 
   for (const [path, f] of Object.entries(options.faults ?? {})) {
-    for (const fault of Array.isArray(f) ? f : [f]) armed.push({ match: path, fault, left: fault.times ?? Infinity });
+    for (const fault of Array.isArray(f) ? f : [f])
+      armed.push({ match: path, fault, left: fault.times ?? Infinity, since: log.length });
   }
 
   let closed: Promise<void> | undefined;
@@ -381,7 +417,7 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
     log,
     connections,
     setFault(match, fault) {
-      armed.push({ match, fault, left: fault.times ?? Infinity });
+      armed.push({ match, fault, left: fault.times ?? Infinity, since: log.length });
     },
     clearFaults() {
       armed = [];
