@@ -31,9 +31,9 @@
 import pLimit from 'p-limit';
 
 import type { Platform, ProviderAddress, Version } from '../addresses/index.js';
-import type { Hash, HashStore } from '../hashing/index.js';
+import type { Hash, HashStore, ZipPackageHashes } from '../hashing/index.js';
 import type { HttpClient, NetEvents } from '../net/index.js';
-import type { PackageAhead, PackageMeta, PackageMetaHints, Source } from '../sources/index.js';
+import type { PackageAhead, PackageMeta, Source } from '../sources/index.js';
 import { RedirectsAhead } from './redirects-ahead.js';
 
 /**
@@ -43,6 +43,22 @@ import { RedirectsAhead } from './redirects-ahead.js';
  * measured to add round trips, bench/results-wan.md).
  */
 export const METADATA_CONCURRENCY = 16;
+
+/**
+ * A package's archive as its source named it before authenticating it
+ * (PackageMetaHints.archiveURL), with the hash store's entry for the `zh:`
+ * the source expects, read once for the warm-up and its caller alike.
+ */
+export interface HeardArchive {
+  /** The archive's URL, not yet authenticated. */
+  readonly url: string;
+  /** The `zh:` the source expects of it, not yet authenticated. */
+  readonly zh: Hash;
+  /** The size the source announced (a download queue's priority), when it did. */
+  readonly size: number | undefined;
+  /** {@link ArchiveWarmupOptions.storeSparesDownload}'s entry for `zh`: undefined when it has none (or there is no such store). */
+  readonly stored: Promise<ZipPackageHashes | undefined>;
+}
 
 /** What {@link ArchiveWarmup} needs of its run. */
 export interface ArchiveWarmupOptions {
@@ -81,16 +97,16 @@ export class ArchiveWarmup {
    * The package's metadata from `source`, asked under the metadata limit;
    * the archive host it names is warmed meanwhile unless `download` is false
    * (the run expects not to download it, e.g. an archive already in a mirror);
-   * `heard` hears the archive's URL too.
+   * `heard` hears the archive too ({@link HeardArchive}).
    */
   packageMeta(
     source: Source,
     pkg: { readonly provider: ProviderAddress; readonly version: Version; readonly platform: Platform },
     download = true,
-    heard?: NonNullable<PackageMetaHints['archiveURL']>,
+    heard?: (archive: HeardArchive) => void,
   ): Promise<PackageMeta> {
     if (download) this.asked += 1;
-    const { signal } = this.options;
+    const { signal, storeSparesDownload } = this.options;
     return this.limit(() =>
       source.packageMeta(
         pkg.provider,
@@ -100,9 +116,10 @@ export class ArchiveWarmup {
         download
           ? {
               archiveURL: (url, zh, size) => {
-                void this.anticipate(url, zh);
+                const stored = storeSparesDownload?.get(zh).catch(() => undefined) ?? Promise.resolve(undefined);
+                void this.anticipate(url, stored);
                 // The caller's own use of the hint (fetch-cache.ts: the download begun ahead).
-                heard?.(url, zh, size);
+                heard?.({ url, zh, size, stored });
               },
             }
           : undefined,
@@ -121,10 +138,9 @@ export class ArchiveWarmup {
   }
 
   /** Warms `url`'s host unless the package will not be downloaded (see the module comment). */
-  private async anticipate(url: string, zh: Hash): Promise<void> {
-    const { http, storeSparesDownload, signal, slots } = this.options;
+  private async anticipate(url: string, stored: Promise<ZipPackageHashes | undefined>): Promise<void> {
+    const { http, signal, slots } = this.options;
     if (http === undefined) return;
-    const stored = await storeSparesDownload?.get(zh).catch(() => undefined);
-    if (stored === undefined && signal?.aborted !== true) http.preconnect(url, Math.min(this.asked, slots));
+    if ((await stored) === undefined && signal?.aborted !== true) http.preconnect(url, Math.min(this.asked, slots));
   }
 }

@@ -77,19 +77,11 @@ import {
   queueDownload,
   type SlotEvents,
 } from './download-queue.js';
-import { ArchiveWarmup } from './archive-warmup.js';
+import { ArchiveWarmup, type HeardArchive } from './archive-warmup.js';
 import { downloadName } from '../layout/index.js';
 
 /** The file name of an archive fetched before its source named it (in a directory of its own). */
 const AHEAD_NAME = 'package.zip';
-
-/** An archive's URL and the `zh:` its source expects, heard before the source authenticated them. */
-interface Heard {
-  readonly url: string;
-  readonly zh: Hash;
-  /** The size the source announced (its download queue's priority: the largest first). */
-  readonly size: number | undefined;
-}
 
 /** A package's events, held until its source has authenticated it. */
 interface HeldEvents {
@@ -354,7 +346,7 @@ export class FetchCache {
    * temporary file to go).
    */
   private fetchAhead(
-    archive: Heard | undefined,
+    archive: HeardArchive | undefined,
     authenticated: Promise<PackageMeta>,
     identity: PackageIdentity,
     events: EventSink,
@@ -448,11 +440,9 @@ export class FetchCache {
     // package never takes one. A registry package's download begins as soon
     // as its download metadata names the archive, before its SHA256SUMS and
     // signature are in (fetchAhead); nothing of it is believed before they are.
-    let heard: (archive: Heard | undefined) => void = () => undefined;
-    const hint = new Promise<Heard | undefined>((resolve) => (heard = resolve));
-    const metaP = this.warmup.packageMeta(options.source, { provider, version, platform }, true, (url, zh, size) =>
-      heard({ url, zh, size }),
-    );
+    let heard: (archive: HeardArchive | undefined) => void = () => undefined;
+    const hint = new Promise<HeardArchive | undefined>((resolve) => (heard = resolve));
+    const metaP = this.warmup.packageMeta(options.source, { provider, version, platform }, true, heard);
     metaP.then(
       () => heard(undefined),
       () => heard(undefined),
@@ -501,7 +491,7 @@ export class FetchCache {
     // The store first: a package whose expected zh: it has is not fetched ahead (nor, once that zh: is
     // authenticated, at all); its answer is kept for the check below.
     const archive = await hint;
-    const storedAhead = archive && (await options.hashStore?.get(archive.zh).catch(() => undefined));
+    const storedAhead = archive && (await archive.stored);
     let early = storedAhead
       ? undefined
       : this.fetchAhead(archive, metaP, { provider, version, platform }, events, fetch);
