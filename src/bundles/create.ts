@@ -52,7 +52,7 @@ import { namedBySource, requireExtractable } from '../installer/archive-check.js
 import { fetchCompleteEvent, ignoreEvents } from '../installer/events.js';
 import { type FetchRunOptions } from '../installer/run-options.js';
 import { querySelectVersion } from '../installer/select-version.js';
-import { DEFAULT_DOWNLOADS, downloadQueue, queueDownload } from '../installer/download-queue.js';
+import { DEFAULT_DOWNLOADS, networkQueue, queueDownload } from '../installer/download-queue.js';
 import { ArchiveWarmup } from '../installer/archive-warmup.js';
 import { abortable, abortableSource, throwIfAborted, withSignal } from '../installer/abort.js';
 import {
@@ -190,7 +190,7 @@ async function createWith(options: BundleCreateOptions): Promise<BundleCreateOut
   const events = options.events ?? ignoreEvents;
   // As mirror downloads (mirror.ts, download-queue.ts).
   const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
-  const network = downloadQueue(slots);
+  const network = networkQueue(options.networkConcurrency);
   // Metadata ahead of bytes, archive hosts warmed, redirects learnt ahead: as for lock (installer/archive-warmup.ts).
   const warmup = new ArchiveWarmup({ http: options.http, signal: options.signal, slots });
   const failures: BundleFailure[] = [];

@@ -1,7 +1,8 @@
 /**
  * How many archives a command downloads at once: `-downloads=N`, else
- * `PROVKIT_DOWNLOADS`, else the library's default (8,
- * installer/download-queue.ts `DEFAULT_DOWNLOADS`). Independent of the cores:
+ * `PROVKIT_DOWNLOADS`, else the library's default (the cores' share, more
+ * while the cores have room, up to 8: installer/download-queue.ts
+ * `networkQueue`). Independent of the cores:
  * the hash pool has its own budget (docs/reliability.md "Downloads at once").
  */
 import { ErrorCode, ProvkitError } from '../errors.js';
@@ -17,19 +18,25 @@ export function downloadsHelp(column: number): string {
   const flag = '  -downloads=N';
   return (
     `${flag.padEnd(column)}Archives downloaded at once, 1 to ${MAX_DOWNLOADS} (default\n` +
-    `${''.padEnd(column)}PROVKIT_DOWNLOADS, else ${DEFAULT_DOWNLOADS}).`
+    `${''.padEnd(column)}PROVKIT_DOWNLOADS, else up to ${DEFAULT_DOWNLOADS} as the\n` +
+    `${''.padEnd(column)}cores allow).`
   );
 }
 
 /**
- * The number of downloads at once for this run. A value out of range is a
+ * The number of downloads at once for this run, as the library's option
+ * (`networkConcurrency`), absent when neither the flag nor the variable sets
+ * it (the library adapts it). A value out of range is a
  * usage error naming where it came from (the flag, as a flag error; the
  * variable, with its value).
  */
-export function downloadsOption(flags: ParsedFlags<typeof DOWNLOADS_FLAG>, env: CliIO['env']): number {
+export function downloadsOption(
+  flags: ParsedFlags<typeof DOWNLOADS_FLAG>,
+  env: CliIO['env'],
+): { readonly networkConcurrency?: number } {
   const flag = flags.values.downloads;
   if (flag !== undefined) {
-    if (flag >= 1 && flag <= MAX_DOWNLOADS) return flag;
+    if (flag >= 1 && flag <= MAX_DOWNLOADS) return { networkConcurrency: flag };
     throw new ProvkitError(
       ErrorCode.INVALID_FLAGS,
       `invalid value "${flag}" for flag -downloads: a number from 1 to ${MAX_DOWNLOADS} is required`,
@@ -37,9 +44,9 @@ export function downloadsOption(flags: ParsedFlags<typeof DOWNLOADS_FLAG>, env: 
     );
   }
   const text = env['PROVKIT_DOWNLOADS']?.trim();
-  if (text === undefined || text === '') return DEFAULT_DOWNLOADS;
+  if (text === undefined || text === '') return {};
   const n = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (n >= 1 && n <= MAX_DOWNLOADS) return n;
+  if (n >= 1 && n <= MAX_DOWNLOADS) return { networkConcurrency: n };
   throw new ProvkitError(
     ErrorCode.USAGE,
     `invalid PROVKIT_DOWNLOADS ${JSON.stringify(text)}: a number of downloads at once from 1 to ${MAX_DOWNLOADS} is required`,

@@ -12,7 +12,20 @@
  * arrives by the pool's workers, and a stream whose hasher falls behind stops
  * being read (hashing/pool.ts `STREAM_IN_FLIGHT`), so TCP's window holds the
  * sender.
+ *
+ * Why the default count adapts (bench/PROFILE.md "Streams that adapt"): when
+ * the CPU, not the link, is what a run waits for (a registry on loopback or a
+ * fast LAN, where TLS and hashing fill the cores), more streams add no bytes
+ * per second; they only make every archive finish later, all together, so
+ * that the `h1:` passes that need a whole archive no longer overlap the next
+ * downloads (5 × 100 MB on loopback, 2 cores: 1.05–1.13× the wall time of 2
+ * streams at the same CPU). So without `-downloads`/`PROVKIT_DOWNLOADS` a run
+ * starts with the cores' share of streams and opens more, up to the default,
+ * only while this process leaves the cores idle enough to carry them
+ * ({@link AdaptiveStreams}); an explicit count is kept as given.
  */
+import { availableParallelism } from 'node:os';
+
 import type { NetEvents } from '../net/index.js';
 import type { PackageMeta } from '../sources/index.js';
 
@@ -33,23 +46,128 @@ export const MAX_DOWNLOADS = 64;
  * calling the `release` it is given, once its last byte has arrived (what
  * remains, hashing the tail of the stream, is the CPU's budget: the hash
  * pool's). Otherwise, and in any case, the slot is freed when the task
- * settles; a second release does nothing.
+ * settles; a second release does nothing. A task calls `receiving` as its
+ * bytes arrive (a download's progress reports): the clock of an adaptive
+ * queue's decisions ({@link AdaptiveStreams}); a fixed queue ignores it.
  */
-export type DownloadQueue = <T>(task: (release: () => void) => Promise<T>, priority?: number) => Promise<T>;
+export type DownloadQueue = <T>(
+  task: (release: () => void, receiving: () => void) => Promise<T>,
+  priority?: number,
+) => Promise<T>;
 
-/** A {@link DownloadQueue} of `limit` slots (an integer ≥ 1). */
-export function downloadQueue(limit: number): DownloadQueue {
+/** A process's CPU time so far, in any one unit (ms): what it used, and what it could have used. */
+export interface CpuTimes {
+  /** CPU time the process used, every thread (the hash workers included). */
+  readonly busy: number;
+  /** Wall time × the cores it may use. */
+  readonly total: number;
+}
+
+/**
+ * How a queue without an explicit count chooses how many streams run at
+ * once: `floor` always (the cores' share, as many as the hash pool has
+ * workers, at least 2), and up to the queue's limit while the cores have room
+ * for more. Every `windowMs` of receiving, the queue reads the process's CPU
+ * times: with the cores a fraction `busy` of that window busy carrying `n`
+ * streams, the next window may carry `n × TARGET_BUSY ÷ busy` (more streams
+ * while the process waits: the link is the limit); the count goes down by
+ * one at a time when the cores are saturated, never below `floor`. The count
+ * only decides when a waiting archive starts: a running download is never
+ * paused.
+ *
+ * Why this process's time and not the machine's: what the run waits for is
+ * its own bytes; a machine busy with other work (a CI runner's other jobs, a
+ * laptop's browser) does not make a far registry any nearer, so it should
+ * not keep a link-bound run at two streams. A server on the same machine
+ * (loopback) takes its share of the same cores, which is why the aim is well
+ * below 1 ({@link TARGET_BUSY}).
+ */
+export interface AdaptiveStreams {
+  /** Streams always allowed (≥ 1; at most the queue's limit). */
+  readonly floor: number;
+  /** The process's CPU times so far (default {@link processCpuTimes}; injected by tests). */
+  readonly cpu?: () => CpuTimes;
+  /** The clock in ms (default `performance.now`; injected by tests). */
+  readonly now?: () => number;
+  /** The measuring window in ms (default {@link ADAPT_WINDOW_MS}). */
+  readonly windowMs?: number;
+}
+
+/** How long the queue measures the cores before changing its count (a few progress reports of every stream). */
+export const ADAPT_WINDOW_MS = 200;
+
+/**
+ * The share of the cores' time the adaptive count aims to use: the rest is
+ * the margin for a server on the same cores and for hashing's bursts. From
+ * 2 streams, a third opens only while the process used less than 3/8 of the
+ * cores (a 5 × 100 MB lock from a registry on loopback, 2 cores, uses ~4/5;
+ * 8 streams at 12 MB/s each over a 60 ms link, ~1/10: bench/PROFILE.md).
+ */
+const TARGET_BUSY = 0.75;
+
+/** Above this share of busy time the cores are saturated: one stream fewer at the next start. */
+const SATURATED = 0.95;
+
+/** The streams always allowed by default: the hash pool's share (one worker per core), 2 to 4, as before the count was independent of the cores. */
+export function defaultStreamFloor(cores = availableParallelism()): number {
+  return Math.min(4, Math.max(2, cores));
+}
+
+/** This process's CPU times now: `process.cpuUsage()` (every thread) against the wall time × `os.availableParallelism()`. */
+export function processCpuTimes(): CpuTimes {
+  const { user, system } = process.cpuUsage();
+  return { busy: (user + system) / 1000, total: performance.now() * availableParallelism() };
+}
+
+/**
+ * The queue a run's downloads share: `networkConcurrency` slots when the
+ * caller (the `-downloads` flag, `PROVKIT_DOWNLOADS`) chose a count, else an
+ * adaptive one of up to {@link DEFAULT_DOWNLOADS} ({@link AdaptiveStreams}).
+ */
+export function networkQueue(networkConcurrency?: number): DownloadQueue {
+  if (networkConcurrency !== undefined) return downloadQueue(networkConcurrency);
+  return downloadQueue(DEFAULT_DOWNLOADS, { floor: Math.min(DEFAULT_DOWNLOADS, defaultStreamFloor()) });
+}
+
+/**
+ * A {@link DownloadQueue} of `limit` slots (an integer ≥ 1), all of them open
+ * at once, or, with `adaptive`, as many as {@link AdaptiveStreams} decides.
+ */
+export function downloadQueue(limit: number, adaptive?: AdaptiveStreams): DownloadQueue {
   if (!Number.isInteger(limit) || limit < 1) throw new TypeError(`downloadQueue: limit must be ≥ 1, got ${limit}`);
+  if (adaptive !== undefined && (!Number.isInteger(adaptive.floor) || adaptive.floor < 1))
+    throw new TypeError(`downloadQueue: floor must be ≥ 1, got ${adaptive.floor}`);
   /** Waiting starts, highest priority first, then in the order given (a stable insertion). */
   const waiting: Array<{ priority: number; start: () => void }> = [];
   let active = 0;
+  /** Tasks started at once now: the limit, or the adaptive count. */
+  let open = adaptive === undefined ? limit : Math.min(limit, adaptive.floor);
+  const decide = adaptive === undefined ? undefined : adapter(adaptive, limit);
+  /** While archives wait for a slot the count could open, a window also ends on time (progress reports come every 250 ms per stream). */
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const pump = (): void => {
-    while (active < limit && waiting.length > 0) {
+    while (active < open && waiting.length > 0) {
       active += 1;
       waiting.shift()!.start();
     }
+    if (decide !== undefined && timer === undefined && waiting.length > 0 && open < limit) {
+      timer = setTimeout(() => {
+        timer = undefined;
+        receiving();
+        pump();
+      }, adaptive?.windowMs ?? ADAPT_WINDOW_MS);
+      // Never what keeps a process alive: the downloads are.
+      timer.unref();
+    }
   };
-  return <T>(task: (release: () => void) => Promise<T>, priority = 0): Promise<T> =>
+  const receiving = (): void => {
+    const next = decide?.(open, active);
+    if (next === undefined || next === open) return;
+    open = next;
+    // Not inside the caller's stack (a body reader's progress callback).
+    queueMicrotask(pump);
+  };
+  return <T>(task: (release: () => void, receiving: () => void) => Promise<T>, priority = 0): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const start = (): void => {
         let held = true;
@@ -61,7 +179,9 @@ export function downloadQueue(limit: number): DownloadQueue {
           queueMicrotask(pump);
         };
         // A task that throws instead of rejecting settles the same way.
-        const settled = new Promise<T>((run) => run(task(release)));
+        // A start is a tick of the adaptive clock too: the first one opens its first window.
+        receiving();
+        const settled = new Promise<T>((run) => run(task(release, receiving)));
         settled.then(resolve, reject).finally(release);
       };
       let at = waiting.length;
@@ -69,6 +189,39 @@ export function downloadQueue(limit: number): DownloadQueue {
       waiting.splice(at, 0, { priority, start });
       pump();
     });
+}
+
+/**
+ * The adaptive count's measuring ({@link AdaptiveStreams}): called as bytes
+ * arrive, it reads the CPU times once a window has passed and returns the
+ * count for the next starts (`undefined`: no decision yet).
+ */
+function adapter(options: AdaptiveStreams, limit: number): (open: number, active: number) => number | undefined {
+  const cpu = options.cpu ?? processCpuTimes;
+  const now = options.now ?? ((): number => performance.now());
+  const windowMs = options.windowMs ?? ADAPT_WINDOW_MS;
+  const floor = Math.min(limit, options.floor);
+  let from: { readonly at: number; readonly times: CpuTimes } | undefined;
+  return (open, active) => {
+    const at = now();
+    if (from === undefined) {
+      from = { at, times: cpu() };
+      return undefined;
+    }
+    if (at - from.at < windowMs) return undefined;
+    const times = cpu();
+    const total = times.total - from.times.total;
+    const used = times.busy - from.times.busy;
+    from = { at, times };
+    // A counter that did not move (too coarse for the window) decides nothing.
+    if (total <= 0) return undefined;
+    const busy = Math.min(1, Math.max(0, used / total));
+    if (busy >= SATURATED) return Math.max(floor, open - 1);
+    // The streams that were running carried `busy`: as many more as the idle cores can carry.
+    const carried = Math.max(1, active);
+    const room = Math.floor((carried * TARGET_BUSY) / Math.max(busy, 0.01));
+    return Math.min(limit, Math.max(open, room));
+  };
 }
 
 /**
@@ -97,11 +250,12 @@ export function queueDownload<T>(
   download: (slotEvents: SlotEvents) => Promise<T>,
 ): Promise<T> {
   return queue(
-    (release) =>
+    (release, receiving) =>
       download((events) => ({
         ...events,
         onProgress: (e) => {
           events.onProgress?.(e);
+          receiving();
           if (e.total !== undefined && e.received >= e.total) release();
         },
       })),

@@ -73,7 +73,7 @@ import {
 import {
   DEFAULT_DOWNLOADS,
   type DownloadQueue,
-  downloadQueue,
+  networkQueue,
   queueDownload,
   type SlotEvents,
 } from './download-queue.js';
@@ -153,7 +153,7 @@ export interface FetchCacheOptions {
   readonly events?: EventSink;
   /** Aborts the cache's downloads and hashing. */
   readonly signal?: AbortSignal;
-  /** Archives downloaded at once (default {@link DEFAULT_DOWNLOADS}; download-queue.ts). */
+  /** Archives downloaded at once, exactly; unset: from the cores' share up to {@link DEFAULT_DOWNLOADS} while the cores idle (download-queue.ts `networkQueue`). */
   readonly networkConcurrency?: number;
   /** Hashes of archives seen before, by `zh:` (hashing/store.ts); every archive hashed is added. */
   readonly hashStore?: HashStore;
@@ -227,7 +227,7 @@ export class FetchCache {
     // flight settles as ABORTED (installer/abort.ts, the one cancellation contract).
     this.options = { ...withSignal(options, signal), source: abortableSource(options.source, signal, 'locking') };
     this.slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
-    this.network = downloadQueue(this.slots);
+    this.network = networkQueue(options.networkConcurrency);
     this.warmup = new ArchiveWarmup({
       http: options.http,
       signal,

@@ -117,7 +117,7 @@ import {
 import { causeDiagnostic, groupByCause } from './causes.js';
 import { type ExtractLimits, extractPackage, removeStaleTemps } from './extract.js';
 import { installSelection, reuseCached, reuseInstalled } from './install-plan.js';
-import { DEFAULT_DOWNLOADS, downloadQueue, queueDownload, type SlotEvents } from './download-queue.js';
+import { DEFAULT_DOWNLOADS, networkQueue, queueDownload, type SlotEvents } from './download-queue.js';
 import { ArchiveWarmup } from './archive-warmup.js';
 import type { ProviderFailure } from './lock.js';
 import { querySelectVersion, selectVersion } from './select-version.js';
@@ -169,7 +169,7 @@ export interface InstallOptions {
    * not at all.
    */
   readonly signal?: AbortSignal;
-  /** Archives downloaded at once (default `DEFAULT_DOWNLOADS`: download-queue.ts). */
+  /** Archives downloaded at once, exactly; unset: adaptive, up to `DEFAULT_DOWNLOADS` (download-queue.ts `networkQueue`). */
   readonly networkConcurrency?: number;
   /** `OPENTOFU_ENFORCE_GPG_VALIDATION` in effect. */
   readonly enforceSignatures?: boolean;
@@ -304,7 +304,7 @@ async function installWith(options: InstallOptions): Promise<InstallOutcome> {
   const events = options.events ?? ignoreEvents;
   const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
   // Downloads in slots of their own, the largest announced archive first, each slot given back at its last byte (download-queue.ts).
-  const network = downloadQueue(slots);
+  const network = networkQueue(options.networkConcurrency);
   // Metadata ahead of bytes, archive hosts warmed, redirects learnt ahead: as for lock (archive-warmup.ts).
   const warmup = new ArchiveWarmup({ http: options.http, signal: options.signal, slots });
   const { platform, flavor, pool } = options;

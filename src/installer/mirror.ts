@@ -113,7 +113,7 @@ import {
   providerSelectedEvent,
 } from './events.js';
 import { causeDiagnostic, groupByCause } from './causes.js';
-import { DEFAULT_DOWNLOADS, downloadQueue, queueDownload } from './download-queue.js';
+import { DEFAULT_DOWNLOADS, networkQueue, queueDownload } from './download-queue.js';
 import { ArchiveWarmup } from './archive-warmup.js';
 import type { FetchRunOptions } from './run-options.js';
 import { readRegularFile } from '../fs/read.js';
@@ -330,7 +330,7 @@ async function mirrorLocked(options: MirrorOptions, staging: string, committed: 
   const staged = new Map<string, string>();
   // Downloads are hashed as they arrive; the largest announced archive first, each slot given back at its last byte (download-queue.ts).
   const slots = options.networkConcurrency ?? DEFAULT_DOWNLOADS;
-  const network = downloadQueue(slots);
+  const network = networkQueue(options.networkConcurrency);
   // Metadata ahead of bytes, archive hosts warmed, redirects learnt ahead: as for lock (archive-warmup.ts).
   const warmup = new ArchiveWarmup({ http: options.http, signal: options.signal, slots });
   const failures: MirrorFailure[] = [];

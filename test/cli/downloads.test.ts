@@ -1,14 +1,14 @@
 // -downloads=N and PROVKIT_DOWNLOADS (src/cli/downloads.ts): the flag wins,
-// then the variable, then the default of 8; out-of-range values are usage
-// errors that say where they came from.
+// then the variable, else no count (the library adapts it, up to 8);
+// out-of-range values are usage errors that say where they came from.
 import { describe, expect, it } from 'vitest';
 
 import { ErrorCode, ProvkitError } from '../../src/errors.js';
 import { DOWNLOADS_FLAG, downloadsHelp, downloadsOption } from '../../src/cli/downloads.js';
 import { parseFlags } from '../../src/cli/flags.js';
 
-const option = (args: string[], env: Record<string, string> = {}): number =>
-  downloadsOption(parseFlags(args, { json: 'bool', ...DOWNLOADS_FLAG }), env);
+const option = (args: string[], env: Record<string, string> = {}): number | undefined =>
+  downloadsOption(parseFlags(args, { json: 'bool', ...DOWNLOADS_FLAG }), env).networkConcurrency;
 
 const failure = (f: () => unknown): ProvkitError => {
   try {
@@ -20,12 +20,12 @@ const failure = (f: () => unknown): ProvkitError => {
   throw new Error('expected a failure');
 };
 
-describe('downloads at once: -downloads, PROVKIT_DOWNLOADS, default 8', () => {
-  it('the flag, else the variable, else 8', () => {
-    expect(option([])).toBe(8);
+describe('downloads at once: -downloads, PROVKIT_DOWNLOADS, else adaptive', () => {
+  it('the flag, else the variable, else none given (the library adapts it)', () => {
+    expect(downloadsOption(parseFlags([], DOWNLOADS_FLAG), {})).toEqual({});
     expect(option([], { PROVKIT_DOWNLOADS: '3' })).toBe(3);
     expect(option([], { PROVKIT_DOWNLOADS: ' 16 ' })).toBe(16);
-    expect(option([], { PROVKIT_DOWNLOADS: '' })).toBe(8);
+    expect(option([], { PROVKIT_DOWNLOADS: '' })).toBeUndefined();
     expect(option(['-downloads=2'], { PROVKIT_DOWNLOADS: '16' })).toBe(2);
     expect(option(['-downloads', '64'])).toBe(64);
   });
@@ -49,7 +49,8 @@ describe('downloads at once: -downloads, PROVKIT_DOWNLOADS, default 8', () => {
   it('the help lines align with the command’s other options', () => {
     expect(downloadsHelp(24).split('\n')).toEqual([
       '  -downloads=N          Archives downloaded at once, 1 to 64 (default',
-      '                        PROVKIT_DOWNLOADS, else 8).',
+      '                        PROVKIT_DOWNLOADS, else up to 8 as the',
+      '                        cores allow).',
     ]);
   });
 });

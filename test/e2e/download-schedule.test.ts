@@ -1,5 +1,7 @@
 // How `lock` (and `install`, one package per provider) schedules a registry's downloads, as the servers (another
-// process) see it: 8 archives in flight by default whatever the cores,
+// process) see it: by default 8 archives in flight whatever the cores once
+// the first streams leave the cores idle (throttled archives: the link is the
+// limit; installer/download-queue.ts `networkQueue`),
 // `-downloads=N` over `PROVKIT_DOWNLOADS`, every package's download metadata
 // asked before the archives (not one package at a time inside a download
 // slot), and the largest announced archive (OpenTofu's `packages` size)
@@ -140,7 +142,7 @@ async function lock(
 }
 
 describe('downloads (lock, mirror, install): a network budget of its own, metadata ahead of bytes, largest first', () => {
-  it('by default 8 archives in flight at once (not one per core), and every download metadata asked before any archive ended', async () => {
+  it('by default 8 archives in flight at once on a link that the first streams do not fill (not one per core), and every download metadata asked before any archive ended', async () => {
     const log = await lock('default', []);
     const { requests, maxInFlight } = archives(log);
     expect(requests).toHaveLength(PLATFORMS.length);

@@ -3,7 +3,16 @@
 // given among equals; a task's failure is its caller's alone.
 import { describe, expect, it } from 'vitest';
 
-import { announcedSize, DEFAULT_DOWNLOADS, downloadQueue, queueDownload } from '../../src/installer/download-queue.js';
+import {
+  announcedSize,
+  DEFAULT_DOWNLOADS,
+  defaultStreamFloor,
+  downloadQueue,
+  networkQueue,
+  processCpuTimes,
+  queueDownload,
+  type CpuTimes,
+} from '../../src/installer/download-queue.js';
 
 /** A task that records when it starts and ends when `release` is called. */
 function gate(): { started: string[]; task: (name: string) => () => Promise<string>; release: (name: string) => void } {
@@ -157,5 +166,178 @@ describe('download queue: slots independent of the cores, largest first', () => 
     expect(order).toEqual(['first', 'unknown-length', 'last']);
     finish.get('last')!();
     expect(await last).toBe('last');
+  });
+});
+
+/**
+ * An adaptive queue on a hand-moved clock and CPU counter: `spend(ms, busy)`
+ * moves both (the process used `busy` of the cores for `ms`); tasks record
+ * their start and keep the queue's `receiving` (a download's progress).
+ */
+function adaptiveRig(limit: number, floor: number) {
+  let now = 0;
+  let cpu: CpuTimes = { busy: 0, total: 0 };
+  const started: string[] = [];
+  const finish = new Map<string, () => void>();
+  let receiving: () => void = () => {};
+  const q = downloadQueue(limit, { floor, windowMs: 200, now: () => now, cpu: () => cpu });
+  return {
+    started,
+    spend(ms: number, busy: number): void {
+      now += ms;
+      cpu = { busy: cpu.busy + ms * 2 * busy, total: cpu.total + ms * 2 };
+    },
+    add(name: string): Promise<string> {
+      return q((_release, tick) => {
+        receiving = tick;
+        started.push(name);
+        return new Promise<string>((resolve) => finish.set(name, () => resolve(name)));
+      });
+    },
+    /** A progress report of a running download. */
+    progress: (): void => receiving(),
+    finish: (name: string): void => finish.get(name)!(),
+    /** Finishes every task, the waiting ones as they start. */
+    async drain(all: Array<Promise<string>>): Promise<string[]> {
+      const done = new Set<string>();
+      while (done.size < all.length) {
+        for (const [name, end] of finish) {
+          if (done.has(name)) continue;
+          done.add(name);
+          end();
+        }
+        await tick();
+      }
+      return Promise.all(all);
+    },
+  };
+}
+
+const names = (n: number): string[] => Array.from({ length: n }, (_, i) => `p${i}`);
+
+describe("download queue without a count: the cores' share of streams, more while the process leaves the cores idle", () => {
+  it('starts `floor` streams; after a window in which they left the cores idle, opens as many as the idle cores carry, up to the limit', async () => {
+    const rig = adaptiveRig(8, 2);
+    const all = names(10).map((n) => rig.add(n));
+    await tick();
+    expect(rig.started).toEqual(['p0', 'p1']);
+    // Less than a window: nothing decided, however idle.
+    rig.spend(150, 0.05);
+    rig.progress();
+    await tick();
+    expect(rig.started).toHaveLength(2);
+    // A window at 10 % busy carrying 2 streams: room for 15, the limit is 8.
+    rig.spend(100, 0.1);
+    rig.progress();
+    await tick();
+    expect(rig.started).toEqual(names(8));
+    expect(await rig.drain(all)).toEqual(names(10));
+  });
+
+  it('a window in which the streams kept the cores busy (a registry on loopback) opens none; one in which they used a quarter opens what three quarters carry', async () => {
+    const rig = adaptiveRig(8, 2);
+    const all = names(8).map((n) => rig.add(n));
+    await tick();
+    rig.spend(250, 0.8);
+    rig.progress();
+    // 2 × 0.75 ÷ 0.6 = 2.5: still 2.
+    rig.spend(250, 0.6);
+    rig.progress();
+    await tick();
+    expect(rig.started).toEqual(['p0', 'p1']);
+    // 2 streams at 25 %: 2 × 0.75 ÷ 0.25 = 6.
+    rig.spend(250, 0.25);
+    rig.progress();
+    await tick();
+    expect(rig.started).toEqual(names(6));
+    await rig.drain(all);
+  });
+
+  it('cores saturated: one stream fewer at the next start, never fewer than `floor`', async () => {
+    const rig = adaptiveRig(4, 2);
+    const all = names(9).map((n) => rig.add(n));
+    await tick();
+    rig.spend(250, 0.1);
+    rig.progress();
+    await tick();
+    expect(rig.started).toEqual(names(4));
+    // Saturated twice: 4 → 3 → 2 open; the running four are not stopped, finishing two starts none.
+    rig.spend(250, 1);
+    rig.progress();
+    rig.spend(250, 0.99);
+    rig.progress();
+    rig.finish('p0');
+    rig.finish('p1');
+    await tick();
+    expect(rig.started).toEqual(names(4));
+    // A third saturated window keeps 2 (the floor): the next finish starts one.
+    rig.spend(250, 1);
+    rig.progress();
+    rig.finish('p2');
+    rig.finish('p3');
+    await tick();
+    expect(rig.started).toEqual(names(6));
+    expect(await rig.drain(all)).toEqual(names(9));
+  });
+
+  it('while archives wait, a window also ends on time, without a progress report', async () => {
+    let busy = 0;
+    const started: string[] = [];
+    const finish: Array<() => void> = [];
+    const q = downloadQueue(8, {
+      floor: 1,
+      windowMs: 5,
+      // The clock runs; the process used nothing.
+      cpu: () => ({ busy, total: performance.now() * 2 }),
+    });
+    const all = names(3).map((n) =>
+      q(() => {
+        started.push(n);
+        return new Promise<void>((resolve) => finish.push(resolve));
+      }),
+    );
+    busy = 0;
+    await tick();
+    expect(started).toEqual(['p0']);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(started).toEqual(names(3));
+    for (const f of finish) f();
+    await Promise.all(all);
+  });
+
+  it("networkQueue: a count given is kept as given whatever the cores; none given adapts from the cores' share (2 to 4)", async () => {
+    expect([1, 2, 3, 4, 16].map((c) => defaultStreamFloor(c))).toEqual([2, 2, 3, 4, 4]);
+    for (const [queue, first] of [
+      [networkQueue(5), 5],
+      [networkQueue(), Math.min(DEFAULT_DOWNLOADS, defaultStreamFloor())],
+    ] as const) {
+      const started: string[] = [];
+      const finish: Array<() => void> = [];
+      const all = names(DEFAULT_DOWNLOADS + 1).map((n) =>
+        queue(() => {
+          started.push(n);
+          return new Promise<void>((resolve) => finish.push(resolve));
+        }),
+      );
+      await tick();
+      expect(started).toEqual(names(first));
+      // Whatever a window decides meanwhile, every task starts and ends.
+      while (finish.length > 0 || started.length < all.length) {
+        finish.splice(0).forEach((f) => f());
+        await tick();
+      }
+      await Promise.all(all);
+    }
+  });
+
+  it("processCpuTimes: this process's CPU time against the wall time × the cores, both growing", () => {
+    const a = processCpuTimes();
+    let x = 0;
+    for (let i = 0; i < 1e6; i++) x += i;
+    const b = processCpuTimes();
+    expect(x).toBeGreaterThan(0);
+    expect(b.busy).toBeGreaterThan(a.busy);
+    expect(b.total).toBeGreaterThan(a.total);
+    expect(b.busy - a.busy).toBeLessThanOrEqual(b.total - a.total + 5);
   });
 });

@@ -113,7 +113,7 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
     json: 'bool',
     ...DOWNLOADS_FLAG,
   });
-  const networkConcurrency = downloadsOption(flags, io.env);
+  const downloads = downloadsOption(flags, io.env);
   const ui = createRenderer(io, globals, flags.values.json === true);
   const errors: Diagnostic[] = [];
   if (flags.positionals.length < 1)
@@ -203,7 +203,7 @@ async function bundleCreate(args: readonly string[], r: RunResources): Promise<n
       source,
       pool,
       http: r.http(),
-      networkConcurrency,
+      ...downloads,
       flavor: globals.flavor,
       provkitVersion: VERSION,
       createdEpoch,

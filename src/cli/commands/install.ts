@@ -82,7 +82,7 @@ async function installRun(args: readonly string[], r: RunResources, packageInsta
     input: 'bool',
     ...DOWNLOADS_FLAG,
   });
-  const networkConcurrency = downloadsOption(flags, io.env);
+  const downloads = downloadsOption(flags, io.env);
   // Diagnostics as init's view prints them (errors to stderr, warnings to stdout).
   const ui = createRenderer(io, globals, flags.values.json === true, { frame: 'view' });
   const errors: Diagnostic[] = [];
@@ -154,7 +154,7 @@ async function installRun(args: readonly string[], r: RunResources, packageInsta
     ...(cacheDir === undefined ? {} : { cacheDir }),
     cacheMayBreakLockFile: mayBreak !== undefined && mayBreak !== '' && mayBreak !== '0',
     upgrade,
-    networkConcurrency,
+    ...downloads,
     events: (e) => {
       if (e.type === 'install_complete' && e.mode !== 'previously-installed') packageInstalled();
       if (e.type === 'install_complete' && e.auth === 'signed') signedKeys.push(e.keyId);

@@ -157,7 +157,7 @@ interface RunArgs {
   /** `OPENTOFU_ENFORCE_GPG_VALIDATION=true` (RunResources.signatures: read once, at the CLI's edge). */
   readonly enforceSignatures: boolean;
   /** Archives downloaded at once (downloads.ts). */
-  readonly downloads: number;
+  readonly downloads: { readonly networkConcurrency?: number };
 }
 
 /**
@@ -187,7 +187,7 @@ async function openCache(
     http: r.http(),
     events,
     signal: r.signal,
-    networkConcurrency: a.downloads,
+    ...a.downloads,
     ...r.hashStore(),
   });
   r.defer(() => cache.close());

@@ -80,7 +80,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
     'ignore-lock-hashes': 'bool',
     ...DOWNLOADS_FLAG,
   });
-  const networkConcurrency = downloadsOption(flags, io.env);
+  const downloads = downloadsOption(flags, io.env);
   const ui = createRenderer(io, globals, flags.values.json === true);
   const errors: Diagnostic[] = [];
   if (flags.positionals.length !== 1) {
@@ -198,7 +198,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
       source,
       template: oci,
       target: flags.positionals[0]!,
-      networkConcurrency,
+      downloads,
       ignoreLockHashes,
     });
 
@@ -220,7 +220,7 @@ async function mirrorRun(args: readonly string[], r: RunResources): Promise<numb
     ...r.hashStore(),
     flavor: globals.flavor,
     hashes,
-    networkConcurrency,
+    ...downloads,
     events: (e: InstallerEvent) => ui.event(e),
   } satisfies MirrorOptions;
   let outcome;
@@ -266,7 +266,7 @@ async function ociMirrorRun(
   o: Pick<MirrorOptions, 'requirements' | 'locks' | 'platforms' | 'source' | 'ignoreLockHashes'> & {
     template: string;
     target: string;
-    networkConcurrency: number;
+    downloads: { readonly networkConcurrency?: number };
   },
 ): Promise<number> {
   const { globals } = r;
@@ -283,7 +283,7 @@ async function ociMirrorRun(
     flavor: globals.flavor,
     client: ociClientFor(r.sourceContext(), cli),
     target: { display: o.target, repositoryFor: templateRepositoryMapping(o.template) },
-    networkConcurrency: o.networkConcurrency,
+    ...o.downloads,
     events: (e: InstallerEvent) => ui.event(e),
   });
   if (outcome.failures.length > 0) {
