@@ -161,7 +161,7 @@ export function downloadQueue(limit: number, adaptive?: AdaptiveStreams): Downlo
     }
   };
   const receiving = (): void => {
-    const next = decide?.(open, active);
+    const next = decide?.tick(open, active);
     if (next === undefined || next === open) return;
     open = next;
     // Not inside the caller's stack (a body reader's progress callback).
@@ -175,6 +175,7 @@ export function downloadQueue(limit: number, adaptive?: AdaptiveStreams): Downlo
           if (!held) return;
           held = false;
           active -= 1;
+          if (active === 0 && waiting.length === 0) decide?.drained();
           // Not inside the caller's stack (a release from a body reader's progress callback).
           queueMicrotask(pump);
         };
@@ -192,17 +193,25 @@ export function downloadQueue(limit: number, adaptive?: AdaptiveStreams): Downlo
 }
 
 /**
- * The adaptive count's measuring ({@link AdaptiveStreams}): called as bytes
- * arrive, it reads the CPU times once a window has passed and returns the
- * count for the next starts (`undefined`: no decision yet).
+ * The adaptive count's measuring ({@link AdaptiveStreams}): `tick`, called
+ * as bytes arrive, reads the CPU times once a window has passed and returns
+ * the count for the next starts (`undefined`: no decision yet); `drained`
+ * ends the window when nothing runs (a gap between a recursive lock's roots
+ * would otherwise read as idle cores).
  */
-function adapter(options: AdaptiveStreams, limit: number): (open: number, active: number) => number | undefined {
+function adapter(
+  options: AdaptiveStreams,
+  limit: number,
+): { tick(open: number, active: number): number | undefined; drained(): void } {
   const cpu = options.cpu ?? processCpuTimes;
   const now = options.now ?? ((): number => performance.now());
   const windowMs = options.windowMs ?? ADAPT_WINDOW_MS;
   const floor = Math.min(limit, options.floor);
   let from: { readonly at: number; readonly times: CpuTimes } | undefined;
-  return (open, active) => {
+  const drained = (): void => {
+    from = undefined;
+  };
+  const tick = (open: number, active: number): number | undefined => {
     const at = now();
     if (from === undefined) {
       from = { at, times: cpu() };
@@ -222,6 +231,7 @@ function adapter(options: AdaptiveStreams, limit: number): (open: number, active
     const room = Math.floor((carried * TARGET_BUSY) / Math.max(busy, 0.01));
     return Math.min(limit, Math.max(open, room));
   };
+  return { tick, drained };
 }
 
 /**

@@ -200,7 +200,9 @@ function adaptiveRig(limit: number, floor: number) {
     /** Finishes every task, the waiting ones as they start. */
     async drain(all: Array<Promise<string>>): Promise<string[]> {
       const done = new Set<string>();
-      while (done.size < all.length) {
+      let settled = false;
+      void Promise.all(all).then(() => (settled = true));
+      while (!settled) {
         for (const [name, end] of finish) {
           if (done.has(name)) continue;
           done.add(name);
@@ -278,6 +280,24 @@ describe("download queue without a count: the cores' share of streams, more whil
     await tick();
     expect(rig.started).toEqual(names(6));
     expect(await rig.drain(all)).toEqual(names(9));
+  });
+
+  it('a gap in which nothing ran is not measured as idle cores (a recursive lock between roots)', async () => {
+    const rig = adaptiveRig(8, 2);
+    const first = ['a', 'b'].map((n) => rig.add(n));
+    await tick();
+    rig.finish('a');
+    rig.finish('b');
+    await Promise.all(first);
+    // Nothing runs for a second, the cores idle; then 6 archives on busy cores.
+    rig.spend(1000, 0);
+    const next = names(6).map((n) => rig.add(n));
+    await tick();
+    rig.spend(250, 0.8);
+    rig.progress();
+    await tick();
+    expect(rig.started).toEqual(['a', 'b', 'p0', 'p1']);
+    await rig.drain(next);
   });
 
   it('while archives wait, a window also ends on time, without a progress report', async () => {
