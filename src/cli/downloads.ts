@@ -18,8 +18,8 @@ export function downloadsHelp(column: number): string {
   const flag = '  -downloads=N';
   return (
     `${flag.padEnd(column)}Archives downloaded at once, 1 to ${MAX_DOWNLOADS} (default\n` +
-    `${''.padEnd(column)}PROVKIT_DOWNLOADS, else up to ${DEFAULT_DOWNLOADS} as the\n` +
-    `${''.padEnd(column)}cores allow).`
+    `${''.padEnd(column)}PROVKIT_DOWNLOADS, else from the cores' share up\n` +
+    `${''.padEnd(column)}to ${DEFAULT_DOWNLOADS} while the cores have room).`
   );
 }
 
