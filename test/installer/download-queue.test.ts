@@ -300,6 +300,38 @@ describe("download queue without a count: the cores' share of streams, more whil
     await rig.drain(next);
   });
 
+  it('the last archives start together once a slot frees: fewer waiting than the floor start at once, so that a run does not end on one stream alone', async () => {
+    const rig = adaptiveRig(8, 2);
+    const all = names(5).map((n) => rig.add(n));
+    await tick();
+    // Joining: p2 waits though fewer than the floor wait (the others may still be coming).
+    expect(rig.started).toEqual(['p0', 'p1']);
+    rig.finish('p0');
+    await tick();
+    // Two wait: one starts, as the count says.
+    expect(rig.started).toEqual(['p0', 'p1', 'p2']);
+    rig.finish('p1');
+    await tick();
+    // One would be left alone at the end: it starts with the other.
+    expect(rig.started).toEqual(names(5));
+    await rig.drain(all);
+    // A count given is exact: no more than 2 at once, to the end.
+    const g = gate();
+    const q = downloadQueue(2);
+    const fixed = names(4).map((n) => q(g.task(n)));
+    await tick();
+    g.release('p0');
+    await tick();
+    // p3 waits alone: it starts only when a slot frees.
+    expect(g.started).toEqual(names(3));
+    g.release('p1');
+    await tick();
+    expect(g.started).toEqual(names(4));
+    g.release('p2');
+    g.release('p3');
+    await Promise.all(fixed);
+  });
+
   it('while archives wait, a window also ends on time, without a progress report', async () => {
     let busy = 0;
     const started: string[] = [];
