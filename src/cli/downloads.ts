@@ -1,9 +1,8 @@
 /**
  * How many archives a command downloads at once: `-downloads=N`, else
- * `PROVKIT_DOWNLOADS`, else the library's default (the cores' share, more
- * while the cores have room, up to 8: installer/download-queue.ts
- * `networkQueue`). Independent of the cores:
- * the hash pool has its own budget (docs/reliability.md "Downloads at once").
+ * `PROVKIT_DOWNLOADS`, else the library's default (the cores' share, 8 once
+ * the link holds the streams: installer/download-queue.ts `networkQueue`).
+ * The hash pool has its own budget (docs/reliability.md "Downloads at once").
  */
 import { ErrorCode, ProvkitError } from '../errors.js';
 import { DEFAULT_DOWNLOADS, MAX_DOWNLOADS } from '../installer/download-queue.js';
@@ -18,8 +17,8 @@ export function downloadsHelp(column: number): string {
   const flag = '  -downloads=N';
   return (
     `${flag.padEnd(column)}Archives downloaded at once, 1 to ${MAX_DOWNLOADS} (default\n` +
-    `${''.padEnd(column)}PROVKIT_DOWNLOADS, else from the cores' share up\n` +
-    `${''.padEnd(column)}to ${DEFAULT_DOWNLOADS} while the cores have room).`
+    `${''.padEnd(column)}PROVKIT_DOWNLOADS, else the cores' share, ${DEFAULT_DOWNLOADS}\n` +
+    `${''.padEnd(column)}once the link is what holds the streams).`
   );
 }
 

@@ -20,8 +20,8 @@
  * that the `h1:` passes that need a whole archive no longer overlap the next
  * downloads (5 × 100 MB on loopback, 2 cores: 1.05–1.13× the wall time of 2
  * streams at the same CPU). So without `-downloads`/`PROVKIT_DOWNLOADS` a run
- * starts with the cores' share of streams and opens more, up to the default,
- * only while this process leaves the cores idle enough to carry them
+ * starts with the cores' share of streams and opens the rest of the default
+ * once a stream is seen held by its link while the cores have room
  * ({@link AdaptiveStreams}); an explicit count is kept as given.
  */
 import { availableParallelism } from 'node:os';
@@ -46,12 +46,13 @@ export const MAX_DOWNLOADS = 64;
  * calling the `release` it is given, once its last byte has arrived (what
  * remains, hashing the tail of the stream, is the CPU's budget: the hash
  * pool's). Otherwise, and in any case, the slot is freed when the task
- * settles; a second release does nothing. A task calls `receiving` as its
- * bytes arrive (a download's progress reports): the clock of an adaptive
- * queue's decisions ({@link AdaptiveStreams}); a fixed queue ignores it.
+ * settles; a second release does nothing. A task calls `receiving` with
+ * the bytes it has received so far as they arrive (a download's progress
+ * reports): what an adaptive queue decides by ({@link AdaptiveStreams}); a
+ * fixed queue ignores it.
  */
 export type DownloadQueue = <T>(
-  task: (release: () => void, receiving: () => void) => Promise<T>,
+  task: (release: () => void, receiving: (received: number) => void) => Promise<T>,
   priority?: number,
 ) => Promise<T>;
 
@@ -66,21 +67,24 @@ export interface CpuTimes {
 /**
  * How a queue without an explicit count chooses how many streams run at
  * once: `floor` always (the cores' share, as many as the hash pool has
- * workers, at least 2), and up to the queue's limit while the cores have room
- * for more. Every `windowMs` of receiving, the queue reads the process's CPU
- * times: with the cores a fraction `busy` of that window busy carrying `n`
- * streams, the next window may carry `n × TARGET_BUSY ÷ busy` (more streams
- * while the process waits: the link is the limit); the count goes down by
- * one at a time when the cores are saturated, never below `floor`. The count
- * only decides when a waiting archive starts: a running download is never
- * paused.
+ * workers, at least 2), and the queue's whole limit once the link is seen to
+ * be what the run waits for: a stream's progress report shows it received
+ * less than {@link LINK_BOUND_RATE} bytes per second since its last one
+ * (held by its connection: a per-connection cap, a long round trip) while
+ * the process left more than {@link IDLE_ENOUGH} of the cores idle over the
+ * last `windowMs` (so the stream was not slow because its hasher held it,
+ * hashing/pool.ts). Both are needed: on loopback (5 × 100 MB, 2 cores, 2
+ * streams) a stream gets 28–69 MB/s (5th–90th percentile of its reports)
+ * with the process 0.67–0.93 busy; over a 60 ms link capped at 12 MB/s per
+ * connection, 10.7–13.3 MB/s with the process 0.25–0.50 busy at 1 to 8
+ * streams (bench/PROFILE.md "Streams that adapt"). The count goes down by
+ * one at a time when the cores are saturated, never below `floor`. It only
+ * decides when a waiting archive starts: a running download is never paused.
  *
  * Why this process's time and not the machine's: what the run waits for is
  * its own bytes; a machine busy with other work (a CI runner's other jobs, a
  * laptop's browser) does not make a far registry any nearer, so it should
- * not keep a link-bound run at two streams. A server on the same machine
- * (loopback) takes its share of the same cores, which is why the aim is well
- * below 1 ({@link TARGET_BUSY}).
+ * not keep a link-bound run at two streams.
  */
 export interface AdaptiveStreams {
   /** Streams always allowed (≥ 1; at most the queue's limit). */
@@ -91,19 +95,23 @@ export interface AdaptiveStreams {
   readonly now?: () => number;
   /** The measuring window in ms (default {@link ADAPT_WINDOW_MS}). */
   readonly windowMs?: number;
+  /** The link-bound rate in bytes per second (default {@link LINK_BOUND_RATE}). */
+  readonly linkBoundRate?: number;
 }
 
-/** How long the queue measures the cores before changing its count (a few progress reports of every stream). */
+/** How long the queue measures the cores' use (a progress report of every stream comes every 250 ms, net/client.ts). */
 export const ADAPT_WINDOW_MS = 200;
 
 /**
- * The share of the cores' time the adaptive count aims to use: the rest is
- * the margin for a server on the same cores and for hashing's bursts. From
- * 2 streams, a third opens only while the process used less than 3/8 of the
- * cores (a 5 × 100 MB lock from a registry on loopback, 2 cores, uses ~4/5;
- * 8 streams at 12 MB/s each over a 60 ms link, ~1/10: bench/PROFILE.md).
+ * Below this many bytes per second a stream is held by its link, not by
+ * this process: twice the benchmark's per-connection cap (12 MB/s), and
+ * below what one stream gets from a registry on loopback here (its 5th
+ * percentile, 28 MB/s); release CDNs commonly cap a connection at 5–20 MB/s.
  */
-const TARGET_BUSY = 0.75;
+export const LINK_BOUND_RATE = 24_000_000;
+
+/** The process used less than this share of the cores over the last window: room for more streams. */
+export const IDLE_ENOUGH = 0.6;
 
 /** Above this share of busy time the cores are saturated: one stream fewer at the next start. */
 const SATURATED = 0.95;
@@ -143,8 +151,9 @@ export function downloadQueue(limit: number, adaptive?: AdaptiveStreams): Downlo
   /** Tasks started at once now: the limit, or the adaptive count. */
   let open = adaptive === undefined ? limit : Math.min(limit, adaptive.floor);
   const decide = adaptive === undefined ? undefined : adapter(adaptive, limit);
-  /** While archives wait for a slot the count could open, a window also ends on time (progress reports come every 250 ms per stream). */
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  // The first window opens with the queue: the run's metadata phase (discovery, versions, the first packages'
+  // metadata) is part of it, so that the cores' use is known by the first archive's first progress report.
+  decide?.tick(open);
   const floor = Math.min(limit, adaptive?.floor ?? limit);
   /**
    * Starts what the count allows. After a slot was freed (`freed`), an
@@ -167,24 +176,17 @@ export function downloadQueue(limit: number, adaptive?: AdaptiveStreams): Downlo
         waiting.shift()!.start();
       }
     }
-    if (decide !== undefined && timer === undefined && waiting.length > 0 && open < limit) {
-      timer = setTimeout(() => {
-        timer = undefined;
-        receiving();
-        pump();
-      }, adaptive?.windowMs ?? ADAPT_WINDOW_MS);
-      // Never what keeps a process alive: the downloads are.
-      timer.unref();
-    }
   };
-  const receiving = (): void => {
-    const next = decide?.tick(open, active);
+  const decided = (next: number | undefined): void => {
     if (next === undefined || next === open) return;
     open = next;
     // Not inside the caller's stack (a body reader's progress callback).
     queueMicrotask(pump);
   };
-  return <T>(task: (release: () => void, receiving: () => void) => Promise<T>, priority = 0): Promise<T> =>
+  return <T>(
+    task: (release: () => void, receiving: (received: number) => void) => Promise<T>,
+    priority = 0,
+  ): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const start = (): void => {
         let held = true;
@@ -196,9 +198,16 @@ export function downloadQueue(limit: number, adaptive?: AdaptiveStreams): Downlo
           // Not inside the caller's stack (a release from a body reader's progress callback).
           queueMicrotask(() => pump(true));
         };
+        // This stream's last report: its rate is the bytes since then over the time since then.
+        let last = decide === undefined ? undefined : { at: decide.now(), received: 0 };
+        const receiving = (received: number): void => {
+          if (decide === undefined || last === undefined) return;
+          const at = decide.now();
+          const rate = at > last.at ? ((received - last.received) * 1000) / (at - last.at) : undefined;
+          last = { at, received };
+          decided(decide.tick(open, rate));
+        };
         // A task that throws instead of rejecting settles the same way.
-        // A start is a tick of the adaptive clock too: the first one opens its first window.
-        receiving();
         const settled = new Promise<T>((run) => run(task(release, receiving)));
         settled.then(resolve, reject).finally(release);
       };
@@ -211,44 +220,48 @@ export function downloadQueue(limit: number, adaptive?: AdaptiveStreams): Downlo
 
 /**
  * The adaptive count's measuring ({@link AdaptiveStreams}): `tick`, called
- * as bytes arrive, reads the CPU times once a window has passed and returns
- * the count for the next starts (`undefined`: no decision yet); `drained`
- * ends the window when nothing runs (a gap between a recursive lock's roots
- * would otherwise read as idle cores).
+ * as streams report (with the reporting stream's rate in bytes per second),
+ * reads the CPU times once a window has passed and returns the
+ * count for the next starts (`undefined`: unchanged); `drained` forgets the
+ * window when nothing runs (a gap between a recursive lock's roots would
+ * otherwise read as idle cores).
  */
 function adapter(
   options: AdaptiveStreams,
   limit: number,
-): { tick(open: number, active: number): number | undefined; drained(): void } {
+): { now(): number; tick(open: number, rate?: number): number | undefined; drained(): void } {
   const cpu = options.cpu ?? processCpuTimes;
   const now = options.now ?? ((): number => performance.now());
   const windowMs = options.windowMs ?? ADAPT_WINDOW_MS;
+  const linkBound = options.linkBoundRate ?? LINK_BOUND_RATE;
   const floor = Math.min(limit, options.floor);
   let from: { readonly at: number; readonly times: CpuTimes } | undefined;
+  /** The share of the cores the process used over the last whole window. */
+  let busy: number | undefined;
   const drained = (): void => {
     from = undefined;
+    busy = undefined;
   };
-  const tick = (open: number, active: number): number | undefined => {
+  const tick = (open: number, rate?: number): number | undefined => {
     const at = now();
     if (from === undefined) {
       from = { at, times: cpu() };
-      return undefined;
+    } else if (at - from.at >= windowMs) {
+      const times = cpu();
+      const total = times.total - from.times.total;
+      const used = times.busy - from.times.busy;
+      from = { at, times };
+      // A counter that did not move (too coarse for the window) measures nothing.
+      if (total > 0) {
+        busy = Math.min(1, Math.max(0, used / total));
+        if (busy >= SATURATED) return Math.max(floor, open - 1);
+      }
     }
-    if (at - from.at < windowMs) return undefined;
-    const times = cpu();
-    const total = times.total - from.times.total;
-    const used = times.busy - from.times.busy;
-    from = { at, times };
-    // A counter that did not move (too coarse for the window) decides nothing.
-    if (total <= 0) return undefined;
-    const busy = Math.min(1, Math.max(0, used / total));
-    if (busy >= SATURATED) return Math.max(floor, open - 1);
-    // The streams that were running carried `busy`: as many more as the idle cores can carry.
-    const carried = Math.max(1, active);
-    const room = Math.floor((carried * TARGET_BUSY) / Math.max(busy, 0.01));
-    return Math.min(limit, Math.max(open, room));
+    // A stream held by its link while the cores had room: every slot opens.
+    if (rate !== undefined && rate < linkBound && busy !== undefined && busy < IDLE_ENOUGH) return limit;
+    return undefined;
   };
-  return { tick, drained };
+  return { now, tick, drained };
 }
 
 /**
@@ -282,7 +295,7 @@ export function queueDownload<T>(
         ...events,
         onProgress: (e) => {
           events.onProgress?.(e);
-          receiving();
+          receiving(e.received);
           if (e.total !== undefined && e.received >= e.total) release();
         },
       })),

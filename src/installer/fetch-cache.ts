@@ -153,7 +153,7 @@ export interface FetchCacheOptions {
   readonly events?: EventSink;
   /** Aborts the cache's downloads and hashing. */
   readonly signal?: AbortSignal;
-  /** Archives downloaded at once, exactly; unset: from the cores' share up to {@link DEFAULT_DOWNLOADS} while the cores idle (download-queue.ts `networkQueue`). */
+  /** Archives downloaded at once, exactly; unset: the cores' share, {@link DEFAULT_DOWNLOADS} once the link holds the streams (download-queue.ts `networkQueue`). */
   readonly networkConcurrency?: number;
   /** Hashes of archives seen before, by `zh:` (hashing/store.ts); every archive hashed is added. */
   readonly hashStore?: HashStore;

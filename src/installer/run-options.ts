@@ -29,7 +29,7 @@ export interface FetchRunOptions {
    * `ProvkitError` `ABORTED` thrown.
    */
   readonly signal?: AbortSignal;
-  /** Archives downloaded at once, exactly; unset: from the cores' share up to 8 while the cores idle (installer/download-queue.ts `networkQueue`). */
+  /** Archives downloaded at once, exactly; unset: the cores' share, 8 once the link holds the streams (installer/download-queue.ts `networkQueue`). */
   readonly networkConcurrency?: number;
   /**
    * Hashes of archives seen before, by `zh:` (hashing/store.ts): a registry

@@ -49,8 +49,8 @@ describe('downloads at once: -downloads, PROVKIT_DOWNLOADS, else adaptive', () =
   it('the help lines align with the command’s other options', () => {
     expect(downloadsHelp(24).split('\n')).toEqual([
       '  -downloads=N          Archives downloaded at once, 1 to 64 (default',
-      "                        PROVKIT_DOWNLOADS, else from the cores' share up",
-      '                        to 8 while the cores have room).',
+      "                        PROVKIT_DOWNLOADS, else the cores' share, 8",
+      '                        once the link is what holds the streams).',
     ]);
   });
 });

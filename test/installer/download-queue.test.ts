@@ -11,6 +11,7 @@ import {
   networkQueue,
   processCpuTimes,
   queueDownload,
+  LINK_BOUND_RATE,
   type CpuTimes,
 } from '../../src/installer/download-queue.js';
 
@@ -171,15 +172,15 @@ describe('download queue: slots independent of the cores, largest first', () => 
 
 /**
  * An adaptive queue on a hand-moved clock and CPU counter: `spend(ms, busy)`
- * moves both (the process used `busy` of the cores for `ms`); tasks record
- * their start and keep the queue's `receiving` (a download's progress).
+ * moves both (the process used `busy` of the cores for `ms`); `report(name,
+ * bytes)` is a progress report of a running task (its bytes so far).
  */
 function adaptiveRig(limit: number, floor: number) {
   let now = 0;
   let cpu: CpuTimes = { busy: 0, total: 0 };
   const started: string[] = [];
   const finish = new Map<string, () => void>();
-  let receiving: () => void = () => {};
+  const receiving = new Map<string, (received: number) => void>();
   const q = downloadQueue(limit, { floor, windowMs: 200, now: () => now, cpu: () => cpu });
   return {
     started,
@@ -188,14 +189,13 @@ function adaptiveRig(limit: number, floor: number) {
       cpu = { busy: cpu.busy + ms * 2 * busy, total: cpu.total + ms * 2 };
     },
     add(name: string): Promise<string> {
-      return q((_release, tick) => {
-        receiving = tick;
+      return q((_release, report) => {
+        receiving.set(name, report);
         started.push(name);
         return new Promise<string>((resolve) => finish.set(name, () => resolve(name)));
       });
     },
-    /** A progress report of a running download. */
-    progress: (): void => receiving(),
+    report: (name: string, received: number): void => receiving.get(name)!(received),
     finish: (name: string): void => finish.get(name)!(),
     /** Finishes every task, the waiting ones as they start. */
     async drain(all: Array<Promise<string>>): Promise<string[]> {
@@ -216,42 +216,58 @@ function adaptiveRig(limit: number, floor: number) {
 }
 
 const names = (n: number): string[] => Array.from({ length: n }, (_, i) => `p${i}`);
+const MB = 1_000_000;
 
-describe("download queue without a count: the cores' share of streams, more while the process leaves the cores idle", () => {
-  it('starts `floor` streams; after a window in which they left the cores idle, opens as many as the idle cores carry, up to the limit', async () => {
+describe("download queue without a count: the cores' share of streams, every slot once the link holds the streams", () => {
+  it('starts `floor` streams; a stream slower than the link-bound rate while the process left the cores idle opens every slot', async () => {
+    expect(LINK_BOUND_RATE).toBe(24 * MB);
     const rig = adaptiveRig(8, 2);
     const all = names(10).map((n) => rig.add(n));
     await tick();
     expect(rig.started).toEqual(['p0', 'p1']);
-    // Less than a window: nothing decided, however idle.
-    rig.spend(150, 0.05);
-    rig.progress();
-    await tick();
-    expect(rig.started).toHaveLength(2);
-    // A window at 10 % busy carrying 2 streams: room for 15, the limit is 8.
-    rig.spend(100, 0.1);
-    rig.progress();
+    // 250 ms at 10 % of the cores; p0 received 3 MB in them: 12 MB/s, a capped connection.
+    rig.spend(250, 0.1);
+    rig.report('p0', 3 * MB);
     await tick();
     expect(rig.started).toEqual(names(8));
     expect(await rig.drain(all)).toEqual(names(10));
   });
 
-  it('a window in which the streams kept the cores busy (a registry on loopback) opens none; one in which they used a quarter opens what three quarters carry', async () => {
+  it('fast streams on idle cores open none (the link is not what they wait for); slow streams on busy cores open none (their hashers hold them)', async () => {
     const rig = adaptiveRig(8, 2);
     const all = names(8).map((n) => rig.add(n));
     await tick();
-    rig.spend(250, 0.8);
-    rig.progress();
-    // 2 × 0.75 ÷ 0.6 = 2.5: still 2.
-    rig.spend(250, 0.6);
-    rig.progress();
+    // 60 MB/s each, as from a registry on loopback.
+    rig.spend(250, 0.3);
+    rig.report('p0', 15 * MB);
+    rig.report('p1', 15 * MB);
     await tick();
     expect(rig.started).toEqual(['p0', 'p1']);
-    // 2 streams at 25 %: 2 × 0.75 ÷ 0.25 = 6.
-    rig.spend(250, 0.25);
-    rig.progress();
+    // 8 MB/s, but the process used 80 % of the cores.
+    rig.spend(250, 0.8);
+    rig.report('p0', 17 * MB);
     await tick();
-    expect(rig.started).toEqual(names(6));
+    expect(rig.started).toEqual(['p0', 'p1']);
+    // The same rate once the cores have room: every slot.
+    rig.spend(250, 0.4);
+    rig.report('p1', 17 * MB);
+    await tick();
+    expect(rig.started).toEqual(names(8));
+    await rig.drain(all);
+  });
+
+  it('nothing opens before a whole window measured the cores', async () => {
+    const rig = adaptiveRig(8, 2);
+    const all = names(4).map((n) => rig.add(n));
+    await tick();
+    rig.spend(100, 0);
+    rig.report('p0', 1 * MB);
+    await tick();
+    expect(rig.started).toEqual(['p0', 'p1']);
+    rig.spend(150, 0);
+    rig.report('p0', 2 * MB);
+    await tick();
+    expect(rig.started).toEqual(names(4));
     await rig.drain(all);
   });
 
@@ -260,21 +276,21 @@ describe("download queue without a count: the cores' share of streams, more whil
     const all = names(9).map((n) => rig.add(n));
     await tick();
     rig.spend(250, 0.1);
-    rig.progress();
+    rig.report('p0', 1 * MB);
     await tick();
     expect(rig.started).toEqual(names(4));
     // Saturated twice: 4 → 3 → 2 open; the running four are not stopped, finishing two starts none.
     rig.spend(250, 1);
-    rig.progress();
+    rig.report('p0', 50 * MB);
     rig.spend(250, 0.99);
-    rig.progress();
+    rig.report('p0', 100 * MB);
     rig.finish('p0');
     rig.finish('p1');
     await tick();
     expect(rig.started).toEqual(names(4));
-    // A third saturated window keeps 2 (the floor): the next finish starts one.
+    // A third saturated window keeps 2 (the floor): finishing two starts two.
     rig.spend(250, 1);
-    rig.progress();
+    rig.report('p2', 100 * MB);
     rig.finish('p2');
     rig.finish('p3');
     await tick();
@@ -286,15 +302,17 @@ describe("download queue without a count: the cores' share of streams, more whil
     const rig = adaptiveRig(8, 2);
     const first = ['a', 'b'].map((n) => rig.add(n));
     await tick();
+    rig.spend(250, 0.9);
+    rig.report('a', 1 * MB);
     rig.finish('a');
     rig.finish('b');
     await Promise.all(first);
-    // Nothing runs for a second, the cores idle; then 6 archives on busy cores.
+    // Nothing runs for a second, the cores idle; then 6 archives, a slow report on busy cores.
     rig.spend(1000, 0);
     const next = names(6).map((n) => rig.add(n));
     await tick();
     rig.spend(250, 0.8);
-    rig.progress();
+    rig.report('p0', 1 * MB);
     await tick();
     expect(rig.started).toEqual(['a', 'b', 'p0', 'p1']);
     await rig.drain(next);
@@ -330,31 +348,6 @@ describe("download queue without a count: the cores' share of streams, more whil
     g.release('p2');
     g.release('p3');
     await Promise.all(fixed);
-  });
-
-  it('while archives wait, a window also ends on time, without a progress report', async () => {
-    let busy = 0;
-    const started: string[] = [];
-    const finish: Array<() => void> = [];
-    const q = downloadQueue(8, {
-      floor: 1,
-      windowMs: 5,
-      // The clock runs; the process used nothing.
-      cpu: () => ({ busy, total: performance.now() * 2 }),
-    });
-    const all = names(3).map((n) =>
-      q(() => {
-        started.push(n);
-        return new Promise<void>((resolve) => finish.push(resolve));
-      }),
-    );
-    busy = 0;
-    await tick();
-    expect(started).toEqual(['p0']);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(started).toEqual(names(3));
-    for (const f of finish) f();
-    await Promise.all(all);
   });
 
   it("networkQueue: a count given is kept as given whatever the cores; none given adapts from the cores' share (2 to 4)", async () => {
