@@ -759,9 +759,19 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       fileDone: () =>
         new Promise((resolve) => {
           let cancel = (): void => undefined;
+          // The job may already have its answer (abandoned: a download aborted as its last bytes were written):
+          // its handlers were forgotten and its worker, with no job left, no longer keeps the process alive. The
+          // worker still answers this (after its writes to the file, which must end before the file is closed),
+          // so the handlers come back and the worker is held until that answer.
+          const late = over;
+          if (late) {
+            streams.set(id, handlers);
+            worker.ref();
+          }
           fileWaiter = (f) => {
             fileWaiter = undefined;
             cancel();
+            if (late && !busy.has(worker) && !load.has(worker)) worker.unref();
             resolve(f);
             forget();
           };

@@ -152,6 +152,26 @@ describe('the hash worker writes the file it hashes', () => {
     }
   });
 
+  it('a stream abandoned before its writer closes (a download refused as its last bytes arrived): the writer still closes, its file closed, nothing hangs', async () => {
+    const pool = createHashPool({ concurrency: 1 });
+    try {
+      const s = pool.streamZip();
+      const w = s.writeFile(join(dir, 'abandoned.partial'), 0, 0o644)!;
+      await new Promise<void>((resolve, reject) =>
+        w.write(zip.subarray(0, 64 * 1024), (e) => (e ? reject(e) : resolve())),
+      );
+      s.abort();
+      // The digest waits for the job's answer (here: abandoned), so the worker's answer has come first.
+      await expect(s.digest()).rejects.toBeDefined();
+      const closed = new Promise<void>((resolve) => w.once('close', () => resolve()));
+      w.destroy();
+      await closed;
+      expect(openFds()).toEqual([]);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('the pool closed mid-stream: the writer fails, its file is closed, nothing hangs', async () => {
     const pool = createHashPool({ concurrency: 1 });
     const tmp = join(dir, 'closed.partial');
