@@ -75,7 +75,7 @@ export interface CpuTimes {
  * last `windowMs` (so the stream was not slow because its hasher held it,
  * hashing/pool.ts). Both are needed: on loopback (5 × 100 MB, 2 cores, 2
  * streams) a stream gets 28–69 MB/s (5th–90th percentile of its reports)
- * with the process 0.67–0.93 busy; over a 60 ms link capped at 12 MB/s per
+ * with the process 0.64–0.93 busy; over a 60 ms link capped at 12 MB/s per
  * connection, 10.7–13.3 MB/s with the process 0.25–0.50 busy at 1 to 8
  * streams (bench/PROFILE.md "Streams that adapt"). The count goes down by
  * one at a time when the cores are saturated, never below `floor`. It only
@@ -148,13 +148,14 @@ export function downloadQueue(limit: number, adaptive?: AdaptiveStreams): Downlo
   /** Waiting starts, highest priority first, then in the order given (a stable insertion). */
   const waiting: Array<{ priority: number; start: () => void }> = [];
   let active = 0;
+  /** The streams always open: the limit, or the adaptive count's floor. */
+  const floor = Math.min(limit, adaptive?.floor ?? limit);
   /** Tasks started at once now: the limit, or the adaptive count. */
-  let open = adaptive === undefined ? limit : Math.min(limit, adaptive.floor);
-  const decide = adaptive === undefined ? undefined : adapter(adaptive, limit);
+  let open = floor;
+  const decide = adaptive === undefined ? undefined : adapter(adaptive, floor, limit);
   // The first window opens with the queue: the run's metadata phase (discovery, versions, the first packages'
   // metadata) is part of it, so that the cores' use is known by the first archive's first progress report.
   decide?.tick(open);
-  const floor = Math.min(limit, adaptive?.floor ?? limit);
   /**
    * Starts what the count allows. After a slot was freed (`freed`), an
    * adaptive queue also starts the last archives together: fewer waiting
@@ -198,15 +199,8 @@ export function downloadQueue(limit: number, adaptive?: AdaptiveStreams): Downlo
           // Not inside the caller's stack (a release from a body reader's progress callback).
           queueMicrotask(() => pump(true));
         };
-        // This stream's last report: its rate is the bytes since then over the time since then.
-        let last = decide === undefined ? undefined : { at: decide.now(), received: 0 };
-        const receiving = (received: number): void => {
-          if (decide === undefined || last === undefined) return;
-          const at = decide.now();
-          const rate = at > last.at ? ((received - last.received) * 1000) / (at - last.at) : undefined;
-          last = { at, received };
-          decided(decide.tick(open, rate));
-        };
+        const receiving =
+          decide === undefined ? (): void => {} : reportsOf(decide, (rate) => decided(decide.tick(open, rate)));
         // A task that throws instead of rejecting settles the same way.
         const settled = new Promise<T>((run) => run(task(release, receiving)));
         settled.then(resolve, reject).finally(release);
@@ -219,6 +213,22 @@ export function downloadQueue(limit: number, adaptive?: AdaptiveStreams): Downlo
 }
 
 /**
+ * One stream's progress reports (its bytes so far) as rates: the bytes since
+ * its last report over the time since then, handed to `rate`.
+ */
+function reportsOf(
+  clock: { now(): number },
+  rate: (bytesPerSecond: number | undefined) => void,
+): (received: number) => void {
+  let last = { at: clock.now(), received: 0 };
+  return (received) => {
+    const at = clock.now();
+    rate(at > last.at ? ((received - last.received) * 1000) / (at - last.at) : undefined);
+    last = { at, received };
+  };
+}
+
+/**
  * The adaptive count's measuring ({@link AdaptiveStreams}): `tick`, called
  * as streams report (with the reporting stream's rate in bytes per second),
  * reads the CPU times once a window has passed and returns the
@@ -228,13 +238,13 @@ export function downloadQueue(limit: number, adaptive?: AdaptiveStreams): Downlo
  */
 function adapter(
   options: AdaptiveStreams,
+  floor: number,
   limit: number,
 ): { now(): number; tick(open: number, rate?: number): number | undefined; drained(): void } {
   const cpu = options.cpu ?? processCpuTimes;
   const now = options.now ?? ((): number => performance.now());
   const windowMs = options.windowMs ?? ADAPT_WINDOW_MS;
   const linkBound = options.linkBoundRate ?? LINK_BOUND_RATE;
-  const floor = Math.min(limit, options.floor);
   let from: { readonly at: number; readonly times: CpuTimes } | undefined;
   /** The share of the cores the process used over the last whole window. */
   let busy: number | undefined;
