@@ -10,9 +10,9 @@
  * one worker each (the tail of a batch shares the cores instead of one
  * package running alone at the end: 5 equal packages on 2 cores take 2.5
  * package-times, not 3, as 2 + 3 at once; bench/PROFILE.md). Jobs queue
- * beyond that. Streamed archives (`streamZip`) never queue: they share the
- * `concurrency` workers, several on one worker when there are more streams
- * than workers. Results are the same values the in-process functions return
+ * beyond that. Streamed archives (`streamZip`) never queue: each gets a
+ * worker of its own up to `shareUpTo` workers, then they share the least
+ * loaded, several on one worker. Results are the same values the in-process functions return
  * (errors are rebuilt as ProvkitError with the same code and context).
  * Workers are started lazily, kept while the pool is open, and do not keep
  * the process alive while idle. `concurrency: 0` hashes in this thread.
@@ -52,8 +52,10 @@ export interface HashPoolOptions extends ZipHashOptions {
    * extra workers. Each extra worker costs a V8 isolate (~8 MB RSS, its
    * start-up CPU) and is stopped once the queue is empty; all at once for
    * 5 (`2 * concurrency + 1`) measured +0.2–0.6 CPU-s and +30 MB for the
-   * same balance (bench/PROFILE.md). Streamed jobs do not count: they
-   * share the `concurrency` workers (see {@link HashPool.streamZip}).
+   * same balance (bench/PROFILE.md). It also bounds the threads that
+   * streamed jobs start, one each, before they share (see
+   * {@link HashPool.streamZip}); streamed jobs are not counted among the
+   * file jobs.
    */
   shareUpTo?: number;
 }
@@ -85,8 +87,9 @@ export interface HashPool {
   /**
    * Hashes a zip while its bytes arrive (zip-stream.ts): put
    * {@link ZipStream.transform} in the download's pipeline, then call
-   * {@link ZipStream.finish} with the written file. Starts at once on the
-   * least loaded worker, which may carry other streams (and a file job)
+   * {@link ZipStream.finish} with the written file. Starts at once: on a
+   * worker of its own while fewer than {@link shareUpTo} workers run, else
+   * on the least loaded, which then carries other streams (and a file job)
    * besides; a closed pool gives a plain pass-through whose `finish` fails.
    */
   streamZip(): ZipStream;
@@ -679,17 +682,26 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
    * A stream job is carried by one worker from its first byte to `finish`,
    * and starts at once, never queued (queueing would buffer the download):
    * on a worker with no job, else on a new one while fewer than
-   * `concurrency` run, else on the least loaded, which then carries several
+   * `shareUpTo` run, else on the least loaded, which then carries several
    * (worker.ts keys its streams by id). However many streams the caller's
    * network limit runs (installer/download-queue.ts), every one is hashed
-   * as it arrives and the threads stay `concurrency`; a worker that falls
-   * behind stops taking bytes (`STREAM_IN_FLIGHT` per stream), which holds
-   * its downloads (bench/PROFILE.md "WAN").
+   * as it arrives and the threads stay at most `shareUpTo`; a worker that
+   * falls behind stops taking bytes (`STREAM_IN_FLIGHT` per stream), which
+   * holds its downloads (bench/PROFILE.md "WAN").
+   *
+   * Why `shareUpTo` and not `concurrency` (bench/PROFILE.md "Streams on
+   * their own threads"): a stream cannot move to another worker, so with
+   * `concurrency` threads the tail of a batch was uneven: 5 × 100 MB on 2
+   * cores ended with 2 streams on one worker (half a core each) and 1 on
+   * the other, whose core then idled for ~0.6 s while the pair finished.
+   * With a thread each, the OS shares the cores among the streams evenly,
+   * as it does for a batch's file jobs; the extra threads stop when their
+   * jobs end (as a batch's extra workers do).
    */
   const streamZip = (): ZipStream => {
     if (closed) return passThroughStream((path, knownZh) => api.hashZip(path, knownZh));
     let w = idle.pop();
-    if (!w && started < concurrency) w = spawn();
+    if (!w && started < shareUpTo) w = spawn();
     w ??= leastLoaded(() => true) ?? spawn();
     const worker = w;
     const id = nextId++;

@@ -194,6 +194,50 @@ describe('hash pool balance (shared tail of a batch)', () => {
     }
   });
 
+  it.runIf(process.platform === 'linux')(
+    'streams get a thread each up to shareUpTo, then share: with concurrency 2, a third stream starts a third worker (not a second stream on a busy one, whose pair would end 0.6 s after the lone stream on 5 × 100 MB), a fourth shares, and the extra threads stop when the streams end',
+    async () => {
+      // The process's OS threads (/proc/self/task): a worker is one more. Counted once they are steady, so that
+      // a previous test's pool still stopping its threads is not mistaken for this one's.
+      const threads = (): number => readdirSync('/proc/self/task').length;
+      const steady = async (): Promise<number> => {
+        for (let last = -1; ;) {
+          const now = threads();
+          if (now === last) return now;
+          last = now;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      const pool = createHashPool({ concurrency: 2 });
+      expect(pool.shareUpTo).toBe(3);
+      try {
+        const before = await steady();
+        const streams = [pool.streamZip(), pool.streamZip(), pool.streamZip()];
+        expect(threads() - before).toBe(3);
+        streams.push(pool.streamZip());
+        expect(threads() - before).toBe(3);
+        // A stream that ends gives its worker back: the next one takes it, no new thread.
+        streams[0]!.abort();
+        await new Promise((r) => setTimeout(r, 100));
+        streams.push(pool.streamZip());
+        expect(await steady()).toBeLessThanOrEqual(before + 3);
+        // Every stream still hashes to the file pass's result after the moves.
+        const bytes = await readFile(paths[0]!);
+        const got = await Promise.all(
+          streams.slice(1).map(async (s) => {
+            await pipeline(Readable.from([bytes]), s.transform, new Writable({ write: (_c, _e, cb) => cb() }));
+            return outcome(s.finish(paths[0]!));
+          }),
+        );
+        expect(got).toEqual(streams.slice(1).map(() => expected[0]));
+        // The extra worker is stopped once its streams are done; the pool's `concurrency` stay (idle).
+        expect(await steady()).toBe(before + 2);
+      } finally {
+        await pool.close();
+      }
+    },
+  );
+
   it('one read of a local archive (hashZipFileOnce: zh: and the entries from the same blocks) equals the two-read file pass, errors included', async () => {
     for (const [i, p] of paths.entries()) {
       expect(await outcome(hashZipFileOnce(p)), p).toEqual(expected[i]);
