@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ProvkitError } from '../../src/errors.js';
 import { createHashPool, hashZipPackage, type ZipPackageHashes } from '../../src/hashing/index.js';
+import { streamThreadOf } from '../../src/hashing/pool.js';
 import { hashZipFileOnce } from '../../src/hashing/zip-stream.js';
 import { buildZip, type ZipEntrySpec } from '../support/zip-writer.js';
 
@@ -237,6 +238,31 @@ describe('hash pool balance (shared tail of a batch)', () => {
       }
     },
   );
+
+  it('a stream whose bytes are all in counts as nearly free: the next stream goes to its worker, not to one whose stream is still arriving (a download queue starts the next archive at the last byte, while the tail is hashed)', async () => {
+    const pool = createHashPool({ concurrency: 2 });
+    const sink = (): Writable => new Writable({ write: (_c, _e, cb) => cb() });
+    try {
+      const streams = [pool.streamZip(), pool.streamZip(), pool.streamZip()];
+      const threads = streams.map(streamThreadOf);
+      // One worker each (shareUpTo = 3).
+      expect(new Set(threads).size).toBe(3);
+      expect(threads.every((t) => typeof t === 'number')).toBe(true);
+      // The second stream's download is complete; the others are still arriving.
+      const bytes = await readFile(paths[0]!);
+      await pipeline(Readable.from([bytes]), streams[1]!.transform, sink());
+      expect((await streams[1]!.digest()).size).toBe(bytes.length);
+      const next = pool.streamZip();
+      expect(streamThreadOf(next)).toBe(threads[1]);
+      // And the one after that shares a worker whose stream is still arriving, never the same twice in a row.
+      const after = pool.streamZip();
+      expect(streamThreadOf(after)).not.toBe(threads[1]);
+      expect(await outcome(streams[1]!.finish(paths[0]!))).toEqual(expected[0]);
+      for (const s of [...streams, next, after]) s.abort();
+    } finally {
+      await pool.close();
+    }
+  });
 
   it('one read of a local archive (hashZipFileOnce: zh: and the entries from the same blocks) equals the two-read file pass, errors included', async () => {
     for (const [i, p] of paths.entries()) {
