@@ -20,7 +20,6 @@
 import { createHash } from 'node:crypto';
 import { close as closeFd, open as openFd } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import { Transform, Writable, type TransformCallback } from 'node:stream';
 import { createRequire } from 'node:module';
 import type * as WorkerThreads from 'node:worker_threads';
@@ -28,6 +27,7 @@ import type { Worker } from 'node:worker_threads';
 
 import { ErrorCode, ProvkitError, type SerializedError, errorText } from '../errors.js';
 import { DOWNLOAD_BLOCK } from '../fs/blocks.js';
+import { usableCores } from '../fs/cores.js';
 import { hashPackageDir } from './dir-package.js';
 import { asHash, zhFromDigest, type Hash } from './hash.js';
 import { type FormResult, type ZipForms, type ZipHashOptions, type ZipPackageHashes } from './zip-package.js';
@@ -36,7 +36,7 @@ import { hashWithDigests, hashZipFileOnce, zipFormsFileOnce, ZipStreamDigester }
 
 /** How {@link createHashPool} sizes its workers, and the archive limits every zip job applies. */
 export interface HashPoolOptions extends ZipHashOptions {
-  /** Packages hashed at once; default `os.availableParallelism()`. 0 = no workers. */
+  /** Packages hashed at once; default the cores this process may use (fs/cores.ts: the CPUs, lowered to a container's CPU quota). 0 = no workers. */
   concurrency?: number;
   /**
    * `hashZip` of an archive at most this large runs in the calling thread
@@ -516,7 +516,7 @@ export function streamThreadOf(stream: ZipStream): number | undefined {
  * `close()` ends them. Owned by the caller: close it once when done, or the process keeps its threads.
  */
 export function createHashPool(options: HashPoolOptions = {}): HashPool {
-  const concurrency = options.concurrency ?? availableParallelism();
+  const concurrency = options.concurrency ?? usableCores();
   const inThreadBytes = options.inThreadBytes ?? 0;
   const shareUpTo = Math.max(concurrency, options.shareUpTo ?? 2 * concurrency - 1);
   const zipOptions: ZipHashOptions = options.limits ? { limits: options.limits } : {};

@@ -24,8 +24,7 @@
  * once a stream is seen held by its link while the cores have room
  * ({@link AdaptiveStreams}); an explicit count is kept as given.
  */
-import { availableParallelism } from 'node:os';
-
+import { usableCores } from '../fs/cores.js';
 import type { NetEvents } from '../net/index.js';
 import type { PackageMeta } from '../sources/index.js';
 
@@ -117,14 +116,14 @@ export const IDLE_ENOUGH = 0.6;
 const SATURATED = 0.95;
 
 /** The streams always allowed by default: the hash pool's share (one worker per core), 2 to 4, as before the count was independent of the cores. */
-export function defaultStreamFloor(cores = availableParallelism()): number {
+export function defaultStreamFloor(cores = usableCores()): number {
   return Math.min(4, Math.max(2, cores));
 }
 
-/** This process's CPU times now: `process.cpuUsage()` (every thread) against the wall time × `os.availableParallelism()`. */
+/** This process's CPU times now: `process.cpuUsage()` (every thread) against the wall time × the cores it may use (fs/cores.ts: a container's CPU quota counts). */
 export function processCpuTimes(): CpuTimes {
   const { user, system } = process.cpuUsage();
-  return { busy: (user + system) / 1000, total: performance.now() * availableParallelism() };
+  return { busy: (user + system) / 1000, total: performance.now() * usableCores() };
 }
 
 /**

@@ -18,7 +18,8 @@ export const HASH_HELP = `Usage: provkit hash [options] PATH...
 Options:
   -json            Machine-readable output (JSON lines; see docs/json-ui.md): a
                    package_hash message per path with path, h1, zh, h1_zip, warnings.
-  -concurrency=N   Packages hashed at once (default: the number of cores).
+  -concurrency=N   Packages hashed at once (default: the cores, within a
+                   container's CPU limit).
 `;
 
 export async function hashCommand(args: readonly string[], io: CliIO, globals: GlobalOptions): Promise<number> {
