@@ -19,7 +19,7 @@
 import { join, resolve } from 'node:path';
 
 import { DEFAULT_TEST_DIRECTORY, loadConfig } from '../config/index.js';
-import type { Diagnostic } from '../errors.js';
+import { type Diagnostic, ErrorCode, ProvkitError } from '../errors.js';
 import { hasErrors } from '../hcl/index.js';
 import { loadLockFile, LOCK_FILE_NAME, Locks, locksEqual, saveLockFile } from '../lockfile/index.js';
 import type { Source } from '../sources/index.js';
@@ -152,8 +152,18 @@ export async function installModule(dir: string, options: InstallModuleOptions):
   if (outcome.failures.length > 0) return { ...done, status: 'failed', failures: outcome.failures };
 
   const action = lockFileAction(old.locks, outcome.locks, locksEqual(old.locks, outcome.locks), readonly === true);
-  // Not after an interrupt: the lock file stays as it was. An interrupt after the write is too late to undo it.
-  const write = action === 'write' && options.signal?.aborted !== true;
-  if (write) await saveLockFile(lockPath, outcome.locks, flavor);
+  // Not after an interrupt: the lock file stays as it was, also when the interrupt comes while it is being
+  // written (nothing is renamed into place, fs/atomic.ts), as lock's write (lock-module.ts). An interrupt
+  // after the rename is too late to undo it: the outcome stands.
+  let write = action === 'write' && options.signal?.aborted !== true;
+  if (write) {
+    try {
+      await saveLockFile(lockPath, outcome.locks, flavor, options.signal);
+    } catch (err) {
+      if (!(err instanceof ProvkitError && err.code === ErrorCode.ABORTED && options.signal?.aborted === true))
+        throw err;
+      write = false;
+    }
+  }
   return { ...done, status: 'installed', lockFile: action, wrote: write };
 }

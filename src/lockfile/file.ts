@@ -56,9 +56,13 @@ export async function loadLockFile(path: string, flavor: Flavor, displayName: st
   return { ...parseLockFile(bytes, displayName, flavor), bytes };
 }
 
-/** Saves locks atomically; failures name the file, as the reference's message does. */
-export function saveLockFile(path: string, locks: Locks, flavor: Flavor): Promise<void> {
-  return saveLockBytes(path, serializeLocks(locks, flavor));
+/**
+ * Saves locks atomically; failures name the file, as the reference's message
+ * does. Once `signal` has aborted, the file is left as it was and the call
+ * rejects with `ABORTED`, as {@link saveLockBytes}.
+ */
+export function saveLockFile(path: string, locks: Locks, flavor: Flavor, signal?: AbortSignal): Promise<void> {
+  return saveLockBytes(path, serializeLocks(locks, flavor), signal);
 }
 
 /**

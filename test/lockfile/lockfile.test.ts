@@ -332,4 +332,26 @@ describe('file I/O', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('a save whose signal has aborted (an interrupt during an install) rejects with ABORTED and leaves the old file and no temp file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'provkit-lock-'));
+    try {
+      const path = join(dir, '.terraform.lock.hcl');
+      const locks = new Locks([
+        newProviderLock(parseProviderSource('example.com/a/b', 'tofu'), parseVersion('1.0.0'), undefined, []),
+      ]);
+      await saveLockFile(path, new Locks(), 'tofu');
+      const before = await readFile(path);
+      const controller = new AbortController();
+      controller.abort(new Error('SIGINT'));
+      await expect(saveLockFile(path, locks, 'tofu', controller.signal)).rejects.toMatchObject({ code: 'ABORTED' });
+      expect((await readFile(path)).equals(before)).toBe(true);
+      expect(await readdir(dir)).toEqual(['.terraform.lock.hcl']);
+      // Without a signal, or with one that has not aborted, the save is as before.
+      await saveLockFile(path, locks, 'tofu', new AbortController().signal);
+      expect((await loadLockFile(path, 'tofu')).locks.size).toBe(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
