@@ -13,6 +13,13 @@
 // such a connection. Without the warm-up that connection is opened by the
 // first download, after its package's SHA256SUMS arrived and its signature
 // was checked. No duration is asserted.
+//
+// For `lock` the row pins the outcome, not the warm-up alone: lock asks for a
+// registry package's archive as soon as its download metadata names it
+// (fetch-cache.ts, before the signature), so that download opens the release
+// site's connection at the same moment the warm-up would, and the row passes
+// with either. mirror, install and bundle create wait for the signature, so
+// their rows fail without the warm-up.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { e2eWorkspace, requiresTf, runCli, type E2eWorkspace } from '../support/e2e.js';
