@@ -7,7 +7,11 @@
 // slot), and the largest announced archive (OpenTofu's `packages` size)
 // first among those waiting. Archives are throttled, so that each download
 // lasts long enough for the overlaps to be read from the request log; no
-// duration is asserted. When the registry's archive URLs redirect to a CDN
+// duration is asserted. Where the order of the queue is pinned, the first
+// archives are held by the registry until every package's metadata was
+// answered (the `after` fault of test/support/servers/http-server.ts), so that
+// every package has joined the queue before a slot frees: the order is the
+// servers' fact, not a race with the load. When the registry's archive URLs redirect to a CDN
 // host, the waiting archives' redirects are learnt while they wait
 // (HttpClient.learnRedirect; lock and mirror alike, installer/redirects-ahead.ts),
 // so that their downloads start at the CDN.
@@ -38,8 +42,7 @@ const sizeOf = (i: number): number => 48 * 1024 + ((i * 7) % 10) * 12 * 1024;
 /**
  * `install`'s packages (one platform, one package per provider), the
  * smallest first in the configuration's (alphabetical) order, so that in the
- * order they join the queue the largest would tend to leave last; each lasts
- * 0.67 s or more at 96 KiB/s, while the others join the queue.
+ * order they join the queue the largest would tend to leave last.
  */
 const INSTALLED = ['alpha', 'bravo', 'charlie', 'delta', 'echo'].map((type, i) => ({
   type,
@@ -74,6 +77,8 @@ let reg: RemoteServer;
 /** A registry whose archive URLs answer 302 to {@link cdn}, as registries send archives to a CDN host. */
 let redirecting: RemoteServer;
 let cdn: RemoteServer;
+/** A registry that serves its archives itself, so that an archive can be held until its metadata requests were answered. */
+let sameHost: RemoteServer;
 let w: E2eWorkspace;
 
 beforeAll(async () => {
@@ -88,11 +93,7 @@ beforeAll(async () => {
   const installed = await Promise.all(
     INSTALLED.map(({ type, size }) => incompressible(type, [{ platform: 'linux_amd64', seed: type, size }])),
   );
-  reg = await host.registry({
-    packagesExtension: true,
-    archiveHost: 'separate',
-    providers: [...providers, ...installed],
-  });
+  reg = await host.registry({ packagesExtension: true, archiveHost: 'separate', providers });
   // Each archive takes about a second: the downloads' overlaps are visible in the log.
   await reg.setFault(/\.zip$/, { kind: 'throttle', bytesPerSecond: 96 * 1024 }, 'archives');
   redirecting = await host.registry({ packagesExtension: true, archiveHost: 'same', providers });
@@ -102,6 +103,11 @@ beforeAll(async () => {
     await redirecting.setFault(path, { kind: 'redirect', location: `${cdn.origin}${path}` }, 'main');
   }
   await cdn.setFault(/\.zip$/, { kind: 'throttle', bytesPerSecond: 96 * 1024 }, 'main');
+  sameHost = await host.registry({
+    packagesExtension: true,
+    archiveHost: 'same',
+    providers: [...providers, ...installed],
+  });
   w = e2eWorkspace(reg.caPath, { PROVKIT_HASH_STORE: 'off' });
 }, 120_000);
 
@@ -109,9 +115,9 @@ afterAll(async () => {
   await host?.close();
 });
 
-/** The archive requests of a run, and the most that were in flight at once (from when each was read to its last byte). */
+/** The archive requests of a run (whichever server served them), and the most that were in flight at once (from when each was read to its last byte). */
 function archives(log: readonly RemoteLoggedRequest[]): { requests: RemoteLoggedRequest[]; maxInFlight: number } {
-  const requests = log.filter((q) => q.server === 'archives' && q.pathname.endsWith('.zip'));
+  const requests = log.filter((q) => q.pathname.endsWith('.zip'));
   let maxInFlight = 0;
   for (const q of requests) {
     const inFlight = requests.filter((o) => o.at <= q.at && (o.finishedAt ?? Infinity) > q.at).length;
@@ -154,22 +160,27 @@ describe('downloads (lock, mirror, install): a network budget of its own, metada
   }, 120_000);
 
   it('-downloads=2 wins over PROVKIT_DOWNLOADS: 2 in flight, and the waiting archives start largest first', async () => {
-    // The order is read from the queue once every package has joined it (its metadata and signature checked):
-    // this run's archives are throttled harder (1.5-5 s each, the first two the largest), so that on a loaded
-    // machine no slot frees before the last package is queued (a slot that frees earlier rightly takes the
-    // largest of those already waiting; the clean-clone CI once saw that under load at 96 KiB/s).
-    await reg.clearFaults();
-    await reg.setFault(/\.zip$/, { kind: 'throttle', bytesPerSecond: 32 * 1024 }, 'archives');
-    let log: RemoteLoggedRequest[];
-    try {
-      log = await lock('two', ['-downloads=2'], { PROVKIT_DOWNLOADS: '5' });
-    } finally {
-      await reg.clearFaults();
-      await reg.setFault(/\.zip$/, { kind: 'throttle', bytesPerSecond: 96 * 1024 }, 'archives');
-    }
+    // The first two archives (begun as their download metadata named them) are held by the registry until every
+    // package's download metadata was answered, then sent slowly (1.5-5 s): every package has joined the queue
+    // before a slot frees, however loaded the machine, so the others must leave it by size. (A slot that frees
+    // earlier rightly takes the largest of those already waiting; the order then depends on the timing.)
+    await sameHost.clearFaults();
+    await sameHost.setFault(/\.zip$/, {
+      kind: 'after',
+      request: /\/download\//,
+      count: PLATFORMS.length,
+      finished: true,
+      then: { kind: 'throttle', bytesPerSecond: 32 * 1024 },
+      times: 2,
+    });
+    const log = await lock('two', ['-downloads=2'], { PROVKIT_DOWNLOADS: '5' }, sameHost);
     const { requests, maxInFlight } = archives(log);
+    expect(requests).toHaveLength(PLATFORMS.length);
     expect(maxInFlight).toBe(2);
-    // The first two start as their metadata arrives; all others were queued by then, and leave the queue by size.
+    const metadata = log.filter((q) => q.pathname.includes('/download/'));
+    expect(metadata).toHaveLength(PLATFORMS.length);
+    // The hold worked: every package's metadata was answered before the first waiting archive was asked for.
+    expect(metadata.every((q) => (q.finishedAt ?? Infinity) < requests[2]!.at)).toBe(true);
     const waited = requests.slice(2).map((q) => sizeOf(PLATFORMS.indexOf(platformOf(q))));
     expect(waited).toEqual([...waited].sort((a, b) => b - a));
   }, 120_000);
@@ -198,9 +209,20 @@ describe('downloads (lock, mirror, install): a network budget of its own, metada
 
   it('install -downloads=1: one archive at a time, the waiting ones largest first', async () => {
     const p = w.project('install', {
-      'main.tf': requiresTf(Object.fromEntries(INSTALLED.map(({ type }) => [type, `${reg.host}/acme/${type}`]))),
+      'main.tf': requiresTf(Object.fromEntries(INSTALLED.map(({ type }) => [type, `${sameHost.host}/acme/${type}`]))),
     });
-    await reg.mark();
+    // install downloads a package once its signature is checked: the first archive is held until every
+    // provider's signature was sent, then sent slowly (2-3 s), so that every package has joined the queue first.
+    await sameHost.clearFaults();
+    await sameHost.setFault(/\.zip$/, {
+      kind: 'after',
+      request: /_SHA256SUMS\.sig$/,
+      count: INSTALLED.length,
+      finished: true,
+      then: { kind: 'throttle', bytesPerSecond: 32 * 1024 },
+      times: 1,
+    });
+    await sameHost.mark();
     const r = await runCli(['install', '-platform=linux_amd64', '-downloads=1'], {
       cwd: p,
       env: w.env,
@@ -208,11 +230,16 @@ describe('downloads (lock, mirror, install): a network budget of its own, metada
     });
     expect(r.code, r.stderr).toBe(0);
     expect(w.tmpLeftovers()).toEqual([]);
-    const { requests, maxInFlight } = archives(await reg.log());
+    const log = await sameHost.log();
+    const { requests, maxInFlight } = archives(log);
     expect(maxInFlight).toBe(1);
+    // The hold worked: every signature was sent before the first waiting archive was asked for.
+    const signatures = log.filter((q) => q.pathname.endsWith('_SHA256SUMS.sig'));
+    expect(signatures).toHaveLength(INSTALLED.length);
+    expect(signatures.every((q) => (q.finishedAt ?? Infinity) < requests[1]!.at)).toBe(true);
     const typeOf = (q: RemoteLoggedRequest): string => /terraform-provider-([a-z]+)_/.exec(q.pathname)![1]!;
     expect(requests.map(typeOf).sort()).toEqual(INSTALLED.map((x) => x.type).sort());
-    // The first starts as its metadata arrives (0.67 s or more, while the others join the queue); then by size.
+    // The first starts as its metadata is checked; the others, all queued by the time it ends, by size.
     const waited = requests.slice(1).map((q) => INSTALLED.find((x) => x.type === typeOf(q))!.size);
     expect(waited).toEqual([...waited].sort((a, b) => b - a));
   }, 120_000);

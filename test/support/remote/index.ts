@@ -43,7 +43,14 @@ export interface HostFn {
 export type RemoteFault =
   | Exclude<Fault, { kind: 'replace' } | { kind: 'after' }>
   | ({ kind: 'replace'; body: Buffer | string | HostFn; headers?: Record<string, string> } & { times?: number })
-  | { kind: 'after'; request: string; finished?: boolean; then?: RemoteFault; times?: number };
+  | {
+      kind: 'after';
+      request: string | RegExp;
+      count?: number;
+      finished?: boolean;
+      then?: RemoteFault;
+      times?: number;
+    };
 
 type Remote<T> = Omit<T, 'shasumsTransform' | 'downloadTransform' | 'faults'> & {
   shasumsTransform?: HostFn;

@@ -71,11 +71,20 @@ export type Fault = (
    */
   | { kind: 'endless'; prefix?: string; chunk: string; intervalMs?: number }
   /**
-   * Hold the response until this server received a request for the path `request` (`finished`: until its response
-   * was completely sent), then answer as `then` says (default: normally). An order between two requests, without a
-   * timer: e.g. a signature released only once its archive was asked for (or had been sent whole).
+   * Hold the response until this server received a request for the path `request` (exact, or a RegExp: `count`
+   * of them, default 1; `finished`: until their responses were completely sent), then answer as `then` says
+   * (default: normally; a `then` that is another `after` counts from the same arming). An order between requests,
+   * without a timer: e.g. a signature released only once its archive was asked for (or had been sent whole), or
+   * the first archives held until every package's metadata was answered.
    */
-  | { kind: 'after'; request: string; finished?: boolean; then?: Fault; /** Set when armed. */ since?: number }
+  | {
+      kind: 'after';
+      request: string | RegExp;
+      count?: number;
+      finished?: boolean;
+      then?: Fault;
+      /** Set when armed. */ since?: number;
+    }
 ) & { times?: number };
 
 /** One logged request. */
@@ -227,11 +236,14 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
     });
     let fault = takeFault(pathname);
     if (fault) entry.fault = fault.kind;
-    if (fault?.kind === 'after') {
+    while (fault?.kind === 'after') {
       // Only requests made since the fault was armed count.
-      const { request, finished, since = 0 } = fault;
+      const { request, count = 1, finished, since = 0 } = fault;
+      const matches = (pathname: string): boolean =>
+        typeof request === 'string' ? pathname === request : request.test(pathname);
       const seen = (): boolean =>
-        log.slice(since).some((l) => l.pathname === request && (finished !== true || l.finishedAt !== undefined));
+        log.slice(since).filter((l) => matches(l.pathname) && (finished !== true || l.finishedAt !== undefined))
+          .length >= count;
       await new Promise<void>((resolve) => {
         const check = (): void => {
           if (!seen() && !req.socket.destroyed) return;
@@ -243,7 +255,7 @@ export async function startServer(options: ServerOptions): Promise<TestServer> {
         req.socket.on('close', check);
         check();
       });
-      fault = fault.then;
+      fault = fault.then?.kind === 'after' ? { ...fault.then, since } : fault.then;
       if (fault) entry.fault = fault.kind;
     }
 
