@@ -36,6 +36,12 @@ function makeGroup(): { dir: string } | { reason: string } {
       writeFileSync(`${dir}/cpu.cfs_period_us`, '100000');
       writeFileSync(`${dir}/cpu.cfs_quota_us`, '100000');
     }
+    // A process must be able to join it (a delegated or read-only hierarchy may refuse): else skip.
+    const join = spawnSync('sh', ['-c', `echo $$ > ${dir}/cgroup.procs`], { encoding: 'utf8' });
+    if (join.status !== 0) {
+      rmdirSync(dir);
+      return { reason: 'a process cannot join a new cgroup here' };
+    }
     return { dir };
   } catch (err) {
     try {
