@@ -20,6 +20,7 @@ import { fitHelp } from '../ui/help.js';
 import { renderDiagnostic } from '../ui/human.js';
 import { parseFlags } from './flags.js';
 import { nameSuggestion } from '../go/index.js';
+import { eitherSignal } from '../net/index.js';
 import { flavorRule } from './flavor.js';
 import { type CliIO, EXIT_OUTPUT_CLOSED, type GlobalOptions } from './io.js';
 import { humanStyle } from './render.js';
@@ -161,7 +162,7 @@ function watchOutput(io: CliIO): { io: CliIO; closed: AbortSignal; failure: () =
       ...io,
       stdout: guard(io.stdout),
       stderr: guard(io.stderr),
-      outputClosed: io.outputClosed ? AbortSignal.any([io.outputClosed, controller.signal]) : controller.signal,
+      outputClosed: eitherSignal(io.outputClosed, controller.signal),
     },
     closed: controller.signal,
     failure: () => failure,

@@ -39,7 +39,7 @@ import {
   type ZipPackageHashes,
   type ZipStream,
 } from '../hashing/index.js';
-import type { HttpClient } from '../net/index.js';
+import { eitherSignal, type HttpClient } from '../net/index.js';
 import {
   checkFetchedFor,
   dispositionsOf,
@@ -104,12 +104,6 @@ interface Ahead {
   settled(): Promise<void>;
   /** Stops the download (or keeps it from starting), drops its events, and waits for it to end. */
   cancel(): Promise<void>;
-}
-
-/** `a` and `b` as one `signal` option (either aborts it), or none. */
-function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal?: AbortSignal } {
-  const signal = a === undefined || b === undefined ? (a ?? b) : AbortSignal.any([a, b]);
-  return signal === undefined ? {} : { signal };
 }
 
 /** {@link HeldEvents} in front of `events`. */
@@ -466,10 +460,11 @@ export class FetchCache {
       const ahead = 'authenticated' in what;
       const local = !ahead && what.location.kind === 'local-archive';
       const dir = local ? undefined : await mkdtemp(join(await this.workDir(), `pkg-${n}-`));
+      const signal = eitherSignal(options.signal, cancel);
       const fetchOptions = {
         ...(dir === undefined ? {} : { destPath: join(dir, ahead ? AHEAD_NAME : downloadName(what.filename)) }),
         ...(options.http ? { http: options.http } : {}),
-        ...anySignal(options.signal, cancel),
+        ...(signal === undefined ? {} : { signal }),
         hashing: this.hashing(local, progress),
         // In its slot, with the slot rule, a redirect warming its target (download-queue.ts, archive-warmup.ts).
         events: slotEvents

@@ -31,6 +31,7 @@ export type { Env } from './proxy.js';
 export { DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, retryDelay } from './retry.js';
 export type { BackoffOptions } from './retry.js';
 export { systemClock } from './types.js';
+export { eitherSignal } from './signals.js';
 export { httpTuningFromEnv } from './tuning.js';
 export type {
   BearerCredential,

@@ -46,7 +46,7 @@ import {
   systemErrorSyscall,
   systemErrorText,
 } from '../../errors.js';
-import { redactURL, type HttpClient, type NetEvents } from '../../net/index.js';
+import { eitherSignal, redactURL, type HttpClient, type NetEvents } from '../../net/index.js';
 import { dispositionsOf } from '../provenance.js';
 import { authenticationLabel, sourceError, withContext, type PackageMeta, type TrustedHash } from '../source.js';
 import {
@@ -139,7 +139,7 @@ export async function fetchPackageAhead<K extends ArchiveHashing['kind'] = 'zip-
       return { err };
     },
   );
-  const signal = options.signal === undefined ? refused.signal : AbortSignal.any([options.signal, refused.signal]);
+  const signal = eitherSignal(options.signal, refused.signal);
   try {
     return (await fetchAny({ kind: 'pending', url: ahead.url, authenticated: ahead.authenticated }, ahead.identity, {
       ...options,
