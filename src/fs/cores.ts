@@ -53,8 +53,7 @@ export function usableCores(): number {
  */
 export function coresUnderQuota(cpus: number, read: ReadText): number {
   const quota = cgroupQuota(read);
-  const n = quota === undefined ? cpus : Math.min(cpus, Math.max(1, Math.floor(quota)));
-  return Math.max(1, n);
+  return Math.max(1, quota === undefined ? cpus : Math.min(cpus, Math.floor(quota)));
 }
 
 /** The least CPU quota (in CPUs) of this process's control group and its ancestors, or undefined for none. */

@@ -498,6 +498,13 @@ function workerURL(): URL {
     : new URL('./worker.js', import.meta.url);
 }
 
+/** Adds `by` to `w`'s count in `counts`; a count that reaches 0 is removed (absent: none). */
+function count(counts: Map<Worker, number>, w: Worker, by: 1 | -1): void {
+  const n = (counts.get(w) ?? 0) + by;
+  if (n > 0) counts.set(w, n);
+  else counts.delete(w);
+}
+
 /** The worker thread carrying each of a pool's streams (see {@link streamThreadOf}). */
 const streamThreads = new WeakMap<ZipStream, number>();
 
@@ -606,9 +613,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       const stream = streamJobs.get(msg.id);
       if (stream?.worker === w) {
         streamJobs.delete(msg.id);
-        const n = (load.get(w) ?? 1) - 1;
-        if (n > 0) load.set(w, n);
-        else load.delete(w);
+        count(load, w, -1);
         stream.job.resolve(msg);
       } else {
         const job = busy.get(w);
@@ -705,14 +710,15 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
    * end (5 × 100 MB on loopback, 2 cores: 0.7 s).
    */
   const leastLoaded = (ok: (w: Worker) => boolean): Worker | undefined => {
-    let best: Worker | undefined;
-    let bestLoad = Number.POSITIVE_INFINITY;
+    let best: { w: Worker; working: number; streams: number } | undefined;
     for (const w of live) {
       if (!ok(w)) continue;
-      const n = ((arriving.get(w) ?? 0) + (busy.has(w) ? 1 : 0)) * 1024 + (load.get(w) ?? 0);
-      if (n < bestLoad) [best, bestLoad] = [w, n];
+      const working = (arriving.get(w) ?? 0) + (busy.has(w) ? 1 : 0);
+      const streams = load.get(w) ?? 0;
+      if (best === undefined || working < best.working || (working === best.working && streams < best.streams))
+        best = { w, working, streams };
     }
-    return best;
+    return best?.w;
   };
 
   /**
@@ -798,16 +804,14 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       },
     };
     streamJobs.set(id, { worker, job });
-    load.set(worker, (load.get(worker) ?? 0) + 1);
-    arriving.set(worker, (arriving.get(worker) ?? 0) + 1);
+    count(load, worker, 1);
+    count(arriving, worker, 1);
     let pending = true;
     /** The stream's bytes are all in (its digest is asked for), or it ended: its worker's next stream may come. */
     const arrived = (): void => {
       if (!pending) return;
       pending = false;
-      const n = (arriving.get(worker) ?? 1) - 1;
-      if (n > 0) arriving.set(worker, n);
-      else arriving.delete(worker);
+      count(arriving, worker, -1);
     };
     worker.ref();
     post(job.request);
